@@ -1,0 +1,118 @@
+# fuseeng: `make demo` and `make test` are the README's two commands.
+#
+#   make                 build build/fuseeng, build/libfuseeng.a, build/libfuseeng.so
+#   make test            build and run every test; last line "N passed, N failed"
+#   make test SANITIZE=1 the same with ASan + UBSan (in build/san/)
+#   make demo            install deps, build, run the main job on a bundled model
+#   make bench           benchmark programs (print their figures)
+#   make models          regenerate examples/models and examples/bench
+#   make install PREFIX=/usr/local
+#
+# Sources are found by wildcard: core/*.c and kernels/*.c make the library,
+# core/cli/*.c the binary, tests/test_*.c one test program each,
+# tests/bench/*.c one benchmark program each.
+
+PREFIX ?= /usr/local
+SHARED ?= ../shared
+
+ifeq ($(SANITIZE),1)
+BUILD := build/san
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT := -O1
+else
+BUILD := build
+SAN :=
+OPT := -O2
+endif
+
+PKGS := lua5.4 jansson libcrypto openblas
+# LPeg is linked statically and preloaded (lua-lpeg-dev ships the archive;
+# its .pc file points at the wrong directory on Debian, so ask the compiler).
+LPEG_A = $(shell $(CC) -print-file-name=liblua5.4-lpeg.a)
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
+
+CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -fopenmp \
+          -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include -Icore -Ikernels
+LDLIBS = $(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread
+LDFLAGS := $(SAN) -fopenmp
+
+LIB_SRC := $(wildcard core/*.c) $(wildcard kernels/*.c)
+CLI_SRC := $(wildcard core/cli/*.c)
+SHIM_SRC := core/shim/fuseeng_shim.c
+TEST_SRC := $(wildcard tests/test_*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+DEPS_OK := build/.deps-ok
+
+.PHONY: all deps test demo bench models install clean
+all: $(BUILD)/fuseeng $(BUILD)/libfuseeng.a $(BUILD)/libfuseeng.so
+
+# Install missing system packages once; re-run when the script changes.
+$(DEPS_OK): scripts/deps.sh
+	@mkdir -p build
+	sh scripts/deps.sh
+	@touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libfuseeng.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The engine as a shared object. Lua 5.4 is linked in by its own soname;
+# libfuseeng.so (below) loads this with RTLD_DEEPBIND so that a host that
+# carries another Lua (LuaJIT exports lua_* too) cannot capture its calls.
+$(BUILD)/libfuseeng-core.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic $(LDLIBS)
+
+$(BUILD)/libfuseeng.so: $(BUILD)/obj/$(SHIM_SRC:.c=.o) $(BUILD)/libfuseeng-core.so
+	$(CC) -shared -o $@ $(BUILD)/obj/$(SHIM_SRC:.c=.o) $(LDFLAGS) -ldl
+
+$(BUILD)/fuseeng: $(CLI_OBJ) $(BUILD)/libfuseeng.a
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+
+test: all $(TEST_BIN)
+	@BUILD=$(BUILD) SHARED=$(SHARED) SANITIZE=$(SANITIZE) sh tests/run.sh
+
+demo: all
+	sh examples/demo.sh $(BUILD)/fuseeng
+
+bench: all $(BENCH_BIN)
+	@BUILD=$(BUILD) sh tests/bench/run.sh
+
+models: | $(DEPS_OK)
+	lua5.4 examples/gen_models.lua examples
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/fuseeng
+	install -m 755 $(BUILD)/fuseeng $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libfuseeng.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libfuseeng.so $(BUILD)/libfuseeng-core.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 core/include/fuseeng.h $(DESTDIR)$(PREFIX)/include/
+	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
+	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -1,0 +1,76 @@
+/* main.c: the fuseeng command: dispatch to one of the commands below. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fuseeng.h"
+
+extern const fe_cmd fe_cmd_check;
+
+const fe_cmd *const fe_cli_commands[] = {
+    &fe_cmd_check,
+    NULL,
+};
+
+static const fe_cmd *find(const char *name)
+{
+    for (int i = 0; fe_cli_commands[i]; i++)
+        if (strcmp(fe_cli_commands[i]->name, name) == 0)
+            return fe_cli_commands[i];
+    return NULL;
+}
+
+static void overview(FILE *f)
+{
+    fprintf(f, "fuseeng %s: a Lua-scriptable operator-fusion policy engine\n\n"
+               "usage: fuseeng COMMAND [ARGS]\n\ncommands:\n", fe_version());
+    for (int i = 0; fe_cli_commands[i]; i++)
+        fprintf(f, "  %-10s %s\n", fe_cli_commands[i]->name, fe_cli_commands[i]->summary);
+    fprintf(f, "\nfuseeng help COMMAND shows a command's options. Exit status: 0 ok, "
+               "1 runtime failure, 2 bad input or usage.\n");
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        overview(stdout);
+        return 0;
+    }
+    const fe_cmd *c = find(argv[2]);
+    if (!c) {
+        fprintf(stderr, "fuseeng help: no command '%s'. Try 'fuseeng --help'.\n", argv[2]);
+        return 2;
+    }
+    printf("%s", c->usage);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        overview(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        overview(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("fuseeng %s\n", fe_version());
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0)
+        return help(argc, argv);
+    const fe_cmd *c = find(cmd);
+    if (!c) {
+        fprintf(stderr, "fuseeng: unknown command '%s'. Try 'fuseeng --help'.\n", cmd);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("%s", c->usage);
+            return 0;
+        }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,105 @@
+/* util.c: helpers shared by the CLI commands: usage errors, options, units. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int fe_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "fuseeng %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'fuseeng help %s'.\n", cmd);
+    return 2;
+}
+
+int fe_cli_fail(const fe_error *err)
+{
+    fprintf(stderr, "fuseeng: %s\n", err->message);
+    return fe_error_exit_code(err->code);
+}
+
+int fe_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        fe_cli_usage(cmd, "%s needs a value", name);
+        return 2;
+    }
+    *val = argv[++*i];
+    return 1;
+}
+
+int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char *end;
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof dims->buf[0])
+        return fe_cli_usage(cmd, "--dim expects NAME=VALUE, e.g. --dim S=4096; got '%s'", arg);
+    if (dims->n >= 64)
+        return fe_cli_usage(cmd, "at most 64 --dim options");
+    errno = 0;
+    long long v = strtoll(eq + 1, &end, 10);
+    if (errno || *end || end == eq + 1 || v < 1)
+        return fe_cli_usage(cmd, "--dim %s: the value must be a positive integer", arg);
+    memcpy(dims->buf[dims->n], arg, (size_t)(eq - arg));
+    dims->buf[dims->n][eq - arg] = '\0';
+    dims->names[dims->n] = dims->buf[dims->n];
+    dims->values[dims->n] = v;
+    dims->n++;
+    dims->set = (fe_dimset){dims->n, dims->names, dims->values};
+    return 0;
+}
+
+static const char *scaled(double v, double base, const char *const *units, int nunits,
+                          char *buf, size_t size)
+{
+    int u = 0;
+    double a = v < 0 ? -v : v;
+    while (a >= base && u + 1 < nunits) {
+        a /= base;
+        v /= base;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%.0f %s", v, units[0]);
+    else
+        snprintf(buf, size, "%.*f %s", a >= 100 ? 1 : a >= 10 ? 2 : 3, v, units[u]);
+    return buf;
+}
+
+const char *fe_fmt_bytes(double bytes, char *buf, size_t size)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    return scaled(bytes, 1024, u, 7, buf, size);
+}
+
+const char *fe_fmt_flops(double flops, char *buf, size_t size)
+{
+    static const char *const u[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
+    return scaled(flops, 1000, u, 7, buf, size);
+}
+
+const char *fe_fmt_time(double s, char *buf, size_t size)
+{
+    if (s < 1e-3)
+        snprintf(buf, size, "%.2f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, size, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.3f s", s);
+    return buf;
+}

@@ -1,0 +1,82 @@
+/* ops.h: the op registry, the one table that owns everything the engine
+ * knows about an operator: its pattern kind, arity, shape and dtype
+ * inference, FLOP and byte counts, live values per element for the register
+ * model, and a one-line description. Kernels (kernels/) and the simulator
+ * look ops up here by id; nothing else keeps per-op tables.
+ */
+#ifndef FE_OPS_H
+#define FE_OPS_H
+
+#include "graph.h"
+
+#define FE_VARIADIC 255
+
+/* A shape being inferred for one node output. */
+typedef struct fe_shape {
+    int rank;
+    int dtype;
+    int64_t dim[FE_MAX_RANK];
+} fe_shape;
+
+/* What inference sees: the node, its inputs (already inferred, since nodes
+ * are visited in topological order) and room for its outputs. */
+typedef struct fe_infer {
+    const fe_graph *g;
+    const fe_node *node;
+    fe_shape in[FE_MAX_IO];   /* filled from the input tensors */
+    fe_shape *out;            /* nout entries to fill */
+    fe_error *err;
+} fe_infer;
+
+typedef struct fe_op {
+    const char *name;
+    uint8_t pattern;        /* fe_pattern */
+    uint8_t min_in, max_in; /* arity; FE_VARIADIC for any number */
+    uint8_t live;           /* values live per element in registers */
+    uint8_t flops;          /* FLOPs per output element for pointwise math */
+    const char *attrs;      /* the attributes it reads, for help text */
+    const char *desc;       /* one line */
+    /* Fill in->out; returns FE_OK or an error code with in->err set. */
+    int (*infer)(fe_infer *in);
+    /* FLOPs and bytes read; NULL means flops x output elements and every
+     * input read once in full. Bytes written are always the outputs. */
+    void (*cost)(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
+} fe_op;
+
+enum {
+    /* elemwise */
+    FE_OP_RELU, FE_OP_GELU, FE_OP_SILU, FE_OP_SIGMOID, FE_OP_TANH, FE_OP_EXP,
+    FE_OP_LOG, FE_OP_NEG, FE_OP_ABS, FE_OP_SQRT, FE_OP_RSQRT,
+    FE_OP_RECIPROCAL, FE_OP_SIN, FE_OP_COS, FE_OP_ERF, FE_OP_CAST,
+    /* broadcast */
+    FE_OP_ADD, FE_OP_SUB, FE_OP_MUL, FE_OP_DIV, FE_OP_MAXIMUM, FE_OP_MINIMUM,
+    FE_OP_POW, FE_OP_WHERE,
+    /* reduction */
+    FE_OP_SUM, FE_OP_MEAN, FE_OP_AMAX, FE_OP_AMIN, FE_OP_SOFTMAX,
+    FE_OP_LOG_SOFTMAX, FE_OP_RMS_NORM, FE_OP_LAYER_NORM,
+    /* injective */
+    FE_OP_RESHAPE, FE_OP_TRANSPOSE, FE_OP_SLICE, FE_OP_CONCAT, FE_OP_PAD,
+    FE_OP_EXPAND, FE_OP_GATHER, FE_OP_EMBEDDING,
+    /* out-fusable */
+    FE_OP_MATMUL, FE_OP_CONV2D,
+    /* opaque */
+    FE_OP_SDPA, FE_OP_MAX_POOL2D, FE_OP_AVG_POOL2D, FE_OP_BATCH_NORM,
+    FE_OP_ALL_REDUCE, FE_OP_CUSTOM,
+    FE_NOPS
+};
+
+/* The registry entry for op id (0 <= id < FE_NOPS). */
+const fe_op *fe_op_get(int id);
+/* Op id by name, or -1. */
+int fe_op_find(const char *name);
+/* All op names, comma separated, for "known ops are ..." messages. */
+const char *fe_op_names(void);
+
+/* Numpy broadcasting of a and b into out; 0 on success, -1 if they do not
+ * broadcast (then *bad_axis is the first output axis that disagrees). */
+int fe_broadcast(const fe_shape *a, const fe_shape *b, fe_shape *out, int *bad_axis);
+
+/* Normalise a possibly negative axis for rank; -1 if out of range. */
+int fe_axis(int64_t axis, int rank);
+
+#endif

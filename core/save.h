@@ -1,0 +1,18 @@
+/* save.h: writing graphs as fuseeng.model/1 files. */
+#ifndef FE_SAVE_H
+#define FE_SAVE_H
+
+#include <stdio.h>
+
+#include "graph.h"
+
+/* Write g to f as a fuseeng.model/1 document: declared tensors as declared
+ * (dim names kept), inferred ones left out, nodes in topological order.
+ * Loading the result gives an identical graph. indent 0 writes compact
+ * JSON. Returns FE_OK or FE_ERUNTIME on a write error. */
+int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err);
+
+/* The same into a file at path. */
+int fe_save_model_file(const fe_graph *g, const char *path, int indent, fe_error *err);
+
+#endif
