@@ -115,8 +115,8 @@ int fe_infer_cast(fe_infer *in)
 /* Gather the operands of a broadcast op in order. A node may give all of
  * them as tensors, or one fewer plus attrs.scalar, which then sits at
  * attrs.scalar_index (default: last). The scalar is a rank-0 operand.
- * *scalar_float says whether it is a non-integer number (it promotes
- * integer tensors to f32, as in PyTorch). */
+ * *scalar_float says whether it is written as a real (1.0, not 1): like a
+ * Python float, it promotes integer tensors to f32. */
 static int operands(fe_infer *in, int arity, fe_shape *ops, int *scalar_at, int *scalar_float)
 {
     const fe_attr *sc = fe_node_attr(in->g, in->node, "scalar");
@@ -150,7 +150,7 @@ static int operands(fe_infer *in, int arity, fe_shape *ops, int *scalar_at, int 
         }
     }
     *scalar_at = (int)at;
-    *scalar_float = sc->type == FE_ATTR_FLOAT && sc->v.f != (double)(int64_t)sc->v.f;
+    *scalar_float = sc->type == FE_ATTR_FLOAT;
     return FE_OK;
 }
 

@@ -1,553 +1,683 @@
 /* load.c: the fuseeng.model/1 reader.
  *
- * Note on streaming. A million-node model is a few hundred megabytes of JSON;
- * as one Jansson tree it would cost more than the graph itself. So this file
- * scans the top-level object and the "tensors" object and "nodes" array by
- * hand (whitespace, keys, commas, brackets) and hands each element to Jansson
- * on its own (json_loadb with JSON_DISABLE_EOF_CHECK, which reports how many
- * bytes it consumed). Only one tensor or node is ever a tree. The scanner
- * tracks line and column, so every message says FILE:LINE:COL, Jansson's
- * errors included, shifted to the element's place in the file.
+ * Note on speed and memory. A million-node model is a few hundred megabytes
+ * of JSON. Building a JSON tree of it would cost more memory than the graph
+ * and most of the load time goes to allocating and freeing that tree. So
+ * the file is mapped, read with the pull reader of jsonr.h, and fed to the
+ * graph builder value by value: names are copied once, into the string
+ * table; nothing else is allocated per node. Attribute values the engine
+ * does not interpret (nested objects, mixed lists) are kept as their
+ * original text with whitespace removed, so they round-trip exactly.
+ *
+ * Every message says FILE:LINE:COL (or FILE:LINE for a node or tensor).
  */
 #include <errno.h>
-#include <jansson.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "jsonr.h"
 #include "load.h"
 
 #define FORMAT "fuseeng.model/1"
 
-typedef struct scan {
+typedef struct loader {
     const char *file;
-    const char *buf;
-    size_t len, pos;
-    int line;
-    size_t bol;          /* offset of the current line's first byte */
+    fe_jr r;
     fe_error *err;
     fe_builder *b;
-} scan;
+    char *arena;               /* NUL-terminated copies of one node's strings */
+    size_t alen, acap;
+    size_t *offs;              /* arena offsets of inputs [0, FE_MAX_IO) and outputs */
+    const char **names;        /* the same as pointers, once the node is complete */
+} loader;
 
-static int serr_at(scan *s, int line, int col, const char *fmt, ...)
+static int lerr(loader *L, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static int serr_at(scan *s, int line, int col, const char *fmt, ...)
+static int lerr(loader *L, int line, int col, const char *fmt, ...)
 {
     char msg[900];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return fe_error_set(s->err, FE_EINPUT, "%s:%d:%d: %s", s->file, line, col, msg);
+    if (col > 0)
+        return fe_error_set(L->err, FE_EINPUT, "%s:%d:%d: %s", L->file, line, col, msg);
+    return fe_error_set(L->err, FE_EINPUT, "%s:%d: %s", L->file, line, msg);
 }
 
-#define serr(s, ...) serr_at((s), (s)->line, (int)((s)->pos - (s)->bol + 1), __VA_ARGS__)
-
-/* Move forward n bytes, keeping line and column. */
-static void advance(scan *s, size_t n)
+/* The reader failed: report its message at its place. */
+static int syntax(loader *L)
 {
-    const char *p = s->buf + s->pos, *end = p + n;
-    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-        s->line++;
-        s->bol = (size_t)(++p - s->buf);
-    }
-    s->pos += n;
+    if (L->err->code != FE_OK)
+        return L->err->code;
+    return lerr(L, L->r.err_line, L->r.err_col, "malformed JSON: %s", L->r.err);
 }
 
-static void skip_ws(scan *s)
+static const char *kind_name(fe_jr_kind k)
 {
-    while (s->pos < s->len) {
-        char c = s->buf[s->pos];
-        if (c == '\n') {
-            s->line++;
-            s->bol = ++s->pos;
-        } else if (c == ' ' || c == '\t' || c == '\r') {
-            s->pos++;
-        } else {
-            break;
-        }
+    switch (k) {
+    case FE_JR_OBJ: return "an object";
+    case FE_JR_ARR: return "a list";
+    case FE_JR_STR: return "a string";
+    case FE_JR_NUM: return "a number";
+    case FE_JR_TRUE:
+    case FE_JR_FALSE: return "a boolean";
+    case FE_JR_NULL: return "null";
+    default: return "not a JSON value";
     }
 }
 
-static const char *what_is(const json_t *v)
+/* Copy the next string, NUL-terminated, into the node arena and return its
+ * offset (the arena may move as it grows), or -1 on error (reported).
+ * limit is the longest accepted length. */
+static ptrdiff_t arena_string(loader *L, size_t limit, const char *what, int line)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
+    fe_jr_str s;
+    if (fe_jr_string(&L->r, &s))
+        return syntax(L), -1;
+    if (s.n > limit)
+        return lerr(L, line, 0, "%s is %zu bytes long; names are limited to %zu bytes", what, s.n,
+                    limit), -1;
+    if (memchr(s.s, '\0', s.n))
+        return lerr(L, line, 0, "%s contains a NUL character", what), -1;
+    if (L->alen + s.n + 1 > L->acap) {
+        size_t cap = L->acap ? L->acap : 4096;
+        while (cap < L->alen + s.n + 1)
+            cap *= 2;
+        char *p = realloc(L->arena, cap);
+        if (!p)
+            return fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file), -1;
+        L->arena = p;
+        L->acap = cap;
     }
+    ptrdiff_t off = (ptrdiff_t)L->alen;
+    memcpy(L->arena + off, s.s, s.n);
+    L->arena[off + (ptrdiff_t)s.n] = '\0';
+    L->alen += s.n + 1;
+    return off;
 }
 
-/* Parse one JSON value at the current position with Jansson. */
-static json_t *value(scan *s)
-{
-    json_error_t je;
-    skip_ws(s);
-    if (s->pos >= s->len) {
-        serr(s, "malformed JSON: the file ends where a value was expected");
-        return NULL;
-    }
-    json_t *v = json_loadb(s->buf + s->pos, s->len - s->pos,
-                           JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &je);
-    if (!v) {
-        int line = s->line + je.line - 1;
-        int col = je.line <= 1 ? (int)(s->pos - s->bol) + je.column : je.column;
-        serr_at(s, line, col > 0 ? col : 1, "malformed JSON: %s", je.text);
-        return NULL;
-    }
-    advance(s, (size_t)je.position);
-    return v;
-}
+/* ---- tensors ---- */
 
-/* A JSON string token used as a key; decoded into out (NUL-terminated). */
-static int key(scan *s, char **out)
+static int tensor(loader *L, const char *name, int line, int col)
 {
-    skip_ws(s);
-    if (s->pos >= s->len || s->buf[s->pos] != '"')
-        return serr(s, "malformed JSON: expected a quoted key");
-    size_t end = s->pos + 1;
-    while (end < s->len && s->buf[end] != '"') {
-        if (s->buf[end] == '\\')
-            end++;
-        if (s->buf[end] == '\n')
-            break;
-        end++;
-    }
-    if (end >= s->len || s->buf[end] != '"')
-        return serr(s, "malformed JSON: unterminated key string");
-    json_error_t je;
-    json_t *v = json_loadb(s->buf + s->pos, end + 1 - s->pos, JSON_DECODE_ANY, &je);
-    if (!v)
-        return serr(s, "malformed JSON in key: %s", je.text);
-    *out = strdup(json_string_value(v));
-    json_decref(v);
-    if (!*out)
-        return fe_error_set(s->err, FE_ENOMEM, "out of memory reading %s", s->file);
-    advance(s, end + 1 - s->pos);
-    return FE_OK;
-}
-
-static int expect(scan *s, char c, const char *where)
-{
-    skip_ws(s);
-    if (s->pos >= s->len)
-        return serr(s, "malformed JSON: the file ends where '%c' %s was expected", c, where);
-    if (s->buf[s->pos] != c)
-        return serr(s, "malformed JSON: expected '%c' %s, found '%c'", c, where, s->buf[s->pos]);
-    s->pos++;
-    return FE_OK;
-}
-
-/* After an element: ',' (returns 1: more follow) or the closer (returns 0). */
-static int next_or_close(scan *s, char close, const char *where)
-{
-    skip_ws(s);
-    if (s->pos < s->len && s->buf[s->pos] == ',') {
-        s->pos++;
-        return 1;
-    }
-    if (s->pos < s->len && s->buf[s->pos] == close) {
-        s->pos++;
-        return 0;
-    }
-    if (s->pos >= s->len)
-        serr(s, "malformed JSON: the file ends inside %s", where);
-    else
-        serr(s, "malformed JSON: expected ',' or '%c' in %s, found '%c'", close, where,
-             s->buf[s->pos]);
-    return -1;
-}
-
-/* Is the container empty? Consumes the closer if so. */
-static int empty_container(scan *s, char close)
-{
-    skip_ws(s);
-    if (s->pos < s->len && s->buf[s->pos] == close) {
-        s->pos++;
-        return 1;
-    }
-    return 0;
-}
-
-/* ---- one tensor ---- */
-
-static int tensor(scan *s, const char *name, int line, int col, json_t *v)
-{
+    fe_jr *r = &L->r;
     int64_t shape[FE_MAX_RANK];
-    json_t *sh = json_object_get(v, "shape"), *dt = json_object_get(v, "dtype");
-    json_t *kd = json_object_get(v, "kind");
+    int rank = -1, dtype = -1, kind = FE_ACTIVATION, have_dtype = 0, k;
+    fe_jr_str key;
 
-    if (!json_is_object(v))
-        return serr_at(s, line, col, "tensor '%s' is %s; expected an object with \"shape\" and "
-                       "\"dtype\"", name, what_is(v));
-    if (!json_is_array(sh))
-        return serr_at(s, line, col, "tensor '%s': \"shape\" is %s; expected a list of sizes "
-                       "and dim names", name, sh ? what_is(sh) : "missing");
-    if (json_array_size(sh) > FE_MAX_RANK)
-        return serr_at(s, line, col, "tensor '%s' has %zu dims; at most %d are supported", name,
-                       json_array_size(sh), FE_MAX_RANK);
-    for (size_t i = 0; i < json_array_size(sh); i++) {
-        json_t *d = json_array_get(sh, i);
-        if (json_is_integer(d)) {
-            shape[i] = json_integer_value(d);
-        } else if (json_is_string(d)) {
-            int32_t id = fe_builder_dim_id(s->b, json_string_value(d));
-            if (id < 0)
-                return -1;
-            shape[i] = FE_SYM(id);
-        } else {
-            return serr_at(s, line, col, "tensor '%s' shape item %zu is %s; expected a positive "
-                           "integer or a dim name", name, i, what_is(d));
-        }
-    }
-    if (!json_is_string(dt))
-        return serr_at(s, line, col, "tensor '%s': \"dtype\" is %s; expected one of f32 f16 bf16 "
-                       "i64 i32 i8 bool", name, dt ? what_is(dt) : "missing");
-    int dtype = fe_dtype_parse(json_string_value(dt));
-    if (dtype < 0)
-        return serr_at(s, line, col, "tensor '%s' has unknown dtype '%s'; expected one of f32 f16 "
-                       "bf16 i64 i32 i8 bool", name, json_string_value(dt));
-    int kind = FE_ACTIVATION;
-    if (kd) {
-        kind = json_is_string(kd) ? fe_tkind_parse(json_string_value(kd)) : -1;
-        if (kind < 0)
-            return serr_at(s, line, col, "tensor '%s' has kind %s%s%s; expected \"input\", "
-                           "\"weight\" or \"activation\"", name, json_is_string(kd) ? "'" : "",
-                           json_is_string(kd) ? json_string_value(kd) : what_is(kd),
-                           json_is_string(kd) ? "'" : "");
-    }
-    if (fe_builder_tensor(s->b, name, dtype, kind, (int)json_array_size(sh), shape, line) < 0)
-        return -1;
-    return FE_OK;
-}
-
-/* ---- one node ---- */
-
-static int attr(scan *s, int32_t node, const char *k, json_t *a, int line, int col, const char *name)
-{
-    fe_builder *b = s->b;
-    switch (json_typeof(a)) {
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return fe_builder_attr_bool(b, node, k, json_is_true(a));
-    case JSON_INTEGER:
-        return fe_builder_attr_int(b, node, k, json_integer_value(a));
-    case JSON_REAL:
-        return fe_builder_attr_float(b, node, k, json_real_value(a));
-    case JSON_STRING:
-        if (json_string_length(a) > FE_MAX_NAME)
-            return serr_at(s, line, col, "node '%s' attribute '%s' is a %zu-byte string; "
-                           "attribute strings are limited to %d bytes", name, k,
-                           json_string_length(a), FE_MAX_NAME);
-        return fe_builder_attr_str(b, node, k, json_string_value(a));
-    case JSON_NULL:
-        return fe_builder_attr_null(b, node, k);
-    case JSON_ARRAY: {
-        /* A list of ints, or for shape lists ints and dim names, is an
-         * INTS attribute; anything else is kept verbatim. */
-        size_t n = json_array_size(a);
-        int shape_like = strcmp(k, "shape") == 0;
-        int ok = n <= 64;
-        int64_t v[64];
-        for (size_t i = 0; ok && i < n; i++) {
-            json_t *e = json_array_get(a, i);
-            if (json_is_integer(e)) {
-                v[i] = json_integer_value(e);
-            } else if (shape_like && json_is_string(e)) {
-                int32_t id = fe_builder_dim_id(b, json_string_value(e));
-                if (id < 0)
-                    return -1;
-                v[i] = FE_SYM(id);
-            } else {
-                ok = 0;
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return lerr(L, line, col, "tensor '%s' is %s; expected an object with \"shape\" and "
+                    "\"dtype\"", name, kind_name(fe_jr_peek(r)));
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
+    while ((k = fe_jr_obj_next(r, &key)) > 0) {
+        if (key.n == 5 && memcmp(key.s, "shape", 5) == 0) {
+            if (fe_jr_peek(r) != FE_JR_ARR)
+                return lerr(L, line, col, "tensor '%s': \"shape\" is %s; expected a list of sizes "
+                            "and dim names", name, kind_name(fe_jr_peek(r)));
+            if (fe_jr_arr_begin(r))
+                return syntax(L);
+            rank = 0;
+            int more;
+            while ((more = fe_jr_arr_next(r)) > 0) {
+                if (rank == FE_MAX_RANK)
+                    return lerr(L, line, col, "tensor '%s' has more than %d dims; at most %d are "
+                                "supported", name, FE_MAX_RANK, FE_MAX_RANK);
+                fe_jr_kind vk = fe_jr_peek(r);
+                if (vk == FE_JR_STR) {
+                    char dim[256];
+                    size_t n;
+                    int rc = fe_jr_string_copy(r, dim, sizeof dim, &n);
+                    if (rc < 0)
+                        return syntax(L);
+                    if (rc > 0)
+                        return lerr(L, line, col, "tensor '%s' shape item %d is a %zu-byte dim "
+                                    "name; dim names are limited to 255 bytes", name, rank, n);
+                    int32_t id = fe_builder_dim_id(L->b, dim);
+                    if (id < 0)
+                        return -1;
+                    shape[rank++] = FE_SYM(id);
+                } else if (vk == FE_JR_NUM) {
+                    int is_int;
+                    int64_t iv;
+                    double dv;
+                    if (fe_jr_number(r, &is_int, &iv, &dv))
+                        return syntax(L);
+                    if (!is_int)
+                        return lerr(L, line, col, "tensor '%s' shape item %d is %g; expected a "
+                                    "positive integer or a dim name", name, rank, dv);
+                    shape[rank++] = iv;
+                } else {
+                    return lerr(L, line, col, "tensor '%s' shape item %d is %s; expected a "
+                                "positive integer or a dim name", name, rank, kind_name(vk));
+                }
             }
+            if (more < 0)
+                return syntax(L);
+        } else if ((key.n == 5 && memcmp(key.s, "dtype", 5) == 0) ||
+                   (key.n == 4 && memcmp(key.s, "kind", 4) == 0)) {
+            int is_dtype = key.n == 5;
+            char v[32];
+            size_t n;
+            if (fe_jr_peek(r) != FE_JR_STR)
+                return lerr(L, line, col, is_dtype
+                                ? "tensor '%s': \"dtype\" is %s; expected one of f32 f16 bf16 i64 "
+                                  "i32 i8 bool"
+                                : "tensor '%s': \"kind\" is %s; expected \"input\", \"weight\" or "
+                                  "\"activation\"",
+                            name, kind_name(fe_jr_peek(r)));
+            int rc = fe_jr_string_copy(r, v, sizeof v, &n);
+            if (rc < 0)
+                return syntax(L);
+            if (is_dtype) {
+                dtype = rc ? -1 : fe_dtype_parse(v);
+                have_dtype = 1;
+                if (dtype < 0)
+                    return lerr(L, line, col, "tensor '%s' has unknown dtype '%.31s'; expected one "
+                                "of f32 f16 bf16 i64 i32 i8 bool", name, rc ? "(long)" : v);
+            } else {
+                kind = rc ? -1 : fe_tkind_parse(v);
+                if (kind < 0)
+                    return lerr(L, line, col, "tensor '%s' has kind '%.31s'; expected \"input\", "
+                                "\"weight\" or \"activation\"", name, rc ? "(long)" : v);
+            }
+        } else {
+            size_t a, e;   /* other fields are ignored: newer writers may add some */
+            if (fe_jr_skip(r, &a, &e))
+                return syntax(L);
         }
-        if (ok)
-            return fe_builder_attr_ints(b, node, k, v, (int)n);
     }
-        /* fall through */
-    default: {
-        char *text = json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!text)
-            return fe_error_set(s->err, FE_ENOMEM, "out of memory reading %s", s->file);
-        int rc = fe_builder_attr_json(b, node, k, text, strlen(text));
-        free(text);
-        return rc;
-    }
-    }
+    if (k < 0)
+        return syntax(L);
+    if (rank < 0)
+        return lerr(L, line, col, "tensor '%s': \"shape\" is missing; expected a list of sizes and "
+                    "dim names", name);
+    if (!have_dtype)
+        return lerr(L, line, col, "tensor '%s': \"dtype\" is missing; expected one of f32 f16 bf16 "
+                    "i64 i32 i8 bool", name);
+    return fe_builder_tensor(L->b, name, dtype, kind, rank, shape, line) < 0 ? -1 : FE_OK;
 }
 
-/* Strings of a JSON array into a freshly allocated pointer list. */
-static int names(scan *s, json_t *arr, const char *field, const char *node, int line, int col,
-                 const char ***out, int *n)
+static int section_tensors(loader *L)
 {
-    if (!json_is_array(arr))
-        return serr_at(s, line, col, "node '%s': \"%s\" is %s; expected a list of tensor names",
-                       node, field, arr ? what_is(arr) : "missing");
-    size_t k = json_array_size(arr);
-    if (k > FE_MAX_IO)
-        return serr_at(s, line, col, "node '%s' has %zu %s; at most %d are supported", node, k,
-                       field, FE_MAX_IO);
-    *out = malloc((k ? k : 1) * sizeof **out);
-    if (!*out)
-        return fe_error_set(s->err, FE_ENOMEM, "out of memory reading %s", s->file);
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(arr, i);
-        if (!json_is_string(e)) {
-            free(*out);
-            *out = NULL;
-            return serr_at(s, line, col, "node '%s' %s item %zu is %s; expected a tensor name",
-                           node, field, i, what_is(e));
+    fe_jr *r = &L->r;
+    fe_jr_str key;
+    int k, line, col;
+    char *name = NULL;
+    size_t cap = 0;
+
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return fe_jr_where(r, &line, &col),
+               lerr(L, line, col, "\"tensors\" is %s; expected an object of name: {shape, dtype, "
+                    "kind}", kind_name(fe_jr_peek(r)));
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
+    for (;;) {
+        if ((k = fe_jr_obj_next(r, &key)) <= 0)
+            break;
+        line = r->key_line;
+        col = r->key_col;
+        if (key.n > FE_MAX_NAME) {
+            free(name);
+            return lerr(L, line, 0, "a tensor name is %zu bytes long; names are limited to %d bytes",
+                        key.n, FE_MAX_NAME);
         }
-        (*out)[i] = json_string_value(e);
+        if (key.n + 1 > cap) {
+            cap = key.n + 1 > 256 ? key.n + 1 : 256;
+            char *p = realloc(name, cap);
+            if (!p) {
+                free(name);
+                return fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file);
+            }
+            name = p;
+        }
+        memcpy(name, key.s, key.n);
+        name[key.n] = '\0';
+        int rc = tensor(L, name, line, col);
+        if (rc) {
+            free(name);
+            return rc;
+        }
     }
-    *n = (int)k;
+    free(name);
+    return k < 0 ? syntax(L) : FE_OK;
+}
+
+/* ---- nodes ---- */
+
+/* Remove whitespace outside strings: the kept text of an uninterpreted
+ * attribute value. */
+static size_t compact(const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            out[k++] = c;
+            if (c == '\\' && i + 1 < n)
+                out[k++] = s[++i];
+            else if (c == '"')
+                in_str = 0;
+        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            out[k++] = c;
+            in_str = c == '"';
+        }
+    }
+    return k;
+}
+
+static int attr_kept(loader *L, int32_t node, const char *key, int line)
+{
+    size_t a, e;
+    if (fe_jr_skip(&L->r, &a, &e))
+        return syntax(L);
+    if (e - a > FE_MAX_TEXT)
+        return lerr(L, line, 0, "attribute '%s' is %zu bytes of JSON; at most %d are kept", key,
+                    e - a, FE_MAX_TEXT);
+    char *text = malloc(e - a + 1);
+    if (!text)
+        return fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file);
+    size_t n = compact(L->r.buf + a, e - a, text);
+    int rc = fe_builder_attr_json(L->b, node, key, text, n);
+    free(text);
+    return rc ? -1 : FE_OK;
+}
+
+/* A list of ints (or, for "shape", ints and dim names) becomes an INTS
+ * attribute; any other list is kept as text. */
+static int attr_list(loader *L, int32_t node, const char *key, int line)
+{
+    fe_jr *r = &L->r;
+    fe_jr_mark m = fe_jr_save(r);
+    int depth = r->depth, shape_like = strcmp(key, "shape") == 0, n = 0, k;
+    int64_t v[64];
+
+    if (fe_jr_arr_begin(r))
+        return syntax(L);
+    while ((k = fe_jr_arr_next(r)) > 0) {
+        fe_jr_kind vk = fe_jr_peek(r);
+        int is_int;
+        double dv;
+        if (n == 64 || !(vk == FE_JR_NUM || (shape_like && vk == FE_JR_STR)))
+            break;
+        if (vk == FE_JR_NUM) {
+            if (fe_jr_number(r, &is_int, &v[n], &dv))
+                return syntax(L);
+            if (!is_int)
+                break;
+            n++;
+        } else {
+            char dim[256];
+            int rc = fe_jr_string_copy(r, dim, sizeof dim, NULL);
+            if (rc < 0)
+                return syntax(L);
+            int32_t id = rc ? -1 : fe_builder_dim_id(L->b, dim);
+            if (id < 0)
+                break;
+            v[n++] = FE_SYM(id);
+        }
+    }
+    if (k < 0)
+        return syntax(L);
+    if (k == 0)
+        return fe_builder_attr_ints(L->b, node, key, v, n) ? -1 : FE_OK;
+    fe_jr_restore(r, m);
+    r->depth = depth;
+    return attr_kept(L, node, key, line);
+}
+
+static int attrs(loader *L, int32_t node, const char *name, int line, int col)
+{
+    fe_jr *r = &L->r;
+    fe_jr_str key;
+    char k[FE_MAX_NAME + 1];
+    int more;
+
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return lerr(L, line, col, "node '%s': \"attrs\" is %s; expected an object", name,
+                    kind_name(fe_jr_peek(r)));
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
+    while ((more = fe_jr_obj_next(r, &key)) > 0) {
+        if (key.n > FE_MAX_NAME || memchr(key.s, '\0', key.n))
+            return lerr(L, line, 0, "node '%s' has an attribute name of %zu bytes; names are "
+                        "limited to %d bytes", name, key.n, FE_MAX_NAME);
+        memcpy(k, key.s, key.n);
+        k[key.n] = '\0';
+        int rc, is_int, b;
+        int64_t iv;
+        double dv;
+        fe_jr_str s;
+        switch (fe_jr_peek(r)) {
+        case FE_JR_TRUE:
+        case FE_JR_FALSE:
+            rc = fe_jr_bool(r, &b) ? syntax(L) : fe_builder_attr_bool(L->b, node, k, b);
+            break;
+        case FE_JR_NULL:
+            rc = fe_jr_null(r) ? syntax(L) : fe_builder_attr_null(L->b, node, k);
+            break;
+        case FE_JR_NUM:
+            if (fe_jr_number(r, &is_int, &iv, &dv))
+                return syntax(L);
+            rc = is_int ? fe_builder_attr_int(L->b, node, k, iv)
+                        : fe_builder_attr_float(L->b, node, k, dv);
+            break;
+        case FE_JR_STR:
+            if (fe_jr_string(r, &s))
+                return syntax(L);
+            if (s.n > FE_MAX_NAME || memchr(s.s, '\0', s.n))
+                return lerr(L, line, 0, "node '%s' attribute '%s' is a %zu-byte string; attribute "
+                            "strings are limited to %d bytes", name, k, s.n, FE_MAX_NAME);
+            {
+                char *v = strndup(s.s, s.n);
+                if (!v)
+                    return fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file);
+                rc = fe_builder_attr_str(L->b, node, k, v);
+                free(v);
+            }
+            break;
+        case FE_JR_ARR:
+            rc = attr_list(L, node, k, line);
+            break;
+        case FE_JR_OBJ:
+            rc = attr_kept(L, node, k, line);
+            break;
+        default:
+            rc = fe_jr_skip(r, &(size_t){0}, &(size_t){0}) ? syntax(L) : -1;
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    return more < 0 ? syntax(L) : FE_OK;
+}
+
+/* Read a list of tensor names into the arena; *n gets the count. The node's
+ * name is an arena offset (-1 if not read yet): the arena may move. */
+static int name_list(loader *L, const char *field, ptrdiff_t name_off, int line, int col,
+                     size_t *n)
+{
+    fe_jr *r = &L->r;
+    int more;
+#define node (name_off >= 0 ? L->arena + name_off : "?")
+    *n = 0;
+    if (fe_jr_peek(r) != FE_JR_ARR)
+        return lerr(L, line, col, "node '%s': \"%s\" is %s; expected a list of tensor names",
+                    node, field, kind_name(fe_jr_peek(r)));
+    if (fe_jr_arr_begin(r))
+        return syntax(L);
+    while ((more = fe_jr_arr_next(r)) > 0) {
+        if (fe_jr_peek(r) != FE_JR_STR)
+            return lerr(L, line, col, "node '%s' %s item %zu is %s; expected a tensor name",
+                        node, field, *n, kind_name(fe_jr_peek(r)));
+        if (*n >= FE_MAX_IO)
+            return lerr(L, line, col, "node '%s' has more than %d %s", node,
+                        FE_MAX_IO, field);
+        ptrdiff_t off = arena_string(L, FE_MAX_NAME, "a tensor name", line);
+        if (off < 0)
+            return -1;
+        L->offs[(*n)++ + (field[0] == 'o' ? FE_MAX_IO : 0)] = (size_t)off;
+    }
+    return more < 0 ? syntax(L) : FE_OK;
+#undef node
+}
+
+static int node(loader *L)
+{
+    fe_jr *r = &L->r;
+    fe_jr_str key;
+    int line, col, k;
+    ptrdiff_t name = -1, op = -1;
+    size_t nin = 0, nout = 0;
+    int have_in = 0, have_out = 0, have_attrs = 0;
+    fe_jr_mark attrs_at = {0};
+
+    fe_jr_where(r, &line, &col);
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return lerr(L, line, col, "a node is %s; expected an object with \"name\", \"op\", "
+                    "\"inputs\" and \"outputs\"", kind_name(fe_jr_peek(r)));
+    L->alen = 0;
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
+    /* Fields come in any order and attributes need the node first: note
+     * where "attrs" is and come back to it. */
+    while ((k = fe_jr_obj_next(r, &key)) > 0) {
+        int rc = FE_OK;
+        if (key.n == 4 && memcmp(key.s, "name", 4) == 0) {
+            if (fe_jr_peek(r) != FE_JR_STR)
+                return lerr(L, line, col, "node \"name\" is %s; expected a string",
+                            kind_name(fe_jr_peek(r)));
+            if ((name = arena_string(L, FE_MAX_NAME, "a node name", line)) < 0)
+                return -1;
+        } else if (key.n == 2 && memcmp(key.s, "op", 2) == 0) {
+            if (fe_jr_peek(r) != FE_JR_STR)
+                return lerr(L, line, col, "node: \"op\" is %s; expected an op name",
+                            kind_name(fe_jr_peek(r)));
+            if ((op = arena_string(L, 255, "an op name", line)) < 0)
+                return -1;
+        } else if (key.n == 6 && memcmp(key.s, "inputs", 6) == 0) {
+            rc = name_list(L, "inputs", name, line, col, &nin);
+            have_in = 1;
+        } else if (key.n == 7 && memcmp(key.s, "outputs", 7) == 0) {
+            rc = name_list(L, "outputs", name, line, col, &nout);
+            have_out = 1;
+        } else if (key.n == 5 && memcmp(key.s, "attrs", 5) == 0) {
+            attrs_at = fe_jr_save(r);
+            have_attrs = 1;
+            size_t a, e;
+            rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
+        } else {
+            size_t a, e;
+            rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
+        }
+        if (rc)
+            return rc;
+    }
+    if (k < 0)
+        return syntax(L);
+
+    fe_jr_mark end = fe_jr_save(r);
+    int depth = r->depth;
+    if (name < 0)
+        return lerr(L, line, col, "node \"name\" is missing; expected a string");
+    const char *nm = L->arena + name;
+    if (op < 0)
+        return lerr(L, line, col, "node '%s': \"op\" is missing; expected an op name", nm);
+    if (!have_out)
+        return lerr(L, line, col, "node '%s': \"outputs\" is missing; expected a list of tensor "
+                    "names", nm);
+    if (nout == 0)
+        return lerr(L, line, col, "node '%s' has no outputs; every node produces a tensor", nm);
+    (void)have_in;   /* "inputs" may be omitted: ops like arange take none */
+    for (size_t i = 0; i < nin; i++)
+        L->names[i] = L->arena + L->offs[i];
+    for (size_t i = 0; i < nout; i++)
+        L->names[FE_MAX_IO + i] = L->arena + L->offs[FE_MAX_IO + i];
+    int32_t id = fe_builder_node(L->b, nm, L->arena + op, L->names, (int)nin,
+                                 L->names + FE_MAX_IO, (int)nout, line);
+    if (id < 0)
+        return -1;
+    if (have_attrs) {
+        fe_jr_restore(r, attrs_at);
+        int rc = attrs(L, id, nm, line, col);
+        if (rc)
+            return rc;
+        fe_jr_restore(r, end);
+        r->depth = depth;
+    }
     return FE_OK;
 }
 
-static int node(scan *s, json_t *v, int line, int col)
+static int section_nodes(loader *L)
 {
-    if (!json_is_object(v))
-        return serr_at(s, line, col, "a node is %s; expected an object with \"name\", \"op\", "
-                       "\"inputs\" and \"outputs\"", what_is(v));
-    json_t *nm = json_object_get(v, "name"), *op = json_object_get(v, "op");
-    if (!json_is_string(nm))
-        return serr_at(s, line, col, "node \"name\" is %s; expected a string",
-                       nm ? what_is(nm) : "missing");
-    const char *name = json_string_value(nm);
-    if (!json_is_string(op))
-        return serr_at(s, line, col, "node '%s': \"op\" is %s; expected an op name", name,
-                       op ? what_is(op) : "missing");
-    json_t *ins = json_object_get(v, "inputs"), *outs = json_object_get(v, "outputs");
-    json_t *empty = json_array();
-    const char **in = NULL, **out = NULL;
-    int nin = 0, nout = 0, rc;
-
-    rc = names(s, ins ? ins : empty, "inputs", name, line, col, &in, &nin);
-    if (rc == FE_OK)
-        rc = names(s, outs, "outputs", name, line, col, &out, &nout);
-    if (rc == FE_OK && nout == 0)
-        rc = serr_at(s, line, col, "node '%s' has no outputs; every node produces a tensor", name);
-    int32_t id = -1;
-    if (rc == FE_OK) {
-        id = fe_builder_node(s->b, name, json_string_value(op), in, nin, out, nout, line);
-        rc = id < 0 ? -1 : FE_OK;
-    }
-    json_t *attrs = json_object_get(v, "attrs");
-    if (rc == FE_OK && attrs && !json_is_object(attrs))
-        rc = serr_at(s, line, col, "node '%s': \"attrs\" is %s; expected an object", name,
-                     what_is(attrs));
-    if (rc == FE_OK && attrs) {
-        const char *k;
-        json_t *a;
-        json_object_foreach(attrs, k, a) {
-            if ((rc = attr(s, id, k, a, line, col, name)) != FE_OK)
-                break;
-        }
-    }
-    free(in);
-    free(out);
-    json_decref(empty);
-    return rc;
+    fe_jr *r = &L->r;
+    int k, line, col;
+    if (fe_jr_peek(r) != FE_JR_ARR)
+        return fe_jr_where(r, &line, &col),
+               lerr(L, line, col, "\"nodes\" is %s; expected a list of nodes",
+                    kind_name(fe_jr_peek(r)));
+    if (fe_jr_arr_begin(r))
+        return syntax(L);
+    while ((k = fe_jr_arr_next(r)) > 0)
+        if (node(L))
+            return -1;
+    return k < 0 ? syntax(L) : FE_OK;
 }
 
 /* ---- top level ---- */
 
-static int section_tensors(scan *s)
+static int section_dims(loader *L, int line, int col)
 {
-    if (expect(s, '{', "to open \"tensors\""))
-        return -1;
-    if (empty_container(s, '}'))
-        return FE_OK;
-    for (;;) {
-        char *name = NULL;
-        skip_ws(s);
-        int line = s->line, col = (int)(s->pos - s->bol + 1);
-        if (key(s, &name) || expect(s, ':', "after a tensor name")) {
-            free(name);
-            return -1;
-        }
-        json_t *v = value(s);
-        int rc = v ? tensor(s, name, line, col, v) : -1;
-        json_decref(v);
-        free(name);
-        if (rc)
-            return rc;
-        int more = next_or_close(s, '}', "\"tensors\"");
-        if (more <= 0)
-            return more;
-    }
-}
-
-static int section_nodes(scan *s, int64_t *count)
-{
-    if (expect(s, '[', "to open \"nodes\""))
-        return -1;
-    if (empty_container(s, ']'))
-        return FE_OK;
-    for (;;) {
-        skip_ws(s);
-        int line = s->line, col = (int)(s->pos - s->bol + 1);
-        json_t *v = value(s);
-        int rc = v ? node(s, v, line, col) : -1;
-        json_decref(v);
-        if (rc)
-            return rc;
-        ++*count;
-        int more = next_or_close(s, ']', "\"nodes\"");
-        if (more <= 0)
-            return more;
-    }
-}
-
-static int section_dims(scan *s, json_t *v, int line, int col)
-{
-    const char *k;
-    json_t *d;
-    if (!json_is_object(v))
-        return serr_at(s, line, col, "\"dims\" is %s; expected an object of name: size", what_is(v));
-    json_object_foreach(v, k, d) {
-        if (!json_is_integer(d) || json_integer_value(d) < 1) {
+    fe_jr *r = &L->r;
+    fe_jr_str key;
+    int k;
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return lerr(L, line, col, "\"dims\" is %s; expected an object of name: size",
+                    kind_name(fe_jr_peek(r)));
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
+    while ((k = fe_jr_obj_next(r, &key)) > 0) {
+        char name[256];
+        int dline, dcol, is_int;
+        int64_t iv;
+        double dv;
+        if (key.n >= sizeof name)
+            return lerr(L, line, col, "a dim name is %zu bytes long; dim names are limited to 255 "
+                        "bytes", key.n);
+        memcpy(name, key.s, key.n);
+        name[key.n] = '\0';
+        fe_jr_where(r, &dline, &dcol);
+        if (fe_jr_peek(r) != FE_JR_NUM)
+            return lerr(L, dline, dcol, "dim '%s' is %s; dims must be positive integers", name,
+                        kind_name(fe_jr_peek(r)));
+        if (fe_jr_number(r, &is_int, &iv, &dv))
+            return syntax(L);
+        if (!is_int || iv < 1) {
             char shown[64];
-            if (json_is_integer(d))
-                snprintf(shown, sizeof shown, "%lld", (long long)json_integer_value(d));
-            else
-                snprintf(shown, sizeof shown, "%s", what_is(d));
-            return serr_at(s, line, col, "dim '%s' is %s; dims must be positive integers", k,
-                           shown);
+            snprintf(shown, sizeof shown, is_int ? "%.0f" : "%g", dv);
+            return lerr(L, dline, dcol, "dim '%s' is %s; dims must be positive integers", name,
+                        shown);
         }
-        if (fe_builder_dim(s->b, k, json_integer_value(d), line))
+        if (fe_builder_dim(L->b, name, iv, dline))
             return -1;
     }
-    return FE_OK;
+    return k < 0 ? syntax(L) : FE_OK;
 }
 
-static int section_outputs(scan *s, json_t *v, int line, int col)
+static int section_outputs(loader *L, int line, int col)
 {
-    if (!json_is_array(v))
-        return serr_at(s, line, col, "\"outputs\" is %s; expected a list of tensor names",
-                       what_is(v));
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_string(e))
-            return serr_at(s, line, col, "outputs item %zu is %s; expected a tensor name", i,
-                           what_is(e));
-        if (fe_builder_output(s->b, json_string_value(e), line))
+    fe_jr *r = &L->r;
+    int k;
+    size_t i = 0;
+    if (fe_jr_peek(r) != FE_JR_ARR)
+        return lerr(L, line, col, "\"outputs\" is %s; expected a list of tensor names",
+                    kind_name(fe_jr_peek(r)));
+    if (fe_jr_arr_begin(r))
+        return syntax(L);
+    while ((k = fe_jr_arr_next(r)) > 0) {
+        int iline, icol;
+        fe_jr_where(r, &iline, &icol);
+        if (fe_jr_peek(r) != FE_JR_STR)
+            return lerr(L, iline, icol, "outputs item %zu is %s; expected a tensor name", i,
+                        kind_name(fe_jr_peek(r)));
+        L->alen = 0;
+        ptrdiff_t off = arena_string(L, FE_MAX_NAME, "an output name", iline);
+        if (off < 0 || fe_builder_output(L->b, L->arena + off, iline))
             return -1;
+        i++;
     }
-    return FE_OK;
+    return k < 0 ? syntax(L) : FE_OK;
 }
 
-static int text_field(scan *s, json_t *v, const char *field, int line, int col, char **out)
+static int text_field(loader *L, const char *field, int line, int col, char **out)
 {
-    if (!json_is_string(v))
-        return serr_at(s, line, col, "\"%s\" is %s; expected a string", field, what_is(v));
-    if (json_string_length(v) > FE_MAX_TEXT)
-        return serr_at(s, line, col, "\"%s\" is %zu bytes; at most %d are accepted", field,
-                       json_string_length(v), FE_MAX_TEXT);
-    *out = strdup(json_string_value(v));
-    return *out ? FE_OK : fe_error_set(s->err, FE_ENOMEM, "out of memory reading %s", s->file);
+    fe_jr_str s;
+    if (fe_jr_peek(&L->r) != FE_JR_STR)
+        return lerr(L, line, col, "\"%s\" is %s; expected a string", field,
+                    kind_name(fe_jr_peek(&L->r)));
+    if (fe_jr_string(&L->r, &s))
+        return syntax(L);
+    if (s.n > FE_MAX_TEXT)
+        return lerr(L, line, col, "\"%s\" is %zu bytes; at most %d are accepted", field, s.n,
+                    FE_MAX_TEXT);
+    free(*out);
+    *out = strndup(s.s, s.n);
+    return *out ? FE_OK : fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file);
 }
 
 static const char *const sections[] = {"format", "name", "source", "dims", "tensors",
                                        "nodes", "outputs"};
 
-static int top(scan *s)
+static int top(loader *L)
 {
-    int seen[7] = {0};
-    char *name = NULL, *source = NULL;
-    int64_t nnodes = 0;
-    int rc = FE_OK;
+    fe_jr *r = &L->r;
+    fe_jr_str key;
+    int seen[7] = {0}, k, line, col, rc = FE_OK;
+    char *name = NULL, *source = NULL, *format = NULL;
 
-    if (s->len >= 3 && memcmp(s->buf, "\xEF\xBB\xBF", 3) == 0)
-        s->pos = 3;
-    skip_ws(s);
-    if (s->pos >= s->len)
-        return serr(s, "the file is empty; expected a fuseeng.model/1 JSON object");
-    if (s->buf[s->pos] != '{')
-        return serr(s, "expected a JSON object (a fuseeng.model/1 model), found '%c'",
-                    s->buf[s->pos]);
-    s->pos++;
-    if (empty_container(s, '}'))
-        return serr(s, "the model object is empty; expected \"format\": \"" FORMAT "\"");
+    fe_jr_where(r, &line, &col);
+    if (fe_jr_peek(r) == FE_JR_EOF)
+        return lerr(L, line, col, "the file is empty; expected a fuseeng.model/1 JSON object");
+    if (fe_jr_peek(r) != FE_JR_OBJ)
+        return lerr(L, line, col, "expected a JSON object (a fuseeng.model/1 model), found %s",
+                    kind_name(fe_jr_peek(r)));
+    if (fe_jr_obj_begin(r))
+        return syntax(L);
     for (;;) {
-        char *k = NULL;
-        skip_ws(s);
-        int line = s->line, col = (int)(s->pos - s->bol + 1);
-        if (key(s, &k) || expect(s, ':', "after a key")) {
-            free(k);
-            rc = -1;
+        if ((k = fe_jr_obj_next(r, &key)) <= 0)
             break;
-        }
+        int kline = r->key_line, kcol = r->key_col;
         int which = -1;
         for (int i = 0; i < 7; i++)
-            if (strcmp(k, sections[i]) == 0)
+            if (strlen(sections[i]) == key.n && memcmp(key.s, sections[i], key.n) == 0)
                 which = i;
         if (which >= 0 && seen[which]++) {
-            rc = serr_at(s, line, col, "key \"%s\" appears twice", k);
-            free(k);
+            rc = lerr(L, kline, kcol, "key \"%s\" appears twice", sections[which]);
             break;
         }
-        free(k);
-        skip_ws(s);
-        int vline = s->line, vcol = (int)(s->pos - s->bol + 1);
-        if (which == 4) {
-            rc = section_tensors(s);
-        } else if (which == 5) {
-            rc = section_nodes(s, &nnodes);
-        } else {
-            json_t *v = value(s);
-            if (!v) {
-                rc = -1;
-            } else if (which == 0) {
-                if (!json_is_string(v) || strcmp(json_string_value(v), FORMAT) != 0)
-                    rc = serr_at(s, vline, vcol, "\"format\" is %s%s%s; expected \"" FORMAT "\"",
-                                 json_is_string(v) ? "\"" : "",
-                                 json_is_string(v) ? json_string_value(v) : what_is(v),
-                                 json_is_string(v) ? "\"" : "");
-            } else if (which == 1) {
-                rc = text_field(s, v, "name", vline, vcol, &name);
-            } else if (which == 2) {
-                rc = text_field(s, v, "source", vline, vcol, &source);
-            } else if (which == 3) {
-                rc = section_dims(s, v, vline, vcol);
-            } else if (which == 6) {
-                rc = section_outputs(s, v, vline, vcol);
-            }
-            /* Unknown keys are ignored: newer writers may add fields. */
-            json_decref(v);
+        fe_jr_where(r, &line, &col);
+        switch (which) {
+        case 0: rc = text_field(L, "format", line, col, &format); break;
+        case 1: rc = text_field(L, "name", line, col, &name); break;
+        case 2: rc = text_field(L, "source", line, col, &source); break;
+        case 3: rc = section_dims(L, line, col); break;
+        case 4: rc = section_tensors(L); break;
+        case 5: rc = section_nodes(L); break;
+        case 6: rc = section_outputs(L, line, col); break;
+        default: {
+            size_t a, e;   /* unknown keys are ignored: newer writers may add fields */
+            rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
         }
+        }
+        if (rc == FE_OK && which == 0 && strcmp(format, FORMAT) != 0)
+            rc = lerr(L, line, col, "\"format\" is \"%.80s\"; expected \"" FORMAT "\"", format);
         if (rc)
             break;
-        int more = next_or_close(s, '}', "the model object");
-        if (more < 0) {
-            rc = -1;
-            break;
-        }
-        if (more == 0)
-            break;
     }
-    if (rc == FE_OK) {
-        skip_ws(s);
-        if (s->pos < s->len)
-            rc = serr(s, "unexpected data after the model object");
+    if (rc == FE_OK && k < 0)
+        rc = syntax(L);
+    if (rc == FE_OK && !fe_jr_at_end(r)) {
+        fe_jr_where(r, &line, &col);
+        rc = lerr(L, line, col, "unexpected data after the model object");
     }
     if (rc == FE_OK && !seen[0])
-        rc = serr_at(s, 1, 1, "missing \"format\": \"" FORMAT "\"");
+        rc = lerr(L, 1, 1, "missing \"format\": \"" FORMAT "\"");
     if (rc == FE_OK && !seen[5])
-        rc = serr_at(s, 1, 1, "missing \"nodes\": the model has no node list");
+        rc = lerr(L, 1, 1, "missing \"nodes\": the model has no node list");
     if (rc == FE_OK && !seen[6])
-        rc = serr_at(s, 1, 1, "missing \"outputs\": name the tensors the model produces");
+        rc = lerr(L, 1, 1, "missing \"outputs\": name the tensors the model produces");
     if (rc == FE_OK)
-        rc = fe_builder_meta(s->b, name ? name : "", source ? source : "");
+        rc = fe_builder_meta(L->b, name ? name : "", source ? source : "");
+    free(format);
     free(name);
     free(source);
     return rc;
@@ -557,18 +687,24 @@ fe_graph *fe_load_model_buffer(const char *buf, size_t len, const char *label,
                                const fe_dimset *dims, fe_error *err)
 {
     fe_error local = {0};
-    fe_builder *b = fe_builder_new(label, err ? err : &local);
+    if (!err)
+        err = &local;
+    err->code = FE_OK;
+    fe_builder *b = fe_builder_new(label, err);
     if (!b)
         return NULL;
-    scan s = {.file = label ? label : "<model>", .buf = buf, .len = len, .line = 1,
-              .err = err ? err : &local, .b = b};
-    s.err->code = FE_OK;
-    int rc = top(&s);
-    if (rc == FE_OK && dims)
-        for (int i = 0; i < dims->n && rc == FE_OK; i++)
-            rc = fe_builder_set_dim(b, dims->names[i], dims->values[i]);
-    if (rc != FE_OK && s.err->code != FE_OK) {
-        /* The scanner's own message. */
+    loader L = {.file = label ? label : "<model>", .err = err, .b = b};
+    L.names = malloc(2 * FE_MAX_IO * sizeof *L.names);
+    L.offs = malloc(2 * FE_MAX_IO * sizeof *L.offs);
+    fe_jr_init(&L.r, buf, len);
+    int rc = L.names && L.offs ? top(&L) : fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; rc == FE_OK && dims && i < dims->n; i++)
+        rc = fe_builder_set_dim(b, dims->names[i], dims->values[i]);
+    fe_jr_free(&L.r);
+    free(L.arena);
+    free(L.names);
+    free(L.offs);
+    if (rc != FE_OK && err->code != FE_OK) {
         fe_builder_free(b);
         return NULL;
     }
@@ -611,11 +747,30 @@ char *fe_load_file_text(const char *path, size_t *len, fe_error *err)
 
 fe_graph *fe_load_model_file(const char *path, const fe_dimset *dims, fe_error *err)
 {
-    size_t len;
-    char *buf = fe_load_file_text(path, &len, err);
-    if (!buf)
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fe_error_set(err, FE_EINPUT, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
-    fe_graph *g = fe_load_model_buffer(buf, len, path, dims, err);
-    free(buf);
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        fe_error_set(err, FE_EINPUT, "%s: not a regular file", path);
+        return NULL;
+    }
+    /* Map rather than read: the pages come from the page cache and need no
+     * zeroing or copying, which matters for files of hundreds of MB. */
+    size_t n = (size_t)st.st_size;
+    void *map = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (n && map == MAP_FAILED) {
+        fe_error_set(err, FE_EINPUT, "%s: cannot map: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (n)
+        madvise(map, n, MADV_SEQUENTIAL);
+    fe_graph *g = fe_load_model_buffer(n ? map : "", n, path, dims, err);
+    if (n)
+        munmap(map, n);
     return g;
 }

@@ -1,0 +1,57 @@
+# lib.sh: TAP helpers for the CLI tests (sourced, not run).
+#
+#   expect_fail NAME CODE 'regex' CMD...   CMD exits CODE and stderr matches regex,
+#                                          with nothing on stdout (no partial output)
+#   expect_ok NAME 'regex' CMD...          CMD exits 0 and stdout matches regex
+#   check NAME CMD...                      CMD exits 0
+FUSEENG=${FUSEENG:-build/fuseeng}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+failures=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failures=$((failures + 1)); echo "not ok $n - $1"
+    shift
+    for line in "$@"; do echo "# $line"; done
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+expect_fail() {
+    name=$1 code=$2 re=$3; shift 3
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        not_ok "$name" "exit $rc, expected $code" "stderr: $(head -c 600 "$T/err")"
+    elif ! grep -Eq -- "$re" "$T/err"; then
+        not_ok "$name" "stderr does not match /$re/" "stderr: $(head -c 600 "$T/err")"
+    elif [ -s "$T/out" ]; then
+        not_ok "$name" "printed to stdout on failure: $(head -c 200 "$T/out")"
+    else
+        ok "$name"
+    fi
+}
+
+expect_ok() {
+    name=$1 re=$2; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        not_ok "$name" "exit $rc" "stderr: $(head -c 600 "$T/err")"
+    elif ! grep -Eq -- "$re" "$T/out"; then
+        not_ok "$name" "stdout does not match /$re/" "stdout: $(head -c 600 "$T/out")"
+    else
+        ok "$name"
+    fi
+}
+
+check() {
+    name=$1; shift
+    if "$@" >"$T/out" 2>"$T/err"; then ok "$name"; else not_ok "$name" "exit $?" "stderr: $(head -c 600 "$T/err")"; fi
+}
+
+finish() {
+    echo "1..$n"
+    [ "$failures" -eq 0 ]
+}
