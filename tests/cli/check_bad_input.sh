@@ -1,6 +1,6 @@
 # check_bad_input.sh: every class of bad model file gets exit 2 and one clear
 # message naming the file and the place, never a crash or partial output.
-. tests/cli/lib.sh
+. tests/lib.sh
 
 # model NAME 'nodes' 'tensors' ['outputs' ['dims']]: write a small model file.
 model() {

@@ -1,4 +1,4 @@
-# lib.sh: TAP helpers for the CLI tests (sourced, not run).
+# lib.sh: TAP helpers for the CLI tests in tests/cli (sourced, not run).
 #
 #   expect_fail NAME CODE 'regex' CMD...   CMD exits CODE and stderr matches regex,
 #                                          with nothing on stdout (no partial output)

@@ -1,0 +1,558 @@
+/* sandbox.c: the Lua state that runs policies and machine files.
+ *
+ * Note on the box (after Redis's script_lua.c):
+ *
+ *   - Allow-list. Scripts never see the real global table. Each script gets
+ *     a fresh environment built by make_env below: the safe base functions,
+ *     its own copies of string/table/math/utf8/coroutine (so a script that
+ *     overwrites math.max only breaks itself), print to stderr, load for
+ *     text chunks only, and a require that finds only the fuseeng Lua
+ *     library and the preloaded C modules (lpeg, fuseeng.core). No os, io,
+ *     debug, package, dofile, loadfile, collectgarbage, string.dump.
+ *     Globals are strict: reading or assigning an undeclared one is an
+ *     error, which catches the typos that plague short scripts.
+ *   - Metatables that are shared between scripts (strings, LPeg patterns,
+ *     the engine's userdata) say __metatable = false, so no script can
+ *     reach them.
+ *   - Time. A count hook fires every HOOK_EVERY instructions. When a run
+ *     exceeds its budget the hook raises an error and from then on fires on
+ *     every instruction, so a pcall inside the script cannot swallow the
+ *     stop: the script's next instruction raises again.
+ *   - Memory. The allocator counts the state's bytes and refuses to grow
+ *     past the cap; the refusal is reported as the cap, not as "not enough
+ *     memory", and is as final as the budget.
+ *   - Errors read "file:LINE: message"; a message without a place gets the
+ *     place of the innermost Lua function that was running.
+ *
+ * Known limit: a single C call cannot be interrupted (a Lua string pattern
+ * that backtracks for minutes, an LPeg match on a huge subject). The count
+ * hook fires only between instructions.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <lua-lpeg.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#define HOOK_EVERY 1000
+
+int fe_luaopen_core(lua_State *L);   /* lua_core.c */
+
+struct fe_sandbox {
+    lua_State *L;
+    int64_t mem_used, mem_cap;
+    int mem_hit;                 /* the allocator refused: the run is over */
+    int64_t budget, count;
+    int stopping;                /* budget or cap exceeded: hook raises on each instruction */
+    char where[300];             /* last Lua position seen by the hook, for memory errors */
+    int env_ref;                 /* make_env from the bootstrap */
+    char home[PATH_MAX];
+};
+
+/* ---- memory ---- */
+
+static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    fe_sandbox *sb = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        sb->mem_used -= (int64_t)old;
+        free(ptr);
+        return NULL;
+    }
+    if (nsize > old && sb->mem_used + (int64_t)(nsize - old) > sb->mem_cap) {
+        sb->mem_hit = 1;
+        sb->stopping = 1;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p)
+        sb->mem_used += (int64_t)nsize - (int64_t)old;
+    return p;
+}
+
+/* ---- time ---- */
+
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    fe_sandbox *sb = fe_sandbox_of(L);
+    (void)ar;
+    if (sb->stopping) {
+        lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+        if (sb->mem_hit)
+            luaL_error(L, "memory cap of %d MiB exceeded", (int)(sb->mem_cap >> 20));
+        luaL_error(L, "instruction budget of %I exceeded (an infinite loop?)", (lua_Integer)sb->budget);
+    }
+    lua_Debug d;
+    if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+        snprintf(sb->where, sizeof sb->where, "%s:%d", d.short_src, d.currentline);
+    sb->count += HOOK_EVERY;
+    if (sb->count > sb->budget) {
+        sb->stopping = 1;
+        /* From now on raise at every instruction: pcall cannot hold it. */
+        lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+        luaL_error(L, "instruction budget of %I exceeded (an infinite loop?)", (lua_Integer)sb->budget);
+    }
+}
+
+void fe_sandbox_begin(fe_sandbox *sb)
+{
+    sb->count = 0;
+    sb->stopping = 0;
+    sb->mem_hit = 0;
+    sb->where[0] = '\0';
+    lua_sethook(sb->L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+}
+
+int64_t fe_sandbox_used(const fe_sandbox *sb) { return sb->count; }
+int64_t fe_sandbox_memory(const fe_sandbox *sb) { return sb->mem_used; }
+int64_t fe_sandbox_memory_cap(const fe_sandbox *sb) { return sb->mem_cap; }
+lua_State *fe_sandbox_L(fe_sandbox *sb) { return sb->L; }
+const char *fe_sandbox_home(const fe_sandbox *sb) { return sb->home; }
+
+fe_sandbox *fe_sandbox_of(lua_State *L)
+{
+    return *(fe_sandbox **)lua_getextraspace(L);
+}
+
+void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory)
+{
+    if (instructions > 0)
+        sb->budget = instructions;
+    if (memory > 0)
+        sb->mem_cap = memory;
+}
+
+/* ---- finding the library ---- */
+
+/* snprintf for paths: -1 if the result would not fit (then out is "",
+ * which names no file). */
+static int pathf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int pathf(char *out, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= size) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+static int is_dir_with(const char *dir, const char *file)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    if (pathf(p, sizeof p, "%s/%s", dir, file))
+        return 0;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* home: the directory with lua/fuseeng.lua. Try the option, $FUSEENG_HOME,
+ * then places relative to this code's own file (the build tree keeps lua/
+ * beside build/, an install keeps it in share/fuseeng), then the install
+ * prefix compiled in. */
+static int find_home(const char *opt, char *out, size_t size)
+{
+    char cands[8][PATH_MAX];
+    int n = 0;
+    if (opt && *opt)
+        n += pathf(cands[n], PATH_MAX, "%s", opt) == 0;
+    const char *env = getenv("FUSEENG_HOME");
+    if (env && *env)
+        n += pathf(cands[n], PATH_MAX, "%s", env) == 0;
+    Dl_info info;
+    char self[PATH_MAX];
+    if (dladdr((void *)find_home, &info) && info.dli_fname && realpath(info.dli_fname, self)) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        n += pathf(cands[n], PATH_MAX, "%s/..", self) == 0;
+        n += pathf(cands[n], PATH_MAX, "%s/../..", self) == 0;
+        n += pathf(cands[n], PATH_MAX, "%s/../../..", self) == 0;
+        n += pathf(cands[n], PATH_MAX, "%s/../share/fuseeng", self) == 0;
+    }
+#ifdef FE_DATADIR
+    n += pathf(cands[n], PATH_MAX, "%s", FE_DATADIR) == 0;
+#endif
+    n += pathf(cands[n], PATH_MAX, ".") == 0;
+    for (int i = 0; i < n; i++) {
+        if (is_dir_with(cands[i], "lua/fuseeng.lua")) {
+            char real[PATH_MAX];
+            if (!realpath(cands[i], real))
+                memcpy(real, cands[i], sizeof real);
+            return pathf(out, size, "%s", real);
+        }
+    }
+    return -1;
+}
+
+int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *name, char *out,
+                    size_t size)
+{
+    struct stat st;
+    if (strchr(name, '/') || stat(name, &st) == 0) {
+        if (pathf(out, size, "%s", name))
+            return -1;
+        return stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+    }
+    if (pathf(out, size, "%s/%s/%s", sb->home, subdir, name) == 0 && stat(out, &st) == 0 &&
+        S_ISREG(st.st_mode))
+        return 0;
+    if (pathf(out, size, "%s/%s/%s.lua", sb->home, subdir, name))
+        return -1;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+}
+
+/* ---- loading text chunks ---- */
+
+static char *read_file(const char *path, size_t *len, char *why, size_t wsize)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f) {
+        snprintf(why, wsize, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+        fclose(f);
+        snprintf(why, wsize, "not a regular file of at most 64 MiB");
+        return NULL;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+    fclose(f);
+    if (!buf || got != (size_t)st.st_size) {
+        free(buf);
+        snprintf(why, wsize, "read error");
+        return NULL;
+    }
+    buf[got] = '\0';
+    *len = got;
+    return buf;
+}
+
+/* Load text with the environment at index env_idx as its _ENV. */
+static int load_text(lua_State *L, const char *src, size_t len, const char *chunkname, int env_idx)
+{
+    env_idx = lua_absindex(L, env_idx);
+    int rc = luaL_loadbufferx(L, src, len, chunkname, "t");
+    if (rc != LUA_OK)
+        return rc;
+    lua_pushvalue(L, env_idx);
+    if (!lua_setupvalue(L, -2, 1))
+        lua_pop(L, 1);
+    return LUA_OK;
+}
+
+/* loadlib(path, env) for the bootstrap's require: the chunk or nil, err. */
+static int l_loadlib(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    char why[256];
+    size_t len;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    char *src = read_file(path, &len, why, sizeof why);
+    if (!src) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, why);
+        return 2;
+    }
+    char chunk[PATH_MAX + 1];
+    pathf(chunk, sizeof chunk, "@%s", path);
+    int rc = load_text(L, src, len, chunk, 2);
+    free(src);
+    if (rc != LUA_OK) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    return 1;
+}
+
+/* findlib(name): path of module name in home/lua, or nil. */
+static int l_findlib(lua_State *L)
+{
+    fe_sandbox *sb = fe_sandbox_of(L);
+    const char *name = luaL_checkstring(L, 1);
+    char rel[PATH_MAX], path[PATH_MAX];
+    struct stat st;
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof rel - 16)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = name[i];
+        if (c == '/' || c == '\\' || (c == '.' && i + 1 < n && name[i + 1] == '.'))
+            return 0;   /* no paths, no "..": modules are names */
+        rel[i] = c == '.' ? '/' : c;
+    }
+    if (pathf(path, sizeof path, "%s/lua/%s.lua", sb->home, rel) || stat(path, &st) != 0) {
+        if (pathf(path, sizeof path, "%s/lua/%s/init.lua", sb->home, rel) || stat(path, &st) != 0)
+            return 0;
+    }
+    lua_pushstring(L, path);
+    return 1;
+}
+
+static int l_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1)
+            luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+    return 0;
+}
+
+/* The bootstrap runs once with the full libraries and returns make_env.
+ * Everything scripts get is captured here; the real _G stays out of reach. */
+static const char bootstrap[] =
+    "local loadlib, findlib, print, preload = ...\n"
+    "local load, setmetatable, error, type, pairs, tostring = load, setmetatable, error, type, pairs, tostring\n"
+    "local base = {}\n"
+    "for _, k in ipairs{'assert','error','ipairs','next','pairs','pcall','select','tonumber',\n"
+    "  'tostring','type','xpcall','rawequal','rawlen','rawget','rawset','setmetatable',\n"
+    "  'getmetatable','_VERSION'} do base[k] = _G[k] end\n"
+    "local libs = {string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine}\n"
+    "local function copy(t) local c = {} for k, v in pairs(t) do c[k] = v end return c end\n"
+    "local strict = {\n"
+    "  __index = function(_, k) error(\"undefined global '\" .. tostring(k) .. \"'\", 2) end,\n"
+    "  __newindex = function(_, k) error(\"assignment to undeclared global '\" .. tostring(k) ..\n"
+    "    \"' (declare it local)\", 2) end,\n"
+    "  __metatable = false }\n"
+    "local make_env\n"
+    "make_env = function(loaded)\n"
+    "  loaded = loaded or {}\n"
+    "  local env = {}\n"
+    "  for k, v in pairs(base) do env[k] = v end\n"
+    "  for k, v in pairs(libs) do env[k] = copy(v) end\n"
+    "  env.string.dump = nil\n"
+    "  env.unpack = table.unpack\n"
+    "  env.print = print\n"
+    "  env._G = env\n"
+    "  env.load = function(chunk, name, mode, e)\n"
+    "    return load(chunk, name, 't', e == nil and env or e)\n"
+    "  end\n"
+    "  env.require = function(name)\n"
+    "    if type(name) ~= 'string' then error('require expects a module name', 2) end\n"
+    "    local m = loaded[name]\n"
+    "    if m ~= nil then return m end\n"
+    "    if preload[name] then m = copy(preload[name]) else\n"
+    "      local path = findlib(name)\n"
+    "      if not path then error(\"module '\" .. name .. \"' not found (scripts may require \" ..\n"
+    "        \"the fuseeng library, lpeg and fuseeng.core only)\", 2) end\n"
+    "      local f, err = loadlib(path, make_env(loaded))\n"
+    "      if not f then error(err, 0) end\n"
+    "      m = f(name)\n"
+    "      if m == nil then m = true end\n"
+    "    end\n"
+    "    loaded[name] = m\n"
+    "    return m\n"
+    "  end\n"
+    "  return setmetatable(env, strict)\n"
+    "end\n"
+    "return make_env\n";
+
+static int lock_metatable(lua_State *L, int idx)
+{
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+    return 1;
+}
+
+fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
+{
+    fe_sandbox *sb = calloc(1, sizeof *sb);
+    if (!sb) {
+        fe_error_set(err, FE_ENOMEM, "out of memory creating a Lua state");
+        return NULL;
+    }
+    sb->budget = opts && opts->instructions > 0 ? opts->instructions : FE_SANDBOX_INSTRUCTIONS;
+    sb->mem_cap = opts && opts->memory > 0 ? opts->memory : FE_SANDBOX_MEMORY;
+    if (find_home(opts ? opts->home : NULL, sb->home, sizeof sb->home) != 0) {
+        fe_error_set(err, FE_ERUNTIME, "cannot find the fuseeng Lua library (lua/fuseeng.lua): "
+                     "set FUSEENG_HOME to the directory that holds lua/ and policies/");
+        free(sb);
+        return NULL;
+    }
+    lua_State *L = lua_newstate(alloc, sb);
+    if (!L) {
+        fe_error_set(err, FE_ENOMEM, "out of memory creating a Lua state");
+        free(sb);
+        return NULL;
+    }
+    sb->L = L;
+    *(fe_sandbox **)lua_getextraspace(L) = sb;
+
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base}, {LUA_TABLIBNAME, luaopen_table},
+        {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_UTF8LIBNAME, luaopen_utf8}, {LUA_COLIBNAME, luaopen_coroutine}, {NULL, NULL},
+    };
+    for (const luaL_Reg *l = libs; l->func; l++) {
+        luaL_requiref(L, l->name, l->func, 1);
+        lua_pop(L, 1);
+    }
+    /* Scripts share the string metatable: lock it. */
+    lua_pushliteral(L, "");
+    lock_metatable(L, -1);
+    lua_pop(L, 1);
+    /* Seed the generator: same inputs, same plans. */
+    lua_getglobal(L, "math");
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, 42);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+
+    if (luaL_loadbufferx(L, bootstrap, sizeof bootstrap - 1, "=bootstrap", "t") != LUA_OK) {
+        fe_error_set(err, FE_ERUNTIME, "sandbox bootstrap: %s", lua_tostring(L, -1));
+        fe_sandbox_free(sb);
+        return NULL;
+    }
+    lua_pushcfunction(L, l_loadlib);
+    lua_pushcfunction(L, l_findlib);
+    lua_pushcfunction(L, l_print);
+    lua_newtable(L);   /* preload: C modules, opened once, copied per script */
+    /* Openers may leave more than their result on the stack: call them. */
+    lua_pushcfunction(L, luaopen_lpeg);
+    lua_call(L, 0, 1);
+    lua_getfield(L, -1, "P");   /* lock the pattern metatable through any pattern */
+    lua_pushliteral(L, "");
+    lua_call(L, 1, 1);
+    lock_metatable(L, -1);
+    lua_pop(L, 1);
+    lua_setfield(L, -2, "lpeg");
+    lua_pushcfunction(L, fe_luaopen_core);
+    lua_call(L, 0, 1);
+    lua_setfield(L, -2, "fuseeng.core");
+    if (lua_pcall(L, 4, 1, 0) != LUA_OK) {
+        fe_error_set(err, FE_ERUNTIME, "sandbox bootstrap: %s", lua_tostring(L, -1));
+        fe_sandbox_free(sb);
+        return NULL;
+    }
+    sb->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    fe_sandbox_begin(sb);
+    return sb;
+}
+
+void fe_sandbox_free(fe_sandbox *sb)
+{
+    if (!sb)
+        return;
+    if (sb->L)
+        lua_close(sb->L);
+    free(sb);
+}
+
+void fe_sandbox_push_env(fe_sandbox *sb)
+{
+    lua_State *L = sb->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, sb->env_ref);
+    lua_call(L, 0, 1);
+}
+
+/* ---- running ---- */
+
+/* Message handler: give a place to messages without one. */
+static int msgh(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    /* Lua prefixes "src:line:" itself when it knows the place. */
+    const char *colon = strchr(msg, ':');
+    if (colon && colon[1] >= '0' && colon[1] <= '9')
+        return 1;
+    lua_Debug d;
+    for (int level = 1; lua_getstack(L, level, &d); level++) {
+        if (lua_getinfo(L, "Sl", &d) && d.currentline > 0) {
+            lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
+            return 1;
+        }
+    }
+    lua_pushstring(L, msg);
+    return 1;
+}
+
+int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, fe_error *err)
+{
+    lua_State *L = sb->L;
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, msgh);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    if (rc == LUA_OK)
+        return FE_OK;
+    if (rc == LUA_ERRMEM || sb->mem_hit) {
+        /* No message handler runs for memory errors: name the last place
+         * the hook saw, which is within HOOK_EVERY instructions of it. */
+        fe_error_set(err, FE_EINPUT, "%s: memory cap of %lld MiB exceeded",
+                     sb->where[0] ? sb->where : what, (long long)(sb->mem_cap >> 20));
+    } else {
+        const char *msg = lua_tostring(L, -1);
+        fe_error_set(err, FE_EINPUT, "%s", msg ? msg : "(error without a message)");
+    }
+    lua_pop(L, 1);
+    return FE_EINPUT;
+}
+
+int fe_sandbox_load_string(fe_sandbox *sb, const char *src, size_t len, const char *label,
+                           fe_error *err)
+{
+    lua_State *L = sb->L;
+    char chunk[PATH_MAX + 1];
+    pathf(chunk, sizeof chunk, "@%s", label ? label : "script");
+    if (len >= 4 && memcmp(src, LUA_SIGNATURE, 4) == 0) {
+        lua_pop(L, 1);
+        return fe_error_set(err, FE_EINPUT, "%s: binary (precompiled) chunks are not accepted; "
+                            "give the Lua source", label ? label : "script");
+    }
+    int rc = load_text(L, src, len, chunk, -1);
+    lua_remove(L, -2);   /* the environment */
+    if (rc != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        fe_error_set(err, FE_EINPUT, "%s", msg ? msg : "syntax error");
+        lua_pop(L, 1);
+        return FE_EINPUT;
+    }
+    return FE_OK;
+}
+
+int fe_sandbox_load_file(fe_sandbox *sb, const char *path, fe_error *err)
+{
+    char why[256];
+    size_t len;
+    char *src = read_file(path, &len, why, sizeof why);
+    if (!src) {
+        lua_pop(sb->L, 1);
+        return fe_error_set(err, FE_EINPUT, "%s: %s", path, why);
+    }
+    int rc = fe_sandbox_load_string(sb, src, len, path, err);
+    free(src);
+    return rc;
+}

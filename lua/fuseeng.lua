@@ -1,0 +1,303 @@
+-- fuseeng.lua: the policy API (`local fe = require "fuseeng"`).
+--
+-- A policy is a table made by fe.policy{...}: a name, the C driver that
+-- proposes candidate groups, parameters, and the hooks that driver calls.
+-- Every decision lives here in Lua; the engine (C) owns graphs, legality,
+-- the simulator and kernels and calls these hooks:
+--
+--   driver     hooks it calls                      what they return
+--   greedy     score(self, a, b, ctx), decide      a number; verdict
+--   patterns   patterns (list of DSL strings),     verdict
+--              decide(self, group, ctx)
+--   dataflow   dataflow (DSL string), decide       verdict
+--   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names)
+--
+-- A verdict is true (fuse), false (don't) or nil (no opinion), plus a reason
+-- string that lands in the decision log. When the top-level verdict is nil
+-- the driver uses the policy's `default` (false unless set). A policy with
+-- no decide hook fuses every legal candidate its driver proposes.
+--
+-- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
+-- fe.vote and fe.with. A combination drives with its first policy's driver
+-- and hooks and combines the children's verdicts.
+
+local core = require "fuseeng.core"
+local pattern = require "fuseeng.pattern"
+local dataflow = require "fuseeng.dataflow"
+
+local fe = { version = core.version, ops = core.ops, kinds = core.kinds }
+
+local DRIVERS = { greedy = true, patterns = true, dataflow = true, plan = true }
+local FIELDS = {
+  name = "string", driver = "string", description = "string", params = "table",
+  decide = "function", score = "function", plan = "function", patterns = "table",
+  dataflow = "string", default = "boolean", fallback_on_error = "string",
+  split = "function", kernel = "function",
+}
+
+local Policy = {}
+Policy.__index = Policy
+
+--- A set: fe.set{"add", "mul"}["add"] == true.
+function fe.set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return setmetatable(s, { __fuseeng_set = true })
+end
+
+--- Is t a set made by fe.set?
+function fe.is_set(t)
+  local mt = type(t) == "table" and getmetatable(t)
+  return mt ~= nil and mt ~= false and mt.__fuseeng_set == true
+end
+
+--- Compile an op pattern ("add -> rms_norm", "silu(x) * y").
+function fe.pattern(src, chunkname) return pattern.compile(src, chunkname) end
+
+--- Compile a hardware data flow ("concat -> pad -> ipa -> ...; ipa = conv2d").
+function fe.dataflow(src, chunkname) return dataflow.compile(src, chunkname) end
+
+local function fail(msg, level) error(msg, (level or 1) + 1) end
+
+local function check_params(name, params, level)
+  for k, v in pairs(params) do
+    local t = type(v)
+    if type(k) ~= "string" then
+      fail(("policy '%s': params keys must be strings"):format(name), level + 1)
+    end
+    if t ~= "number" and t ~= "boolean" and t ~= "string" and not fe.is_set(v) then
+      fail(("policy '%s': param '%s' is a %s; params are numbers, booleans, strings or "
+            .. "fe.set{...}"):format(name, k, t), level + 1)
+    end
+  end
+end
+
+local function compile_patterns(name, list, level)
+  local out = {}
+  for i, p in ipairs(list) do
+    if type(p) == "string" then
+      local ok, compiled = pcall(pattern.compile, p, ("policy '%s' pattern %d"):format(name, i))
+      if not ok then fail(compiled, level + 1) end
+      out[i] = compiled
+    elseif type(p) == "table" and (p.kind == "chain" or p.kind == "expr") then
+      out[i] = p
+    else
+      fail(("policy '%s': patterns[%d] is a %s; expected a pattern string"):format(name, i, type(p)),
+           level + 1)
+    end
+  end
+  if #out == 0 then fail(("policy '%s': the patterns driver needs at least one pattern"):format(name), level + 1) end
+  return out
+end
+
+--- Make a policy from its description; errors point at the caller's line.
+function fe.policy(spec)
+  if type(spec) ~= "table" then fail("fe.policy expects a table {name = ..., driver = ...}", 2) end
+  local name = spec.name
+  if type(name) ~= "string" or name == "" then fail("fe.policy: 'name' must be a non-empty string", 2) end
+  for k, v in pairs(spec) do
+    local want = FIELDS[k]
+    if not want then
+      local known = {}
+      for f in pairs(FIELDS) do known[#known + 1] = f end
+      table.sort(known)
+      fail(("policy '%s': unknown field '%s'; known fields are %s"):format(name, tostring(k),
+           table.concat(known, ", ")), 2)
+    end
+    if type(v) ~= want and not (k == "dataflow" and type(v) == "table") then
+      fail(("policy '%s': '%s' is a %s; expected a %s"):format(name, k, type(v), want), 2)
+    end
+  end
+  if not DRIVERS[spec.driver or ""] then
+    fail(("policy '%s': driver '%s' is unknown; expected greedy, patterns, dataflow or plan")
+         :format(name, tostring(spec.driver)), 2)
+  end
+  local p = setmetatable({}, Policy)
+  for k, v in pairs(spec) do p[k] = v end
+  p.params = p.params or {}
+  check_params(name, p.params, 2)
+  p.fallback_on_error = p.fallback_on_error or "stop"
+  if p.fallback_on_error ~= "stop" and p.fallback_on_error ~= "unfused" then
+    fail(("policy '%s': fallback_on_error is '%s'; expected \"stop\" or \"unfused\"")
+         :format(name, p.fallback_on_error), 2)
+  end
+  if p.driver == "patterns" then
+    if not p.patterns then fail(("policy '%s': the patterns driver needs 'patterns'"):format(name), 2) end
+    p.patterns = compile_patterns(name, p.patterns, 2)
+  elseif p.driver == "dataflow" then
+    if not p.dataflow then fail(("policy '%s': the dataflow driver needs 'dataflow'"):format(name), 2) end
+    if type(p.dataflow) == "string" then
+      local ok, h = pcall(dataflow.compile, p.dataflow, ("policy '%s' dataflow"):format(name))
+      if not ok then fail(h, 2) end
+      p.dataflow = h
+    end
+  elseif p.driver == "plan" then
+    if not p.plan then fail(("policy '%s': the plan driver needs a plan(self, graph, ctx) hook"):format(name), 2) end
+  end
+  return p
+end
+
+--- Is t a policy made by fe.policy or a combinator?
+function fe.is_policy(t) return getmetatable(t) == Policy end
+
+--- The policy's own verdict on a group: decide's answer, or nil without one.
+function Policy:verdict(group, ctx)
+  if not self.decide then return nil, "no decide hook" end
+  local v, reason = self:decide(group, ctx)
+  if v ~= nil and type(v) ~= "boolean" then
+    error(("policy '%s': decide returned a %s; expected true, false or nil"):format(self.name, type(v)), 0)
+  end
+  if reason ~= nil and type(reason) ~= "string" then reason = tostring(reason) end
+  return v, reason
+end
+
+local function word(v) return v == true and "yes" or v == false and "no" or "no opinion" end
+
+--- Copy of p with params replaced by (typed) overrides; names must exist.
+function fe.with(p, overrides, suffix)
+  if not fe.is_policy(p) then fail("fe.with expects a policy and a table of params", 2) end
+  if type(overrides) ~= "table" then fail("fe.with expects a table of params", 2) end
+  local q = setmetatable({}, Policy)
+  for k, v in pairs(p) do q[k] = v end
+  q.params = {}
+  for k, v in pairs(p.params) do q.params[k] = v end
+  local parts = {}
+  for k, v in pairs(overrides) do
+    local old = p.params[k]
+    if old == nil then
+      local known = {}
+      for n in pairs(p.params) do known[#known + 1] = n end
+      table.sort(known)
+      fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(k),
+           #known > 0 and table.concat(known, ", ") or "(none)"), 2)
+    end
+    if type(v) ~= type(old) and not (fe.is_set(old) and type(v) == "table") then
+      fail(("param '%s' of policy '%s' is a %s; got a %s"):format(k, p.name, type(old), type(v)), 2)
+    end
+    q.params[k] = v
+    parts[#parts + 1] = k .. "=" .. tostring(v)
+  end
+  table.sort(parts)
+  if #parts > 0 and suffix ~= false then q.name = p.name .. "{" .. table.concat(parts, ",") .. "}" end
+  -- Combinations pass overrides to every child that has the param.
+  if p.children then
+    q.children = {}
+    for i, c in ipairs(p.children) do
+      local mine = {}
+      for k, v in pairs(overrides) do if c.params[k] ~= nil then mine[k] = v end end
+      q.children[i] = next(mine) and fe.with(c, mine, false) or c
+    end
+  end
+  return q
+end
+
+-- Combinators: rule(opinions) -> verdict, summary. Each opinion is
+-- {policy = child, verdict = v, reason = r}.
+local RULES = {
+  all = function(ops)
+    local yes = false
+    for _, o in ipairs(ops) do
+      if o.verdict == false then return false end
+      if o.verdict == true then yes = true end
+    end
+    return yes or nil
+  end,
+  any = function(ops)
+    local no = false
+    for _, o in ipairs(ops) do
+      if o.verdict == true then return true end
+      if o.verdict == false then no = true end
+    end
+    if no then return false end
+    return nil
+  end,
+  chain = function(ops)
+    for _, o in ipairs(ops) do
+      if o.verdict ~= nil then return o.verdict end
+    end
+    return nil
+  end,
+  vote = function(ops)
+    local yes, no = 0, 0
+    for _, o in ipairs(ops) do
+      if o.verdict == true then yes = yes + 1 elseif o.verdict == false then no = no + 1 end
+    end
+    if yes + no == 0 then return nil end
+    return yes > no   -- a tie does not fuse
+  end,
+}
+
+local function combine(how, list, level)
+  if type(list) ~= "table" or #list == 0 then
+    fail(("fe.%s expects a list of policies"):format(how), level + 1)
+  end
+  local names = {}
+  for i, c in ipairs(list) do
+    if not fe.is_policy(c) then
+      fail(("fe.%s: item %d is a %s, not a policy"):format(how, i, type(c)), level + 1)
+    end
+    if c.driver == "plan" then
+      fail(("fe.%s: policy '%s' uses the plan driver, whose whole plans cannot be combined")
+           :format(how, c.name), level + 1)
+    end
+    names[i] = c.name
+  end
+  local first = list[1]
+  local p = setmetatable({}, Policy)
+  for k, v in pairs(first) do p[k] = v end
+  p.name = how .. "(" .. table.concat(names, ",") .. ")"
+  p.description = how .. " of " .. table.concat(names, ", ")
+  p.children = list
+  p.combine = how
+  p.params = {}
+  for _, c in ipairs(list) do
+    for k, v in pairs(c.params) do if p.params[k] == nil then p.params[k] = v end end
+  end
+  -- The strictest fallback of the children applies to the whole.
+  p.fallback_on_error = "unfused"
+  for _, c in ipairs(list) do
+    if c.fallback_on_error == "stop" then p.fallback_on_error = "stop" end
+  end
+  local rule = RULES[how]
+  p.decide = function(self, group, ctx)
+    local ops, parts = {}, {}
+    for i, c in ipairs(self.children) do
+      local v, r = c:verdict(group, ctx)
+      ops[i] = { policy = c, verdict = v, reason = r }
+      parts[i] = c.name .. ": " .. word(v) .. (r and r ~= "" and (" (" .. r .. ")") or "")
+      -- chain stops at the first opinion: later policies are not asked.
+      if how == "chain" and v ~= nil then break end
+    end
+    local v = rule(ops)
+    return v, how .. " -> " .. word(v) .. "; " .. table.concat(parts, "; ")
+  end
+  return p
+end
+
+function fe.all(list) return combine("all", list, 2) end
+function fe.any(list) return combine("any", list, 2) end
+function fe.chain(list) return combine("chain", list, 2) end
+function fe.vote(list) return combine("vote", list, 2) end
+
+--- Combine by name ("all", "any", "chain", "vote"), for the engine.
+function fe.combine(how, list)
+  if not RULES[how] then
+    fail(("unknown combinator '%s'; expected all, any, chain or vote"):format(tostring(how)), 2)
+  end
+  return combine(how, list, 2)
+end
+
+--- Human-readable quantities for reason strings.
+function fe.fmt_bytes(n)
+  local units, i = { "B", "KiB", "MiB", "GiB", "TiB" }, 1
+  while math.abs(n) >= 1024 and i < #units do n = n / 1024; i = i + 1 end
+  return i == 1 and ("%d B"):format(n) or ("%.1f %s"):format(n, units[i])
+end
+
+function fe.fmt_time(s)
+  if math.abs(s) < 1e-3 then return ("%.1f us"):format(s * 1e6) end
+  if math.abs(s) < 1 then return ("%.3f ms"):format(s * 1e3) end
+  return ("%.3f s"):format(s)
+end
+
+return fe
