@@ -35,7 +35,7 @@ local FIELDS = {
   split = "function", kernel = "function",
 }
 
-local Policy = {}
+local Policy = { __fuseeng_policy = true }
 Policy.__index = Policy
 
 --- A set: fe.set{"add", "mul"}["add"] == true.
@@ -137,8 +137,12 @@ function fe.policy(spec)
   return p
 end
 
---- Is t a policy made by fe.policy or a combinator?
-function fe.is_policy(t) return getmetatable(t) == Policy end
+--- Is t a policy made by fe.policy or a combinator? (By marker: each
+--- script has its own instance of this library.)
+function fe.is_policy(t)
+  local mt = type(t) == "table" and getmetatable(t)
+  return type(mt) == "table" and mt.__fuseeng_policy == true
+end
 
 --- The policy's own verdict on a group: decide's answer, or nil without one.
 function Policy:verdict(group, ctx)
@@ -152,6 +156,17 @@ function Policy:verdict(group, ctx)
 end
 
 local function word(v) return v == true and "yes" or v == false and "no" or "no opinion" end
+
+-- A param value as text, stable across runs (sets list their items sorted).
+local function show(v)
+  if fe.is_set(v) then
+    local items = {}
+    for k in pairs(v) do items[#items + 1] = tostring(k) end
+    table.sort(items)
+    return "{" .. table.concat(items, ",") .. "}"
+  end
+  return tostring(v)
+end
 
 --- Copy of p with params replaced by (typed) overrides; names must exist.
 function fe.with(p, overrides, suffix)
@@ -175,7 +190,7 @@ function fe.with(p, overrides, suffix)
       fail(("param '%s' of policy '%s' is a %s; got a %s"):format(k, p.name, type(old), type(v)), 2)
     end
     q.params[k] = v
-    parts[#parts + 1] = k .. "=" .. tostring(v)
+    parts[#parts + 1] = k .. "=" .. show(v)
   end
   table.sort(parts)
   if #parts > 0 and suffix ~= false then q.name = p.name .. "{" .. table.concat(parts, ",") .. "}" end
@@ -189,6 +204,43 @@ function fe.with(p, overrides, suffix)
     end
   end
   return q
+end
+
+--- Override one param given as text (the CLI's --param k=v), typed by the
+--- param's default; returns the new policy.
+function fe.set_param(p, key, text)
+  if not fe.is_policy(p) then fail("fe.set_param expects a policy", 2) end
+  local old = p.params[key]
+  if old == nil then
+    local known = {}
+    for n in pairs(p.params) do known[#known + 1] = n end
+    table.sort(known)
+    fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
+         #known > 0 and table.concat(known, ", ") or "(none)"), 2)
+  end
+  local v
+  if type(old) == "number" then
+    v = tonumber(text)
+    if not v then fail(("param '%s' of policy '%s' is a number; '%s' is not"):format(key, p.name, text), 2) end
+    if math.type(old) == "integer" and math.type(v) ~= "integer" then
+      local i = math.tointeger(v)
+      if not i then fail(("param '%s' of policy '%s' is an integer; '%s' is not"):format(key, p.name, text), 2) end
+      v = i
+    end
+  elseif type(old) == "boolean" then
+    local b = ({ ["true"] = true, yes = true, on = true, ["1"] = true,
+                 ["false"] = false, no = false, off = false, ["0"] = false })[text]
+    if b == nil then fail(("param '%s' of policy '%s' is a boolean; give true or false, not '%s'")
+                          :format(key, p.name, text), 2) end
+    v = b
+  elseif fe.is_set(old) then
+    local items = {}
+    for item in text:gmatch("[^,%s]+") do items[#items + 1] = item end
+    v = fe.set(items)
+  else
+    v = text
+  end
+  return fe.with(p, { [key] = v })
 end
 
 -- Combinators: rule(opinions) -> verdict, summary. Each opinion is

@@ -41,6 +41,14 @@ typedef struct fe_cli_dims {
 /* Parse one "NAME=V" into dims; returns 0 or 2 after a usage error. */
 int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg);
 
+/* Load the named policies, combine them (combine: all|any|chain|vote, used
+ * when n > 1) and apply "key=value" params; caller frees the result. */
+struct fe_engine;
+struct fe_policy;
+struct fe_policy *fe_cli_load_policies(struct fe_engine *e, const char *const *names, int n,
+                                       const char *combine, const char *const *params,
+                                       int nparams, fe_error *err);
+
 /* Human-readable quantities into buf ("12.5 MiB", "1.23 TFLOP", "3.2 us"). */
 const char *fe_fmt_bytes(double bytes, char *buf, size_t size);
 const char *fe_fmt_flops(double flops, char *buf, size_t size);

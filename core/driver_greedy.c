@@ -1,0 +1,225 @@
+/* driver_greedy.c: the greedy driver, Inductor's fuse_nodes loop (seed 003).
+ *
+ * Note on the loop. Each round:
+ *
+ *   1. candidates: pairs of groups that share a buffer (one writes it and
+ *      the other reads it, or both read it), within a window of +-window
+ *      positions in the topological order of groups (Inductor checks 64
+ *      neighbours in its node list: O(64 n), not O(n^2));
+ *   2. gates: the engine's legality check (partition.c); illegal pairs are
+ *      dropped silently, as can_fuse's failures are in Inductor;
+ *   3. score: the policy's score(self, a, b, ctx), or the bytes the pair
+ *      shares (Inductor's "memory saved"); sort by score, highest first,
+ *      ties by position so results are deterministic;
+ *   4. try in order: a pair whose group was already fused this round is
+ *      stale and skipped (fusing (A, B) first invalidates (B, C)); the
+ *      rest are re-checked for legality, then decide(self, group, ctx)
+ *      is asked; true merges.
+ *
+ * Rounds repeat (at most max_rounds, 10 by default) until the number of
+ * groups stops shrinking. window and max_rounds are read from the policy's
+ * params when it has them.
+ */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+typedef struct cand {
+    int32_t a, b;
+    int32_t lo, hi;    /* positions, for deterministic ties */
+    double score;
+} cand;
+
+typedef struct pairset {
+    uint64_t *keys;    /* 0 = empty; key = (a+1) << 32 | (b+1) with a < b */
+    uint64_t cap;
+    cand *list;
+    int64_t n, listcap;
+} pairset;
+
+static int pair_add(pairset *s, int32_t a, int32_t b)
+{
+    if (a > b) {
+        int32_t t = a;
+        a = b;
+        b = t;
+    }
+    if ((uint64_t)(s->n + 1) * 2 > s->cap) {
+        uint64_t cap = s->cap ? s->cap * 2 : 1024;
+        uint64_t *keys = calloc(cap, sizeof *keys);
+        if (!keys)
+            return -1;
+        for (uint64_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i])
+                continue;
+            uint64_t h = (s->keys[i] * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (keys[h])
+                h = (h + 1) & (cap - 1);
+            keys[h] = s->keys[i];
+        }
+        free(s->keys);
+        s->keys = keys;
+        s->cap = cap;
+    }
+    uint64_t key = ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
+    uint64_t h = (key * 0x9E3779B97F4A7C15ull) & (s->cap - 1);
+    while (s->keys[h]) {
+        if (s->keys[h] == key)
+            return 0;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->keys[h] = key;
+    if (s->n == s->listcap) {
+        int64_t cap = s->listcap ? 2 * s->listcap : 1024;
+        cand *l = realloc(s->list, (size_t)cap * sizeof *l);
+        if (!l)
+            return -1;
+        s->list = l;
+        s->listcap = cap;
+    }
+    s->list[s->n++] = (cand){.a = a, .b = b};
+    return 0;
+}
+
+static void pair_clear(pairset *s)
+{
+    if (s->keys)
+        memset(s->keys, 0, s->cap * sizeof *s->keys);
+    s->n = 0;
+}
+
+static int by_score(const void *x, const void *y)
+{
+    const cand *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score < b->score ? 1 : -1;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+static int64_t param_int(fe_run *r, const char *key, int64_t dflt)
+{
+    lua_State *L = r->L;
+    int64_t v = dflt;
+    if (lua_getfield(L, r->ptab, "params") == LUA_TTABLE &&
+        lua_getfield(L, -1, key) == LUA_TNUMBER)
+        v = (int64_t)lua_tonumber(L, -1);
+    lua_settop(L, r->ctx);
+    return v;
+}
+
+/* Positions of the groups touching a tensor, sorted. */
+static int cmp_pos(const void *x, const void *y, void *ctx)
+{
+    const int32_t *pos = ctx;
+    int32_t a = pos[*(const int32_t *)x], b = pos[*(const int32_t *)y];
+    return (a > b) - (a < b);
+}
+
+/* Candidate pairs for this round into s. */
+static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf)
+{
+    const fe_graph *g = r->g;
+    fe_part *p = r->part;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *ts = fe_graph_tensor(g, t);
+        int32_t n = 0;
+        if (ts->producer >= 0)
+            buf[n++] = p->gid[ts->producer];
+        for (int32_t c = 0; c < ts->ncons; c++) {
+            int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)], dup = 0;
+            for (int32_t j = 0; j < n && !dup; j++)
+                dup = buf[j] == gid;
+            if (!dup)
+                buf[n++] = gid;
+        }
+        if (n < 2)
+            continue;
+        qsort_r(buf, (size_t)n, sizeof *buf, cmp_pos, p->pos);
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = i + 1; j < n && p->pos[buf[j]] - p->pos[buf[i]] <= window; j++)
+                if (pair_add(s, buf[i], buf[j]) != 0)
+                    return FE_ENOMEM;
+    }
+    return FE_OK;
+}
+
+int fe_drive_greedy(fe_run *r)
+{
+    const fe_graph *g = r->g;
+    fe_part *p = r->part;
+    lua_State *L = r->L;
+    int64_t window = param_int(r, "window", 64);
+    int64_t rounds = param_int(r, "max_rounds", 10);
+    pairset s = {0};
+    int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
+    int32_t *buf = malloc(((size_t)g->nnodes + 1) * sizeof *buf);
+    int rc = FE_OK;
+    char why[512];
+
+    if (!touched || !buf) {
+        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+        goto out;
+    }
+    for (int32_t round = 1; round <= rounds && rc == FE_OK; round++) {
+        int32_t before = p->ngroups, merged = 0;
+        lua_pushinteger(L, round);
+        lua_setfield(L, r->ctx, "round");
+        r->stats.rounds = round;
+
+        pair_clear(&s);
+        if ((rc = candidates(r, &s, window, buf)) != FE_OK) {
+            fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+            break;
+        }
+        /* Gates, then scores. */
+        int64_t keep = 0;
+        for (int64_t i = 0; i < s.n; i++) {
+            cand *c = &s.list[i];
+            int32_t gids[2] = {c->a, c->b};
+            if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
+                continue;
+            if (fe_run_score(r, c->a, c->b, &c->score) != 0) {
+                rc = r->status;
+                break;
+            }
+            c->lo = p->pos[c->a] < p->pos[c->b] ? p->pos[c->a] : p->pos[c->b];
+            c->hi = p->pos[c->a] < p->pos[c->b] ? p->pos[c->b] : p->pos[c->a];
+            s.list[keep++] = *c;
+        }
+        if (rc != FE_OK)
+            break;
+        qsort(s.list, (size_t)keep, sizeof *s.list, by_score);
+
+        for (int64_t i = 0; i < keep; i++) {
+            cand *c = &s.list[i];
+            if (touched[c->a] == round || touched[c->b] == round)
+                continue;   /* stale: a group of this pair was fused already */
+            int32_t gids[2] = {c->a, c->b};
+            if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
+                continue;
+            int v = fe_run_decide(r, gids, 2);
+            if (v < 0) {
+                rc = r->status;
+                break;
+            }
+            if (v == 1) {
+                int32_t m = fe_part_merge(p, gids, 2);
+                touched[m] = touched[c->a] = touched[c->b] = round;
+                merged++;
+            }
+        }
+        if (merged == 0 || p->ngroups >= before)
+            break;
+    }
+out:
+    lua_settop(L, r->ctx);
+    free(s.keys);
+    free(s.list);
+    free(touched);
+    free(buf);
+    return rc != FE_OK ? rc : r->status;
+}

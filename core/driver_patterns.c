@@ -1,0 +1,276 @@
+/* driver_patterns.c: the patterns driver, InfiniCore's find_fusable_subgraphs
+ * (seed 000).
+ *
+ * Note on matching. Nodes are visited in topological order. At each node
+ * the driver collects candidates from the policy's patterns:
+ *
+ *   chain patterns ("add -> rms_norm"): windows along producer -> consumer
+ *     paths that start at the node, through nodes not yet fused, at most
+ *     `window` nodes long (param, default 16; at most 64 paths per node);
+ *     the pattern's longest match on each path is a candidate;
+ *   expression patterns ("silu(x) * y"): a match rooted at the node.
+ *
+ * Candidates are tried largest first (then in pattern order); each goes
+ * through the engine's legality check and then the policy's decide. The
+ * first one accepted becomes a group; a rejected candidate is logged and
+ * the next one tried, as InfiniCore asks should_fuse of every match.
+ */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua_graph.h"
+#include "run.h"
+
+#define MAX_PATHS 64
+
+typedef struct cand {
+    int32_t *nodes;
+    int n;
+    int order;          /* pattern index, then discovery order */
+} cand;
+
+typedef struct walk {
+    fe_run *r;
+    int seq;            /* stack slot of the Lua sequence table */
+    int pats;           /* stack slot of the patterns list */
+    int npats;
+    int window;
+    int32_t *path;      /* node ids along the current path */
+    int paths;
+    uint8_t *busy;      /* node already fused */
+    cand *cands;
+    int ncands, cap;
+} walk;
+
+static int add_cand(walk *w, const int32_t *nodes, int n, int order)
+{
+    for (int i = 0; i < w->ncands; i++) {
+        if (w->cands[i].n == n && memcmp(w->cands[i].nodes, nodes, (size_t)n * 4) == 0)
+            return 0;
+    }
+    if (w->ncands == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 16;
+        cand *c = realloc(w->cands, (size_t)cap * sizeof *c);
+        if (!c)
+            return -1;
+        w->cands = c;
+        w->cap = cap;
+    }
+    int32_t *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, nodes, (size_t)n * sizeof *copy);
+    w->cands[w->ncands++] = (cand){copy, n, order};
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* At the end of a path: ask each chain pattern for its longest match. */
+static int match_path(walk *w, int depth)
+{
+    fe_run *r = w->r;
+    lua_State *L = r->L;
+    lua_pushnil(L);
+    lua_rawseti(L, w->seq, depth + 1);
+    for (int i = 1; i <= w->npats; i++) {
+        lua_rawgeti(L, w->pats, i);
+        if (lua_getfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "chain")) {
+            lua_pop(L, 2);
+            continue;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "match");
+        lua_insert(L, -2);
+        lua_pushvalue(L, w->seq);
+        r->stats.hook_calls++;
+        fe_error e = {0};
+        if (fe_sandbox_pcall(r->e->sb, 2, 1, "pattern match", &e) != FE_OK) {
+            r->status = FE_EINPUT;
+            fe_error_set(r->err, FE_EINPUT, "%s (matching pattern %d of policy '%s')", e.message, i,
+                         r->pol->name);
+            return -1;
+        }
+        lua_Integer len = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        lua_pop(L, 1);
+        if (len >= 2 && len <= depth) {
+            int32_t ids[256];
+            memcpy(ids, w->path, (size_t)len * sizeof *ids);
+            qsort(ids, (size_t)len, sizeof *ids, cmp_i32);
+            if (add_cand(w, ids, (int)len, i) != 0)
+                return fe_error_set(r->err, FE_ENOMEM, "out of memory matching patterns");
+        }
+    }
+    return FE_OK;
+}
+
+/* Depth-first over consumers of the path's last node. */
+static int extend(walk *w, int depth)
+{
+    fe_run *r = w->r;
+    const fe_graph *g = r->g;
+    int32_t v = w->path[depth - 1];
+    int extended = 0;
+    if (depth < w->window) {
+        const fe_node *n = fe_graph_node(g, v);
+        for (int k = 0; k < n->nout && w->paths < MAX_PATHS; k++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+            for (int32_t c = 0; c < t->ncons && w->paths < MAX_PATHS; c++) {
+                int32_t u = fe_tensor_consumer(g, t, c);
+                if (w->busy[u])
+                    continue;
+                w->path[depth] = u;
+                fe_lg_push_node(r->L, r->gidx, u);
+                lua_rawseti(r->L, w->seq, depth + 1);
+                extended = 1;
+                if (extend(w, depth + 1) != FE_OK)
+                    return -1;
+            }
+        }
+    }
+    if (!extended) {
+        w->paths++;
+        return match_path(w, depth);
+    }
+    return FE_OK;
+}
+
+/* Expression patterns rooted at v. */
+static int match_exprs(walk *w, int32_t v)
+{
+    fe_run *r = w->r;
+    lua_State *L = r->L;
+    for (int i = 1; i <= w->npats; i++) {
+        lua_rawgeti(L, w->pats, i);
+        if (lua_getfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "expr")) {
+            lua_pop(L, 2);
+            continue;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "match_expr");
+        lua_insert(L, -2);
+        fe_lg_push_node(L, r->gidx, v);
+        r->stats.hook_calls++;
+        fe_error e = {0};
+        if (fe_sandbox_pcall(r->e->sb, 2, 2, "pattern match", &e) != FE_OK) {
+            r->status = FE_EINPUT;
+            fe_error_set(r->err, FE_EINPUT, "%s (matching pattern %d of policy '%s')", e.message, i,
+                         r->pol->name);
+            return -1;
+        }
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            int n = (int)lua_rawlen(L, -1), ok = n >= 2 && n <= 256;
+            int32_t ids[256];
+            for (int k = 1; ok && k <= n; k++) {
+                lua_rawgeti(L, -1, k);
+                ids[k - 1] = fe_lg_to_node(L, -1, r->g);
+                ok = ids[k - 1] >= 0 && !w->busy[ids[k - 1]];
+                lua_pop(L, 1);
+            }
+            if (ok) {
+                qsort(ids, (size_t)n, sizeof *ids, cmp_i32);
+                if (add_cand(w, ids, n, i) != 0) {
+                    lua_pop(L, 2);
+                    return fe_error_set(r->err, FE_ENOMEM, "out of memory matching patterns");
+                }
+            }
+        }
+        lua_pop(L, 2);
+    }
+    return FE_OK;
+}
+
+static int by_size(const void *x, const void *y)
+{
+    const cand *a = x, *b = y;
+    if (a->n != b->n)
+        return b->n - a->n;
+    if (a->order != b->order)
+        return a->order - b->order;
+    return memcmp(a->nodes, b->nodes, (size_t)a->n * 4);
+}
+
+int fe_drive_patterns(fe_run *r)
+{
+    const fe_graph *g = r->g;
+    lua_State *L = r->L;
+    walk w = {.r = r, .window = 16};
+    char why[512];
+    int rc = FE_OK;
+
+    if (lua_getfield(L, r->ptab, "params") == LUA_TTABLE &&
+        lua_getfield(L, -1, "window") == LUA_TNUMBER)
+        w.window = (int)lua_tonumber(L, -1);
+    lua_settop(L, r->ctx);
+    if (w.window < 2)
+        w.window = 2;
+    if (w.window > 256)
+        w.window = 256;
+    lua_getfield(L, r->ptab, "patterns");
+    w.pats = lua_gettop(L);
+    w.npats = (int)lua_rawlen(L, w.pats);
+    lua_createtable(L, w.window, 0);
+    w.seq = lua_gettop(L);
+    w.path = malloc((size_t)w.window * sizeof *w.path);
+    w.busy = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, 1);
+    if (!w.path || !w.busy) {
+        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the patterns driver");
+        goto out;
+    }
+    for (int32_t v = 0; v < g->nnodes && rc == FE_OK; v++) {
+        if (w.busy[v])
+            continue;
+        w.ncands = 0;
+        w.paths = 0;
+        w.path[0] = v;
+        fe_lg_push_node(L, r->gidx, v);
+        lua_rawseti(L, w.seq, 1);
+        if (extend(&w, 1) != FE_OK || match_exprs(&w, v) != FE_OK) {
+            rc = r->status != FE_OK ? r->status : FE_ENOMEM;
+            break;
+        }
+        qsort(w.cands, (size_t)w.ncands, sizeof *w.cands, by_size);
+        for (int i = 0; i < w.ncands; i++) {
+            cand *c = &w.cands[i];
+            int busy = 0;
+            for (int k = 0; k < c->n && !busy; k++)
+                busy = w.busy[c->nodes[k]];
+            if (busy)
+                continue;
+            int32_t gids[256];
+            for (int k = 0; k < c->n; k++)
+                gids[k] = r->part->gid[c->nodes[k]];
+            if (!fe_part_can_merge(r->part, gids, c->n, why, sizeof why)) {
+                fe_run_reject(r, c->nodes, c->n, why);
+                continue;
+            }
+            int verdict = fe_run_decide(r, gids, c->n);
+            if (verdict < 0) {
+                rc = r->status;
+                break;
+            }
+            if (verdict == 1) {
+                fe_part_merge(r->part, gids, c->n);
+                for (int k = 0; k < c->n; k++)
+                    w.busy[c->nodes[k]] = 1;
+                break;
+            }
+        }
+        for (int i = 0; i < w.ncands; i++)
+            free(w.cands[i].nodes);
+        w.ncands = 0;
+    }
+out:
+    for (int i = 0; i < w.ncands; i++)
+        free(w.cands[i].nodes);
+    free(w.cands);
+    free(w.path);
+    free(w.busy);
+    lua_settop(L, r->ctx);
+    return rc != FE_OK ? rc : r->status;
+}

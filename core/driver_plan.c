@@ -1,0 +1,180 @@
+/* driver_plan.c: the plan driver: the policy returns whole groups.
+ *
+ * plan(self, graph, ctx) returns a list of groups; a group is a list of
+ * nodes (node objects, names or 1-based topological indices) and may carry
+ * `split` (TLF factor), `kernel` (a kernel choice name) and `reason`. The
+ * engine checks each group in order and rejects, with a reason in the
+ * decision log, any group that names an unknown node, reuses a node of an
+ * earlier group, or is illegal (not convex, a cycle with earlier groups, no
+ * kernel class). Rejected groups and nodes in no group run unfused. A
+ * policy's plan can never make an illegal plan.
+ */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choice.h"
+#include "lua_graph.h"
+#include "run.h"
+
+int fe_drive_plan(fe_run *r)
+{
+    const fe_graph *g = r->g;
+    lua_State *L = r->L;
+    int32_t *owner = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *owner);
+    int32_t *nodes = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *nodes);
+    int32_t *gids = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *gids);
+    int rc = FE_OK;
+    char why[700];
+
+    if (!owner || !nodes || !gids) {
+        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the plan driver");
+        goto out;
+    }
+    for (int32_t v = 0; v < g->nnodes; v++)
+        owner[v] = -1;
+
+    lua_getfield(L, r->ptab, "plan");
+    lua_pushvalue(L, r->ptab);
+    lua_pushvalue(L, r->gidx);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->e->sb, 3, 1, "plan", &e) != FE_OK) {
+        if (r->unfused_on_error) {
+            char note[1200];
+            r->disabled = 1;
+            snprintf(note, sizeof note, "error in plan: %s; fallback_on_error = \"unfused\"", e.message);
+            fe_run_note(r, NULL, 0, note);
+        } else {
+            rc = r->status = FE_EINPUT;
+            fe_error_set(r->err, FE_EINPUT, "%s (in plan of policy '%s')", e.message, r->pol->name);
+        }
+        goto out;
+    }
+    int list = lua_gettop(L);
+    if (!lua_istable(L, list)) {
+        rc = r->status = FE_EINPUT;
+        fe_error_set(r->err, FE_EINPUT, "%s: plan returned a %s; it must return a list of groups "
+                     "(lists of nodes)", r->pol->path, luaL_typename(L, list));
+        goto out;
+    }
+    lua_Integer ng = (lua_Integer)lua_rawlen(L, list);
+    for (lua_Integer gi = 1; gi <= ng && rc == FE_OK; gi++) {
+        lua_rawgeti(L, list, gi);
+        int grp = lua_gettop(L);
+        int n = 0, bad = 0;
+        why[0] = '\0';
+        if (!lua_istable(L, grp)) {
+            snprintf(why, sizeof why, "group %lld is a %s, not a list of nodes", (long long)gi,
+                     luaL_typename(L, grp));
+            bad = 1;
+        }
+        lua_Integer len = bad ? 0 : (lua_Integer)lua_rawlen(L, grp);
+        for (lua_Integer k = 1; k <= len && !bad; k++) {
+            lua_rawgeti(L, grp, k);
+            int32_t v = fe_lg_to_node(L, -1, g);
+            if (v < 0) {
+                snprintf(why, sizeof why, "group %lld item %lld (%s) is not a node of this graph",
+                         (long long)gi, (long long)k, luaL_tolstring(L, -1, NULL));
+                lua_pop(L, 1);
+                bad = 1;
+            } else if (owner[v] >= 0) {
+                snprintf(why, sizeof why, "group %lld: node '%s' is already in group %d",
+                         (long long)gi, fe_node_name(g, fe_graph_node(g, v)), owner[v] + 1);
+                bad = 1;
+            } else {
+                int dup = 0;
+                for (int j = 0; j < n && !dup; j++)
+                    dup = nodes[j] == v;
+                if (dup) {
+                    snprintf(why, sizeof why, "group %lld lists node '%s' twice", (long long)gi,
+                             fe_node_name(g, fe_graph_node(g, v)));
+                    bad = 1;
+                } else {
+                    nodes[n++] = v;
+                }
+            }
+            lua_pop(L, 1);
+        }
+        if (!bad && n == 0) {
+            snprintf(why, sizeof why, "group %lld is empty", (long long)gi);
+            bad = 1;
+        }
+        for (int k = 0; k < n && !bad; k++)
+            gids[k] = r->part->gid[nodes[k]];
+        if (!bad && n > 1) {
+            char legal[512];
+            if (!fe_part_can_merge(r->part, gids, n, legal, sizeof legal)) {
+                snprintf(why, sizeof why, "group %lld: %s", (long long)gi, legal);
+                bad = 1;
+            }
+        }
+        /* split / kernel / reason fields */
+        int32_t split = 1, kernel = 0;
+        const char *reason = "returned by plan()";
+        if (!bad) {
+            if (lua_getfield(L, grp, "split") != LUA_TNIL) {
+                lua_Integer s = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+                if (s < 1 || s > (1 << 24)) {
+                    snprintf(why, sizeof why, "group %lld: split must be an integer >= 1", (long long)gi);
+                    bad = 1;
+                }
+                split = (int32_t)s;
+            }
+            lua_pop(L, 1);
+            if (lua_getfield(L, grp, "kernel") != LUA_TNIL) {
+                const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+                kernel = fe_k_choice_find(k);
+                if (kernel < 0) {
+                    snprintf(why, sizeof why, "group %lld: kernel '%s' is not one of: %s",
+                             (long long)gi, k, fe_k_choice_names());
+                    bad = 1;
+                }
+            }
+            lua_pop(L, 1);
+            if (lua_getfield(L, grp, "reason") == LUA_TSTRING)
+                reason = lua_tostring(L, -1);
+        }
+        /* Sort the members for the log and the merge. */
+        for (int i = 1; i < n; i++) {
+            int32_t x = nodes[i], j = i;
+            while (j > 0 && nodes[j - 1] > x) {
+                nodes[j] = nodes[j - 1];
+                j--;
+            }
+            nodes[j] = x;
+        }
+        if (bad) {
+            fe_run_reject(r, nodes, n, why);
+        } else {
+            for (int k = 0; k < n; k++) {
+                gids[k] = r->part->gid[nodes[k]];
+                owner[nodes[k]] = (int32_t)gi - 1;
+            }
+            int32_t gid = n > 1 ? fe_part_merge(r->part, gids, n) : gids[0];
+            fe_plan_log(r->log, nodes, n, 1, r->pol->name, reason);
+            /* Applied to the plan's group once it is built (run.c). */
+            r->extra_split[gid] = split;
+            r->extra_kernel[gid] = kernel;
+        }
+        lua_settop(L, list);
+    }
+    /* Nodes in no group run alone; say so once. */
+    int32_t missing = 0, first = -1;
+    for (int32_t v = 0; v < g->nnodes; v++)
+        if (owner[v] < 0 && missing++ == 0)
+            first = v;
+    if (missing > 0) {
+        snprintf(why, sizeof why, "%d node%s in no group (first: '%s') run%s unfused", missing,
+                 missing == 1 ? " is" : "s are", fe_node_name(g, fe_graph_node(g, first)),
+                 missing == 1 ? "s" : "");
+        fe_run_note(r, NULL, 0, why);
+    }
+out:
+    lua_settop(L, r->ctx);
+    free(owner);
+    free(nodes);
+    free(gids);
+    return rc != FE_OK ? rc : r->status;
+}

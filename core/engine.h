@@ -1,0 +1,40 @@
+/* engine.h: the objects behind the public handles (fuseeng.h): engines,
+ * models and policies. engine.c owns engines and models, policy.c policies,
+ * run.c a planning run. */
+#ifndef FE_ENGINE_H
+#define FE_ENGINE_H
+
+#include <limits.h>
+
+#include "fuseeng.h"
+#include "graph.h"
+#include "sandbox.h"
+
+struct fe_engine {
+    fe_sandbox *sb;
+    int fe_ref;              /* the engine's own fuseeng module (registry ref) */
+    fe_policy *active;
+    char machine[PATH_MAX];  /* machine name or file for ctx.machine; "" = none */
+};
+
+struct fe_model {
+    fe_graph *g;
+};
+
+struct fe_policy {
+    fe_engine *e;
+    int ref;                 /* the Lua policy table (registry ref) */
+    char name[256];
+    char driver[16];
+    char description[256];
+    char path[PATH_MAX];     /* file it came from, or its label */
+};
+
+/* Push the engine's fuseeng module table. */
+void fe_engine_push_fe(fe_engine *e);
+
+/* Wrap the Lua policy table on top of the stack (popped) into a policy
+ * handle, reading its name, driver and description. */
+fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err);
+
+#endif

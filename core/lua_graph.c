@@ -1,0 +1,723 @@
+/* lua_graph.c: graph, node, tensor and group userdata for policies.
+ *
+ * Every object holds the graph object (a uservalue), which holds a pointer
+ * to the C graph; detaching the graph nulls the pointer, so an object a
+ * script kept from an earlier run raises an error instead of reading freed
+ * memory. Field names are looked up in a per-type table (an upvalue of
+ * __index) that maps them to small integers, then dispatched by a switch.
+ *
+ *   graph:  name, nnodes (#g), ntensors, g[i] (i-th node in topological
+ *           order), g:node(name|index), g:tensor(name), inputs, weights,
+ *           outputs (tensor lists), dims (name -> size)
+ *   node:   name, op, pattern, index (1-based topological), inputs,
+ *           outputs (tensor lists), output (the first), shape, dtype, numel,
+ *           bytes (read + written), bytes_read, bytes_written, flops, live,
+ *           producers, consumers (node lists), attrs (table), is_output
+ *   tensor: name, shape, dtype, numel, bytes, kind, rank, index, producer
+ *           (node or nil), consumers (node list), is_output
+ *   group:  #grp, grp[i], nodes, size, ops, key ("silu+mul"), exact_key,
+ *           inputs, outputs, internal (tensor lists), bytes_in, bytes_out,
+ *           bytes, internal_bytes, flops, kinds (kind -> count), first, last,
+ *           grp:contains(node)
+ */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groupkey.h"
+#include "lua_graph.h"
+#include "ops.h"
+
+#define GRAPH_MT "fuseeng.graph"
+#define NODE_MT "fuseeng.node"
+#define TENSOR_MT "fuseeng.tensor"
+#define GROUP_MT "fuseeng.group"
+
+typedef struct lgraph {
+    const fe_graph *g;
+} lgraph;
+
+typedef struct lobj {
+    lgraph *lg;
+    int32_t id;
+} lobj;
+
+typedef struct lgroup {
+    lgraph *lg;
+    int32_t n;
+    int32_t nodes[];
+} lgroup;
+
+static const fe_graph *live(lua_State *L, lgraph *lg)
+{
+    if (!lg->g)
+        luaL_error(L, "the graph is no longer loaded (an object kept from an earlier run?)");
+    return lg->g;
+}
+
+/* ---- pushing objects ---- */
+
+void fe_lg_push_graph(lua_State *L, const fe_graph *g)
+{
+    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 2);
+    lg->g = g;
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, 1);   /* node objects by id */
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, 2);   /* tensor objects by id */
+    luaL_setmetatable(L, GRAPH_MT);
+}
+
+void fe_lg_detach(lua_State *L, int idx)
+{
+    lgraph *lg = luaL_checkudata(L, idx, GRAPH_MT);
+    lg->g = NULL;
+}
+
+static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *mt)
+{
+    gidx = lua_absindex(L, gidx);
+    lua_getiuservalue(L, gidx, cache);
+    if (lua_rawgeti(L, -1, id) != LUA_TNIL) {
+        lua_remove(L, -2);
+        return;
+    }
+    lua_pop(L, 1);
+    lobj *o = lua_newuserdatauv(L, sizeof *o, 1);
+    o->lg = lua_touserdata(L, gidx);
+    o->id = id;
+    lua_pushvalue(L, gidx);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, mt);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, id);
+    lua_remove(L, -2);
+}
+
+void fe_lg_push_node(lua_State *L, int gidx, int32_t id)
+{
+    push_obj(L, gidx, id, 1, NODE_MT);
+}
+
+void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id)
+{
+    push_obj(L, gidx, id, 2, TENSOR_MT);
+}
+
+void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
+{
+    gidx = lua_absindex(L, gidx);
+    lgroup *gr = lua_newuserdatauv(L, sizeof *gr + (size_t)n * sizeof(int32_t), 1);
+    gr->lg = lua_touserdata(L, gidx);
+    gr->n = n;
+    memcpy(gr->nodes, nodes, (size_t)n * sizeof *nodes);
+    lua_pushvalue(L, gidx);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, GROUP_MT);
+}
+
+const int32_t *fe_lg_group_nodes(lua_State *L, int idx, int *n)
+{
+    lgroup *gr = luaL_testudata(L, idx, GROUP_MT);
+    if (!gr)
+        return NULL;
+    *n = gr->n;
+    return gr->nodes;
+}
+
+int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
+{
+    lobj *o = luaL_testudata(L, idx, NODE_MT);
+    if (o)
+        return o->lg->g == g ? o->id : -1;
+    if (lua_type(L, idx) == LUA_TSTRING)
+        return fe_graph_find_node(g, lua_tostring(L, idx));
+    if (lua_isinteger(L, idx)) {
+        lua_Integer i = lua_tointeger(L, idx);
+        return i >= 1 && i <= g->nnodes ? (int32_t)(i - 1) : -1;
+    }
+    return -1;
+}
+
+/* The graph object behind any of our objects at idx, pushed. */
+static void push_graph_of(lua_State *L, int idx)
+{
+    lua_getiuservalue(L, idx, 1);
+}
+
+/* ---- shared helpers ---- */
+
+static void push_shape(lua_State *L, const fe_graph *g, const fe_tensor *t)
+{
+    const int64_t *d = fe_tensor_shape(g, t);
+    lua_createtable(L, t->rank, 0);
+    for (int i = 0; i < t->rank; i++) {
+        lua_pushinteger(L, d[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* A list of tensor objects; obj is the index of any object of the graph. */
+static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
+{
+    push_graph_of(L, obj);
+    int gi = lua_gettop(L);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        fe_lg_push_tensor(L, gi, ids[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_remove(L, gi);
+}
+
+static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
+{
+    push_graph_of(L, obj);
+    int gi = lua_gettop(L);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        fe_lg_push_node(L, gi, ids[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_remove(L, gi);
+}
+
+static void push_attr(lua_State *L, const fe_graph *g, const fe_attr *a)
+{
+    switch (a->type) {
+    case FE_ATTR_NULL: lua_pushnil(L); break;
+    case FE_ATTR_BOOL: lua_pushboolean(L, (int)a->v.i); break;
+    case FE_ATTR_INT: lua_pushinteger(L, a->v.i); break;
+    case FE_ATTR_FLOAT: lua_pushnumber(L, a->v.f); break;
+    case FE_ATTR_STR: lua_pushstring(L, fe_graph_str(g, a->v.s)); break;
+    case FE_ATTR_INTS:
+        lua_createtable(L, a->n, 0);
+        for (int i = 0; i < a->n; i++) {
+            lua_pushinteger(L, fe_graph_resolve(g, g->ints[a->v.off + i]));
+            lua_rawseti(L, -2, i + 1);
+        }
+        break;
+    case FE_ATTR_JSON: lua_pushlstring(L, g->blob + a->v.off, (size_t)a->n); break;
+    }
+}
+
+/* Field name -> small int, from the __index closure's upvalue table. */
+static int field(lua_State *L)
+{
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    lua_pushvalue(L, 2);
+    int f = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    return f;
+}
+
+static int no_field(lua_State *L, const char *what)
+{
+    if (lua_type(L, 2) == LUA_TSTRING)
+        return luaL_error(L, "%s has no field '%s'", what, lua_tostring(L, 2));
+    return luaL_error(L, "%s has no field of type %s", what, luaL_typename(L, 2));
+}
+
+static int read_only(lua_State *L)
+{
+    return luaL_error(L, "fuseeng objects are read-only");
+}
+
+/* Distinct ids, first occurrence order kept. */
+static int uniq(int32_t *ids, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int dup = 0;
+        for (int j = 0; j < m && !dup; j++)
+            dup = ids[j] == ids[i];
+        if (!dup)
+            ids[m++] = ids[i];
+    }
+    return m;
+}
+
+/* ---- nodes ---- */
+
+enum { N_OP = 1, N_NAME, N_PATTERN, N_INDEX, N_INPUTS, N_OUTPUTS, N_OUTPUT, N_SHAPE, N_DTYPE,
+       N_NUMEL, N_BYTES, N_BYTES_READ, N_BYTES_WRITTEN, N_FLOPS, N_LIVE, N_PRODUCERS,
+       N_CONSUMERS, N_ATTRS, N_IS_OUTPUT };
+static const char *const node_fields[] = {"op", "name", "pattern", "index", "inputs", "outputs",
+    "output", "shape", "dtype", "numel", "bytes", "bytes_read", "bytes_written", "flops", "live",
+    "producers", "consumers", "attrs", "is_output", NULL};
+
+static int node_index(lua_State *L)
+{
+    lobj *o = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, o->lg);
+    const fe_node *n = fe_graph_node(g, o->id);
+    const fe_tensor *out0 = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    switch (field(L)) {
+    case N_OP: lua_pushstring(L, fe_node_op_name(n)); return 1;
+    case N_NAME: lua_pushstring(L, fe_node_name(g, n)); return 1;
+    case N_PATTERN: lua_pushstring(L, fe_pattern_name(n->pattern)); return 1;
+    case N_INDEX: lua_pushinteger(L, o->id + 1); return 1;
+    case N_INPUTS: push_tensor_list(L, 1, &g->io[n->io_off], n->nin); return 1;
+    case N_OUTPUTS: push_tensor_list(L, 1, &g->io[n->io_off + n->nin], n->nout); return 1;
+    case N_OUTPUT:
+        push_graph_of(L, 1);
+        fe_lg_push_tensor(L, -1, fe_node_output(g, n, 0));
+        return 1;
+    case N_SHAPE: push_shape(L, g, out0); return 1;
+    case N_DTYPE: lua_pushstring(L, fe_dtype_name(out0->dtype)); return 1;
+    case N_NUMEL: lua_pushinteger(L, out0->numel); return 1;
+    case N_BYTES: lua_pushinteger(L, n->bytes_read + n->bytes_written); return 1;
+    case N_BYTES_READ: lua_pushinteger(L, n->bytes_read); return 1;
+    case N_BYTES_WRITTEN: lua_pushinteger(L, n->bytes_written); return 1;
+    case N_FLOPS: lua_pushinteger(L, n->flops); return 1;
+    case N_LIVE: lua_pushinteger(L, n->live); return 1;
+    case N_PRODUCERS: {
+        int32_t *ids = malloc(((size_t)n->nin + 1) * sizeof *ids);
+        int k = 0;
+        if (!ids)
+            return luaL_error(L, "out of memory");
+        for (int i = 0; i < n->nin; i++) {
+            int32_t p = fe_graph_tensor(g, fe_node_input(g, n, i))->producer;
+            if (p >= 0)
+                ids[k++] = p;
+        }
+        k = uniq(ids, k);
+        push_node_list(L, 1, ids, k);
+        free(ids);
+        return 1;
+    }
+    case N_CONSUMERS: {
+        int total = 0;
+        for (int i = 0; i < n->nout; i++)
+            total += fe_graph_tensor(g, fe_node_output(g, n, i))->ncons;
+        int32_t *ids = malloc(((size_t)total + 1) * sizeof *ids);
+        int k = 0;
+        if (!ids)
+            return luaL_error(L, "out of memory");
+        for (int i = 0; i < n->nout; i++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, i));
+            for (int32_t c = 0; c < t->ncons; c++)
+                ids[k++] = fe_tensor_consumer(g, t, c);
+        }
+        k = uniq(ids, k);
+        push_node_list(L, 1, ids, k);
+        free(ids);
+        return 1;
+    }
+    case N_ATTRS:
+        lua_createtable(L, 0, n->nattr);
+        for (int i = 0; i < n->nattr; i++) {
+            const fe_attr *a = &g->attrs[n->attr_off + i];
+            push_attr(L, g, a);
+            lua_setfield(L, -2, fe_graph_str(g, a->key));
+        }
+        return 1;
+    case N_IS_OUTPUT:
+        for (int i = 0; i < n->nout; i++)
+            if (fe_graph_tensor(g, fe_node_output(g, n, i))->flags & FE_T_OUTPUT) {
+                lua_pushboolean(L, 1);
+                return 1;
+            }
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    return no_field(L, "a node");
+}
+
+static int node_tostring(lua_State *L)
+{
+    lobj *o = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, o->lg);
+    const fe_node *n = fe_graph_node(g, o->id);
+    lua_pushfstring(L, "node '%s' (%s)", fe_node_name(g, n), fe_node_op_name(n));
+    return 1;
+}
+
+/* ---- tensors ---- */
+
+enum { T_NAME = 1, T_SHAPE, T_DTYPE, T_NUMEL, T_BYTES, T_KIND, T_RANK, T_INDEX, T_PRODUCER,
+       T_CONSUMERS, T_IS_OUTPUT };
+static const char *const tensor_fields[] = {"name", "shape", "dtype", "numel", "bytes", "kind",
+    "rank", "index", "producer", "consumers", "is_output", NULL};
+
+static int tensor_index(lua_State *L)
+{
+    lobj *o = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, o->lg);
+    const fe_tensor *t = fe_graph_tensor(g, o->id);
+    switch (field(L)) {
+    case T_NAME: lua_pushstring(L, fe_tensor_name(g, t)); return 1;
+    case T_SHAPE: push_shape(L, g, t); return 1;
+    case T_DTYPE: lua_pushstring(L, fe_dtype_name(t->dtype)); return 1;
+    case T_NUMEL: lua_pushinteger(L, t->numel); return 1;
+    case T_BYTES: lua_pushinteger(L, t->bytes); return 1;
+    case T_KIND: lua_pushstring(L, fe_tkind_name(t->kind)); return 1;
+    case T_RANK: lua_pushinteger(L, t->rank); return 1;
+    case T_INDEX: lua_pushinteger(L, o->id + 1); return 1;
+    case T_PRODUCER:
+        if (t->producer < 0)
+            return 0;
+        push_graph_of(L, 1);
+        fe_lg_push_node(L, -1, t->producer);
+        return 1;
+    case T_CONSUMERS: push_node_list(L, 1, &g->cons[t->cons_off], t->ncons); return 1;
+    case T_IS_OUTPUT: lua_pushboolean(L, (t->flags & FE_T_OUTPUT) != 0); return 1;
+    }
+    return no_field(L, "a tensor");
+}
+
+static int tensor_tostring(lua_State *L)
+{
+    lobj *o = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, o->lg);
+    const fe_tensor *t = fe_graph_tensor(g, o->id);
+    char s[160];
+    lua_pushfstring(L, "tensor '%s' %s%s", fe_tensor_name(g, t), fe_dtype_name(t->dtype),
+                    fe_shape_str(fe_tensor_shape(g, t), t->rank, s, sizeof s));
+    return 1;
+}
+
+/* ---- graphs ---- */
+
+enum { G_NAME = 1, G_NNODES, G_NTENSORS, G_NODE, G_TENSOR, G_INPUTS, G_WEIGHTS, G_OUTPUTS,
+       G_DIMS };
+static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node", "tensor",
+    "inputs", "weights", "outputs", "dims", NULL};
+
+static int graph_node(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    const fe_graph *g = live(L, lg);
+    int32_t id = fe_lg_to_node(L, 2, g);
+    if (id < 0)
+        return 0;
+    fe_lg_push_node(L, 1, id);
+    return 1;
+}
+
+static int graph_tensor(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    const fe_graph *g = live(L, lg);
+    int32_t id = fe_graph_find_tensor(g, luaL_checkstring(L, 2));
+    if (id < 0)
+        return 0;
+    fe_lg_push_tensor(L, 1, id);
+    return 1;
+}
+
+static int graph_index(lua_State *L)
+{
+    lgraph *lg = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, lg);
+    if (lua_isinteger(L, 2)) {
+        lua_Integer i = lua_tointeger(L, 2);
+        if (i < 1 || i > g->nnodes)
+            return 0;
+        fe_lg_push_node(L, 1, (int32_t)(i - 1));
+        return 1;
+    }
+    switch (field(L)) {
+    case G_NAME: lua_pushstring(L, g->name); return 1;
+    case G_NNODES: lua_pushinteger(L, g->nnodes); return 1;
+    case G_NTENSORS: lua_pushinteger(L, g->ntensors); return 1;
+    case G_NODE: lua_pushcfunction(L, graph_node); return 1;
+    case G_TENSOR: lua_pushcfunction(L, graph_tensor); return 1;
+    case G_INPUTS:
+    case G_WEIGHTS: {
+        int want = field(L) == G_INPUTS ? FE_INPUT : FE_WEIGHT, k = 0;
+        lua_newtable(L);
+        for (int32_t t = 0; t < g->ntensors; t++) {
+            if (g->tensors[t].kind != want)
+                continue;
+            fe_lg_push_tensor(L, 1, t);
+            lua_rawseti(L, -2, ++k);
+        }
+        return 1;
+    }
+    case G_OUTPUTS:
+        lua_createtable(L, g->noutputs, 0);
+        for (int32_t i = 0; i < g->noutputs; i++) {
+            fe_lg_push_tensor(L, 1, g->outputs[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        return 1;
+    case G_DIMS:
+        lua_createtable(L, 0, g->ndims);
+        for (int32_t d = 0; d < g->ndims; d++) {
+            lua_pushinteger(L, g->dims[d].value);
+            lua_setfield(L, -2, fe_graph_str(g, g->dims[d].name));
+        }
+        return 1;
+    }
+    return no_field(L, "a graph");
+}
+
+static int graph_len(lua_State *L)
+{
+    lgraph *lg = lua_touserdata(L, 1);
+    lua_pushinteger(L, live(L, lg)->nnodes);
+    return 1;
+}
+
+static int graph_tostring(lua_State *L)
+{
+    lgraph *lg = lua_touserdata(L, 1);
+    if (!lg->g) {
+        lua_pushliteral(L, "graph (released)");
+        return 1;
+    }
+    lua_pushfstring(L, "graph '%s' (%d nodes)", lg->g->name, lg->g->nnodes);
+    return 1;
+}
+
+/* ---- groups ---- */
+
+enum { R_NODES = 1, R_SIZE, R_OPS, R_KEY, R_EXACT_KEY, R_INPUTS, R_OUTPUTS, R_INTERNAL,
+       R_BYTES_IN, R_BYTES_OUT, R_BYTES, R_INTERNAL_BYTES, R_FLOPS, R_KINDS, R_FIRST, R_LAST,
+       R_CONTAINS };
+static const char *const group_fields[] = {"nodes", "size", "ops", "key", "exact_key", "inputs",
+    "outputs", "internal", "bytes_in", "bytes_out", "bytes", "internal_bytes", "flops", "kinds",
+    "first", "last", "contains", NULL};
+
+static int in_group(const lgroup *gr, int32_t v)
+{
+    int32_t lo = 0, hi = gr->n - 1;   /* members are sorted */
+    while (lo <= hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (gr->nodes[mid] == v)
+            return 1;
+        if (gr->nodes[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return 0;
+}
+
+/* Classify the tensors a group touches. which: 0 external inputs, 1
+ * external outputs, 2 internal. Writes distinct ids into out (first-use
+ * order) and returns the count; bytes gets their total. */
+static int group_tensors(const fe_graph *g, const lgroup *gr, int which, int32_t *out,
+                         int64_t *bytes)
+{
+    int k = 0;
+    *bytes = 0;
+    for (int32_t i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        if (which == 0) {
+            for (int q = 0; q < n->nin; q++) {
+                int32_t t = fe_node_input(g, n, q);
+                int32_t p = fe_graph_tensor(g, t)->producer;
+                if (p >= 0 && in_group(gr, p))
+                    continue;
+                int dup = 0;
+                for (int j = 0; j < k && !dup; j++)
+                    dup = out[j] == t;
+                if (!dup) {
+                    out[k++] = t;
+                    *bytes += fe_graph_tensor(g, t)->bytes;
+                }
+            }
+            continue;
+        }
+        for (int q = 0; q < n->nout; q++) {
+            int32_t t = fe_node_output(g, n, q);
+            const fe_tensor *ts = fe_graph_tensor(g, t);
+            int outside = (ts->flags & FE_T_OUTPUT) != 0;
+            for (int32_t c = 0; c < ts->ncons && !outside; c++)
+                outside = !in_group(gr, fe_tensor_consumer(g, ts, c));
+            if ((which == 1) == outside) {
+                out[k++] = t;
+                *bytes += ts->bytes;
+            }
+        }
+    }
+    return k;
+}
+
+static int group_max_tensors(const fe_graph *g, const lgroup *gr)
+{
+    int total = 0;
+    for (int32_t i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        total += n->nin + n->nout;
+    }
+    return total + 1;
+}
+
+static int group_contains(lua_State *L)
+{
+    lgroup *gr = luaL_checkudata(L, 1, GROUP_MT);
+    const fe_graph *g = live(L, gr->lg);
+    int32_t v = fe_lg_to_node(L, 2, g);
+    lua_pushboolean(L, v >= 0 && in_group(gr, v));
+    return 1;
+}
+
+static int group_index(lua_State *L)
+{
+    lgroup *gr = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, gr->lg);
+    if (lua_isinteger(L, 2)) {
+        lua_Integer i = lua_tointeger(L, 2);
+        if (i < 1 || i > gr->n)
+            return 0;
+        push_graph_of(L, 1);
+        fe_lg_push_node(L, -1, gr->nodes[i - 1]);
+        return 1;
+    }
+    int f = field(L);
+    switch (f) {
+    case R_NODES: push_node_list(L, 1, gr->nodes, gr->n); return 1;
+    case R_SIZE: lua_pushinteger(L, gr->n); return 1;
+    case R_OPS:
+        lua_createtable(L, gr->n, 0);
+        for (int32_t i = 0; i < gr->n; i++) {
+            lua_pushstring(L, fe_node_op_name(fe_graph_node(g, gr->nodes[i])));
+            lua_rawseti(L, -2, i + 1);
+        }
+        return 1;
+    case R_KEY: {
+        luaL_Buffer b;
+        size_t need = fe_group_compat_key(g, gr->nodes, gr->n, NULL, 0);
+        char *s = luaL_buffinitsize(L, &b, need + 1);
+        fe_group_compat_key(g, gr->nodes, gr->n, s, need + 1);
+        luaL_pushresultsize(&b, need);
+        return 1;
+    }
+    case R_EXACT_KEY: {
+        char key[17];
+        if (fe_group_exact_key(g, gr->nodes, gr->n, key) != FE_OK)
+            return luaL_error(L, "cannot hash the group");
+        lua_pushstring(L, key);
+        return 1;
+    }
+    case R_INPUTS:
+    case R_OUTPUTS:
+    case R_INTERNAL:
+    case R_BYTES_IN:
+    case R_BYTES_OUT:
+    case R_INTERNAL_BYTES:
+    case R_BYTES: {
+        int which = f == R_INPUTS || f == R_BYTES_IN ? 0 : f == R_OUTPUTS || f == R_BYTES_OUT ? 1 : 2;
+        int32_t *ids = malloc((size_t)group_max_tensors(g, gr) * sizeof *ids);
+        int64_t bytes, more = 0;
+        if (!ids)
+            return luaL_error(L, "out of memory");
+        int k = group_tensors(g, gr, f == R_BYTES ? 0 : which, ids, &bytes);
+        if (f == R_BYTES)
+            group_tensors(g, gr, 1, ids, &more);
+        if (f == R_INPUTS || f == R_OUTPUTS || f == R_INTERNAL)
+            push_tensor_list(L, 1, ids, k);
+        else
+            lua_pushinteger(L, bytes + more);
+        free(ids);
+        return 1;
+    }
+    case R_FLOPS: {
+        int64_t s = 0;
+        for (int32_t i = 0; i < gr->n; i++)
+            s += fe_graph_node(g, gr->nodes[i])->flops;
+        lua_pushinteger(L, s);
+        return 1;
+    }
+    case R_KINDS: {
+        int cnt[FE_NPATTERN] = {0};
+        for (int32_t i = 0; i < gr->n; i++)
+            cnt[fe_graph_node(g, gr->nodes[i])->pattern]++;
+        lua_createtable(L, 0, FE_NPATTERN);
+        for (int p = 0; p < FE_NPATTERN; p++) {
+            lua_pushinteger(L, cnt[p]);
+            lua_setfield(L, -2, fe_pattern_name(p));
+        }
+        return 1;
+    }
+    case R_FIRST:
+    case R_LAST:
+        push_graph_of(L, 1);
+        fe_lg_push_node(L, -1, gr->nodes[f == R_FIRST ? 0 : gr->n - 1]);
+        return 1;
+    case R_CONTAINS: lua_pushcfunction(L, group_contains); return 1;
+    }
+    return no_field(L, "a group");
+}
+
+static int group_len(lua_State *L)
+{
+    lgroup *gr = lua_touserdata(L, 1);
+    lua_pushinteger(L, gr->n);
+    return 1;
+}
+
+static int group_tostring(lua_State *L)
+{
+    lgroup *gr = lua_touserdata(L, 1);
+    const fe_graph *g = live(L, gr->lg);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "group {");
+    for (int32_t i = 0; i < gr->n && i < 12; i++) {
+        if (i)
+            luaL_addstring(&b, ", ");
+        luaL_addstring(&b, fe_node_name(g, fe_graph_node(g, gr->nodes[i])));
+    }
+    if (gr->n > 12)
+        luaL_addstring(&b, ", ...");
+    luaL_addstring(&b, "}");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+static int eq_obj(lua_State *L)
+{
+    lobj *a = lua_touserdata(L, 1), *b = lua_touserdata(L, 2);
+    lua_pushboolean(L, a && b && a->lg == b->lg && a->id == b->id);
+    return 1;
+}
+
+/* ---- registration ---- */
+
+static void new_mt(lua_State *L, const char *name, const char *const *fields,
+                   lua_CFunction index, lua_CFunction len, lua_CFunction tostring)
+{
+    luaL_newmetatable(L, name);
+    lua_newtable(L);
+    for (int i = 0; fields[i]; i++) {
+        lua_pushinteger(L, i + 1);
+        lua_setfield(L, -2, fields[i]);
+    }
+    lua_pushcclosure(L, index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, read_only);
+    lua_setfield(L, -2, "__newindex");
+    if (len) {
+        lua_pushcfunction(L, len);
+        lua_setfield(L, -2, "__len");
+    }
+    lua_pushcfunction(L, tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushboolean(L, 0);   /* scripts cannot reach or change the metatable */
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+}
+
+void fe_lg_open(lua_State *L)
+{
+    if (luaL_getmetatable(L, GRAPH_MT) != LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    new_mt(L, GRAPH_MT, graph_fields, graph_index, graph_len, graph_tostring);
+    new_mt(L, NODE_MT, node_fields, node_index, NULL, node_tostring);
+    new_mt(L, TENSOR_MT, tensor_fields, tensor_index, NULL, tensor_tostring);
+    new_mt(L, GROUP_MT, group_fields, group_index, group_len, group_tostring);
+    /* Node and tensor objects are cached, so identity is equality; __eq
+     * also covers objects made by different runs over the same graph. */
+    luaL_getmetatable(L, NODE_MT);
+    lua_pushcfunction(L, eq_obj);
+    lua_setfield(L, -2, "__eq");
+    lua_pop(L, 1);
+}

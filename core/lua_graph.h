@@ -1,0 +1,34 @@
+/* lua_graph.h: the graph, its nodes and tensors, and candidate groups as
+ * read-only Lua userdata. Objects are made lazily when a script asks for
+ * them (node and tensor objects are cached per graph, so the same node is
+ * always the same Lua value); the graph is never copied into Lua tables. */
+#ifndef FE_LUA_GRAPH_H
+#define FE_LUA_GRAPH_H
+
+#include <lua.h>
+
+#include "graph.h"
+
+/* Register the metatables (once per state). */
+void fe_lg_open(lua_State *L);
+
+/* Push a new graph object for g. g must outlive it or be detached first. */
+void fe_lg_push_graph(lua_State *L, const fe_graph *g);
+/* Cut the graph object at idx from its graph: any later use from Lua
+ * raises "the graph is no longer loaded" instead of touching freed memory. */
+void fe_lg_detach(lua_State *L, int idx);
+
+/* Push node or tensor id of the graph object at gidx. */
+void fe_lg_push_node(lua_State *L, int gidx, int32_t id);
+void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id);
+/* Push a group object for nodes[0..n) (copied; must be sorted ascending). */
+void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n);
+
+/* The node id a Lua value names in g: a node object of g, a node name, or a
+ * 1-based topological index. -1 if it names none. */
+int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g);
+
+/* The members of a group object at idx (NULL if it is not one). */
+const int32_t *fe_lg_group_nodes(lua_State *L, int idx, int *n);
+
+#endif

@@ -1,0 +1,49 @@
+/* partition.h: a partition of a graph's nodes into groups that drivers grow
+ * by merging, keeping every group legal at every step (plan.h's rules).
+ *
+ * Groups are named by a representative node id. Members form unsorted
+ * linked lists joined in O(1); merging relabels the smaller group, so n
+ * merges cost O(n log n) in all. The groups keep a topological order
+ * (pos/order) that bounds the legality search (see partition.c).
+ */
+#ifndef FE_PARTITION_H
+#define FE_PARTITION_H
+
+#include "plan.h"
+
+typedef struct fe_part {
+    const fe_graph *g;
+    int32_t n, ngroups;
+    int32_t *gid;             /* node -> group id */
+    int32_t *next;            /* node -> next member of its group, -1 */
+    int32_t *head, *size;     /* group id -> first member, member count */
+    int32_t *minv, *maxv;     /* group id -> smallest and largest member id */
+    int32_t *pos;             /* group id -> position in a topological order of groups */
+    int32_t *order;           /* position -> group id, or -1 for a free slot */
+    fe_kinds *kinds;          /* group id -> member counts by role */
+    int32_t *mark, stamp;     /* search scratch: visit stamps per group id */
+    int32_t *stack, *tmp;
+} fe_part;
+
+/* Every node alone. NULL on out-of-memory (err set). Free with fe_part_free. */
+fe_part *fe_part_new(const fe_graph *g, fe_error *err);
+void fe_part_free(fe_part *p);
+
+/* May the groups gids[0..n) (distinct group ids) become one group? 1 if
+ * yes; 0 with a reason in why (e.g. "a path leaves and re-enters through
+ * node x", "two matmul/conv ops in one kernel"). */
+int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size);
+
+/* Merge them (call only after fe_part_can_merge said yes); returns the new
+ * group id. */
+int32_t fe_part_merge(fe_part *p, const int32_t *gids, int n);
+
+/* Members of group gid in topological order into out (room for
+ * p->size[gid]); returns the count. */
+int32_t fe_part_members(const fe_part *p, int32_t gid, int32_t *out);
+
+/* The plan this partition describes (groups in dependency order). Caller
+ * frees with fe_plan_free. */
+fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err);
+
+#endif

@@ -1,0 +1,332 @@
+/* plan_json.c: fuseeng.plan/1 files: writing plans (with their decision
+ * log) and reading them back for `fuseeng sim`.
+ *
+ *   {"format": "fuseeng.plan/1", "model": ..., "policy": ..., "machine": ...,
+ *    "groups": [{"id", "nodes", "class", "kernel", "split", "reason"}],
+ *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
+ *                  | {..., "fuse": false, "rejected": true}
+ *                  | {"note": ..., "by": ...}],
+ *    "summary": {"nodes", "kernels", "fused_groups", "largest_group", ...}}
+ *
+ * Reading checks legality like any plan (fe_plan_from_labels): a plan file
+ * cannot smuggle an illegal grouping into the simulator or the executor.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choice.h"
+#include "jsonw.h"
+#include "plan_json.h"
+
+static const char *str_or(const fe_plan *p, int32_t id, const char *dflt)
+{
+    return id >= 0 ? fe_strtab_str(p->strs, id) : dflt;
+}
+
+void fe_plan_write_groups(fe_jw *w, const fe_plan *p)
+{
+    const fe_graph *g = p->g;
+    fe_jw_key(w, "groups");
+    fe_jw_arr(w);
+    for (int32_t gi = 0; gi < p->ngroups; gi++) {
+        const fe_group *gr = &p->groups[gi];
+        const fe_k_choice *kc = fe_k_choice_get(gr->kernel);
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "id");
+        fe_jw_int(w, gi);
+        fe_jw_key(w, "nodes");
+        fe_jw_arr(w);
+        for (int32_t i = 0; i < gr->n; i++)
+            fe_jw_str(w, fe_node_name(g, fe_graph_node(g, p->members[gr->off + i])));
+        fe_jw_end(w);
+        fe_jw_key(w, "class");
+        fe_jw_str(w, fe_class_name(gr->klass));
+        fe_jw_key(w, "kernel");
+        fe_jw_str(w, kc ? kc->name : "auto");
+        fe_jw_key(w, "split");
+        fe_jw_int(w, gr->split);
+        if (gr->reason >= 0) {
+            fe_jw_key(w, "reason");
+            fe_jw_str(w, str_or(p, gr->reason, ""));
+        }
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+}
+
+void fe_plan_write_decisions(fe_jw *w, const fe_plan *p)
+{
+    const fe_graph *g = p->g;
+    fe_jw_key(w, "decisions");
+    fe_jw_arr(w);
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        const fe_decision *dc = &p->decisions[d];
+        fe_jw_obj_flat(w);
+        if (dc->verdict == -3) {
+            fe_jw_key(w, "note");
+            fe_jw_str(w, str_or(p, dc->reason, ""));
+            fe_jw_key(w, "by");
+            fe_jw_str(w, str_or(p, dc->by, ""));
+            fe_jw_end(w);
+            continue;
+        }
+        fe_jw_key(w, "group");
+        fe_jw_arr(w);
+        for (int32_t i = 0; i < dc->n; i++)
+            fe_jw_str(w, fe_node_name(g, fe_graph_node(g, p->dnodes[dc->off + i])));
+        fe_jw_end(w);
+        fe_jw_key(w, "fuse");
+        if (dc->verdict == 1)
+            fe_jw_bool(w, 1);
+        else if (dc->verdict == -1)
+            fe_jw_null(w);
+        else
+            fe_jw_bool(w, 0);
+        if (dc->verdict == -2) {
+            fe_jw_key(w, "rejected");
+            fe_jw_bool(w, 1);
+        }
+        fe_jw_key(w, "by");
+        fe_jw_str(w, str_or(p, dc->by, ""));
+        fe_jw_key(w, "reason");
+        fe_jw_str(w, str_or(p, dc->reason, ""));
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+}
+
+void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    c->kernels = p->ngroups;
+    for (int32_t gi = 0; gi < p->ngroups; gi++) {
+        int32_t n = p->groups[gi].n;
+        if (n > 1)
+            c->fused_groups++, c->fused_nodes += n;
+        if (n > c->largest)
+            c->largest = n;
+        if (p->groups[gi].split > 1)
+            c->tiled_groups++;
+    }
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        switch (p->decisions[d].verdict) {
+        case 1: c->yes++; break;
+        case 0: c->no++; break;
+        case -1: c->none++; break;
+        case -2: c->rejected++; break;
+        default: c->notes++; break;
+        }
+    }
+}
+
+int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *extra, fe_error *err)
+{
+    const fe_graph *g = p->g;
+    fe_plan_counts c;
+    fe_jw w;
+    fe_plan_summary_counts(p, &c);
+    fe_jw_init(&w, f, indent);
+    fe_jw_obj(&w);
+    fe_jw_key(&w, "format");
+    fe_jw_str(&w, "fuseeng.plan/1");
+    fe_jw_key(&w, "model");
+    fe_jw_str(&w, g->name);
+    fe_jw_key(&w, "policy");
+    if (p->policy >= 0)
+        fe_jw_str(&w, str_or(p, p->policy, ""));
+    else
+        fe_jw_null(&w);
+    fe_jw_key(&w, "machine");
+    if (p->machine >= 0)
+        fe_jw_str(&w, str_or(p, p->machine, ""));
+    else
+        fe_jw_null(&w);
+    if (g->ndims) {
+        fe_jw_key(&w, "dims");
+        fe_jw_obj_flat(&w);
+        for (int32_t d = 0; d < g->ndims; d++) {
+            fe_jw_key(&w, fe_graph_str(g, g->dims[d].name));
+            fe_jw_int(&w, g->dims[d].value);
+        }
+        fe_jw_end(&w);
+    }
+    fe_plan_write_groups(&w, p);
+    fe_plan_write_decisions(&w, p);
+    fe_jw_key(&w, "summary");
+    fe_jw_obj(&w);
+    fe_jw_key(&w, "nodes");
+    fe_jw_int(&w, g->nnodes);
+    fe_jw_key(&w, "kernels");
+    fe_jw_int(&w, c.kernels);
+    fe_jw_key(&w, "fused_groups");
+    fe_jw_int(&w, c.fused_groups);
+    fe_jw_key(&w, "fused_nodes");
+    fe_jw_int(&w, c.fused_nodes);
+    fe_jw_key(&w, "largest_group");
+    fe_jw_int(&w, c.largest);
+    fe_jw_key(&w, "tiled_groups");
+    fe_jw_int(&w, c.tiled_groups);
+    fe_jw_key(&w, "decisions");
+    fe_jw_obj_flat(&w);
+    fe_jw_key(&w, "fuse");
+    fe_jw_int(&w, c.yes);
+    fe_jw_key(&w, "no");
+    fe_jw_int(&w, c.no);
+    fe_jw_key(&w, "no_opinion");
+    fe_jw_int(&w, c.none);
+    fe_jw_key(&w, "rejected");
+    fe_jw_int(&w, c.rejected);
+    fe_jw_end(&w);
+    if (extra && extra->summary)
+        extra->summary(&w, extra->ctx);
+    fe_jw_end(&w);
+    fe_jw_end(&w);
+    if (fflush(f) != 0 || ferror(f))
+        return fe_error_set(err, FE_ERUNTIME, "writing the plan failed: %s", strerror(errno));
+    return FE_OK;
+}
+
+char *fe_plan_to_json(const fe_plan *p, fe_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        fe_error_set(err, FE_ENOMEM, "out of memory writing a plan");
+        return NULL;
+    }
+    int rc = fe_plan_write(p, f, 1, NULL, err);
+    fclose(f);
+    if (rc != FE_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int fe_plan_groups(const fe_plan *p) { return p->ngroups; }
+int fe_plan_decisions(const fe_plan *p) { return p->ndecisions; }
+
+int fe_plan_group_size(const fe_plan *p, int group)
+{
+    return group >= 0 && group < p->ngroups ? p->groups[group].n : 0;
+}
+
+const char *fe_plan_group_node(const fe_plan *p, int group, int k)
+{
+    if (group < 0 || group >= p->ngroups || k < 0 || k >= p->groups[group].n)
+        return NULL;
+    return fe_node_name(p->g, fe_graph_node(p->g, p->members[p->groups[group].off + k]));
+}
+
+/* ---- reading ---- */
+
+fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    fe_plan *plan = NULL;
+    int32_t *labels = NULL, *splits = NULL, *kernels = NULL;
+    if (!root) {
+        fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        return NULL;
+    }
+    const char *fmt = json_string_value(json_object_get(root, "format"));
+    json_t *groups = json_object_get(root, "groups");
+    if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0) {
+        fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\"", path);
+        goto out;
+    }
+    if (!json_is_array(groups)) {
+        fe_error_set(err, FE_EINPUT, "%s: \"groups\" must be a list of groups", path);
+        goto out;
+    }
+    size_t ng = json_array_size(groups);
+    labels = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *labels);
+    splits = malloc((ng ? ng : 1) * sizeof *splits);
+    kernels = malloc((ng ? ng : 1) * sizeof *kernels);
+    if (!labels || !splits || !kernels) {
+        fe_error_set(err, FE_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    for (int32_t v = 0; v < g->nnodes; v++)
+        labels[v] = -1;
+    for (size_t gi = 0; gi < ng; gi++) {
+        json_t *grp = json_array_get(groups, gi);
+        json_t *nodes = json_object_get(grp, "nodes");
+        json_t *split = json_object_get(grp, "split");
+        json_t *kernel = json_object_get(grp, "kernel");
+        if (!json_is_array(nodes) || json_array_size(nodes) == 0) {
+            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"nodes\" must be a non-empty list of "
+                         "node names", path, gi);
+            goto out;
+        }
+        for (size_t k = 0; k < json_array_size(nodes); k++) {
+            const char *name = json_string_value(json_array_get(nodes, k));
+            int32_t v = name ? fe_graph_find_node(g, name) : -1;
+            if (v < 0) {
+                fe_error_set(err, FE_EINPUT, "%s: group %zu names node '%s', which model '%s' "
+                             "does not have (a plan for another model?)", path, gi,
+                             name ? name : "(not a string)", g->name);
+                goto out;
+            }
+            if (labels[v] >= 0) {
+                fe_error_set(err, FE_EINPUT, "%s: node '%s' is in groups %d and %zu", path, name,
+                             labels[v], gi);
+                goto out;
+            }
+            labels[v] = (int32_t)gi;
+        }
+        splits[gi] = 1;
+        if (split && (!json_is_integer(split) || json_integer_value(split) < 1 ||
+                      json_integer_value(split) > (1 << 24))) {
+            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be an integer >= 1", path, gi);
+            goto out;
+        }
+        if (split)
+            splits[gi] = (int32_t)json_integer_value(split);
+        kernels[gi] = 0;
+        if (kernel) {
+            const char *k = json_string_value(kernel);
+            kernels[gi] = k ? fe_k_choice_find(k) : -1;
+            if (kernels[gi] < 0) {
+                fe_error_set(err, FE_EINPUT, "%s: group %zu: kernel %s is not one of: %s", path, gi,
+                             k ? k : "(not a string)", fe_k_choice_names());
+                goto out;
+            }
+        }
+    }
+    for (int32_t v = 0; v < g->nnodes; v++)
+        if (labels[v] < 0) {
+            fe_error_set(err, FE_EINPUT, "%s: node '%s' is in no group; a plan covers every node",
+                         path, fe_node_name(g, fe_graph_node(g, v)));
+            goto out;
+        }
+    plan = fe_plan_from_labels(g, labels, err);
+    if (!plan) {
+        fe_error_prefix(err, "%s: ", path);
+        goto out;
+    }
+    /* Groups were renumbered in dependency order: carry split and kernel
+     * over through a member. */
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        int32_t l = labels[fe_group_nodes(plan, &plan->groups[gi])[0]];
+        plan->groups[gi].split = splits[l];
+        plan->groups[gi].kernel = kernels[l];
+        const char *reason = json_string_value(json_object_get(json_array_get(groups, (size_t)l),
+                                                               "reason"));
+        if (reason)
+            fe_plan_set_reason(plan, gi, reason);
+    }
+    const char *pol = json_string_value(json_object_get(root, "policy"));
+    if (pol)
+        plan->policy = fe_plan_str(plan, pol);
+out:
+    free(labels);
+    free(splits);
+    free(kernels);
+    json_decref(root);
+    return plan;
+}

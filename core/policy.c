@@ -1,0 +1,150 @@
+/* policy.c: loading, combining and parameterising policies.
+ *
+ * A policy file runs once, in a fresh sandbox environment, and must return
+ * a table made by fe.policy{...} (or a combinator). The handle keeps a
+ * registry reference to that table; combining and parameter overrides call
+ * the engine's own instance of lua/fuseeng.lua, so the rules for them live
+ * in Lua beside fe.policy itself.
+ */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* Copy a string field of the table at idx into buf ("" if absent). */
+static void field_str(lua_State *L, int idx, const char *key, char *buf, size_t size)
+{
+    lua_getfield(L, idx, key);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    snprintf(buf, size, "%s", s);
+    lua_pop(L, 1);
+}
+
+/* Is the value at idx a policy? Duck-typed through its metatable's marker,
+ * because each script has its own instance of the library. */
+static int is_policy(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx))
+        return 0;
+    lua_getfield(L, -1, "__fuseeng_policy");
+    int yes = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    return yes;
+}
+
+fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
+{
+    lua_State *L = fe_sandbox_L(e->sb);
+    if (!is_policy(L, -1)) {
+        fe_error_set(err, FE_EINPUT, "%s: a policy file must return fe.policy{...} (or a "
+                     "combination such as fe.chain{...}); it returned a %s", path,
+                     luaL_typename(L, -1));
+        lua_pop(L, 1);
+        return NULL;
+    }
+    fe_policy *p = calloc(1, sizeof *p);
+    if (!p) {
+        lua_pop(L, 1);
+        fe_error_set(err, FE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->e = e;
+    field_str(L, -1, "name", p->name, sizeof p->name);
+    field_str(L, -1, "driver", p->driver, sizeof p->driver);
+    field_str(L, -1, "description", p->description, sizeof p->description);
+    snprintf(p->path, sizeof p->path, "%s", path);
+    p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return p;
+}
+
+static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
+{
+    /* Loading runs the file's top level: it is metered like a run. */
+    fe_sandbox_begin(e->sb);
+    if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK)
+        return NULL;
+    return fe_policy_wrap(e, label, err);
+}
+
+fe_policy *fe_engine_load_policy(fe_engine *e, const char *name_or_path, fe_error *err)
+{
+    char path[PATH_MAX];
+    if (fe_sandbox_find(e->sb, "policies", name_or_path, path, sizeof path) != 0) {
+        fe_error_set(err, FE_EINPUT, "policy '%s' not found: not a file, and not in %s/policies "
+                     "(see 'fuseeng policies')", name_or_path, fe_sandbox_home(e->sb));
+        return NULL;
+    }
+    fe_sandbox_push_env(e->sb);
+    if (fe_sandbox_load_file(e->sb, path, err) != FE_OK)
+        return NULL;
+    return run_chunk(e, path, err);
+}
+
+fe_policy *fe_engine_load_policy_buffer(fe_engine *e, const char *source, size_t len,
+                                        const char *label, fe_error *err)
+{
+    if (!label)
+        label = "policy";
+    fe_sandbox_push_env(e->sb);
+    if (fe_sandbox_load_string(e->sb, source, len, label, err) != FE_OK)
+        return NULL;
+    return run_chunk(e, label, err);
+}
+
+void fe_policy_free(fe_policy *p)
+{
+    if (!p)
+        return;
+    if (p->e->active == p)
+        p->e->active = NULL;
+    luaL_unref(fe_sandbox_L(p->e->sb), LUA_REGISTRYINDEX, p->ref);
+    free(p);
+}
+
+const char *fe_policy_name(const fe_policy *p) { return p->name; }
+const char *fe_policy_driver(const fe_policy *p) { return p->driver; }
+const char *fe_policy_description(const fe_policy *p) { return p->description; }
+
+fe_policy *fe_engine_combine(fe_engine *e, const char *how, fe_policy *const *policies, int n,
+                             fe_error *err)
+{
+    lua_State *L = fe_sandbox_L(e->sb);
+    fe_engine_push_fe(e);
+    lua_getfield(L, -1, "combine");
+    lua_remove(L, -2);
+    lua_pushstring(L, how);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        if (policies[i]->e != e) {
+            lua_pop(L, 3);
+            fe_error_set(err, FE_EINPUT, "fe_engine_combine: policy %d belongs to another engine", i);
+            return NULL;
+        }
+        lua_rawgeti(L, LUA_REGISTRYINDEX, policies[i]->ref);
+        lua_rawseti(L, -2, i + 1);
+    }
+    fe_sandbox_begin(e->sb);
+    if (fe_sandbox_pcall(e->sb, 2, 1, "combine", err) != FE_OK)
+        return NULL;
+    return fe_policy_wrap(e, how, err);
+}
+
+int fe_policy_set_param(fe_policy *p, const char *key, const char *value, fe_error *err)
+{
+    lua_State *L = fe_sandbox_L(p->e->sb);
+    fe_engine_push_fe(p->e);
+    lua_getfield(L, -1, "set_param");
+    lua_remove(L, -2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    lua_pushstring(L, key);
+    lua_pushstring(L, value);
+    fe_sandbox_begin(p->e->sb);
+    if (fe_sandbox_pcall(p->e->sb, 3, 1, "param", err) != FE_OK)
+        return err ? err->code : FE_EINPUT;
+    /* The overridden policy replaces the old table under the same handle. */
+    luaL_unref(L, LUA_REGISTRYINDEX, p->ref);
+    field_str(L, -1, "name", p->name, sizeof p->name);
+    p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return FE_OK;
+}

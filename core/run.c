@@ -1,0 +1,485 @@
+/* run.c: one planning run of a policy on a graph.
+ *
+ * Note on a run. The run pushes four things on the Lua stack and keeps
+ * their slots: the graph object, the policy table, its hooks and ctx. The
+ * driver then proposes candidates and the run asks the hooks:
+ *
+ *     driver --candidate--> legality (partition.c) --legal--> decide()
+ *        ^                                                        |
+ *        +------------------ merge if true <----------------------+
+ *
+ * Every answer goes to the decision log with the policy's reason. A Lua
+ * error in a hook stops the run with the script's "file:LINE: message"
+ * (fallback_on_error = "stop", the default), or, with "unfused", disables
+ * the policy: the run finishes, the plan drops all of its fusions (as
+ * InfiniCore falls back to the unfused path), and the log says why.
+ *
+ * ctx gives hooks the graph, the policy's params, the round and methods
+ * (ctx:log, and those other modules add: ctx:simulate...). Its methods are
+ * closures over a run handle that is cut when the run ends, so a ctx kept
+ * by a script cannot reach a finished run.
+ */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "choice.h"
+#include "lua_graph.h"
+#include "run.h"
+
+#define CTX_METHODS "fuseeng.ctx_methods"
+
+typedef struct run_handle {
+    fe_run *r;
+} run_handle;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+fe_run *fe_run_from_upvalue(lua_State *L)
+{
+    run_handle *h = lua_touserdata(L, lua_upvalueindex(1));
+    if (!h || !h->r)
+        luaL_error(L, "this ctx belongs to a finished run");
+    return h->r;
+}
+
+void fe_run_add_ctx_method(lua_State *L, const char *name, lua_CFunction fn)
+{
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, CTX_METHODS);
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+}
+
+/* ---- the decision log ---- */
+
+static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
+{
+    if (fe_plan_log(r->log, nodes, n, verdict, r->pol->name, reason) != FE_OK && r->status == FE_OK) {
+        r->status = FE_ENOMEM;
+        fe_error_set(r->err, FE_ENOMEM, "out of memory recording decisions");
+    }
+}
+
+void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why)
+{
+    char msg[600];
+    snprintf(msg, sizeof msg, "rejected by the engine: %s", why);
+    log_decision(r, nodes, n, -2, msg);
+}
+
+void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text)
+{
+    log_decision(r, nodes, n, -3, text);
+}
+
+static int l_ctx_log(lua_State *L)
+{
+    fe_run *r = fe_run_from_upvalue(L);
+    luaL_Buffer b;
+    int n = lua_gettop(L);
+    luaL_buffinit(L, &b);
+    for (int i = 2; i <= n; i++) {   /* 1 is ctx (method call) */
+        if (i > 2)
+            luaL_addchar(&b, ' ');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    fe_run_note(r, NULL, 0, lua_tostring(L, -1));
+    return 0;
+}
+
+/* ---- hooks ---- */
+
+int32_t fe_run_members(fe_run *r, const int32_t *gids, int n)
+{
+    int32_t k = 0;
+    for (int i = 0; i < n; i++)
+        k += fe_part_members(r->part, gids[i], r->tmp + k);
+    if (n > 1) {
+        /* Each list is sorted; an insertion pass is quick for small groups. */
+        for (int32_t i = 1; i < k; i++) {
+            int32_t x = r->tmp[i], j = i;
+            while (j > 0 && r->tmp[j - 1] > x) {
+                r->tmp[j] = r->tmp[j - 1];
+                j--;
+            }
+            r->tmp[j] = x;
+        }
+    }
+    return k;
+}
+
+/* A hook failed (message in e): stop the run, or fall back to unfused. */
+static int hook_failed(fe_run *r, const fe_error *e, const char *hook, const int32_t *nodes, int n)
+{
+    if (r->unfused_on_error) {
+        if (!r->disabled) {
+            r->disabled = 1;
+            snprintf(r->fault, sizeof r->fault, "%s", e->message);
+            char msg[1200];
+            snprintf(msg, sizeof msg, "error in %s: %s; fallback_on_error = \"unfused\": the policy's "
+                     "fusions are dropped", hook, e->message);
+            log_decision(r, nodes, n, 0, msg);
+        }
+        return 0;
+    }
+    r->status = FE_EINPUT;
+    fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", e->message, hook, r->pol->name);
+    return -1;
+}
+
+int fe_run_decide(fe_run *r, const int32_t *gids, int n)
+{
+    lua_State *L = r->L;
+    if (r->disabled)
+        return 0;
+    int32_t cnt = fe_run_members(r, gids, n);
+    int top = lua_gettop(L);
+    if (!r->decide) {
+        log_decision(r, r->tmp, cnt, 1, "legal; the policy has no decide hook");
+        return 1;
+    }
+    lua_pushvalue(L, r->decide);
+    lua_pushvalue(L, r->ptab);
+    fe_lg_push_group(L, r->gidx, r->tmp, cnt);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e) != FE_OK)
+        return hook_failed(r, &e, "decide", r->tmp, cnt);
+    int t = lua_type(L, -2), verdict;
+    if (t == LUA_TBOOLEAN) {
+        verdict = lua_toboolean(L, -2);
+    } else if (t == LUA_TNIL) {
+        verdict = -1;
+    } else {
+        fe_error_set(&e, FE_EINPUT, "%s: decide returned a %s; it must return true, false or nil "
+                     "(and a reason)", r->pol->path, lua_typename(L, t));
+        lua_settop(L, top);
+        return hook_failed(r, &e, "decide", r->tmp, cnt);
+    }
+    const char *reason = lua_type(L, -1) == LUA_TNIL ? "" : luaL_tolstring(L, -1, NULL);
+    int fuse = verdict < 0 ? r->default_verdict : verdict;
+    if (verdict < 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s%sno opinion; default: %s", reason, *reason ? "; " : "",
+                 fuse ? "fuse" : "do not fuse");
+        log_decision(r, r->tmp, cnt, -1, msg);
+    } else {
+        log_decision(r, r->tmp, cnt, verdict, reason);
+    }
+    lua_settop(L, top);
+    return r->status == FE_OK ? fuse : -1;
+}
+
+/* Bytes of the tensors flowing between a and b: what fusing them keeps on
+ * chip (Inductor's "memory saved" score). */
+static double bytes_between(fe_run *r, int32_t a, int32_t b)
+{
+    const fe_graph *g = r->g;
+    double s = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t from = pass ? b : a, to = pass ? a : b;
+        for (int32_t v = r->part->head[from]; v >= 0; v = r->part->next[v]) {
+            const fe_node *n = fe_graph_node(g, v);
+            for (int k = 0; k < n->nout; k++) {
+                const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+                for (int32_t c = 0; c < t->ncons; c++)
+                    if (r->part->gid[fe_tensor_consumer(g, t, c)] == to) {
+                        s += (double)t->bytes;
+                        break;
+                    }
+            }
+        }
+    }
+    return s;
+}
+
+int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
+{
+    lua_State *L = r->L;
+    if (!r->score) {
+        *score = bytes_between(r, a, b);
+        return 0;
+    }
+    int top = lua_gettop(L);
+    lua_pushvalue(L, r->score);
+    lua_pushvalue(L, r->ptab);
+    int32_t na = fe_part_members(r->part, a, r->tmp);
+    fe_lg_push_group(L, r->gidx, r->tmp, na);
+    int32_t nb = fe_part_members(r->part, b, r->tmp);
+    fe_lg_push_group(L, r->gidx, r->tmp, nb);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e) != FE_OK)
+        return hook_failed(r, &e, "score", NULL, 0) < 0 ? -1 : 0;
+    int isnum;
+    double s = lua_tonumberx(L, -1, &isnum);
+    lua_settop(L, top);
+    if (!isnum || isnan(s)) {
+        fe_error_set(&e, FE_EINPUT, "%s: score returned %s; it must return a number",
+                     r->pol->path, isnum ? "NaN" : "a non-number");
+        return hook_failed(r, &e, "score", NULL, 0) < 0 ? -1 : 0;
+    }
+    *score = s;
+    return 0;
+}
+
+/* ---- setting up ---- */
+
+static int field_bool(lua_State *L, int t, const char *k, int dflt)
+{
+    int v = lua_getfield(L, t, k) == LUA_TBOOLEAN ? lua_toboolean(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+static int ctx_newindex(lua_State *L)
+{
+    return luaL_error(L, "ctx is read-only; keep per-run data in ctx.state");
+}
+
+void fe_run_open(lua_State *L)
+{
+    if (luaL_newmetatable(L, "fuseeng.ctx")) {
+        lua_pushcfunction(L, ctx_newindex);
+        lua_setfield(L, -2, "__newindex");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+}
+
+/* ctx: a read-only table of facts and methods; ctx.state is the policy's
+ * scratch table for the run. */
+static void push_ctx(fe_run *r)
+{
+    lua_State *L = r->L;
+    lua_createtable(L, 0, 12);
+    lua_pushvalue(L, r->gidx);
+    lua_setfield(L, -2, "graph");
+    lua_pushstring(L, r->pol->name);
+    lua_setfield(L, -2, "policy");
+    lua_getfield(L, r->ptab, "params");
+    lua_setfield(L, -2, "params");
+    lua_pushstring(L, r->pol->driver);
+    lua_setfield(L, -2, "driver");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, -2, "round");
+    lua_newtable(L);
+    lua_setfield(L, -2, "state");
+    run_handle *h = lua_newuserdatauv(L, sizeof *h, 0);
+    h->r = r;
+    int hidx = lua_gettop(L);
+    lua_pushvalue(L, hidx);
+    lua_pushcclosure(L, l_ctx_log, 1);
+    lua_setfield(L, -3, "log");
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, CTX_METHODS);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_CFunction fn = lua_tocfunction(L, -1);
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);           /* key */
+        lua_pushvalue(L, hidx);
+        lua_pushcclosure(L, fn, 1);
+        lua_settable(L, hidx - 1);      /* ctx[key] = closure */
+    }
+    lua_pop(L, 1);   /* methods table */
+    lua_remove(L, hidx);
+    luaL_getmetatable(L, "fuseeng.ctx");
+    lua_setmetatable(L, -2);
+}
+
+static void cut_ctx(fe_run *r)
+{
+    /* The run handle is the upvalue of ctx.log; nulling it cuts them all. */
+    lua_State *L = r->L;
+    lua_getfield(L, r->ctx, "log");
+    if (lua_getupvalue(L, -1, 1)) {
+        run_handle *h = lua_touserdata(L, -1);
+        if (h)
+            h->r = NULL;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* Split and kernel hooks for each final group (TLF and kernel choices). */
+static int finish_groups(fe_run *r, fe_plan *plan)
+{
+    lua_State *L = r->L;
+    int split = lua_getfield(L, r->ptab, "split") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    int kernel = lua_getfield(L, r->ptab, "kernel") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    for (int32_t gi = 0; gi < plan->ngroups && (split || kernel); gi++) {
+        fe_group *gr = &plan->groups[gi];
+        for (int hook = 0; hook < 2; hook++) {
+            int fn = hook ? kernel : split;
+            if (!fn)
+                continue;
+            lua_pushvalue(L, fn);
+            lua_pushvalue(L, r->ptab);
+            fe_lg_push_group(L, r->gidx, fe_group_nodes(plan, gr), gr->n);
+            lua_pushvalue(L, r->ctx);
+            r->stats.hook_calls++;
+            fe_error e = {0};
+            const char *name = hook ? "kernel" : "split";
+            if (fe_sandbox_pcall(r->e->sb, 3, 1, name, &e) != FE_OK) {
+                if (hook_failed(r, &e, name, NULL, 0) < 0)
+                    return -1;
+                continue;
+            }
+            if (!hook && !lua_isnil(L, -1)) {
+                lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+                if (k < 1 || k > (1 << 24)) {
+                    fe_error_set(&e, FE_EINPUT, "%s: split returned %s; it must return an integer "
+                                 ">= 1 (or nil)", r->pol->path, luaL_tolstring(L, -1, NULL));
+                    lua_pop(L, 2);
+                    if (hook_failed(r, &e, name, NULL, 0) < 0)
+                        return -1;
+                    continue;
+                }
+                gr->split = (int32_t)k;
+            } else if (hook && !lua_isnil(L, -1)) {
+                const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+                int id = k ? fe_k_choice_find(k) : -1;
+                if (id < 0) {
+                    fe_error_set(&e, FE_EINPUT, "%s: kernel returned %s%s%s; it must return one of: "
+                                 "%s (or nil)", r->pol->path, k ? "'" : "a ", k ? k : luaL_typename(L, -1),
+                                 k ? "'" : "", fe_k_choice_names());
+                    lua_pop(L, 1);
+                    if (hook_failed(r, &e, name, NULL, 0) < 0)
+                        return -1;
+                    continue;
+                }
+                gr->kernel = id;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, r->ctx);
+    return 0;
+}
+
+/* Give each group the reason of the last accepted decision that shaped it. */
+static void group_reasons(fe_run *r, fe_plan *plan)
+{
+    for (int32_t d = 0; d < plan->ndecisions; d++) {
+        const fe_decision *dc = &plan->decisions[d];
+        if (dc->verdict != 1 && !(dc->verdict == -1 && r->default_verdict))
+            continue;
+        if (dc->n < 1)
+            continue;
+        int32_t gi = plan->group_of[plan->dnodes[dc->off]];
+        plan->groups[gi].reason = dc->reason;
+    }
+}
+
+fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
+                       fe_error *err)
+{
+    lua_State *L = fe_sandbox_L(e->sb);
+    int top = lua_gettop(L);
+    fe_run r = {.e = e, .pol = p, .g = g, .L = L, .err = err};
+    fe_plan *plan = NULL;
+    double t0 = now();
+
+    r.part = fe_part_new(g, err);
+    r.log = fe_plan_unfused(g, err);
+    r.tmp = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.tmp);
+    r.extra_split = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_split);
+    r.extra_kernel = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_kernel);
+    if (!r.part || !r.log || !r.tmp || !r.extra_split || !r.extra_kernel) {
+        fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
+        goto out;
+    }
+    fe_lg_push_graph(L, g);
+    r.gidx = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    r.ptab = lua_gettop(L);
+    r.decide = lua_getfield(L, r.ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r.score = lua_getfield(L, r.ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r.default_verdict = field_bool(L, r.ptab, "default", 0);
+    lua_getfield(L, r.ptab, "fallback_on_error");
+    r.unfused_on_error = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unfused") == 0;
+    lua_pop(L, 1);
+    push_ctx(&r);
+    r.ctx = lua_gettop(L);
+
+    fe_sandbox_begin(e->sb);
+    int rc;
+    if (strcmp(p->driver, "greedy") == 0)
+        rc = fe_drive_greedy(&r);
+    else if (strcmp(p->driver, "patterns") == 0)
+        rc = fe_drive_patterns(&r);
+    else if (strcmp(p->driver, "dataflow") == 0)
+        rc = fe_drive_dataflow(&r);
+    else
+        rc = fe_drive_plan(&r);
+    if (rc != FE_OK || r.status != FE_OK)
+        goto out;
+
+    if (r.disabled) {
+        /* The policy failed: none of its fusions stand. */
+        plan = fe_plan_unfused(g, err);
+    } else {
+        plan = fe_part_to_plan(r.part, err);
+    }
+    if (!plan)
+        goto out;
+    /* Move the decision log into the plan; reasons are interned in the
+     * log's table, so the plan takes that table too. */
+    fe_strtab *s = plan->strs;
+    plan->strs = r.log->strs;
+    r.log->strs = s;
+    plan->decisions = r.log->decisions;
+    plan->ndecisions = r.log->ndecisions;
+    plan->cap_decisions = r.log->cap_decisions;
+    plan->dnodes = r.log->dnodes;
+    plan->ndnodes = r.log->ndnodes;
+    plan->cap_dnodes = r.log->cap_dnodes;
+    r.log->decisions = NULL;
+    r.log->dnodes = NULL;
+    r.log->ndecisions = 0;
+    plan->policy = fe_plan_str(plan, p->name);
+    if (!r.disabled) {
+        for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+            int32_t gid = r.part->gid[fe_group_nodes(plan, &plan->groups[gi])[0]];
+            if (r.extra_split[gid] > 0)
+                plan->groups[gi].split = r.extra_split[gid];
+            plan->groups[gi].kernel = r.extra_kernel[gid];
+        }
+        group_reasons(&r, plan);
+        if (finish_groups(&r, plan) != 0 || r.status != FE_OK) {
+            fe_plan_free(plan);
+            plan = NULL;
+            goto out;
+        }
+    }
+out:
+    if (r.ctx)
+        cut_ctx(&r);
+    if (r.gidx)
+        fe_lg_detach(L, r.gidx);
+    lua_settop(L, top);
+    r.stats.seconds = now() - t0;
+    r.stats.instructions = fe_sandbox_used(e->sb);
+    r.stats.lua_bytes = fe_sandbox_memory(e->sb);
+    if (stats)
+        *stats = r.stats;
+    fe_plan_free(r.log);
+    fe_part_free(r.part);
+    free(r.tmp);
+    free(r.extra_split);
+    free(r.extra_kernel);
+    return plan;
+}

@@ -1,0 +1,80 @@
+/* run.h: one planning run: a policy on a graph, through its driver.
+ *
+ * The run owns the Lua side of planning (the graph object, ctx, hook
+ * calls, the decision log, fallback_on_error) so that drivers are plain C:
+ * they propose candidates and merge groups in a partition (partition.h),
+ * and ask the run what the policy thinks. */
+#ifndef FE_RUN_H
+#define FE_RUN_H
+
+#include "engine.h"
+#include "partition.h"
+
+typedef struct fe_run_stats {
+    int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */
+    int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
+    int64_t lua_bytes;       /* Lua state's memory at the end */
+    int rounds;              /* greedy rounds */
+    double seconds;
+} fe_run_stats;
+
+typedef struct fe_run {
+    fe_engine *e;
+    fe_policy *pol;
+    const fe_graph *g;
+    lua_State *L;
+    int gidx, ctx, ptab;     /* stack slots: graph object, ctx, policy table */
+    int decide, score;       /* stack slots of the hooks, 0 if absent */
+    int default_verdict;     /* the policy's `default` */
+    int unfused_on_error;    /* fallback_on_error = "unfused" */
+    fe_part *part;
+    fe_plan *log;            /* holds the decision log while planning */
+    fe_error *err;
+    int status;              /* FE_OK, or what stopped the run */
+    int disabled;            /* the policy failed and fell back to unfused */
+    char fault[1024];
+    int32_t *tmp;            /* scratch for candidate members (nnodes) */
+    int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
+    int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
+    fe_run_stats stats;
+} fe_run;
+
+/* Run policy p on g. Returns the plan (caller frees with fe_plan_free; it
+ * refers to g) or NULL with err set. stats may be NULL. */
+fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
+                       fe_error *err);
+
+/* Ask the policy about merging groups gids[0..n) of r->part: 1 fuse, 0 do
+ * not, -1 the run must stop (r->status is set). The decision is logged. */
+int fe_run_decide(fe_run *r, const int32_t *gids, int n);
+
+/* The policy's score for merging groups a and b (greedy); without a score
+ * hook, the bytes of the tensors the merge would keep on chip. -1 if the
+ * run must stop. */
+int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score);
+
+/* Log a candidate the engine rejected as illegal (verdict -2). */
+void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why);
+
+/* Log a note (ctx:log, driver remarks): verdict -3, no nodes needed. */
+void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text);
+
+/* Members of the union of groups gids, sorted, into r->tmp; returns count. */
+int32_t fe_run_members(fe_run *r, const int32_t *gids, int n);
+
+/* Drivers (driver_*.c). Each grows r->part and returns FE_OK or r->status. */
+int fe_drive_greedy(fe_run *r);
+int fe_drive_patterns(fe_run *r);
+int fe_drive_dataflow(fe_run *r);
+int fe_drive_plan(fe_run *r);
+
+/* Register the ctx metatable (once per state). */
+void fe_run_open(lua_State *L);
+
+/* Add a method to every run's ctx: fn receives the run handle as upvalue 1
+ * (use fe_run_from_upvalue). Called once per state, before runs. */
+void fe_run_add_ctx_method(lua_State *L, const char *name, lua_CFunction fn);
+/* The live run behind a ctx method call, or a Lua error if it is over. */
+fe_run *fe_run_from_upvalue(lua_State *L);
+
+#endif

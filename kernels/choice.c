@@ -1,0 +1,39 @@
+/* choice.c: the kernel choice registry (see choice.h). */
+#include <string.h>
+
+#include "choice.h"
+
+static const fe_k_choice choices[FE_K_NCHOICES] = {
+    {FE_K_CHOICE_AUTO, "auto", 1,
+     "best applicable: fused_rows for elementwise/reduction groups, matmul_blocked for "
+     "matmul/conv groups, per_op otherwise"},
+    {FE_K_CHOICE_FUSED, "fused_rows", 1,
+     "fused tile executor: elementwise/broadcast ops and row reductions compiled into one "
+     "program, run tile by tile with intermediates in cache"},
+    {FE_K_CHOICE_MATMUL_BLOCKED, "matmul_blocked", 1,
+     "packed blocked GEMM (6x16 AVX2 micro-kernel) for matmul/conv2d; elementwise prologue "
+     "while packing A, epilogue on each output block in cache"},
+    {FE_K_CHOICE_MATMUL_BLAS, "matmul_blas", 0,
+     "OpenBLAS sgemm for matmul; cannot take epilogues: prologue and epilogue run as "
+     "separate fused passes"},
+    {FE_K_CHOICE_PER_OP, "per_op", 0,
+     "each member op with its reference kernel, intermediates materialised"},
+};
+
+const fe_k_choice *fe_k_choice_get(int id)
+{
+    return id >= 0 && id < FE_K_NCHOICES ? &choices[id] : NULL;
+}
+
+int fe_k_choice_find(const char *name)
+{
+    for (int i = 0; i < FE_K_NCHOICES; i++)
+        if (!strcmp(choices[i].name, name))
+            return i;
+    return -1;
+}
+
+const char *fe_k_choice_names(void)
+{
+    return "auto, fused_rows, matmul_blocked, matmul_blas, per_op";
+}
