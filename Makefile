@@ -15,6 +15,15 @@
 PREFIX ?= /usr/local
 SHARED ?= ../shared
 
+# Quiet by default; `make V=1` prints the full commands.
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
 ifeq ($(SANITIZE),1)
 BUILD := build/san
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -48,6 +57,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+EXAMPLE_BIN := $(BUILD)/examples/embed
 
 DEPS_OK := build/.deps-ok
 
@@ -63,33 +73,47 @@ deps: $(DEPS_OK)
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libfuseeng.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 # The engine as a shared object. Lua 5.4 is linked in by its own soname;
 # libfuseeng.so (below) loads this with RTLD_DEEPBIND so that a host that
 # carries another Lua (LuaJIT exports lua_* too) cannot capture its calls.
 $(BUILD)/libfuseeng-core.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic $(LDLIBS)
 
 $(BUILD)/libfuseeng.so: $(BUILD)/obj/$(SHIM_SRC:.c=.o) $(BUILD)/libfuseeng-core.so
-	$(CC) -shared -o $@ $(BUILD)/obj/$(SHIM_SRC:.c=.o) $(LDFLAGS) -ldl
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(BUILD)/obj/$(SHIM_SRC:.c=.o) $(LDFLAGS) -ldl
 
 $(BUILD)/fuseeng: $(CLI_OBJ) $(BUILD)/libfuseeng.a
-	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
 
-test: all $(TEST_BIN)
+# Examples link the public shared library, as a user's program would.
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libfuseeng.so
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror $(SAN) -Icore/include -o $@ $< \
+	    -L$(BUILD) -lfuseeng -Wl,-rpath,'$$ORIGIN/..'
+
+test: all $(TEST_BIN) $(EXAMPLE_BIN)
 	@BUILD=$(BUILD) SHARED=$(SHARED) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 demo: all

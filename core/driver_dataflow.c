@@ -42,10 +42,8 @@ static int call_flow(flow *f, const char *method, const char *op, const char *la
 {
     fe_run *r = f->r;
     lua_State *L = r->L;
-    lua_getfield(L, f->h, method);
-    lua_pushvalue(L, f->h);
+    int nargs = 1;
     lua_pushstring(L, op);
-    int nargs = 2;
     if (last) {
         lua_pushstring(L, last);
         nargs++;
@@ -53,14 +51,7 @@ static int call_flow(flow *f, const char *method, const char *op, const char *la
         lua_pushnil(L);
         nargs++;
     }
-    r->stats.hook_calls++;
-    fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, nargs, 1, "data flow", &e) != FE_OK) {
-        r->status = FE_EINPUT;
-        fe_error_set(r->err, FE_EINPUT, "%s (data flow of policy '%s')", e.message, r->pol->name);
-        return -1;
-    }
-    return 0;
+    return fe_run_method(r, f->h, method, nargs, 1, "data flow");
 }
 
 /* Post-DFS order from the outputs; nodes no output depends on follow in
@@ -163,7 +154,7 @@ int fe_drive_dataflow(fe_run *r)
 
     memset(mapped, 2, sizeof mapped);
     f.mapped = mapped;
-    lua_getfield(L, r->ptab, "dataflow");
+    fe_run_rawfield(L, r->ptab, "dataflow");
     f.h = lua_gettop(L);
     f.scratch = fe_part_new(g, r->err);
     f.group = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *f.group);

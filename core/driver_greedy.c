@@ -104,8 +104,8 @@ static int64_t param_int(fe_run *r, const char *key, int64_t dflt)
 {
     lua_State *L = r->L;
     int64_t v = dflt;
-    if (lua_getfield(L, r->ptab, "params") == LUA_TTABLE &&
-        lua_getfield(L, -1, key) == LUA_TNUMBER)
+    if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE &&
+        fe_run_rawfield(L, -1, key) == LUA_TNUMBER)
         v = (int64_t)lua_tonumber(L, -1);
     lua_settop(L, r->ctx);
     return v;
@@ -192,7 +192,8 @@ int fe_drive_greedy(fe_run *r)
         }
         if (rc != FE_OK)
             break;
-        qsort(s.list, (size_t)keep, sizeof *s.list, by_score);
+        if (keep > 1)
+            qsort(s.list, (size_t)keep, sizeof *s.list, by_score);
 
         for (int64_t i = 0; i < keep; i++) {
             cand *c = &s.list[i];

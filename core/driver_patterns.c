@@ -7,7 +7,9 @@
  *   chain patterns ("add -> rms_norm"): windows along producer -> consumer
  *     paths that start at the node, through nodes not yet fused, at most
  *     `window` nodes long (param, default 16; at most 64 paths per node);
- *     the pattern's longest match on each path is a candidate;
+ *     the pattern's longest match on each path is a candidate. A path stops
+ *     growing once no pattern's automaton is alive on it (p:match's second
+ *     result), so most paths end after a node or two;
  *   expression patterns ("silu(x) * y"): a match rooted at the node.
  *
  * Candidates are tried largest first (then in pattern order); each goes
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "lua_graph.h"
+#include "ops.h"
 #include "run.h"
 
 #define MAX_PATHS 64
@@ -33,6 +36,7 @@ typedef struct cand {
 typedef struct walk {
     fe_run *r;
     int seq;            /* stack slot of the Lua sequence table */
+    int proxies;        /* stack slot: node id -> {op=, pattern=} for chain matching */
     int pats;           /* stack slot of the patterns list */
     int npats;
     int window;
@@ -65,58 +69,90 @@ static int add_cand(walk *w, const int32_t *nodes, int n, int order)
     return 0;
 }
 
+/* Chain patterns read only .op and .pattern: plain tables are much cheaper
+ * to read than node userdata, so each node gets one, made once. */
+static void push_proxy(walk *w, int32_t v)
+{
+    lua_State *L = w->r->L;
+    if (lua_rawgeti(L, w->proxies, v + 1) != LUA_TNIL)
+        return;
+    lua_pop(L, 1);
+    const fe_node *n = fe_graph_node(w->r->g, v);
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, fe_node_op_name(n));
+    lua_setfield(L, -2, "op");
+    lua_pushstring(L, fe_pattern_name(n->pattern));
+    lua_setfield(L, -2, "pattern");
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, w->proxies, v + 1);
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
 }
 
-/* At the end of a path: ask each chain pattern for its longest match. */
-static int match_path(walk *w, int depth)
+/* Match chain pattern i on the path so far (seq[1..depth]): its longest
+ * match and whether a longer path could still match more. -1 on error. */
+static int match_one(walk *w, int i, int depth, int *len, int *alive)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
     lua_pushnil(L);
     lua_rawseti(L, w->seq, depth + 1);
-    for (int i = 1; i <= w->npats; i++) {
-        lua_rawgeti(L, w->pats, i);
-        if (lua_getfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "chain")) {
-            lua_pop(L, 2);
-            continue;
-        }
-        lua_pop(L, 1);
-        lua_getfield(L, -1, "match");
-        lua_insert(L, -2);
-        lua_pushvalue(L, w->seq);
-        r->stats.hook_calls++;
-        fe_error e = {0};
-        if (fe_sandbox_pcall(r->e->sb, 2, 1, "pattern match", &e) != FE_OK) {
-            r->status = FE_EINPUT;
-            fe_error_set(r->err, FE_EINPUT, "%s (matching pattern %d of policy '%s')", e.message, i,
-                         r->pol->name);
-            return -1;
-        }
-        lua_Integer len = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-        lua_pop(L, 1);
-        if (len >= 2 && len <= depth) {
-            int32_t ids[256];
-            memcpy(ids, w->path, (size_t)len * sizeof *ids);
-            qsort(ids, (size_t)len, sizeof *ids, cmp_i32);
-            if (add_cand(w, ids, (int)len, i) != 0)
-                return fe_error_set(r->err, FE_ENOMEM, "out of memory matching patterns");
-        }
-    }
+    lua_rawgeti(L, w->pats, i);
+    lua_pushvalue(L, w->seq);
+    if (fe_run_method(r, -2, "match", 1, 2, "pattern match") != 0)
+        return -1;
+    *len = lua_isinteger(L, -2) ? (int)lua_tointeger(L, -2) : 0;
+    *alive = lua_toboolean(L, -1);
+    lua_pop(L, 3);
+    return 0;
+}
+
+static int record(walk *w, int len, int i)
+{
+    if (len < 2)
+        return FE_OK;
+    int32_t ids[256];
+    memcpy(ids, w->path, (size_t)len * sizeof *ids);
+    qsort(ids, (size_t)len, sizeof *ids, cmp_i32);
+    if (add_cand(w, ids, len, i) != 0)
+        return fe_error_set(w->r->err, FE_ENOMEM, "out of memory matching patterns");
     return FE_OK;
 }
 
-/* Depth-first over consumers of the path's last node. */
-static int extend(walk *w, int depth)
+/* Depth-first over consumers. best[i] is chain pattern i's longest match
+ * so far, alive[i] whether it may still grow; a pattern's candidate is
+ * recorded when it dies or the path ends. */
+static int extend(walk *w, int depth, const int *best_in, const uint8_t *alive_in)
 {
     fe_run *r = w->r;
     const fe_graph *g = r->g;
-    int32_t v = w->path[depth - 1];
+    int best[64];
+    uint8_t alive[64];
+    int any = 0;
+    for (int i = 1; i <= w->npats && i < 64; i++) {
+        best[i] = best_in[i];
+        alive[i] = alive_in[i];
+        if (!alive[i])
+            continue;
+        int len, live;
+        if (match_one(w, i, depth, &len, &live) != 0)
+            return -1;
+        if (len > best[i])
+            best[i] = len;
+        if (!live) {
+            alive[i] = 0;
+            if (record(w, best[i], i) != FE_OK)
+                return -1;
+        }
+        any |= alive[i];
+    }
     int extended = 0;
-    if (depth < w->window) {
+    if (any && depth < w->window) {
+        int32_t v = w->path[depth - 1];
         const fe_node *n = fe_graph_node(g, v);
         for (int k = 0; k < n->nout && w->paths < MAX_PATHS; k++) {
             const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
@@ -125,17 +161,20 @@ static int extend(walk *w, int depth)
                 if (w->busy[u])
                     continue;
                 w->path[depth] = u;
-                fe_lg_push_node(r->L, r->gidx, u);
+                push_proxy(w, u);
                 lua_rawseti(r->L, w->seq, depth + 1);
                 extended = 1;
-                if (extend(w, depth + 1) != FE_OK)
+                if (extend(w, depth + 1, best, alive) != FE_OK)
                     return -1;
             }
         }
     }
     if (!extended) {
+        /* The path ends here: patterns still alive have their best. */
         w->paths++;
-        return match_path(w, depth);
+        for (int i = 1; i <= w->npats && i < 64; i++)
+            if (alive[i] && record(w, best[i], i) != FE_OK)
+                return -1;
     }
     return FE_OK;
 }
@@ -147,22 +186,15 @@ static int match_exprs(walk *w, int32_t v)
     lua_State *L = r->L;
     for (int i = 1; i <= w->npats; i++) {
         lua_rawgeti(L, w->pats, i);
-        if (lua_getfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "expr")) {
+        if (fe_run_rawfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "expr")) {
             lua_pop(L, 2);
             continue;
         }
         lua_pop(L, 1);
-        lua_getfield(L, -1, "match_expr");
-        lua_insert(L, -2);
         fe_lg_push_node(L, r->gidx, v);
-        r->stats.hook_calls++;
-        fe_error e = {0};
-        if (fe_sandbox_pcall(r->e->sb, 2, 2, "pattern match", &e) != FE_OK) {
-            r->status = FE_EINPUT;
-            fe_error_set(r->err, FE_EINPUT, "%s (matching pattern %d of policy '%s')", e.message, i,
-                         r->pol->name);
+        if (fe_run_method(r, -2, "match_expr", 1, 2, "pattern match") != 0)
             return -1;
-        }
+        lua_remove(L, -3);   /* the pattern */
         if (lua_type(L, -1) == LUA_TTABLE) {
             int n = (int)lua_rawlen(L, -1), ok = n >= 2 && n <= 256;
             int32_t ids[256];
@@ -203,19 +235,21 @@ int fe_drive_patterns(fe_run *r)
     char why[512];
     int rc = FE_OK;
 
-    if (lua_getfield(L, r->ptab, "params") == LUA_TTABLE &&
-        lua_getfield(L, -1, "window") == LUA_TNUMBER)
+    if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE &&
+        fe_run_rawfield(L, -1, "window") == LUA_TNUMBER)
         w.window = (int)lua_tonumber(L, -1);
     lua_settop(L, r->ctx);
     if (w.window < 2)
         w.window = 2;
     if (w.window > 256)
         w.window = 256;
-    lua_getfield(L, r->ptab, "patterns");
+    fe_run_rawfield(L, r->ptab, "patterns");
     w.pats = lua_gettop(L);
-    w.npats = (int)lua_rawlen(L, w.pats);
+    w.npats = lua_istable(L, w.pats) ? (int)lua_rawlen(L, w.pats) : 0;
     lua_createtable(L, w.window, 0);
     w.seq = lua_gettop(L);
+    lua_createtable(L, g->nnodes, 0);
+    w.proxies = lua_gettop(L);
     w.path = malloc((size_t)w.window * sizeof *w.path);
     w.busy = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, 1);
     if (!w.path || !w.busy) {
@@ -228,13 +262,22 @@ int fe_drive_patterns(fe_run *r)
         w.ncands = 0;
         w.paths = 0;
         w.path[0] = v;
-        fe_lg_push_node(L, r->gidx, v);
+        push_proxy(&w, v);
         lua_rawseti(L, w.seq, 1);
-        if (extend(&w, 1) != FE_OK || match_exprs(&w, v) != FE_OK) {
+        int best[64] = {0};
+        uint8_t alive[64] = {0};
+        for (int i = 1; i <= w.npats && i < 64; i++) {
+            lua_rawgeti(L, w.pats, i);
+            fe_run_rawfield(L, -1, "kind");
+            alive[i] = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "chain") == 0;
+            lua_pop(L, 2);
+        }
+        if (extend(&w, 1, best, alive) != FE_OK || match_exprs(&w, v) != FE_OK) {
             rc = r->status != FE_OK ? r->status : FE_ENOMEM;
             break;
         }
-        qsort(w.cands, (size_t)w.ncands, sizeof *w.cands, by_size);
+        if (w.ncands > 1)
+            qsort(w.cands, (size_t)w.ncands, sizeof *w.cands, by_size);
         for (int i = 0; i < w.ncands; i++) {
             cand *c = &w.cands[i];
             int busy = 0;

@@ -34,7 +34,7 @@ int fe_drive_plan(fe_run *r)
     for (int32_t v = 0; v < g->nnodes; v++)
         owner[v] = -1;
 
-    lua_getfield(L, r->ptab, "plan");
+    fe_run_rawfield(L, r->ptab, "plan");
     lua_pushvalue(L, r->ptab);
     lua_pushvalue(L, r->gidx);
     lua_pushvalue(L, r->ctx);
@@ -76,8 +76,7 @@ int fe_drive_plan(fe_run *r)
             int32_t v = fe_lg_to_node(L, -1, g);
             if (v < 0) {
                 snprintf(why, sizeof why, "group %lld item %lld (%s) is not a node of this graph",
-                         (long long)gi, (long long)k, luaL_tolstring(L, -1, NULL));
-                lua_pop(L, 1);
+                         (long long)gi, (long long)k, fe_run_describe(L, -1));
                 bad = 1;
             } else if (owner[v] >= 0) {
                 snprintf(why, sizeof why, "group %lld: node '%s' is already in group %d",
@@ -114,7 +113,7 @@ int fe_drive_plan(fe_run *r)
         int32_t split = 1, kernel = 0;
         const char *reason = "returned by plan()";
         if (!bad) {
-            if (lua_getfield(L, grp, "split") != LUA_TNIL) {
+            if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {
                 lua_Integer s = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
                 if (s < 1 || s > (1 << 24)) {
                     snprintf(why, sizeof why, "group %lld: split must be an integer >= 1", (long long)gi);
@@ -123,7 +122,7 @@ int fe_drive_plan(fe_run *r)
                 split = (int32_t)s;
             }
             lua_pop(L, 1);
-            if (lua_getfield(L, grp, "kernel") != LUA_TNIL) {
+            if (fe_run_rawfield(L, grp, "kernel") != LUA_TNIL) {
                 const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
                 kernel = fe_k_choice_find(k);
                 if (kernel < 0) {
@@ -133,7 +132,7 @@ int fe_drive_plan(fe_run *r)
                 }
             }
             lua_pop(L, 1);
-            if (lua_getfield(L, grp, "reason") == LUA_TSTRING)
+            if (fe_run_rawfield(L, grp, "reason") == LUA_TSTRING)
                 reason = lua_tostring(L, -1);
         }
         /* Sort the members for the log and the merge. */

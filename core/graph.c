@@ -523,7 +523,8 @@ int fe_builder_attr_ints(fe_builder *b, int32_t node, const char *key, const int
     a->type = FE_ATTR_INTS;
     a->n = n;
     a->v.off = g->nints;
-    memcpy(g->ints + g->nints, v, (size_t)n * sizeof *v);
+    if (n > 0)
+        memcpy(g->ints + g->nints, v, (size_t)n * sizeof *v);
     g->nints += n;
     return FE_OK;
 }
@@ -911,13 +912,14 @@ static void shape_of(const fe_graph *g, const fe_tensor *t, fe_shape *s)
 {
     s->rank = t->rank;
     s->dtype = t->dtype;
-    memcpy(s->dim, fe_tensor_shape(g, t), sizeof(int64_t) * t->rank);
+    if (t->rank)   /* a graph of scalars may have no shape pool at all */
+        memcpy(s->dim, fe_tensor_shape(g, t), sizeof(int64_t) * t->rank);
 }
 
 static int same_shape(const fe_graph *g, const fe_tensor *t, const fe_shape *s)
 {
     return t->rank == s->rank && t->dtype == s->dtype &&
-           memcmp(fe_tensor_shape(g, t), s->dim, sizeof(int64_t) * (size_t)s->rank) == 0;
+           (s->rank == 0 || memcmp(fe_tensor_shape(g, t), s->dim, sizeof(int64_t) * (size_t)s->rank) == 0);
 }
 
 /* Pass 6: infer every node's outputs in topological order. */

@@ -164,7 +164,8 @@ int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char
         p->dnodes = d;
         p->cap_dnodes = cap;
     }
-    memcpy(p->dnodes + p->ndnodes, nodes, (size_t)n * sizeof *nodes);
+    if (n > 0)
+        memcpy(p->dnodes + p->ndnodes, nodes, (size_t)n * sizeof *nodes);
     p->decisions[p->ndecisions++] = (fe_decision){
         .off = (int32_t)p->ndnodes, .n = n, .verdict = (int8_t)verdict,
         .by = fe_plan_str(p, by), .reason = fe_plan_str(p, reason)};

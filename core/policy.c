@@ -12,10 +12,13 @@
 
 #include "engine.h"
 
-/* Copy a string field of the table at idx into buf ("" if absent). */
+/* Copy a string field of the table at idx into buf ("" if absent). Raw:
+ * a script's metamethods never run from C outside a protected call. */
 static void field_str(lua_State *L, int idx, const char *key, char *buf, size_t size)
 {
-    lua_getfield(L, idx, key);
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, key);
+    lua_rawget(L, idx);
     const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     snprintf(buf, size, "%s", s);
     lua_pop(L, 1);
@@ -27,7 +30,8 @@ static int is_policy(lua_State *L, int idx)
 {
     if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx))
         return 0;
-    lua_getfield(L, -1, "__fuseeng_policy");
+    lua_pushliteral(L, "__fuseeng_policy");
+    lua_rawget(L, -2);
     int yes = lua_toboolean(L, -1);
     lua_pop(L, 2);
     return yes;
@@ -62,8 +66,13 @@ static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
 {
     /* Loading runs the file's top level: it is metered like a run. */
     fe_sandbox_begin(e->sb);
-    if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK)
+    if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK) {
+        /* A message without the file's name (raised from a tail call, as in
+         * `return fe.policy{...}`) gets it. */
+        if (err && strncmp(err->message, label, strlen(label)) != 0)
+            fe_error_prefix(err, "%s: ", label);
         return NULL;
+    }
     return fe_policy_wrap(e, label, err);
 }
 

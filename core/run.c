@@ -58,6 +58,53 @@ void fe_run_add_ctx_method(lua_State *L, const char *name, lua_CFunction fn)
     lua_pop(L, 1);
 }
 
+const char *fe_run_describe(lua_State *L, int idx)
+{
+    static _Thread_local char buf[96];
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+    case LUA_TSTRING:
+        snprintf(buf, sizeof buf, "'%.60s'", lua_tostring(L, idx));
+        return buf;
+    case LUA_TBOOLEAN:
+        return lua_toboolean(L, idx) ? "true" : "false";
+    default:
+        snprintf(buf, sizeof buf, "a %s", luaL_typename(L, idx));
+        return buf;
+    }
+}
+
+/* obj[name](obj, args...) inside a protected call: stack on entry is
+ * obj, name, args. */
+static int trampoline(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_getfield(L, 1, lua_tostring(L, 2));
+    lua_insert(L, 1);
+    lua_remove(L, 3);
+    lua_call(L, n - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults, const char *what)
+{
+    lua_State *L = r->L;
+    obj = lua_absindex(L, obj);
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, trampoline);
+    lua_pushvalue(L, obj);
+    lua_pushstring(L, name);
+    lua_rotate(L, base + 1, 3);   /* trampoline, obj, name below the args */
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->e->sb, nargs + 2, nresults, what, &e) != FE_OK) {
+        r->status = FE_EINPUT;
+        fe_error_set(r->err, FE_EINPUT, "%s (%s of policy '%s')", e.message, what, r->pol->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the decision log ---- */
 
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
@@ -167,7 +214,12 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         lua_settop(L, top);
         return hook_failed(r, &e, "decide", r->tmp, cnt);
     }
-    const char *reason = lua_type(L, -1) == LUA_TNIL ? "" : luaL_tolstring(L, -1, NULL);
+    /* Reasons are strings; numbers convert; anything else is named, not
+     * printed (its __tostring is the script's code). */
+    const char *reason = lua_type(L, -1) == LUA_TNIL ? ""
+                         : lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
+                             ? lua_tostring(L, -1)
+                             : fe_run_describe(L, -1);
     int fuse = verdict < 0 ? r->default_verdict : verdict;
     if (verdict < 0) {
         char msg[1024];
@@ -237,9 +289,18 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
 
 /* ---- setting up ---- */
 
+/* Raw field reads: policy tables come from scripts, and C never runs a
+ * script's metamethods outside a protected call. */
+int fe_run_rawfield(lua_State *L, int t, const char *k)
+{
+    t = lua_absindex(L, t);
+    lua_pushstring(L, k);
+    return lua_rawget(L, t);
+}
+
 static int field_bool(lua_State *L, int t, const char *k, int dflt)
 {
-    int v = lua_getfield(L, t, k) == LUA_TBOOLEAN ? lua_toboolean(L, -1) : dflt;
+    int v = fe_run_rawfield(L, t, k) == LUA_TBOOLEAN ? lua_toboolean(L, -1) : dflt;
     lua_pop(L, 1);
     return v;
 }
@@ -270,7 +331,7 @@ static void push_ctx(fe_run *r)
     lua_setfield(L, -2, "graph");
     lua_pushstring(L, r->pol->name);
     lua_setfield(L, -2, "policy");
-    lua_getfield(L, r->ptab, "params");
+    fe_run_rawfield(L, r->ptab, "params");
     lua_setfield(L, -2, "params");
     lua_pushstring(L, r->pol->driver);
     lua_setfield(L, -2, "driver");
@@ -318,8 +379,8 @@ static void cut_ctx(fe_run *r)
 static int finish_groups(fe_run *r, fe_plan *plan)
 {
     lua_State *L = r->L;
-    int split = lua_getfield(L, r->ptab, "split") == LUA_TFUNCTION ? lua_gettop(L) : 0;
-    int kernel = lua_getfield(L, r->ptab, "kernel") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    int split = fe_run_rawfield(L, r->ptab, "split") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    int kernel = fe_run_rawfield(L, r->ptab, "kernel") == LUA_TFUNCTION ? lua_gettop(L) : 0;
     for (int32_t gi = 0; gi < plan->ngroups && (split || kernel); gi++) {
         fe_group *gr = &plan->groups[gi];
         for (int hook = 0; hook < 2; hook++) {
@@ -342,8 +403,8 @@ static int finish_groups(fe_run *r, fe_plan *plan)
                 lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
                 if (k < 1 || k > (1 << 24)) {
                     fe_error_set(&e, FE_EINPUT, "%s: split returned %s; it must return an integer "
-                                 ">= 1 (or nil)", r->pol->path, luaL_tolstring(L, -1, NULL));
-                    lua_pop(L, 2);
+                                 ">= 1 (or nil)", r->pol->path, fe_run_describe(L, -1));
+                    lua_pop(L, 1);
                     if (hook_failed(r, &e, name, NULL, 0) < 0)
                         return -1;
                     continue;
@@ -406,10 +467,10 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     r.gidx = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
     r.ptab = lua_gettop(L);
-    r.decide = lua_getfield(L, r.ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
-    r.score = lua_getfield(L, r.ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r.decide = fe_run_rawfield(L, r.ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r.score = fe_run_rawfield(L, r.ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
     r.default_verdict = field_bool(L, r.ptab, "default", 0);
-    lua_getfield(L, r.ptab, "fallback_on_error");
+    fe_run_rawfield(L, r.ptab, "fallback_on_error");
     r.unfused_on_error = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unfused") == 0;
     lua_pop(L, 1);
     push_ctx(&r);

@@ -62,6 +62,17 @@ void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text);
 /* Members of the union of groups gids, sorted, into r->tmp; returns count. */
 int32_t fe_run_members(fe_run *r, const int32_t *gids, int n);
 
+/* Push t[k] without metamethods; returns its type. */
+int fe_run_rawfield(lua_State *L, int t, const char *k);
+/* A Lua value for messages, without calling its metamethods ("a table",
+ * "'text'", "42"); static per-thread storage. */
+const char *fe_run_describe(lua_State *L, int idx);
+/* Call method `name` of the object at obj with nargs arguments on top of
+ * the stack, protected (objects such as compiled patterns may be fakes
+ * made by a script). Leaves nresults; on error sets r->status and returns
+ * -1 with nothing left. */
+int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults, const char *what);
+
 /* Drivers (driver_*.c). Each grows r->part and returns FE_OK or r->status. */
 int fe_drive_greedy(fe_run *r);
 int fe_drive_patterns(fe_run *r);

@@ -60,6 +60,8 @@ struct fe_sandbox {
 
 /* ---- memory ---- */
 
+static void hook(lua_State *L, lua_Debug *ar);
+
 static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     fe_sandbox *sb = ud;
@@ -82,25 +84,34 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 /* ---- time ---- */
 
+/* Raise the stop, placed at the interrupted function (level 0: a hook
+ * runs without a frame of its own, so luaL_where's level 1 would name the
+ * caller, often C). */
+static int stop(lua_State *L, fe_sandbox *sb)
+{
+    lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+    if (sb->mem_hit)
+        lua_pushfstring(L, "%s: memory cap of %d MiB exceeded", sb->where, (int)(sb->mem_cap >> 20));
+    else
+        lua_pushfstring(L, "%s: instruction budget of %I exceeded (an infinite loop?)", sb->where,
+                        (lua_Integer)sb->budget);
+    return lua_error(L);
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     fe_sandbox *sb = fe_sandbox_of(L);
     (void)ar;
-    if (sb->stopping) {
-        lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-        if (sb->mem_hit)
-            luaL_error(L, "memory cap of %d MiB exceeded", (int)(sb->mem_cap >> 20));
-        luaL_error(L, "instruction budget of %I exceeded (an infinite loop?)", (lua_Integer)sb->budget);
-    }
     lua_Debug d;
     if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
         snprintf(sb->where, sizeof sb->where, "%s:%d", d.short_src, d.currentline);
+    if (sb->stopping)
+        stop(L, sb);
     sb->count += HOOK_EVERY;
     if (sb->count > sb->budget) {
-        sb->stopping = 1;
         /* From now on raise at every instruction: pcall cannot hold it. */
-        lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-        luaL_error(L, "instruction budget of %I exceeded (an infinite loop?)", (lua_Integer)sb->budget);
+        sb->stopping = 1;
+        stop(L, sb);
     }
 }
 
@@ -468,25 +479,33 @@ void fe_sandbox_free(fe_sandbox *sb)
 void fe_sandbox_push_env(fe_sandbox *sb)
 {
     lua_State *L = sb->L;
+    /* A new script starts a new metered run; a run stopped by the budget or
+     * the cap must not make this (trusted) call fail. */
+    fe_sandbox_begin(sb);
     lua_rawgeti(L, LUA_REGISTRYINDEX, sb->env_ref);
-    lua_call(L, 0, 1);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        /* Only an allocation failure can get here: give an empty, closed
+         * environment, in which the script fails with a clear message. */
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
 }
 
 /* ---- running ---- */
 
-/* Message handler: give a place to messages without one. */
+/* Message handler. String messages stay as they are: Lua prefixes
+ * "src:line:" when it knows the place, and when it does not (error(msg, 0),
+ * or a level that points at a frame a tail call removed) the innermost
+ * frame would name the wrong place; callers prefix the script's name.
+ * Other error objects are described, at the innermost Lua frame. */
 static int msgh(lua_State *L)
 {
     const char *msg = lua_tostring(L, 1);
-    if (!msg) {
-        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-            return 1;
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
-    /* Lua prefixes "src:line:" itself when it knows the place. */
-    const char *colon = strchr(msg, ':');
-    if (colon && colon[1] >= '0' && colon[1] <= '9')
+    if (msg)
         return 1;
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+        return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     lua_Debug d;
     for (int level = 1; lua_getstack(L, level, &d); level++) {
         if (lua_getinfo(L, "Sl", &d) && d.currentline > 0) {

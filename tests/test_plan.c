@@ -5,72 +5,10 @@
  * closure over nodes, cycle search over groups): both must agree on every
  * proposal, and every plan built must pass fe_plan_check and the oracle. */
 #include "testlib.h"
+#include "testgraph.h"
 #include "ops.h"
 #include "partition.h"
 #include "plan.h"
-
-static uint64_t rng = 88172645463325252ull;
-static uint32_t rnd(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % n);
-}
-
-/* A random DAG: node i reads 1-2 earlier tensors (or the input). Ops are
- * drawn from every role so kernel classes matter. */
-static fe_graph *random_graph(int n)
-{
-    static const char *const unary[] = {"relu", "exp", "reshape", "softmax", "max_pool2d_like",
-                                        "all_reduce", "batch_norm_like"};
-    fe_error err = {0};
-    fe_builder *b = fe_builder_new("random", &err);
-    int64_t shape[2] = {8, 8};
-    fe_builder_tensor(b, "x", FE_F32, FE_INPUT, 2, shape, 0);
-    fe_builder_tensor(b, "w", FE_F32, FE_WEIGHT, 2, shape, 0);
-    char name[32], out[32], in0[32], in1[32];
-    for (int i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "n%d", i);
-        snprintf(out, sizeof out, "t%d", i);
-        if (i == 0)
-            snprintf(in0, sizeof in0, "x");
-        else
-            snprintf(in0, sizeof in0, "t%u", rnd((uint32_t)i));
-        uint32_t kind = rnd(10);
-        const char *ins[2] = {in0, in1};
-        const char *outs[1] = {out};
-        int32_t node;
-        if (kind < 3 && i > 0) {
-            snprintf(in1, sizeof in1, "t%u", rnd((uint32_t)i));
-            node = fe_builder_node(b, name, kind == 0 ? "matmul" : "add", ins, 2, outs, 1, 0);
-        } else if (kind == 3) {
-            snprintf(in1, sizeof in1, "w");
-            node = fe_builder_node(b, name, "matmul", ins, 2, outs, 1, 0);
-        } else {
-            const char *op = unary[rnd(7)];
-            if (strcmp(op, "max_pool2d_like") == 0) {
-                node = fe_builder_node(b, name, "custom", ins, 1, outs, 1, 0);
-                fe_builder_attr_str(b, node, "pattern", "opaque");
-                fe_builder_tensor(b, out, FE_F32, FE_ACTIVATION, 2, shape, 0);
-            } else if (strcmp(op, "batch_norm_like") == 0) {
-                node = fe_builder_node(b, name, "transpose", ins, 1, outs, 1, 0);
-            } else {
-                node = fe_builder_node(b, name, op, ins, 1, outs, 1, 0);
-                if (strcmp(op, "reshape") == 0)
-                    fe_builder_attr_ints(b, node, "shape", shape, 2);
-                if (strcmp(op, "all_reduce") == 0)
-                    fe_builder_attr_int(b, node, "world_size", 4);
-            }
-        }
-    }
-    snprintf(out, sizeof out, "t%d", n - 1);
-    fe_builder_output(b, out, 0);
-    fe_graph *g = fe_builder_finish(b, &err);
-    if (!g)
-        fail_msg("random graph: %s", err.message);
-    return g;
-}
 
 /* reach[a*n+b]: a path of length >= 1 from node a to node b. */
 static uint8_t *closure(const fe_graph *g)
@@ -143,7 +81,7 @@ static void random_merges(void **state)
     (void)state;
     int agreed = 0, legal = 0, illegal = 0;
     for (int trial = 0; trial < 40; trial++) {
-        fe_graph *g = random_graph(8 + (int)rnd(40));
+        fe_graph *g = tl_random_graph(8 + (int)tl_rnd(40));
         uint8_t *reach = closure(g);
         fe_error err = {0};
         fe_part *p = fe_part_new(g, &err);
@@ -152,9 +90,9 @@ static void random_merges(void **state)
         for (int step = 0; step < 4 * n; step++) {
             /* Propose merging 2 or 3 random groups. */
             int32_t gids[3];
-            int k = 2 + (int)rnd(2), m = 0;
+            int k = 2 + (int)tl_rnd(2), m = 0;
             while (m < k) {
-                int32_t gid = p->gid[rnd((uint32_t)n)];
+                int32_t gid = p->gid[tl_rnd((uint32_t)n)];
                 int dup = 0;
                 for (int i = 0; i < m; i++)
                     dup |= gids[i] == gid;

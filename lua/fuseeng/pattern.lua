@@ -368,6 +368,9 @@ Chain.__index = Chain
 
 -- Length of the longest match starting at seq[start or 1], 0 if only the
 -- empty sequence matches there, nil if nothing does.
+-- Second result: true when the sequence ran out while the automaton could
+-- still go on, so a longer sequence might match more (drivers that walk
+-- paths stop extending a path once no pattern is alive).
 function Chain:match(seq, start)
   local T, width, opc, kc = self._T, self._width, self._opc, self._kc
   local accepting, terminal = self._accepting, self._terminal
@@ -376,14 +379,14 @@ function Chain:match(seq, start)
   local base, n = 0, 0
   while true do
     local node = seq[i]
-    if node == nil then return best end
+    if node == nil then return best, true end
     local symbol = (opc[node.op] or 0) + 1
     if kc then symbol = symbol + (kc[node.pattern] or 0) end
     local d = T[base + symbol]
-    if d == 0 then return best end
+    if d == 0 then return best, false end
     n = n + 1
     if accepting[d] then best = n end
-    if terminal[d] then return best end
+    if terminal[d] then return best, false end
     i = i + 1
     base = (d - 1) * width
   end

@@ -96,6 +96,9 @@ end
 do
   local p = pattern.compile("add -> rms_norm")
   is(p:match(seq"add rms_norm"), 2, "add -> rms_norm matches")
+is({ p:match(seq"add") }, { nil, true }, "alive: a prefix of a possible match")
+is({ p:match(seq"add relu") }, { nil, false }, "not alive: the automaton died")
+is({ p:match(seq"add rms_norm relu") }, { 2, false }, "not alive: a complete match cannot grow")
   is(p:match(seq"add mul"), nil, "add -> rms_norm: wrong second op")
   is(p:match(seq"silu add rms_norm", 2), 2, "start argument")
   is(p:match(seq"silu add rms_norm", 1), nil, "start argument: no match at 1")

@@ -1,0 +1,47 @@
+-- ffi_demo.lua: drive libfuseeng.so from LuaJIT through its FFI. The API
+-- block of core/include/fuseeng.h (between FE_API_BEGIN and FE_API_END) goes
+-- to ffi.cdef unchanged.
+--
+--   luajit examples/ffi_demo.lua [ROOT [LIBRARY [MODEL]]]
+--
+-- ROOT is the repository (default "."); LIBRARY defaults to
+-- ROOT/build/libfuseeng.so, MODEL to the bundled LLaMA-2 layer.
+local ffi = require "ffi"
+
+local root = arg[1] or "."
+local libpath = arg[2] or root .. "/build/libfuseeng.so"
+local model = arg[3] or root .. "/examples/models/llama2_7b_layer.json"
+
+local header = assert(io.open(root .. "/core/include/fuseeng.h")):read("*a")
+local api = assert(header:match("/%* FE_API_BEGIN %*/(.-)/%* FE_API_END %*/"),
+                   "fuseeng.h has no FE_API_BEGIN/FE_API_END block")
+ffi.cdef(api)
+local fe = ffi.load(libpath)
+
+local err = ffi.new("fe_error")
+local function check(v)
+  if v == nil then error(ffi.string(err.message), 2) end
+  return v
+end
+
+local engine = ffi.gc(check(fe.fe_engine_new(nil, err)), fe.fe_engine_free)
+local m = ffi.gc(check(fe.fe_model_load_file(model, nil, err)), fe.fe_model_free)
+print(("fuseeng %s from LuaJIT: model %s, %d nodes"):format(
+  ffi.string(fe.fe_version()), ffi.string(fe.fe_model_name(m)), fe.fe_model_nodes(m)))
+
+local counts = {}
+for _, name in ipairs { "no_fusion", "static_rules", "fuse_all" } do
+  local p = check(fe.fe_engine_load_policy(engine, name, err))
+  assert(fe.fe_engine_use(engine, p, err) == 0, ffi.string(err.message))
+  local plan = check(fe.fe_engine_plan(engine, m, err))
+  local json = check(fe.fe_plan_to_json(plan, err))
+  counts[name] = fe.fe_plan_groups(plan)
+  print(("%-14s %3d kernels, first group: %s, plan JSON %d bytes"):format(
+    name, counts[name], ffi.string(fe.fe_plan_group_node(plan, 0, 0)), #ffi.string(json)))
+  fe.fe_free(json)
+  fe.fe_plan_free(plan)
+  fe.fe_policy_free(p)
+end
+assert(counts.fuse_all < counts.static_rules and counts.static_rules <= counts.no_fusion,
+       "plans did not shrink as expected")
+print("ok")

@@ -1,0 +1,565 @@
+/* test_runtime.c: the policy runtime: the public C API (load, combine, swap,
+ * plan), combinators, parameters, every sandbox fault under both fallbacks,
+ * the four drivers, the Lua bindings, and random policies on random graphs
+ * (no illegal plan, ever). */
+#include "testlib.h"
+#include "testgraph.h"
+#include "engine.h"
+#include "plan.h"
+#include "plan_json.h"
+
+static fe_engine *new_engine(int64_t instructions, int64_t memory)
+{
+    fe_error err = {0};
+    fe_engine_options o = {.max_instructions = instructions, .max_memory = memory};
+    fe_engine *e = fe_engine_new(&o, &err);
+    if (!e)
+        fail_msg("engine: %s", err.message);
+    return e;
+}
+
+static fe_policy *load(fe_engine *e, const char *src)
+{
+    fe_error err = {0};
+    fe_policy *p = fe_engine_load_policy_buffer(e, src, strlen(src), "test.lua", &err);
+    if (!p)
+        fail_msg("policy: %s", err.message);
+    return p;
+}
+
+static fe_model *model(const char *path)
+{
+    fe_error err = {0};
+    fe_model *m = fe_model_load_file(path, NULL, &err);
+    if (!m)
+        fail_msg("model: %s", err.message);
+    return m;
+}
+
+/* Plan with p; NULL and err on failure. */
+static fe_plan *plan_with(fe_engine *e, fe_policy *p, fe_model *m, fe_error *err)
+{
+    if (fe_engine_use(e, p, err) != FE_OK)
+        return NULL;
+    fe_plan *plan = fe_engine_plan(e, m, err);
+    if (plan) {
+        fe_error check = {0};
+        if (fe_plan_check(plan, &check) != FE_OK)
+            fail_msg("an illegal plan came out: %s", check.message);
+    }
+    return plan;
+}
+
+/* Does some decision's reason contain text? */
+static int logged(const fe_plan *p, const char *text)
+{
+    for (int32_t d = 0; d < p->ndecisions; d++)
+        if (p->decisions[d].reason >= 0 && strstr(fe_strtab_str(p->strs, p->decisions[d].reason), text))
+            return 1;
+    return 0;
+}
+
+#define LLAMA "examples/models/llama2_7b_layer.json"
+
+/* x -> relu -> exp -> neg: three fusable elementwise nodes. */
+static const char chain3[] =
+    "{\"format\": \"fuseeng.model/1\", \"tensors\": {\"x\": {\"shape\": [64, 64], \"dtype\": \"f32\", \"kind\": \"input\"}},"
+    " \"nodes\": [{\"name\": \"a\", \"op\": \"relu\", \"inputs\": [\"x\"], \"outputs\": [\"ta\"]},"
+    "            {\"name\": \"b\", \"op\": \"exp\", \"inputs\": [\"ta\"], \"outputs\": [\"tb\"]},"
+    "            {\"name\": \"c\", \"op\": \"neg\", \"inputs\": [\"tb\"], \"outputs\": [\"tc\"]}],"
+    " \"outputs\": [\"tc\"]}";
+
+static fe_model *chain_model(void)
+{
+    fe_error err = {0};
+    fe_model *m = fe_model_load_buffer(chain3, strlen(chain3), "chain3", NULL, &err);
+    if (!m)
+        fail_msg("%s", err.message);
+    return m;
+}
+
+static void swap_policies(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = model(LLAMA);
+    fe_error err = {0};
+    fe_policy *rules = fe_engine_load_policy(e, "static_rules", &err);
+    fe_policy *all = fe_engine_load_policy(e, "policies/fuse_all.lua", &err);
+    assert_non_null(rules);
+    assert_non_null(all);
+    fe_plan *p1 = plan_with(e, rules, m, &err);
+    fe_plan *p2 = plan_with(e, all, m, &err);
+    fe_plan *p3 = plan_with(e, rules, m, &err);   /* swapped back */
+    assert_non_null(p1);
+    assert_non_null(p2);
+    assert_non_null(p3);
+    assert_true(fe_plan_groups(p2) < fe_plan_groups(p1));
+    assert_int_equal(fe_plan_groups(p1), 36);
+    assert_int_equal(fe_plan_groups(p3), fe_plan_groups(p1));
+    /* Same inputs, same JSON. */
+    char *j1 = fe_plan_to_json(p1, &err), *j3 = fe_plan_to_json(p3, &err);
+    assert_string_equal(j1, j3);
+    fe_free(j1);
+    fe_free(j3);
+    assert_string_equal(fe_policy_driver(rules), "patterns");
+    fe_plan_free(p1);
+    fe_plan_free(p2);
+    fe_plan_free(p3);
+    fe_policy_free(rules);
+    fe_policy_free(all);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+#define GREEDY(name, verdict) \
+    "local fe = require 'fuseeng'\nreturn fe.policy{name = '" name "', driver = 'greedy', " \
+    "decide = function() return " verdict ", '" name " says " verdict "' end}"
+
+static void combinators(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = chain_model();
+    fe_policy *yes = load(e, GREEDY("yes", "true")), *no = load(e, GREEDY("no", "false"));
+    fe_policy *none = load(e, GREEDY("none", "nil"));
+    fe_error err = {0};
+    struct { const char *how; fe_policy *list[3]; int n, groups; const char *reason; } cases[] = {
+        {"all", {yes, no}, 2, 3, "all -> no"},
+        {"all", {yes, none}, 2, 1, "all -> yes"},
+        {"any", {no, yes}, 2, 1, "any -> yes"},
+        {"any", {none, none}, 2, 3, "any -> no opinion"},
+        {"chain", {none, no, yes}, 3, 3, "chain -> no"},
+        {"chain", {none, yes, no}, 3, 1, "chain -> yes; none: no opinion (none says nil); yes: yes (yes says true)"},
+        {"vote", {yes, yes, no}, 3, 1, "vote -> yes"},
+        {"vote", {yes, no}, 2, 3, "vote -> no"},   /* a tie does not fuse */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_policy *c = fe_engine_combine(e, cases[i].how, cases[i].list, cases[i].n, &err);
+        assert_non_null(c);
+        fe_plan *p = plan_with(e, c, m, &err);
+        assert_non_null(p);
+        if (fe_plan_groups(p) != cases[i].groups || !logged(p, cases[i].reason))
+            fail_msg("case %zu (%s): %d groups; want %d with reason '%s'", i, cases[i].how,
+                     fe_plan_groups(p), cases[i].groups, cases[i].reason);
+        fe_plan_free(p);
+        fe_policy_free(c);
+    }
+    assert_null(fe_engine_combine(e, "most", cases[0].list, 2, &err));
+    assert_contains(err.message, "unknown combinator 'most'");
+    /* Combinations of combinations, from Lua. */
+    fe_policy *nested = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local y = fe.policy{name = 'y', driver = 'greedy', decide = function() return true, 'y' end}\n"
+        "local n = fe.policy{name = 'n', driver = 'greedy', decide = function() return false, 'n' end}\n"
+        "return fe.any{ fe.all{y, n}, fe.chain{n, y} }\n");
+    fe_plan *p = plan_with(e, nested, m, &err);
+    assert_non_null(p);
+    assert_int_equal(fe_plan_groups(p), 3);
+    assert_string_equal(fe_policy_name(nested), "any(all(y,n),chain(n,y))");
+    fe_plan_free(p);
+    fe_policy_free(nested);
+    fe_policy_free(yes);
+    fe_policy_free(no);
+    fe_policy_free(none);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+static void params(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = chain_model();
+    fe_error err = {0};
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'cap', driver = 'greedy',\n"
+        "  params = {max_nodes = 2, enabled = true, ops = fe.set{'relu', 'exp', 'neg'}, label = 'x'},\n"
+        "  decide = function(self, g)\n"
+        "    if not self.params.enabled then return false, 'disabled' end\n"
+        "    for i = 1, #g do if not self.params.ops[g[i].op] then return false, 'op' end end\n"
+        "    return #g <= self.params.max_nodes, 'size ' .. #g end}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_int_equal(fe_plan_groups(plan), 2);
+    fe_plan_free(plan);
+    assert_int_equal(fe_policy_set_param(p, "max_nodes", "3", &err), FE_OK);
+    assert_string_equal(fe_policy_name(p), "cap{max_nodes=3}");
+    plan = plan_with(e, p, m, &err);
+    assert_int_equal(fe_plan_groups(plan), 1);
+    fe_plan_free(plan);
+    assert_int_equal(fe_policy_set_param(p, "ops", "relu", &err), FE_OK);
+    plan = plan_with(e, p, m, &err);
+    assert_int_equal(fe_plan_groups(plan), 3);
+    fe_plan_free(plan);
+    assert_int_equal(fe_policy_set_param(p, "enabled", "false", &err), FE_OK);
+    assert_int_equal(fe_policy_set_param(p, "max_nodes", "two", &err), FE_EINPUT);
+    assert_contains(err.message, "param 'max_nodes' of policy");
+    assert_contains(err.message, "is a number; 'two' is not");
+    assert_int_equal(fe_policy_set_param(p, "max_nodes", "2.5", &err), FE_EINPUT);
+    assert_contains(err.message, "is an integer");
+    assert_int_equal(fe_policy_set_param(p, "enabled", "maybe", &err), FE_EINPUT);
+    assert_contains(err.message, "give true or false, not 'maybe'");
+    assert_int_equal(fe_policy_set_param(p, "margin", "1", &err), FE_EINPUT);
+    assert_contains(err.message, "has no param 'margin'; its params are: enabled, label, max_nodes, ops");
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* A greedy policy whose decide runs body; fallback "stop" or "unfused". */
+static char *faulty(const char *body, const char *fallback)
+{
+    static char src[2048];
+    snprintf(src, sizeof src,
+             "local fe = require 'fuseeng'\n"
+             "return fe.policy{name = 'faulty', driver = 'greedy', fallback_on_error = '%s',\n"
+             "  decide = function(self, group, ctx)\n"
+             "    %s\n"
+             "  end}\n", fallback, body);
+    return src;
+}
+
+static void faults(void **s)
+{
+    (void)s;
+    struct { const char *what, *body, *message; } cases[] = {
+        {"runtime error", "local t = nil; return t.x", "test.lua:4: attempt to index a nil value (local 't')"},
+        {"error()", "error('policy broke')", "test.lua:4: policy broke"},
+        {"wrong return type", "return 42", "decide returned a number; it must return true, false or nil"},
+        {"infinite loop", "while true do end", "test.lua:4: instruction budget of 20000000 exceeded"},
+        {"pcall cannot swallow the stop", "while true do pcall(function() while true do end end) end",
+         "instruction budget of 20000000 exceeded"},
+        {"memory bomb", "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(64) .. i end",
+         "memory cap of 24 MiB exceeded"},
+        {"forbidden os", "os.execute('true')", "test.lua:4: undefined global 'os'"},
+        {"forbidden io", "local f = io.open('/etc/passwd')", "test.lua:4: undefined global 'io'"},
+        {"forbidden require", "require 'io'", "module 'io' not found"},
+        {"forbidden debug", "debug.sethook()", "test.lua:4: undefined global 'debug'"},
+        {"no binary chunks", "return load(string.dump(print))", "attempt to call a nil value (field 'dump')"},
+        {"no loadfile", "loadfile('/etc/passwd')", "undefined global 'loadfile'"},
+        {"global assignment", "leaked = 1", "test.lua:4: assignment to undeclared global 'leaked'"},
+    };
+    fe_model *m = chain_model();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_engine *e = new_engine(20000000, 24 << 20);
+        fe_error err = {0};
+        /* stop: the run fails with the script's place. */
+        fe_policy *p = load(e, faulty(cases[i].body, "stop"));
+        fe_plan *plan = plan_with(e, p, m, &err);
+        if (plan || err.code != FE_EINPUT || !strstr(err.message, cases[i].message))
+            fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
+        fe_policy_free(p);
+        /* unfused: the run goes on without the policy's fusions. */
+        p = load(e, faulty(cases[i].body, "unfused"));
+        memset(&err, 0, sizeof err);
+        plan = plan_with(e, p, m, &err);
+        if (!plan)
+            fail_msg("%s (unfused): the run failed: %s", cases[i].what, err.message);
+        assert_int_equal(fe_plan_groups(plan), 3);
+        if (!logged(plan, cases[i].message) || !logged(plan, "fallback_on_error = \"unfused\""))
+            fail_msg("%s (unfused): the decision log lacks the error", cases[i].what);
+        fe_plan_free(plan);
+        fe_policy_free(p);
+        /* The engine is still usable after the fault. */
+        fe_policy *ok = fe_engine_load_policy(e, "fuse_all", &err);
+        assert_non_null(ok);
+        plan = plan_with(e, ok, m, &err);
+        assert_non_null(plan);
+        assert_int_equal(fe_plan_groups(plan), 1);
+        fe_plan_free(plan);
+        fe_policy_free(ok);
+        fe_engine_free(e);
+    }
+    fe_model_free(m);
+}
+
+static void load_faults(void **s)
+{
+    (void)s;
+    struct { const char *src, *message; } cases[] = {
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy',\n  decide = function( end}",
+         "test.lua:3: "},
+        {"return 42", "test.lua: a policy file must return fe.policy{...}"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'sideways'}",
+         "test.lua: policy 'x': driver 'sideways' is unknown"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy', decidee = 1}",
+         "test.lua: policy 'x': unknown field 'decidee'"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'patterns', patterns = {'add -> -> mul'}}",
+         "pattern 1:1:8: expected"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy', params = {f = print}}",
+         "param 'f' is a function"},
+        {"error('at load')", "test.lua:1: at load"},
+        {"while true do end", "instruction budget of 20000000 exceeded"},
+        {"\x1bLua", "binary (precompiled) chunks are not accepted"},
+    };
+    fe_engine *e = new_engine(20000000, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_error err = {0};
+        fe_policy *p = fe_engine_load_policy_buffer(e, cases[i].src, strlen(cases[i].src), "test.lua", &err);
+        if (p || err.code != FE_EINPUT || !strstr(err.message, cases[i].message))
+            fail_msg("case %zu: got '%s'; want '%s'", i, err.message, cases[i].message);
+    }
+    fe_error err = {0};
+    assert_null(fe_engine_load_policy(e, "no_such_policy", &err));
+    assert_contains(err.message, "policy 'no_such_policy' not found");
+    fe_engine_free(e);
+}
+
+static void plan_driver(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = model(LLAMA);
+    fe_error err = {0};
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'hand', driver = 'plan', plan = function(self, g, ctx)\n"
+        "  return {\n"
+        "    {'gate_silu', 'swiglu', reason = 'SwiGLU by hand'},\n"
+        "    {'swiglu', 'down_proj'},                       -- swiglu is taken\n"
+        "    {'nosuch', 'input_layernorm'},                 -- unknown\n"
+        "    {'q_proj', 'k_proj'},                          -- two matmuls\n"
+        "    {'attn_residual', 'out'},                      -- not convex\n"
+        "    {g:node('q_cos'), 'q_rope', split = 4, kernel = 'per_op'},\n"
+        "    42,\n"
+        "  } end}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    assert_true(logged(plan, "node 'swiglu' is already in group 1"));
+    assert_true(logged(plan, "item 1 ('nosuch') is not a node of this graph"));
+    assert_true(logged(plan, "one kernel holds at most one matmul"));
+    assert_true(logged(plan, "not convex"));
+    assert_true(logged(plan, "group 7 is a number, not a list of nodes"));
+    assert_true(logged(plan, "nodes are in no group"));
+    fe_plan_counts c;
+    fe_plan_summary_counts(plan, &c);
+    assert_int_equal(c.fused_groups, 2);
+    assert_int_equal(c.rejected, 5);
+    assert_int_equal(c.tiled_groups, 1);
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+static void dataflow_driver(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = model("examples/models/opu_convnet.json");
+    fe_error err = {0};
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'opu', driver = 'dataflow', dataflow = [[\n"
+        "  concat -> add_pre -> mul_pre -> pad -> ipa -> mul -> add -> {compare, pool_pad, res_add}\n"
+        "  pool_pad -> pool\n"
+        "  compare -> {pool, res_add, upsample}\n"
+        "  pool -> {compare, res_add, upsample}\n"
+        "  res_add -> {compare, pool, upsample}\n"
+        "  ipa = conv2d; add_pre = add; mul_pre = mul; pool_pad = pad; res_add = add\n"
+        "  compare = relu | maximum; pool = max_pool2d | avg_pool2d\n"
+        "]]}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    /* Each group the flow made holds at most one conv (the flow has one
+     * ipa step and legality allows one), and fusion happened. */
+    fe_plan_counts c;
+    fe_plan_summary_counts(plan, &c);
+    assert_true(c.fused_groups >= 5);
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        int convs = 0, pads = 0;
+        const fe_group *gr = &plan->groups[gi];
+        for (int32_t k = 0; k < gr->n; k++) {
+            const char *op = fe_node_op_name(fe_graph_node(m->g, fe_group_nodes(plan, gr)[k]));
+            convs += strcmp(op, "conv2d") == 0;
+            pads += strcmp(op, "pad") == 0;
+        }
+        assert_true(convs <= 1);
+        if (convs == 1)
+            assert_true(pads <= 2);
+    }
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+static void patterns_driver(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = model(LLAMA);
+    fe_error err = {0};
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'pats', driver = 'patterns',\n"
+        "  patterns = {'silu(g) * u', 'add -> rms_norm', 'mul -> add'},\n"
+        "  decide = function(self, group) return true, 'matched ' .. group.key end}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    assert_true(logged(plan, "matched silu+mul"));
+    assert_true(logged(plan, "matched add+rms_norm"));
+    assert_true(logged(plan, "matched mul+add"));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* A plan-driver policy that checks the bindings and fails loudly if any
+ * field is wrong. */
+static void bindings(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = model(LLAMA);
+    fe_error err = {0};
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local function eq(a, b, what) if a ~= b then error(what .. ': ' .. tostring(a) .. ' ~= ' .. tostring(b), 2) end end\n"
+        "return fe.policy{name = 'probe', driver = 'plan', plan = function(self, g, ctx)\n"
+        "  eq(#g, 40, '#g'); eq(g.nnodes, 40, 'nnodes'); eq(g.name, 'llama2-7b-layer', 'name')\n"
+        "  eq(g.dims.S, 2048, 'dims')\n"
+        "  local n = g:node('swiglu')\n"
+        "  eq(n.op, 'mul', 'op'); eq(n.pattern, 'broadcast', 'pattern'); eq(n.dtype, 'f16', 'dtype')\n"
+        "  eq(#n.inputs, 2, 'inputs'); eq(n.inputs[1].producer.op, 'silu', 'producer')\n"
+        "  eq(n.shape[3], 11008, 'shape'); eq(n.numel, 2048 * 11008, 'numel')\n"
+        "  eq(n.bytes, 3 * 2048 * 11008 * 2, 'bytes'); eq(n.flops, 2048 * 11008, 'flops')\n"
+        "  eq(n.consumers[1].name, 'down_proj', 'consumers'); eq(n.producers[1].name, 'gate_silu', 'producers')\n"
+        "  eq(g[n.index], n, 'index'); eq(g:node(n.index), n, 'node by index')\n"
+        "  eq(g:node('q_rot_scale') == nil or true, true, 'absent node')\n"
+        "  local t = g:tensor('x'); eq(t.kind, 'input', 'kind'); eq(t.producer, nil, 'no producer')\n"
+        "  eq(g:node('scores_scaled').attrs.scalar > 0, true, 'attrs')\n"
+        "  local ok, msg = pcall(function() n.op = 'relu' end)\n"
+        "  eq(ok, false, 'read-only'); eq(msg:find('read%-only') ~= nil, true, 'read-only message')\n"
+        "  ok, msg = pcall(function() return n.nosuchfield end)\n"
+        "  eq(msg:find(\"no field 'nosuchfield'\") ~= nil, true, 'unknown field')\n"
+        "  ok, msg = pcall(function() ctx.x = 1 end)\n"
+        "  eq(msg:find('ctx is read%-only') ~= nil, true, 'ctx read-only')\n"
+        "  ctx.state.seen = true\n"
+        "  ctx:log('probe ran on', g.name)\n"
+        "  eq(getmetatable(n), false, 'metatable hidden')\n"
+        "  return {{'gate_silu', 'swiglu'}}\n"
+        "end}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    assert_true(logged(plan, "probe ran on llama2-7b-layer"));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+
+    /* Groups: inputs, outputs, keys, bytes, as decide sees them. */
+    p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local function eq(a, b, what) if a ~= b then error(what .. ': ' .. tostring(a) .. ' ~= ' .. tostring(b), 2) end end\n"
+        "return fe.policy{name = 'gprobe', driver = 'patterns', patterns = {'silu -> mul'},\n"
+        "  decide = function(self, grp, ctx)\n"
+        "    eq(#grp, 2, '#grp'); eq(grp.key, 'silu+mul', 'key'); eq(#grp.exact_key, 16, 'exact key')\n"
+        "    eq(#grp.inputs, 2, 'external inputs'); eq(#grp.outputs, 1, 'external outputs')\n"
+        "    eq(#grp.internal, 1, 'internal'); eq(grp.internal_bytes, 2048 * 11008 * 2, 'internal bytes')\n"
+        "    eq(grp.bytes, 3 * 2048 * 11008 * 2, 'bytes'); eq(grp.kinds.elemwise, 1, 'kinds')\n"
+        "    eq(grp:contains(grp[1]), true, 'contains'); eq(grp:contains('q_proj'), false, 'contains name')\n"
+        "    eq(grp.first.op, 'silu', 'first'); eq(grp.last.op, 'mul', 'last')\n"
+        "    ctx.state.group = grp\n"
+        "    return true, 'ok' end}\n");
+    plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* Random graphs, randomly proposing policies: zero illegal plans. */
+static void random_policies(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    const char *srcs[] = {
+        /* greedy with random scores and verdicts */
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'coin', driver = 'greedy', params = {window = 8},\n"
+        "  score = function() return math.random() end,\n"
+        "  decide = function(self, g) return math.random() < 0.7, 'coin' end}\n",
+        /* plan driver proposing random groups of random nodes */
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'darts', driver = 'plan', plan = function(self, g)\n"
+        "  local groups = {}\n"
+        "  for i = 1, #g do\n"
+        "    local grp = {}\n"
+        "    for k = 1, math.random(1, 4) do grp[#grp + 1] = math.random(1, #g) end\n"
+        "    if math.random() < 0.05 then grp[#grp + 1] = 'nonexistent' end\n"
+        "    groups[#groups + 1] = grp\n"
+        "  end\n"
+        "  return groups end}\n",
+        /* patterns over anything */
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'any chain', driver = 'patterns', patterns = {'.+', '@elemwise -> .'},\n"
+        "  decide = function(self, g) return math.random() < 0.8, 'maybe' end}\n",
+    };
+    int rejected = 0, fused = 0;
+    for (int trial = 0; trial < 25; trial++) {
+        fe_model m = {tl_random_graph(10 + (int)tl_rnd(50))};
+        for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+            fe_policy *p = load(e, srcs[i]);
+            fe_error err = {0};
+            fe_plan *plan = plan_with(e, p, &m, &err);   /* checks legality */
+            if (!plan)
+                fail_msg("trial %d policy %zu: %s", trial, i, err.message);
+            fe_plan_counts c;
+            fe_plan_summary_counts(plan, &c);
+            rejected += c.rejected;
+            fused += c.fused_groups;
+            fe_plan_free(plan);
+            fe_policy_free(p);
+        }
+        fe_graph_free(m.g);
+    }
+    /* The proposals must have been both accepted and refused, or the test
+     * says nothing. */
+    assert_true(rejected > 50);
+    assert_true(fused > 50);
+    print_message("# %d groups fused, %d proposals rejected by the engine, 0 illegal plans\n", fused,
+                  rejected);
+    fe_engine_free(e);
+}
+
+static void kept_ctx(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0);
+    fe_model *m = chain_model();
+    fe_error err = {0};
+    /* The policy keeps ctx and the graph in an upvalue and uses them in the
+     * next run: both must fail cleanly, not touch freed memory. */
+    fe_policy *p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local old\n"
+        "return fe.policy{name = 'keeper', driver = 'plan', plan = function(self, g, ctx)\n"
+        "  if old then old.graph:node(1) end\n"
+        "  old = ctx\n"
+        "  return {} end}\n");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    fe_plan_free(plan);
+    plan = plan_with(e, p, m, &err);
+    assert_null(plan);
+    assert_contains(err.message, "the graph is no longer loaded");
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(swap_policies), cmocka_unit_test(combinators), cmocka_unit_test(params),
+        cmocka_unit_test(faults), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
+        cmocka_unit_test(dataflow_driver), cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
+        cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
+    };
+    return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
+}
