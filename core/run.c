@@ -195,13 +195,17 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         log_decision(r, r->tmp, cnt, 1, "legal; the policy has no decide hook");
         return 1;
     }
+    double t0 = now();
     lua_pushvalue(L, r->decide);
     lua_pushvalue(L, r->ptab);
     fe_lg_push_group(L, r->gidx, r->tmp, cnt);
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
+    r->stats.decide_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e) != FE_OK)
+    int rc = fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e);
+    r->stats.hook_seconds += now() - t0;
+    if (rc != FE_OK)
         return hook_failed(r, &e, "decide", r->tmp, cnt);
     int t = lua_type(L, -2), verdict;
     if (t == LUA_TBOOLEAN) {
@@ -273,7 +277,10 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e) != FE_OK)
+    double t0 = now();
+    int rc = fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e);
+    r->stats.hook_seconds += now() - t0;
+    if (rc != FE_OK)
         return hook_failed(r, &e, "score", NULL, 0) < 0 ? -1 : 0;
     int isnum;
     double s = lua_tonumberx(L, -1, &isnum);

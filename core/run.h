@@ -12,6 +12,8 @@
 
 typedef struct fe_run_stats {
     int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */
+    double hook_seconds;     /* time spent in decide and score calls */
+    int64_t decide_calls;
     int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
     int64_t lua_bytes;       /* Lua state's memory at the end */
     int rounds;              /* greedy rounds */

@@ -1,0 +1,24 @@
+# install.sh: `make install PREFIX=...` gives a fuseeng that finds its Lua
+# library and policies from anywhere, and a library that builds against the
+# installed header through pkg-config.
+. tests/lib.sh
+root=$(pwd)
+if ! make -s install PREFIX="$T/inst" SANITIZE="${SANITIZE:-}" >"$T/install.log" 2>&1; then
+    not_ok "make install" "$(tail -5 "$T/install.log")"
+    finish
+    exit 1
+fi
+ok "make install"
+(cd / && "$T/inst/bin/fuseeng" run "$root/examples/models/gpt2_block.json" --policy static_rules) \
+    >"$T/out" 2>"$T/err"
+if grep -q '^kernels' "$T/out"; then ok "the installed binary finds lua/ and policies/"; else
+    not_ok "the installed binary finds lua/ and policies/" "$(cat "$T/err")"; fi
+export PKG_CONFIG_PATH="$T/inst/lib/pkgconfig"
+if cc -std=c11 -o "$T/embed" examples/embed.c $(pkg-config --cflags --libs fuseeng) \
+       ${SANITIZE:+-fsanitize=address,undefined} -Wl,-rpath,"$T/inst/lib" 2>"$T/err"; then
+    ok "a program builds with pkg-config fuseeng"
+    expect_ok "... and runs against the installed library" 'fuse_all' "$T/embed" examples/models/llama2_7b_layer.json
+else
+    not_ok "a program builds with pkg-config fuseeng" "$(cat "$T/err")"
+fi
+finish
