@@ -6,6 +6,7 @@
 #include "engine.h"
 #include "load.h"
 #include "lua_graph.h"
+#include "lua_sim.h"
 #include "run.h"
 
 void fe_free(void *p)
@@ -30,11 +31,14 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
         free(e);
         return NULL;
     }
-    if (opts && opts->machine)
-        snprintf(e->machine, sizeof e->machine, "%s", opts->machine);
     lua_State *L = fe_sandbox_L(e->sb);
     fe_lg_open(L);
     fe_run_open(L);
+    fe_lua_sim_open(L);
+    if (fe_engine_set_machine(e, opts && opts->machine ? opts->machine : "gcu", err) != FE_OK) {
+        fe_engine_free(e);
+        return NULL;
+    }
     /* The engine's own instance of the policy library, for combining and
      * typing parameters from C. */
     fe_sandbox_push_env(e->sb);
@@ -56,6 +60,15 @@ void fe_engine_free(fe_engine *e)
         return;
     fe_sandbox_free(e->sb);
     free(e);
+}
+
+int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err)
+{
+    fe_machine m;
+    int rc = fe_machine_load(e->sb, name_or_path, &m, err);
+    if (rc == FE_OK)
+        e->machine = m;
+    return rc;
 }
 
 void fe_engine_push_fe(fe_engine *e)

@@ -8,13 +8,14 @@
 
 #include "fuseeng.h"
 #include "graph.h"
+#include "machine.h"
 #include "sandbox.h"
 
 struct fe_engine {
     fe_sandbox *sb;
     int fe_ref;              /* the engine's own fuseeng module (registry ref) */
     fe_policy *active;
-    char machine[PATH_MAX];  /* machine name or file for ctx.machine; "" = none */
+    fe_machine machine;      /* for ctx:simulate and the plans' splits */
 };
 
 struct fe_model {
@@ -29,6 +30,10 @@ struct fe_policy {
     char description[256];
     char path[PATH_MAX];     /* file it came from, or its label */
 };
+
+/* Load the machine (name or file) the engine plans for. FE_OK or
+ * FE_EINPUT naming the file and field. */
+int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err);
 
 /* Push the engine's fuseeng module table. */
 void fe_engine_push_fe(fe_engine *e);

@@ -299,7 +299,7 @@ fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
             continue;
         const char *why;
         int32_t cnt = fe_part_members(p, gid, plan->members + off);
-        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 1, .reason = -1,
+        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 0, .reason = -1,
                                       .klass = (int8_t)fe_kinds_class(&p->kinds[gid], &why)};
         for (int32_t m = 0; m < cnt; m++)
             plan->group_of[plan->members[off + m]] = ng;

@@ -112,7 +112,7 @@ fe_plan *fe_plan_unfused(const fe_graph *g, fe_error *err)
     if (!p)
         return NULL;
     for (int32_t v = 0; v < g->nnodes; v++) {
-        p->groups[v] = (fe_group){.off = v, .n = 1, .split = 1, .reason = -1,
+        p->groups[v] = (fe_group){.off = v, .n = 1, .split = 0, .reason = -1,
                                   .klass = FE_CLASS_SINGLE};
         p->members[v] = v;
         p->group_of[v] = v;

@@ -38,7 +38,8 @@ const char *fe_class_name(int c);
 
 typedef struct fe_group {
     int32_t off, n;      /* members: plan->members[off .. off+n), topo order */
-    int32_t split;       /* TLF split factor; 1 = not tiled */
+    int32_t split;       /* TLF split factor; 1 = not tiled, 0 = not chosen yet (a run
+                            resolves it to the simulator's default) */
     int32_t kernel;      /* kernel choice id (kernels/choice.h); 0 = auto */
     int32_t reason;      /* interned in plan->strs; -1 if none */
     int8_t klass;        /* fe_class */

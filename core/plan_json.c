@@ -279,7 +279,7 @@ fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err)
             }
             labels[v] = (int32_t)gi;
         }
-        splits[gi] = 1;
+        splits[gi] = 0;   /* absent: the simulator's default */
         if (split && (!json_is_integer(split) || json_integer_value(split) < 1 ||
                       json_integer_value(split) > (1 << 24))) {
             fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be an integer >= 1", path, gi);

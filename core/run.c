@@ -27,7 +27,9 @@
 
 #include "choice.h"
 #include "lua_graph.h"
+#include "lua_sim.h"
 #include "run.h"
+#include "sim.h"
 
 #define CTX_METHODS "fuseeng.ctx_methods"
 
@@ -346,6 +348,8 @@ static void push_ctx(fe_run *r)
     lua_setfield(L, -2, "round");
     lua_newtable(L);
     lua_setfield(L, -2, "state");
+    fe_lua_push_machine(L, &r->e->machine);
+    lua_setfield(L, -2, "machine");
     run_handle *h = lua_newuserdatauv(L, sizeof *h, 0);
     h->r = r;
     int hidx = lua_gettop(L);
@@ -519,6 +523,7 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     r.log->dnodes = NULL;
     r.log->ndecisions = 0;
     plan->policy = fe_plan_str(plan, p->name);
+    plan->machine = fe_plan_str(plan, e->machine.name);
     if (!r.disabled) {
         for (int32_t gi = 0; gi < plan->ngroups; gi++) {
             int32_t gid = r.part->gid[fe_group_nodes(plan, &plan->groups[gi])[0]];
@@ -533,6 +538,19 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
             goto out;
         }
     }
+    /* Splits nobody chose (0) become the simulator's default for this
+     * machine (seed 004's ceil(working set / L2) when a group overflows),
+     * so every plan says how each group runs. */
+    fe_sim_report rep;
+    if (fe_sim_plan(plan, &e->machine, &rep, err) != FE_OK) {
+        fe_plan_free(plan);
+        plan = NULL;
+        goto out;
+    }
+    for (int32_t gi = 0; gi < plan->ngroups; gi++)
+        if (plan->groups[gi].split == 0)
+            plan->groups[gi].split = rep.groups[gi].split;
+    fe_sim_report_free(&rep);
 out:
     if (r.ctx)
         cut_ctx(&r);

@@ -8,12 +8,16 @@
 #include "ops.h"
 #include "plan_json.h"
 #include "run.h"
+#include "sim.h"
+#include "trace.h"
 
 static const char usage[] =
     "usage: fuseeng run MODEL --policy P [--policy P2 ... --combine HOW] [options]\n"
     "\n"
     "Plan MODEL with policy P (a file, or a name in policies/) and print a summary:\n"
-    "kernels before and after, the largest groups, decisions counted by reason.\n"
+    "kernels before and after, the largest groups, decisions counted by reason, and\n"
+    "the simulated machine's figures for the plan and the unfused baseline (time,\n"
+    "L3 bytes, L2 peak, device-memory peak, spill bytes, speedup).\n"
     "\n"
     "  --policy P          a policy; repeat it and give --combine to combine several\n"
     "  --combine HOW       all | any | chain | vote (see the README)\n"
@@ -21,6 +25,9 @@ static const char usage[] =
     "  --dim NAME=V        override a model dim\n"
     "  --plan-out FILE     write the plan (fuseeng.plan/1 JSON)\n"
     "  --dot FILE          write the plan as Graphviz, one cluster per group\n"
+    "  --machine M         simulated machine: a name in lua/machines (default gcu) or a file\n"
+    "  --verbose           add the simulator's figures for every group\n"
+    "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
     "  --explain           print every decision: candidate, verdict, policy, reason\n"
     "  --stats             print Lua hook calls per second and memory\n"
@@ -39,8 +46,8 @@ typedef struct run_opts {
     const char *params[64];
     int nparams;
     fe_cli_dims dims;
-    const char *plan_out, *dot;
-    int json, explain, stats;
+    const char *plan_out, *dot, *trace;
+    int json, explain, stats, verbose;
     fe_engine_options eng;
 } run_opts;
 
@@ -93,6 +100,18 @@ static int parse(int argc, char **argv, run_opts *o)
             o->dot = val;
             continue;
         }
+        if ((m = OPT("--machine")) < 0)
+            return 2;
+        if (m) {
+            o->eng.machine = val;
+            continue;
+        }
+        if ((m = OPT("--trace")) < 0)
+            return 2;
+        if (m) {
+            o->trace = val;
+            continue;
+        }
         if ((m = OPT("--max-instructions")) < 0)
             return 2;
         if (m) {
@@ -116,6 +135,8 @@ static int parse(int argc, char **argv, run_opts *o)
             o->explain = 1;
         else if (strcmp(argv[i], "--stats") == 0)
             o->stats = 1;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            o->verbose = 1;
         else if (argv[i][0] == '-' && argv[i][1])
             return fe_cli_usage("run", "unknown option '%s'", argv[i]);
         else if (o->model)
@@ -349,6 +370,25 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
     return FE_OK;
 }
 
+/* The simulator's figures in the plan file's summary. */
+static void sim_summary(fe_jw *w, void *ctx)
+{
+    fe_jw_key(w, "simulated");
+    fe_sim_report_summary_json(ctx, w);
+}
+
+typedef struct sim_both {
+    const fe_sim_report *plan, *base;
+} sim_both;
+
+static void sim_summary_both(fe_jw *w, void *ctx)
+{
+    sim_both *b = ctx;
+    sim_summary(w, (void *)b->plan);
+    fe_jw_key(w, "versus_unfused");
+    fe_sim_report_compare_json(b->plan, b->base, w);
+}
+
 static int run(int argc, char **argv)
 {
     run_opts o = {0};
@@ -359,14 +399,36 @@ static int run(int argc, char **argv)
     fe_graph *g = NULL;
     fe_engine *e = NULL;
     fe_policy *p = NULL;
-    fe_plan *plan = NULL;
+    fe_plan *plan = NULL, *base = NULL;
     fe_run_stats st;
+    fe_sim_report rep, base_rep;
+    int have_rep = 0, have_base = 0;
 
     if (!(g = fe_load_model_file(o.model, &o.dims.set, &err)) || !(e = fe_engine_new(&o.eng, &err)) ||
         !(p = fe_cli_load_policies(e, o.policies, o.npolicies, o.combine, o.params, o.nparams, &err)) ||
         !(plan = fe_run_policy(e, p, g, &st, &err))) {
         rc = fe_cli_fail(&err);
         goto out;
+    }
+    /* The plan and the unfused baseline on the engine's machine. */
+    if (!(base = fe_plan_unfused(g, &err)) || fe_sim_plan(plan, &e->machine, &rep, &err) != FE_OK) {
+        rc = fe_cli_fail(&err);
+        goto out;
+    }
+    have_rep = 1;
+    if (fe_sim_plan(base, &e->machine, &base_rep, &err) != FE_OK) {
+        rc = fe_cli_fail(&err);
+        goto out;
+    }
+    have_base = 1;
+    fe_plan_extra extra = {sim_summary, &rep};
+    if (o.trace) {
+        const fe_sim_report *reps[2] = {&rep, &base_rep};
+        const char *labels[2] = {fe_strtab_str(plan->strs, plan->policy), "unfused"};
+        if (fe_trace_write_file(o.trace, reps, labels, 2, &err) != FE_OK) {
+            rc = fe_cli_fail(&err);
+            goto out;
+        }
     }
     if (o.plan_out) {
         FILE *f = fopen(o.plan_out, "w");
@@ -375,7 +437,7 @@ static int run(int argc, char **argv)
             rc = fe_cli_fail(&err);
             goto out;
         }
-        rc = fe_plan_write(plan, f, 1, NULL, &err);
+        rc = fe_plan_write(plan, f, 1, &extra, &err);
         if (fclose(f) != 0 && rc == FE_OK)
             rc = fe_error_set(&err, FE_ERUNTIME, "%s: write failed", o.plan_out);
         if (rc) {
@@ -388,14 +450,27 @@ static int run(int argc, char **argv)
         goto out;
     }
     if (o.json) {
-        if (fe_plan_write(plan, stdout, 1, NULL, &err) != FE_OK)
+        sim_both both = {&rep, &base_rep};
+        fe_plan_extra jextra = {sim_summary_both, &both};
+        if (fe_plan_write(plan, stdout, 1, &jextra, &err) != FE_OK)
             rc = fe_cli_fail(&err);
     } else {
         summary(plan, &o, &st);
+        printf("\n");
+        fe_sim_report_compare_table(&rep, &base_rep, stdout);
+        if (o.verbose) {
+            printf("\ngroups\n");
+            fe_sim_report_groups_table(&rep, stdout);
+        }
         if (o.explain)
             explain(plan);
     }
 out:
+    if (have_rep)
+        fe_sim_report_free(&rep);
+    if (have_base)
+        fe_sim_report_free(&base_rep);
+    fe_plan_free(base);
     fe_plan_free(plan);
     fe_policy_free(p);
     fe_engine_free(e);

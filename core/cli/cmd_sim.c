@@ -1,0 +1,124 @@
+/* cmd_sim.c: `fuseeng sim MODEL --plan plan.json`: simulate a saved plan. */
+#include <string.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "plan_json.h"
+#include "sim.h"
+#include "trace.h"
+
+static const char usage[] =
+    "usage: fuseeng sim MODEL --plan PLAN [--machine M] [--dim NAME=V] [--verbose] [--json]\n"
+    "                   [--trace FILE]\n"
+    "\n"
+    "Simulate a saved plan (fuseeng.plan/1, e.g. from fuseeng run --plan-out) of MODEL\n"
+    "on a machine and compare it with the unfused baseline. The plan is checked like\n"
+    "any plan: every node in one group, groups convex and acyclic, kernel classes.\n"
+    "A group without a split gets the simulator's default.\n"
+    "\n"
+    "  --plan PLAN      the plan file (required)\n"
+    "  --machine M      a name in lua/machines (default gcu) or a machine file\n"
+    "  --dim NAME=V     override a model dim (the plan must fit the model)\n"
+    "  --verbose        add a line per group\n"
+    "  --json           print the report as JSON\n"
+    "  --trace FILE     write a Perfetto / Chrome trace of the plan and the baseline\n";
+
+static int run(int argc, char **argv)
+{
+    const char *model = NULL, *planfile = NULL, *machine = "gcu", *trace = NULL, *val;
+    fe_cli_dims dims = {0};
+    int verbose = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if ((m = fe_cli_opt("sim", argc, argv, &i, "--plan", &val))) {
+            if (m == 2)
+                return 2;
+            planfile = val;
+        } else if ((m = fe_cli_opt("sim", argc, argv, &i, "--machine", &val))) {
+            if (m == 2)
+                return 2;
+            machine = val;
+        } else if ((m = fe_cli_opt("sim", argc, argv, &i, "--trace", &val))) {
+            if (m == 2)
+                return 2;
+            trace = val;
+        } else if ((m = fe_cli_opt("sim", argc, argv, &i, "--dim", &val))) {
+            if (m == 2 || fe_cli_add_dim("sim", &dims, val))
+                return 2;
+        } else if (strcmp(argv[i], "--verbose") == 0) {
+            verbose = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return fe_cli_usage("sim", "unknown option '%s'", argv[i]);
+        } else if (model) {
+            return fe_cli_usage("sim", "one MODEL at a time (got '%s' and '%s')", model, argv[i]);
+        } else {
+            model = argv[i];
+        }
+    }
+    if (!model)
+        return fe_cli_usage("sim", "missing MODEL (a fuseeng.model/1 JSON file)");
+    if (!planfile)
+        return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
+
+    fe_error err = {0};
+    fe_engine_options eo = {.machine = machine};
+    fe_graph *g = NULL;
+    fe_engine *e = NULL;
+    fe_plan *plan = NULL, *base = NULL;
+    fe_sim_report rep, brep;
+    int rc = 0, have = 0, haveb = 0;
+    if (!(g = fe_load_model_file(model, &dims.set, &err)) || !(e = fe_engine_new(&eo, &err)) ||
+        !(plan = fe_plan_read(g, planfile, &err)) || !(base = fe_plan_unfused(g, &err))) {
+        rc = fe_cli_fail(&err);
+        goto out;
+    }
+    if (fe_sim_plan(plan, &e->machine, &rep, &err) != FE_OK) {
+        rc = fe_cli_fail(&err);
+        goto out;
+    }
+    have = 1;
+    if (fe_sim_plan(base, &e->machine, &brep, &err) != FE_OK) {
+        rc = fe_cli_fail(&err);
+        goto out;
+    }
+    haveb = 1;
+    if (trace) {
+        const fe_sim_report *reps[2] = {&rep, &brep};
+        const char *labels[2] = {planfile, "unfused"};
+        if (fe_trace_write_file(trace, reps, labels, 2, &err) != FE_OK) {
+            rc = fe_cli_fail(&err);
+            goto out;
+        }
+    }
+    if (json) {
+        fe_jw w;
+        fe_jw_init(&w, stdout, 2);
+        fe_jw_obj(&w);
+        fe_jw_key(&w, "plan");
+        fe_sim_report_json(&rep, &w, verbose);
+        fe_jw_key(&w, "versus_unfused");
+        fe_sim_report_compare_json(&rep, &brep, &w);
+        fe_jw_end(&w);
+    } else {
+        printf("model %s, plan %s (%d groups)\n", g->name, planfile, plan->ngroups);
+        fe_sim_report_compare_table(&rep, &brep, stdout);
+        if (verbose) {
+            printf("\ngroups\n");
+            fe_sim_report_groups_table(&rep, stdout);
+        }
+    }
+out:
+    if (have)
+        fe_sim_report_free(&rep);
+    if (haveb)
+        fe_sim_report_free(&brep);
+    fe_plan_free(plan);
+    fe_plan_free(base);
+    fe_engine_free(e);
+    fe_graph_free(g);
+    return rc;
+}
+
+const fe_cmd fe_cmd_sim = {"sim", "simulate a saved plan on a machine", usage, run};

@@ -1,0 +1,64 @@
+/* machine.h: a machine description for the GCU simulator (sim.h).
+ *
+ * A machine is a Lua data file (lua/machines/NAME.lua) that returns one
+ * table of named fields; machine.c loads it in the sandbox and checks every
+ * field (type, range, unknown names, consistency) before the simulator sees
+ * it. The struct fields carry the file's names and units, so a reader of
+ * gcu.lua and of this header sees the same words. README.md ("Simulator:
+ * machine files and cost model") documents each field.
+ */
+#ifndef FE_MACHINE_H
+#define FE_MACHINE_H
+
+#include <lua.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "jsonw.h"
+#include "sandbox.h"
+
+typedef struct fe_machine {
+    char name[64];
+    char description[256];
+    char file[1024];               /* path it was loaded from; "" if filled in C */
+
+    int64_t l2_bytes;              /* fast on-chip memory (seed 004: 16 MiB) */
+    int64_t memory_bytes;          /* device memory (L3) capacity */
+    double l2_bandwidth;           /* bytes/s (seed 004: 1 TB/s) */
+    double l3_bandwidth;           /* bytes/s (seed 004: 100 GB/s) */
+    double local_bandwidth;        /* bytes/s of register-spill (local memory) traffic */
+    double launch_us;              /* per kernel (seed 004: 10 us) */
+    double tile_us;                /* per tile of a TLF loop */
+    double matrix_flops[FE_NDTYPE];/* FLOP/s of matmul, conv2d, sdpa; 0 = use f32's */
+    double vector_flops[FE_NDTYPE];/* FLOP/s of every other op; 0 = use f32's */
+    int32_t registers;             /* per thread (255) */
+    int32_t reserved_registers;    /* per thread, for addresses and indices */
+    int32_t elements_per_thread;   /* elements one thread keeps in flight */
+    double link_bandwidth;         /* bytes/s per rank of the collective interconnect */
+    double link_latency_us;        /* per ring step */
+    int overlap;                   /* 1: time = max(compute, memory); 0: their sum */
+} fe_machine;
+
+/* Load a machine: name_or_path is a readable file, or a name looked up as
+ * HOME/lua/machines/NAME.lua. The file runs in sb under its instruction
+ * budget and memory cap (call fe_sandbox_set_limits first to tighten them).
+ * Fills *m and returns FE_OK, or FE_EINPUT with err naming the file and the
+ * field at fault. The Lua stack is left as it was. */
+int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_error *err);
+
+/* Read and check the machine table at stack index idx (for bindings that
+ * get a table from a script); label names it in messages. Never raises a
+ * Lua error and never calls metamethods. FE_OK or FE_EINPUT. */
+int fe_machine_read(lua_State *L, int idx, const char *label, fe_machine *m, fe_error *err);
+
+/* Check a machine filled in C (ranges and consistency, as for files). */
+int fe_machine_check(const fe_machine *m, const char *label, fe_error *err);
+
+/* Peak FLOP/s of an op of the given dtype on m (matrix or vector table,
+ * falling back to the table's f32 entry). */
+double fe_machine_flops(const fe_machine *m, int op, int dtype);
+
+/* Write the machine as one JSON object. */
+void fe_machine_json(const fe_machine *m, fe_jw *w);
+
+#endif

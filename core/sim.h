@@ -1,0 +1,123 @@
+/* sim.h: the GCU simulator, a deterministic cost model of an accelerator
+ * with a small fast L2 and a large slow L3 (device memory), described by a
+ * machine file (machine.h). sim.c opens with the model, its formulas and its
+ * limits; README.md ("Simulator: machine files and cost model") repeats
+ * them for users.
+ *
+ * Two entry points: fe_sim_group prices one candidate group from a node
+ * list (cheap, allocation-free for small groups: policies call it in
+ * loops), fe_sim_plan prices a whole plan and adds what only a schedule
+ * has (start times, device-memory liveness). The writers for tables and
+ * JSON are in sim_report.c, the Perfetto trace in trace.c.
+ */
+#ifndef FE_SIM_H
+#define FE_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "graph.h"
+#include "jsonw.h"
+#include "machine.h"
+#include "plan.h"
+
+/* The price of one group run as one kernel. Bytes are exact integers;
+ * times are seconds. */
+typedef struct fe_sim_group_result {
+    int32_t nodes;              /* members */
+    int32_t split;              /* tiles it ran in (TLF split factor, >= 1) */
+    int32_t split_default;      /* the split the simulator would choose */
+    int32_t regs;               /* estimated registers per thread */
+    int32_t spill_regs;         /* regs above the machine's limit */
+    int8_t fits;                /* l2_peak <= L2: intermediates stay on chip */
+    int8_t collective;          /* holds an all_reduce */
+
+    int64_t flops;
+    int64_t l3_read, l3_write;  /* device-memory traffic */
+    int64_t l3_bytes;           /* l3_read + l3_write */
+    int64_t reread_bytes;       /* part of l3_read: untiled operands read again per tile */
+    int64_t overflow_bytes;     /* part of l3_bytes: intermediates written and read back
+                                   because a tile did not fit L2 */
+    int64_t intermediate_bytes; /* tensors produced and consumed only inside */
+    int64_t l2_bytes;           /* on-chip traffic: every member's reads and writes */
+    int64_t working_set;        /* seed 004's memory peak: whole buffers, live in topo order */
+    int64_t l2_peak;            /* the same per tile, with the split applied */
+    int64_t spill_bytes;        /* register-spill traffic to local memory */
+    int64_t collective_bytes;   /* bytes each rank sends in its all_reduce rings */
+
+    double time_s;              /* launch + tiles + collective + body */
+    double launch_s, tile_s, collective_s;
+    double compute_s;           /* FLOPs at the machine's peak per op and dtype */
+    double memory_s;            /* l3_s + l2_s + spill_s */
+    double l3_s, l2_s, spill_s;
+} fe_sim_group_result;
+
+/* Price nodes[0..n) (node ids of g, any order, no duplicates) as one kernel
+ * tiled split ways (0 = the simulator's default split). Needs no legality
+ * check and allocates nothing for groups of up to 64 nodes. Returns FE_OK,
+ * or FE_EINPUT (empty list, id out of range, duplicate) with err set. */
+int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
+                 fe_sim_group_result *out, fe_error *err);
+
+/* The same nodes run unfused, one kernel each: sums of the single-node
+ * results (time, bytes, FLOPs), maxima of peaks and registers, nodes = n. */
+int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
+                   fe_sim_group_result *out, fe_error *err);
+
+/* Whole-plan totals. */
+typedef struct fe_sim_totals {
+    int32_t kernels;
+    int32_t tiled;              /* groups with split > 1 */
+    int32_t overflowing;        /* groups whose intermediates went through L3 */
+    int32_t spilling;           /* groups with register spills */
+    int64_t flops, l3_bytes, l2_bytes, reread_bytes, overflow_bytes, spill_bytes;
+    int64_t l2_peak;            /* largest per-tile working set of any group */
+    int64_t mem_peak;           /* device-memory peak over the schedule */
+    int64_t weight_bytes;       /* resident weights, part of mem_peak */
+    double time_s, launch_s, tile_s, collective_s, compute_s, memory_s;
+} fe_sim_totals;
+
+typedef struct fe_sim_report {
+    const fe_graph *g;          /* not owned */
+    const fe_plan *plan;        /* not owned */
+    fe_machine machine;         /* copy */
+    int32_t ngroups;
+    fe_sim_group_result *groups;/* per plan group, in plan order */
+    double *start_s;            /* when each group starts (kernels run back to back) */
+    int64_t *mem_bytes;         /* device memory in use while each group runs */
+    fe_sim_totals total;
+} fe_sim_report;
+
+/* Price every group of p (group split > 0 is used as given, 0 = default)
+ * and the schedule. Fills *out (release with fe_sim_report_free) and
+ * returns FE_OK, or FE_ENOMEM with err set (then *out holds nothing). */
+int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_error *err);
+void fe_sim_report_free(fe_sim_report *r);
+
+/* ---- output (sim_report.c) ---- */
+
+/* "silu+mul": the members' op names joined with '+' in topological order
+ * (InfiniCore's compat key), cut with "+...(N ops)" to fit size. */
+void fe_sim_group_label(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size);
+
+/* One group result as a JSON object (times in us). */
+void fe_sim_group_json(const fe_sim_group_result *r, fe_jw *w);
+
+/* The plan file's "summary" object: kernels, sim_us, l3_bytes, l2_peak,
+ * mem_peak, spill_bytes. */
+void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w);
+
+/* The whole report as a JSON object: machine, totals and, if groups is
+ * set, one object per group with its node names. */
+void fe_sim_report_json(const fe_sim_report *r, fe_jw *w, int groups);
+
+/* Plan against a baseline (normally the unfused plan), as the `fuseeng run`
+ * table: kernels, time, L3 bytes, L2 peak, device-memory peak, spill
+ * bytes, speedup = base time / plan time. */
+void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report *base, FILE *f);
+void fe_sim_report_compare_json(const fe_sim_report *plan, const fe_sim_report *base, fe_jw *w);
+
+/* One line per group (the --verbose table). */
+void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f);
+
+#endif
