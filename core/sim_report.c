@@ -9,27 +9,22 @@
 #include <string.h>
 
 #include "ops.h"
+#include "groupkey.h"
 #include "sim.h"
 
 void fe_sim_group_label(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size)
 {
     char tail[48];
-    size_t at = 0;
     if (size == 0)
         return;
-    buf[0] = '\0';
-    snprintf(tail, sizeof tail, "+...(%d ops)", n);
-    for (int i = 0; i < n; i++) {
-        const char *op = fe_node_op_name(fe_graph_node(g, nodes[i]));
-        size_t need = strlen(op) + (i > 0);
-        size_t keep = i + 1 < n ? strlen(tail) : 0;
-        if (at + need + keep >= size) {
-            if (at + strlen(tail) < size)
-                snprintf(buf + at, size - at, "%s", tail);
-            return;
-        }
-        at += (size_t)snprintf(buf + at, size - at, "%s%s", i > 0 ? "+" : "", op);
-    }
+    if (fe_group_compat_key(g, nodes, n, buf, size) < size)
+        return;
+    /* Too long: keep whole op names and say how many ops there are. */
+    int len = snprintf(tail, sizeof tail, "+...(%d ops)", n);
+    size_t at = size - 1 > (size_t)len ? size - 1 - (size_t)len : 0;
+    while (at > 0 && buf[at] != '+')
+        at--;
+    snprintf(buf + at, size - at, "%s", at > 0 ? tail : tail + 1);
 }
 
 static void num_us(fe_jw *w, const char *key, double s)

@@ -282,11 +282,8 @@ static void summary(const fe_plan *p, const run_opts *o, const fe_run_stats *st)
         qsort_r(ids, (size_t)p->ngroups, sizeof *ids, by_size_desc, (void *)p);
         for (int32_t i = 0; i < p->ngroups && i < 5 && p->groups[ids[i]].n > 1; i++) {
             const fe_group *gr = &p->groups[ids[i]];
-            char key[256];
-            size_t need = 0;
-            for (int32_t k = 0; k < gr->n && need < sizeof key - 40; k++)
-                need += (size_t)snprintf(key + need, sizeof key - need, "%s%s", k ? "+" : "",
-                                         fe_node_op_name(fe_graph_node(g, p->members[gr->off + k])));
+            char key[64];
+            fe_sim_group_label(g, fe_group_nodes(p, gr), gr->n, key, sizeof key);
             printf("%s %s (%d): ", i ? "          " : "largest   ", key, gr->n);
             print_group_nodes(p, fe_group_nodes(p, gr), gr->n, stdout);
             if (gr->split > 1)
