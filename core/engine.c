@@ -58,6 +58,7 @@ void fe_engine_free(fe_engine *e)
 {
     if (!e)
         return;
+    fe_profile_free(e->profile);
     fe_sandbox_free(e->sb);
     free(e);
 }
@@ -69,6 +70,16 @@ int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err)
     if (rc == FE_OK)
         e->machine = m;
     return rc;
+}
+
+int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err)
+{
+    fe_profile *p = fe_profile_read(path, err);
+    if (!p)
+        return err ? err->code : FE_EINPUT;
+    fe_profile_free(e->profile);
+    e->profile = p;
+    return FE_OK;
 }
 
 void fe_engine_push_fe(fe_engine *e)

@@ -9,6 +9,7 @@
 #include "fuseeng.h"
 #include "graph.h"
 #include "machine.h"
+#include "profile.h"
 #include "sandbox.h"
 
 struct fe_engine {
@@ -16,6 +17,7 @@ struct fe_engine {
     int fe_ref;              /* the engine's own fuseeng module (registry ref) */
     fe_policy *active;
     fe_machine machine;      /* for ctx:simulate and the plans' splits */
+    fe_profile *profile;     /* for ctx.profile; NULL if none */
 };
 
 struct fe_model {
@@ -34,6 +36,9 @@ struct fe_policy {
 /* Load the machine (name or file) the engine plans for. FE_OK or
  * FE_EINPUT naming the file and field. */
 int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err);
+
+/* Load a profile file for ctx.profile (replacing any). FE_OK or FE_EINPUT. */
+int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err);
 
 /* Push the engine's fuseeng module table. */
 void fe_engine_push_fe(fe_engine *e);

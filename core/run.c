@@ -27,6 +27,7 @@
 
 #include "choice.h"
 #include "lua_graph.h"
+#include "lua_profile.h"
 #include "lua_sim.h"
 #include "run.h"
 #include "sim.h"
@@ -356,6 +357,14 @@ static void push_ctx(fe_run *r)
     lua_pushvalue(L, hidx);
     lua_pushcclosure(L, l_ctx_log, 1);
     lua_setfield(L, -3, "log");
+    if (r->e->profile) {
+        /* ctx.profile:lookup(group), or ctx.profile == nil without one. */
+        lua_createtable(L, 0, 1);
+        lua_pushvalue(L, hidx);
+        lua_pushcclosure(L, fe_lua_profile_lookup, 1);
+        lua_setfield(L, -2, "lookup");
+        lua_setfield(L, -3, "profile");
+    }
     luaL_getsubtable(L, LUA_REGISTRYINDEX, CTX_METHODS);
     lua_pushnil(L);
     while (lua_next(L, -2)) {

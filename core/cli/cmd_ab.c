@@ -19,6 +19,7 @@ static const char usage[] =
     "  --policy P        a policy (at least two; a name in policies/ or a file)\n"
     "  --param K=V       override a parameter in every policy that has it\n"
     "  --machine M       simulated machine (default gcu)\n"
+    "  --profile FILE    measured times for profile-driven policies\n"
     "  --dim NAME=V      override a dim in every model that has it\n"
     "  --json            print the results as JSON\n"
     "  --csv             print one CSV row per model and policy\n"
@@ -38,7 +39,7 @@ typedef struct ab_opts {
     const char *params[64];
     int nparams;
     fe_cli_dims dims;
-    const char *machine, *svg;
+    const char *machine, *svg, *profile;
     int json, csv;
 } ab_opts;
 
@@ -63,6 +64,10 @@ static int parse(int argc, char **argv, ab_opts *o)
             if (m == 2)
                 return 2;
             o->machine = val;
+        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--profile", &val))) {
+            if (m == 2)
+                return 2;
+            o->profile = val;
         } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--svg", &val))) {
             if (m == 2)
                 return 2;
@@ -205,6 +210,10 @@ static int run(int argc, char **argv)
     fe_engine *e = fe_engine_new(&eo, &err);
     if (!e)
         return fe_cli_fail(&err);
+    if (o.profile && fe_engine_set_profile(e, o.profile, &err) != FE_OK) {
+        fe_engine_free(e);
+        return fe_cli_fail(&err);
+    }
     fe_policy *pols[16] = {0};
     char names[16][256];
     char (*mnames)[256] = calloc((size_t)o.nmodels, sizeof *mnames);

@@ -26,6 +26,7 @@ static const char usage[] =
     "  --plan-out FILE     write the plan (fuseeng.plan/1 JSON)\n"
     "  --dot FILE          write the plan as Graphviz, one cluster per group\n"
     "  --machine M         simulated machine: a name in lua/machines (default gcu) or a file\n"
+    "  --profile FILE      measured times for ctx.profile (fuseeng profile, or InfiniCore's)\n"
     "  --verbose           add the simulator's figures for every group\n"
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
@@ -46,7 +47,7 @@ typedef struct run_opts {
     const char *params[64];
     int nparams;
     fe_cli_dims dims;
-    const char *plan_out, *dot, *trace;
+    const char *plan_out, *dot, *trace, *profile;
     int json, explain, stats, verbose;
     fe_engine_options eng;
 } run_opts;
@@ -104,6 +105,12 @@ static int parse(int argc, char **argv, run_opts *o)
             return 2;
         if (m) {
             o->eng.machine = val;
+            continue;
+        }
+        if ((m = OPT("--profile")) < 0)
+            return 2;
+        if (m) {
+            o->profile = val;
             continue;
         }
         if ((m = OPT("--trace")) < 0)
@@ -402,6 +409,7 @@ static int run(int argc, char **argv)
     int have_rep = 0, have_base = 0;
 
     if (!(g = fe_load_model_file(o.model, &o.dims.set, &err)) || !(e = fe_engine_new(&o.eng, &err)) ||
+        (o.profile && fe_engine_set_profile(e, o.profile, &err) != FE_OK) ||
         !(p = fe_cli_load_policies(e, o.policies, o.npolicies, o.combine, o.params, o.nparams, &err)) ||
         !(plan = fe_run_policy(e, p, g, &st, &err))) {
         rc = fe_cli_fail(&err);
