@@ -18,7 +18,7 @@
  *   group:  #grp, grp[i], nodes, size, ops, key ("silu+mul"), exact_key,
  *           inputs, outputs, internal (tensor lists), bytes_in, bytes_out,
  *           bytes, internal_bytes, flops, kinds (kind -> count), first, last,
- *           grp:contains(node)
+ *           grp:contains(node), parts (the groups a candidate merges)
  */
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -42,9 +42,11 @@ typedef struct lobj {
     int32_t id;
 } lobj;
 
+/* Members, then (when the group is a candidate merge) the parts it merges:
+ * nparts lengths followed by each part's members. */
 typedef struct lgroup {
     lgraph *lg;
-    int32_t n;
+    int32_t n, nparts;
     int32_t nodes[];
 } lgroup;
 
@@ -104,16 +106,28 @@ void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id)
     push_obj(L, gidx, id, 2, TENSOR_MT);
 }
 
-void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
+void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
+                            const int32_t *part_len, const int32_t *part_nodes, int nparts)
 {
     gidx = lua_absindex(L, gidx);
-    lgroup *gr = lua_newuserdatauv(L, sizeof *gr + (size_t)n * sizeof(int32_t), 1);
+    size_t extra = nparts > 1 ? (size_t)nparts + (size_t)n : 0;
+    lgroup *gr = lua_newuserdatauv(L, sizeof *gr + ((size_t)n + extra) * sizeof(int32_t), 1);
     gr->lg = lua_touserdata(L, gidx);
     gr->n = n;
+    gr->nparts = nparts > 1 ? nparts : 0;
     memcpy(gr->nodes, nodes, (size_t)n * sizeof *nodes);
+    if (gr->nparts) {
+        memcpy(gr->nodes + n, part_len, (size_t)nparts * sizeof *part_len);
+        memcpy(gr->nodes + n + nparts, part_nodes, (size_t)n * sizeof *part_nodes);
+    }
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
     luaL_setmetatable(L, GROUP_MT);
+}
+
+void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
+{
+    fe_lg_push_group_parts(L, gidx, nodes, n, NULL, NULL, 0);
 }
 
 const int32_t *fe_lg_group_nodes(lua_State *L, int idx, int *n)
@@ -476,10 +490,10 @@ static int graph_tostring(lua_State *L)
 
 enum { R_NODES = 1, R_SIZE, R_OPS, R_KEY, R_EXACT_KEY, R_INPUTS, R_OUTPUTS, R_INTERNAL,
        R_BYTES_IN, R_BYTES_OUT, R_BYTES, R_INTERNAL_BYTES, R_FLOPS, R_KINDS, R_FIRST, R_LAST,
-       R_CONTAINS };
+       R_CONTAINS, R_PARTS };
 static const char *const group_fields[] = {"nodes", "size", "ops", "key", "exact_key", "inputs",
     "outputs", "internal", "bytes_in", "bytes_out", "bytes", "internal_bytes", "flops", "kinds",
-    "first", "last", "contains", NULL};
+    "first", "last", "contains", "parts", NULL};
 
 static int in_group(const lgroup *gr, int32_t v)
 {
@@ -640,6 +654,26 @@ static int group_index(lua_State *L)
         fe_lg_push_node(L, -1, gr->nodes[f == R_FIRST ? 0 : gr->n - 1]);
         return 1;
     case R_CONTAINS: lua_pushcfunction(L, group_contains); return 1;
+    case R_PARTS: {
+        /* The groups this candidate merges; a group that is no merge is its
+         * own only part. */
+        push_graph_of(L, 1);
+        int gi = lua_gettop(L);
+        int np = gr->nparts ? gr->nparts : 1;
+        lua_createtable(L, np, 0);
+        const int32_t *len = gr->nodes + gr->n, *at = gr->nodes + gr->n + gr->nparts;
+        for (int i = 0; i < np; i++) {
+            if (gr->nparts) {
+                fe_lg_push_group(L, gi, at, len[i]);
+                at += len[i];
+            } else {
+                lua_pushvalue(L, 1);
+            }
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_remove(L, gi);
+        return 1;
+    }
     }
     return no_field(L, "a group");
 }

@@ -23,6 +23,11 @@ void fe_lg_push_node(lua_State *L, int gidx, int32_t id);
 void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id);
 /* Push a group object for nodes[0..n) (copied; must be sorted ascending). */
 void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n);
+/* The same for a candidate that merges nparts groups: part i has
+ * part_len[i] sorted members, listed one part after another in part_nodes
+ * (n in all). Lua sees them as group.parts. */
+void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
+                            const int32_t *part_len, const int32_t *part_nodes, int nparts);
 
 /* The node id a Lua value names in g: a node object of g, a node name, or a
  * 1-based topological index. -1 if it names none. */

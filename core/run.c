@@ -201,7 +201,12 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
     double t0 = now();
     lua_pushvalue(L, r->decide);
     lua_pushvalue(L, r->ptab);
-    fe_lg_push_group(L, r->gidx, r->tmp, cnt);
+    /* group.parts: the groups being merged, each sorted. */
+    for (int i = 0, at = 0; i < n; i++) {
+        r->part_len[i] = fe_part_members(r->part, gids[i], r->parts + at);
+        at += r->part_len[i];
+    }
+    fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, n);
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     r->stats.decide_calls++;
@@ -477,9 +482,11 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     r.part = fe_part_new(g, err);
     r.log = fe_plan_unfused(g, err);
     r.tmp = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.tmp);
+    r.parts = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.parts);
+    r.part_len = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.part_len);
     r.extra_split = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_split);
     r.extra_kernel = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_kernel);
-    if (!r.part || !r.log || !r.tmp || !r.extra_split || !r.extra_kernel) {
+    if (!r.part || !r.log || !r.tmp || !r.parts || !r.part_len || !r.extra_split || !r.extra_kernel) {
         fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
         goto out;
     }
@@ -574,6 +581,8 @@ out:
     fe_plan_free(r.log);
     fe_part_free(r.part);
     free(r.tmp);
+    free(r.parts);
+    free(r.part_len);
     free(r.extra_split);
     free(r.extra_kernel);
     return plan;

@@ -36,6 +36,8 @@ typedef struct fe_run {
     int disabled;            /* the policy failed and fell back to unfused */
     char fault[1024];
     int32_t *tmp;            /* scratch for candidate members (nnodes) */
+    int32_t *parts;          /* scratch: members part by part (nnodes) */
+    int32_t *part_len;       /* scratch: part lengths (nnodes) */
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
     fe_run_stats stats;

@@ -1,13 +1,17 @@
 #!/bin/sh
 # demo.sh: the main job on a bundled model: validate the LLaMA-2-7B decoder
-# layer, then plan it with the shipped policies and compare them.
+# layer, plan it with gcu_tlf (seed 004's AFE + TLF on the simulated GCU),
+# then compare with the unfused baseline and AFE alone.
 set -e
 FUSEENG=${1:-build/fuseeng}
 MODEL=examples/models/llama2_7b_layer.json
 
 echo "== fuseeng check $MODEL"
 "$FUSEENG" check "$MODEL"
-for p in no_fusion static_rules fuse_all; do
+echo
+echo "== fuseeng run $MODEL --policy gcu_tlf"
+"$FUSEENG" run "$MODEL" --policy gcu_tlf
+for p in no_fusion gcu_afe; do
     echo
     echo "== fuseeng run $MODEL --policy $p"
     "$FUSEENG" run "$MODEL" --policy "$p"

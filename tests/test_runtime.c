@@ -462,6 +462,7 @@ static void bindings(void **s)
         "    eq(grp.bytes, 3 * 2048 * 11008 * 2, 'bytes'); eq(grp.kinds.elemwise, 1, 'kinds')\n"
         "    eq(grp:contains(grp[1]), true, 'contains'); eq(grp:contains('q_proj'), false, 'contains name')\n"
         "    eq(grp.first.op, 'silu', 'first'); eq(grp.last.op, 'mul', 'last')\n"
+        "    eq(#grp.parts, 2, 'parts'); eq(grp.parts[1][1].op, 'silu', 'part 1'); eq(#grp.parts[2], 1, 'part 2')\n"
         "    ctx.state.group = grp\n"
         "    return true, 'ok' end}\n");
     plan = plan_with(e, p, m, &err);

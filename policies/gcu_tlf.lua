@@ -1,0 +1,55 @@
+-- gcu_tlf.lua: seed 004's AFE + TLF (004_fe041724c06cc446.txt, "2.2" _can_fuse_gcu
+-- and "2.4 TLF 支持：插入切分逻辑", _apply_tlf_if_needed): a group that fits the
+-- L2 fuses as in gcu_afe.lua; one over it is kept and run as k tiles,
+-- k = ceil(memory_peak / L2), when the tiled kernel beats the two groups apart.
+-- The split hook hands k to the plan; `split` > 0 forces it for every tiled group.
+-- Differences: the seed tiles every group over the L2; here tiling is priced
+-- like any fusion (tile loop and operands every tile re-reads included), and a
+-- group whose untiled operands (weights, a matmul's B) fill the L2 is refused,
+-- since no k makes its tile fit. Times come from the simulator; the two
+-- groups apart are group.parts, as in gcu_afe.lua.
+local fe = require "fuseeng"
+
+-- A group as this policy runs it. The seed's k leaves a tile over the L2 when
+-- operands are read whole by every tile; then the simulator's default (the
+-- smallest k that fits) is larger and wins. The simulator would not tile a
+-- group without intermediates at all; the seed does, and so do we.
+local function price(self, ctx, nodes)
+  local l2, k = ctx.machine.l2_bytes, self.params.split
+  if k < 0 then error(("param split must be >= 0 (0 = the seed's split), not %d"):format(k)) end
+  local s = ctx:simulate(nodes, { split = 1 })
+  if #nodes < 2 or s.working_set <= l2 then return s, false end
+  if k == 0 then k = math.max((s.working_set + l2 - 1) // l2, s.split_default) end
+  return ctx:simulate(nodes, { split = k }), true
+end
+
+return fe.policy {
+  name = "gcu_tlf",
+  description = "seed 004 AFE + TLF: fuse what fits L2, tile what does not when tiling pays",
+  driver = "greedy",
+  params = { margin_us = 0, split = 0 },
+  decide = function(self, group, ctx)
+    local s, tiled = price(self, ctx, group)
+    local l2 = fe.fmt_bytes(ctx.machine.l2_bytes)
+    local ws = ("working set %s %s L2 %s"):format(fe.fmt_bytes(s.working_set), tiled and ">" or "<=", l2)
+    if not s.fits then
+      return false, ("no tile fits: %s, tile %s > L2 at x%d%s"):format(ws, fe.fmt_bytes(s.l2_peak), s.split,
+                    self.params.split == 0 and " (untiled operands fill the L2)" or "")
+    end
+    local kind = tiled and ("tiled x%d"):format(s.split) or "fits L2"
+    if tiled then ws = ("%s, tile %s"):format(ws, fe.fmt_bytes(s.l2_peak)) end
+    local parts, apart = group.parts, 0
+    for _, p in ipairs(parts) do apart = apart + price(self, ctx, p).time end
+    local benefit, margin = apart - s.time, self.params.margin_us * 1e-6
+    local nums = ("%s; apart %s (%d kernels), fused %s, benefit %s")
+                 :format(ws, fe.fmt_time(apart), #parts, fe.fmt_time(s.time), fe.fmt_time(benefit))
+    if benefit <= margin then
+      return false, ("no benefit %s: %s <= margin %s"):format(kind, nums, fe.fmt_time(margin))
+    end
+    return true, ("%s: %s"):format(kind, nums)
+  end,
+  split = function(self, group, ctx)
+    local s, tiled = price(self, ctx, group)
+    return tiled and s.split or nil
+  end,
+}

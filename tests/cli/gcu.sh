@@ -1,0 +1,121 @@
+# gcu.sh: the seed 004 policies (gcu_afe, gcu_tlf, memory_aware) on the
+# simulated GCU: they plan every model; on the LLaMA-2 layer a longer sequence
+# leaves AFE nothing to fuse and gives TLF larger splits, TLF is never slower
+# than AFE or unfused, the machine file changes the plan, reasons carry the
+# numbers, and bad params stop the run. The figures asserted here are the
+# ones the README's "GCU policies (seed 004)" table reports.
+. tests/lib.sh
+M=examples/models/llama2_7b_layer.json
+
+# sim_us ARGS...: the plan's simulated time in microseconds, then the unfused
+# one (the first and third "sim_us" of the plan file: simulated, unfused).
+sim_us() {
+    "$FUSEENG" run "$@" --json | sed -n 's/.*"sim_us": \([0-9.]*\).*/\1/p' | sed -n '1p;3p' | tr '\n' ' '
+}
+# le NAME A B: A <= B (floats).
+le() {
+    if awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && b != "" && a + 0 <= b + 0) }'; then
+        ok "$1"
+    else
+        not_ok "$1" "expected $2 <= $3"
+    fi
+}
+# split_of NAME 'node list' SPLIT ARGS...: the plan gives that group that split.
+split_of() {
+    name=$1 nodes=$2 k=$3; shift 3
+    expect_ok "$name" "\"nodes\": \[$nodes\], [^}]*\"split\": $k[,}]" "$FUSEENG" run "$@" --json
+}
+
+for p in gcu_afe gcu_tlf memory_aware; do
+    for m in examples/models/*.json "$SHARED"/models/*.json; do
+        [ -f "$m" ] || continue
+        expect_ok "$p plans $(basename "$m")" '^kernels +[0-9]+ -> [0-9]+' "$FUSEENG" run "$m" --policy "$p"
+    done
+done
+
+# AFE: at S=2048 only the two slice+neg pairs of RoPE (16 MiB) fit the 16 MiB
+# L2; at S=8192 nothing does, and every candidate waits for TLF.
+expect_ok "gcu_afe at S=2048 fuses the two slice+neg pairs" \
+    '^kernels +40 -> 38 \(2 fused groups holding 4 nodes' "$FUSEENG" run "$M" --policy gcu_afe
+expect_ok "gcu_afe at S=8192 fuses nothing" '^kernels +40 -> 40 \(0 fused groups' \
+    "$FUSEENG" run "$M" --policy gcu_afe --dim S=8192
+expect_ok "... every candidate waits for TLF" '^reasons +48  waiting for TLF$' \
+    "$FUSEENG" run "$M" --policy gcu_afe --dim S=8192
+expect_ok "gcu_afe's reason shows working set, L2, both times and the benefit" \
+    '^  fuse +\[q_x2, q_neg_x2\] +fits L2: working set 16\.0 MiB <= L2 16\.0 MiB; apart 389\.4 us \(2 kernels\), fused 211\.6 us, benefit 177\.8 us$' \
+    "$FUSEENG" run "$M" --policy gcu_afe --explain
+expect_ok "gcu_afe's refusal shows the working set" \
+    '^  no +\[gate_silu, swiglu\] +waiting for TLF: working set 129\.0 MiB > L2 16\.0 MiB$' \
+    "$FUSEENG" run "$M" --policy gcu_afe --explain
+
+# TLF: the same groups at both lengths, tiled harder at S=8192 (seed 004:
+# split = ceil(memory peak / L2), 129 MiB -> 9 tiles, 516 MiB -> 33).
+expect_ok "gcu_tlf at S=2048: 17 kernels, 7 tiled" '^kernels +40 -> 17 \(7 fused groups holding 30 nodes; largest 18 nodes; 7 tiled\)' \
+    "$FUSEENG" run "$M" --policy gcu_tlf
+expect_ok "gcu_tlf at S=8192: 17 kernels, 7 tiled" '^kernels +40 -> 17 \(7 fused groups holding 30 nodes; largest 18 nodes; 7 tiled\)' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=8192
+split_of "gcu_tlf tiles SwiGLU x9 at S=2048" '"gate_silu", "swiglu"' 9 "$M" --policy gcu_tlf
+split_of "... and x33 at S=8192" '"gate_silu", "swiglu"' 33 "$M" --policy gcu_tlf --dim S=8192
+split_of "gcu_tlf tiles q k^T * scale x32 at S=2048" '"scores", "scores_scaled"' 32 "$M" --policy gcu_tlf
+split_of "... and x512 at S=8192" '"scores", "scores_scaled"' 512 "$M" --policy gcu_tlf --dim S=8192
+expect_ok "gcu_tlf's reason shows the split, sizes, both times and the benefit" \
+    '^  fuse +\[gate_silu, swiglu\] +tiled x9: working set 129\.0 MiB > L2 16\.0 MiB, tile 14\.3 MiB; apart 2\.508 ms \(2 kernels\), fused 1\.606 ms, benefit 902\.8 us$' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --explain
+expect_ok "gcu_tlf refuses a matmul whose weight fills the L2" \
+    '^  no +\[gate_proj, gate_silu\] +no tile fits: working set 145\.0 MiB > L2 16\.0 MiB, tile 91\.9 MiB > L2 at x10 \(untiled operands fill the L2\)$' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --explain
+expect_ok "gcu_tlf refuses a tiling that loses to the two groups apart" \
+    '^  no +\[scores, scores_scaled, scores_masked, probs\] +no benefit tiled x64: .*apart 10\.806 ms \(2 kernels\), fused 11\.239 ms, benefit -433\.6 us <= margin 0\.0 us$' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --explain
+split_of "--param split=16 forces the split" '"gate_silu", "swiglu"' 16 "$M" --policy gcu_tlf --param split=16
+
+# TLF is never slower than AFE, nor than unfused, on any model.
+for m in examples/models/*.json "$SHARED"/models/*.json; do
+    [ -f "$m" ] || continue
+    set -- $(sim_us "$m" --policy gcu_afe) $(sim_us "$m" --policy gcu_tlf)
+    le "gcu_tlf <= gcu_afe on $(basename "$m") ($3 vs $1 us)" "$3" "$1"
+    le "gcu_tlf <= unfused on $(basename "$m") ($3 vs $4 us)" "$3" "$4"
+done
+for d in 2048 8192; do
+    set -- $(sim_us "$M" --policy gcu_afe --dim S=$d) $(sim_us "$M" --policy gcu_tlf --dim S=$d)
+    le "gcu_tlf <= gcu_afe on LLaMA at S=$d ($3 vs $1 us)" "$3" "$1"
+done
+expect_ok "gcu_tlf on LLaMA at S=2048: 1.51x" '^time +51\.643 ms +34\.313 ms 1\.51x faster' \
+    "$FUSEENG" run "$M" --policy gcu_tlf
+expect_ok "gcu_tlf on LLaMA at S=8192: 1.69x" '^time +483\.735 ms +287\.023 ms 1\.69x faster' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=8192
+
+# The machine decides: gcu_big's 50 MiB L2 holds what gcu's 16 MiB does not.
+expect_ok "gcu_afe on gcu_big fuses 19 more nodes" '^kernels +40 -> 21 \(5 fused groups holding 24 nodes' \
+    "$FUSEENG" run "$M" --policy gcu_afe --machine gcu_big
+expect_ok "gcu_tlf on gcu_big: 14 kernels" '^kernels +40 -> 14 ' "$FUSEENG" run "$M" --policy gcu_tlf --machine gcu_big
+split_of "gcu_tlf tiles the RoPE group x5 on gcu" '"q_view", "q_heads", "k_view", [^]]*' 5 "$M" --policy gcu_tlf
+split_of "... and x2 on gcu_big" '"q_view", "q_heads", "k_view", [^]]*' 2 "$M" --policy gcu_tlf --machine gcu_big
+
+# memory_aware: no L2 gate, so it fuses what gcu_tlf refuses, and says so.
+expect_ok "memory_aware fuses a matmul over the L2, with the numbers" \
+    '^  fuse +\[gate_proj, gate_silu\] +saves time: L3 0 B saved; apart 4\.134 ms \(2 kernels\), fused 4\.124 ms over L2 \(tile 145\.0 MiB\), benefit 10\.0 us$' \
+    "$FUSEENG" run "$M" --policy memory_aware --explain
+expect_ok "memory_aware's reason shows the bytes saved" \
+    '^  fuse +\[q_x2, q_neg_x2\] +saves time: L3 16\.0 MiB saved; apart 389\.4 us \(2 kernels\), fused 211\.6 us, benefit 177\.8 us$' \
+    "$FUSEENG" run "$M" --policy memory_aware --explain
+expect_ok "memory_aware at S=2048: 13 kernels" '^kernels +40 -> 13 ' "$FUSEENG" run "$M" --policy memory_aware
+expect_ok "a 20 ms margin stops every fusion" '^kernels +40 -> 40 ' \
+    "$FUSEENG" run "$M" --policy memory_aware --param margin_us=20000
+expect_ok "... and the reason names the margin" 'no benefit: .*benefit 5\.347 ms <= margin 20\.000 ms$' \
+    "$FUSEENG" run "$M" --policy memory_aware --param margin_us=20000 --explain
+
+# In a combination another policy may veto; gcu_tlf still prices exactly
+# the two groups being merged (group.parts), not a stale record.
+expect_ok "gcu_tlf in a combination prices the two groups merged" 'gcu_tlf: yes \(tiled x4: .*\(2 kernels\)' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --policy static_rules --combine all --explain
+
+expect_fail "a margin that is not a number" 2 "param 'margin_us' of policy 'gcu_afe' is a number; 'lots' is not" \
+    "$FUSEENG" run "$M" --policy gcu_afe --param margin_us=lots
+expect_fail "a split that is not an integer" 2 "param 'split' of policy 'gcu_tlf' is an integer; '2\.5' is not" \
+    "$FUSEENG" run "$M" --policy gcu_tlf --param split=2.5
+expect_fail "a negative split" 2 "gcu_tlf\.lua:[0-9]+: param split must be >= 0 \(0 = the seed's split\), not -1" \
+    "$FUSEENG" run "$M" --policy gcu_tlf --param split=-1
+expect_fail "a misspelt param" 2 "has no param 'spilt'" \
+    "$FUSEENG" run "$M" --policy gcu_tlf --param spilt=4
+finish
