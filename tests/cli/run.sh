@@ -7,6 +7,8 @@ M=examples/models/llama2_7b_layer.json
 expect_ok "policies lists the shipped ones" 'static_rules +patterns' "$FUSEENG" policies
 expect_ok "help run prints the usage" 'usage: fuseeng run MODEL --policy P' "$FUSEENG" help run
 expect_ok "--version" '^fuseeng [0-9]+\.[0-9]+' "$FUSEENG" --version
+expect_ok "ops lists the registry" '^rms_norm +reduction +1-2 ' "$FUSEENG" ops
+expect_fail "ops of an unknown op" 2 "no op 'frob'; known ops are: relu" "$FUSEENG" ops frob
 
 for p in no_fusion fuse_all static_rules; do
     for m in examples/models/*.json "$SHARED"/models/*.json; do
