@@ -1,0 +1,52 @@
+/* compare.h: numeric comparison of a plan run against the unfused
+ * reference, output by output.
+ *
+ * Tolerance: an element passes when |got - ref| <= atol + rtol * |ref|, with
+ * rtol set by the least precise float dtype on any path into the output
+ * (f32 1e-4, f16 1e-2, bf16 5e-2: storage rounding of intermediates,
+ * reassociated sums and vectorised math) and atol = rtol * rms(ref), so
+ * that elements far below the output's scale (the tails of a softmax,
+ * cancellations) are judged against the scale. NaN equals NaN, infinities
+ * must match in sign, integer and bool outputs must match exactly.
+ */
+#ifndef FE_COMPARE_H
+#define FE_COMPARE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "exec.h"
+
+typedef struct fe_cmp_item {
+    int32_t tensor;
+    double max_abs;            /* max |got - ref| over finite pairs */
+    double max_rel;            /* max |got - ref| / (|ref| + rms(ref)); passes when <= rtol */
+    double rtol, atol;
+    int64_t bad;               /* elements outside tolerance (NaN/inf mismatches included) */
+    int64_t worst;             /* index of the worst element */
+    double worst_ref, worst_got;
+    int ok;
+} fe_cmp_item;
+
+typedef struct fe_cmp {
+    int n;
+    fe_cmp_item *items;        /* one per graph output, owned */
+    int ok;                    /* every output within tolerance */
+} fe_cmp;
+
+/* Compare two results of the same graph. Returns FE_OK (whether or not the
+ * values agree: see cmp->ok), or FE_EINPUT / FE_ENOMEM. Free with
+ * fe_cmp_free. */
+int fe_exec_compare(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
+                    fe_cmp *cmp, fe_error *err);
+void fe_cmp_free(fe_cmp *cmp);
+
+/* The relative tolerance for tensor t (see above). */
+double fe_cmp_rtol(const fe_graph *g, int32_t t);
+
+/* Compare two buffers of n elements of dtype dt with tolerance rtol
+ * (atol derived as above) into item. */
+void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,
+                    fe_cmp_item *item);
+
+#endif

@@ -1,0 +1,31 @@
+/* conv.h: NCHW conv2d, as GEMMs on the blocked engine (im2col rows are
+ * produced while B is packed, never materialised) or as a direct loop for
+ * grouped convolutions too thin for a GEMM (depthwise). Takes the same
+ * epilogue hook as matmul: the block rows are output rows (n, o), the
+ * columns output pixels (oy, ox).
+ */
+#ifndef FE_CONV_H
+#define FE_CONV_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "gemm.h"
+#include "ktensor.h"
+
+typedef struct fe_k_conv {
+    const fe_k_tensor *x, *w, *bias;   /* bias may be NULL */
+    fe_k_tensor *y;                     /* [N, O, OH, OW]; data may be NULL with epi */
+    int64_t stride[2], pad[2], dil[2];
+    int64_t groups;
+    /* Output rows (n * O + o) to compute: [r0, r1), r1 = 0 for all. */
+    int64_t r0, r1;
+    fe_k_epifn epi;                     /* runs after the bias is added */
+    void *ectx;
+    int direct;                         /* force the direct loop (tests) */
+} fe_k_conv;
+
+/* Run it. Returns FE_OK, FE_EINPUT (shapes), FE_ENOMEM or FE_ERUNTIME. */
+int fe_k_conv2d(const fe_k_conv *cv, fe_error *err);
+
+#endif

@@ -1,0 +1,690 @@
+/* exec.c: whole-graph execution: sessions, random inputs, the unfused
+ * reference and plan runs, buffer liveness (see exec.h).
+ *
+ * Note on memory. Activations are allocated when produced and released
+ * after their last consumer (the last node, or the last group of a plan, in
+ * execution order); released buffers go to a pool and are reused best-fit
+ * (a buffer is reused for a request of at least half its size). Graph
+ * outputs are never released: the result takes them. Before anything is
+ * allocated the same liveness walk runs on sizes only, so that a model too
+ * large for the machine is refused with the numbers instead of crashing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "exec.h"
+#include "group.h"
+#include "node.h"
+#include "ops.h"
+
+struct fe_exec {
+    const fe_graph *g;
+    fe_exec_opts o;
+    fe_k_tensor *bufs;      /* by tensor id */
+    uint8_t *owned;         /* 1: the session allocated bufs[t] (inputs, fill, alloc) */
+    int64_t static_bytes;
+};
+
+/* ---- machine ---- */
+
+void fe_exec_machine_memory(int64_t *total, int64_t *avail)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    long np = sysconf(_SC_PHYS_PAGES), na = sysconf(_SC_AVPHYS_PAGES);
+    *total = pg > 0 && np > 0 ? (int64_t)pg * np : 0;
+    *avail = pg > 0 && na > 0 ? (int64_t)pg * na : 0;
+}
+
+static double gib(int64_t b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* ---- random values ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The exclusive bound of the values tensor t may hold when it indexes
+ * something (gather / embedding indices, followed through injective ops
+ * and casts), or -1. */
+static int64_t index_bound(const fe_graph *g, int32_t t, int depth)
+{
+    const fe_tensor *tt = fe_graph_tensor(g, t);
+    int64_t best = -1;
+    if (depth > 8)
+        return -1;
+    for (int k = 0; k < tt->ncons; k++) {
+        const fe_node *n = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
+        int64_t b = -1;
+        if ((n->op == FE_OP_GATHER || n->op == FE_OP_EMBEDDING) && n->nin > 1 &&
+            fe_node_input(g, n, 1) == t) {
+            const fe_tensor *d = fe_graph_tensor(g, fe_node_input(g, n, 0));
+            int ax = n->op == FE_OP_GATHER ? fe_axis(fe_node_attr_int(g, n, "axis", 0), d->rank) : 0;
+            if (ax >= 0 && d->rank > 0)
+                b = fe_tensor_shape(g, d)[ax];
+        } else if ((n->op >= FE_OP_RESHAPE && n->op <= FE_OP_EXPAND) || n->op == FE_OP_CAST) {
+            b = index_bound(g, fe_node_output(g, n, 0), depth + 1);
+        }
+        if (b >= 0 && (best < 0 || b < best))
+            best = b;
+    }
+    return best;
+}
+
+static int is_running_var(const fe_graph *g, int32_t t)
+{
+    const fe_tensor *tt = fe_graph_tensor(g, t);
+    for (int k = 0; k < tt->ncons; k++) {
+        const fe_node *n = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
+        if (n->op == FE_OP_BATCH_NORM && n->nin > 4 && fe_node_input(g, n, 4) == t)
+            return 1;
+    }
+    return 0;
+}
+
+/* Fill buffer b of tensor t with the session's values for it. */
+static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor *b)
+{
+    const fe_tensor *tt = fe_graph_tensor(g, t);
+    int64_t n = tt->numel;
+    uint64_t ts = seed ^ fnv(fe_tensor_name(g, tt));
+    enum { CH = 4096 };
+    int kind = fe_k_dtype_is_int(tt->dtype) ? (tt->dtype == FE_BOOL ? 2 : 1) : 0;
+    int64_t bound = kind == 1 ? index_bound(g, t, 0) : 0;
+    int var = kind == 0 && is_running_var(g, t);
+    if (kind == 1 && bound <= 0)
+        bound = 16;
+    int64_t nch = (n + CH - 1) / CH;
+    #pragma omp parallel for schedule(static) if (n >= (1 << 16))
+    for (int64_t c = 0; c < nch; c++) {
+        uint64_t s = ts + (uint64_t)c * 0x632be59bd9b4e019ull;   /* per chunk: parallel, deterministic */
+        int64_t o = c * CH, m = n - o < CH ? n - o : CH;
+        if (kind == 0) {
+            float v[CH];
+            for (int64_t i = 0; i < m; i++) {
+                float u = (float)(splitmix(&s) >> 40) * 0x1p-24f;   /* [0, 1) */
+                v[i] = var ? 0.5f + u : 2.0f * u - 1.0f;
+            }
+            fe_k_store_f32(b->data, tt->dtype, o, v, m);
+        } else {
+            int64_t v[CH];
+            for (int64_t i = 0; i < m; i++) {
+                uint64_t r = splitmix(&s);
+                v[i] = kind == 2 ? (r >> 62) != 0 : (int64_t)(r % (uint64_t)bound);
+            }
+            fe_k_store_i64(b->data, tt->dtype, o, v, m);
+        }
+    }
+}
+
+int fe_exec_executable(const fe_graph *g, fe_error *err)
+{
+    int bad = 0;
+    const fe_node *first = NULL;
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        const fe_node *n = fe_graph_node(g, i);
+        if (n->op == FE_OP_CUSTOM) {
+            if (!first)
+                first = n;
+            bad++;
+        }
+    }
+    if (!first)
+        return FE_OK;
+    const char *aten = fe_node_attr_str(g, first, "aten", NULL);
+    return fe_error_set(err, FE_EINPUT, "%s: cannot execute: node '%s' is a custom op (aten '%s') "
+                        "that fuseeng has no kernel for%s%d custom nodes in all",
+                        g->file ? g->file : g->name ? g->name : "model", fe_node_name(g, first),
+                        aten ? aten : "unknown", bad > 1 ? "; " : "; ", bad);
+}
+
+/* ---- sessions ---- */
+
+static void *abuf(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? (bytes + 63) & ~(size_t)63 : 64))
+        return NULL;
+    return p;
+}
+
+static int is_static(const fe_tensor *t)
+{
+    return t->producer < 0;
+}
+
+/* Per-node scratch the kernels take beyond inputs and outputs (packing,
+ * float copies, double accumulators): an estimate for the memory check. */
+static int64_t node_scratch(const fe_graph *g, const fe_node *n)
+{
+    int64_t s = 0;
+    for (int k = 0; k < n->nin && k < 3; k++) {
+        const fe_tensor *t = fe_graph_tensor(g, fe_node_input(g, n, k));
+        if (n->op == FE_OP_MATMUL || n->op == FE_OP_CONV2D || n->op == FE_OP_SDPA)
+            s += t->numel * 4 + (t->numel * 4) / 8;
+        else if (n->op >= FE_OP_SUM && n->op <= FE_OP_AMIN && k == 0)
+            s += t->numel * 8;
+    }
+    if (n->op == FE_OP_SDPA) {
+        const fe_tensor *q = fe_graph_tensor(g, fe_node_input(g, n, 0));
+        const fe_tensor *k = fe_graph_tensor(g, fe_node_input(g, n, 1));
+        if (q->rank >= 2 && k->rank >= 2)
+            s += fe_tensor_shape(g, q)[q->rank - 2] * fe_tensor_shape(g, k)[k->rank - 2] * 4;
+    }
+    return s;
+}
+
+/* Liveness walk on sizes: peak bytes of activations (plus group
+ * temporaries and kernel scratch) for the reference (p == NULL) or plan p. */
+int64_t fe_exec_need_bytes(const fe_exec *ex, const fe_plan *p)
+{
+    const fe_graph *g = ex->g;
+    int nsteps = p ? p->ngroups : g->nnodes;
+    int32_t *last = malloc((size_t)(g->ntensors ? g->ntensors : 1) * sizeof(int32_t));
+    int64_t live = 0, peak = 0;
+    if (!last)
+        return INT64_MAX;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        last[t] = -1;
+        for (int k = 0; k < tt->ncons; k++) {
+            int32_t c = fe_tensor_consumer(g, tt, k);
+            int32_t s = p ? p->group_of[c] : c;
+            if (s > last[t])
+                last[t] = s;
+        }
+        if (tt->flags & FE_T_OUTPUT)
+            last[t] = INT32_MAX;
+    }
+    for (int s = 0; s < nsteps; s++) {
+        int64_t extra = 0;
+        int nm = p ? p->groups[s].n : 1;
+        const int32_t *mem = p ? fe_group_nodes(p, &p->groups[s]) : NULL;
+        for (int i = 0; i < nm; i++) {
+            const fe_node *n = fe_graph_node(g, p ? mem[i] : s);
+            int64_t sc = node_scratch(g, n);
+            if (sc > extra)
+                extra = sc;
+            for (int k = 0; k < n->nout; k++) {
+                const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+                live += t->bytes;      /* per-op upper bound: internal ones too */
+            }
+        }
+        if (live + extra > peak)
+            peak = live + extra;
+        for (int i = 0; i < nm; i++) {
+            const fe_node *n = fe_graph_node(g, p ? mem[i] : s);
+            for (int k = 0; k < n->nin + n->nout; k++) {
+                int32_t t = k < n->nin ? fe_node_input(g, n, k) : fe_node_output(g, n, k - n->nin);
+                const fe_tensor *tt = fe_graph_tensor(g, t);
+                if (!is_static(tt) && last[t] != -2 && last[t] <= s) {
+                    live -= tt->bytes;
+                    last[t] = -2;      /* released */
+                }
+            }
+        }
+    }
+    free(last);
+    return peak;
+}
+
+static int check_memory(const fe_exec *ex, int64_t need, const char *what, fe_error *err)
+{
+    int64_t total, avail;
+    double frac = ex->o.mem_fraction > 0 ? ex->o.mem_fraction : 0.85;
+    fe_exec_machine_memory(&total, &avail);
+    if (total <= 0)
+        return FE_OK;
+    if ((double)(ex->static_bytes + need) > frac * (double)total)
+        return fe_error_set(err, FE_EINPUT, "%s: executing %s needs %.2f GiB (inputs and weights "
+                            "%.2f GiB, activations at peak %.2f GiB) but this machine has %.2f GiB "
+                            "of memory (%.2f GiB available, limit %.0f%%); lower the dims "
+                            "(--dim NAME=V) or run without --execute",
+                            ex->g->file ? ex->g->file : ex->g->name ? ex->g->name : "model", what,
+                            gib(ex->static_bytes + need), gib(ex->static_bytes), gib(need),
+                            gib(total), gib(avail), frac * 100.0);
+    return FE_OK;
+}
+
+fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
+{
+    fe_exec *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    ex->g = g;
+    if (opts)
+        ex->o = *opts;
+    if (!ex->o.seed)
+        ex->o.seed = 1;
+    ex->bufs = calloc((size_t)(g->ntensors ? g->ntensors : 1), sizeof(fe_k_tensor));
+    ex->owned = calloc((size_t)(g->ntensors ? g->ntensors : 1), 1);
+    if (!ex->bufs || !ex->owned) {
+        fe_exec_free(ex);
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    }
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        ex->bufs[t] = fe_k_graph_view(g, t, NULL);
+        if (is_static(tt))
+            ex->static_bytes += tt->bytes;
+    }
+    if (check_memory(ex, fe_exec_need_bytes(ex, NULL), "the reference", err)) {
+        fe_exec_free(ex);
+        return NULL;
+    }
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (!is_static(tt))
+            continue;
+        if (fe_exec_fill(ex, t, err)) {
+            fe_exec_free(ex);
+            return NULL;
+        }
+    }
+    return ex;
+}
+
+void fe_exec_free(fe_exec *ex)
+{
+    if (!ex)
+        return;
+    for (int32_t t = 0; ex->bufs && t < ex->g->ntensors; t++)
+        if (ex->owned[t])
+            free(ex->bufs[t].data);
+    free(ex->bufs);
+    free(ex->owned);
+    free(ex);
+}
+
+const fe_graph *fe_exec_graph(const fe_exec *ex) { return ex->g; }
+fe_k_tensor *fe_exec_buffers(fe_exec *ex) { return ex->bufs; }
+
+int fe_exec_alloc(fe_exec *ex, int32_t t, fe_error *err)
+{
+    const fe_tensor *tt = fe_graph_tensor(ex->g, t);
+    if (ex->bufs[t].data)
+        return FE_OK;
+    void *d = abuf((size_t)tt->bytes);
+    if (!d)
+        return fe_error_set(err, FE_ENOMEM, "out of memory for %s (%lld bytes)",
+                            fe_tensor_name(ex->g, tt), (long long)tt->bytes);
+    ex->bufs[t] = fe_k_graph_view(ex->g, t, d);
+    ex->owned[t] = 1;
+    return FE_OK;
+}
+
+void fe_exec_release(fe_exec *ex, int32_t t)
+{
+    if (ex->owned[t] && !is_static(fe_graph_tensor(ex->g, t))) {
+        free(ex->bufs[t].data);
+        ex->bufs[t].data = NULL;
+        ex->owned[t] = 0;
+    }
+}
+
+int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err)
+{
+    int rc = fe_exec_alloc(ex, t, err);
+    if (rc)
+        return rc;
+    fill_random(ex->g, ex->o.seed, t, &ex->bufs[t]);
+    return FE_OK;
+}
+
+/* ---- buffer pool ---- */
+
+typedef struct pool {
+    void **ptr;
+    size_t *cap;
+    int n, capn;
+    int64_t live, held, peak_live, peak_held;
+} pool;
+
+static void *pool_get(pool *p, size_t bytes, size_t *got)
+{
+    int best = -1;
+    for (int i = 0; i < p->n; i++)
+        if (p->cap[i] >= bytes && p->cap[i] <= 2 * bytes + 4096 &&
+            (best < 0 || p->cap[i] < p->cap[best]))
+            best = i;
+    void *d;
+    if (best >= 0) {
+        d = p->ptr[best];
+        *got = p->cap[best];
+        p->ptr[best] = p->ptr[--p->n];
+        p->cap[best] = p->cap[p->n];
+    } else {
+        d = abuf(bytes);
+        *got = bytes;
+        if (d)
+            p->held += (int64_t)bytes;
+    }
+    if (d) {
+        p->live += (int64_t)*got;
+        if (p->live > p->peak_live)
+            p->peak_live = p->live;
+        if (p->held > p->peak_held)
+            p->peak_held = p->held;
+    }
+    return d;
+}
+
+static void pool_put(pool *p, void *d, size_t cap)
+{
+    p->live -= (int64_t)cap;
+    if (p->n == p->capn) {
+        int nc = p->capn ? 2 * p->capn : 16;
+        void **np = realloc(p->ptr, (size_t)nc * sizeof(void *));
+        size_t *ncap = np ? realloc(p->cap, (size_t)nc * sizeof(size_t)) : NULL;
+        if (np)
+            p->ptr = np;
+        if (!np || !ncap) {
+            free(d);
+            p->held -= (int64_t)cap;
+            return;
+        }
+        p->cap = ncap;
+        p->capn = nc;
+    }
+    p->ptr[p->n] = d;
+    p->cap[p->n++] = cap;
+}
+
+/* an output leaves the pool: the result owns it */
+static void pool_detach(pool *p, size_t cap)
+{
+    p->live -= (int64_t)cap;
+    p->held -= (int64_t)cap;
+}
+
+static void pool_free(pool *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->ptr[i]);
+    free(p->ptr);
+    free(p->cap);
+}
+
+/* ---- runs ---- */
+
+void fe_exec_result_free(fe_exec_result *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->noutputs; i++)
+        free(r->outputs[i].data);
+    for (int i = 0; i < r->ngroups; i++)
+        free(r->how[i]);
+    free(r->how);
+    free(r->outputs);
+    free(r->tensors);
+    free(r);
+}
+
+typedef struct run {
+    fe_exec *ex;
+    fe_k_tensor *bufs;    /* a private table: session buffers + this run's activations */
+    size_t *cap;          /* pooled capacity of each activation */
+    int32_t *last;        /* last step reading each tensor */
+    pool pl;
+} run;
+
+static int run_init(run *r, fe_exec *ex, const fe_plan *p, fe_error *err)
+{
+    const fe_graph *g = ex->g;
+    memset(r, 0, sizeof *r);
+    r->ex = ex;
+    size_t nt = (size_t)(g->ntensors ? g->ntensors : 1);
+    r->bufs = malloc(nt * sizeof(fe_k_tensor));
+    r->cap = calloc(nt, sizeof(size_t));
+    r->last = malloc(nt * sizeof(int32_t));
+    if (!r->bufs || !r->cap || !r->last)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        r->bufs[t] = ex->bufs[t];
+        if (!is_static(tt))
+            r->bufs[t].data = NULL;   /* activations: this run's own */
+        r->last[t] = -1;
+        for (int k = 0; k < tt->ncons; k++) {
+            int32_t c = fe_tensor_consumer(g, tt, k);
+            int32_t s = p ? p->group_of[c] : c;
+            if (s > r->last[t])
+                r->last[t] = s;
+        }
+        if (tt->flags & FE_T_OUTPUT)
+            r->last[t] = INT32_MAX;
+    }
+    return FE_OK;
+}
+
+static int run_alloc(run *r, int32_t t, fe_error *err)
+{
+    const fe_tensor *tt = fe_graph_tensor(r->ex->g, t);
+    if (r->bufs[t].data)
+        return FE_OK;
+    size_t got;
+    void *d = pool_get(&r->pl, (size_t)tt->bytes, &got);
+    if (!d)
+        return fe_error_set(err, FE_ENOMEM, "out of memory for %s (%lld bytes)",
+                            fe_tensor_name(r->ex->g, tt), (long long)tt->bytes);
+    r->bufs[t].data = d;
+    r->cap[t] = got;
+    return FE_OK;
+}
+
+static void run_release(run *r, int32_t t)
+{
+    if (r->cap[t] && r->bufs[t].data) {
+        pool_put(&r->pl, r->bufs[t].data, r->cap[t]);
+        r->bufs[t].data = NULL;
+        r->cap[t] = 0;
+    }
+}
+
+/* release what step s was the last reader of, and dead outputs */
+static void run_step_done(run *r, const int32_t *nodes, int n, int s)
+{
+    const fe_graph *g = r->ex->g;
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        for (int k = 0; k < nd->nin; k++) {
+            int32_t t = fe_node_input(g, nd, k);
+            if (r->last[t] == s)
+                run_release(r, t);
+        }
+        for (int k = 0; k < nd->nout; k++) {
+            int32_t t = fe_node_output(g, nd, k);
+            if (r->last[t] <= s)
+                run_release(r, t);
+        }
+    }
+}
+
+static int run_finish(run *r, fe_exec_result **out, double ms, fe_error *err)
+{
+    const fe_graph *g = r->ex->g;
+    fe_exec_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    res->noutputs = g->noutputs;
+    res->tensors = calloc((size_t)(g->noutputs + 1), sizeof(int32_t));
+    res->outputs = calloc((size_t)(g->noutputs + 1), sizeof(fe_k_tensor));
+    if (!res->tensors || !res->outputs) {
+        fe_exec_result_free(res);
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        int32_t t = g->outputs[i];
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        res->tensors[i] = t;
+        res->outputs[i] = r->bufs[t];
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= g->outputs[j] == t;
+        if (r->cap[t] && !dup) {        /* hand the activation over */
+            pool_detach(&r->pl, r->cap[t]);
+            r->cap[t] = 0;
+            r->bufs[t].data = NULL;
+        } else {                        /* an input, or listed twice: copy */
+            void *d = abuf((size_t)tt->bytes);
+            if (!d) {
+                res->noutputs = i;
+                fe_exec_result_free(res);
+                return fe_error_set(err, FE_ENOMEM, "out of memory");
+            }
+            if (res->outputs[i].data)
+                memcpy(d, res->outputs[i].data, (size_t)tt->bytes);
+            res->outputs[i].data = d;
+        }
+    }
+    res->static_bytes = r->ex->static_bytes;
+    res->peak_bytes = r->pl.peak_live;
+    res->pool_bytes = r->pl.peak_held;
+    res->ms = ms;
+    *out = res;
+    return FE_OK;
+}
+
+static void run_free(run *r)
+{
+    if (r->bufs && r->cap)
+        for (int32_t t = 0; t < r->ex->g->ntensors; t++)
+            if (r->cap[t])
+                free(r->bufs[t].data);
+    pool_free(&r->pl);
+    free(r->bufs);
+    free(r->cap);
+    free(r->last);
+}
+
+int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
+{
+    const fe_graph *g = ex->g;
+    run r;
+    double ms = 0;
+    int rc = run_init(&r, ex, NULL, err);
+    fe_k_tensor in[64], o[16];
+    *out = NULL;
+    for (int32_t i = 0; i < g->nnodes && rc == FE_OK; i++) {
+        const fe_node *n = fe_graph_node(g, i);
+        if (n->nin > 64 || n->nout > 16) {
+            rc = fe_error_set(err, FE_EINPUT, "node '%s': too many inputs or outputs to execute",
+                              fe_node_name(g, n));
+            break;
+        }
+        for (int k = 0; k < n->nout && rc == FE_OK; k++)
+            rc = run_alloc(&r, fe_node_output(g, n, k), err);
+        if (rc)
+            break;
+        for (int k = 0; k < n->nin; k++)
+            in[k] = r.bufs[fe_node_input(g, n, k)];
+        for (int k = 0; k < n->nout; k++)
+            o[k] = r.bufs[fe_node_output(g, n, k)];
+        double t0 = now_ms();
+        rc = fe_k_node_run(g, n, in, o, err);
+        ms += now_ms() - t0;
+        run_step_done(&r, &i, 1, i);
+    }
+    if (rc == FE_OK)
+        rc = run_finish(&r, out, ms, err);
+    run_free(&r);
+    return rc;
+}
+
+int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *err)
+{
+    const fe_graph *g = ex->g;
+    run r;
+    double ms = 0;
+    int rc, nfused = 0;
+    fe_exec_group **grs = NULL;
+    char **how = NULL;
+    int64_t outb = 0;
+    *out = NULL;
+    if (p->g != g)
+        return fe_error_set(err, FE_EINPUT, "the plan was made for another graph");
+    for (int i = 0; i < g->noutputs; i++)
+        outb += fe_graph_tensor(g, g->outputs[i])->bytes;
+    /* the caller usually holds the reference's outputs while the plan runs */
+    rc = check_memory(ex, fe_exec_need_bytes(ex, p) + outb, "the plan", err);
+    if (rc)
+        return rc;
+    rc = run_init(&r, ex, p, err);
+    grs = calloc((size_t)(p->ngroups + 1), sizeof *grs);
+    how = calloc((size_t)(p->ngroups + 1), sizeof *how);
+    if (!rc && (!grs || !how))
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
+        const fe_group *gp = &p->groups[s];
+        grs[s] = fe_exec_group_new(g, fe_group_nodes(p, gp), gp->n, gp->split, gp->kernel, err);
+        if (!grs[s])
+            rc = err ? err->code : FE_ERUNTIME;
+        else
+            nfused += fe_exec_group_is_fused(grs[s]) && gp->n > 1;
+    }
+    for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
+        const fe_group *gp = &p->groups[s];
+        const int32_t *outs;
+        int no = fe_exec_group_outputs(grs[s], &outs);
+        for (int k = 0; k < no && rc == FE_OK; k++)
+            rc = run_alloc(&r, outs[k], err);
+        if (rc)
+            break;
+        int64_t tb = fe_exec_group_temp_bytes(grs[s]);
+        if (r.pl.live + tb > r.pl.peak_live)
+            r.pl.peak_live = r.pl.live + tb;
+        double t0 = now_ms();
+        rc = fe_exec_group_run(grs[s], r.bufs, err);
+        ms += now_ms() - t0;
+        if (rc)
+            fe_error_prefix(err, "group %d: ", s);
+        run_step_done(&r, fe_group_nodes(p, gp), gp->n, s);
+    }
+    if (rc == FE_OK)
+        rc = run_finish(&r, out, ms, err);
+    if (rc == FE_OK) {
+        (*out)->ngroups = p->ngroups;
+        (*out)->how = how;
+        (*out)->nfused = nfused;
+        for (int s = 0; s < p->ngroups; s++) {
+            how[s] = strdup(fe_exec_group_how(grs[s]));
+            if (!how[s]) {
+                (*out)->ngroups = s;
+                break;
+            }
+        }
+        how = NULL;
+    }
+    for (int s = 0; grs && s < p->ngroups; s++)
+        fe_exec_group_free(grs[s]);
+    free(grs);
+    free(how);
+    run_free(&r);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* exec.h: executing a graph on the CPU: a session owns seeded random inputs
+ * and weights, runs the unfused reference (every node with its reference
+ * kernel) or a plan (every group as one kernel, group.h), allocating
+ * activations by liveness in execution order with buffer reuse, and reports
+ * peak memory. The CLI's `run --execute`, `bench`, `profile` and Lua's
+ * ctx:bench sit on top of this and timing.h.
+ */
+#ifndef FE_EXEC_H
+#define FE_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+#include "ktensor.h"
+#include "plan.h"
+
+typedef struct fe_exec_opts {
+    uint64_t seed;         /* random inputs and weights; 0 means 1 */
+    double mem_fraction;   /* refuse runs needing more than this fraction of
+                              physical memory; 0 means 0.85 */
+} fe_exec_opts;
+
+typedef struct fe_exec fe_exec;
+
+/* FE_OK if every node of g has a kernel; else FE_EINPUT naming the first
+ * node that cannot run (custom ops: by their aten attr), so a command can
+ * refuse before it allocates anything. Groups without such nodes can still
+ * be run and benchmarked in a session of that graph. */
+int fe_exec_executable(const fe_graph *g, fe_error *err);
+
+/* A session for graph g (not owned; must outlive the session). Checks up
+ * front that inputs, weights and the reference run's activation peak fit
+ * in memory (FE_EINPUT naming the sizes otherwise), then allocates and
+ * fills inputs and weights: floats uniform in [-1, 1] (batch_norm running
+ * variances in [0.5, 1.5] so they stay valid), bools true with probability
+ * 3/4, integers in [0, n) where n is the size of the axis they index (gather
+ * / embedding, followed through reshapes, casts and other injective ops),
+ * else in [0, 16). Values depend only on the seed and the tensor's name.
+ * Caller frees with fe_exec_free. */
+fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err);
+void fe_exec_free(fe_exec *ex);
+const fe_graph *fe_exec_graph(const fe_exec *ex);
+
+/* What a run produced. Outputs are the graph outputs in g->outputs order,
+ * owned by the result. */
+typedef struct fe_exec_result {
+    int noutputs;
+    int32_t *tensors;          /* graph output tensor ids */
+    fe_k_tensor *outputs;      /* their values */
+    int64_t static_bytes;      /* inputs and weights */
+    int64_t peak_bytes;        /* peak of live activations (incl. group temporaries) */
+    int64_t pool_bytes;        /* peak of activation memory held (live + reusable) */
+    double ms;                 /* wall time of the kernels */
+    int ngroups;               /* plan runs: one line per group, how it ran */
+    char **how;
+    int nfused;                /* groups that ran as one kernel */
+} fe_exec_result;
+
+void fe_exec_result_free(fe_exec_result *r);
+
+/* Run every node with its reference kernel, in topological order. Returns
+ * FE_OK with *out set (caller frees), or the failing node's error. */
+int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err);
+
+/* Run plan p (made for the session's graph), each group compiled with its
+ * kernel choice and split. */
+int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *err);
+
+/* Bytes a run of plan p (NULL: the reference) needs beyond inputs and
+ * weights, by liveness, plus the largest kernel scratch (packing, float
+ * copies). A plan's group is counted as if its internal tensors were
+ * materialised: an upper bound for fused groups. */
+int64_t fe_exec_need_bytes(const fe_exec *ex, const fe_plan *p);
+
+/* The buffer table of the session, indexed by tensor id: inputs and weights
+ * always hold data; fe_exec_fill fills any other tensor with random values
+ * by the same rules (benchmarks of a group in the middle of a graph). The
+ * table is owned by the session. */
+fe_k_tensor *fe_exec_buffers(fe_exec *ex);
+int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err);
+/* Allocate (uninitialised) or free the session buffer of an activation. */
+int fe_exec_alloc(fe_exec *ex, int32_t t, fe_error *err);
+void fe_exec_release(fe_exec *ex, int32_t t);
+
+/* Physical memory of the machine and what is available now (sysconf). */
+void fe_exec_machine_memory(int64_t *total, int64_t *avail);
+
+#endif

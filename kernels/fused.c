@@ -1,0 +1,1259 @@
+/* fused.c: the fused tile executor (see fused.h).
+ *
+ * Note on the program model.
+ *
+ * Every tensor the group touches is aligned (numpy-style, right aligned) to
+ * one iteration domain D, and D is viewed as ROWS x COLS: the column axes
+ * are the trailing axes a row reduction runs over (or, for a purely
+ * elementwise group, the longest run of trailing axes every operand walks
+ * contiguously). Each value of the program is then either
+ *
+ *     FULL  varies along the columns: a vector of one tile's width, held in a
+ *           scratch slot (or read in place from an f32 input, zero-copy), or
+ *     ROW   constant along the columns: one float per row (a reduction's
+ *           result, an operand broadcast over the columns, a scalar).
+ *
+ *          cols ->
+ *   rows  [x x x x x x]  FULL     [r]  ROW
+ *     |   [x x x x x x]           [r]
+ *     v   [x x x x x x]           [r]
+ *
+ * Compilation walks the group's nodes in topological order and emits one
+ * instruction per op (plus loads of external inputs at first use, rounding to
+ * f16/bf16/bool where a tensor has that dtype so fused and unfused agree, and
+ * a store right after each value that leaves the group), allocating scratch
+ * slots by liveness (a dying operand's slot is reused in place).
+ *
+ * Two peepholes: t = a * b followed by t + c (t dying there) becomes one
+ * multiply-add, and a softmax / rms_norm whose result only leaves the group
+ * writes it straight to the output with streaming stores.
+ *
+ * Execution takes a tile (a row, and a column segment of at most T values;
+ * whole rows when the program reduces) and runs the instructions over it:
+ * each one a vectorised pass over T floats in L1/L2. Adjacent domain axes
+ * that every operand traverses the same way (both broadcast or both full)
+ * are merged first, so a same-shape elementwise group is one long row.
+ * Outputs larger than half the last-level cache use streaming stores.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cache.h"
+#include "convert.h"
+#include "elemwise.h"
+#include "fused.h"
+#include "iter.h"
+#include "node.h"
+#include "norm.h"
+#include "ops.h"
+#include "reduce.h"
+
+enum { K_NONE, K_SLOT, K_IN, K_ROW, K_CONST, K_ANCHOR };
+enum {
+    I_LOAD, I_LOADROW, I_EXPAND, I_UNARY, I_BINARY, I_WHERE, I_ROUND, I_REDUCE,
+    I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA
+};
+enum { COL_CONTIG, COL_BCAST, COL_GENERAL };
+
+typedef struct opnd {
+    int8_t kind;
+    int32_t idx;
+} opnd;
+
+typedef struct instr {
+    uint8_t code;
+    int16_t op;      /* FE_OP_* or dtype (ROUND) */
+    int16_t aux;     /* gelu tanh, log softmax, input / output index */
+    int16_t st;      /* softmax / rms_norm: output index + 1 it streams to, 0 none */
+    float f;         /* eps */
+    opnd d, a, b, c;
+} instr;
+
+typedef struct pin {
+    int32_t tensor;
+    int dtype;
+    int col;                       /* COL_* */
+    int direct;                    /* f32 and contiguous: read in place */
+    int rowinv;                    /* the same data for every row */
+    int64_t rst[FE_MAX_RANK];      /* strides over the row axes */
+    int64_t *ctab;                 /* COL_GENERAL: offset of each column */
+} pin;
+
+typedef struct pout {
+    int32_t tensor;
+    int dtype;
+    int nt;                        /* non-temporal stores */
+} pout;
+
+typedef struct tstate {
+    float *slots;
+    float *rowv;
+    const float **inptr;
+    int64_t *inoff;
+    int64_t *last_c0;              /* row-invariant loads: what the slot holds */
+    int64_t res_row;               /* prologue: row held in the result slot */
+} tstate;
+
+struct fe_k_prog {
+    int nrdims;                    /* row axes (coalesced) */
+    int64_t rdims[FE_MAX_RANK];
+    int64_t rows, C;
+    int64_t outer;                 /* size of the domain's outermost axis (TLF) */
+    int full_rows;
+    int64_t T;                     /* slot width in floats */
+    int nins, nouts, ncode, nslots, nrowv, nconsts, nops, nloads;
+    pin *ins;
+    pout *outs;
+    instr *code;
+    float *consts;
+    opnd result;
+    int nthreads;
+    tstate *ts;
+    void *mem;                     /* one block for all thread states */
+};
+
+/* ---- compile-time values ---- */
+
+typedef struct val {
+    int32_t tensor;
+    int64_t ds[FE_MAX_RANK];       /* shape aligned to the domain */
+    int full;
+    int last;                      /* last consuming node (program index) */
+    int ext;                       /* external input index, -1 if produced */
+    int nonkeep;                   /* reduction output without keepdim */
+    int dedicated;                 /* slot never reused */
+    opnd at;
+} val;
+
+typedef struct cc {
+    const fe_k_prog_spec *sp;
+    const fe_graph *g;
+    fe_error *err;
+    val *v;
+    int nv;
+    int r;                         /* domain rank (before merging) */
+    int64_t D[FE_MAX_RANK];
+    int s;                         /* split, -1 while free */
+    /* merged axes */
+    int mr;
+    int64_t MD[FE_MAX_RANK];
+    int mstart[FE_MAX_RANK + 1];   /* original axis each merged axis starts at */
+    int ms;                        /* merged split */
+    int *slot_free;
+    int cap_slots;
+    fe_k_prog *p;
+    int cap_code, cap_consts;
+} cc;
+
+static int fail(cc *c, const char *fmt, const char *a, const char *b)
+{
+    fe_error_set(c->err, FE_EINPUT, fmt, a, b);
+    return -1;
+}
+
+static int vfind(const cc *c, int32_t t)
+{
+    for (int i = 0; i < c->nv; i++)
+        if (c->v[i].tensor == t)
+            return i;
+    return -1;
+}
+
+static int vadd(cc *c, int32_t t)
+{
+    int i = vfind(c, t);
+    if (i >= 0)
+        return i;
+    memset(&c->v[c->nv], 0, sizeof(val));
+    c->v[c->nv].tensor = t;
+    c->v[c->nv].ext = -1;
+    c->v[c->nv].last = -1;
+    return c->nv++;
+}
+
+static int is_reduce(int op)
+{
+    return op == FE_OP_SUM || op == FE_OP_MEAN || op == FE_OP_AMAX || op == FE_OP_AMIN;
+}
+
+static int is_rowop(int op)
+{
+    return is_reduce(op) || op == FE_OP_SOFTMAX || op == FE_OP_LOG_SOFTMAX ||
+           op == FE_OP_RMS_NORM || op == FE_OP_LAYER_NORM;
+}
+
+static int supported(int op)
+{
+    return (op >= FE_OP_RELU && op <= FE_OP_WHERE) || is_rowop(op);
+}
+
+/* real shape of tensor t padded on the left to rank r */
+static int padded(const cc *c, int32_t t, int r, int64_t *out)
+{
+    const fe_tensor *tt = fe_graph_tensor(c->g, t);
+    const int64_t *sh = fe_tensor_shape(c->g, tt);
+    if (tt->rank > r)
+        return -1;
+    for (int i = 0; i < r; i++)
+        out[i] = i < r - tt->rank ? 1 : sh[i - (r - tt->rank)];
+    return 0;
+}
+
+static int fits(const int64_t *ds, const int64_t *D, int r)
+{
+    for (int i = 0; i < r; i++)
+        if (ds[i] != 1 && ds[i] != D[i])
+            return 0;
+    return 1;
+}
+
+/* ---- code emission ---- */
+
+static int emit(cc *c, instr in)
+{
+    fe_k_prog *p = c->p;
+    if (p->ncode == c->cap_code) {
+        int cap = c->cap_code ? 2 * c->cap_code : 32;
+        instr *n = realloc(p->code, (size_t)cap * sizeof(instr));
+        if (!n)
+            return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+        p->code = n;
+        c->cap_code = cap;
+    }
+    p->code[p->ncode++] = in;
+    return 0;
+}
+
+static int new_slot(cc *c, int dedicated)
+{
+    for (int i = 0; i < c->p->nslots && !dedicated; i++)
+        if (c->slot_free[i]) {
+            c->slot_free[i] = 0;
+            return i;
+        }
+    if (c->p->nslots == c->cap_slots) {
+        int cap = c->cap_slots ? 2 * c->cap_slots : 16;
+        int *n = realloc(c->slot_free, (size_t)cap * sizeof(int));
+        if (!n)
+            return -1;
+        c->slot_free = n;
+        c->cap_slots = cap;
+    }
+    c->slot_free[c->p->nslots] = 0;
+    return c->p->nslots++;
+}
+
+static opnd mk(int kind, int idx)
+{
+    opnd o = {(int8_t)kind, idx};
+    return o;
+}
+
+static opnd konst(cc *c, float v)
+{
+    fe_k_prog *p = c->p;
+    if (p->nconsts == c->cap_consts) {
+        int cap = c->cap_consts ? 2 * c->cap_consts : 8;
+        float *n = realloc(p->consts, (size_t)cap * sizeof(float));
+        if (!n)
+            return mk(K_NONE, 0);
+        p->consts = n;
+        c->cap_consts = cap;
+    }
+    p->consts[p->nconsts] = v;
+    return mk(K_CONST, p->nconsts++);
+}
+
+/* Location of value vi, emitting the load of an external input at first use. */
+static opnd use(cc *c, int vi)
+{
+    val *v = &c->v[vi];
+    if (v->at.kind != K_NONE)
+        return v->at;
+    pin *in = &c->p->ins[v->ext];
+    instr li;
+    memset(&li, 0, sizeof li);
+    li.aux = (int16_t)v->ext;
+    if (!v->full) {
+        v->at = mk(K_ROW, c->p->nrowv++);
+        li.code = I_LOADROW;
+    } else if (in->direct) {
+        v->at = mk(K_IN, v->ext);
+        return v->at;
+    } else {
+        v->dedicated = in->rowinv;
+        int s = new_slot(c, v->dedicated);
+        if (s < 0)
+            return mk(K_NONE, 0);
+        v->at = mk(K_SLOT, s);
+        li.code = I_LOAD;
+        c->p->nloads++;
+    }
+    li.d = v->at;
+    if (emit(c, li))
+        return mk(K_NONE, 0);
+    return v->at;
+}
+
+/* A FULL operand for row ops: expand a ROW value into a fresh slot. */
+static opnd as_full(cc *c, opnd o, int *tmp_slot)
+{
+    *tmp_slot = -1;
+    if (o.kind != K_ROW && o.kind != K_CONST)
+        return o;
+    int s = new_slot(c, 0);
+    instr e;
+    memset(&e, 0, sizeof e);
+    e.code = I_EXPAND;
+    e.d = mk(K_SLOT, s);
+    e.a = o;
+    emit(c, e);
+    *tmp_slot = s;
+    return e.d;
+}
+
+static void release(cc *c, int node_idx, const int32_t *ins, int nin)
+{
+    for (int k = 0; k < nin; k++) {
+        int vi = vfind(c, ins[k]);
+        if (vi < 0)
+            continue;
+        val *v = &c->v[vi];
+        if (v->last == node_idx && v->at.kind == K_SLOT && !v->dedicated) {
+            c->slot_free[v->at.idx] = 1;
+            v->last = -2;   /* released once even if an input repeats */
+        }
+    }
+}
+
+static int store_index(const cc *c, int32_t t)
+{
+    for (int i = 0; i < c->sp->nstores; i++)
+        if (c->sp->stores[i] == t)
+            return i;
+    return -1;
+}
+
+static int emit_store(cc *c, int vi)
+{
+    int si = store_index(c, c->v[vi].tensor);
+    if (si < 0)
+        return 0;
+    instr st;
+    memset(&st, 0, sizeof st);
+    st.code = c->v[vi].full ? I_STORE : I_STOREROW;
+    st.aux = (int16_t)si;
+    st.a = c->v[vi].at;
+    return emit(c, st);
+}
+
+/* Emit the instructions of node k (program index ni). */
+static int gen_node(cc *c, int ni)
+{
+    const fe_graph *g = c->g;
+    const fe_node *n = fe_graph_node(g, c->sp->nodes[ni]);
+    int32_t ins[FE_MAX_IO];
+    int op = n->op, nin = n->nin;
+    int ov = vfind(c, fe_node_output(g, n, 0));
+    val *o = &c->v[ov];
+    opnd a[3] = {{0, 0}, {0, 0}, {0, 0}};
+    instr in;
+    int tmp[3] = {-1, -1, -1};
+
+    for (int k = 0; k < nin; k++)
+        ins[k] = fe_node_input(g, n, k);
+    memset(&in, 0, sizeof in);
+    in.op = (int16_t)op;
+
+    if (op == FE_OP_WHERE || (op >= FE_OP_ADD && op <= FE_OP_POW)) {
+        int want = op == FE_OP_WHERE ? 3 : 2;
+        if (nin == want) {
+            for (int k = 0; k < want; k++)
+                a[k] = use(c, vfind(c, ins[k]));
+        } else {
+            double sv;
+            int idx = (int)fe_node_attr_int(g, n, "scalar_index", op == FE_OP_WHERE ? 2 : 1);
+            if (nin != want - 1 || !fe_node_scalar(g, n, &sv) || idx < 0 || idx >= want)
+                return fail(c, "node '%s' (%s): needs a scalar operand", fe_node_name(g, n),
+                            fe_node_op_name(n));
+            for (int k = 0, j = 0; k < want; k++)
+                a[k] = k == idx ? konst(c, (float)sv) : use(c, vfind(c, ins[j++]));
+        }
+        in.code = op == FE_OP_WHERE ? I_WHERE : I_BINARY;
+    } else if (op <= FE_OP_CAST) {
+        a[0] = use(c, vfind(c, ins[0]));
+        in.code = I_UNARY;
+        in.aux = op == FE_OP_GELU && !strcmp(fe_node_attr_str(g, n, "approximate", "none"), "tanh");
+    } else if (is_reduce(op)) {
+        a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
+        in.code = I_REDUCE;
+    } else if (op == FE_OP_SOFTMAX || op == FE_OP_LOG_SOFTMAX) {
+        a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
+        in.code = I_SOFTMAX;
+        in.aux = op == FE_OP_LOG_SOFTMAX;
+    } else {
+        int layer = op == FE_OP_LAYER_NORM;
+        a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
+        if (nin > 1)
+            a[1] = as_full(c, use(c, vfind(c, ins[1])), &tmp[1]);
+        if (layer && nin > 2)
+            a[2] = as_full(c, use(c, vfind(c, ins[2])), &tmp[2]);
+        in.code = layer ? I_LN : I_RMS;
+        in.f = (float)fe_node_attr_float(g, n, "eps", layer ? 1e-5 : 1e-6);
+    }
+    for (int k = 0; k < 3; k++)
+        if (a[k].kind == K_NONE && k < (in.code == I_WHERE ? 3 : in.code == I_BINARY ? 2 : 1))
+            return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+    in.a = a[0];
+    in.b = a[1];
+    in.c = a[2];
+
+    /* peephole: t = a * b; y = t + c with t dying here is one multiply-add
+     * (one rounding instead of two) */
+    if (in.code == I_BINARY && op == FE_OP_ADD && c->p->ncode > 0) {
+        instr *prev = &c->p->code[c->p->ncode - 1];
+        for (int k = 0; k < 2; k++) {
+            int vi = a[k].kind == K_SLOT ? vfind(c, ins[k < nin ? k : 0]) : -1;
+            if (vi < 0 || prev->code != I_BINARY || prev->op != FE_OP_MUL ||
+                prev->d.kind != K_SLOT || prev->d.idx != a[k].idx || !c->v[vi].full ||
+                c->v[vi].last != ni || c->v[vi].tensor == c->sp->result ||
+                store_index(c, c->v[vi].tensor) >= 0 || (nin == 2 && ins[0] == ins[1]))
+                continue;
+            opnd other = a[1 - k];
+            release(c, ni, ins, nin);
+            int sl = o->full ? new_slot(c, 0) : -1;
+            if (o->full && sl < 0)
+                return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+            o->at = o->full ? mk(K_SLOT, sl) : mk(K_ROW, c->p->nrowv++);
+            prev = &c->p->code[c->p->ncode - 1];
+            prev->code = I_FMA;
+            prev->c = other;
+            prev->d = o->at;
+            goto emitted;
+        }
+    }
+
+    /* free dying operands first so the result can take their slot */
+    release(c, ni, ins, nin);
+    for (int k = 0; k < 3; k++)
+        if (tmp[k] >= 0)
+            c->slot_free[tmp[k]] = 1;
+    if (o->full) {
+        int s = new_slot(c, 0);
+        if (s < 0)
+            return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+        o->at = mk(K_SLOT, s);
+    } else {
+        o->at = mk(K_ROW, c->p->nrowv++);
+    }
+    in.d = o->at;
+    /* peephole: a softmax / rms_norm whose result only leaves the group
+     * writes it straight to the (f32) output, streaming */
+    if ((in.code == I_SOFTMAX || in.code == I_RMS) && o->full && o->last < 0 &&
+        o->tensor != c->sp->result && store_index(c, o->tensor) >= 0 &&
+        fe_graph_tensor(g, o->tensor)->dtype == FE_F32 &&
+        c->p->outs[store_index(c, o->tensor)].nt) {
+        in.st = (int16_t)(store_index(c, o->tensor) + 1);
+        if (emit(c, in))
+            return -1;
+        c->p->nops++;
+        c->slot_free[o->at.idx] = 1;
+        return 0;
+    }
+    if (emit(c, in))
+        return -1;
+emitted:
+    c->p->nops++;
+    {
+        int dt = fe_graph_tensor(g, o->tensor)->dtype;
+        if (dt == FE_F16 || dt == FE_BF16 || dt == FE_BOOL) {
+            instr r;
+            memset(&r, 0, sizeof r);
+            r.code = I_ROUND;
+            r.op = (int16_t)dt;
+            r.d = o->at;
+            if (emit(c, r))
+                return -1;
+        }
+    }
+    if (o->last < 0 && o->tensor != c->sp->result && o->at.kind == K_SLOT && store_index(c, o->tensor) < 0)
+        c->slot_free[o->at.idx] = 1;   /* dead value (no consumer, not stored) */
+    return emit_store(c, ov);
+}
+
+/* ---- analysis ---- */
+
+/* Reduced domain axes of row op node n: sets *lo (first column axis). */
+static int row_axes(cc *c, const fe_node *n, int *lo)
+{
+    const fe_graph *g = c->g;
+    const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
+    int ri = x->rank, off = c->r - ri, op = n->op;
+    if (is_reduce(op)) {
+        long m = fe_k_node_axes(g, n, ri);
+        if (m <= 0)
+            return fail(c, "node '%s' (%s): reduces no axis or has bad axes", fe_node_name(g, n),
+                        fe_node_op_name(n));
+        int first = -1;
+        for (int i = 0; i < ri; i++)
+            if ((m >> i) & 1) {
+                if (first < 0)
+                    first = i;
+            } else if (first >= 0) {
+                return fail(c, "node '%s' (%s): reduces axes that are not the trailing ones",
+                            fe_node_name(g, n), fe_node_op_name(n));
+            }
+        *lo = first + off;
+        return 0;
+    }
+    if (op == FE_OP_SOFTMAX || op == FE_OP_LOG_SOFTMAX) {
+        int ax = fe_axis(fe_node_attr_int(g, n, "axis", -1), ri);
+        if (ax != ri - 1)
+            return fail(c, "node '%s' (%s): only a softmax over the last axis fuses",
+                        fe_node_name(g, n), fe_node_op_name(n));
+        *lo = c->r - 1;
+        return 0;
+    }
+    {
+        fe_k_tensor xv = fe_k_view(NULL, x->dtype, ri, fe_tensor_shape(g, x));
+        int64_t tmp[FE_MAX_RANK + 1];
+        int k = fe_node_attr_ints(g, n, "normalized_shape", tmp, FE_MAX_RANK + 1);
+        if (fe_k_node_norm_size(g, n, &xv) < 0)
+            return fail(c, "node '%s' (%s): bad normalized_shape", fe_node_name(g, n),
+                        fe_node_op_name(n));
+        if (k < 0)
+            k = 1;
+        *lo = c->r - k;
+        return 0;
+    }
+}
+
+/* Values, domain, alignment and the split. */
+static int analyse(cc *c)
+{
+    const fe_graph *g = c->g;
+    const fe_k_prog_spec *sp = c->sp;
+
+    /* values and op checks */
+    if (sp->anchor >= 0)
+        vadd(c, sp->anchor);
+    for (int ni = 0; ni < sp->nnodes; ni++) {
+        const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        if (!supported(n->op))
+            return fail(c, "node '%s' is %s, which the fused executor does not run (only "
+                        "elementwise, broadcast and row-reduction ops)", fe_node_name(g, n),
+                        fe_node_op_name(n));
+        if (n->nout != 1)
+            return fail(c, "node '%s' (%s): more than one output", fe_node_name(g, n),
+                        fe_node_op_name(n));
+        for (int k = 0; k < n->nin; k++) {
+            int vi = vadd(c, fe_node_input(g, n, k));
+            c->v[vi].last = ni;
+        }
+        int ov = vadd(c, fe_node_output(g, n, 0));
+        int dt = fe_graph_tensor(g, c->v[ov].tensor)->dtype;
+        if (fe_k_dtype_is_int(dt) && dt != FE_BOOL)
+            return fail(c, "node '%s' (%s): produces an integer tensor; the fused executor "
+                        "computes in float", fe_node_name(g, n), fe_node_op_name(n));
+        if (is_reduce(n->op) && !fe_node_attr_bool(g, n, "keepdim", 0))
+            c->v[ov].nonkeep = 1;
+    }
+    /* which values are produced here */
+    for (int i = 0; i < c->nv; i++) {
+        const fe_tensor *t = fe_graph_tensor(g, c->v[i].tensor);
+        int produced = 0;
+        for (int ni = 0; ni < sp->nnodes && !produced; ni++)
+            produced = t->producer == sp->nodes[ni];
+        if (!produced && c->v[i].tensor != sp->anchor)
+            c->v[i].ext = c->p->nins++;
+    }
+    if (sp->result >= 0) {
+        int ri = vfind(c, sp->result);
+        if (ri < 0 || c->v[ri].ext >= 0)
+            return fail(c, "fused: the prologue result %s is not produced by the program%s",
+                        fe_tensor_name(g, fe_graph_tensor(g, sp->result)), "");
+        c->v[ri].last = sp->nnodes;   /* live to the end */
+    }
+
+    /* domain */
+    if (sp->domain) {
+        c->r = sp->domain_rank;
+        memcpy(c->D, sp->domain, (size_t)c->r * sizeof(int64_t));
+    } else {
+        c->r = 0;
+        for (int i = 0; i < c->nv; i++)
+            if (!c->v[i].nonkeep && fe_graph_tensor(g, c->v[i].tensor)->rank > c->r)
+                c->r = fe_graph_tensor(g, c->v[i].tensor)->rank;
+        for (int i = 0; i < c->r; i++)
+            c->D[i] = 1;
+        for (int i = 0; i < c->nv; i++) {
+            int64_t ds[FE_MAX_RANK];
+            if (c->v[i].nonkeep)
+                continue;
+            padded(c, c->v[i].tensor, c->r, ds);
+            for (int a = 0; a < c->r; a++) {
+                if (ds[a] == c->D[a] || ds[a] == 1)
+                    continue;
+                if (c->D[a] != 1)
+                    return fail(c, "fused: tensor %s does not broadcast with the rest of the "
+                                "group%s", fe_tensor_name(g, fe_graph_tensor(g, c->v[i].tensor)), "");
+                c->D[a] = ds[a];
+            }
+        }
+    }
+
+    /* alignment, node by node; row ops fix the split */
+    c->s = sp->domain ? sp->split : -1;
+    for (int i = 0; i < c->nv; i++)
+        if (c->v[i].ext >= 0 || c->v[i].tensor == sp->anchor) {
+            if (padded(c, c->v[i].tensor, c->r, c->v[i].ds) || !fits(c->v[i].ds, c->D, c->r))
+                return fail(c, "fused: input %s does not broadcast to the group's domain%s",
+                            fe_tensor_name(g, fe_graph_tensor(g, c->v[i].tensor)), "");
+        }
+    for (int ni = 0; ni < sp->nnodes; ni++) {
+        const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        val *o = &c->v[vfind(c, fe_node_output(g, n, 0))];
+        for (int k = 0; k < n->nin; k++) {
+            const val *iv = &c->v[vfind(c, fe_node_input(g, n, k))];
+            if (iv->nonkeep)
+                return fail(c, "node '%s' (%s) consumes a reduction without keepdim inside the "
+                            "group", fe_node_name(g, n), fe_node_op_name(n));
+        }
+        if (is_rowop(n->op)) {
+            int lo;
+            const val *x = &c->v[vfind(c, fe_node_input(g, n, 0))];
+            if (row_axes(c, n, &lo))
+                return -1;
+            if (c->s < 0)
+                c->s = lo;
+            else if (c->s != lo)
+                return fail(c, "node '%s' (%s): row reductions over different axes in one group",
+                            fe_node_name(g, n), fe_node_op_name(n));
+            for (int a = lo; a < c->r; a++)
+                if (x->ds[a] != c->D[a])
+                    return fail(c, "node '%s' (%s): its input is broadcast along the reduced axes",
+                                fe_node_name(g, n), fe_node_op_name(n));
+            memcpy(o->ds, x->ds, sizeof o->ds);
+            if (is_reduce(n->op))
+                for (int a = lo; a < c->r; a++)
+                    o->ds[a] = 1;
+            /* norm weights / bias broadcast to the input */
+            for (int k = 1; k < n->nin; k++) {
+                const val *w = &c->v[vfind(c, fe_node_input(g, n, k))];
+                for (int a = 0; a < c->r; a++)
+                    if (w->ds[a] != 1 && w->ds[a] != x->ds[a])
+                        return fail(c, "node '%s' (%s): weight does not broadcast", fe_node_name(g, n),
+                                    fe_node_op_name(n));
+            }
+        } else {
+            for (int a = 0; a < c->r; a++)
+                o->ds[a] = 1;
+            for (int k = 0; k < n->nin; k++) {
+                const val *iv = &c->v[vfind(c, fe_node_input(g, n, k))];
+                for (int a = 0; a < c->r; a++)
+                    if (iv->ds[a] != 1)
+                        o->ds[a] = iv->ds[a];
+            }
+            int64_t real[FE_MAX_RANK];
+            if (padded(c, o->tensor, c->r, real) || memcmp(real, o->ds, (size_t)c->r * sizeof(int64_t)))
+                return fail(c, "node '%s' (%s): output shape disagrees with its operands in the "
+                            "group's domain", fe_node_name(g, n), fe_node_op_name(n));
+        }
+    }
+    if (sp->result >= 0 && memcmp(c->v[vfind(c, sp->result)].ds, c->D, (size_t)c->r * sizeof(int64_t)))
+        return fail(c, "fused: the prologue result %s does not cover the operand%s",
+                    fe_tensor_name(g, fe_graph_tensor(g, sp->result)), "");
+    /* stores: full outputs cover the domain; row outputs hold one value per row */
+    for (int k = 0; k < sp->nstores; k++) {
+        int vi = vfind(c, sp->stores[k]);
+        if (vi < 0 || c->v[vi].ext >= 0)
+            return fail(c, "fused: stored tensor %s is not produced by the group%s",
+                        fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
+        if (memcmp(c->v[vi].ds, c->D, (size_t)c->r * sizeof(int64_t))) {
+            int ok = c->s >= 0;
+            for (int a = 0; a < c->r && ok; a++)
+                ok = a < c->s ? c->v[vi].ds[a] == c->D[a] : c->v[vi].ds[a] == 1;
+            if (!ok)
+                return fail(c, "fused: output %s is smaller than the group's domain (it would "
+                            "be written more than once)%s",
+                            fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
+        }
+    }
+    return 0;
+}
+
+/* Merge adjacent axes every external operand and output treats alike
+ * (both broadcast or both full), dropping size-1 axes; never across the
+ * column split. */
+static void merge_axes(cc *c)
+{
+    int m = 0, prev = -1, split_seen = 0;
+    for (int a = 0; a < c->r; a++) {
+        if (c->D[a] == 1)
+            continue;
+        int boundary = c->s >= 0 && a >= c->s && !split_seen;
+        if (boundary)
+            split_seen = 1;
+        int same = prev >= 0 && !boundary;
+        for (int i = 0; i < c->nv && same; i++) {
+            const val *v = &c->v[i];
+            if (v->ext < 0 && store_index(c, v->tensor) < 0 && v->tensor != c->sp->anchor &&
+                v->tensor != c->sp->result)
+                continue;
+            same = (v->ds[prev] == 1) == (v->ds[a] == 1);
+        }
+        if (same) {
+            c->MD[m - 1] *= c->D[a];
+        } else {
+            c->mstart[m] = a;
+            c->MD[m] = c->D[a];
+            m++;
+        }
+        prev = a;
+    }
+    if (m == 0) {
+        c->mstart[0] = 0;
+        c->MD[0] = 1;
+        m = 1;
+    }
+    c->mstart[m] = c->r;
+    c->mr = m;
+    if (c->s < 0) {
+        c->ms = m - 1;
+    } else {
+        c->ms = m;      /* no column axis left: C = 1 */
+        for (int i = 0; i < m; i++)
+            if (c->mstart[i] >= c->s && c->D[c->mstart[i]] != 1) {
+                c->ms = i;
+                break;
+            }
+    }
+    c->mstart[0] = 0;   /* leading size-1 axes belong to the first merged axis */
+}
+
+/* merged shape of a value */
+static void mshape(const cc *c, const val *v, int64_t *ms)
+{
+    for (int i = 0; i < c->mr; i++) {
+        int full = 0;
+        for (int a = c->mstart[i]; a < c->mstart[i + 1]; a++)
+            if (v->ds[a] != 1)
+                full = 1;
+        ms[i] = full ? c->MD[i] : 1;
+    }
+}
+
+static int layout(cc *c)
+{
+    fe_k_prog *p = c->p;
+    int ms = c->ms, mr = c->mr;
+    p->nrdims = ms;
+    p->rows = 1;
+    for (int i = 0; i < ms; i++) {
+        p->rdims[i] = c->MD[i];
+        p->rows *= c->MD[i];
+    }
+    p->C = 1;
+    for (int i = ms; i < mr; i++)
+        p->C *= c->MD[i];
+    p->outer = c->r ? c->D[0] : 1;
+    for (int i = 0; i < c->nv; i++) {
+        val *v = &c->v[i];
+        int64_t sh[FE_MAX_RANK], st[FE_MAX_RANK], acc = 1;
+        mshape(c, v, sh);
+        v->full = 0;
+        for (int a = ms; a < mr; a++)
+            if (sh[a] != 1)
+                v->full = 1;
+        if (v->ext < 0)
+            continue;
+        pin *in = &p->ins[v->ext];
+        in->tensor = v->tensor;
+        in->dtype = fe_graph_tensor(c->g, v->tensor)->dtype;
+        for (int a = mr - 1; a >= 0; a--) {
+            st[a] = sh[a] == 1 ? 0 : acc;
+            acc *= sh[a];
+        }
+        in->rowinv = 1;
+        for (int a = 0; a < ms; a++) {
+            in->rst[a] = st[a];
+            if (st[a])
+                in->rowinv = 0;
+        }
+        int contig = 1, bc = 1;
+        int64_t cs = 1;
+        for (int a = mr - 1; a >= ms; a--) {
+            if (st[a] != 0)
+                bc = 0;
+            if (st[a] != cs)
+                contig = 0;
+            cs *= c->MD[a];
+        }
+        in->col = bc ? COL_BCAST : contig ? COL_CONTIG : COL_GENERAL;
+        in->direct = in->col == COL_CONTIG && in->dtype == FE_F32;
+        if (in->col == COL_GENERAL) {
+            if (p->C > (1 << 24))
+                return fail(c, "fused: input %s is broadcast inside %s columns", fe_tensor_name(c->g,
+                            fe_graph_tensor(c->g, v->tensor)), "too many");
+            in->ctab = malloc((size_t)p->C * sizeof(int64_t));
+            if (!in->ctab)
+                return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+            for (int64_t j = 0; j < p->C; j++)
+                in->ctab[j] = fe_k_offset(mr - ms, c->MD + ms, st + ms, j);
+        }
+    }
+    return 0;
+}
+
+fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
+{
+    cc c;
+    memset(&c, 0, sizeof c);
+    c.sp = spec;
+    c.g = spec->g;
+    c.err = err;
+    c.p = calloc(1, sizeof(fe_k_prog));
+    c.v = calloc((size_t)(3 * spec->nnodes + FE_MAX_IO + 4), sizeof(val));
+    if (!c.p || !c.v) {
+        free(c.p);
+        free(c.v);
+        fe_error_set(err, FE_ENOMEM, "fused: out of memory");
+        return NULL;
+    }
+    /* nodes can have many inputs (where: 3, concat is not here): size v generously */
+    {
+        int need = 1;
+        for (int i = 0; i < spec->nnodes; i++)
+            need += fe_graph_node(spec->g, spec->nodes[i])->nin + 1;
+        val *nv = realloc(c.v, (size_t)need * sizeof(val));
+        if (!nv)
+            goto oom;
+        c.v = nv;
+    }
+    fe_k_prog *p = c.p;
+    p->result = mk(K_NONE, 0);
+    if (analyse(&c))
+        goto fail;
+    p->ins = calloc((size_t)(p->nins ? p->nins : 1), sizeof(pin));
+    p->outs = calloc((size_t)(spec->nstores ? spec->nstores : 1), sizeof(pout));
+    if (!p->ins || !p->outs)
+        goto oom;
+    merge_axes(&c);
+    if (layout(&c))
+        goto fail;
+    p->full_rows = 0;
+    for (int ni = 0; ni < spec->nnodes; ni++)
+        if (is_rowop(fe_graph_node(c.g, spec->nodes[ni])->op))
+            p->full_rows = 1;
+    p->nouts = spec->nstores;
+    for (int k = 0; k < spec->nstores; k++) {
+        const fe_tensor *t = fe_graph_tensor(c.g, spec->stores[k]);
+        p->outs[k].tensor = spec->stores[k];
+        p->outs[k].dtype = t->dtype;
+        p->outs[k].nt = (long)t->bytes >= fe_k_cache_llc() / 2;
+    }
+    /* the anchor is injected; store it first if it leaves the group */
+    if (spec->anchor >= 0) {
+        int av = vfind(&c, spec->anchor);
+        if (av < 0)
+            av = vadd(&c, spec->anchor);
+        c.v[av].at = mk(K_ANCHOR, 0);
+        c.v[av].full = 1;
+        if (emit_store(&c, av))
+            goto fail;
+    }
+    for (int ni = 0; ni < spec->nnodes; ni++)
+        if (gen_node(&c, ni))
+            goto fail;
+    if (spec->result >= 0)
+        p->result = c.v[vfind(&c, spec->result)].at;
+
+    /* tile width: whole rows when reducing; else short segments (4 KiB per
+     * slot): reads of one tile and the streaming stores of the previous one
+     * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
+     * memory-bound groups) */
+    if (p->full_rows) {
+        p->T = p->C;
+    } else {
+        int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
+        t = t < 512 ? 512 : t > 1024 ? 1024 : t;
+        t &= ~(int64_t)63;
+        p->T = p->C < t ? p->C : t;
+    }
+    if (p->T < 1)
+        p->T = 1;
+    p->nthreads = 1;
+#ifdef _OPENMP
+    p->nthreads = omp_get_max_threads();
+#endif
+    {
+        /* per thread: slots (64-byte aligned), row values, input pointers */
+        size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
+        size_t per = (size_t)p->nslots * ts * sizeof(float) + 64 +
+                     (size_t)(p->nrowv + 1) * sizeof(float) +
+                     (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
+        per = (per + 63) & ~(size_t)63;
+        void *m = NULL;
+        p->ts = calloc((size_t)p->nthreads, sizeof(tstate));
+        if (!p->ts || posix_memalign(&m, 64, per * (size_t)p->nthreads))
+            goto oom;
+        p->mem = m;
+        p->T = (int64_t)ts;    /* slot stride */
+        for (int t = 0; t < p->nthreads; t++) {
+            char *b = (char *)m + per * (size_t)t;
+            tstate *s = &p->ts[t];
+            s->slots = (float *)b;
+            b += (size_t)p->nslots * ts * sizeof(float);
+            s->rowv = (float *)b;
+            b += (size_t)(p->nrowv + 1) * sizeof(float);
+            b = (char *)(((uintptr_t)b + 7) & ~(uintptr_t)7);
+            s->inptr = (const float **)b;
+            b += (size_t)(p->nins + 1) * sizeof(float *);
+            s->inoff = (int64_t *)b;
+            b += (size_t)(p->nins + 1) * sizeof(int64_t);
+            s->last_c0 = (int64_t *)b;
+            for (int k = 0; k < p->nins; k++)
+                s->last_c0[k] = -1;
+            s->res_row = -1;
+        }
+    }
+    free(c.v);
+    free(c.slot_free);
+    return p;
+oom:
+    fe_error_set(err, FE_ENOMEM, "fused: out of memory");
+fail:
+    free(c.v);
+    free(c.slot_free);
+    fe_k_prog_free(c.p);
+    return NULL;
+}
+
+void fe_k_prog_free(fe_k_prog *p)
+{
+    if (!p)
+        return;
+    for (int k = 0; k < p->nins && p->ins; k++)
+        free(p->ins[k].ctab);
+    free(p->ins);
+    free(p->outs);
+    free(p->code);
+    free(p->consts);
+    free(p->ts);
+    free(p->mem);
+    free(p);
+}
+
+int64_t fe_k_prog_rows(const fe_k_prog *p) { return p->rows; }
+int64_t fe_k_prog_cols(const fe_k_prog *p) { return p->C; }
+int fe_k_prog_full_rows(const fe_k_prog *p) { return p->full_rows; }
+
+char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
+{
+    int nt = 0;
+    for (int k = 0; k < p->nouts; k++)
+        nt += p->outs[k].nt;
+    snprintf(buf, size, "%d ops in %d instrs, %lld rows x %lld cols, tile %lld%s, %d slots, "
+             "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
+             (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
+             p->nslots, p->nloads, nt ? ", streaming stores" : "");
+    return buf;
+}
+
+static void dump_opnd(FILE *f, opnd o)
+{
+    static const char *k[] = {"-", "slot", "in", "row", "const", "anchor"};
+    fprintf(f, " %s%d", k[o.kind], o.idx);
+}
+
+void fe_k_prog_dump(const fe_k_prog *p, FILE *f)
+{
+    static const char *names[] = {"load", "loadrow", "expand", "unary", "binary", "where", "round",
+                                  "reduce", "softmax", "rms", "ln", "store", "storerow", "fma"};
+    fprintf(f, "rows %lld x cols %lld, tile %lld, %d slots\n", (long long)p->rows, (long long)p->C,
+            (long long)p->T, p->nslots);
+    for (int k = 0; k < p->nins; k++)
+        fprintf(f, "  in%d: tensor %d dtype %d col %d direct %d rowinv %d\n", k, p->ins[k].tensor,
+                p->ins[k].dtype, p->ins[k].col, p->ins[k].direct, p->ins[k].rowinv);
+    for (int i = 0; i < p->ncode; i++) {
+        const instr *in = &p->code[i];
+        fprintf(f, "  %-8s op %d aux %d st %d ->", names[in->code], in->op, in->aux, in->st);
+        dump_opnd(f, in->d);
+        fprintf(f, " <-");
+        dump_opnd(f, in->a);
+        dump_opnd(f, in->b);
+        dump_opnd(f, in->c);
+        fprintf(f, "\n");
+    }
+}
+
+/* ---- execution ---- */
+
+/* Where operand o's values for the current segment are (stride 0: one
+ * value for the whole segment). */
+static inline const float *loc(const fe_k_prog *p, tstate *ts, opnd o, const float *anchor,
+                               int *stride)
+{
+    *stride = 1;
+    switch (o.kind) {
+    case K_SLOT: return ts->slots + o.idx * p->T;
+    case K_IN: return ts->inptr[o.idx];
+    case K_ROW: *stride = 0; return ts->rowv + o.idx;
+    case K_CONST: *stride = 0; return p->consts + o.idx;
+    case K_ANCHOR: return anchor;
+    default: return NULL;
+    }
+}
+
+static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0, int64_t w, float *d)
+{
+    for (int64_t j = 0; j < w; j++)
+        fe_k_load_f32(data, in->dtype, off + in->ctab[c0 + j], d + j, 1);
+}
+
+/* Run the program on row `row`, columns [c0, c0 + w) (w <= T). */
+/* The instructions on row `row`, columns [c0, c0 + w), input offsets set. */
+static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, int64_t row,
+                       int64_t c0, int64_t w, const float *anchor)
+{
+    for (int i = 0; i < p->ncode; i++) {
+        const instr *in = &p->code[i];
+        int sd, sa, sb, sc;
+        float *d = (float *)loc(p, ts, in->d, anchor, &sd);
+        int64_t n = sd ? w : 1;
+        switch (in->code) {
+        case I_LOAD: {
+            const pin *pi = &p->ins[in->aux];
+            int64_t key = c0 * (p->T + 1) + w;   /* what the slot holds */
+            if (pi->rowinv && ts->last_c0[in->aux] == key)
+                break;
+            if (pi->col == COL_GENERAL)
+                gather_cols(pi, bufs[pi->tensor].data, ts->inoff[in->aux], c0, w, d);
+            else
+                fe_k_load_f32(bufs[pi->tensor].data, pi->dtype, ts->inoff[in->aux] + c0, d, w);
+            if (pi->rowinv)
+                ts->last_c0[in->aux] = key;
+            break;
+        }
+        case I_LOADROW: {
+            const pin *pi = &p->ins[in->aux];
+            fe_k_load_f32(bufs[pi->tensor].data, pi->dtype, ts->inoff[in->aux], d, 1);
+            break;
+        }
+        case I_EXPAND: {
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            float v = a[0];
+            #pragma omp simd
+            for (int64_t j = 0; j < w; j++)
+                d[j] = v;
+            break;
+        }
+        case I_UNARY: {
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            fe_k_unary_f32(in->op, in->aux, a, d, n);
+            break;
+        }
+        case I_BINARY: {
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            const float *b = loc(p, ts, in->b, anchor, &sb);
+            fe_k_binary_f32(in->op, a, sa, b, sb, d, n);
+            break;
+        }
+        case I_WHERE: {
+            const float *c = loc(p, ts, in->a, anchor, &sc);
+            const float *a = loc(p, ts, in->b, anchor, &sa);
+            const float *b = loc(p, ts, in->c, anchor, &sb);
+            fe_k_where_f32(c, sc, a, sa, b, sb, d, n);
+            break;
+        }
+        case I_ROUND:
+            fe_k_round_to(in->op, d, n);
+            break;
+        case I_REDUCE:
+            d[0] = fe_k_row_reduce(in->op, loc(p, ts, in->a, anchor, &sa), w);
+            break;
+        case I_FMA: {
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            const float *b = loc(p, ts, in->b, anchor, &sb);
+            const float *c = loc(p, ts, in->c, anchor, &sc);
+            fe_k_fma_f32(a, sa, b, sb, c, sc, d, n);
+            break;
+        }
+        case I_SOFTMAX:
+            if (in->st)
+                fe_k_row_softmax_nt(loc(p, ts, in->a, anchor, &sa), d,
+                                    (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
+                                    w, in->aux);
+            else
+                fe_k_row_softmax(loc(p, ts, in->a, anchor, &sa), d, w, in->aux);
+            break;
+        case I_RMS:
+            if (in->st)
+                fe_k_row_rmsnorm_nt(loc(p, ts, in->a, anchor, &sa),
+                                    in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
+                                    (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
+                                    w, in->f);
+            else
+                fe_k_row_rmsnorm(loc(p, ts, in->a, anchor, &sa),
+                                 in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL, d, w, in->f);
+            break;
+        case I_LN:
+            fe_k_row_layernorm(loc(p, ts, in->a, anchor, &sa),
+                               in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
+                               in->c.kind ? loc(p, ts, in->c, anchor, &sc) : NULL, d, w, in->f);
+            break;
+        case I_STORE: {
+            const pout *o = &p->outs[in->aux];
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            if (o->nt)
+                fe_k_store_f32_nt(bufs[o->tensor].data, o->dtype, row * p->C + c0, a, w);
+            else
+                fe_k_store_f32(bufs[o->tensor].data, o->dtype, row * p->C + c0, a, w);
+            break;
+        }
+        case I_STOREROW:
+            if (c0 == 0) {
+                const pout *o = &p->outs[in->aux];
+                fe_k_store_f32(bufs[o->tensor].data, o->dtype, row, loc(p, ts, in->a, anchor, &sa), 1);
+            }
+            break;
+        }
+    }
+}
+
+/* Run the program on row `row`, columns [c0, c0 + w) (w <= T). */
+static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, int64_t row,
+                     int64_t c0, int64_t w, const float *anchor)
+{
+    for (int k = 0; k < p->nins; k++) {
+        const pin *in = &p->ins[k];
+        int64_t off = in->rowinv ? 0 : fe_k_offset(p->nrdims, p->rdims, in->rst, row);
+        ts->inoff[k] = off;
+        if (in->direct)
+            ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;
+    }
+    exec_range(p, ts, bufs, row, c0, w, anchor);
+}
+
+static int check_bufs(const fe_k_prog *p, const fe_k_tensor *bufs, fe_error *err)
+{
+    for (int k = 0; k < p->nins; k++)
+        if (!bufs[p->ins[k].tensor].data)
+            return fe_error_set(err, FE_ERUNTIME, "fused: input tensor %d has no buffer",
+                                p->ins[k].tensor);
+    for (int k = 0; k < p->nouts; k++)
+        if (!bufs[p->outs[k].tensor].data)
+            return fe_error_set(err, FE_ERUNTIME, "fused: output tensor %d has no buffer",
+                                p->outs[k].tensor);
+    return FE_OK;
+}
+
+int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, fe_error *err)
+{
+    int64_t total = p->rows * p->C;
+    int rc = check_bufs(p, bufs, err);
+    if (rc)
+        return rc;
+    if (nparts < 1 || part < 0 || part >= nparts)
+        return fe_error_set(err, FE_EINPUT, "fused: part %d of %d", part, nparts);
+    /* part t covers outer-axis slices [outer*t/k, outer*(t+1)/k); each slice
+     * is total/outer contiguous elements of the (row-major) domain */
+    int64_t per = p->outer > 0 ? total / p->outer : 0;
+    int64_t e0 = p->outer * part / nparts * per, e1 = p->outer * (part + 1) / nparts * per;
+    if (p->full_rows && p->C > 0) {   /* keep whole rows together */
+        e0 = (e0 + p->C - 1) / p->C * p->C;
+        e1 = part == nparts - 1 ? total : (e1 + p->C - 1) / p->C * p->C;
+    }
+    if (e0 >= e1 || p->C == 0)
+        return FE_OK;
+    int64_t T = p->full_rows ? p->C : p->T;
+    if (T > p->C)
+        T = p->C;
+    int64_t nch = (p->C + T - 1) / T;
+    int64_t r0 = e0 / p->C, r1 = (e1 - 1) / p->C + 1;
+    int64_t t0 = r0 * nch, t1 = r1 * nch;
+    int par = (e1 - e0) >= 16384;
+    #pragma omp parallel num_threads(p->nthreads) if (par)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        tstate *ts = &p->ts[tid];
+        for (int k = 0; k < p->nins; k++)
+            ts->last_c0[k] = -1;
+        #pragma omp for schedule(static)
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t row = t / nch, ch = t % nch;
+            int64_t lo = ch * T, hi = lo + T < p->C ? lo + T : p->C;
+            if (row * p->C + lo < e0)
+                lo = e0 - row * p->C;
+            if (row * p->C + hi > e1)
+                hi = e1 - row * p->C;
+            if (lo < hi)
+                exec_seg(p, ts, bufs, row, lo, hi - lo, NULL);
+        }
+        fe_k_stream_fence();
+    }
+    return FE_OK;
+}
+
+int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64_t mc,
+                        int64_t j0, int64_t nc, const float *blk, int64_t ld, int tid)
+{
+    if (tid < 0 || tid >= p->nthreads)
+        return -1;
+    tstate *ts = &p->ts[tid];
+    int64_t T = p->full_rows ? p->C : p->T;
+    if (p->full_rows && (j0 != 0 || nc != p->C))
+        return -1;
+    for (int k = 0; k < p->nins; k++)
+        ts->last_c0[k] = -1;
+    for (int64_t i = 0; i < mc; i++)
+        for (int64_t c = 0; c < nc; c += T) {
+            int64_t w = nc - c < T ? nc - c : T;
+            exec_seg(p, ts, bufs, i0 + i, j0 + c, w, blk + i * ld + c);
+        }
+    return 0;
+}
+
+void fe_k_prog_reset(fe_k_prog *p)
+{
+    for (int t = 0; t < p->nthreads; t++) {
+        for (int k = 0; k < p->nins; k++)
+            p->ts[t].last_c0[k] = -1;
+        p->ts[t].res_row = -1;
+    }
+}
+
+const float *fe_k_prog_result_row(fe_k_prog *p, const fe_k_tensor *bufs, int64_t row,
+                                  int64_t c0, int64_t n, float *tmp)
+{
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    tstate *ts = &p->ts[tid];
+    int s;
+    if (p->full_rows) {
+        if (ts->res_row != row) {
+            exec_seg(p, ts, bufs, row, 0, p->C, NULL);
+            ts->res_row = row;
+        }
+        const float *r = loc(p, ts, p->result, NULL, &s);
+        memcpy(tmp, r + c0, (size_t)n * sizeof(float));
+        return tmp;
+    }
+    for (int64_t c = 0; c < n; c += p->T) {
+        int64_t w = n - c < p->T ? n - c : p->T;
+        exec_seg(p, ts, bufs, row, c0 + c, w, NULL);
+        memcpy(tmp + c, loc(p, ts, p->result, NULL, &s), (size_t)w * sizeof(float));
+    }
+    return tmp;
+}

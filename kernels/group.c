@@ -1,0 +1,759 @@
+/* group.c: compile and run one plan group (see group.h).
+ *
+ * Note on how a group is taken apart.
+ *
+ * A group with one out-fusable op (matmul, conv2d) is anchored on it. Walking
+ * back from the anchor's inputs inside the group finds its prologue (per
+ * operand), walking forward from its output its epilogue:
+ *
+ *     x --[add]--[rms_norm]--> A --\
+ *                                  [matmul] --> Y --[add bias]--[gelu]--> out
+ *     w -------------------------> B --/
+ *        `------ prologue A ------'             `------- epilogue -------'
+ *
+ * The prologue becomes a fused program whose result is handed to the GEMM
+ * packer row by row (so A is never materialised); the epilogue a fused
+ * program whose anchor is the GEMM's finished output block. A member that is
+ * neither (a side branch) or a prologue value the epilogue needs makes the
+ * group run op by op, and the reason is reported. Groups without an anchor
+ * compile into one fused program when every member is elementwise,
+ * broadcast or a row reduction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choice.h"
+#include "conv.h"
+#include "fused.h"
+#include "group.h"
+#include "matmul.h"
+#include "node.h"
+#include "ops.h"
+
+enum { MODE_FUSED, MODE_ANCHOR, MODE_PEROP };
+
+struct fe_exec_group {
+    const fe_graph *g;
+    int32_t *nodes;
+    int n;
+    int split, kernel, mode;
+    int32_t *ins, *outs;
+    int nins, nouts;
+    char how[2048];
+    int64_t temp_bytes;
+    fe_k_prog *prog;                  /* MODE_FUSED */
+    /* MODE_ANCHOR */
+    int32_t anchor;                   /* node id */
+    fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue */
+    int pro_sep[2];                   /* prologue materialised by a separate pass */
+    int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
+};
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int member(const fe_exec_group *gr, int32_t node)
+{
+    return bsearch(&node, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) != NULL;
+}
+
+static int has(const int32_t *a, int n, int32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == v)
+            return 1;
+    return 0;
+}
+
+static int is_ext_out(const fe_exec_group *gr, int32_t t)
+{
+    const fe_tensor *tt = fe_graph_tensor(gr->g, t);
+    if (tt->flags & FE_T_OUTPUT)
+        return 1;
+    for (int k = 0; k < tt->ncons; k++)
+        if (!member(gr, fe_tensor_consumer(gr->g, tt, k)))
+            return 1;
+    return 0;
+}
+
+static int boundary(fe_exec_group *gr, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    int cap = 0;
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        cap += n->nin + n->nout;
+    }
+    gr->ins = fe_malloc((size_t)(cap + 1) * sizeof(int32_t), err);
+    gr->outs = fe_malloc((size_t)(cap + 1) * sizeof(int32_t), err);
+    if (!gr->ins || !gr->outs)
+        return FE_ENOMEM;
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        for (int k = 0; k < n->nin; k++) {
+            int32_t t = fe_node_input(g, n, k);
+            int32_t pr = fe_graph_tensor(g, t)->producer;
+            if ((pr < 0 || !member(gr, pr)) && !has(gr->ins, gr->nins, t))
+                gr->ins[gr->nins++] = t;
+        }
+        for (int k = 0; k < n->nout; k++) {
+            int32_t t = fe_node_output(g, n, k);
+            if (is_ext_out(gr, t))
+                gr->outs[gr->nouts++] = t;
+        }
+    }
+    return FE_OK;
+}
+
+/* "add, gelu" from node ids */
+static void op_list(const fe_graph *g, const int32_t *ids, int n, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && len + 16 < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+                                fe_node_op_name(fe_graph_node(g, ids[i])));
+}
+
+static void split_note(const fe_exec_group *gr, char *buf, size_t size)
+{
+    if (gr->split > 1)
+        snprintf(buf, size, "; TLF: %d tiles along the outermost output axis", gr->split);
+    else
+        buf[0] = 0;
+}
+
+/* ---- per-op ---- */
+
+static void set_perop(fe_exec_group *gr, const char *reason)
+{
+    char ops[256];
+    gr->mode = MODE_PEROP;
+    gr->kernel = FE_K_CHOICE_PER_OP;
+    op_list(gr->g, gr->nodes, gr->n, ops, sizeof ops);
+    if (gr->n == 1)
+        snprintf(gr->how, sizeof gr->how, "reference kernel: %s%s%s%s", ops,
+                 reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+    else
+        snprintf(gr->how, sizeof gr->how, "per_op: %d ops run one by one (%s), intermediates "
+                 "materialised%s%s%s", gr->n, ops, reason ? "; not fused because " : "",
+                 reason ? reason : "", gr->split > 1 ? "; TLF split not applied" : "");
+    /* temporaries: every produced tensor that does not leave the group */
+    gr->temp_bytes = 0;
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(gr->g, gr->nodes[i]);
+        for (int k = 0; k < n->nout; k++) {
+            int32_t t = fe_node_output(gr->g, n, k);
+            if (!has(gr->outs, gr->nouts, t))
+                gr->temp_bytes += fe_graph_tensor(gr->g, t)->bytes;
+        }
+    }
+}
+
+static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    int rc = FE_OK;
+    fe_k_tensor in[FE_MAX_IO > 64 ? 64 : FE_MAX_IO], out[16];
+    int32_t *temps = malloc((size_t)(gr->n * 16 + 1) * sizeof(int32_t));
+    int ntemps = 0;
+    if (!temps)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; i < gr->n && rc == FE_OK; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        fe_k_tensor *inp = in;
+        if (n->nin > 64 || n->nout > 16) {
+            rc = fe_error_set(err, FE_EINPUT, "node '%s': too many inputs or outputs to run",
+                              fe_node_name(g, n));
+            break;
+        }
+        for (int k = 0; k < n->nin; k++)
+            inp[k] = bufs[fe_node_input(g, n, k)];
+        for (int k = 0; k < n->nout && rc == FE_OK; k++) {
+            int32_t t = fe_node_output(g, n, k);
+            if (!bufs[t].data) {
+                size_t bytes = (size_t)fe_graph_tensor(g, t)->bytes;
+                void *d = NULL;
+                if (posix_memalign(&d, 64, bytes ? bytes : 64)) {
+                    rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
+                                      fe_tensor_name(g, fe_graph_tensor(g, t)), bytes);
+                    break;
+                }
+                bufs[t] = fe_k_graph_view(g, t, d);
+                temps[ntemps++] = t;
+            }
+            out[k] = bufs[t];
+        }
+        if (rc == FE_OK)
+            rc = fe_k_node_run(g, n, inp, out, err);
+        /* free temporaries no later member reads */
+        for (int j = 0; j < ntemps; j++) {
+            int32_t t = temps[j];
+            const fe_tensor *tt = fe_graph_tensor(g, t);
+            int later = 0;
+            for (int k = 0; k < tt->ncons && !later; k++) {
+                int32_t c = fe_tensor_consumer(g, tt, k);
+                later = c > gr->nodes[i] && member(gr, c);
+            }
+            if (!later || rc) {
+                free(bufs[t].data);
+                bufs[t].data = NULL;
+                temps[j--] = temps[--ntemps];
+            }
+        }
+    }
+    for (int j = 0; j < ntemps; j++) {
+        free(bufs[temps[j]].data);
+        bufs[temps[j]].data = NULL;
+    }
+    free(temps);
+    return rc;
+}
+
+/* ---- fused ---- */
+
+static int try_fused(fe_exec_group *gr, fe_error *why)
+{
+    fe_k_prog_spec sp;
+    char desc[256], sn[96];
+    memset(&sp, 0, sizeof sp);
+    sp.g = gr->g;
+    sp.nodes = gr->nodes;
+    sp.nnodes = gr->n;
+    sp.stores = gr->outs;
+    sp.nstores = gr->nouts;
+    sp.anchor = -1;
+    sp.result = -1;
+    sp.split = -1;
+    gr->prog = fe_k_prog_compile(&sp, why);
+    if (!gr->prog)
+        return -1;
+    gr->mode = MODE_FUSED;
+    gr->kernel = FE_K_CHOICE_FUSED;
+    split_note(gr, sn, sizeof sn);
+    snprintf(gr->how, sizeof gr->how, "fused_rows: %s%s", fe_k_prog_describe(gr->prog, desc, sizeof desc), sn);
+    return 0;
+}
+
+/* ---- anchored (matmul / conv) ---- */
+
+/* Mark role r on the producers of tensor t inside the group, recursively. */
+static int mark_back(fe_exec_group *gr, int32_t t, int r, int *role)
+{
+    int32_t p = fe_graph_tensor(gr->g, t)->producer;
+    if (p < 0 || !member(gr, p))
+        return 0;
+    int i = (int)((int32_t *)bsearch(&p, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) - gr->nodes);
+    if (role[i] == r)
+        return 0;
+    if (role[i] != 0)
+        return -1;
+    role[i] = r;
+    const fe_node *n = fe_graph_node(gr->g, p);
+    for (int k = 0; k < n->nin; k++)
+        if (mark_back(gr, fe_node_input(gr->g, n, k), r, role))
+            return -1;
+    return 0;
+}
+
+static void mark_fwd(fe_exec_group *gr, int32_t t, int *role)
+{
+    const fe_tensor *tt = fe_graph_tensor(gr->g, t);
+    for (int k = 0; k < tt->ncons; k++) {
+        int32_t c = fe_tensor_consumer(gr->g, tt, k);
+        int32_t *pc = bsearch(&c, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32);
+        if (!pc || role[pc - gr->nodes] == 3)
+            continue;
+        role[pc - gr->nodes] = 3;
+        const fe_node *n = fe_graph_node(gr->g, c);
+        for (int j = 0; j < n->nout; j++)
+            mark_fwd(gr, fe_node_output(gr->g, n, j), role);
+    }
+}
+
+/* Compile a sub-program of the members with role r. */
+static fe_k_prog *sub_prog(fe_exec_group *gr, const int *role, int r, int32_t anchor,
+                           int32_t result, int32_t extra_store, const int64_t *domain, int drank,
+                           int split, int *count, fe_error *why)
+{
+    int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t)), *st = malloc((size_t)(gr->nouts + 2) * sizeof(int32_t));
+    int n = 0, ns = 0;
+    fe_k_prog *p = NULL;
+    if (!ids || !st) {
+        fe_error_set(why, FE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < gr->n; i++)
+        if (role[i] == r)
+            ids[n++] = gr->nodes[i];
+    for (int k = 0; k < gr->nouts; k++) {
+        int32_t pr = fe_graph_tensor(gr->g, gr->outs[k])->producer;
+        if (has(ids, n, pr) || (gr->outs[k] == anchor))
+            st[ns++] = gr->outs[k];
+    }
+    if (extra_store >= 0 && !has(st, ns, extra_store))
+        st[ns++] = extra_store;
+    *count = n;
+    if (n == 0)
+        goto out;
+    fe_k_prog_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.g = gr->g;
+    sp.nodes = ids;
+    sp.nnodes = n;
+    sp.stores = st;
+    sp.nstores = ns;
+    sp.anchor = anchor;
+    sp.result = result;
+    sp.domain = domain;
+    sp.domain_rank = drank;
+    sp.split = split;
+    p = fe_k_prog_compile(&sp, why);
+out:
+    free(ids);
+    free(st);
+    return p;
+}
+
+static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
+{
+    const fe_graph *g = gr->g;
+    int na = 0, ai = -1, rc = -1;
+    int *role = calloc((size_t)gr->n, sizeof(int));
+    char pro_s[2][400] = {"", ""}, epi_s[400] = "", ops[256], sn[96];
+    if (!role)
+        return fe_error_set(why, FE_ENOMEM, "out of memory"), -1;
+    for (int i = 0; i < gr->n; i++) {
+        int op = fe_graph_node(g, gr->nodes[i])->op;
+        if (op == FE_OP_MATMUL || op == FE_OP_CONV2D) {
+            na++;
+            ai = i;
+        }
+    }
+    if (na != 1) {
+        if (na)
+            fe_error_set(why, FE_EINPUT, "the group has %d matmul/conv2d ops (one kernel takes one)", na);
+        else
+            fe_error_set(why, FE_EINPUT, "the group has no matmul or conv2d");
+        goto out;
+    }
+    const fe_node *an = fe_graph_node(g, gr->nodes[ai]);
+    int is_conv = an->op == FE_OP_CONV2D;
+    gr->anchor = gr->nodes[ai];
+    gr->opnd[0] = fe_node_input(g, an, 0);
+    gr->opnd[1] = fe_node_input(g, an, 1);
+    gr->y = fe_node_output(g, an, 0);
+    role[ai] = 9;
+    for (int k = 0; k < 2; k++)
+        if (mark_back(gr, gr->opnd[k], k + 1, role)) {
+            fe_error_set(why, FE_EINPUT, "a node feeds both operands of %s '%s'", fe_node_op_name(an),
+                         fe_node_name(g, an));
+            goto out;
+        }
+    if (is_conv && an->nin > 2) {
+        int32_t bp = fe_graph_tensor(g, fe_node_input(g, an, 2))->producer;
+        if (bp >= 0 && member(gr, bp)) {
+            fe_error_set(why, FE_EINPUT, "conv2d '%s' takes no prologue on its bias",
+                         fe_node_name(g, an));
+            goto out;
+        }
+    }
+    mark_fwd(gr, gr->y, role);
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        if (!role[i]) {
+            fe_error_set(why, FE_EINPUT, "node '%s' (%s) is neither a prologue nor an epilogue of "
+                         "%s '%s'", fe_node_name(g, n), fe_node_op_name(n), fe_node_op_name(an),
+                         fe_node_name(g, an));
+            goto out;
+        }
+        if (is_conv && (role[i] == 1 || role[i] == 2)) {
+            fe_error_set(why, FE_EINPUT, "conv2d '%s' takes no prologue (node '%s')",
+                         fe_node_name(g, an), fe_node_name(g, n));
+            goto out;
+        }
+        if (role[i] == 3)   /* epilogue inputs made by a prologue must be stored */
+            for (int k = 0; k < n->nin; k++) {
+                int32_t t = fe_node_input(g, n, k), p = fe_graph_tensor(g, t)->producer;
+                int32_t *pp = p >= 0 ? bsearch(&p, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) : NULL;
+                if (pp && (role[pp - gr->nodes] == 1 || role[pp - gr->nodes] == 2) &&
+                    !has(gr->outs, gr->nouts, t)) {
+                    fe_error_set(why, FE_EINPUT, "epilogue node '%s' reads %s, an intermediate of the "
+                                 "prologue", fe_node_name(g, n), fe_tensor_name(g, fe_graph_tensor(g, t)));
+                    goto out;
+                }
+            }
+    }
+    /* prologues */
+    for (int k = 0; k < 2; k++) {
+        const fe_tensor *ot = fe_graph_tensor(g, gr->opnd[k]);
+        int trans = fe_node_attr_bool(g, an, k ? "transpose_b" : "transpose_a", 0) && ot->rank > 1;
+        int cnt = 0;
+        for (int i = 0; i < gr->n; i++)
+            cnt += role[i] == k + 1;
+        if (!cnt)
+            continue;
+        if (trans) {
+            fe_error_set(why, FE_EINPUT, "a prologue on %s '%s' needs transpose_%c = false",
+                         fe_node_op_name(an), fe_node_name(g, an), k ? 'b' : 'a');
+            goto out;
+        }
+        gr->pro_sep[k] = blas;
+        if (blas)   /* BLAS takes no prologue: a separate pass materialises the operand */
+            gr->pro[k] = sub_prog(gr, role, k + 1, -1, -1, gr->opnd[k], NULL, 0, -1, &cnt, why);
+        else
+            gr->pro[k] = sub_prog(gr, role, k + 1, -1, gr->opnd[k], -1, fe_tensor_shape(g, ot),
+                                  ot->rank, ot->rank - 1 < 0 ? 0 : ot->rank - 1, &cnt, why);
+        if (!gr->pro[k])
+            goto out;
+        int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
+        int m = 0;
+        if (ids) {
+            for (int i = 0; i < gr->n; i++)
+                if (role[i] == k + 1)
+                    ids[m++] = gr->nodes[i];
+            op_list(g, ids, m, ops, sizeof ops);
+            free(ids);
+        }
+        snprintf(pro_s[k], sizeof pro_s[k], blas ? "; prologue on %c (%d ops: %s) as a separate "
+                 "fused pass" : "; prologue on %c (%d ops: %s) fused into packing", k ? 'B' : 'A',
+                 cnt, ops);
+        if (blas)
+            gr->temp_bytes += ot->bytes;
+    }
+    /* epilogue */
+    {
+        const fe_tensor *yt = fe_graph_tensor(g, gr->y);
+        int cnt = 0, split = is_conv ? 2 : fe_graph_tensor(g, gr->opnd[1])->rank == 1 ? yt->rank
+                                                                                      : yt->rank - 1;
+        gr->epi = sub_prog(gr, role, 3, gr->y, -1, -1, fe_tensor_shape(g, yt), yt->rank, split, &cnt, why);
+        if (cnt && !gr->epi)
+            goto out;
+        if (cnt) {
+            int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
+            int m = 0;
+            if (ids) {
+                for (int i = 0; i < gr->n; i++)
+                    if (role[i] == 3)
+                        ids[m++] = gr->nodes[i];
+                op_list(g, ids, m, ops, sizeof ops);
+                free(ids);
+            }
+            snprintf(epi_s, sizeof epi_s, blas ? "; epilogue (%d ops: %s) as a separate pass over "
+                     "the output" : "; epilogue (%d ops: %s) on each output block in cache%s", cnt, ops,
+                     fe_k_prog_full_rows(gr->epi) ? " (whole rows)" : "");
+            if (blas)
+                gr->temp_bytes += yt->bytes;
+        } else if (!has(gr->outs, gr->nouts, gr->y)) {
+            fe_error_set(why, FE_EINPUT, "the output of %s '%s' is not used", fe_node_op_name(an),
+                         fe_node_name(g, an));
+            goto out;
+        }
+    }
+    gr->mode = MODE_ANCHOR;
+    gr->kernel = blas ? FE_K_CHOICE_MATMUL_BLAS : FE_K_CHOICE_MATMUL_BLOCKED;
+    split_note(gr, sn, sizeof sn);
+    {
+        int mr, nr, mc, kc, nc;
+        fe_k_gemm_blocking(&mr, &nr, &mc, &kc, &nc);
+        if (blas)
+            snprintf(gr->how, sizeof gr->how, "matmul_blas: OpenBLAS sgemm%s%s%s%s", pro_s[0], pro_s[1],
+                     epi_s, sn);
+        else
+            snprintf(gr->how, sizeof gr->how, "matmul_blocked: %s as packed %dx%d GEMM, blocks %dx%d, "
+                     "k %d%s%s%s%s", fe_node_op_name(an), mr, nr, mc, nc, kc, pro_s[0], pro_s[1], epi_s, sn);
+    }
+    rc = 0;
+out:
+    free(role);
+    if (rc) {
+        for (int k = 0; k < 2; k++) {
+            fe_k_prog_free(gr->pro[k]);
+            gr->pro[k] = NULL;
+            gr->pro_sep[k] = 0;
+        }
+        fe_k_prog_free(gr->epi);
+        gr->epi = NULL;
+        gr->temp_bytes = 0;
+    }
+    return rc;
+}
+
+typedef struct pctx {
+    fe_k_prog *p;
+    fe_k_tensor *bufs;
+} pctx;
+
+static const float *pro_row(void *ctx, int64_t r, int64_t c0, int64_t n, float *tmp)
+{
+    const pctx *c = ctx;
+    return fe_k_prog_result_row(c->p, c->bufs, r, c0, n, tmp);
+}
+
+static int epi_block(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, float *blk,
+                     int64_t ld, int tid)
+{
+    const pctx *c = ctx;
+    return fe_k_prog_run_block(c->p, c->bufs, i0, mc, j0, nc, blk, ld, tid);
+}
+
+static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    const fe_node *an = fe_graph_node(g, gr->anchor);
+    pctx pc[2] = {{gr->pro[0], bufs}, {gr->pro[1], bufs}}, ec = {gr->epi, bufs};
+    int rc = FE_OK;
+    void *tmp[2] = {NULL, NULL};
+    int32_t y = gr->y;
+
+    /* separate prologue passes (BLAS) materialise their operand */
+    for (int k = 0; k < 2; k++)
+        if (gr->pro[k] && gr->pro_sep[k] && !bufs[gr->opnd[k]].data) {
+            size_t b = (size_t)fe_graph_tensor(g, gr->opnd[k])->bytes;
+            if (posix_memalign(&tmp[k], 64, b ? b : 64)) {
+                rc = fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
+                goto out;
+            }
+            bufs[gr->opnd[k]] = fe_k_graph_view(g, gr->opnd[k], tmp[k]);
+        }
+    for (int k = 0; k < 2; k++)
+        if (gr->pro[k] && gr->pro_sep[k] && (rc = fe_k_prog_run(gr->pro[k], bufs, 0, 1, err)))
+            goto out;
+    for (int k = 0; k < 2; k++)
+        if (gr->pro[k])
+            fe_k_prog_reset(gr->pro[k]);
+    /* the anchor's output needs a view even when it is never stored */
+    if (!bufs[y].data && !gr->epi) {
+        rc = fe_error_set(err, FE_ERUNTIME, "no buffer for %s", fe_tensor_name(g, fe_graph_tensor(g, y)));
+        goto out;
+    }
+    fe_k_tensor yv = fe_k_graph_view(g, y, bufs[y].data);
+    fe_k_tensor av = fe_k_graph_view(g, gr->opnd[0], bufs[gr->opnd[0]].data);
+    fe_k_tensor bv = fe_k_graph_view(g, gr->opnd[1], bufs[gr->opnd[1]].data);
+    if (an->op == FE_OP_MATMUL) {
+        fe_k_mm mm;
+        int rank;
+        int64_t shape[FE_MAX_RANK];
+        memset(&mm, 0, sizeof mm);
+        mm.a = &av;
+        mm.b = &bv;
+        mm.ta = fe_node_attr_bool(g, an, "transpose_a", 0);
+        mm.tb = fe_node_attr_bool(g, an, "transpose_b", 0);
+        mm.y = &yv;
+        mm.impl = gr->kernel == FE_K_CHOICE_MATMUL_BLAS ? FE_K_MM_BLAS : FE_K_MM_BLOCKED;
+        if (gr->pro[0] && !gr->pro_sep[0]) {
+            mm.arow = pro_row;
+            mm.actx = &pc[0];
+        }
+        if (gr->pro[1] && !gr->pro_sep[1]) {
+            mm.brow = pro_row;
+            mm.bctx = &pc[1];
+        }
+        if (gr->epi) {
+            mm.epi = epi_block;
+            mm.ectx = &ec;
+            mm.epi_full_rows = fe_k_prog_full_rows(gr->epi);
+            fe_k_prog_reset(gr->epi);
+        }
+        if (fe_k_matmul_shape(&av, &bv, mm.ta, mm.tb, &rank, shape, err)) {
+            rc = FE_EINPUT;
+            goto out;
+        }
+        int64_t N = mm.b->rank == 1 ? 1 : shape[rank - 1], rows = 1;
+        for (int i = 0; i < rank; i++)
+            rows *= shape[i];
+        rows = N ? rows / N : 0;
+        for (int part = 0; part < gr->split && rc == FE_OK; part++) {
+            mm.r0 = rows * part / gr->split;
+            mm.r1 = rows * (part + 1) / gr->split;
+            if (mm.r0 == mm.r1)
+                continue;
+            rc = fe_k_matmul(&mm, err);
+        }
+    } else {
+        fe_k_conv cv;
+        fe_k_tensor biasv;
+        int64_t t[3];
+        memset(&cv, 0, sizeof cv);
+        cv.x = &av;
+        cv.w = &bv;
+        if (an->nin > 2) {
+            biasv = fe_k_graph_view(g, fe_node_input(g, an, 2), bufs[fe_node_input(g, an, 2)].data);
+            cv.bias = &biasv;
+        }
+        cv.y = &yv;
+        cv.groups = fe_node_attr_int(g, an, "groups", 1);
+        const char *keys[3] = {"stride", "padding", "dilation"};
+        int64_t dflt[3] = {1, 0, 1}, *dst[3] = {cv.stride, cv.pad, cv.dil};
+        for (int k = 0; k < 3; k++) {
+            int c = fe_node_attr_ints(g, an, keys[k], t, 3);
+            dst[k][0] = c == -1 ? dflt[k] : t[0];
+            dst[k][1] = c == -1 ? dflt[k] : c == 1 ? t[0] : t[1];
+        }
+        if (gr->epi) {
+            cv.epi = epi_block;
+            cv.ectx = &ec;
+            fe_k_prog_reset(gr->epi);
+        }
+        int64_t rows = yv.shape[0] * yv.shape[1];
+        for (int part = 0; part < gr->split && rc == FE_OK; part++) {
+            cv.r0 = rows * part / gr->split;
+            cv.r1 = rows * (part + 1) / gr->split;
+            if (cv.r0 == cv.r1)
+                continue;
+            rc = fe_k_conv2d(&cv, err);
+        }
+    }
+    if (rc && err && strncmp(err->message, "node '", 6))
+        fe_error_prefix(err, "node '%s' (%s): ", fe_node_name(g, an), fe_node_op_name(an));
+out:
+    for (int k = 0; k < 2; k++)
+        if (tmp[k]) {
+            free(tmp[k]);
+            bufs[gr->opnd[k]].data = NULL;
+        }
+    return rc;
+}
+
+/* ---- public ---- */
+
+fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n, int split,
+                                 int kernel, fe_error *err)
+{
+    fe_exec_group *gr;
+    fe_error why = {0};
+    if (n < 1 || !nodes)
+        return fe_error_set(err, FE_EINPUT, "a group needs at least one node"), NULL;
+    if (!fe_k_choice_get(kernel))
+        return fe_error_set(err, FE_EINPUT, "unknown kernel choice %d (known: %s)", kernel,
+                            fe_k_choice_names()), NULL;
+    gr = calloc(1, sizeof *gr);
+    if (!gr)
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    gr->g = g;
+    gr->n = n;
+    gr->split = split < 1 ? 1 : split;
+    gr->anchor = -1;
+    gr->nodes = malloc((size_t)n * sizeof(int32_t));
+    if (!gr->nodes) {
+        free(gr);
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    }
+    memcpy(gr->nodes, nodes, (size_t)n * sizeof(int32_t));
+    qsort(gr->nodes, (size_t)n, sizeof(int32_t), cmp_i32);
+    for (int i = 0; i < n; i++)
+        if (gr->nodes[i] < 0 || gr->nodes[i] >= g->nnodes || (i && gr->nodes[i] == gr->nodes[i - 1])) {
+            fe_exec_group_free(gr);
+            return fe_error_set(err, FE_EINPUT, "bad or repeated node id in a group"), NULL;
+        }
+    if (boundary(gr, err)) {
+        fe_exec_group_free(gr);
+        return NULL;
+    }
+    int nanchor = 0, fusable = 1;
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, gr->nodes[i]);
+        if (nd->op == FE_OP_MATMUL || nd->op == FE_OP_CONV2D)
+            nanchor++;
+        if (nd->op == FE_OP_CUSTOM)
+            fusable = 0;
+    }
+    char reason[1100];
+    reason[0] = 0;
+    switch (kernel) {
+    case FE_K_CHOICE_PER_OP:
+        set_perop(gr, n > 1 ? "kernel per_op was requested" : NULL);
+        break;
+    case FE_K_CHOICE_FUSED:
+        if (try_fused(gr, &why)) {
+            snprintf(reason, sizeof reason, "kernel fused_rows cannot take it: %s", why.message);
+            set_perop(gr, reason);
+        }
+        break;
+    case FE_K_CHOICE_MATMUL_BLOCKED:
+    case FE_K_CHOICE_MATMUL_BLAS: {
+        int blas = kernel == FE_K_CHOICE_MATMUL_BLAS;
+        if (blas && nanchor == 1) {
+            for (int i = 0; i < n; i++)
+                if (fe_graph_node(g, gr->nodes[i])->op == FE_OP_CONV2D)
+                    blas = 0;   /* sgemm has no im2col: conv runs blocked, said below */
+        }
+        if (try_anchor(gr, blas, &why)) {
+            snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
+                     fe_k_choice_get(kernel)->name, why.message);
+            set_perop(gr, reason);
+        } else if (blas != (kernel == FE_K_CHOICE_MATMUL_BLAS)) {
+            size_t l = strlen(gr->how);
+            snprintf(gr->how + l, sizeof gr->how - l, " (matmul_blas was requested; it has no conv2d)");
+        }
+        break;
+    }
+    default: /* auto */
+        if (!fusable) {
+            set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
+        } else if (nanchor) {
+            if (try_anchor(gr, 0, &why))
+                set_perop(gr, why.message);
+        } else if (try_fused(gr, &why)) {
+            set_perop(gr, n > 1 ? why.message : NULL);
+        }
+    }
+    if (why.code == FE_ENOMEM) {
+        fe_exec_group_free(gr);
+        return fe_error_set(err, FE_ENOMEM, "%s", why.message), NULL;
+    }
+    return gr;
+}
+
+void fe_exec_group_free(fe_exec_group *gr)
+{
+    if (!gr)
+        return;
+    fe_k_prog_free(gr->prog);
+    fe_k_prog_free(gr->pro[0]);
+    fe_k_prog_free(gr->pro[1]);
+    fe_k_prog_free(gr->epi);
+    free(gr->nodes);
+    free(gr->ins);
+    free(gr->outs);
+    free(gr);
+}
+
+const char *fe_exec_group_how(const fe_exec_group *gr) { return gr->how; }
+int fe_exec_group_kernel(const fe_exec_group *gr) { return gr->kernel; }
+int fe_exec_group_is_fused(const fe_exec_group *gr) { return gr->mode != MODE_PEROP; }
+int64_t fe_exec_group_temp_bytes(const fe_exec_group *gr) { return gr->temp_bytes; }
+
+int fe_exec_group_inputs(const fe_exec_group *gr, const int32_t **ids)
+{
+    *ids = gr->ins;
+    return gr->nins;
+}
+
+int fe_exec_group_outputs(const fe_exec_group *gr, const int32_t **ids)
+{
+    *ids = gr->outs;
+    return gr->nouts;
+}
+
+int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+{
+    switch (gr->mode) {
+    case MODE_FUSED:
+        fe_k_prog_reset(gr->prog);
+        for (int part = 0; part < gr->split; part++) {
+            int rc = fe_k_prog_run(gr->prog, bufs, part, gr->split, err);
+            if (rc)
+                return rc;
+        }
+        return FE_OK;
+    case MODE_ANCHOR:
+        return run_anchor(gr, bufs, err);
+    default:
+        return run_perop(gr, bufs, err);
+    }
+}

@@ -1,0 +1,35 @@
+/* node.h: run one graph node with the reference kernels: reads the node's
+ * attributes through graph.h, dispatches on its op id (ops.h) and calls the
+ * kernel. The per-op fallback of the plan executor and the whole-graph
+ * reference both go through here.
+ */
+#ifndef FE_NODE_H
+#define FE_NODE_H
+
+#include "error.h"
+#include "graph.h"
+#include "ktensor.h"
+
+/* Run node n. in[k] / out[k] are the buffers of the node's k-th input and
+ * output tensor (preallocated, shapes and dtypes as in the graph). Returns
+ * FE_OK or an error naming the node: FE_EINPUT for what cannot run (custom
+ * ops, bad attributes, out-of-range indices), FE_ENOMEM. */
+int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
+                  fe_k_tensor *out, fe_error *err);
+
+/* The scalar operand of a binary / where node as a rank-0 tensor of the
+ * compute type (i64 for integer outputs, else f32) in *storage, and its
+ * operand position; returns 0 if the node has no scalar. */
+typedef union fe_k_scalar { float f; int64_t i; } fe_k_scalar;
+int fe_k_node_scalar(const fe_graph *g, const fe_node *n, int out_dtype,
+                     fe_k_scalar *storage, fe_k_tensor *t, int *index);
+
+/* Normalised reduction axes of a sum/mean/amax/amin node over an input of
+ * rank `rank`, as a bit mask (bit i = axis i); -1 if an axis is invalid. */
+long fe_k_node_axes(const fe_graph *g, const fe_node *n, int rank);
+
+/* Elements normalised by an rms_norm / layer_norm node over input x
+ * (the product of normalized_shape, default the last axis); -1 if invalid. */
+int64_t fe_k_node_norm_size(const fe_graph *g, const fe_node *n, const fe_k_tensor *x);
+
+#endif

@@ -1,0 +1,199 @@
+/* norm.c: rms_norm, layer_norm and batch_norm (see norm.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "convert.h"
+#include "norm.h"
+#include "reduce.h"
+#include "vmath.h"
+
+#define PAR_MIN 32768
+
+void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
+{
+    float r = 1.0f / sqrtf(fe_k_row_sumsq(x, n) / (float)n + eps);
+    int64_t i = 0;
+#ifdef FE_K_AVX2
+    __m256 vr = _mm256_set1_ps(r);
+    if (w)
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vr),
+                                                  _mm256_loadu_ps(w + i)));
+    else
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vr));
+#endif
+    for (; i < n; i++)
+        y[i] = w ? x[i] * r * w[i] : x[i] * r;
+}
+
+void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps)
+{
+    float r = 1.0f / sqrtf(fe_k_row_sumsq(x, n) / (float)n + eps);
+    int64_t i = 0;
+#ifdef FE_K_AVX2
+    __m256 vr = _mm256_set1_ps(r);
+    for (; i < n && ((uintptr_t)(y + i) & 31u); i++)
+        y[i] = w ? x[i] * r * w[i] : x[i] * r;
+    if (w)
+        for (; i + 8 <= n; i += 8)
+            _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vr),
+                                                  _mm256_loadu_ps(w + i)));
+    else
+        for (; i + 8 <= n; i += 8)
+            _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vr));
+#endif
+    for (; i < n; i++)
+        y[i] = w ? x[i] * r * w[i] : x[i] * r;
+}
+
+void fe_k_row_layernorm(const float *x, const float *w, const float *b, float *y,
+                        int64_t n, float eps)
+{
+    float mean = fe_k_row_sum(x, n) / (float)n, var = 0.0f;
+    int64_t i = 0;
+#ifdef FE_K_AVX2
+    __m256 vm = _mm256_set1_ps(mean), acc = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+        acc = _mm256_fmadd_ps(d, d, acc);
+    }
+    if (i < n) {
+        __m256 d = _mm256_sub_ps(fe_k_v8_load_part(x + i, (long)(n - i), mean), vm);
+        acc = _mm256_fmadd_ps(d, d, acc);
+    }
+    var = fe_k_v8_hsum(acc);
+    i = 0;
+#else
+    for (i = 0; i < n; i++)
+        var += (x[i] - mean) * (x[i] - mean);
+    i = 0;
+#endif
+    float r = 1.0f / sqrtf(var / (float)n + eps);
+    (void)i;
+    if (w && b) {
+        #pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (x[j] - mean) * r * w[j] + b[j];
+    } else if (w) {
+        #pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (x[j] - mean) * r * w[j];
+    } else if (b) {
+        #pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (x[j] - mean) * r + b[j];
+    } else {
+        #pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (x[j] - mean) * r;
+    }
+}
+
+/* float32 copy of a small parameter tensor (NULL stays NULL) */
+static float *param_f32(const fe_k_tensor *t, int64_t n, fe_error *err, int *fail)
+{
+    if (!t)
+        return NULL;
+    float *p = fe_malloc((size_t)n * sizeof(float), err);
+    if (!p) {
+        *fail = 1;
+        return NULL;
+    }
+    fe_k_load_f32(t->data, t->dtype, 0, p, n);
+    return p;
+}
+
+int fe_k_norm(int layer, const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tensor *b,
+              int64_t n, double eps, fe_k_tensor *y, fe_error *err)
+{
+    int fail = 0;
+    int64_t total = fe_k_numel(x);
+    if (n <= 0 || total % n)
+        return fe_error_set(err, FE_EINPUT, "norm: %lld elements do not split into rows of %lld",
+                            (long long)total, (long long)n);
+    if ((w && fe_k_numel(w) != n) || (b && fe_k_numel(b) != n))
+        return fe_error_set(err, FE_EINPUT, "norm: weight/bias must have %lld elements", (long long)n);
+    float *wf = param_f32(w, n, err, &fail), *bf = param_f32(b, n, err, &fail);
+    if (fail) {
+        free(wf);
+        free(bf);
+        return FE_ENOMEM;
+    }
+    int64_t rows = total / n;
+    #pragma omp parallel if (total >= PAR_MIN)
+    {
+        float *row = malloc((size_t)n * sizeof(float));
+        #pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; r++) {
+            if (!row) {
+                #pragma omp atomic write
+                fail = 1;
+                continue;
+            }
+            fe_k_load_f32(x->data, x->dtype, r * n, row, n);
+            if (layer)
+                fe_k_row_layernorm(row, wf, bf, row, n, (float)eps);
+            else
+                fe_k_row_rmsnorm(row, wf, row, n, (float)eps);
+            fe_k_store_f32(y->data, y->dtype, r * n, row, n);
+        }
+        free(row);
+    }
+    free(wf);
+    free(bf);
+    if (fail)
+        return fe_error_set(err, FE_ENOMEM, "norm: out of memory for a row of %lld", (long long)n);
+    return FE_OK;
+}
+
+int fe_k_batch_norm(const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tensor *b,
+                    const fe_k_tensor *mean, const fe_k_tensor *var, double eps,
+                    fe_k_tensor *y, fe_error *err)
+{
+    int fail = 0;
+    if (x->rank < 2)
+        return fe_error_set(err, FE_EINPUT, "batch_norm: input needs rank >= 2, got %d", x->rank);
+    int64_t N = x->shape[0], C = x->shape[1], S = 1;
+    for (int i = 2; i < x->rank; i++)
+        S *= x->shape[i];
+    const fe_k_tensor *ps[4] = {w, b, mean, var};
+    for (int k = 0; k < 4; k++)
+        if (ps[k] && fe_k_numel(ps[k]) != C)
+            return fe_error_set(err, FE_EINPUT, "batch_norm: parameter %d has %lld elements, expected %lld",
+                                k + 1, (long long)fe_k_numel(ps[k]), (long long)C);
+    float *wf = param_f32(w, C, err, &fail), *bf = param_f32(b, C, err, &fail);
+    float *mf = param_f32(mean, C, err, &fail), *vf = param_f32(var, C, err, &fail);
+    if (fail)
+        goto out;
+    #pragma omp parallel if (N * C * S >= PAR_MIN)
+    {
+        float *row = malloc((size_t)(S ? S : 1) * sizeof(float));
+        #pragma omp for schedule(static)
+        for (int64_t t = 0; t < N * C; t++) {
+            int64_t c = t % C;
+            if (!row) {
+                #pragma omp atomic write
+                fail = 1;
+                continue;
+            }
+            float m = mf ? mf[c] : 0.0f, k = 1.0f / sqrtf((vf ? vf[c] : 1.0f) + (float)eps);
+            float sc = k * (wf ? wf[c] : 1.0f), sh = bf ? bf[c] : 0.0f;
+            fe_k_load_f32(x->data, x->dtype, t * S, row, S);
+            #pragma omp simd
+            for (int64_t i = 0; i < S; i++)
+                row[i] = (row[i] - m) * sc + sh;
+            fe_k_store_f32(y->data, y->dtype, t * S, row, S);
+        }
+        free(row);
+    }
+    if (fail)
+        fe_error_set(err, FE_ENOMEM, "batch_norm: out of memory");
+out:
+    free(wf);
+    free(bf);
+    free(mf);
+    free(vf);
+    return fail ? FE_ENOMEM : FE_OK;
+}

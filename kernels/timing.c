@@ -1,0 +1,265 @@
+/* timing.c: the timing harness (see timing.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "group.h"
+#include "timing.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quant(const double *s, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    double f = pos - i;
+    return i + 1 < n ? s[i] * (1 - f) + s[i + 1] * f : s[i];
+}
+
+void fe_bench_summary(double *ms, int n, fe_bench_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (n <= 0)
+        return;
+    qsort(ms, (size_t)n, sizeof(double), cmp_d);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += ms[i];
+    st->reps = n;
+    st->min_ms = ms[0];
+    st->max_ms = ms[n - 1];
+    st->mean_ms = sum / n;
+    st->median_ms = quant(ms, n, 0.5);
+    st->spread_ms = quant(ms, n, 0.75) - quant(ms, n, 0.25);
+}
+
+static void defaults(const fe_bench_opts *in, fe_bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    if (in)
+        *o = *in;
+    if (o->budget_s <= 0)
+        o->budget_s = 0.2;
+    if (o->warmup <= 0)
+        o->warmup = 1;
+    if (o->min_reps <= 0)
+        o->min_reps = 3;
+    if (o->max_reps <= 0)
+        o->max_reps = 10000;
+    if (o->max_reps < o->min_reps)
+        o->max_reps = o->min_reps;
+}
+
+int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                 fe_error *err)
+{
+    fe_bench_opts o;
+    defaults(opts, &o);
+    memset(st, 0, sizeof *st);
+    /* warm-up: the requested calls, then more while they are cheap */
+    double t0 = now_s();
+    for (int i = 0; i < o.warmup || (now_s() - t0 < 0.1 * o.budget_s && i < 3 * o.warmup); i++) {
+        int rc = fn(ctx, err);
+        if (rc)
+            return rc;
+    }
+    int cap = 64, n = 0;
+    double *ms = malloc((size_t)cap * sizeof(double));
+    if (!ms)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    double start = now_s();
+    while (n < o.max_reps && (n < o.min_reps || now_s() - start < o.budget_s)) {
+        if (n == cap) {
+            double *nm = realloc(ms, (size_t)(2 * cap) * sizeof(double));
+            if (!nm)
+                break;
+            ms = nm;
+            cap *= 2;
+        }
+        double a = now_s();
+        int rc = fn(ctx, err);
+        double b = now_s();
+        if (rc) {
+            free(ms);
+            return rc;
+        }
+        ms[n++] = (b - a) * 1e3;
+    }
+    fe_bench_summary(ms, n, st);
+    free(ms);
+    return FE_OK;
+}
+
+typedef struct gctx {
+    fe_exec_group *gr;
+    fe_k_tensor *bufs;
+} gctx;
+
+static int run_group(void *ctx, fe_error *err)
+{
+    gctx *c = ctx;
+    return fe_exec_group_run(c->gr, c->bufs, err);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Give tensor t a buffer for the benchmark (random values for inputs);
+ * remember it in made[] so it is released afterwards. */
+static int need(fe_exec *ex, int32_t t, int fill, int32_t *made, int *nmade, fe_error *err)
+{
+    fe_k_tensor *b = fe_exec_buffers(ex);
+    if (b[t].data)
+        return FE_OK;
+    int rc = fill ? fe_exec_fill(ex, t, err) : fe_exec_alloc(ex, t, err);
+    if (rc == FE_OK)
+        made[(*nmade)++] = t;
+    return rc;
+}
+
+int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
+                       const fe_bench_opts *opts, fe_bench_group *out, fe_error *err)
+{
+    const fe_graph *g = fe_exec_graph(ex);
+    fe_exec_group *gr = NULL;
+    int rc = FE_OK, nmade = 0, cap = 0;
+    int32_t *made = NULL;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        cap += nd->nin + nd->nout;
+    }
+    made = malloc((size_t)(cap + 1) * sizeof(int32_t));
+    out->nodes = malloc((size_t)(n + 1) * sizeof(int32_t));
+    out->members = calloc((size_t)(n + 1), sizeof(fe_bench_stats));
+    if (!made || !out->nodes || !out->members) {
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(out->nodes, nodes, (size_t)n * sizeof(int32_t));
+    qsort(out->nodes, (size_t)n, sizeof(int32_t), cmp_i32);
+    out->n = n;
+    gr = fe_exec_group_new(g, out->nodes, n, split, kernel, err);
+    if (!gr) {
+        rc = err ? err->code : FE_ERUNTIME;
+        goto out;
+    }
+    snprintf(out->how, sizeof out->how, "%s", fe_exec_group_how(gr));
+    out->kernel = fe_exec_group_kernel(gr);
+    out->is_fused = fe_exec_group_is_fused(gr);
+    {
+        const int32_t *ids;
+        int k = fe_exec_group_inputs(gr, &ids);
+        for (int i = 0; i < k && rc == FE_OK; i++)
+            rc = need(ex, ids[i], 1, made, &nmade, err);
+        k = fe_exec_group_outputs(gr, &ids);
+        for (int i = 0; i < k && rc == FE_OK; i++)
+            rc = need(ex, ids[i], 0, made, &nmade, err);
+    }
+    if (rc)
+        goto out;
+    gctx c = {gr, fe_exec_buffers(ex)};
+    rc = fe_bench_run(run_group, &c, opts, &out->fused, err);
+    fe_exec_group_free(gr);
+    gr = NULL;
+    if (rc)
+        goto out;
+    /* members alone, in order, each on what the previous ones computed */
+    for (int i = 0; i < n && rc == FE_OK; i++) {
+        const fe_node *nd = fe_graph_node(g, out->nodes[i]);
+        for (int k = 0; k < nd->nout && rc == FE_OK; k++)
+            rc = need(ex, fe_node_output(g, nd, k), 0, made, &nmade, err);
+        if (rc)
+            break;
+        fe_exec_group *one = fe_exec_group_new(g, &out->nodes[i], 1, 1, 0, err);
+        if (!one) {
+            rc = err ? err->code : FE_ERUNTIME;
+            break;
+        }
+        gctx c1 = {one, fe_exec_buffers(ex)};
+        rc = fe_bench_run(run_group, &c1, opts, &out->members[i], err);
+        out->members_ms += out->members[i].median_ms;
+        fe_exec_group_free(one);
+    }
+out:
+    fe_exec_group_free(gr);
+    for (int i = 0; i < nmade; i++)
+        fe_exec_release(ex, made[i]);
+    free(made);
+    if (rc)
+        fe_bench_group_free(out);
+    return rc;
+}
+
+void fe_bench_group_free(fe_bench_group *b)
+{
+    free(b->nodes);
+    free(b->members);
+    b->nodes = NULL;
+    b->members = NULL;
+    b->n = 0;
+}
+
+int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench_stats *st,
+                  fe_error *err)
+{
+    fe_bench_group b;
+    int rc = fe_bench_group_run(ex, &node, 1, 1, 0, opts, &b, err);
+    if (rc)
+        return rc;
+    *st = b.fused;
+    fe_bench_group_free(&b);
+    return FE_OK;
+}
+
+int fe_bench_plan(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts, fe_bench_stats *st,
+                  fe_error *err)
+{
+    fe_bench_opts o;
+    defaults(opts, &o);
+    int cap = 16, n = 0, rc = FE_OK;
+    double *ms = malloc((size_t)cap * sizeof(double)), spent = 0;
+    if (!ms)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; i < o.warmup + o.max_reps && rc == FE_OK; i++) {
+        fe_exec_result *r = NULL;
+        rc = fe_exec_plan(ex, p, &r, err);
+        if (rc)
+            break;
+        if (i >= o.warmup) {
+            if (n == cap) {
+                double *nm = realloc(ms, (size_t)(2 * cap) * sizeof(double));
+                if (!nm) {
+                    fe_exec_result_free(r);
+                    break;
+                }
+                ms = nm;
+                cap *= 2;
+            }
+            ms[n++] = r->ms;
+            spent += r->ms * 1e-3;
+        }
+        fe_exec_result_free(r);
+        if (n >= o.min_reps && spent >= o.budget_s)
+            break;
+    }
+    if (rc == FE_OK)
+        fe_bench_summary(ms, n, st);
+    free(ms);
+    return rc;
+}

@@ -1,0 +1,68 @@
+/* timing.h: the timing harness: warm-up, repetitions until a time budget,
+ * median / min / max / spread. Times one function, a group fused and its
+ * members one by one, or a whole plan. `fuseeng bench`, `fuseeng profile`
+ * and ctx:bench(group) are built on these.
+ */
+#ifndef FE_TIMING_H
+#define FE_TIMING_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "exec.h"
+#include "plan.h"
+
+typedef struct fe_bench_opts {
+    double budget_s;    /* time to spend per item after warm-up; 0 means 0.2 s */
+    int warmup;         /* warm-up calls; 0 means 1 (plus more while under 10% of the budget) */
+    int min_reps;       /* 0 means 3 */
+    int max_reps;       /* 0 means 10000 */
+} fe_bench_opts;
+
+typedef struct fe_bench_stats {
+    double median_ms, min_ms, max_ms, mean_ms;
+    double spread_ms;   /* interquartile range (q3 - q1) */
+    int reps;
+} fe_bench_stats;
+
+/* Note: OpenBLAS's worker threads keep spinning for a while after an
+ * sgemm; time other kernels after a short pause or a longer warm-up.
+ *
+ * Call fn(ctx) repeatedly and summarise its wall times. fn returns FE_OK or
+ * an error code (the run stops and returns it). opts may be NULL. */
+typedef int (*fe_bench_fn)(void *ctx, fe_error *err);
+int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                 fe_error *err);
+
+/* A group timed as one kernel and member by member. */
+typedef struct fe_bench_group {
+    fe_bench_stats fused;      /* the group with its kernel choice and split */
+    int kernel;                /* the choice that ran it (choice.h) */
+    int is_fused;              /* it ran as one kernel (else op by op: see how) */
+    char how[2048];
+    int n;
+    int32_t *nodes;            /* members, topological order (owned) */
+    fe_bench_stats *members;   /* each member alone, its own best kernel (owned) */
+    double members_ms;         /* sum of the members' medians */
+} fe_bench_group;
+
+/* Time the group of nodes[0..n) in session ex: external inputs that are not
+ * graph inputs or weights get random values (exec.h rules); members are
+ * timed on the intermediates the group itself computes. Buffers it needed
+ * are released before return. Free the result with fe_bench_group_free. */
+int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
+                       const fe_bench_opts *opts, fe_bench_group *out, fe_error *err);
+void fe_bench_group_free(fe_bench_group *b);
+
+/* Time one node alone (a group of one, auto kernel). */
+int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench_stats *st,
+                  fe_error *err);
+
+/* Time a whole plan end to end (kernels only, as fe_exec_plan reports). */
+int fe_bench_plan(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts, fe_bench_stats *st,
+                  fe_error *err);
+
+/* Summarise n samples (ms) into st. */
+void fe_bench_summary(double *ms, int n, fe_bench_stats *st);
+
+#endif

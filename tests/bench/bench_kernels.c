@@ -1,0 +1,528 @@
+/* bench_kernels.c: how fast the CPU kernels are on this machine, against its
+ * own memory bandwidth: a STREAM-like copy and triad first, then the fused
+ * workloads (effective bandwidth, ratio to copy, fused vs unfused) and the
+ * matmul choices. Medians throughout: the machine is shared and noisy.
+ *
+ * Usage: bench_kernels [budget_seconds_per_item] (default 0.2; or
+ * $FE_BENCH_BUDGET). Prints a table and the targets met or missed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <immintrin.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cache.h"
+#include "choice.h"
+#include "exec.h"
+#include "group.h"
+#include "load.h"
+#include "ops.h"
+#include "timing.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double budget = 0.2;
+
+/* ---- STREAM-like bandwidth ---- */
+
+typedef struct bw {
+    double copy, copy_nt, triad, triad_nt;   /* GB/s, bytes counted as STREAM does */
+} bw;
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static size_t stream_mib;
+
+/* Arrays of 4x the last-level cache (at least 128 MiB each); the median
+ * of R repetitions of each kernel. */
+static void stream(bw *out, int R)
+{
+    size_t n = (size_t)(4 * fe_k_cache_llc()) / sizeof(float);
+    if (n < (32u << 20))
+        n = 32u << 20;
+    n &= ~(size_t)63;
+    float *a = aligned_alloc(64, n * 4), *b = aligned_alloc(64, n * 4), *c = aligned_alloc(64, n * 4);
+    if (!a || !b || !c) {
+        fprintf(stderr, "bench: out of memory for STREAM arrays\n");
+        exit(1);
+    }
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 1.0f;
+        b[i] = 2.0f;
+        c[i] = 0.5f;
+    }
+    double t[4][32];
+    if (R > 32)
+        R = 32;
+    for (int r = 0; r < R; r++) {
+        double t0 = now_s();
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            c[i] = a[i];
+        double t1 = now_s();
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i += 8)
+            _mm256_stream_ps(c + i, _mm256_load_ps(a + i));
+        _mm_sfence();
+        double t2 = now_s();
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            a[i] = b[i] + 3.0f * c[i];
+        double t3 = now_s();
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i += 8)
+            _mm256_stream_ps(a + i, _mm256_fmadd_ps(_mm256_set1_ps(3.0f), _mm256_load_ps(c + i),
+                                                    _mm256_load_ps(b + i)));
+        _mm_sfence();
+        double t4 = now_s();
+        t[0][r] = t1 - t0;
+        t[1][r] = t2 - t1;
+        t[2][r] = t3 - t2;
+        t[3][r] = t4 - t3;
+    }
+    double bytes2 = 2.0 * (double)n * 4, bytes3 = 3.0 * (double)n * 4;
+    out->copy = bytes2 / median(t[0], R) / 1e9;
+    out->copy_nt = bytes2 / median(t[1], R) / 1e9;
+    out->triad = bytes3 / median(t[2], R) / 1e9;
+    out->triad_nt = bytes3 / median(t[3], R) / 1e9;
+    stream_mib = n * 4 >> 20;
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* ---- workloads ---- */
+
+/* A workload is a model text with %d placeholders for its leading sizes,
+ * filled once with the real sizes and once with small ones whose data stays
+ * in cache: the latter measures the compute ceiling of the fused kernel. */
+typedef struct workload {
+    const char *name;
+    const char *fmt;
+    int big[3], small[3];
+    double target;          /* bandwidth ratio target */
+} workload;
+
+static const workload W[] = {
+    {"swiglu silu(g)*u f32[2048,11008]",
+     "{\"format\":\"fuseeng.model/1\",\"name\":\"swiglu\",\"tensors\":{"
+     "\"g\":{\"shape\":[%d,11008],\"dtype\":\"f32\",\"kind\":\"input\"},"
+     "\"u\":{\"shape\":[%d,11008],\"dtype\":\"f32\",\"kind\":\"input\"}},"
+     "\"nodes\":[{\"name\":\"silu\",\"op\":\"silu\",\"inputs\":[\"g\"],\"outputs\":[\"s\"]},"
+     "{\"name\":\"mul\",\"op\":\"mul\",\"inputs\":[\"s\",\"u\"],\"outputs\":[\"out\"]}],"
+     "\"outputs\":[\"out\"]}", {2048, 2048, 0}, {8, 8, 0}, 0.95},
+    {"add+rmsnorm f32[2048,4096] -> h, y",
+     "{\"format\":\"fuseeng.model/1\",\"name\":\"add_rmsnorm\",\"tensors\":{"
+     "\"x\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
+     "\"r\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
+     "\"w\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
+     "\"nodes\":[{\"name\":\"add\",\"op\":\"add\",\"inputs\":[\"x\",\"r\"],\"outputs\":[\"h\"]},"
+     "{\"name\":\"norm\",\"op\":\"rms_norm\",\"inputs\":[\"h\",\"w\"],\"outputs\":[\"y\"],"
+     "\"attrs\":{\"eps\":1e-6}}],\"outputs\":[\"h\",\"y\"]}", {2048, 2048, 0}, {16, 16, 0}, 0.85},
+    {"gelu tanh f32[2048,16384]",
+     "{\"format\":\"fuseeng.model/1\",\"name\":\"gelu\",\"tensors\":{"
+     "\"x\":{\"shape\":[%d,16384],\"dtype\":\"f32\",\"kind\":\"input\"}},"
+     "\"nodes\":[{\"name\":\"gelu\",\"op\":\"gelu\",\"inputs\":[\"x\"],\"outputs\":[\"out\"],"
+     "\"attrs\":{\"approximate\":\"tanh\"}}],\"outputs\":[\"out\"]}", {2048, 0, 0}, {8, 0, 0}, 0.95},
+    {"chain6 tanh(relu(x*a+b)*c)+x f32[4096,4096]",
+     "{\"format\":\"fuseeng.model/1\",\"name\":\"chain6\",\"tensors\":{"
+     "\"x\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
+     "\"a\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+     "\"b\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+     "\"c\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
+     "\"nodes\":[{\"name\":\"xa\",\"op\":\"mul\",\"inputs\":[\"x\",\"a\"],\"outputs\":[\"xa\"]},"
+     "{\"name\":\"xab\",\"op\":\"add\",\"inputs\":[\"xa\",\"b\"],\"outputs\":[\"xab\"]},"
+     "{\"name\":\"relu\",\"op\":\"relu\",\"inputs\":[\"xab\"],\"outputs\":[\"r\"]},"
+     "{\"name\":\"rc\",\"op\":\"mul\",\"inputs\":[\"r\",\"c\"],\"outputs\":[\"rc\"]},"
+     "{\"name\":\"tanh\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
+     "{\"name\":\"out\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"out\"]}],"
+     "\"outputs\":[\"out\"]}", {4096, 0, 0}, {32, 0, 0}, 0.95},
+    {"softmax(x*0.125+mask) f32[32,2048,2048]",
+     "{\"format\":\"fuseeng.model/1\",\"name\":\"softmax\",\"tensors\":{"
+     "\"x\":{\"shape\":[%d,%d,2048],\"dtype\":\"f32\",\"kind\":\"input\"},"
+     "\"mask\":{\"shape\":[%d,2048],\"dtype\":\"f32\",\"kind\":\"input\"}},"
+     "\"nodes\":[{\"name\":\"scaled\",\"op\":\"mul\",\"inputs\":[\"x\"],\"outputs\":[\"s\"],"
+     "\"attrs\":{\"scalar\":0.125}},"
+     "{\"name\":\"masked\",\"op\":\"add\",\"inputs\":[\"s\",\"mask\"],\"outputs\":[\"m\"]},"
+     "{\"name\":\"softmax\",\"op\":\"softmax\",\"inputs\":[\"m\"],\"outputs\":[\"out\"],"
+     "\"attrs\":{\"axis\":-1}}],\"outputs\":[\"out\"]}", {32, 2048, 2048}, {1, 32, 32}, 0.60},
+};
+
+static const char *MM_JSON =
+    "{\"format\":\"fuseeng.model/1\",\"name\":\"matmul_bias_gelu\",\"tensors\":{"
+    "\"a\":{\"shape\":[2048,2048],\"dtype\":\"f32\",\"kind\":\"input\"},"
+    "\"w\":{\"shape\":[2048,2048],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+    "\"bias\":{\"shape\":[2048],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
+    "\"nodes\":[{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"w\"],\"outputs\":[\"y\"]},"
+    "{\"name\":\"bias\",\"op\":\"add\",\"inputs\":[\"y\",\"bias\"],\"outputs\":[\"yb\"]},"
+    "{\"name\":\"gelu\",\"op\":\"gelu\",\"inputs\":[\"yb\"],\"outputs\":[\"out\"],"
+    "\"attrs\":{\"approximate\":\"tanh\"}}],\"outputs\":[\"out\"]}";
+
+static int npass, nfail;
+
+static void verdict(int ok, const char *fmt, double got, double want)
+{
+    printf("    %s  ", ok ? "MET   " : "MISSED");
+    printf(fmt, got, want);
+    printf("\n");
+    ok ? npass++ : nfail++;
+}
+
+static fe_graph *load(const char *json, const char *label)
+{
+    fe_error err = {0};
+    fe_graph *g = fe_load_model_buffer(json, strlen(json), label, NULL, &err);
+    if (!g) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    return g;
+}
+
+/* bytes every member reads and writes when run op by op */
+static double unfused_bytes(const fe_graph *g)
+{
+    double b = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const fe_node *n = fe_graph_node(g, i);
+        for (int k = 0; k < n->nin; k++)
+            b += (double)fe_graph_tensor(g, fe_node_input(g, n, k))->bytes;
+        for (int k = 0; k < n->nout; k++)
+            b += (double)fe_graph_tensor(g, fe_node_output(g, n, k))->bytes;
+    }
+    return b;
+}
+
+/* bytes of the group's external inputs (read once) and outputs (written once) */
+static double fused_bytes(const fe_graph *g)
+{
+    double b = 0;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (tt->producer < 0 || (tt->flags & FE_T_OUTPUT))
+            b += (double)tt->bytes;
+    }
+    return b;
+}
+
+/* Every workload is measured in ROUNDS rounds (fused, then its members
+ * alone), and each figure is the median over rounds of per-round medians:
+ * the host is shared, and noise comes in bursts longer than one round. */
+enum { ROUNDS = 3 };
+
+static fe_graph *load_sized(const workload *w, const int *n)
+{
+    char json[4096];
+    snprintf(json, sizeof json, w->fmt, n[0], n[1], n[2]);
+    return load(json, w->name);
+}
+
+/* Compute ceiling: the fused kernel on data that stays in cache, as
+ * elements per second. */
+static double in_cache_rate(const workload *w)
+{
+    fe_error err = {0};
+    fe_graph *g = load_sized(w, w->small);
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    fe_bench_opts o = {budget, 20, 50, 0};
+    fe_bench_group b;
+    int32_t all[16];
+    double best = 1e30, elems = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        all[i] = i;
+    for (int32_t t = 0; t < g->ntensors; t++)
+        if (fe_graph_tensor(g, t)->flags & FE_T_OUTPUT)
+            elems = (double)fe_graph_tensor(g, t)->numel;
+    for (int r = 0; r < ROUNDS; r++) {
+        if (!ex || fe_bench_group_run(ex, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &o, &b, &err)) {
+            fprintf(stderr, "bench: %s (in cache): %s\n", w->name, err.message);
+            exit(1);
+        }
+        if (b.fused.median_ms < best)
+            best = b.fused.median_ms;
+        fe_bench_group_free(&b);
+    }
+    fe_exec_free(ex);
+    fe_graph_free(g);
+    return elems / (best * 1e-3);
+}
+
+
+
+typedef struct wres {
+    const workload *w;
+    double ms, fmin, ums, fb, ub, ceil_gbs, rate;
+    double copy, copy_nt, ratio, ratio_nt;   /* copy bandwidth around the rounds, ratios */
+    int reps, n;
+    char how[2048];
+} wres;
+
+static void run_workload(const workload *w, wres *res)
+{
+    fe_error err = {0};
+    fe_graph *g = load_sized(w, w->big);
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    fe_bench_opts o = {budget, 2, 5, 0};
+    fe_bench_group b;
+    double fr[ROUNDS], ur[ROUNDS], cp[ROUNDS], cpn[ROUNDS], ra[ROUNDS], rn[ROUNDS], elems = 0;
+    int32_t *all = malloc((size_t)g->nnodes * sizeof(int32_t));
+    if (!ex || !all) {
+        fprintf(stderr, "bench: %s: %s\n", w->name, err.message);
+        exit(1);
+    }
+    memset(res, 0, sizeof *res);
+    res->w = w;
+    res->fmin = 1e30;
+    for (int i = 0; i < g->nnodes; i++)
+        all[i] = i;
+    res->fb = fused_bytes(g);
+    for (int r = 0; r < ROUNDS; r++) {
+        /* the yardstick is measured right before each round: the host's
+         * bandwidth drifts by 2x within a run */
+        bw now;
+        stream(&now, 5);
+        if (fe_bench_group_run(ex, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &o, &b, &err)) {
+            fprintf(stderr, "bench: %s: %s\n", w->name, err.message);
+            exit(1);
+        }
+        cp[r] = now.copy;
+        cpn[r] = now.copy_nt;
+        ra[r] = res->fb / (b.fused.median_ms * 1e-3) / 1e9 / now.copy;
+        rn[r] = res->fb / (b.fused.median_ms * 1e-3) / 1e9 / now.copy_nt;
+        fr[r] = b.fused.median_ms;
+        ur[r] = b.members_ms;
+        res->reps += b.fused.reps;
+        if (b.fused.min_ms < res->fmin)
+            res->fmin = b.fused.min_ms;
+        snprintf(res->how, sizeof res->how, "%s", b.how);
+        res->n = b.n;
+        fe_bench_group_free(&b);
+    }
+    res->ub = unfused_bytes(g);
+    res->ms = median(fr, ROUNDS);
+    res->copy = median(cp, ROUNDS);
+    res->copy_nt = median(cpn, ROUNDS);
+    res->ratio = median(ra, ROUNDS);
+    res->ratio_nt = median(rn, ROUNDS);
+    res->ums = median(ur, ROUNDS);
+    for (int32_t t = 0; t < g->ntensors; t++)
+        if (fe_graph_tensor(g, t)->flags & FE_T_OUTPUT)
+            elems = (double)fe_graph_tensor(g, t)->numel;
+    res->rate = in_cache_rate(w);
+    res->ceil_gbs = res->fb / elems * res->rate / 1e9;
+    free(all);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+static void print_workload(const wres *r)
+{
+    double gbs = r->fb / (r->ms * 1e-3) / 1e9, speed = r->ums / r->ms, need = 0.8 * r->ub / r->fb;
+    printf("%-44s %8.2f ms (min %.2f, %d reps)  %6.1f GB/s  %5.1f%% of copy  %5.1f%% of copy-nt\n",
+           r->w->name, r->ms, r->fmin, r->reps, gbs, 100 * r->ratio, 100 * r->ratio_nt);
+    printf("    copy around its rounds: %.1f GB/s (copy-nt %.1f); compute ceiling (same kernel, data in\n"
+           "    cache): %.2f G elements/s = %.1f GB/s at its bytes per element (%.0f%% of that copy)\n",
+           r->copy, r->copy_nt, r->rate * 1e-9, r->ceil_gbs, 100 * r->ceil_gbs / r->copy);
+    printf("    ran as: %s\n", r->how);
+    printf("    unfused: %d kernels, %.2f ms, %.0f MiB moved vs %.0f MiB fused: speedup %.2fx\n", r->n,
+           r->ums, r->ub / 1048576, r->fb / 1048576, speed);
+    verdict(r->ratio >= r->w->target, "bandwidth %.1f%% of copy, target %.0f%%", 100 * r->ratio,
+            100 * r->w->target);
+    verdict(speed >= need, "fused speedup %.2fx, target 0.8 x bytes ratio = %.2fx", speed, need);
+}
+
+typedef struct mres {
+    double blocked, blas, fused, fused_members, m0, m1, m2, fblas;
+    double pair_diff, pair_fused, pair_sep;   /* paired runs: median of (separate - fused) */
+    int npairs;
+    char fused_how[2048], fblas_how[2048];
+} mres;
+
+typedef struct seq {
+    fe_exec_group *g[3];
+    int n;
+    fe_k_tensor *bufs;
+} seq;
+
+static double time_seq(seq *q)
+{
+    fe_error err = {0};
+    double t0 = now_s();
+    for (int i = 0; i < q->n; i++)
+        if (fe_exec_group_run(q->g[i], q->bufs, &err)) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            exit(1);
+        }
+    return (now_s() - t0) * 1e3;
+}
+
+/* The epilogue is ~2% of the matmul, below the host's drift between
+ * measurements: time fused and separate runs back to back, in pairs, and
+ * take the median of the per-pair differences. */
+static void paired_epilogue(fe_exec *ex, const fe_graph *g, mres *r)
+{
+    fe_error err = {0};
+    int32_t all[3] = {0, 1, 2};
+    seq f = {{NULL, NULL, NULL}, 1, fe_exec_buffers(ex)}, u = {{NULL, NULL, NULL}, 3, fe_exec_buffers(ex)};
+    enum { NP = 15 };
+    double d[NP], tf[NP], tu[NP];
+    f.g[0] = fe_exec_group_new(g, all, 3, 1, FE_K_CHOICE_MATMUL_BLOCKED, &err);
+    for (int i = 0; i < 3; i++)
+        u.g[i] = fe_exec_group_new(g, &all[i], 1, 1, i ? FE_K_CHOICE_AUTO : FE_K_CHOICE_MATMUL_BLOCKED, &err);
+    for (int32_t t = 0; t < g->ntensors; t++)
+        if (fe_graph_tensor(g, t)->producer >= 0 && fe_exec_alloc(ex, t, &err)) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            exit(1);
+        }
+    time_seq(&f);
+    time_seq(&u);
+    for (int i = 0; i < NP; i++) {
+        /* alternate which goes first, so drift within a pair cancels */
+        if (i % 2) {
+            tu[i] = time_seq(&u);
+            tf[i] = time_seq(&f);
+        } else {
+            tf[i] = time_seq(&f);
+            tu[i] = time_seq(&u);
+        }
+        d[i] = tu[i] - tf[i];
+    }
+    r->npairs = NP;
+    r->pair_diff = median(d, NP);
+    r->pair_fused = median(tf, NP);
+    r->pair_sep = median(tu, NP);
+    for (int32_t t = 0; t < g->ntensors; t++)
+        if (fe_graph_tensor(g, t)->producer >= 0)
+            fe_exec_release(ex, t);
+    fe_exec_group_free(f.g[0]);
+    for (int i = 0; i < 3; i++)
+        fe_exec_group_free(u.g[i]);
+}
+
+static void run_matmul(mres *r)
+{
+    fe_error err = {0};
+    fe_graph *g = load(MM_JSON, "matmul_bias_gelu");
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    fe_bench_opts o = {budget, 1, 3, 0};
+    fe_bench_group mb, mblas, fused, fblas;
+    int32_t mm = 0, all[3] = {0, 1, 2};
+    double a[ROUNDS], b[ROUNDS], c[ROUNDS], d[ROUNDS], e[ROUNDS];
+    if (!ex) {
+        fprintf(stderr, "bench: matmul: %s\n", err.message);
+        exit(1);
+    }
+    for (int k = 0; k < ROUNDS; k++) {
+        /* blocked first: OpenBLAS's threads keep spinning a while after a
+         * call and would slow whatever runs next */
+        if (fe_bench_group_run(ex, &mm, 1, 1, FE_K_CHOICE_MATMUL_BLOCKED, &o, &mb, &err) ||
+            fe_bench_group_run(ex, all, 3, 1, FE_K_CHOICE_MATMUL_BLOCKED, &o, &fused, &err) ||
+            fe_bench_group_run(ex, &mm, 1, 1, FE_K_CHOICE_MATMUL_BLAS, &o, &mblas, &err) ||
+            fe_bench_group_run(ex, all, 3, 1, FE_K_CHOICE_MATMUL_BLAS, &o, &fblas, &err)) {
+            fprintf(stderr, "bench: matmul: %s\n", err.message);
+            exit(1);
+        }
+        struct timespec pause = {0, 300000000};   /* let OpenBLAS's threads go to sleep */
+        nanosleep(&pause, NULL);
+        a[k] = mb.fused.median_ms;
+        b[k] = mblas.fused.median_ms;
+        c[k] = fused.fused.median_ms;
+        d[k] = fused.members_ms;
+        e[k] = fblas.fused.median_ms;
+        r->m0 = fused.members[0].median_ms;
+        r->m1 = fused.members[1].median_ms;
+        r->m2 = fused.members[2].median_ms;
+        snprintf(r->fused_how, sizeof r->fused_how, "%s", fused.how);
+        snprintf(r->fblas_how, sizeof r->fblas_how, "%s", fblas.how);
+        fe_bench_group_free(&mb);
+        fe_bench_group_free(&mblas);
+        fe_bench_group_free(&fused);
+        fe_bench_group_free(&fblas);
+    }
+    paired_epilogue(ex, g, r);
+    r->blocked = median(a, ROUNDS);
+    r->blas = median(b, ROUNDS);
+    r->fused = median(c, ROUNDS);
+    r->fused_members = median(d, ROUNDS);
+    r->fblas = median(e, ROUNDS);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+static void print_matmul(const mres *r)
+{
+    double flop = 2.0 * 2048.0 * 2048.0 * 2048.0;
+    printf("\nmatmul f32 2048x2048x2048 (%.1f GFLOP), median of %d rounds\n", flop * 1e-9, ROUNDS);
+    printf("  %-40s %8.2f ms  %6.1f GFLOP/s\n", "matmul_blocked", r->blocked, flop / r->blocked * 1e-6);
+    printf("  %-40s %8.2f ms  %6.1f GFLOP/s\n", "matmul_blas (OpenBLAS sgemm)", r->blas,
+           flop / r->blas * 1e-6);
+    printf("  %-40s %8.2f ms  (%s)\n", "matmul_blocked + bias + gelu, fused", r->fused, r->fused_how);
+    printf("  %-40s %8.2f ms  (last round: matmul %.2f + add %.2f + gelu %.2f)\n",
+           "matmul then separate add, gelu", r->fused_members, r->m0, r->m1, r->m2);
+    printf("  %-40s %8.2f ms  (%s)\n", "matmul_blas + bias + gelu", r->fblas, r->fblas_how);
+    printf("  paired runs (%d pairs, fused and separate back to back): fused %.2f ms, separate %.2f ms, "
+           "median difference %.2f ms\n", r->npairs, r->pair_fused, r->pair_sep, r->pair_diff);
+    verdict(r->pair_diff > 0, "matmul+epilogue fused faster than matmul then epilogue: by %.2f ms "
+            "(median of paired differences; %.2f ms separate)", r->pair_diff, r->pair_sep);
+    verdict(r->blocked <= 2.0 * r->blas, "blocked %.2f ms within 2x of OpenBLAS (limit %.2f ms)",
+            r->blocked, 2.0 * r->blas);
+}
+
+int main(int argc, char **argv)
+{
+    const char *e = getenv("FE_BENCH_BUDGET");
+    bw m;
+    enum { NW = (int)(sizeof W / sizeof W[0]) };
+    wres wr[NW];
+    mres mr;
+    if (argc > 1)
+        budget = atof(argv[1]);
+    else if (e)
+        budget = atof(e);
+    if (budget <= 0)
+        budget = 0.2;
+    printf("bench_kernels: %d threads, %.2f s per item, %d rounds, medians\n\n", omp_get_max_threads(),
+           budget, ROUNDS);
+    stream(&m, 15);
+    printf("memory bandwidth (STREAM-like, %zu MiB per array, median of 15):\n", stream_mib);
+    printf("  copy     %6.1f GB/s   c = a\n", m.copy);
+    printf("  copy-nt  %6.1f GB/s   c = a, non-temporal stores (no read for ownership)\n", m.copy_nt);
+    printf("  triad    %6.1f GB/s   a = b + 3 c\n", m.triad);
+    printf("  triad-nt %6.1f GB/s\n", m.triad_nt);
+    printf("(the host's bandwidth drifts within a run, so every workload round below is preceded by\n"
+           "its own copy measurement, and ratios are the median of per-round ratios)\n\n");
+    printf("fused workloads (effective bandwidth = external inputs read once + outputs written once;\n"
+           "the kernels stream their stores, so copy-nt is the tighter bound):\n");
+    fflush(stdout);
+    for (int i = 0; i < NW; i++) {
+        run_workload(&W[i], &wr[i]);
+        print_workload(&wr[i]);
+        fflush(stdout);
+    }
+    run_matmul(&mr);
+    print_matmul(&mr);
+    printf("\n%d targets met, %d missed\n", npass, nfail);
+    return 0;
+}

@@ -1,0 +1,570 @@
+/* test_kern_fused.c: plan execution against the unfused reference: random
+ * elementwise / broadcast / row-reduction groups through the fused tile
+ * executor, matmul and conv with fused prologues and epilogues under both
+ * matmul choices, TLF splits equal to unsplit runs, and groups the fast
+ * paths cannot take reported as run op by op. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+#include "choice.h"
+#include "compare.h"
+#include "exec.h"
+#include "plan.h"
+
+static char jbuf[1 << 16];
+
+static fe_graph *model(const char *tensors, const char *nodes, const char *outputs)
+{
+    snprintf(jbuf, sizeof jbuf,
+             "{\"format\":\"fuseeng.model/1\",\"name\":\"t\",\"tensors\":{%s},\"nodes\":[%s],"
+             "\"outputs\":[%s]}", tensors, nodes, outputs);
+    return tl_graph(jbuf);
+}
+
+/* A plan of one group with every node named in `group` (NULL: all nodes),
+ * the others alone; kernel and split set on that group. */
+static fe_plan *plan_with(const fe_graph *g, const char *const *group, int n, int kernel, int split,
+                          int *gid)
+{
+    fe_error err = {0};
+    int32_t *lab = calloc((size_t)g->nnodes + 1, sizeof(int32_t));
+    for (int i = 0; i < g->nnodes; i++)
+        lab[i] = i + 1;
+    if (!group)
+        for (int i = 0; i < g->nnodes; i++)
+            lab[i] = 0;
+    for (int k = 0; group && k < n; k++) {
+        int32_t id = fe_graph_find_node(g, group[k]);
+        if (id < 0)
+            fail_msg("no node %s", group[k]);
+        lab[id] = 0;
+    }
+    fe_plan *p = fe_plan_from_labels(g, lab, &err);
+    if (!p)
+        fail_msg("plan: %s", err.message);
+    int32_t first = group ? fe_graph_find_node(g, group[0]) : 0;
+    *gid = p->group_of[first];
+    p->groups[*gid].kernel = kernel;
+    p->groups[*gid].split = split;
+    free(lab);
+    return p;
+}
+
+static void expect_ok(const fe_graph *g, fe_exec_result *ref, fe_exec_result *got, const char *what)
+{
+    fe_cmp c;
+    fe_error err = {0};
+    assert_int_equal(fe_exec_compare(g, ref, got, &c, &err), FE_OK);
+    for (int i = 0; i < c.n; i++)
+        if (!c.items[i].ok)
+            fail_msg("%s: output %s differs: max abs %g, max rel %g (rtol %g), %lld bad, worst "
+                     "[%lld] ref %g got %g", what,
+                     fe_tensor_name(g, fe_graph_tensor(g, c.items[i].tensor)), c.items[i].max_abs,
+                     c.items[i].max_rel, c.items[i].rtol, (long long)c.items[i].bad,
+                     (long long)c.items[i].worst, c.items[i].worst_ref, c.items[i].worst_got);
+    fe_cmp_free(&c);
+}
+
+static void expect_equal(const fe_graph *g, fe_exec_result *a, fe_exec_result *b, const char *what)
+{
+    for (int i = 0; i < a->noutputs; i++) {
+        const fe_tensor *t = fe_graph_tensor(g, a->tensors[i]);
+        if (memcmp(a->outputs[i].data, b->outputs[i].data, (size_t)t->bytes))
+            fail_msg("%s: output %s is not bit-identical", what, fe_tensor_name(g, t));
+    }
+}
+
+static fe_exec_result *run_plan(fe_exec *ex, const fe_plan *p)
+{
+    fe_exec_result *r = NULL;
+    fe_error err = {0};
+    if (fe_exec_plan(ex, p, &r, &err))
+        fail_msg("plan run: %s", err.message);
+    return r;
+}
+
+static fe_exec_result *run_ref(fe_exec *ex)
+{
+    fe_exec_result *r = NULL;
+    fe_error err = {0};
+    if (fe_exec_reference(ex, &r, &err))
+        fail_msg("reference run: %s", err.message);
+    return r;
+}
+
+/* ---- random fused groups ---- */
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+static int rnd(int n)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (int)(rs % (uint64_t)n);
+}
+
+typedef struct gen {
+    char t[8192], nd[16384], outs[512];
+    size_t lt, ln, lo;
+    int rank;
+    int64_t D[4];
+    int nt, nn;
+} gen;
+
+static void shape_str(const int64_t *s, int r, char *buf)
+{
+    size_t l = (size_t)sprintf(buf, "[");
+    for (int i = 0; i < r; i++)
+        l += (size_t)sprintf(buf + l, "%s%lld", i ? "," : "", (long long)s[i]);
+    sprintf(buf + l, "]");
+}
+
+/* a new input broadcastable to the domain: some axes 1, maybe fewer axes */
+static void new_input(gen *g, char *name, const char *dtype, int full)
+{
+    int64_t s[4];
+    int r = full ? g->rank : 1 + rnd(g->rank);
+    char sh[64];
+    for (int i = 0; i < r; i++) {
+        int64_t d = g->D[g->rank - r + i];
+        s[i] = full || rnd(3) ? d : 1;
+    }
+    shape_str(s, r, sh);
+    sprintf(name, "in%d", g->nt++);
+    g->lt += (size_t)snprintf(g->t + g->lt, sizeof g->t - g->lt, "%s\"%s\":{\"shape\":%s,\"dtype\":\"%s\","
+                              "\"kind\":\"input\"}", g->lt ? "," : "", name, sh, dtype);
+}
+
+static void node(gen *g, const char *op, const char *ins, const char *out, const char *attrs)
+{
+    g->ln += (size_t)snprintf(g->nd + g->ln, sizeof g->nd - g->ln,
+                              "%s{\"name\":\"%s\",\"op\":\"%s\",\"inputs\":[%s],\"outputs\":[\"%s\"]%s%s}",
+                              g->nn++ ? "," : "", out, op, ins, out, attrs ? ",\"attrs\":" : "",
+                              attrs ? attrs : "");
+}
+
+static void output(gen *g, const char *name)
+{
+    g->lo += (size_t)snprintf(g->outs + g->lo, sizeof g->outs - g->lo, "%s\"%s\"", g->lo ? "," : "", name);
+}
+
+static const char *UN[] = {"relu", "gelu", "silu", "sigmoid", "tanh", "exp", "neg", "abs", "sin",
+                           "cos", "erf", "sqrt", "log", "reciprocal", "rsqrt"};
+static const char *BIN[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+
+/* A random chain over one domain; returns the number of nodes. */
+static void gen_group(gen *g)
+{
+    char cur[32], x[32], v[32], ins[160];
+    memset(g, 0, sizeof *g);
+    g->rank = 1 + rnd(4);
+    for (int i = 0; i < g->rank; i++)
+        g->D[i] = rnd(4) ? 1 + rnd(9) : 1;
+    g->D[g->rank - 1] = 1 + rnd(70);                 /* rows of odd widths, sometimes 1 */
+    if (rnd(5) == 0)                                 /* and long rows (chunked row programs) */
+        g->D[g->rank - 1] = 1000 + rnd(1500);
+    new_input(g, x, rnd(4) ? "f32" : rnd(2) ? "f16" : "bf16", 1);
+    strcpy(cur, x);
+    int len = 2 + rnd(7), reduced = 0;
+    for (int k = 0; k < len; k++) {
+        char o[32];
+        sprintf(o, "v%d", k);
+        int kind = rnd(10);
+        if (kind < 3) {
+            const char *op = UN[rnd(15)];
+            node(g, op, (sprintf(ins, "\"%s\"", cur), ins), o,
+                 !strcmp(op, "gelu") && rnd(2) ? "{\"approximate\":\"tanh\"}" : NULL);
+        } else if (kind < 6) {
+            const char *op = BIN[rnd(6)];
+            if (rnd(4) == 0) {
+                char a[64];
+                sprintf(a, "{\"scalar\":%g,\"scalar_index\":%d}", (rnd(40) - 20) * 0.25, rnd(2));
+                node(g, op, (sprintf(ins, "\"%s\"", cur), ins), o, a);
+            } else {
+                new_input(g, v, rnd(3) ? "f32" : "f16", 0);
+                if (rnd(2))
+                    sprintf(ins, "\"%s\",\"%s\"", cur, v);
+                else
+                    sprintf(ins, "\"%s\",\"%s\"", v, cur);
+                node(g, op, ins, o, NULL);
+            }
+        } else if (kind == 6) {
+            char c[32];
+            new_input(g, c, "bool", 0);
+            if (rnd(2)) {
+                sprintf(ins, "\"%s\",\"%s\",\"%s\"", c, cur, x);
+                node(g, "where", ins, o, NULL);
+            } else {
+                sprintf(ins, "\"%s\",\"%s\"", c, cur);
+                node(g, "where", ins, o, "{\"scalar\":-3.4028235e38}");
+            }
+        } else if (kind == 7) {
+            /* through f16 storage and back */
+            char h[32];
+            sprintf(h, "h%d", k);
+            node(g, "cast", (sprintf(ins, "\"%s\"", cur), ins), h, "{\"dtype\":\"f16\"}");
+            node(g, "cast", (sprintf(ins, "\"%s\"", h), ins), o, "{\"dtype\":\"f32\"}");
+        } else if (!reduced) {
+            /* one row reduction per group, over the last axis */
+            reduced = 1;
+            int which = rnd(5);
+            if (which == 0) {
+                node(g, "softmax", (sprintf(ins, "\"%s\"", cur), ins), o, NULL);
+            } else if (which == 1) {
+                node(g, "log_softmax", (sprintf(ins, "\"%s\"", cur), ins), o, "{\"axis\":-1}");
+            } else if (which == 2) {
+                char w[32], sh[32];
+                sprintf(w, "w%d", k);
+                sprintf(sh, "[%lld]", (long long)g->D[g->rank - 1]);
+                g->lt += (size_t)snprintf(g->t + g->lt, sizeof g->t - g->lt,
+                                          ",\"%s\":{\"shape\":%s,\"dtype\":\"f32\",\"kind\":\"weight\"}", w, sh);
+                sprintf(ins, "\"%s\",\"%s\"", cur, w);
+                node(g, rnd(2) ? "rms_norm" : "layer_norm", ins, o, NULL);
+            } else {
+                /* x - mean(x) style: a keepdim reduction broadcast back */
+                static const char *red[] = {"sum", "mean", "amax", "amin"};
+                char m[32];
+                sprintf(m, "m%d", k);
+                node(g, red[rnd(4)], (sprintf(ins, "\"%s\"", cur), ins), m,
+                     "{\"axes\":[-1],\"keepdim\":true}");
+                sprintf(ins, "\"%s\",\"%s\"", cur, m);
+                node(g, BIN[rnd(4)], ins, o, NULL);
+            }
+        } else {
+            node(g, "relu", (sprintf(ins, "\"%s\"", cur), ins), o, NULL);
+        }
+        if (rnd(6) == 0 && k + 1 < len)
+            output(g, o);        /* an intermediate that also leaves the group */
+        strcpy(cur, o);
+    }
+    output(g, cur);
+}
+
+static void test_random_fused_groups(void **state)
+{
+    (void)state;
+    int fused = 0, iters = 120;
+    const char *e = getenv("FE_KTEST_ITERS");   /* longer soak runs by hand */
+    if (e && atoi(e) > 0)
+        iters = atoi(e);
+    if (getenv("FE_KTEST_SEED"))
+        rs ^= (uint64_t)strtoull(getenv("FE_KTEST_SEED"), NULL, 10) * 0x9e3779b97f4a7c15ull;
+    for (int it = 0; it < iters; it++) {
+        gen gg;
+        fe_error err = {0};
+        gen_group(&gg);
+        fe_graph *g = model(gg.t, gg.nd, gg.outs);
+        fe_exec_opts o = {(uint64_t)it + 1, 0};
+        fe_exec *ex = fe_exec_new(g, &o, &err);
+        assert_non_null(ex);
+        int gid, split = 1 + rnd(3);
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
+        fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
+        fe_plan *pu = fe_plan_unfused(g, &err);
+        fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
+        fe_exec_result *un = run_plan(ex, pu);
+        if (strncmp(got->how[0], "fused_rows", 10))
+            fail_msg("group %d did not fuse: %s\nmodel: %s", it, got->how[0], jbuf);
+        fused++;
+        static char what[sizeof jbuf + 4096];
+        snprintf(what, sizeof what, "random group %d (fused: %s)\nmodel: %s", it, got->how[0], jbuf);
+        expect_ok(g, ref, got, what);
+        expect_ok(g, ref, un, "unfused plan");
+        expect_equal(g, got, gs, "TLF split vs unsplit");
+        fe_exec_result_free(ref);
+        fe_exec_result_free(got);
+        fe_exec_result_free(gs);
+        fe_exec_result_free(un);
+        fe_plan_free(p);
+        fe_plan_free(ps);
+        fe_plan_free(pu);
+        fe_exec_free(ex);
+        fe_graph_free(g);
+    }
+    assert_int_equal(fused, iters);
+}
+
+/* Outputs past half the last-level cache are written with streaming stores,
+ * some straight from the row primitive: check those paths too. */
+static void test_streaming_outputs(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_graph *g = model("\"x\":{\"shape\":[3,1000,1500],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                        "\"m\":{\"shape\":[1000,1500],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                        "\"r\":{\"shape\":[3,1000,1500],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                        "\"w\":{\"shape\":[1500],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+                        "{\"name\":\"sc\",\"op\":\"mul\",\"inputs\":[\"x\"],\"outputs\":[\"s\"],\"attrs\":{\"scalar\":0.125}},"
+                        "{\"name\":\"mk\",\"op\":\"add\",\"inputs\":[\"s\",\"m\"],\"outputs\":[\"t\"]},"
+                        "{\"name\":\"sm\",\"op\":\"softmax\",\"inputs\":[\"t\"],\"outputs\":[\"p\"]},"
+                        "{\"name\":\"ls\",\"op\":\"log_softmax\",\"inputs\":[\"t\"],\"outputs\":[\"q\"]},"
+                        "{\"name\":\"add\",\"op\":\"add\",\"inputs\":[\"x\",\"r\"],\"outputs\":[\"h\"]},"
+                        "{\"name\":\"rn\",\"op\":\"rms_norm\",\"inputs\":[\"h\",\"w\"],\"outputs\":[\"y\"]},"
+                        "{\"name\":\"ge\",\"op\":\"gelu\",\"inputs\":[\"r\"],\"outputs\":[\"z\"]}",
+                        "\"p\",\"q\",\"h\",\"y\",\"z\"");
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    const char *sm[] = {"sc", "mk", "sm", "ls"}, *rn[] = {"add", "rn"};
+    int g1, g2;
+    fe_plan *p1 = plan_with(g, sm, 4, FE_K_CHOICE_AUTO, 1, &g1);
+    fe_plan *p2 = plan_with(g, rn, 2, FE_K_CHOICE_AUTO, 2, &g2);
+    fe_exec_result *ref = run_ref(ex), *a = run_plan(ex, p1), *b = run_plan(ex, p2);
+    assert_contains(a->how[g1], "streaming stores");
+    /* mul + add became one multiply-add; both row ops stream to their outputs */
+    assert_contains(a->how[g1], "4 ops in 3 instrs");
+    assert_contains(b->how[g2], "streaming stores");
+    expect_ok(g, ref, a, a->how[g1]);
+    expect_ok(g, ref, b, b->how[g2]);
+    fe_exec_result_free(ref);
+    fe_exec_result_free(a);
+    fe_exec_result_free(b);
+    fe_plan_free(p1);
+    fe_plan_free(p2);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+/* ---- matmul / conv groups ---- */
+
+typedef struct mcase {
+    const char *tensors, *nodes, *outputs;
+    const char *group[8];
+    int ngroup;
+    const char *expect_blocked;   /* substring of how it ran with matmul_blocked */
+    const char *expect_blas;      /* ... with matmul_blas */
+} mcase;
+
+static void run_case(const mcase *c)
+{
+    fe_error err = {0};
+    fe_graph *g = model(c->tensors, c->nodes, c->outputs);
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    fe_exec_result *ref = run_ref(ex);
+    int gid;
+    fe_plan *pb = plan_with(g, c->group, c->ngroup, FE_K_CHOICE_MATMUL_BLOCKED, 1, &gid);
+    fe_plan *pl = plan_with(g, c->group, c->ngroup, FE_K_CHOICE_MATMUL_BLAS, 1, &gid);
+    fe_plan *pa = plan_with(g, c->group, c->ngroup, FE_K_CHOICE_AUTO, 1, &gid);
+    fe_plan *ps = plan_with(g, c->group, c->ngroup, FE_K_CHOICE_AUTO, 3, &gid);
+    fe_exec_result *rb = run_plan(ex, pb), *rl = run_plan(ex, pl), *ra = run_plan(ex, pa);
+    fe_exec_result *rsp = run_plan(ex, ps);
+    if (c->expect_blocked)
+        assert_contains(rb->how[gid], c->expect_blocked);
+    if (c->expect_blas)
+        assert_contains(rl->how[gid], c->expect_blas);
+    expect_ok(g, ref, rb, rb->how[gid]);
+    expect_ok(g, ref, rl, rl->how[gid]);
+    expect_ok(g, rb, rl, "blocked vs blas");
+    expect_equal(g, ra, rsp, "TLF split vs unsplit");
+    fe_exec_result_free(ref);
+    fe_exec_result_free(rb);
+    fe_exec_result_free(rl);
+    fe_exec_result_free(ra);
+    fe_exec_result_free(rsp);
+    fe_plan_free(pb);
+    fe_plan_free(pl);
+    fe_plan_free(pa);
+    fe_plan_free(ps);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+static void test_matmul_epilogue(void **state)
+{
+    (void)state;
+    /* sizes past every blocking boundary: M > MC, N > NC, K > KC */
+    mcase c = {
+        "\"x\":{\"shape\":[200,300],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[300,600],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"b\":{\"shape\":[600],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"r\":{\"shape\":[200,600],\"dtype\":\"f32\",\"kind\":\"input\"}",
+        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]},"
+        "{\"name\":\"bias\",\"op\":\"add\",\"inputs\":[\"y\",\"b\"],\"outputs\":[\"yb\"]},"
+        "{\"name\":\"act\",\"op\":\"gelu\",\"inputs\":[\"yb\"],\"outputs\":[\"ya\"],\"attrs\":{\"approximate\":\"tanh\"}},"
+        "{\"name\":\"scale\",\"op\":\"mul\",\"inputs\":[\"ya\"],\"outputs\":[\"ys\"],\"attrs\":{\"scalar\":0.5}},"
+        "{\"name\":\"res\",\"op\":\"add\",\"inputs\":[\"ys\",\"r\"],\"outputs\":[\"out\"]},"
+        "{\"name\":\"half\",\"op\":\"cast\",\"inputs\":[\"out\"],\"outputs\":[\"o16\"],\"attrs\":{\"dtype\":\"f16\"}}",
+        "\"o16\",\"y\"",
+        {"mm", "bias", "act", "scale", "res", "half"}, 6,
+        "epilogue (5 ops: add, gelu, mul, add, cast) on each output block",
+        "as a separate pass"};
+    run_case(&c);
+}
+
+static void test_matmul_prologue(void **state)
+{
+    (void)state;
+    /* SwiGLU then the down projection: silu(g) * u fused into packing A */
+    mcase c = {
+        "\"g\":{\"shape\":[70,130],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"u\":{\"shape\":[70,130],\"dtype\":\"f16\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[130,50],\"dtype\":\"f16\",\"kind\":\"weight\"}",
+        "{\"name\":\"silu\",\"op\":\"silu\",\"inputs\":[\"g\"],\"outputs\":[\"s\"]},"
+        "{\"name\":\"mul\",\"op\":\"mul\",\"inputs\":[\"s\",\"u\"],\"outputs\":[\"a\"]},"
+        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"w\"],\"outputs\":[\"y\"]}",
+        "\"y\"",
+        {"silu", "mul", "mm"}, 3,
+        "prologue on A (2 ops: silu, mul) fused into packing",
+        "prologue on A (2 ops: silu, mul) as a separate fused pass"};
+    run_case(&c);
+    /* add + rms_norm -> matmul: a prologue with a row reduction, h also stored */
+    mcase d = {
+        "\"x\":{\"shape\":[33,300],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"r\":{\"shape\":[33,300],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"wn\":{\"shape\":[300],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"w\":{\"shape\":[300,40],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+        "{\"name\":\"add\",\"op\":\"add\",\"inputs\":[\"x\",\"r\"],\"outputs\":[\"h\"]},"
+        "{\"name\":\"norm\",\"op\":\"rms_norm\",\"inputs\":[\"h\",\"wn\"],\"outputs\":[\"a\"]},"
+        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"w\"],\"outputs\":[\"y\"]}",
+        "\"y\",\"h\"",
+        {"add", "norm", "mm"}, 3,
+        "prologue on A (2 ops: add, rms_norm) fused into packing", NULL};
+    run_case(&d);
+}
+
+static void test_matmul_batched_and_rows(void **state)
+{
+    (void)state;
+    /* batched a with weights (a's batch folds into M), softmax epilogue on whole rows */
+    mcase c = {
+        "\"a\":{\"shape\":[2,3,17,24],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[24,530],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"w\"],\"outputs\":[\"y\"]},"
+        "{\"name\":\"sm\",\"op\":\"softmax\",\"inputs\":[\"y\"],\"outputs\":[\"p\"]}",
+        "\"p\"",
+        {"mm", "sm"}, 2,
+        "(whole rows)", "separate pass"};
+    run_case(&c);
+    /* both operands batched, b broadcast over one batch axis, b transposed */
+    mcase d = {
+        "\"a\":{\"shape\":[2,3,9,16],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"b\":{\"shape\":[2,1,11,16],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"m\":{\"shape\":[9,11],\"dtype\":\"f32\",\"kind\":\"input\"}",
+        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"b\"],\"outputs\":[\"y\"],\"attrs\":{\"transpose_b\":true}},"
+        "{\"name\":\"sc\",\"op\":\"mul\",\"inputs\":[\"y\"],\"outputs\":[\"s\"],\"attrs\":{\"scalar\":0.25}},"
+        "{\"name\":\"mk\",\"op\":\"add\",\"inputs\":[\"s\",\"m\"],\"outputs\":[\"o\"]}",
+        "\"o\"",
+        {"mm", "sc", "mk"}, 3,
+        "epilogue (2 ops: mul, add)", "separate pass"};
+    run_case(&d);
+}
+
+static void test_conv_epilogue(void **state)
+{
+    (void)state;
+    mcase c = {
+        "\"x\":{\"shape\":[3,16,11,10],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[20,16,3,3],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"cb\":{\"shape\":[20],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"s\":{\"shape\":[20,1,1],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+        "{\"name\":\"cv\",\"op\":\"conv2d\",\"inputs\":[\"x\",\"w\",\"cb\"],\"outputs\":[\"y\"],"
+        "\"attrs\":{\"padding\":1,\"stride\":[1,2]}},"
+        "{\"name\":\"sc\",\"op\":\"mul\",\"inputs\":[\"y\",\"s\"],\"outputs\":[\"ys\"]},"
+        "{\"name\":\"act\",\"op\":\"relu\",\"inputs\":[\"ys\"],\"outputs\":[\"out\"]}",
+        "\"out\"",
+        {"cv", "sc", "act"}, 3,
+        "epilogue (2 ops: mul, relu) on each output block",
+        "matmul_blas was requested; it has no conv2d"};
+    run_case(&c);
+}
+
+/* ---- honest fallbacks ---- */
+
+static void test_fallback_reported(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    /* an injective op in the group: members run one by one, and the reason says why */
+    fe_graph *g = model("\"x\":{\"shape\":[6,5],\"dtype\":\"f32\",\"kind\":\"input\"}",
+                        "{\"name\":\"e\",\"op\":\"exp\",\"inputs\":[\"x\"],\"outputs\":[\"e\"]},"
+                        "{\"name\":\"t\",\"op\":\"transpose\",\"inputs\":[\"e\"],\"outputs\":[\"t\"]},"
+                        "{\"name\":\"n\",\"op\":\"neg\",\"inputs\":[\"t\"],\"outputs\":[\"n\"]}",
+                        "\"n\"");
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    int gid;
+    fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 2, &gid);
+    fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p);
+    assert_contains(got->how[0], "per_op: 3 ops run one by one");
+    assert_contains(got->how[0], "node 't' is transpose");
+    assert_contains(got->how[0], "TLF split not applied");
+    assert_int_equal(got->nfused, 0);
+    expect_ok(g, ref, got, "per-op group");
+    fe_exec_result_free(ref);
+    fe_exec_result_free(got);
+    fe_plan_free(p);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+
+    /* a side branch that is neither prologue nor epilogue of the matmul */
+    g = model("\"a\":{\"shape\":[8,8],\"dtype\":\"f32\",\"kind\":\"input\"},"
+              "\"b\":{\"shape\":[8,8],\"dtype\":\"f32\",\"kind\":\"input\"}",
+              "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"b\"],\"outputs\":[\"y\"]},"
+              "{\"name\":\"side\",\"op\":\"exp\",\"inputs\":[\"a\"],\"outputs\":[\"s\"]}",
+              "\"y\",\"s\"");
+    ex = fe_exec_new(g, NULL, &err);
+    p = plan_with(g, NULL, 0, FE_K_CHOICE_MATMUL_BLOCKED, 1, &gid);
+    ref = run_ref(ex);
+    got = run_plan(ex, p);
+    assert_contains(got->how[0], "per_op");
+    assert_contains(got->how[0], "neither a prologue nor an epilogue");
+    expect_ok(g, ref, got, "side branch");
+    fe_exec_result_free(got);
+    fe_plan_free(p);
+    /* fused_rows asked for a matmul group: refused and said so */
+    p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
+    got = run_plan(ex, p);
+    assert_contains(got->how[0], "kernel fused_rows cannot take it");
+    expect_ok(g, ref, got, "fused_rows on a matmul");
+    fe_exec_result_free(ref);
+    fe_exec_result_free(got);
+    fe_plan_free(p);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+/* matmul_blocked == matmul then the epilogue, op by op, on bigger data */
+static void test_blocked_equals_matmul_then_epilogue(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_graph *g = model("\"x\":{\"shape\":[130,257],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                        "\"w\":{\"shape\":[257,70],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+                        "\"b\":{\"shape\":[70],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+                        "{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]},"
+                        "{\"name\":\"bias\",\"op\":\"add\",\"inputs\":[\"y\",\"b\"],\"outputs\":[\"yb\"]},"
+                        "{\"name\":\"act\",\"op\":\"silu\",\"inputs\":[\"yb\"],\"outputs\":[\"o\"]}",
+                        "\"o\"");
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    int gid;
+    fe_plan *pf = plan_with(g, NULL, 0, FE_K_CHOICE_MATMUL_BLOCKED, 1, &gid);
+    fe_plan *pu = fe_plan_unfused(g, &err);
+    pu->groups[0].kernel = FE_K_CHOICE_MATMUL_BLOCKED;
+    fe_exec_result *f = run_plan(ex, pf), *u = run_plan(ex, pu);
+    /* the same GEMM and the same elementwise code: identical bits */
+    expect_equal(g, f, u, "epilogue-fused vs matmul then epilogue");
+    fe_exec_result_free(f);
+    fe_exec_result_free(u);
+    fe_plan_free(pf);
+    fe_plan_free(pu);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_fused_groups),
+        cmocka_unit_test(test_streaming_outputs),
+        cmocka_unit_test(test_matmul_epilogue),
+        cmocka_unit_test(test_matmul_prologue),
+        cmocka_unit_test(test_matmul_batched_and_rows),
+        cmocka_unit_test(test_conv_epilogue),
+        cmocka_unit_test(test_fallback_reported),
+        cmocka_unit_test(test_blocked_equals_matmul_then_epilogue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
