@@ -5,6 +5,7 @@
 
 #include "engine.h"
 #include "load.h"
+#include "lua_bench.h"
 #include "lua_graph.h"
 #include "lua_sim.h"
 #include "run.h"
@@ -35,6 +36,8 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
     fe_lg_open(L);
     fe_run_open(L);
     fe_lua_sim_open(L);
+    fe_lua_bench_open(L);
+    e->bench_budget = opts && opts->bench_budget > 0 ? opts->bench_budget : 60.0;
     if (fe_engine_set_machine(e, opts && opts->machine ? opts->machine : "gcu", err) != FE_OK) {
         fe_engine_free(e);
         return NULL;

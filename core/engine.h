@@ -18,6 +18,8 @@ struct fe_engine {
     fe_policy *active;
     fe_machine machine;      /* for ctx:simulate and the plans' splits */
     fe_profile *profile;     /* for ctx.profile; NULL if none */
+    double bench_budget;     /* seconds ctx:bench may spend per run */
+    double bench_item;       /* seconds of repetitions per measured item */
 };
 
 struct fe_model {

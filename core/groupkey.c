@@ -74,11 +74,40 @@ static void put_attr(sbuf *s, const fe_graph *g, const fe_attr *a)
     put(s, ";");
 }
 
+/* Index of nodes[] member producing t before position i, or -1. */
+static int inner_producer(const fe_graph *g, const int32_t *nodes, int i, int32_t t)
+{
+    int32_t prod = fe_graph_tensor(g, t)->producer;
+    for (int j = 0; j < i; j++)
+        if (nodes[j] == prod)
+            return j;
+    return -1;
+}
+
+/* The group's external inputs in order of first use into ext[0..cap);
+ * returns their count. */
+static int external_inputs(const fe_graph *g, const int32_t *nodes, int n, int32_t *ext, int cap)
+{
+    int next = 0;
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        for (int k = 0; k < nd->nin; k++) {
+            int32_t t = fe_node_input(g, nd, k);
+            int seen = inner_producer(g, nodes, i, t) >= 0;
+            for (int j = 0; j < next && !seen; j++)
+                seen = ext[j] == t;
+            if (!seen && next < cap)
+                ext[next++] = t;
+        }
+    }
+    return next;
+}
+
 size_t fe_group_canonical(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size)
 {
     sbuf s = {buf, size, 0};
     int32_t ext[256];
-    int next = 0;
+    int next = external_inputs(g, nodes, n, ext, 256);
     if (size)
         buf[0] = '\0';
     for (int i = 0; i < n; i++) {
@@ -87,18 +116,14 @@ size_t fe_group_canonical(const fe_graph *g, const int32_t *nodes, int n, char *
         for (int a = 0; a < nd->nattr; a++) {
             const fe_attr *at = &g->attrs[nd->attr_off + a];
             /* Exporters' bookkeeping (aten names, raw args) does not change
-             * what the kernel computes. */
+             * what a known op computes; for a custom op it is the op. */
             const char *k = fe_graph_str(g, at->key);
-            if (strcmp(k, "aten") != 0 && strcmp(k, "args") != 0)
+            if (nd->op == FE_OP_CUSTOM || (strcmp(k, "aten") != 0 && strcmp(k, "args") != 0))
                 put_attr(&s, g, at);
         }
         for (int k = 0; k < nd->nin; k++) {
             int32_t t = fe_node_input(g, nd, k);
-            int32_t prod = fe_graph_tensor(g, t)->producer;
-            int inner = -1;
-            for (int j = 0; j < i && inner < 0; j++)
-                if (nodes[j] == prod)
-                    inner = j;
+            int inner = inner_producer(g, nodes, i, t);
             if (inner >= 0) {
                 put(&s, " %%%d", inner);
                 continue;
@@ -107,10 +132,6 @@ size_t fe_group_canonical(const fe_graph *g, const int32_t *nodes, int n, char *
             for (int j = 0; j < next && e < 0; j++)
                 if (ext[j] == t)
                     e = j;
-            if (e < 0 && next < 256) {
-                e = next;
-                ext[next++] = t;
-            }
             put(&s, " $%d", e);
         }
         put(&s, " ->");
@@ -124,6 +145,19 @@ size_t fe_group_canonical(const fe_graph *g, const int32_t *nodes, int n, char *
         put(&s, "$%d ", j);
         put_shape(&s, g, ext[j]);
         put(&s, "\n");
+    }
+    return s.len;
+}
+
+size_t fe_group_shape_text(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size)
+{
+    sbuf s = {buf, size, 0};
+    int32_t ext[256];
+    int next = external_inputs(g, nodes, n, ext, 256);
+    s.len = fe_group_compat_key(g, nodes, n, buf, size);
+    for (int j = 0; j < next; j++) {
+        put(&s, " ");
+        put_shape(&s, g, ext[j]);
     }
     return s.len;
 }

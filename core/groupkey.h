@@ -17,6 +17,11 @@ size_t fe_group_compat_key(const fe_graph *g, const int32_t *nodes, int n, char 
 /* Canonical text into buf (same convention); nodes in topological order. */
 size_t fe_group_canonical(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size);
 
+/* A short description for people (a profile's meta.shapes): the compat
+ * key, then the dtype[shape] of each external input, "silu+mul
+ * f32[2048,11008] f32[2048,11008]". Same buffer convention. */
+size_t fe_group_shape_text(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size);
+
 /* Exact key: 16 hex digits and a NUL into out[17]. Returns FE_OK or
  * FE_ENOMEM. */
 int fe_group_exact_key(const fe_graph *g, const int32_t *nodes, int n, char out[17]);

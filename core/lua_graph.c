@@ -130,13 +130,62 @@ void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
     fe_lg_push_group_parts(L, gidx, nodes, n, NULL, NULL, 0);
 }
 
-const int32_t *fe_lg_group_nodes(lua_State *L, int idx, int *n)
+const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n)
 {
     lgroup *gr = luaL_testudata(L, idx, GROUP_MT);
     if (!gr)
         return NULL;
+    if (live(L, gr->lg) != g)
+        luaL_error(L, "the group belongs to another graph (kept from an earlier run?)");
     *n = gr->n;
     return gr->nodes;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int fe_lg_group_arg(lua_State *L, int idx, const fe_graph *g, int32_t *buf, int cap,
+                    int32_t **heap)
+{
+    int n;
+    const int32_t *nodes = fe_lg_group_nodes(L, idx, g, &n);
+    *heap = NULL;
+    if (!nodes && !lua_istable(L, idx))
+        return luaL_error(L, "expected a group or a list of nodes, got a %s", luaL_typename(L, idx));
+    if (!nodes && (n = (int)lua_rawlen(L, idx)) == 0)
+        return luaL_error(L, "the list of nodes is empty");
+    if (n > cap) {
+        if (!(*heap = malloc((size_t)n * sizeof **heap)))
+            return luaL_error(L, "out of memory");
+        buf = *heap;
+    }
+    if (nodes) {
+        memcpy(buf, nodes, (size_t)n * sizeof *buf);
+        return n;
+    }
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        int32_t v = fe_lg_to_node(L, -1, g);
+        lua_pop(L, 1);
+        if (v < 0) {
+            free(*heap);
+            *heap = NULL;
+            return luaL_error(L, "item %d of the node list is not a node of this graph", i);
+        }
+        buf[i - 1] = v;
+    }
+    qsort(buf, (size_t)n, sizeof *buf, cmp_id);
+    for (int i = 1; i < n; i++)
+        if (buf[i] == buf[i - 1]) {
+            const char *name = fe_node_name(g, fe_graph_node(g, buf[i]));
+            free(*heap);
+            *heap = NULL;
+            return luaL_error(L, "node '%s' is listed twice", name);
+        }
+    return n;
 }
 
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)

@@ -33,7 +33,16 @@ void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
  * 1-based topological index. -1 if it names none. */
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g);
 
-/* The members of a group object at idx (NULL if it is not one). */
-const int32_t *fe_lg_group_nodes(lua_State *L, int idx, int *n);
+/* The members of a group object at idx (NULL if it is not one); raises a
+ * Lua error if the group belongs to a graph other than g. */
+const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n);
+
+/* A group argument of a ctx method: a group object, or a list of nodes
+ * (objects, names or 1-based indices). Its members, sorted, go into buf
+ * (room for cap) or, when more, into *heap (caller frees); returns the
+ * count. Raises a Lua error for anything else, an empty list or a node
+ * listed twice: release nothing else before calling it. */
+int fe_lg_group_arg(lua_State *L, int idx, const fe_graph *g, int32_t *buf, int cap,
+                    int32_t **heap);
 
 #endif

@@ -16,7 +16,7 @@ int fe_lua_profile_lookup(lua_State *L)
 {
     fe_run *r = fe_run_from_upvalue(L);
     int n;
-    const int32_t *nodes = fe_lg_group_nodes(L, 2, &n);
+    const int32_t *nodes = fe_lg_group_nodes(L, 2, r->g, &n);
     if (!nodes)
         return luaL_error(L, "profile:lookup expects a group (call it as ctx.profile:lookup(group))");
     fe_profile_lookup res;

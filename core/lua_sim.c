@@ -16,47 +16,6 @@
 #include "run.h"
 #include "sim.h"
 
-/* Nodes of the group argument at idx into buf (room for cap); returns the
- * count or raises a Lua error. Uses *heap when the group is large. */
-static int group_arg(lua_State *L, fe_run *r, int idx, int32_t *buf, int cap, int32_t **heap)
-{
-    int n;
-    const int32_t *nodes = fe_lg_group_nodes(L, idx, &n);
-    *heap = NULL;
-    if (nodes) {
-        if (n > cap) {
-            if (!(*heap = malloc((size_t)n * sizeof **heap)))
-                return luaL_error(L, "out of memory");
-            buf = *heap;
-        }
-        for (int i = 0; i < n; i++)
-            buf[i] = nodes[i];
-        return n;
-    }
-    if (!lua_istable(L, idx))
-        return luaL_error(L, "expected a group or a list of nodes, got a %s", luaL_typename(L, idx));
-    n = (int)lua_rawlen(L, idx);
-    if (n == 0)
-        return luaL_error(L, "the list of nodes is empty");
-    if (n > cap) {
-        if (!(*heap = malloc((size_t)n * sizeof **heap)))
-            return luaL_error(L, "out of memory");
-        buf = *heap;
-    }
-    for (int i = 1; i <= n; i++) {
-        lua_rawgeti(L, idx, i);
-        int32_t v = fe_lg_to_node(L, -1, r->g);
-        lua_pop(L, 1);
-        if (v < 0) {
-            free(*heap);
-            *heap = NULL;
-            return luaL_error(L, "item %d of the node list is not a node of this graph", i);
-        }
-        buf[i - 1] = v;
-    }
-    return n;
-}
-
 static void set_num(lua_State *L, const char *k, double v)
 {
     lua_pushnumber(L, v);
@@ -96,7 +55,7 @@ static int simulate(lua_State *L, int unfused)
 {
     fe_run *r = fe_run_from_upvalue(L);
     int32_t buf[64], *heap;
-    int n = group_arg(L, r, 2, buf, 64, &heap);
+    int n = fe_lg_group_arg(L, 2, r->g, buf, 64, &heap);
     int split = 0;
     if (!unfused && lua_istable(L, 3)) {
         lua_getfield(L, 3, "split");

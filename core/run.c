@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "choice.h"
+#include "exec.h"
 #include "lua_graph.h"
 #include "lua_profile.h"
 #include "lua_sim.h"
@@ -557,16 +558,11 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     /* Splits nobody chose (0) become the simulator's default for this
      * machine (seed 004's ceil(working set / L2) when a group overflows),
      * so every plan says how each group runs. */
-    fe_sim_report rep;
-    if (fe_sim_plan(plan, &e->machine, &rep, err) != FE_OK) {
+    if (fe_sim_resolve_splits(plan, &e->machine, err) != FE_OK) {
         fe_plan_free(plan);
         plan = NULL;
         goto out;
     }
-    for (int32_t gi = 0; gi < plan->ngroups; gi++)
-        if (plan->groups[gi].split == 0)
-            plan->groups[gi].split = rep.groups[gi].split;
-    fe_sim_report_free(&rep);
 out:
     if (r.ctx)
         cut_ctx(&r);
@@ -585,5 +581,6 @@ out:
     free(r.part_len);
     free(r.extra_split);
     free(r.extra_kernel);
+    fe_exec_free(r.exec);
     return plan;
 }

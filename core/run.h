@@ -40,6 +40,8 @@ typedef struct fe_run {
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
+    struct fe_exec *exec;    /* ctx:bench's session, made on first use */
+    double bench_seconds;    /* time ctx:bench spent measuring */
     fe_run_stats stats;
 } fe_run;
 

@@ -793,3 +793,21 @@ void fe_sim_report_free(fe_sim_report *r)
     free(r->mem_bytes);
     memset(r, 0, sizeof *r);
 }
+
+int fe_sim_resolve_splits(fe_plan *p, const fe_machine *m, fe_error *err)
+{
+    int auto_splits = 0;
+    for (int32_t gi = 0; gi < p->ngroups; gi++)
+        auto_splits += p->groups[gi].split == 0;
+    if (!auto_splits)
+        return FE_OK;
+    fe_sim_report rep;
+    int rc = fe_sim_plan(p, m, &rep, err);
+    if (rc != FE_OK)
+        return rc;
+    for (int32_t gi = 0; gi < p->ngroups; gi++)
+        if (p->groups[gi].split == 0)
+            p->groups[gi].split = rep.groups[gi].split;
+    fe_sim_report_free(&rep);
+    return FE_OK;
+}

@@ -94,6 +94,10 @@ typedef struct fe_sim_report {
 int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_error *err);
 void fe_sim_report_free(fe_sim_report *r);
 
+/* Give every group of p without a split (0, "auto") the simulator's
+ * default on machine m, so the plan says how each group runs. */
+int fe_sim_resolve_splits(fe_plan *p, const fe_machine *m, fe_error *err);
+
 /* ---- output (sim_report.c) ---- */
 
 /* "silu+mul": the members' op names joined with '+' in topological order

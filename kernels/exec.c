@@ -9,20 +9,38 @@
  * allocated the same liveness walk runs on sizes only, so that a model too
  * large for the machine is refused with the numbers instead of crashing.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "aten.h"
 #include "convert.h"
 #include "exec.h"
 #include "group.h"
 #include "node.h"
 #include "ops.h"
 
+typedef struct pool_slot {
+    void *ptr;
+    size_t cap;
+    int64_t stamp;          /* the run that last returned it */
+} pool_slot;
+
+typedef struct pool {
+    pool_slot *slot;        /* free buffers */
+    int n, capn;
+    int64_t stamp;          /* current run */
+    int64_t live, held, peak_live, peak_held;
+} pool;
+
+static void pool_free(pool *p);
+
 struct fe_exec {
     const fe_graph *g;
+    pool pl;                /* activation buffers kept between runs */
     fe_exec_opts o;
     fe_k_tensor *bufs;      /* by tensor id */
     uint8_t *owned;         /* 1: the session allocated bufs[t] (inputs, fill, alloc) */
@@ -107,6 +125,34 @@ static int is_running_var(const fe_graph *g, int32_t t)
     return 0;
 }
 
+/* The bound b of a weight's values U(-b, b): PyTorch's default for linear
+ * and conv layers, 1 / sqrt(fan_in), where fan_in is what a matmul sums
+ * over or a conv's C/groups * kh * kw. Uniform [-1, 1] weights would grow
+ * activations by sqrt(fan_in) per layer (f16 overflows within a few), and
+ * comparisons of plan and reference would judge noise. 1 otherwise. */
+static float weight_bound(const fe_graph *g, int32_t t)
+{
+    const fe_tensor *tt = fe_graph_tensor(g, t);
+    if (tt->kind != FE_WEIGHT || tt->rank < 2)
+        return 1.0f;
+    const int64_t *d = fe_tensor_shape(g, tt);
+    int64_t fan_in = 0;
+    for (int k = 0; k < tt->ncons && fan_in <= 0; k++) {
+        const fe_node *n = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
+        if (n->op == FE_OP_MATMUL) {
+            int is_b = n->nin > 1 && fe_node_input(g, n, 1) == t;
+            int tr = fe_node_attr_bool(g, n, is_b ? "transpose_b" : "transpose_a", 0);
+            /* a [.., M, K] sums over its last axis, b [.., K, N] over its second last */
+            fan_in = d[tt->rank - 1 - (is_b != tr)];
+        } else if (n->op == FE_OP_CONV2D && n->nin > 1 && fe_node_input(g, n, 1) == t) {
+            fan_in = 1;
+            for (int i = 1; i < tt->rank; i++)
+                fan_in *= d[i];
+        }
+    }
+    return fan_in > 0 ? (float)(1.0 / sqrt((double)fan_in)) : 1.0f;
+}
+
 /* Fill buffer b of tensor t with the session's values for it. */
 static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor *b)
 {
@@ -117,6 +163,7 @@ static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor
     int kind = fe_k_dtype_is_int(tt->dtype) ? (tt->dtype == FE_BOOL ? 2 : 1) : 0;
     int64_t bound = kind == 1 ? index_bound(g, t, 0) : 0;
     int var = kind == 0 && is_running_var(g, t);
+    float scale = kind == 0 ? weight_bound(g, t) : 1.0f;
     if (kind == 1 && bound <= 0)
         bound = 16;
     int64_t nch = (n + CH - 1) / CH;
@@ -128,7 +175,7 @@ static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor
             float v[CH];
             for (int64_t i = 0; i < m; i++) {
                 float u = (float)(splitmix(&s) >> 40) * 0x1p-24f;   /* [0, 1) */
-                v[i] = var ? 0.5f + u : 2.0f * u - 1.0f;
+                v[i] = var ? 0.5f + u : (2.0f * u - 1.0f) * scale;
             }
             fe_k_store_f32(b->data, tt->dtype, o, v, m);
         } else {
@@ -148,7 +195,7 @@ int fe_exec_executable(const fe_graph *g, fe_error *err)
     const fe_node *first = NULL;
     for (int32_t i = 0; i < g->nnodes; i++) {
         const fe_node *n = fe_graph_node(g, i);
-        if (n->op == FE_OP_CUSTOM) {
+        if (n->op == FE_OP_CUSTOM && !fe_k_aten_supported(g, n)) {
             if (!first)
                 first = n;
             bad++;
@@ -156,11 +203,11 @@ int fe_exec_executable(const fe_graph *g, fe_error *err)
     }
     if (!first)
         return FE_OK;
-    const char *aten = fe_node_attr_str(g, first, "aten", NULL);
-    return fe_error_set(err, FE_EINPUT, "%s: cannot execute: node '%s' is a custom op (aten '%s') "
-                        "that fuseeng has no kernel for%s%d custom nodes in all",
-                        g->file ? g->file : g->name ? g->name : "model", fe_node_name(g, first),
-                        aten ? aten : "unknown", bad > 1 ? "; " : "; ", bad);
+    fe_error why = {0};
+    fe_k_aten_check(g, first, &why);
+    return fe_error_set(err, FE_EINPUT, "%s: cannot execute: %s (%d custom node%s without a kernel "
+                        "in all)", g->file ? g->file : g->name ? g->name : "model", why.message, bad,
+                        bad == 1 ? "" : "s");
 }
 
 /* ---- sessions ---- */
@@ -271,6 +318,22 @@ static int check_memory(const fe_exec *ex, int64_t need, const char *what, fe_er
     return FE_OK;
 }
 
+/* Check that a whole run fits, then give every input and weight its data. */
+static int fill_statics(fe_exec *ex, fe_error *err)
+{
+    const fe_graph *g = ex->g;
+    int missing = 0;
+    for (int32_t t = 0; t < g->ntensors && !missing; t++)
+        missing = is_static(fe_graph_tensor(g, t)) && !ex->bufs[t].data;
+    if (!missing)
+        return FE_OK;
+    int rc = check_memory(ex, fe_exec_need_bytes(ex, NULL), "the reference", err);
+    for (int32_t t = 0; t < g->ntensors && rc == FE_OK; t++)
+        if (is_static(fe_graph_tensor(g, t)) && !ex->bufs[t].data)
+            rc = fe_exec_fill(ex, t, err);
+    return rc;
+}
+
 fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
 {
     fe_exec *ex = calloc(1, sizeof *ex);
@@ -293,18 +356,9 @@ fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
         if (is_static(tt))
             ex->static_bytes += tt->bytes;
     }
-    if (check_memory(ex, fe_exec_need_bytes(ex, NULL), "the reference", err)) {
+    if (!ex->o.lazy && fill_statics(ex, err)) {
         fe_exec_free(ex);
         return NULL;
-    }
-    for (int32_t t = 0; t < g->ntensors; t++) {
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        if (!is_static(tt))
-            continue;
-        if (fe_exec_fill(ex, t, err)) {
-            fe_exec_free(ex);
-            return NULL;
-        }
     }
     return ex;
 }
@@ -316,6 +370,7 @@ void fe_exec_free(fe_exec *ex)
     for (int32_t t = 0; ex->bufs && t < ex->g->ntensors; t++)
         if (ex->owned[t])
             free(ex->bufs[t].data);
+    pool_free(&ex->pl);
     free(ex->bufs);
     free(ex->owned);
     free(ex);
@@ -356,28 +411,26 @@ int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err)
     return FE_OK;
 }
 
-/* ---- buffer pool ---- */
-
-typedef struct pool {
-    void **ptr;
-    size_t *cap;
-    int n, capn;
-    int64_t live, held, peak_live, peak_held;
-} pool;
+/* ---- buffer pool ----
+ *
+ * The session keeps activation buffers between runs, as a framework's
+ * caching allocator does, so that repeated runs (benchmarks) time kernels
+ * rather than page faults on fresh memory. A run takes buffers best-fit
+ * and returns them; at its end, buffers it did not use are freed, so the
+ * pool holds at most what the last run needed. */
 
 static void *pool_get(pool *p, size_t bytes, size_t *got)
 {
     int best = -1;
     for (int i = 0; i < p->n; i++)
-        if (p->cap[i] >= bytes && p->cap[i] <= 2 * bytes + 4096 &&
-            (best < 0 || p->cap[i] < p->cap[best]))
+        if (p->slot[i].cap >= bytes && p->slot[i].cap <= 2 * bytes + 4096 &&
+            (best < 0 || p->slot[i].cap < p->slot[best].cap))
             best = i;
     void *d;
     if (best >= 0) {
-        d = p->ptr[best];
-        *got = p->cap[best];
-        p->ptr[best] = p->ptr[--p->n];
-        p->cap[best] = p->cap[p->n];
+        d = p->slot[best].ptr;
+        *got = p->slot[best].cap;
+        p->slot[best] = p->slot[--p->n];
     } else {
         d = abuf(bytes);
         *got = bytes;
@@ -399,20 +452,16 @@ static void pool_put(pool *p, void *d, size_t cap)
     p->live -= (int64_t)cap;
     if (p->n == p->capn) {
         int nc = p->capn ? 2 * p->capn : 16;
-        void **np = realloc(p->ptr, (size_t)nc * sizeof(void *));
-        size_t *ncap = np ? realloc(p->cap, (size_t)nc * sizeof(size_t)) : NULL;
-        if (np)
-            p->ptr = np;
-        if (!np || !ncap) {
+        pool_slot *ns = realloc(p->slot, (size_t)nc * sizeof *ns);
+        if (!ns) {
             free(d);
             p->held -= (int64_t)cap;
             return;
         }
-        p->cap = ncap;
+        p->slot = ns;
         p->capn = nc;
     }
-    p->ptr[p->n] = d;
-    p->cap[p->n++] = cap;
+    p->slot[p->n++] = (pool_slot){d, cap, p->stamp};
 }
 
 /* an output leaves the pool: the result owns it */
@@ -422,12 +471,36 @@ static void pool_detach(pool *p, size_t cap)
     p->held -= (int64_t)cap;
 }
 
+/* A run starts: counters from zero, buffers kept from earlier runs. */
+static void pool_begin(pool *p)
+{
+    p->stamp++;
+    p->live = 0;
+    p->peak_live = 0;
+    p->peak_held = p->held;
+}
+
+/* A run ended (every buffer returned): free what it did not use. */
+static void pool_trim(pool *p)
+{
+    int k = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->slot[i].stamp == p->stamp) {
+            p->slot[k++] = p->slot[i];
+        } else {
+            free(p->slot[i].ptr);
+            p->held -= (int64_t)p->slot[i].cap;
+        }
+    }
+    p->n = k;
+}
+
 static void pool_free(pool *p)
 {
     for (int i = 0; i < p->n; i++)
-        free(p->ptr[i]);
-    free(p->ptr);
-    free(p->cap);
+        free(p->slot[i].ptr);
+    free(p->slot);
+    memset(p, 0, sizeof *p);
 }
 
 /* ---- runs ---- */
@@ -441,6 +514,7 @@ void fe_exec_result_free(fe_exec_result *r)
     for (int i = 0; i < r->ngroups; i++)
         free(r->how[i]);
     free(r->how);
+    free(r->group_ms);
     free(r->outputs);
     free(r->tensors);
     free(r);
@@ -451,7 +525,7 @@ typedef struct run {
     fe_k_tensor *bufs;    /* a private table: session buffers + this run's activations */
     size_t *cap;          /* pooled capacity of each activation */
     int32_t *last;        /* last step reading each tensor */
-    pool pl;
+    pool *pl;             /* the session's */
 } run;
 
 static int run_init(run *r, fe_exec *ex, const fe_plan *p, fe_error *err)
@@ -459,6 +533,8 @@ static int run_init(run *r, fe_exec *ex, const fe_plan *p, fe_error *err)
     const fe_graph *g = ex->g;
     memset(r, 0, sizeof *r);
     r->ex = ex;
+    r->pl = &ex->pl;
+    pool_begin(r->pl);
     size_t nt = (size_t)(g->ntensors ? g->ntensors : 1);
     r->bufs = malloc(nt * sizeof(fe_k_tensor));
     r->cap = calloc(nt, sizeof(size_t));
@@ -489,7 +565,7 @@ static int run_alloc(run *r, int32_t t, fe_error *err)
     if (r->bufs[t].data)
         return FE_OK;
     size_t got;
-    void *d = pool_get(&r->pl, (size_t)tt->bytes, &got);
+    void *d = pool_get(r->pl, (size_t)tt->bytes, &got);
     if (!d)
         return fe_error_set(err, FE_ENOMEM, "out of memory for %s (%lld bytes)",
                             fe_tensor_name(r->ex->g, tt), (long long)tt->bytes);
@@ -501,7 +577,7 @@ static int run_alloc(run *r, int32_t t, fe_error *err)
 static void run_release(run *r, int32_t t)
 {
     if (r->cap[t] && r->bufs[t].data) {
-        pool_put(&r->pl, r->bufs[t].data, r->cap[t]);
+        pool_put(r->pl, r->bufs[t].data, r->cap[t]);
         r->bufs[t].data = NULL;
         r->cap[t] = 0;
     }
@@ -548,7 +624,7 @@ static int run_finish(run *r, fe_exec_result **out, double ms, fe_error *err)
         for (int j = 0; j < i; j++)
             dup |= g->outputs[j] == t;
         if (r->cap[t] && !dup) {        /* hand the activation over */
-            pool_detach(&r->pl, r->cap[t]);
+            pool_detach(r->pl, r->cap[t]);
             r->cap[t] = 0;
             r->bufs[t].data = NULL;
         } else {                        /* an input, or listed twice: copy */
@@ -564,8 +640,8 @@ static int run_finish(run *r, fe_exec_result **out, double ms, fe_error *err)
         }
     }
     res->static_bytes = r->ex->static_bytes;
-    res->peak_bytes = r->pl.peak_live;
-    res->pool_bytes = r->pl.peak_held;
+    res->peak_bytes = r->pl->peak_live;
+    res->pool_bytes = r->pl->peak_held;
     res->ms = ms;
     *out = res;
     return FE_OK;
@@ -576,8 +652,8 @@ static void run_free(run *r)
     if (r->bufs && r->cap)
         for (int32_t t = 0; t < r->ex->g->ntensors; t++)
             if (r->cap[t])
-                free(r->bufs[t].data);
-    pool_free(&r->pl);
+                pool_put(r->pl, r->bufs[t].data, r->cap[t]);
+    pool_trim(r->pl);
     free(r->bufs);
     free(r->cap);
     free(r->last);
@@ -588,9 +664,11 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
     const fe_graph *g = ex->g;
     run r;
     double ms = 0;
-    int rc = run_init(&r, ex, NULL, err);
     fe_k_tensor in[64], o[16];
     *out = NULL;
+    if (fill_statics(ex, err))
+        return err ? err->code : FE_ENOMEM;
+    int rc = run_init(&r, ex, NULL, err);
     for (int32_t i = 0; i < g->nnodes && rc == FE_OK; i++) {
         const fe_node *n = fe_graph_node(g, i);
         if (n->nin > 64 || n->nout > 16) {
@@ -617,7 +695,11 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
     return rc;
 }
 
-int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *err)
+/* Run plan p. With out, the result (outputs handed over); without, only
+ * the times into *total_ms and group_ms (may be NULL), outputs going back
+ * to the pool so that repeated runs reuse their memory. */
+static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double *total_ms,
+                    double *group_ms, fe_error *err)
 {
     const fe_graph *g = ex->g;
     run r;
@@ -625,20 +707,25 @@ int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *
     int rc, nfused = 0;
     fe_exec_group **grs = NULL;
     char **how = NULL;
+    double *gms = NULL;
     int64_t outb = 0;
-    *out = NULL;
+    if (out)
+        *out = NULL;
     if (p->g != g)
         return fe_error_set(err, FE_EINPUT, "the plan was made for another graph");
     for (int i = 0; i < g->noutputs; i++)
         outb += fe_graph_tensor(g, g->outputs[i])->bytes;
     /* the caller usually holds the reference's outputs while the plan runs */
     rc = check_memory(ex, fe_exec_need_bytes(ex, p) + outb, "the plan", err);
+    if (rc == FE_OK)
+        rc = fill_statics(ex, err);
     if (rc)
         return rc;
     rc = run_init(&r, ex, p, err);
     grs = calloc((size_t)(p->ngroups + 1), sizeof *grs);
     how = calloc((size_t)(p->ngroups + 1), sizeof *how);
-    if (!rc && (!grs || !how))
+    gms = calloc((size_t)(p->ngroups + 1), sizeof *gms);
+    if (!rc && (!grs || !how || !gms))
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
         const fe_group *gp = &p->groups[s];
@@ -657,20 +744,27 @@ int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *
         if (rc)
             break;
         int64_t tb = fe_exec_group_temp_bytes(grs[s]);
-        if (r.pl.live + tb > r.pl.peak_live)
-            r.pl.peak_live = r.pl.live + tb;
+        if (r.pl->live + tb > r.pl->peak_live)
+            r.pl->peak_live = r.pl->live + tb;
         double t0 = now_ms();
         rc = fe_exec_group_run(grs[s], r.bufs, err);
-        ms += now_ms() - t0;
+        gms[s] = now_ms() - t0;
+        ms += gms[s];
         if (rc)
             fe_error_prefix(err, "group %d: ", s);
         run_step_done(&r, fe_group_nodes(p, gp), gp->n, s);
     }
-    if (rc == FE_OK)
+    if (rc == FE_OK && !out) {
+        *total_ms = ms;
+        if (group_ms)
+            memcpy(group_ms, gms, (size_t)p->ngroups * sizeof *gms);
+    }
+    if (rc == FE_OK && out)
         rc = run_finish(&r, out, ms, err);
-    if (rc == FE_OK) {
+    if (rc == FE_OK && out) {
         (*out)->ngroups = p->ngroups;
         (*out)->how = how;
+        (*out)->group_ms = gms;
         (*out)->nfused = nfused;
         for (int s = 0; s < p->ngroups; s++) {
             how[s] = strdup(fe_exec_group_how(grs[s]));
@@ -680,11 +774,23 @@ int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *
             }
         }
         how = NULL;
+        gms = NULL;
     }
     for (int s = 0; grs && s < p->ngroups; s++)
         fe_exec_group_free(grs[s]);
     free(grs);
     free(how);
+    free(gms);
     run_free(&r);
     return rc;
+}
+
+int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *err)
+{
+    return plan_run(ex, p, out, NULL, NULL, err);
+}
+
+int fe_exec_plan_time(fe_exec *ex, const fe_plan *p, double *ms, double *group_ms, fe_error *err)
+{
+    return plan_run(ex, p, NULL, ms, group_ms, err);
 }

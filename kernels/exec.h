@@ -20,6 +20,9 @@ typedef struct fe_exec_opts {
     uint64_t seed;         /* random inputs and weights; 0 means 1 */
     double mem_fraction;   /* refuse runs needing more than this fraction of
                               physical memory; 0 means 0.85 */
+    int lazy;              /* fill inputs and weights when first needed (a
+                              session that benchmarks a few groups of a big
+                              model), not in fe_exec_new */
 } fe_exec_opts;
 
 typedef struct fe_exec fe_exec;
@@ -33,8 +36,10 @@ int fe_exec_executable(const fe_graph *g, fe_error *err);
 /* A session for graph g (not owned; must outlive the session). Checks up
  * front that inputs, weights and the reference run's activation peak fit
  * in memory (FE_EINPUT naming the sizes otherwise), then allocates and
- * fills inputs and weights: floats uniform in [-1, 1] (batch_norm running
- * variances in [0.5, 1.5] so they stay valid), bools true with probability
+ * fills inputs and weights: floats uniform in [-1, 1], except matmul and
+ * conv weights in [-1/sqrt(fan_in), 1/sqrt(fan_in)] as PyTorch initialises
+ * them (activations keep their scale through deep models) and batch_norm
+ * running variances in [0.5, 1.5] so they stay valid; bools true with probability
  * 3/4, integers in [0, n) where n is the size of the axis they index (gather
  * / embedding, followed through reshapes, casts and other injective ops),
  * else in [0, 16). Values depend only on the seed and the tensor's name.
@@ -53,8 +58,9 @@ typedef struct fe_exec_result {
     int64_t peak_bytes;        /* peak of live activations (incl. group temporaries) */
     int64_t pool_bytes;        /* peak of activation memory held (live + reusable) */
     double ms;                 /* wall time of the kernels */
-    int ngroups;               /* plan runs: one line per group, how it ran */
+    int ngroups;               /* plan runs: one line per group, how it ran, */
     char **how;
+    double *group_ms;          /* and its wall time */
     int nfused;                /* groups that ran as one kernel */
 } fe_exec_result;
 
@@ -67,6 +73,11 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err);
 /* Run plan p (made for the session's graph), each group compiled with its
  * kernel choice and split. */
 int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *err);
+
+/* Run plan p for its times only: the kernels' wall time into *ms and each
+ * group's into group_ms[0..p->ngroups) (may be NULL). The outputs stay in
+ * the session's buffer pool, so repeated calls reuse memory (benchmarks). */
+int fe_exec_plan_time(fe_exec *ex, const fe_plan *p, double *ms, double *group_ms, fe_error *err);
 
 /* Bytes a run of plan p (NULL: the reference) needs beyond inputs and
  * weights, by liveness, plus the largest kernel scratch (packing, float

@@ -25,6 +25,7 @@
 
 #include "choice.h"
 #include "conv.h"
+#include "convert.h"
 #include "fused.h"
 #include "group.h"
 #include "matmul.h"
@@ -486,6 +487,7 @@ out:
 typedef struct pctx {
     fe_k_prog *p;
     fe_k_tensor *bufs;
+    int round_dt;       /* epilogue: the anchor output's dtype when f16 / bf16, else -1 */
 } pctx;
 
 static const float *pro_row(void *ctx, int64_t r, int64_t c0, int64_t n, float *tmp)
@@ -498,6 +500,11 @@ static int epi_block(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, 
                      int64_t ld, int tid)
 {
     const pctx *c = ctx;
+    /* The unfused matmul stores its output in its dtype before the
+     * epilogue reads it; round the block the same way so that both agree. */
+    if (c->round_dt >= 0)
+        for (int64_t i = 0; i < mc; i++)
+            fe_k_round_to(c->round_dt, blk + i * ld, nc);
     return fe_k_prog_run_block(c->p, c->bufs, i0, mc, j0, nc, blk, ld, tid);
 }
 
@@ -505,7 +512,9 @@ static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
     const fe_node *an = fe_graph_node(g, gr->anchor);
-    pctx pc[2] = {{gr->pro[0], bufs}, {gr->pro[1], bufs}}, ec = {gr->epi, bufs};
+    int ydt = fe_graph_tensor(g, gr->y)->dtype;
+    pctx pc[2] = {{gr->pro[0], bufs, -1}, {gr->pro[1], bufs, -1}},
+         ec = {gr->epi, bufs, ydt == FE_F16 || ydt == FE_BF16 ? ydt : -1};
     int rc = FE_OK;
     void *tmp[2] = {NULL, NULL};
     int32_t y = gr->y;

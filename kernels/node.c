@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "aten.h"
 #include "attention.h"
 #include "conv.h"
 #include "convert.h"
@@ -249,12 +250,12 @@ static int run_opaque(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
             return fe_k_scale(&in[0], 1.0, out, err);
         return bad_attr(err, g, n, "reduce must be sum, avg, max or min");
     }
-    case FE_OP_CUSTOM: {
-        const char *aten = fe_node_attr_str(g, n, "aten", NULL);
-        return fe_error_set(err, FE_EINPUT, "node '%s' is a custom op (aten '%s') that fuseeng "
-                            "cannot execute: it has no kernel for it; remove it from the graph or "
-                            "run without --execute", fe_node_name(g, n), aten ? aten : "unknown");
-    }
+    case FE_OP_CUSTOM:
+        if (fe_k_aten_supported(g, n))
+            return fe_k_aten_run(g, n, in, out, err);
+        /* why not: no kernel for that aten op (the message this case always
+         * gave), or args / shapes the kernel cannot take */
+        return fe_k_aten_check(g, n, err);
     default:
         return bad_attr(err, g, n, "not an opaque op");
     }

@@ -132,6 +132,22 @@ static int need(fe_exec *ex, int32_t t, int fill, int32_t *made, int *nmade, fe_
     return rc;
 }
 
+/* Bytes a node alone reads and writes (each distinct tensor once). */
+static int64_t io_bytes(const fe_graph *g, const fe_node *nd)
+{
+    int64_t b = 0;
+    for (int k = 0; k < nd->nin; k++) {
+        int32_t t = fe_node_input(g, nd, k), dup = 0;
+        for (int j = 0; j < k; j++)
+            dup |= fe_node_input(g, nd, j) == t;
+        if (!dup)
+            b += fe_graph_tensor(g, t)->bytes;
+    }
+    for (int k = 0; k < nd->nout; k++)
+        b += fe_graph_tensor(g, fe_node_output(g, nd, k))->bytes;
+    return b;
+}
+
 int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
                        const fe_bench_opts *opts, fe_bench_group *out, fe_error *err)
 {
@@ -147,7 +163,8 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
     made = malloc((size_t)(cap + 1) * sizeof(int32_t));
     out->nodes = malloc((size_t)(n + 1) * sizeof(int32_t));
     out->members = calloc((size_t)(n + 1), sizeof(fe_bench_stats));
-    if (!made || !out->nodes || !out->members) {
+    out->member_bytes = calloc((size_t)(n + 1), sizeof(int64_t));
+    if (!made || !out->nodes || !out->members || !out->member_bytes) {
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto out;
     }
@@ -165,11 +182,15 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
     {
         const int32_t *ids;
         int k = fe_exec_group_inputs(gr, &ids);
-        for (int i = 0; i < k && rc == FE_OK; i++)
+        for (int i = 0; i < k && rc == FE_OK; i++) {
+            out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 1, made, &nmade, err);
+        }
         k = fe_exec_group_outputs(gr, &ids);
-        for (int i = 0; i < k && rc == FE_OK; i++)
+        for (int i = 0; i < k && rc == FE_OK; i++) {
+            out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 0, made, &nmade, err);
+        }
     }
     if (rc)
         goto out;
@@ -179,6 +200,12 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
     gr = NULL;
     if (rc)
         goto out;
+    if (n == 1) {
+        out->members[0] = out->fused;
+        out->members_ms = out->fused.median_ms;
+        out->members_bytes = out->member_bytes[0] = out->bytes;
+        goto out;
+    }
     /* members alone, in order, each on what the previous ones computed */
     for (int i = 0; i < n && rc == FE_OK; i++) {
         const fe_node *nd = fe_graph_node(g, out->nodes[i]);
@@ -191,6 +218,8 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
             rc = err ? err->code : FE_ERUNTIME;
             break;
         }
+        out->member_bytes[i] = io_bytes(g, nd);
+        out->members_bytes += out->member_bytes[i];
         gctx c1 = {one, fe_exec_buffers(ex)};
         rc = fe_bench_run(run_group, &c1, opts, &out->members[i], err);
         out->members_ms += out->members[i].median_ms;
@@ -210,8 +239,10 @@ void fe_bench_group_free(fe_bench_group *b)
 {
     free(b->nodes);
     free(b->members);
+    free(b->member_bytes);
     b->nodes = NULL;
     b->members = NULL;
+    b->member_bytes = NULL;
     b->n = 0;
 }
 
@@ -227,39 +258,71 @@ int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench
     return FE_OK;
 }
 
+/* Resize *a to n doubles; -1 (keeping *a) when out of memory. */
+static int grow(double **a, size_t n)
+{
+    double *b = realloc(*a, n * sizeof(double));
+    if (!b)
+        return -1;
+    *a = b;
+    return 0;
+}
+
 int fe_bench_plan(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts, fe_bench_stats *st,
                   fe_error *err)
 {
+    return fe_bench_plan_groups(ex, p, opts, st, NULL, err);
+}
+
+int fe_bench_plan_groups(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts,
+                         fe_bench_stats *st, double *group_ms, fe_error *err)
+{
     fe_bench_opts o;
     defaults(opts, &o);
-    int cap = 16, n = 0, rc = FE_OK;
+    int cap = 16, n = 0, rc = FE_OK, ng = p->ngroups;
     double *ms = malloc((size_t)cap * sizeof(double)), spent = 0;
-    if (!ms)
+    /* per group: one column of samples per repetition */
+    double *gs = group_ms ? malloc((size_t)cap * (size_t)(ng > 0 ? ng : 1) * sizeof(double)) : NULL;
+    if (!ms || (group_ms && !gs)) {
+        free(ms);
+        free(gs);
         return fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
+    double *one = malloc((size_t)(ng > 0 ? ng : 1) * sizeof(double));
+    if (!one)
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int i = 0; i < o.warmup + o.max_reps && rc == FE_OK; i++) {
-        fe_exec_result *r = NULL;
-        rc = fe_exec_plan(ex, p, &r, err);
+        double t;
+        rc = fe_exec_plan_time(ex, p, &t, one, err);
         if (rc)
             break;
-        if (i >= o.warmup) {
-            if (n == cap) {
-                double *nm = realloc(ms, (size_t)(2 * cap) * sizeof(double));
-                if (!nm) {
-                    fe_exec_result_free(r);
-                    break;
-                }
-                ms = nm;
-                cap *= 2;
-            }
-            ms[n++] = r->ms;
-            spent += r->ms * 1e-3;
+        if (i < o.warmup)
+            continue;
+        if (n == cap) {
+            size_t row = (size_t)(ng > 0 ? ng : 1);
+            if (grow(&ms, (size_t)(2 * cap)) || (gs && grow(&gs, (size_t)(2 * cap) * row)))
+                break;
+            cap *= 2;
         }
-        fe_exec_result_free(r);
+        if (gs)
+            memcpy(gs + (size_t)n * (size_t)ng, one, (size_t)ng * sizeof(double));
+        ms[n++] = t;
+        spent += t * 1e-3;
         if (n >= o.min_reps && spent >= o.budget_s)
             break;
     }
-    if (rc == FE_OK)
+    free(one);
+    if (rc == FE_OK) {
         fe_bench_summary(ms, n, st);
+        for (int k = 0; gs && k < ng; k++) {
+            for (int i = 0; i < n; i++)
+                ms[i] = gs[(size_t)i * (size_t)ng + (size_t)k];
+            fe_bench_stats gst;
+            fe_bench_summary(ms, n, &gst);
+            group_ms[k] = gst.median_ms;
+        }
+    }
     free(ms);
+    free(gs);
     return rc;
 }

@@ -44,11 +44,15 @@ typedef struct fe_bench_group {
     int32_t *nodes;            /* members, topological order (owned) */
     fe_bench_stats *members;   /* each member alone, its own best kernel (owned) */
     double members_ms;         /* sum of the members' medians */
+    int64_t bytes;             /* external inputs read once + outputs written once */
+    int64_t members_bytes;     /* the same summed over the members run alone */
+    int64_t *member_bytes;     /* each member's (owned) */
 } fe_bench_group;
 
 /* Time the group of nodes[0..n) in session ex: external inputs that are not
  * graph inputs or weights get random values (exec.h rules); members are
- * timed on the intermediates the group itself computes. Buffers it needed
+ * timed on the intermediates the group itself computes (a group of one is
+ * timed once: its member time is its fused time). Buffers it needed
  * are released before return. Free the result with fe_bench_group_free. */
 int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
                        const fe_bench_opts *opts, fe_bench_group *out, fe_error *err);
@@ -61,6 +65,10 @@ int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench
 /* Time a whole plan end to end (kernels only, as fe_exec_plan reports). */
 int fe_bench_plan(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts, fe_bench_stats *st,
                   fe_error *err);
+/* The same, also giving each group's median over the same runs in
+ * group_ms[0..p->ngroups) (caller's array). */
+int fe_bench_plan_groups(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts,
+                         fe_bench_stats *st, double *group_ms, fe_error *err);
 
 /* Summarise n samples (ms) into st. */
 void fe_bench_summary(double *ms, int n, fe_bench_stats *st);

@@ -258,7 +258,7 @@ static void test_random_fused_groups(void **state)
         fe_error err = {0};
         gen_group(&gg);
         fe_graph *g = model(gg.t, gg.nd, gg.outs);
-        fe_exec_opts o = {(uint64_t)it + 1, 0};
+        fe_exec_opts o = {.seed = (uint64_t)it + 1};
         fe_exec *ex = fe_exec_new(g, &o, &err);
         assert_non_null(ex);
         int gid, split = 1 + rnd(3);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "fuseeng.h"
 #include "load.h"
+#include "run.h"
 
 typedef struct fe_cmd {
     const char *name;
@@ -48,6 +50,51 @@ struct fe_policy;
 struct fe_policy *fe_cli_load_policies(struct fe_engine *e, const char *const *names, int n,
                                        const char *combine, const char *const *params,
                                        int nparams, fe_error *err);
+
+/* How to plan a model: the options run, bench and profile share
+ * (planopts.c). */
+typedef struct fe_cli_plan_opts {
+    const char *policies[16];
+    int npolicies;
+    const char *combine;
+    const char *params[64];
+    int nparams;
+    fe_cli_dims dims;
+    const char *plan_in;     /* --plan FILE: a saved plan instead of a policy */
+    const char *profile;
+    fe_engine_options eng;
+} fe_cli_plan_opts;
+
+/* Match one planning option (--policy, --combine, --param, --dim, --plan,
+ * --machine, --profile, --max-instructions, --max-memory, --bench-budget)
+ * at argv[*i], advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
+int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o);
+/* Usage checks after parsing (need_policy: a policy or --plan is required;
+ * else no policy means the unfused plan). 0 or 2. */
+int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_policy);
+
+/* A planned model: everything fe_cli_plan_make made, owned here. */
+typedef struct fe_cli_planned {
+    struct fe_graph *g;
+    struct fe_engine *e;
+    struct fe_policy *policy;   /* NULL for --plan or the unfused plan */
+    struct fe_plan *plan;
+    fe_run_stats stats;
+} fe_cli_planned;
+
+/* Load model with the options' dims, make the engine, and plan it (the
+ * policies, the saved plan, or unfused). FE_OK, or an error code with err
+ * set and nothing left to free. */
+int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
+                     fe_error *err);
+void fe_cli_planned_free(fe_cli_planned *p);
+/* What made the plan, for reports: the --plan file, the policy, "unfused". */
+const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const struct fe_plan *p);
+
+/* --seed N (a positive integer) and seconds options; 0 or 2 after a
+ * usage error. */
+int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed);
+int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s);
 
 /* Human-readable quantities into buf ("12.5 MiB", "1.23 TFLOP", "3.2 us"). */
 const char *fe_fmt_bytes(double bytes, char *buf, size_t size);

@@ -4,10 +4,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compare.h"
 #include "engine.h"
+#include "exec.h"
 #include "jsonw.h"
 #include "run.h"
 #include "sim.h"
+#include "timing.h"
 
 static const char usage[] =
     "usage: fuseeng ab MODEL... --policy A --policy B [--policy C ...] [options]\n"
@@ -23,12 +26,21 @@ static const char usage[] =
     "  --dim NAME=V      override a dim in every model that has it\n"
     "  --json            print the results as JSON\n"
     "  --csv             print one CSV row per model and policy\n"
-    "  --svg FILE        write a bar chart of the speedups\n";
+    "  --svg FILE        write a bar chart of the speedups\n"
+    "  --measure         also run every plan on this CPU's kernels: measured time\n"
+    "                    (median), speedup over every op as its own kernel, and a\n"
+    "                    check of the results against the unfused reference\n"
+    "  --budget S        seconds of timed runs per plan with --measure (default 0.5)\n"
+    "\n"
+    "Exit status 1 when --measure finds a plan whose results differ from the\n"
+    "reference (the table marks it), 2 for bad input.\n";
 
 typedef struct cell {
     int kernels, tiled;
     double time_s, speedup;
     int64_t l3_bytes, mem_peak;
+    double cpu_ms, cpu_speedup, cpu_max_rel;   /* --measure */
+    int cpu_ok;
 } cell;
 
 typedef struct ab_opts {
@@ -40,7 +52,8 @@ typedef struct ab_opts {
     int nparams;
     fe_cli_dims dims;
     const char *machine, *svg, *profile;
-    int json, csv;
+    int json, csv, measure;
+    double budget;
 } ab_opts;
 
 static int parse(int argc, char **argv, ab_opts *o)
@@ -75,6 +88,11 @@ static int parse(int argc, char **argv, ab_opts *o)
         } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--dim", &val))) {
             if (m == 2 || fe_cli_add_dim("ab", &o->dims, val))
                 return 2;
+        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--budget", &val))) {
+            if (m == 2 || fe_cli_seconds("ab", "--budget", val, &o->budget))
+                return 2;
+        } else if (strcmp(argv[i], "--measure") == 0) {
+            o->measure = 1;
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = 1;
         } else if (strcmp(argv[i], "--csv") == 0) {
@@ -132,12 +150,73 @@ static void dims_for(const char *path, const ab_opts *o, fe_dimset *ds, const ch
     fe_graph_free(probe);
 }
 
+/* The CPU side of one model for --measure: a session, the reference's
+ * results and the unfused plan's time, shared by every policy. */
+typedef struct cpu_model {
+    fe_exec *ex;
+    fe_exec_result *ref;
+    fe_bench_stats base;
+    fe_bench_opts bo;
+} cpu_model;
+
+static int cpu_begin(const fe_graph *g, double budget, cpu_model *cm, fe_error *err)
+{
+    memset(cm, 0, sizeof *cm);
+    cm->bo.budget_s = budget > 0 ? budget : 0.5;
+    fe_exec_opts eo = {.seed = 1};
+    fe_plan *base = NULL;
+    int rc = fe_exec_executable(g, err);
+    if (rc == FE_OK && !(cm->ex = fe_exec_new(g, &eo, err)))
+        rc = err->code;
+    if (rc == FE_OK)
+        rc = fe_exec_reference(cm->ex, &cm->ref, err);
+    if (rc == FE_OK && !(base = fe_plan_unfused(g, err)))
+        rc = FE_ENOMEM;
+    if (rc == FE_OK)
+        rc = fe_bench_plan(cm->ex, base, &cm->bo, &cm->base, err);
+    fe_plan_free(base);
+    return rc;
+}
+
+static void cpu_end(cpu_model *cm)
+{
+    fe_exec_result_free(cm->ref);
+    fe_exec_free(cm->ex);
+    memset(cm, 0, sizeof *cm);
+}
+
+/* Run the plan against the reference and time it. */
+static int cpu_measure(cpu_model *cm, const fe_plan *plan, cell *c, fe_error *err)
+{
+    fe_exec_result *got = NULL;
+    fe_cmp cmp;
+    fe_bench_stats st;
+    int rc = fe_exec_plan(cm->ex, plan, &got, err);
+    if (rc == FE_OK && (rc = fe_exec_compare(plan->g, cm->ref, got, &cmp, err)) == FE_OK) {
+        c->cpu_ok = cmp.ok;
+        for (int i = 0; i < cmp.n; i++)
+            if (cmp.items[i].max_rel > c->cpu_max_rel)
+                c->cpu_max_rel = cmp.items[i].max_rel;
+        fe_cmp_free(&cmp);
+    }
+    fe_exec_result_free(got);
+    if (rc == FE_OK && (rc = fe_bench_plan(cm->ex, plan, &cm->bo, &st, err)) == FE_OK) {
+        c->cpu_ms = st.median_ms;
+        c->cpu_speedup = st.median_ms > 0 ? cm->base.median_ms / st.median_ms : 0;
+    }
+    return rc;
+}
+
 static int measure(fe_engine *e, fe_policy *p, const fe_graph *g, const fe_sim_report *base,
-                   cell *c, fe_error *err)
+                   cpu_model *cm, cell *c, fe_error *err)
 {
     fe_plan *plan = fe_run_policy(e, p, g, NULL, err);
     if (!plan)
         return -1;
+    if (cm && cpu_measure(cm, plan, c, err) != FE_OK) {
+        fe_plan_free(plan);
+        return -1;
+    }
     fe_sim_report rep;
     if (fe_sim_plan(plan, &e->machine, &rep, err) != FE_OK) {
         fe_plan_free(plan);
@@ -219,8 +298,9 @@ static int run(int argc, char **argv)
     char (*mnames)[256] = calloc((size_t)o.nmodels, sizeof *mnames);
     cell *cells = calloc((size_t)(o.nmodels * o.npolicies), sizeof *cells);
     double *base_ms = calloc((size_t)o.nmodels, sizeof *base_ms);
-    int used[64] = {0};
-    if (!mnames || !cells || !base_ms) {
+    double *cpu_ms = calloc((size_t)o.nmodels, sizeof *cpu_ms);
+    int used[64] = {0}, wrong = 0;
+    if (!mnames || !cells || !base_ms || !cpu_ms) {
         fe_error_set(&err, FE_ENOMEM, "out of memory");
         rc = fe_cli_fail(&err);
         goto out;
@@ -254,11 +334,21 @@ static int run(int argc, char **argv)
         }
         snprintf(mnames[mi], sizeof mnames[mi], "%s", g->name[0] ? g->name : o.models[mi]);
         base_ms[mi] = brep.total.time_s * 1e3;
+        cpu_model cm;
+        if (o.measure && cpu_begin(g, o.budget, &cm, &err) != FE_OK) {
+            fe_error_prefix(&err, "%s: --measure: ", o.models[mi]);
+            rc = fe_cli_fail(&err);
+        }
+        if (o.measure)
+            cpu_ms[mi] = cm.base.median_ms;
         for (int pi = 0; pi < o.npolicies && rc == 0; pi++)
-            if (measure(e, pols[pi], g, &brep, &cells[mi * o.npolicies + pi], &err) != 0) {
+            if (measure(e, pols[pi], g, &brep, o.measure ? &cm : NULL, &cells[mi * o.npolicies + pi],
+                        &err) != 0) {
                 fe_error_prefix(&err, "%s with %s: ", o.models[mi], names[pi]);
                 rc = fe_cli_fail(&err);
             }
+        if (o.measure)
+            cpu_end(&cm);
         fe_sim_report_free(&brep);
         fe_plan_free(base);
         fe_graph_free(g);
@@ -290,6 +380,10 @@ static int run(int argc, char **argv)
             fe_jw_str(&w, mnames[mi]);
             fe_jw_key(&w, "unfused_ms");
             fe_jw_num(&w, base_ms[mi]);
+            if (o.measure) {
+                fe_jw_key(&w, "cpu_unfused_ms");
+                fe_jw_num(&w, cpu_ms[mi]);
+            }
             fe_jw_key(&w, "policies");
             fe_jw_arr(&w);
             for (int pi = 0; pi < o.npolicies; pi++) {
@@ -309,6 +403,16 @@ static int run(int argc, char **argv)
                 fe_jw_int(&w, c->mem_peak);
                 fe_jw_key(&w, "tiled_groups");
                 fe_jw_int(&w, c->tiled);
+                if (o.measure) {
+                    fe_jw_key(&w, "cpu_ms");
+                    fe_jw_num(&w, c->cpu_ms);
+                    fe_jw_key(&w, "cpu_speedup");
+                    fe_jw_num(&w, c->cpu_speedup);
+                    fe_jw_key(&w, "cpu_ok");
+                    fe_jw_bool(&w, c->cpu_ok);
+                    fe_jw_key(&w, "cpu_max_rel");
+                    fe_jw_num(&w, c->cpu_max_rel);
+                }
                 fe_jw_end(&w);
             }
             fe_jw_end(&w);
@@ -317,13 +421,17 @@ static int run(int argc, char **argv)
         fe_jw_end(&w);
         fe_jw_end(&w);
     } else if (o.csv) {
-        printf("model,policy,kernels,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine\n");
+        printf("model,policy,kernels,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine%s\n",
+               o.measure ? ",cpu_ms,cpu_speedup,cpu_ok,cpu_max_rel" : "");
         for (int mi = 0; mi < o.nmodels; mi++)
             for (int pi = 0; pi < o.npolicies; pi++) {
                 const cell *c = &cells[mi * o.npolicies + pi];
-                printf("%s,%s,%d,%.6f,%.4f,%lld,%lld,%d,%s\n", mnames[mi], names[pi], c->kernels,
+                printf("%s,%s,%d,%.6f,%.4f,%lld,%lld,%d,%s", mnames[mi], names[pi], c->kernels,
                        c->time_s * 1e3, c->speedup, (long long)c->l3_bytes, (long long)c->mem_peak,
                        c->tiled, e->machine.name);
+                if (o.measure)
+                    printf(",%.6f,%.4f,%d,%.3g", c->cpu_ms, c->cpu_speedup, c->cpu_ok, c->cpu_max_rel);
+                printf("\n");
             }
     } else {
         printf("machine %s: %s\n", e->machine.name, e->machine.description);
@@ -332,18 +440,35 @@ static int run(int argc, char **argv)
             for (int pi = 1; pi < o.npolicies; pi++)
                 if (cells[mi * o.npolicies + pi].time_s < cells[mi * o.npolicies + best].time_s)
                     best = pi;
-            printf("\n%s (unfused %.3f ms)\n", mnames[mi], base_ms[mi]);
-            printf("  %-32s %8s %12s %8s %12s %12s %6s\n", "policy", "kernels", "sim ms", "speedup",
+            printf("\n%s (unfused %.3f ms simulated", mnames[mi], base_ms[mi]);
+            if (o.measure)
+                printf(", %.3f ms measured", cpu_ms[mi]);
+            printf(")\n");
+            printf("  %-32s %8s %12s %8s %12s %12s %6s", "policy", "kernels", "sim ms", "speedup",
                    "L3 traffic", "mem peak", "tiled");
+            if (o.measure)
+                printf(" %10s %8s %8s", "cpu ms", "speedup", "results");
+            printf("\n");
             for (int pi = 0; pi < o.npolicies; pi++) {
                 const cell *c = &cells[mi * o.npolicies + pi];
                 char l3[32], mp[32];
-                printf("%s %-32s %8d %12.3f %7.2fx %12s %12s %6d\n", pi == best ? "*" : " ", names[pi],
+                printf("%s %-32s %8d %12.3f %7.2fx %12s %12s %6d", pi == best ? "*" : " ", names[pi],
                        c->kernels, c->time_s * 1e3, c->speedup,
                        fe_fmt_bytes((double)c->l3_bytes, l3, sizeof l3),
                        fe_fmt_bytes((double)c->mem_peak, mp, sizeof mp), c->tiled);
+                if (o.measure)
+                    printf(" %10.3f %7.2fx %8s", c->cpu_ms, c->cpu_speedup, c->cpu_ok ? "ok" : "WRONG");
+                printf("\n");
             }
         }
+    }
+    for (int i = 0; o.measure && i < o.nmodels * o.npolicies; i++)
+        wrong += !cells[i].cpu_ok;
+    if (wrong) {
+        fprintf(stderr, "fuseeng: %d plan%s computed results that differ from the unfused reference "
+                "(marked WRONG); 'fuseeng run MODEL --policy P --execute' shows which output\n",
+                wrong, wrong == 1 ? "" : "s");
+        rc = 1;
     }
 out:
     for (int i = 0; i < o.npolicies; i++)
@@ -351,6 +476,7 @@ out:
     free(mnames);
     free(cells);
     free(base_ms);
+    free(cpu_ms);
     fe_engine_free(e);
     return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "engine.h"
+#include "execute.h"
 #include "ops.h"
 #include "plan_json.h"
 #include "run.h"
@@ -17,7 +18,10 @@ static const char usage[] =
     "Plan MODEL with policy P (a file, or a name in policies/) and print a summary:\n"
     "kernels before and after, the largest groups, decisions counted by reason, and\n"
     "the simulated machine's figures for the plan and the unfused baseline (time,\n"
-    "L3 bytes, L2 peak, device-memory peak, spill bytes, speedup).\n"
+    "L3 bytes, L2 peak, device-memory peak, spill bytes, speedup). With --execute,\n"
+    "also run the plan and the unfused reference on this CPU on the same seeded\n"
+    "inputs: max absolute and relative error per output, measured time per group\n"
+    "and in total; exit status 1 when an output is outside tolerance.\n"
     "\n"
     "  --policy P          a policy; repeat it and give --combine to combine several\n"
     "  --combine HOW       all | any | chain | vote (see the README)\n"
@@ -27,6 +31,10 @@ static const char usage[] =
     "  --dot FILE          write the plan as Graphviz, one cluster per group\n"
     "  --machine M         simulated machine: a name in lua/machines (default gcu) or a file\n"
     "  --profile FILE      measured times for ctx.profile (fuseeng profile, or InfiniCore's)\n"
+    "  --execute           run plan and reference on the CPU kernels (see above)\n"
+    "  --seed N            random inputs and weights for --execute (default 1)\n"
+    "  --budget S          seconds of timed runs per measurement for --execute (0.5)\n"
+    "  --bench-budget S    seconds ctx:bench may spend measuring in this run (60)\n"
     "  --verbose           add the simulator's figures for every group\n"
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
@@ -37,165 +45,65 @@ static const char usage[] =
     "\n"
     "Exit status 2 for a bad model, policy or option (the message names the file\n"
     "and line); a policy error stops the run unless the policy says\n"
-    "fallback_on_error = \"unfused\".\n";
+    "fallback_on_error = \"unfused\"; 1 when --execute finds results that differ.\n";
 
 typedef struct run_opts {
     const char *model;
-    const char *policies[16];
-    int npolicies;
-    const char *combine;
-    const char *params[64];
-    int nparams;
-    fe_cli_dims dims;
-    const char *plan_out, *dot, *trace, *profile;
-    int json, explain, stats, verbose;
-    fe_engine_options eng;
+    fe_cli_plan_opts plan;
+    const char *plan_out, *dot, *trace;
+    int json, explain, stats, verbose, execute;
+    fe_cli_exec_opts exec;
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o)
 {
-    const char *val;
+    const char *val = NULL;
     for (int i = 1; i < argc; i++) {
-        int m;
-#define OPT(name) ((m = fe_cli_opt("run", argc, argv, &i, name, &val)) == 2 ? -1 : m)
-        if ((m = OPT("--policy")) < 0)
+        int m = fe_cli_plan_opt("run", argc, argv, &i, &o->plan);
+        if (m == 2)
             return 2;
-        if (m) {
-            if (o->npolicies == 16)
-                return fe_cli_usage("run", "at most 16 --policy options");
-            o->policies[o->npolicies++] = val;
+        if (m)
             continue;
-        }
-        if ((m = OPT("--combine")) < 0)
-            return 2;
-        if (m) {
-            o->combine = val;
-            continue;
-        }
-        if ((m = OPT("--param")) < 0)
-            return 2;
-        if (m) {
-            if (!strchr(val, '=') || val[0] == '=')
-                return fe_cli_usage("run", "--param expects KEY=VALUE, e.g. --param margin=0.2");
-            if (o->nparams == 64)
-                return fe_cli_usage("run", "at most 64 --param options");
-            o->params[o->nparams++] = val;
-            continue;
-        }
-        if ((m = OPT("--dim")) < 0)
-            return 2;
-        if (m) {
-            if (fe_cli_add_dim("run", &o->dims, val))
-                return 2;
-            continue;
-        }
-        if ((m = OPT("--plan-out")) < 0)
-            return 2;
-        if (m) {
+#define OPT(name) ((m = fe_cli_opt("run", argc, argv, &i, name, &val)) != 0)
+        if (OPT("--plan-out")) {
             o->plan_out = val;
-            continue;
-        }
-        if ((m = OPT("--dot")) < 0)
-            return 2;
-        if (m) {
+        } else if (OPT("--dot")) {
             o->dot = val;
-            continue;
-        }
-        if ((m = OPT("--machine")) < 0)
-            return 2;
-        if (m) {
-            o->eng.machine = val;
-            continue;
-        }
-        if ((m = OPT("--profile")) < 0)
-            return 2;
-        if (m) {
-            o->profile = val;
-            continue;
-        }
-        if ((m = OPT("--trace")) < 0)
-            return 2;
-        if (m) {
+        } else if (OPT("--trace")) {
             o->trace = val;
-            continue;
-        }
-        if ((m = OPT("--max-instructions")) < 0)
-            return 2;
-        if (m) {
-            o->eng.max_instructions = (int64_t)strtod(val, NULL);
-            if (o->eng.max_instructions <= 0)
-                return fe_cli_usage("run", "--max-instructions needs a positive count");
-            continue;
-        }
-        if ((m = OPT("--max-memory")) < 0)
-            return 2;
-        if (m) {
-            o->eng.max_memory = (int64_t)(strtod(val, NULL) * 1048576.0);
-            if (o->eng.max_memory <= 0)
-                return fe_cli_usage("run", "--max-memory needs a positive number of MiB");
-            continue;
+        } else if (OPT("--seed")) {
+            if (m != 2 && fe_cli_seed("run", val, &o->exec.seed))
+                m = 2;
+        } else if (OPT("--budget")) {
+            if (m != 2 && fe_cli_seconds("run", "--budget", val, &o->exec.budget))
+                m = 2;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(argv[i], "--explain") == 0) {
+            o->explain = 1;
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            o->stats = 1;
+        } else if (strcmp(argv[i], "--verbose") == 0) {
+            o->verbose = 1;
+        } else if (strcmp(argv[i], "--execute") == 0) {
+            o->execute = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return fe_cli_usage("run", "unknown option '%s'", argv[i]);
+        } else if (o->model) {
+            return fe_cli_usage("run", "one MODEL at a time (got '%s' and '%s')", o->model, argv[i]);
+        } else {
+            o->model = argv[i];
         }
 #undef OPT
-        if (strcmp(argv[i], "--json") == 0)
-            o->json = 1;
-        else if (strcmp(argv[i], "--explain") == 0)
-            o->explain = 1;
-        else if (strcmp(argv[i], "--stats") == 0)
-            o->stats = 1;
-        else if (strcmp(argv[i], "--verbose") == 0)
-            o->verbose = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return fe_cli_usage("run", "unknown option '%s'", argv[i]);
-        else if (o->model)
-            return fe_cli_usage("run", "one MODEL at a time (got '%s' and '%s')", o->model, argv[i]);
-        else
-            o->model = argv[i];
+        if (m == 2)
+            return 2;
     }
     if (!o->model)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
-    if (o->npolicies == 0)
-        return fe_cli_usage("run", "missing --policy (try 'fuseeng policies' for the shipped ones)");
-    if (o->npolicies > 1 && !o->combine)
-        return fe_cli_usage("run", "%d policies given: say how to combine them with --combine "
-                            "all|any|chain|vote", o->npolicies);
-    if (o->combine && strcmp(o->combine, "all") && strcmp(o->combine, "any") &&
-        strcmp(o->combine, "chain") && strcmp(o->combine, "vote"))
-        return fe_cli_usage("run", "--combine %s: expected all, any, chain or vote", o->combine);
-    return 0;
-}
-
-/* Load, combine and parameterise the policies the options name. */
-fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, const char *combine,
-                                const char *const *params, int nparams, fe_error *err)
-{
-    fe_policy *list[16] = {0}, *p = NULL;
-    for (int i = 0; i < n; i++) {
-        if (!(list[i] = fe_engine_load_policy(e, names[i], err))) {
-            while (i-- > 0)
-                fe_policy_free(list[i]);
-            return NULL;
-        }
-    }
-    if (n == 1) {
-        p = list[0];
-    } else {
-        p = fe_engine_combine(e, combine, list, n, err);
-        for (int i = 0; i < n; i++)
-            fe_policy_free(list[i]);
-        if (!p)
-            return NULL;
-    }
-    for (int i = 0; i < nparams; i++) {
-        char key[256];
-        const char *eq = strchr(params[i], '=');
-        snprintf(key, sizeof key, "%.*s", (int)(eq - params[i]), params[i]);
-        if (fe_policy_set_param(p, key, eq + 1, err) != FE_OK) {
-            fe_error_prefix(err, "--param %s: ", params[i]);
-            fe_policy_free(p);
-            return NULL;
-        }
-    }
-    return p;
+    if (o->plan.plan_in)
+        return fe_cli_usage("run", "run plans with a policy; to simulate a saved plan use "
+                            "'fuseeng sim MODEL --plan FILE', to time it 'fuseeng bench'");
+    return fe_cli_plan_check("run", &o->plan, 1);
 }
 
 static const char *verdict_word(int v)
@@ -374,23 +282,39 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
     return FE_OK;
 }
 
-/* The simulator's figures in the plan file's summary. */
-static void sim_summary(fe_jw *w, void *ctx)
+/* What the plan file's summary adds: the simulator's figures, the
+ * comparison with the unfused baseline (JSON output) and the execution. */
+typedef struct summary_parts {
+    const fe_sim_report *plan, *base;   /* base NULL: leave the comparison out */
+    const fe_plan *p;
+    const fe_cli_exec *exec;            /* NULL without --execute */
+} summary_parts;
+
+static void write_summary(fe_jw *w, void *ctx)
 {
+    const summary_parts *s = ctx;
     fe_jw_key(w, "simulated");
-    fe_sim_report_summary_json(ctx, w);
+    fe_sim_report_summary_json(s->plan, w);
+    if (s->base) {
+        fe_jw_key(w, "versus_unfused");
+        fe_sim_report_compare_json(s->plan, s->base, w);
+    }
+    if (s->exec) {
+        fe_jw_key(w, "executed");
+        fe_cli_exec_json(s->p, s->exec, w);
+    }
 }
 
-typedef struct sim_both {
-    const fe_sim_report *plan, *base;
-} sim_both;
-
-static void sim_summary_both(fe_jw *w, void *ctx)
+static int write_plan_file(const fe_plan *plan, const char *path, summary_parts *parts, fe_error *err)
 {
-    sim_both *b = ctx;
-    sim_summary(w, (void *)b->plan);
-    fe_jw_key(w, "versus_unfused");
-    fe_sim_report_compare_json(b->plan, b->base, w);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fe_error_set(err, FE_EINPUT, "%s: cannot write the plan", path);
+    fe_plan_extra extra = {write_summary, parts};
+    int rc = fe_plan_write(plan, f, 1, &extra, err);
+    if (fclose(f) != 0 && rc == FE_OK)
+        rc = fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
+    return rc;
 }
 
 static int run(int argc, char **argv)
@@ -400,86 +324,77 @@ static int run(int argc, char **argv)
     if (rc)
         return rc;
     fe_error err = {0};
-    fe_graph *g = NULL;
-    fe_engine *e = NULL;
-    fe_policy *p = NULL;
-    fe_plan *plan = NULL, *base = NULL;
-    fe_run_stats st;
+    fe_cli_planned pl;
+    fe_plan *base = NULL;
     fe_sim_report rep, base_rep;
-    int have_rep = 0, have_base = 0;
+    fe_cli_exec ex;
+    int have_rep = 0, have_base = 0, have_exec = 0;
 
-    if (!(g = fe_load_model_file(o.model, &o.dims.set, &err)) || !(e = fe_engine_new(&o.eng, &err)) ||
-        (o.profile && fe_engine_set_profile(e, o.profile, &err) != FE_OK) ||
-        !(p = fe_cli_load_policies(e, o.policies, o.npolicies, o.combine, o.params, o.nparams, &err)) ||
-        !(plan = fe_run_policy(e, p, g, &st, &err))) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
+    if (fe_cli_plan_make(o.model, &o.plan, &pl, &err) != FE_OK)
+        return fe_cli_fail(&err);
+    fe_plan *plan = pl.plan;
+    fe_engine *e = pl.e;
     /* The plan and the unfused baseline on the engine's machine. */
-    if (!(base = fe_plan_unfused(g, &err)) || fe_sim_plan(plan, &e->machine, &rep, &err) != FE_OK) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
+    if (!(base = fe_plan_unfused(pl.g, &err)) || fe_sim_plan(plan, &e->machine, &rep, &err) != FE_OK)
+        goto fail;
     have_rep = 1;
-    if (fe_sim_plan(base, &e->machine, &base_rep, &err) != FE_OK) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
+    if (fe_sim_plan(base, &e->machine, &base_rep, &err) != FE_OK)
+        goto fail;
     have_base = 1;
-    fe_plan_extra extra = {sim_summary, &rep};
+    /* Execute before printing anything: a model that cannot run leaves no
+     * half report behind. */
+    if (o.execute) {
+        if (fe_cli_execute(plan, &o.exec, &ex, &err) != FE_OK)
+            goto fail;
+        have_exec = 1;
+    }
+    summary_parts file_parts = {&rep, NULL, plan, have_exec ? &ex : NULL};
     if (o.trace) {
         const fe_sim_report *reps[2] = {&rep, &base_rep};
         const char *labels[2] = {fe_strtab_str(plan->strs, plan->policy), "unfused"};
-        if (fe_trace_write_file(o.trace, reps, labels, 2, &err) != FE_OK) {
-            rc = fe_cli_fail(&err);
-            goto out;
-        }
+        if (fe_trace_write_file(o.trace, reps, labels, 2, &err) != FE_OK)
+            goto fail;
     }
-    if (o.plan_out) {
-        FILE *f = fopen(o.plan_out, "w");
-        if (!f) {
-            fe_error_set(&err, FE_EINPUT, "%s: cannot write the plan", o.plan_out);
-            rc = fe_cli_fail(&err);
-            goto out;
-        }
-        rc = fe_plan_write(plan, f, 1, &extra, &err);
-        if (fclose(f) != 0 && rc == FE_OK)
-            rc = fe_error_set(&err, FE_ERUNTIME, "%s: write failed", o.plan_out);
-        if (rc) {
-            rc = fe_cli_fail(&err);
-            goto out;
-        }
-    }
-    if (o.dot && write_dot(plan, o.dot, &err) != FE_OK) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
+    if (o.plan_out && write_plan_file(plan, o.plan_out, &file_parts, &err) != FE_OK)
+        goto fail;
+    if (o.dot && write_dot(plan, o.dot, &err) != FE_OK)
+        goto fail;
     if (o.json) {
-        sim_both both = {&rep, &base_rep};
-        fe_plan_extra jextra = {sim_summary_both, &both};
+        summary_parts all = {&rep, &base_rep, plan, have_exec ? &ex : NULL};
+        fe_plan_extra jextra = {write_summary, &all};
         if (fe_plan_write(plan, stdout, 1, &jextra, &err) != FE_OK)
-            rc = fe_cli_fail(&err);
+            goto fail;
     } else {
-        summary(plan, &o, &st);
+        summary(plan, &o, &pl.stats);
         printf("\n");
         fe_sim_report_compare_table(&rep, &base_rep, stdout);
         if (o.verbose) {
             printf("\ngroups\n");
             fe_sim_report_groups_table(&rep, stdout);
         }
+        if (have_exec) {
+            printf("\n");
+            fe_cli_exec_text(plan, &ex, stdout);
+        }
         if (o.explain)
             explain(plan);
     }
+    if (have_exec && fe_cli_exec_mismatch(plan, &ex, &err) != FE_OK) {
+        fflush(stdout);
+        goto fail;
+    }
+    goto out;
+fail:
+    rc = fe_cli_fail(&err);
 out:
+    if (have_exec)
+        fe_cli_exec_free(&ex);
     if (have_rep)
         fe_sim_report_free(&rep);
     if (have_base)
         fe_sim_report_free(&base_rep);
     fe_plan_free(base);
-    fe_plan_free(plan);
-    fe_policy_free(p);
-    fe_engine_free(e);
-    fe_graph_free(g);
+    fe_cli_planned_free(&pl);
     return rc;
 }
 

@@ -103,3 +103,24 @@ const char *fe_fmt_time(double s, char *buf, size_t size)
         snprintf(buf, size, "%.3f s", s);
     return buf;
 }
+
+int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(val, &end, 10);
+    if (errno || end == val || *end || val[0] == '-' || v == 0)
+        return fe_cli_usage(cmd, "--seed needs a positive integer, got '%s'", val);
+    *seed = v;
+    return 0;
+}
+
+int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s)
+{
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || *end || !(v > 0) || v > 86400)
+        return fe_cli_usage(cmd, "%s needs a number of seconds in (0, 86400], got '%s'", name, val);
+    *s = v;
+    return 0;
+}

@@ -62,6 +62,7 @@ typedef struct fe_engine_options {
     int64_t max_memory;         /* bytes the Lua state may hold (512 MiB) */
     const char *home;           /* directory with lua/ and policies/ (found) */
     const char *machine;        /* machine name or file (gcu) */
+    double bench_budget;        /* seconds ctx:bench may measure per run (60) */
 } fe_engine_options;
 
 /* Version string of the library, e.g. "0.1.0"; static storage. */

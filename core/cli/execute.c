@@ -1,0 +1,221 @@
+/* execute.c: run a plan on the CPU kernels next to the unfused reference
+ * (run --execute, ab --measure): numeric agreement output by output, and
+ * measured times of the plan, each of its groups and the unfused plan. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "execute.h"
+#include "sim.h"
+
+int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *x, fe_error *err)
+{
+    const fe_graph *g = plan->g;
+    fe_exec_opts eo = {.seed = o->seed};
+    fe_bench_opts bo = {.budget_s = o->budget > 0 ? o->budget : 0.5, .min_reps = 3};
+    fe_plan *base = NULL;
+    int rc;
+    memset(x, 0, sizeof *x);
+    x->seed = o->seed ? o->seed : 1;
+    if ((rc = fe_exec_executable(g, err)) != FE_OK)
+        return rc;
+    if (!(x->ex = fe_exec_new(g, &eo, err)))
+        return err->code;
+    /* Correctness first: one run of each on the same inputs. */
+    if ((rc = fe_exec_reference(x->ex, &x->ref, err)) != FE_OK) {
+        fe_error_prefix(err, "the unfused reference: ");
+        goto fail;
+    }
+    if ((rc = fe_exec_plan(x->ex, plan, &x->got, err)) != FE_OK) {
+        fe_error_prefix(err, "the plan: ");
+        goto fail;
+    }
+    if ((rc = fe_exec_compare(g, x->ref, x->got, &x->cmp, err)) != FE_OK)
+        goto fail;
+    x->have_cmp = 1;
+    if (o->no_timing)
+        return FE_OK;
+    /* Then timing: the plan with its groups, and every node as its own
+     * kernel on the same (fast) kernels, the fair baseline. */
+    if (!(x->group_ms = calloc((size_t)(plan->ngroups + 1), sizeof *x->group_ms)) ||
+        !(base = fe_plan_unfused(g, err))) {
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &x->plan_st, x->group_ms, err)) != FE_OK ||
+        (rc = fe_bench_plan(x->ex, base, &bo, &x->base_st, err)) != FE_OK)
+        goto fail;
+    fe_exec_result *br = NULL;
+    if ((rc = fe_exec_plan(x->ex, base, &br, err)) != FE_OK)
+        goto fail;
+    x->base_peak = br->peak_bytes;
+    fe_exec_result_free(br);
+    fe_plan_free(base);
+    x->timed = 1;
+    return FE_OK;
+fail:
+    fe_plan_free(base);
+    fe_cli_exec_free(x);
+    return rc;
+}
+
+void fe_cli_exec_free(fe_cli_exec *x)
+{
+    if (x->have_cmp)
+        fe_cmp_free(&x->cmp);
+    fe_exec_result_free(x->ref);
+    fe_exec_result_free(x->got);
+    fe_exec_free(x->ex);
+    free(x->group_ms);
+    memset(x, 0, sizeof *x);
+}
+
+/* The first output outside tolerance, or NULL. */
+static const fe_cmp_item *first_bad(const fe_cli_exec *x)
+{
+    for (int i = 0; i < x->cmp.n; i++)
+        if (!x->cmp.items[i].ok)
+            return &x->cmp.items[i];
+    return NULL;
+}
+
+int fe_cli_exec_mismatch(const fe_plan *plan, const fe_cli_exec *x, fe_error *err)
+{
+    const fe_cmp_item *it = first_bad(x);
+    if (!it)
+        return FE_OK;
+    const fe_graph *g = plan->g;
+    int nbad = 0;
+    for (int i = 0; i < x->cmp.n; i++)
+        nbad += !x->cmp.items[i].ok;
+    return fe_error_set(err, FE_ERUNTIME, "the plan's results differ from the unfused reference: "
+                        "output '%s' has %lld element%s outside tolerance (rtol %.0e; worst at "
+                        "index %lld: plan %.9g, reference %.9g)%s; the groups' 'how' lines say "
+                        "which kernels ran",
+                        fe_tensor_name(g, fe_graph_tensor(g, it->tensor)), (long long)it->bad,
+                        it->bad == 1 ? "" : "s", it->rtol, (long long)it->worst, it->worst_got,
+                        it->worst_ref, nbad > 1 ? " and other outputs too" : "");
+}
+
+void fe_cli_exec_text(const fe_plan *plan, const fe_cli_exec *x, FILE *f)
+{
+    const fe_graph *g = plan->g;
+    char a[32], b[32], c[32];
+    fprintf(f, "executed   on this CPU (%d thread%s, seed %llu)", omp_get_max_threads(),
+            omp_get_max_threads() == 1 ? "" : "s", (unsigned long long)x->seed);
+    if (x->timed)
+        fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d and %d runs), %.2fx",
+                x->plan_st.median_ms, x->base_st.median_ms, x->plan_st.reps, x->base_st.reps,
+                x->plan_st.median_ms > 0 ? x->base_st.median_ms / x->plan_st.median_ms : 0);
+    fprintf(f, "\n");
+    fprintf(f, "memory     activations at peak %s (unfused %s); inputs and weights %s\n",
+            fe_fmt_bytes((double)x->got->peak_bytes, a, sizeof a),
+            fe_fmt_bytes((double)(x->timed ? x->base_peak : x->ref->peak_bytes), b, sizeof b),
+            fe_fmt_bytes((double)x->got->static_bytes, c, sizeof c));
+    fprintf(f, "outputs    %-28s %12s %12s %9s %10s\n", "", "max abs err", "max rel err", "rtol",
+            "bad");
+    for (int i = 0; i < x->cmp.n; i++) {
+        const fe_cmp_item *it = &x->cmp.items[i];
+        fprintf(f, "           %-28.28s %12.3g %12.3g %9.0e %10lld  %s\n",
+                fe_tensor_name(g, fe_graph_tensor(g, it->tensor)), it->max_abs, it->max_rel,
+                it->rtol, (long long)it->bad, it->ok ? "ok" : "MISMATCH");
+    }
+    fprintf(f, "groups     measured median per group (ms), and how each ran\n");
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        const fe_group *gr = &plan->groups[gi];
+        char key[48];
+        fe_sim_group_label(g, fe_group_nodes(plan, gr), gr->n, key, sizeof key);
+        fprintf(f, "  %4d  %-40.40s %3d  ", gi, key, gr->n);
+        if (x->timed)
+            fprintf(f, "%10.3f  ", x->group_ms[gi]);
+        fprintf(f, "%s\n", gi < x->got->ngroups ? x->got->how[gi] : "");
+    }
+}
+
+void fe_cli_stats_json(fe_jw *w, const char *key, const fe_bench_stats *s)
+{
+    fe_jw_key(w, key);
+    fe_jw_obj_flat(w);
+    fe_jw_key(w, "median_ms");
+    fe_jw_num(w, s->median_ms);
+    fe_jw_key(w, "min_ms");
+    fe_jw_num(w, s->min_ms);
+    fe_jw_key(w, "max_ms");
+    fe_jw_num(w, s->max_ms);
+    fe_jw_key(w, "spread_ms");
+    fe_jw_num(w, s->spread_ms);
+    fe_jw_key(w, "reps");
+    fe_jw_int(w, s->reps);
+    fe_jw_end(w);
+}
+
+/* JSON has no NaN or infinity: such errors are written as null. */
+static void num_or_null(fe_jw *w, double v)
+{
+    if (isfinite(v))
+        fe_jw_num(w, v);
+    else
+        fe_jw_null(w);
+}
+
+void fe_cli_exec_json(const fe_plan *plan, const fe_cli_exec *x, fe_jw *w)
+{
+    const fe_graph *g = plan->g;
+    fe_jw_obj(w);
+    fe_jw_key(w, "seed");
+    fe_jw_int(w, (int64_t)x->seed);
+    fe_jw_key(w, "threads");
+    fe_jw_int(w, omp_get_max_threads());
+    fe_jw_key(w, "ok");
+    fe_jw_bool(w, x->cmp.ok);
+    if (x->timed) {
+        fe_cli_stats_json(w, "plan", &x->plan_st);
+        fe_cli_stats_json(w, "unfused", &x->base_st);
+        fe_jw_key(w, "speedup");
+        fe_jw_num(w, x->plan_st.median_ms > 0 ? x->base_st.median_ms / x->plan_st.median_ms : 0);
+    }
+    fe_jw_key(w, "peak_bytes");
+    fe_jw_int(w, x->got->peak_bytes);
+    fe_jw_key(w, "unfused_peak_bytes");
+    fe_jw_int(w, x->timed ? x->base_peak : x->ref->peak_bytes);
+    fe_jw_key(w, "static_bytes");
+    fe_jw_int(w, x->got->static_bytes);
+    fe_jw_key(w, "outputs");
+    fe_jw_arr(w);
+    for (int i = 0; i < x->cmp.n; i++) {
+        const fe_cmp_item *it = &x->cmp.items[i];
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "tensor");
+        fe_jw_str(w, fe_tensor_name(g, fe_graph_tensor(g, it->tensor)));
+        fe_jw_key(w, "max_abs");
+        num_or_null(w, it->max_abs);
+        fe_jw_key(w, "max_rel");
+        num_or_null(w, it->max_rel);
+        fe_jw_key(w, "rtol");
+        fe_jw_num(w, it->rtol);
+        fe_jw_key(w, "bad");
+        fe_jw_int(w, it->bad);
+        fe_jw_key(w, "ok");
+        fe_jw_bool(w, it->ok);
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+    fe_jw_key(w, "groups");
+    fe_jw_arr(w);
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "group");
+        fe_jw_int(w, gi);
+        if (x->timed) {
+            fe_jw_key(w, "median_ms");
+            fe_jw_num(w, x->group_ms[gi]);
+        }
+        fe_jw_key(w, "how");
+        fe_jw_str(w, gi < x->got->ngroups ? x->got->how[gi] : "");
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+    fe_jw_end(w);
+}

@@ -1,0 +1,89 @@
+/* measure.c: time every group of a plan and every node on the CPU kernels
+ * (bench and profile). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure.h"
+#include "sim.h"
+
+/* A progress line on a terminal; long models take minutes. */
+static void progress(int done, int total, const char *what)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    if (done < total)
+        fprintf(stderr, "\rmeasuring %s %d/%d ", what, done + 1, total);
+    else
+        fprintf(stderr, "\r%*s\r", 40, "");
+    fflush(stderr);
+}
+
+int fe_cli_measure(const fe_plan *plan, const fe_cli_measure_opts *o, fe_cli_measured *m,
+                   fe_error *err)
+{
+    const fe_graph *g = plan->g;
+    fe_exec_opts eo = {.seed = o->seed};
+    fe_bench_opts bo = {.budget_s = o->budget > 0 ? o->budget : 0.2};
+    fe_plan *base = NULL;
+    int rc;
+    memset(m, 0, sizeof *m);
+    if ((rc = fe_exec_executable(g, err)) != FE_OK)
+        return rc;
+    if (!(m->ex = fe_exec_new(g, &eo, err)))
+        return err->code;
+    m->groups = calloc((size_t)(plan->ngroups + 1), sizeof *m->groups);
+    m->node_ms = calloc((size_t)(g->nnodes + 1), sizeof *m->node_ms);
+    m->node_bytes = calloc((size_t)(g->nnodes + 1), sizeof *m->node_bytes);
+    if (!m->groups || !m->node_ms || !m->node_bytes) {
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        const fe_group *gr = &plan->groups[gi];
+        progress(gi, plan->ngroups, "group");
+        rc = fe_bench_group_run(m->ex, fe_group_nodes(plan, gr), gr->n, gr->split, gr->kernel, &bo,
+                                &m->groups[gi], err);
+        if (rc) {
+            fe_error_prefix(err, "group %d: ", gi);
+            goto fail;
+        }
+        m->ngroups = gi + 1;
+        for (int k = 0; k < m->groups[gi].n; k++) {
+            m->node_ms[m->groups[gi].nodes[k]] = m->groups[gi].members[k];
+            m->node_bytes[m->groups[gi].nodes[k]] = m->groups[gi].member_bytes[k];
+        }
+    }
+    progress(plan->ngroups, plan->ngroups, "group");
+    if (o->totals) {
+        progress(0, 2, "totals");
+        if ((rc = fe_bench_plan(m->ex, plan, &bo, &m->plan_st, err)) != FE_OK)
+            goto fail;
+        progress(1, 2, "totals");
+        if (!(base = fe_plan_unfused(g, err)) ||
+            (rc = fe_bench_plan(m->ex, base, &bo, &m->unfused_st, err)) != FE_OK) {
+            rc = rc ? rc : FE_ENOMEM;
+            goto fail;
+        }
+        progress(2, 2, "totals");
+        m->timed_totals = 1;
+    }
+    fe_plan_free(base);
+    return FE_OK;
+fail:
+    progress(1, 1, "");
+    fe_plan_free(base);
+    fe_cli_measured_free(m);
+    return rc;
+}
+
+void fe_cli_measured_free(fe_cli_measured *m)
+{
+    for (int i = 0; m->groups && i < m->ngroups; i++)
+        fe_bench_group_free(&m->groups[i]);
+    free(m->groups);
+    free(m->node_ms);
+    free(m->node_bytes);
+    fe_exec_free(m->ex);
+    memset(m, 0, sizeof *m);
+}

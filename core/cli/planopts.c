@@ -1,0 +1,175 @@
+/* planopts.c: the options that say how to plan a model (policies, params,
+ * dims, machine, profile, Lua limits, a saved plan) and making that plan;
+ * shared by run, bench and profile. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "plan_json.h"
+#include "run.h"
+#include "sim.h"
+
+/* A positive number option value, or -1 after a usage error. */
+static double positive(const char *cmd, const char *name, const char *val, const char *what)
+{
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || *end || !(v > 0) || v > 1e15) {
+        fe_cli_usage(cmd, "%s needs %s, got '%s'", name, what, val);
+        return -1;
+    }
+    return v;
+}
+
+int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o)
+{
+    const char *val;
+    int m;
+#define OPT(name) ((m = fe_cli_opt(cmd, argc, argv, i, name, &val)) != 0)
+    if (OPT("--policy")) {
+        if (m == 2)
+            return 2;
+        if (o->npolicies == 16)
+            return fe_cli_usage(cmd, "at most 16 --policy options");
+        o->policies[o->npolicies++] = val;
+    } else if (OPT("--combine")) {
+        if (m == 2)
+            return 2;
+        if (strcmp(val, "all") && strcmp(val, "any") && strcmp(val, "chain") && strcmp(val, "vote"))
+            return fe_cli_usage(cmd, "--combine %s: expected all, any, chain or vote", val);
+        o->combine = val;
+    } else if (OPT("--param")) {
+        if (m == 2)
+            return 2;
+        if (!strchr(val, '=') || val[0] == '=')
+            return fe_cli_usage(cmd, "--param expects KEY=VALUE, e.g. --param margin=0.2");
+        if (o->nparams == 64)
+            return fe_cli_usage(cmd, "at most 64 --param options");
+        o->params[o->nparams++] = val;
+    } else if (OPT("--dim")) {
+        if (m == 2 || fe_cli_add_dim(cmd, &o->dims, val))
+            return 2;
+    } else if (OPT("--plan")) {
+        if (m == 2)
+            return 2;
+        o->plan_in = val;
+    } else if (OPT("--machine")) {
+        if (m == 2)
+            return 2;
+        o->eng.machine = val;
+    } else if (OPT("--profile")) {
+        if (m == 2)
+            return 2;
+        o->profile = val;
+    } else if (OPT("--max-instructions")) {
+        double v = m == 2 ? -1 : positive(cmd, "--max-instructions", val, "a positive count");
+        if (v < 0)
+            return 2;
+        o->eng.max_instructions = (int64_t)v;
+    } else if (OPT("--max-memory")) {
+        double v = m == 2 ? -1 : positive(cmd, "--max-memory", val, "a positive number of MiB");
+        if (v < 0)
+            return 2;
+        o->eng.max_memory = (int64_t)(v * 1048576.0);
+    } else if (OPT("--bench-budget")) {
+        double v = m == 2 ? -1 : positive(cmd, "--bench-budget", val, "a positive number of seconds");
+        if (v < 0)
+            return 2;
+        o->eng.bench_budget = v;
+    } else {
+        return 0;
+    }
+#undef OPT
+    return 1;
+}
+
+int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_policy)
+{
+    if (o->plan_in && o->npolicies)
+        return fe_cli_usage(cmd, "give either --plan or --policy, not both");
+    if (need_policy && !o->plan_in && o->npolicies == 0)
+        return fe_cli_usage(cmd, "missing --policy (try 'fuseeng policies' for the shipped ones)");
+    if (o->npolicies > 1 && !o->combine)
+        return fe_cli_usage(cmd, "%d policies given: say how to combine them with --combine "
+                            "all|any|chain|vote", o->npolicies);
+    return 0;
+}
+
+fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, const char *combine,
+                                const char *const *params, int nparams, fe_error *err)
+{
+    fe_policy *list[16] = {0}, *p = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!(list[i] = fe_engine_load_policy(e, names[i], err))) {
+            while (i-- > 0)
+                fe_policy_free(list[i]);
+            return NULL;
+        }
+    }
+    if (n == 1) {
+        p = list[0];
+    } else {
+        p = fe_engine_combine(e, combine, list, n, err);
+        for (int i = 0; i < n; i++)
+            fe_policy_free(list[i]);
+        if (!p)
+            return NULL;
+    }
+    for (int i = 0; i < nparams; i++) {
+        char key[256];
+        const char *eq = strchr(params[i], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - params[i]), params[i]);
+        if (fe_policy_set_param(p, key, eq + 1, err) != FE_OK) {
+            fe_error_prefix(err, "--param %s: ", params[i]);
+            fe_policy_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
+                     fe_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!(out->g = fe_load_model_file(model, &o->dims.set, err)) ||
+        !(out->e = fe_engine_new(&o->eng, err)) ||
+        (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK))
+        goto fail;
+    if (o->plan_in) {
+        out->plan = fe_plan_read(out->g, o->plan_in, err);
+        if (out->plan && fe_sim_resolve_splits(out->plan, &out->e->machine, err) != FE_OK)
+            goto fail;
+    } else if (o->npolicies) {
+        out->policy = fe_cli_load_policies(out->e, o->policies, o->npolicies, o->combine, o->params,
+                                           o->nparams, err);
+        if (out->policy)
+            out->plan = fe_run_policy(out->e, out->policy, out->g, &out->stats, err);
+    } else {
+        out->plan = fe_plan_unfused(out->g, err);
+    }
+    if (out->plan)
+        return FE_OK;
+fail:
+    fe_cli_planned_free(out);
+    return err->code ? err->code : FE_ERUNTIME;
+}
+
+void fe_cli_planned_free(fe_cli_planned *p)
+{
+    fe_plan_free(p->plan);
+    fe_policy_free(p->policy);
+    fe_engine_free(p->e);
+    fe_graph_free(p->g);
+    memset(p, 0, sizeof *p);
+}
+
+const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p)
+{
+    if (o->plan_in)
+        return o->plan_in;
+    if (p->policy >= 0)
+        return fe_strtab_str(p->strs, p->policy);
+    return "unfused";
+}

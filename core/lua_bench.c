@@ -1,0 +1,173 @@
+/* lua_bench.c: measurement on the real CPU kernels for benchmark-driven
+ * policies:
+ *
+ *   ctx:bench(group [, {split = k, kernel = "name"}])
+ *
+ * times the group as one kernel (its kernel choice and split) and its
+ * members one by one, and returns a table: fused, separate (ms, medians),
+ * speedup (separate / fused), min, max, spread (of the fused runs, ms),
+ * reps, kernel (the choice that ran it), fused_kernel (true when it ran as
+ * one kernel; false when the executor had to run it op by op), how, bytes
+ * (read once + written once), separate_bytes, cached.
+ *
+ * Results are cached in the engine per exact key, split and kernel (the
+ * exact key covers ops, attributes, edges, dtypes and shapes, so a result
+ * holds for any graph). The session (inputs, weights) is made on the first
+ * call of a run and fills only what the measured groups read. Measuring
+ * takes real time, so a run may spend at most the engine's bench budget
+ * in ctx:bench; past it the call returns nil and a message (cached results
+ * are still returned), and the policy decides without a measurement. */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "choice.h"
+#include "exec.h"
+#include "groupkey.h"
+#include "lua_bench.h"
+#include "lua_graph.h"
+#include "run.h"
+#include "timing.h"
+
+#define BENCH_CACHE "fuseeng.bench_cache"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* The result table from a measurement. */
+static void push_result(lua_State *L, const fe_bench_group *b)
+{
+    lua_createtable(L, 0, 14);
+    set_num(L, "fused", b->fused.median_ms);
+    set_num(L, "separate", b->members_ms);
+    set_num(L, "speedup", b->fused.median_ms > 0 ? b->members_ms / b->fused.median_ms : 0);
+    set_num(L, "min", b->fused.min_ms);
+    set_num(L, "max", b->fused.max_ms);
+    set_num(L, "spread", b->fused.spread_ms);
+    lua_pushinteger(L, b->fused.reps);
+    lua_setfield(L, -2, "reps");
+    const fe_k_choice *c = fe_k_choice_get(b->kernel);
+    lua_pushstring(L, c ? c->name : "auto");
+    lua_setfield(L, -2, "kernel");
+    lua_pushboolean(L, b->is_fused);
+    lua_setfield(L, -2, "fused_kernel");
+    lua_pushstring(L, b->how);
+    lua_setfield(L, -2, "how");
+    lua_pushinteger(L, b->bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, b->members_bytes);
+    lua_setfield(L, -2, "separate_bytes");
+}
+
+/* A shallow copy of the table at idx, so scripts cannot edit the cache. */
+static void push_copy(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    lua_createtable(L, 0, 14);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+}
+
+/* The optional {split =, kernel =} table at idx. */
+static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
+{
+    *split = 1;
+    *kernel = 0;
+    if (lua_isnoneornil(L, idx))
+        return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    if (lua_getfield(L, idx, "split") != LUA_TNIL) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > (1 << 20))
+            luaL_error(L, "bench: split must be an integer >= 1, got %s", fe_run_describe(L, -1));
+        *split = (int)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "kernel") != LUA_TNIL) {
+        const char *name = lua_tostring(L, -1);
+        int id = name && lua_type(L, -1) == LUA_TSTRING ? fe_k_choice_find(name) : -1;
+        if (id < 0)
+            luaL_error(L, "bench: unknown kernel %s (choices: %s)", fe_run_describe(L, -1),
+                       fe_k_choice_names());
+        *kernel = id;
+    }
+    lua_pop(L, 1);
+}
+
+static int l_bench(lua_State *L)
+{
+    fe_run *r = fe_run_from_upvalue(L);
+    int split, kernel;
+    bench_opts(L, 3, &split, &kernel);
+    int32_t buf[64], *heap;
+    int n = fe_lg_group_arg(L, 2, r->g, buf, 64, &heap);
+    const int32_t *nodes = heap ? heap : buf;
+
+    char key[17], slot[64];
+    if (fe_group_exact_key(r->g, nodes, n, key) != FE_OK) {
+        free(heap);
+        return luaL_error(L, "bench: out of memory");
+    }
+    snprintf(slot, sizeof slot, "%s/%d/%d", key, split, kernel);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, BENCH_CACHE);
+    if (lua_getfield(L, -1, slot) == LUA_TTABLE) {
+        free(heap);
+        push_copy(L, -1);
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "cached");
+        return 1;
+    }
+    lua_pop(L, 1);
+
+    fe_error err = {0};
+    double budget = r->e->bench_budget > 0 ? r->e->bench_budget : 60.0;
+    if (r->bench_seconds >= budget) {
+        free(heap);
+        lua_pushnil(L);
+        lua_pushfstring(L, "this run has spent its %d s measuring budget (--bench-budget)",
+                        (int)budget);
+        return 2;
+    }
+    if (!r->exec) {
+        fe_exec_opts eo = {.seed = 1, .lazy = 1};
+        if (!(r->exec = fe_exec_new(r->g, &eo, &err))) {
+            free(heap);
+            return luaL_error(L, "bench: %s", err.message);
+        }
+    }
+    fe_bench_opts bo = {.budget_s = r->e->bench_item > 0 ? r->e->bench_item : 0.05};
+    fe_bench_group b;
+    double t0 = now_s();
+    int rc = fe_bench_group_run(r->exec, nodes, n, split, kernel, &bo, &b, &err);
+    r->bench_seconds += now_s() - t0;
+    free(heap);
+    if (rc != FE_OK)
+        return luaL_error(L, "bench: %s", err.message);
+    push_result(L, &b);
+    fe_bench_group_free(&b);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, slot);
+    push_copy(L, -1);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "cached");
+    return 1;
+}
+
+void fe_lua_bench_open(lua_State *L)
+{
+    fe_run_add_ctx_method(L, "bench", l_bench);
+}
