@@ -138,8 +138,8 @@ static int l_bench(lua_State *L)
     if (r->bench_seconds >= budget) {
         free(heap);
         lua_pushnil(L);
-        lua_pushfstring(L, "this run has spent its %d s measuring budget (--bench-budget)",
-                        (int)budget);
+        lua_pushfstring(L, "this run has spent its %f s measuring budget (--bench-budget)",
+                        (lua_Number)budget);
         return 2;
     }
     if (!r->exec) {

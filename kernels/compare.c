@@ -115,6 +115,12 @@ void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double 
 int fe_exec_compare(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
                     fe_cmp *cmp, fe_error *err)
 {
+    return fe_exec_compare_rtol(g, ref, got, -1, cmp, err);
+}
+
+int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
+                         double rtol, fe_cmp *cmp, fe_error *err)
+{
     memset(cmp, 0, sizeof *cmp);
     if (ref->noutputs != got->noutputs)
         return fe_error_set(err, FE_EINPUT, "compare: %d outputs vs %d", ref->noutputs, got->noutputs);
@@ -131,7 +137,7 @@ int fe_exec_compare(const fe_graph *g, const fe_exec_result *ref, const fe_exec_
             return fe_error_set(err, FE_EINPUT, "compare: results list different outputs");
         }
         fe_cmp_buffers(ref->outputs[i].data, got->outputs[i].data, tt->dtype, tt->numel,
-                       fe_cmp_rtol(g, t), &cmp->items[i]);
+                       rtol >= 0 ? rtol : fe_cmp_rtol(g, t), &cmp->items[i]);
         cmp->items[i].tensor = t;
         cmp->ok &= cmp->items[i].ok;
     }

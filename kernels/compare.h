@@ -40,6 +40,10 @@ typedef struct fe_cmp {
 int fe_exec_compare(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
                     fe_cmp *cmp, fe_error *err);
 void fe_cmp_free(fe_cmp *cmp);
+/* The same with one relative tolerance rtol for every output (rtol < 0:
+ * each output's default above). */
+int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
+                         double rtol, fe_cmp *cmp, fe_error *err);
 
 /* The relative tolerance for tensor t (see above). */
 double fe_cmp_rtol(const fe_graph *g, int32_t t);

@@ -123,18 +123,6 @@ static float binary1(int op, float a, float b)
 }
 
 #ifdef FE_K_AVX2
-/* NaN-propagating max/min: vmaxps returns its second operand when either is
- * NaN, so put b second and then restore a where a is NaN. */
-static inline __m256 vmaxnan(__m256 a, __m256 b)
-{
-    return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
-
-static inline __m256 vminnan(__m256 a, __m256 b)
-{
-    return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
-
 static inline __m256 vbin(int op, __m256 a, __m256 b)
 {
     switch (op) {
@@ -142,8 +130,8 @@ static inline __m256 vbin(int op, __m256 a, __m256 b)
     case FE_OP_SUB: return _mm256_sub_ps(a, b);
     case FE_OP_MUL: return _mm256_mul_ps(a, b);
     case FE_OP_DIV: return _mm256_div_ps(a, b);
-    case FE_OP_MAXIMUM: return vmaxnan(a, b);
-    case FE_OP_MINIMUM: return vminnan(a, b);
+    case FE_OP_MAXIMUM: return fe_k_v8_maxnan(a, b);
+    case FE_OP_MINIMUM: return fe_k_v8_minnan(a, b);
     default: return a;
     }
 }
@@ -238,6 +226,35 @@ void fe_k_fma_f32(const float *a, int sa, const float *b, int sb, const float *c
 #endif
     for (; i < n; i++)
         y[i] = fmaf(a[i * sa], b[i * sb], c[i * sc]);
+}
+
+float fe_k_fma_f32_max(const float *a, int sa, const float *b, int sb, const float *c, int sc,
+                       float *y, int64_t n)
+{
+    int64_t i = 0;
+    float m = -INFINITY;
+    int nan = 0;
+#ifdef FE_K_AVX2
+    __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]), c0 = _mm256_set1_ps(c[0]);
+    __m256 vm = _mm256_set1_ps(-INFINITY), vn = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
+        __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
+        __m256 vc = sc ? _mm256_loadu_ps(c + i) : c0;
+        __m256 v = _mm256_fmadd_ps(va, vb, vc);
+        _mm256_storeu_ps(y + i, v);
+        vm = _mm256_max_ps(vm, v);
+        vn = _mm256_or_ps(vn, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    m = fe_k_v8_hmax(vm);
+    nan = _mm256_movemask_ps(vn) != 0;
+#endif
+    for (; i < n; i++) {
+        y[i] = fmaf(a[i * sa], b[i * sb], c[i * sc]);
+        nan |= y[i] != y[i];
+        m = y[i] > m ? y[i] : m;
+    }
+    return nan ? NAN : m;
 }
 
 /* ---- int64 arrays ---- */

@@ -32,6 +32,12 @@ void fe_k_where_f32(const float *c, int sc, const float *a, int sa,
 void fe_k_fma_f32(const float *a, int sa, const float *b, int sb, const float *c, int sc,
                   float *y, int64_t n);
 
+/* The same returning the maximum of y[0..n) as fe_k_row_max would (NaN if
+ * any is NaN, -inf for n = 0): a softmax's prologue finds its row max in
+ * the pass that writes the row. */
+float fe_k_fma_f32_max(const float *a, int sa, const float *b, int sb, const float *c, int sc,
+                       float *y, int64_t n);
+
 /* The same on int64 values (for integer and bool outputs). */
 void fe_k_unary_i64(int op, const int64_t *x, int64_t *y, int64_t n);
 void fe_k_binary_i64(int op, const int64_t *a, int sa, const int64_t *b, int sb,

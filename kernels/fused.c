@@ -34,6 +34,25 @@
  * that every operand traverses the same way (both broadcast or both full)
  * are merged first, so a same-shape elementwise group is one long row.
  * Outputs larger than half the last-level cache use streaming stores.
+ *
+ * Register runs. A pass per op costs a store and a load per vector per op,
+ * which for cheap ops (relu, a multiply by a weight) is most of their cost
+ * and, on memory-bound groups, turns one stream through memory into several
+ * through L1. So after compilation every maximal run of elementwise
+ * instructions that have a vector form (and the stores of f32 outputs
+ * between them) becomes one I_VM instruction: a vector program
+ * (vecprog.h) that takes 32 elements at a time through all of the run's ops
+ * with the current value in registers. A value goes to its slot only when
+ * something other than the next op reads it (a spill), and a store of the
+ * run's last value goes straight from registers to the output, streaming
+ * when the output is large. Ops without a vector form (erf GELU, sin, log,
+ * converting loads, row ops) keep their passes and split runs. A run that
+ * would hold a single cheap op stays a pass: its dispatch per 32 elements
+ * costs about what the pass does.
+ *
+ * Whole-row programs prefetch the next row's direct inputs while the row
+ * op (softmax) computes, so that loading a row and computing the previous
+ * one overlap instead of taking turns.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,11 +72,12 @@
 #include "norm.h"
 #include "ops.h"
 #include "reduce.h"
+#include "vecprog.h"
 
 enum { K_NONE, K_SLOT, K_IN, K_ROW, K_CONST, K_ANCHOR };
 enum {
     I_LOAD, I_LOADROW, I_EXPAND, I_UNARY, I_BINARY, I_WHERE, I_ROUND, I_REDUCE,
-    I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA
+    I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA, I_VM
 };
 enum { COL_CONTIG, COL_BCAST, COL_GENERAL };
 
@@ -69,8 +89,9 @@ typedef struct opnd {
 typedef struct instr {
     uint8_t code;
     int16_t op;      /* FE_OP_* or dtype (ROUND) */
-    int16_t aux;     /* gelu tanh, log softmax, input / output index */
+    int16_t aux;     /* gelu tanh, log softmax, input / output index, VM run */
     int16_t st;      /* softmax / rms_norm: output index + 1 it streams to, 0 none */
+    int16_t mx;      /* fma: also the row max of d into row value mx - 1, 0 none */
     float f;         /* eps */
     opnd d, a, b, c;
 } instr;
@@ -91,13 +112,43 @@ typedef struct pout {
     int nt;                        /* non-temporal stores */
 } pout;
 
+/* A run of elementwise instructions evaluated in registers (vecprog.h):
+ * ops[op0, op0 + nops) over table entries [ent0, ent0 + nent). */
+typedef struct vrun {
+    int op0, nops, ent0, nent;
+} vrun;
+
+/* A table entry: where an operand lives, or the output a store writes. */
+typedef struct vent {
+    opnd o;
+    int out;                       /* output index, -1 for an operand */
+} vent;
+
+/* An op of a run: fe_k_vcode's code; e[k] is the table entry of operand k
+ * when the code's form has it in memory. */
+typedef struct vop {
+    int16_t code;
+    int8_t e[3];
+} vop;
+
+/* A table entry bound to a tile. */
+typedef struct vsrc {
+    float *p;
+    int64_t m;
+    int nt;
+} vsrc;
+
 typedef struct tstate {
     float *slots;
+    vsrc *vtab;                    /* the bound table of the run being executed */
+    fe_k_vbound *vb;               /* and its ops */
+    float *vbc;                    /* 8 copies of each broadcast value */
     float *rowv;
     const float **inptr;
     int64_t *inoff;
     int64_t *last_c0;              /* row-invariant loads: what the slot holds */
     int64_t res_row;               /* prologue: row held in the result slot */
+    fe_k_pf pf;                    /* whole rows: the next row's direct inputs */
 } tstate;
 
 struct fe_k_prog {
@@ -106,7 +157,8 @@ struct fe_k_prog {
     int64_t rows, C;
     int64_t outer;                 /* size of the domain's outermost axis (TLF) */
     int full_rows;
-    int64_t T;                     /* slot width in floats */
+    int64_t T;                     /* tile width in floats */
+    int64_t ss;                    /* slot stride in floats (T and padding) */
     int nins, nouts, ncode, nslots, nrowv, nconsts, nops, nloads;
     pin *ins;
     pout *outs;
@@ -116,6 +168,11 @@ struct fe_k_prog {
     int nthreads;
     tstate *ts;
     void *mem;                     /* one block for all thread states */
+    vrun *runs;
+    vop *vops;
+    vent *vents;
+    int nruns, nvops, nvents, maxent, maxops, nvm;   /* nvm: instructions inside runs */
+    int nexec;                     /* code[0, nexec) after runs replaced instructions */
 };
 
 /* ---- compile-time values ---- */
@@ -460,6 +517,14 @@ static int gen_node(cc *c, int ni)
         fe_graph_tensor(g, o->tensor)->dtype == FE_F32 &&
         c->p->outs[store_index(c, o->tensor)].nt) {
         in.st = (int16_t)(store_index(c, o->tensor) + 1);
+        /* and the multiply-add that writes its input (x * scale + mask)
+         * finds the row max as it goes, saving the softmax its first pass */
+        instr *prev = c->p->ncode > 0 ? &c->p->code[c->p->ncode - 1] : NULL;
+        if (in.code == I_SOFTMAX && prev && prev->code == I_FMA && prev->d.kind == K_SLOT &&
+            in.a.kind == K_SLOT && prev->d.idx == in.a.idx && !prev->mx) {
+            prev->mx = (int16_t)(c->p->nrowv + 1);
+            in.c = mk(K_ROW, c->p->nrowv++);
+        }
         if (emit(c, in))
             return -1;
         c->p->nops++;
@@ -811,6 +876,306 @@ static int layout(cc *c)
     return 0;
 }
 
+/* ---- register runs ---- */
+
+/* The vector-program code of instruction in, or -1 when it keeps its tile
+ * pass. Only ops producing a FULL value qualify (a ROW result is one float
+ * per row), and only stores of f32 outputs. */
+static int vm_code(const fe_k_prog *p, const instr *in)
+{
+    switch (in->code) {
+    case I_UNARY:
+        if (in->d.kind != K_SLOT)
+            return -1;
+        return in->op == FE_OP_CAST ? FE_V_LD : fe_k_vop_unary(in->op, in->aux);
+    case I_BINARY: return in->d.kind == K_SLOT ? fe_k_vop_binary(in->op) : -1;
+    case I_FMA: return in->d.kind == K_SLOT && !in->mx ? FE_V_FMA : -1;
+    case I_WHERE: return in->d.kind == K_SLOT ? FE_V_WHERE : -1;
+    case I_EXPAND: return FE_V_LD;
+    case I_STORE:
+        return p->outs[in->aux].dtype == FE_F32 && in->a.kind != K_ROW && in->a.kind != K_CONST
+               ? FE_V_ST : -1;
+    default: return -1;
+    }
+}
+
+static int same_opnd(opnd x, opnd y)
+{
+    return x.kind == y.kind && x.idx == y.idx;
+}
+
+static int reads_slot(const instr *in, int s)
+{
+    const opnd *o[3] = {&in->a, &in->b, &in->c};
+    for (int k = 0; k < 3; k++)
+        if (o[k]->kind == K_SLOT && o[k]->idx == s)
+            return 1;
+    return in->code == I_ROUND && in->d.kind == K_SLOT && in->d.idx == s;
+}
+
+/* Is slot s read after instruction k0 before it is written again? */
+static int slot_live_after(const fe_k_prog *p, const instr *code, int n, int k0, int s)
+{
+    for (int k = k0 + 1; k < n; k++) {
+        if (reads_slot(&code[k], s))
+            return 1;
+        if (code[k].d.kind == K_SLOT && code[k].d.idx == s)
+            return 0;
+    }
+    return p->result.kind == K_SLOT && p->result.idx == s;
+}
+
+/* Translation state of one run: which value the accumulator holds (an
+ * operand, and for a slot the instruction that defined it) and, per slot,
+ * the instruction of the run that defined its current value (-1: before
+ * the run, so it is in memory). */
+typedef struct vtr {
+    opnd acc;
+    int acc_def;
+    int *def;
+    char *spill;      /* per instruction of the run: its result goes to memory too */
+    int emit;
+} vtr;
+
+static int vm_push_op(cc *c, vop op)
+{
+    fe_k_prog *p = c->p;
+    vop *n = realloc(p->vops, (size_t)(p->nvops + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    p->vops = n;
+    p->vops[p->nvops++] = op;
+    return 0;
+}
+
+static int vm_entry(cc *c, const vrun *r, opnd o, int out)
+{
+    fe_k_prog *p = c->p;
+    for (int e = r->ent0; e < p->nvents; e++)
+        if (same_opnd(p->vents[e].o, o) && p->vents[e].out == out)
+            return e - r->ent0;
+    vent *n = realloc(p->vents, (size_t)(p->nvents + 1) * sizeof *n);
+    if (!n)
+        return -2;
+    p->vents = n;
+    p->vents[p->nvents].o = o;
+    p->vents[p->nvents].out = out;
+    return p->nvents++ - r->ent0;
+}
+
+static int in_acc(const vtr *t, opnd o)
+{
+    return same_opnd(t->acc, o) && (o.kind != K_SLOT || t->acc_def == t->def[o.idx]);
+}
+
+/* Operand o read from memory: a table entry (marking the instruction of
+ * the run that defined a slot's value for a spill). -2 on OOM. */
+static int vm_mem(cc *c, vtr *t, const vrun *r, opnd o)
+{
+    if (o.kind == K_SLOT && t->def[o.idx] >= 0)
+        t->spill[t->def[o.idx]] = 1;
+    return t->emit ? vm_entry(c, r, o, -1) : 0;
+}
+
+static int vm_emit(cc *c, vtr *t, int code, unsigned form, const int *e)
+{
+    vop op = {(int16_t)fe_k_vcode(code, form), {(int8_t)e[0], (int8_t)e[1], (int8_t)e[2]}};
+    return t->emit ? vm_push_op(c, op) : 0;
+}
+
+/* Make o the accumulator (an LD unless it already is). */
+static int vm_load(cc *c, vtr *t, const vrun *r, opnd o)
+{
+    int e[3] = {0, 0, 0};
+    if (in_acc(t, o))
+        return 0;
+    e[0] = vm_mem(c, t, r, o);
+    if (e[0] < -1 || vm_emit(c, t, FE_V_LD, 1, e))
+        return -1;
+    t->acc = o;
+    t->acc_def = o.kind == K_SLOT ? t->def[o.idx] : -1;
+    return 0;
+}
+
+/* Emit op `code` on operands src[0..nsrc) in one of the evaluator's forms
+ * (fe_k_vform_ok): one operand in the accumulator, loading the first when
+ * none is; add, mul and fma put theirs first, as their operands commute. */
+static int vm_op(cc *c, vtr *t, const vrun *r, int code, opnd *src, int nsrc)
+{
+    int e[3] = {0, 0, 0}, ai = -1;
+    if (code == FE_V_LD)
+        return vm_load(c, t, r, src[0]);
+    if (nsrc == 1) {
+        if (vm_load(c, t, r, src[0]))
+            return -1;
+        return vm_emit(c, t, code, 0, e);
+    }
+    for (int k = 0; k < nsrc && ai < 0; k++)
+        if (in_acc(t, src[k]))
+            ai = k;
+    if (ai < 0) {
+        if (vm_load(c, t, r, src[0]))
+            return -1;
+        ai = 0;
+    }
+    if (ai > 0 && (code == FE_V_ADD || code == FE_V_MUL)) {
+        opnd x = src[0];
+        src[0] = src[ai];
+        src[ai] = x;
+        ai = 0;
+    }
+    unsigned form = 0;
+    for (int k = 0; k < nsrc; k++) {
+        if (k == ai)
+            continue;
+        e[k] = vm_mem(c, t, r, src[k]);
+        if (e[k] < -1)
+            return -1;
+        form |= 1u << k;
+    }
+    return vm_emit(c, t, code, form, e);
+}
+
+/* One pass over the run code[k0, k1): with emit clear it only finds the
+ * spills; with emit set it appends the vector ops. */
+static int vm_translate(cc *c, vtr *t, vrun *r, const instr *code, int n, int k0, int k1)
+{
+    fe_k_prog *p = c->p;
+    t->acc = mk(K_NONE, 0);
+    t->acc_def = -1;
+    for (int s = 0; s < p->nslots; s++)
+        t->def[s] = -1;
+    for (int k = k0; k < k1; k++) {
+        const instr *in = &code[k];
+        int vc = vm_code(p, in), ki = k - k0;
+        int e[3] = {0, 0, 0};
+        if (vc == FE_V_ST) {
+            if (vm_load(c, t, r, in->a))
+                return -1;
+            e[0] = t->emit ? vm_entry(c, r, mk(K_NONE, 0), in->aux) : 0;
+            if (e[0] < 0 || vm_emit(c, t, FE_V_ST, 1, e))
+                return -1;
+            continue;
+        }
+        opnd src[3] = {in->a, in->b, in->c};
+        int nsrc = in->code == I_FMA || in->code == I_WHERE ? 3 : in->code == I_BINARY ? 2 : 1;
+        if (vm_op(c, t, r, vc, src, nsrc))
+            return -1;
+        t->def[in->d.idx] = ki;
+        t->acc = in->d;
+        t->acc_def = ki;
+        if (t->emit && t->spill[ki]) {
+            e[0] = vm_entry(c, r, in->d, -1);
+            if (e[0] < 0 || vm_emit(c, t, FE_V_ST, 1, e))
+                return -1;
+        }
+    }
+    /* values still needed after the run go to memory */
+    for (int s = 0; s < p->nslots; s++)
+        if (t->def[s] >= 0 && slot_live_after(p, code, n, k1 - 1, s))
+            t->spill[t->def[s]] = 1;
+    return 0;
+}
+
+/* A run pays a dispatch per op per 32 elements (measured: 2-3 cycles,
+ * about what a tile pass of a cheap op costs per 32 elements), so it only
+ * wins where it saves passes around real work: two ops or more, or one
+ * transcendental op (whose pass and store pass it merges). A lone cheap op
+ * keeps its tight tile loop (the softmax prologue x * s + mask ran 1.5x
+ * faster that way in cache). */
+static int worth_a_run(const fe_k_prog *p, const instr *code, int k0, int k1)
+{
+    int ops = 0;
+    for (int k = k0; k < k1; k++) {
+        int vc = vm_code(p, &code[k]);
+        if (vc == FE_V_ST || vc == FE_V_LD)
+            continue;
+        if (vc == FE_V_SILU || vc == FE_V_SIGMOID || vc == FE_V_TANH || vc == FE_V_EXP ||
+            vc == FE_V_GELU_TANH)
+            return 1;
+        ops++;
+    }
+    return ops >= 2;
+}
+
+/* Tile width of a program that is one register pass: its slots hold
+ * spills only, and a longer tile pays the per-tile binding less often. */
+static const int64_t vm_tile = 4096;
+
+/* Replace each maximal run of register-capable instructions by one I_VM
+ * instruction. Table indices are int8_t: a run is cut at 24 instructions
+ * (at most 4 entries each). */
+static int build_runs(cc *c)
+{
+    fe_k_prog *p = c->p;
+    int n = p->ncode, out = 0;
+    instr *code = p->code;
+    instr *nc = malloc((size_t)(n ? n : 1) * sizeof(instr));
+    vtr t;
+    t.def = malloc((size_t)(p->nslots + 1) * sizeof(int));
+    t.spill = malloc((size_t)(n + 1));
+    if (fe_k_vop_binary(FE_OP_ADD) < 0) {   /* no vector programs on this build */
+        free(nc);
+        free(t.def);
+        free(t.spill);
+        return 0;
+    }
+    if (!nc || !t.def || !t.spill)
+        goto oom;
+    for (int k = 0; k < n;) {
+        if (vm_code(p, &code[k]) < 0) {
+            nc[out++] = code[k++];
+            continue;
+        }
+        int k1 = k;
+        while (k1 < n && k1 - k < 24 && vm_code(p, &code[k1]) >= 0)
+            k1++;
+        if (!worth_a_run(p, code, k, k1)) {
+            while (k < k1)
+                nc[out++] = code[k++];
+            continue;
+        }
+        vrun *rn = realloc(p->runs, (size_t)(p->nruns + 1) * sizeof(vrun));
+        if (!rn)
+            goto oom;
+        p->runs = rn;
+        vrun *r = &p->runs[p->nruns];
+        r->op0 = p->nvops;
+        r->ent0 = p->nvents;
+        memset(t.spill, 0, (size_t)(n + 1));
+        t.emit = 0;
+        if (vm_translate(c, &t, r, code, n, k, k1))
+            goto oom;
+        t.emit = 1;
+        if (vm_translate(c, &t, r, code, n, k, k1))
+            goto oom;
+        r->nops = p->nvops - r->op0;
+        r->nent = p->nvents - r->ent0;
+        if (r->nent > p->maxent)
+            p->maxent = r->nent;
+        if (r->nops > p->maxops)
+            p->maxops = r->nops;
+        instr vi;
+        memset(&vi, 0, sizeof vi);
+        vi.code = I_VM;
+        vi.aux = (int16_t)p->nruns++;
+        nc[out++] = vi;
+        p->nvm += k1 - k;
+        k = k1;
+    }
+    memcpy(code, nc, (size_t)out * sizeof(instr));
+    p->nexec = out;
+    free(nc);
+    free(t.def);
+    free(t.spill);
+    return 0;
+oom:
+    free(nc);
+    free(t.def);
+    free(t.spill);
+    return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+}
+
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
 {
     cc c;
@@ -873,6 +1238,9 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
             goto fail;
     if (spec->result >= 0)
         p->result = c.v[vfind(&c, spec->result)].at;
+    p->nexec = p->ncode;
+    if (build_runs(&c))
+        goto fail;
 
     /* tile width: whole rows when reducing; else short segments (4 KiB per
      * slot): reads of one tile and the streaming stores of the previous one
@@ -883,6 +1251,10 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     } else {
         int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
         t = t < 512 ? 512 : t > 1024 ? 1024 : t;
+        if (p->nexec == 1 && p->code[0].code == I_VM)
+            t = vm_tile;
+        if (getenv("FE_TILE"))
+            t = atoi(getenv("FE_TILE"));
         t &= ~(int64_t)63;
         p->T = p->C < t ? p->C : t;
     }
@@ -896,6 +1268,8 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         /* per thread: slots (64-byte aligned), row values, input pointers */
         size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
         size_t per = (size_t)p->nslots * ts * sizeof(float) + 64 +
+                     (size_t)(p->maxent + 1) * (8 * sizeof(float) + sizeof(vsrc)) +
+                     (size_t)(p->maxops + 1) * sizeof(fe_k_vbound) + 64 +
                      (size_t)(p->nrowv + 1) * sizeof(float) +
                      (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
         per = (per + 63) & ~(size_t)63;
@@ -904,12 +1278,18 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         if (!p->ts || posix_memalign(&m, 64, per * (size_t)p->nthreads))
             goto oom;
         p->mem = m;
-        p->T = (int64_t)ts;    /* slot stride */
+        p->ss = (int64_t)ts;
         for (int t = 0; t < p->nthreads; t++) {
             char *b = (char *)m + per * (size_t)t;
             tstate *s = &p->ts[t];
             s->slots = (float *)b;
             b += (size_t)p->nslots * ts * sizeof(float);
+            s->vbc = (float *)b;      /* 64-byte aligned: slots are whole lines */
+            b += (size_t)(p->maxent + 1) * 8 * sizeof(float);
+            s->vtab = (vsrc *)b;
+            b += (size_t)(p->maxent + 1) * sizeof(vsrc);
+            s->vb = (fe_k_vbound *)b;
+            b += (size_t)(p->maxops + 1) * sizeof(fe_k_vbound);
             s->rowv = (float *)b;
             b += (size_t)(p->nrowv + 1) * sizeof(float);
             b = (char *)(((uintptr_t)b + 7) & ~(uintptr_t)7);
@@ -925,6 +1305,8 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     }
     free(c.v);
     free(c.slot_free);
+    if (getenv("FE_DUMP_PROG"))
+        fe_k_prog_dump(p, stderr);
     return p;
 oom:
     fe_error_set(err, FE_ENOMEM, "fused: out of memory");
@@ -947,6 +1329,9 @@ void fe_k_prog_free(fe_k_prog *p)
     free(p->consts);
     free(p->ts);
     free(p->mem);
+    free(p->runs);
+    free(p->vops);
+    free(p->vents);
     free(p);
 }
 
@@ -959,10 +1344,13 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
     int nt = 0;
     for (int k = 0; k < p->nouts; k++)
         nt += p->outs[k].nt;
-    snprintf(buf, size, "%d ops in %d instrs, %lld rows x %lld cols, tile %lld%s, %d slots, "
-             "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
-             (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
-             p->nslots, p->nloads, nt ? ", streaming stores" : "");
+    int n = snprintf(buf, size, "%d ops in %d instrs, %lld rows x %lld cols, tile %lld%s, %d slots, "
+                     "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
+                     (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
+                     p->nslots, p->nloads, nt ? ", streaming stores" : "");
+    if (p->nruns && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ", %d instrs in %d register pass%s", p->nvm, p->nruns,
+                 p->nruns == 1 ? "" : "es");
     return buf;
 }
 
@@ -975,14 +1363,33 @@ static void dump_opnd(FILE *f, opnd o)
 void fe_k_prog_dump(const fe_k_prog *p, FILE *f)
 {
     static const char *names[] = {"load", "loadrow", "expand", "unary", "binary", "where", "round",
-                                  "reduce", "softmax", "rms", "ln", "store", "storerow", "fma"};
+                                  "reduce", "softmax", "rms", "ln", "store", "storerow", "fma", "vm"};
     fprintf(f, "rows %lld x cols %lld, tile %lld, %d slots\n", (long long)p->rows, (long long)p->C,
             (long long)p->T, p->nslots);
     for (int k = 0; k < p->nins; k++)
         fprintf(f, "  in%d: tensor %d dtype %d col %d direct %d rowinv %d\n", k, p->ins[k].tensor,
                 p->ins[k].dtype, p->ins[k].col, p->ins[k].direct, p->ins[k].rowinv);
-    for (int i = 0; i < p->ncode; i++) {
+    for (int i = 0; i < p->nexec; i++) {
         const instr *in = &p->code[i];
+        if (in->code == I_VM) {
+            const vrun *r = &p->runs[in->aux];
+            fprintf(f, "  vm       %d ops:", r->nops);
+            for (int k = 0; k < r->nops; k++) {
+                const vop *o = &p->vops[r->op0 + k];
+                fprintf(f, " %d/%d(%d,%d,%d)", o->code / 8, o->code % 8, o->e[0], o->e[1], o->e[2]);
+            }
+            for (int e = 0; e < r->nent; e++) {
+                const vent *v = &p->vents[r->ent0 + e];
+                if (v->out >= 0)
+                    fprintf(f, " [%d]=out%d", e, v->out);
+                else {
+                    fprintf(f, " [%d]=", e);
+                    dump_opnd(f, v->o);
+                }
+            }
+            fprintf(f, "\n");
+            continue;
+        }
         fprintf(f, "  %-8s op %d aux %d st %d ->", names[in->code], in->op, in->aux, in->st);
         dump_opnd(f, in->d);
         fprintf(f, " <-");
@@ -1002,7 +1409,7 @@ static inline const float *loc(const fe_k_prog *p, tstate *ts, opnd o, const flo
 {
     *stride = 1;
     switch (o.kind) {
-    case K_SLOT: return ts->slots + o.idx * p->T;
+    case K_SLOT: return ts->slots + o.idx * p->ss;
     case K_IN: return ts->inptr[o.idx];
     case K_ROW: *stride = 0; return ts->rowv + o.idx;
     case K_CONST: *stride = 0; return p->consts + o.idx;
@@ -1017,14 +1424,64 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
         fe_k_load_f32(data, in->dtype, off + in->ctab[c0 + j], d + j, 1);
 }
 
-/* Run the program on row `row`, columns [c0, c0 + w) (w <= T). */
+/* Bind run r's table to the tile: slots, inputs and the anchor walk the
+ * tile; row values and constants become 8-wide broadcasts; outputs point at
+ * the tile's first element, streaming when the output asks for it and the
+ * tile start is 32-byte aligned. */
+static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_tensor *bufs,
+                     int64_t row, int64_t c0, const float *anchor)
+{
+    for (int e = 0; e < r->nent; e++) {
+        const vent *v = &p->vents[r->ent0 + e];
+        vsrc *s = &ts->vtab[e];
+        s->m = -1;
+        s->nt = 0;
+        if (v->out >= 0) {
+            const pout *o = &p->outs[v->out];
+            s->p = (float *)bufs[o->tensor].data + row * p->C + c0;
+            s->nt = o->nt && !((uintptr_t)s->p & 31u);
+            continue;
+        }
+        int st;
+        const float *x = loc(p, ts, v->o, anchor, &st);
+        if (st) {
+            s->p = (float *)x;
+            continue;
+        }
+        float *b = ts->vbc + 8 * e;
+        for (int k = 0; k < 8; k++)
+            b[k] = x[0];
+        s->p = b;
+        s->m = 0;
+    }
+    for (int k = 0; k < r->nops; k++) {
+        const vop *o = &p->vops[r->op0 + k];
+        fe_k_vbound *v = &ts->vb[k];
+        v->code = o->code;
+        v->nt = 0;
+        for (int j = 0; j < 3; j++)
+            if ((o->code >> j) & 1) {
+                const vsrc *s = &ts->vtab[o->e[j]];
+                v->p[j] = s->p;
+                v->m[j] = s->m;
+                v->nt = s->nt;
+            }
+    }
+}
+
 /* The instructions on row `row`, columns [c0, c0 + w), input offsets set. */
 static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, int64_t row,
                        int64_t c0, int64_t w, const float *anchor)
 {
-    for (int i = 0; i < p->ncode; i++) {
+    for (int i = 0; i < p->nexec; i++) {
         const instr *in = &p->code[i];
         int sd, sa, sb, sc;
+        if (in->code == I_VM) {
+            const vrun *r = &p->runs[in->aux];
+            bind_run(p, ts, r, bufs, row, c0, anchor);
+            fe_k_vrun(ts->vb, r->nops, w);
+            continue;
+        }
         float *d = (float *)loc(p, ts, in->d, anchor, &sd);
         int64_t n = sd ? w : 1;
         switch (in->code) {
@@ -1082,16 +1539,21 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             const float *a = loc(p, ts, in->a, anchor, &sa);
             const float *b = loc(p, ts, in->b, anchor, &sb);
             const float *c = loc(p, ts, in->c, anchor, &sc);
-            fe_k_fma_f32(a, sa, b, sb, c, sc, d, n);
+            if (in->mx)
+                ts->rowv[in->mx - 1] = fe_k_fma_f32_max(a, sa, b, sb, c, sc, d, n);
+            else
+                fe_k_fma_f32(a, sa, b, sb, c, sc, d, n);
             break;
         }
         case I_SOFTMAX:
-            if (in->st)
-                fe_k_row_softmax_nt(loc(p, ts, in->a, anchor, &sa), d,
-                                    (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
-                                    w, in->aux);
-            else
+            if (in->st) {
+                const float *x = loc(p, ts, in->a, anchor, &sa);
+                float *y = (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0;
+                float m = in->c.kind == K_ROW ? ts->rowv[in->c.idx] : fe_k_row_max(x, w);
+                fe_k_row_softmax_nt_max(x, d, y, w, in->aux, m, &ts->pf);
+            } else {
                 fe_k_row_softmax(loc(p, ts, in->a, anchor, &sa), d, w, in->aux);
+            }
             break;
         case I_RMS:
             if (in->st)
@@ -1138,6 +1600,14 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
         if (in->direct)
             ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;
     }
+    ts->pf.n = 0;
+    if (p->full_rows && row + 1 < p->rows)
+        for (int k = 0; k < p->nins && ts->pf.n < 2; k++) {
+            const pin *in = &p->ins[k];
+            if (in->direct && !in->rowinv)
+                ts->pf.p[ts->pf.n++] = (const float *)bufs[in->tensor].data +
+                                       fe_k_offset(p->nrdims, p->rdims, in->rst, row + 1);
+        }
     exec_range(p, ts, bufs, row, c0, w, anchor);
 }
 

@@ -122,15 +122,19 @@ float fe_k_row_reduce(int op, const float *x, int64_t n)
 }
 
 /* y = exp(x - m) for the row, returning the sum of y; y may be NULL to only
- * sum. */
-static float exp_sum(const float *x, float *y, int64_t n, float m)
+ * sum. pf (may be NULL): memory to pull into cache meanwhile, one line per
+ * stream per 16 elements. */
+static float exp_sum(const float *x, float *y, int64_t n, float m, const fe_k_pf *pf)
 {
     int64_t i = 0;
 #ifdef FE_K_AVX2
     __m256 vm = _mm256_set1_ps(m), a0 = _mm256_setzero_ps(), a1 = a0;
+    int npf = pf ? pf->n : 0;
     for (; i + 16 <= n; i += 16) {
-        __m256 e0 = fe_k_v8_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-        __m256 e1 = fe_k_v8_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
+        for (int k = 0; k < npf; k++)
+            _mm_prefetch((const char *)(pf->p[k] + i), _MM_HINT_T0);
+        __m256 e0 = fe_k_v8_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        __m256 e1 = fe_k_v8_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
         if (y) {
             _mm256_storeu_ps(y + i, e0);
             _mm256_storeu_ps(y + i + 8, e1);
@@ -140,7 +144,7 @@ static float exp_sum(const float *x, float *y, int64_t n, float m)
     }
     for (; i < n; i += 8) {
         long k = n - i < 8 ? (long)(n - i) : 8;
-        __m256 e = fe_k_v8_exp(_mm256_sub_ps(fe_k_v8_load_part(x + i, k, -INFINITY), vm));
+        __m256 e = fe_k_v8_exp_nonpos(_mm256_sub_ps(fe_k_v8_load_part(x + i, k, -INFINITY), vm));
         if (y)
             fe_k_v8_store_part(y + i, e, k);
         a0 = _mm256_add_ps(a0, e);
@@ -148,6 +152,7 @@ static float exp_sum(const float *x, float *y, int64_t n, float m)
     return fe_k_v8_hsum(_mm256_add_ps(a0, a1));
 #else
     float s = 0.0f;
+    (void)pf;
     for (; i < n; i++) {
         float e = expf(x[i] - m);
         if (y)
@@ -167,21 +172,27 @@ void fe_k_row_softmax(const float *x, float *y, int64_t n, int log)
         return;
     }
     if (log) {
-        float ls = logf(exp_sum(x, NULL, n, m));
+        float ls = logf(exp_sum(x, NULL, n, m, NULL));
         #pragma omp simd
         for (int64_t i = 0; i < n; i++)
             y[i] = (x[i] - m) - ls;
         return;
     }
-    float inv = 1.0f / exp_sum(x, y, n, m);
+    float inv = 1.0f / exp_sum(x, y, n, m, NULL);
     #pragma omp simd
     for (int64_t i = 0; i < n; i++)
         y[i] *= inv;
 }
 
-void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log)
+void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log,
+                         const fe_k_pf *pf)
 {
-    float m = fe_k_row_max(x, n);
+    fe_k_row_softmax_nt_max(x, tmp, y, n, log, fe_k_row_max(x, n), pf);
+}
+
+void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, int log, float m,
+                             const fe_k_pf *pf)
+{
     if (m != m || m == -INFINITY) {
         for (int64_t i = 0; i < n; i++)
             tmp[i] = NAN;
@@ -189,14 +200,14 @@ void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int lo
         return;
     }
     if (log) {
-        float ls = logf(exp_sum(x, NULL, n, m));
+        float ls = logf(exp_sum(x, NULL, n, m, NULL));
         #pragma omp simd
         for (int64_t i = 0; i < n; i++)
             tmp[i] = (x[i] - m) - ls;
         fe_k_store_f32_nt(y, FE_F32, 0, tmp, n);
         return;
     }
-    float inv = 1.0f / exp_sum(x, tmp, n, m);
+    float inv = 1.0f / exp_sum(x, tmp, n, m, pf);
     int64_t i = 0;
 #ifdef FE_K_AVX2
     __m256 vi = _mm256_set1_ps(inv);

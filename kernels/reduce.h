@@ -24,9 +24,22 @@ float fe_k_row_reduce(int op, const float *x, int64_t n);
  * A row of all -inf gives NaN, as PyTorch does. */
 void fe_k_row_softmax(const float *x, float *y, int64_t n, int log);
 
+/* Memory to pull into cache while a row is computed: the next row's
+ * inputs. The hardware prefetcher idles while a row is worked on in L1, so
+ * without this, loading a row and computing it take turns. */
+typedef struct fe_k_pf {
+    const float *p[2];   /* streams, one row of n floats each */
+    int n;
+} fe_k_pf;
+
 /* The same writing the result to y with non-temporal stores (y is float32
- * output memory not re-read soon); tmp (n floats) holds the exponentials. */
-void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log);
+ * output memory not re-read soon); tmp (n floats) holds the exponentials;
+ * pf may be NULL. */
+void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log,
+                         const fe_k_pf *pf);
+/* The same with the row's maximum m already known (fe_k_fma_f32_max). */
+void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, int log, float m,
+                             const fe_k_pf *pf);
 
 /* Reduce x over the axes whose bit is set in axes_mask (bit i = axis i)
  * with op FE_OP_SUM / MEAN / AMAX / AMIN into y, whose elements are x's kept

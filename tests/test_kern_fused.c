@@ -328,6 +328,107 @@ static void test_streaming_outputs(void **state)
     fe_graph_free(g);
 }
 
+/* ---- register runs (vecprog.h) ---- */
+
+/* Run model text as one fused group and op by op: fused == reference, a TLF
+ * split gives the same bits, and the group ran (also) in registers. Inputs
+ * named "x" get NaN, infinities and large values in a few places first. */
+static void check_run(const char *tensors, const char *nodes, const char *outputs, int width)
+{
+    fe_error err = {0};
+    fe_graph *g = model(tensors, nodes, outputs);
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    int32_t xt = fe_graph_find_tensor(g, "x");
+    if (xt >= 0 && fe_graph_tensor(g, xt)->dtype == FE_F32) {
+        static const float sp[] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 88.9f, -90.0f, 0.0f, -0.0f};
+        float *x = fe_exec_buffers(ex)[xt].data;
+        int64_t n = fe_graph_tensor(g, xt)->numel;
+        for (int64_t i = 0; i < n && i < (int64_t)(sizeof sp / sizeof sp[0]); i++)
+            x[(i * 7919) % n] = sp[i];
+    }
+    int gid;
+    fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
+    fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 3, &gid);
+    fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
+    static char what[sizeof jbuf + 4096];
+    snprintf(what, sizeof what, "width %d (%s)\nmodel: %s", width, got->how[gid], jbuf);
+    assert_contains(got->how[gid], "register pass");
+    expect_ok(g, ref, got, what);
+    expect_equal(g, got, gs, "TLF split vs unsplit");
+    fe_exec_result_free(ref);
+    fe_exec_result_free(got);
+    fe_exec_result_free(gs);
+    fe_plan_free(p);
+    fe_plan_free(ps);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+/* The chain of the benchmark at widths around the vector and strip sizes
+ * (masked tails), with an intermediate stored (a spill) and per-column
+ * weights. */
+static void test_register_chain(void **state)
+{
+    (void)state;
+    static const int W[] = {1, 7, 8, 9, 31, 32, 33, 63, 100, 1037, 2100};
+    for (size_t k = 0; k < sizeof W / sizeof W[0]; k++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "\"x\":{\"shape\":[3,%d],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"a\":{\"shape\":[%d],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+                 "\"b\":{\"shape\":[%d],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+                 "\"c\":{\"shape\":[%d],\"dtype\":\"f32\",\"kind\":\"weight\"}", W[k], W[k], W[k], W[k]);
+        check_run(t,
+                  "{\"name\":\"xa\",\"op\":\"mul\",\"inputs\":[\"x\",\"a\"],\"outputs\":[\"xa\"]},"
+                  "{\"name\":\"xab\",\"op\":\"add\",\"inputs\":[\"xa\",\"b\"],\"outputs\":[\"xab\"]},"
+                  "{\"name\":\"r\",\"op\":\"relu\",\"inputs\":[\"xab\"],\"outputs\":[\"r\"]},"
+                  "{\"name\":\"rc\",\"op\":\"mul\",\"inputs\":[\"r\",\"c\"],\"outputs\":[\"rc\"]},"
+                  "{\"name\":\"t\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
+                  "{\"name\":\"o\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"o\"]}",
+                  "\"o\",\"xab\"", W[k]);
+    }
+}
+
+/* Every operand form: the accumulator second (sub, div, maximum with a
+ * scalar first), twice (x * x), in each position of where and of a
+ * multiply-add; operands broadcast per row ([R, 1]), per column and
+ * scalar; converting loads (f16, bool); a value used again later (spilled
+ * and reloaded); several outputs. */
+static void test_register_forms(void **state)
+{
+    (void)state;
+    static const int W[] = {5, 40, 129};
+    for (size_t k = 0; k < sizeof W / sizeof W[0]; k++) {
+        char t[2048];
+        int w = W[k];
+        snprintf(t, sizeof t,
+                 "\"x\":{\"shape\":[4,%d],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"h\":{\"shape\":[4,%d],\"dtype\":\"f16\",\"kind\":\"input\"},"
+                 "\"r\":{\"shape\":[4,1],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"cond\":{\"shape\":[4,%d],\"dtype\":\"bool\",\"kind\":\"input\"},"
+                 "\"col\":{\"shape\":[%d],\"dtype\":\"f32\",\"kind\":\"weight\"}", w, w, w, w);
+        check_run(t,
+                  "{\"name\":\"s\",\"op\":\"sigmoid\",\"inputs\":[\"x\"],\"outputs\":[\"s\"]},"
+                  "{\"name\":\"d1\",\"op\":\"sub\",\"inputs\":[\"col\",\"s\"],\"outputs\":[\"d1\"]},"
+                  "{\"name\":\"d2\",\"op\":\"div\",\"inputs\":[\"r\",\"d1\"],\"outputs\":[\"d2\"]},"
+                  "{\"name\":\"d3\",\"op\":\"maximum\",\"inputs\":[\"d2\"],\"outputs\":[\"d3\"],"
+                  "\"attrs\":{\"scalar\":-0.5,\"scalar_index\":0}},"
+                  "{\"name\":\"sq\",\"op\":\"mul\",\"inputs\":[\"d3\",\"d3\"],\"outputs\":[\"sq\"]},"
+                  "{\"name\":\"w1\",\"op\":\"where\",\"inputs\":[\"cond\",\"sq\",\"x\"],\"outputs\":[\"w1\"]},"
+                  "{\"name\":\"w2\",\"op\":\"where\",\"inputs\":[\"cond\",\"h\",\"w1\"],\"outputs\":[\"w2\"]},"
+                  "{\"name\":\"p\",\"op\":\"mul\",\"inputs\":[\"x\",\"h\"],\"outputs\":[\"p\"]},"
+                  "{\"name\":\"f\",\"op\":\"add\",\"inputs\":[\"p\",\"w2\"],\"outputs\":[\"f\"]},"
+                  "{\"name\":\"e\",\"op\":\"exp\",\"inputs\":[\"f\"],\"outputs\":[\"e\"]},"
+                  "{\"name\":\"m\",\"op\":\"minimum\",\"inputs\":[\"s\",\"e\"],\"outputs\":[\"m\"]},"
+                  "{\"name\":\"g\",\"op\":\"gelu\",\"inputs\":[\"m\"],\"outputs\":[\"g\"],"
+                  "\"attrs\":{\"approximate\":\"tanh\"}},"
+                  "{\"name\":\"u\",\"op\":\"silu\",\"inputs\":[\"g\"],\"outputs\":[\"u\"]},"
+                  "{\"name\":\"v\",\"op\":\"sub\",\"inputs\":[\"u\",\"s\"],\"outputs\":[\"v\"]}",
+                  "\"v\",\"d2\",\"w2\"", w);
+    }
+}
+
 /* ---- matmul / conv groups ---- */
 
 typedef struct mcase {
@@ -559,6 +660,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_fused_groups),
         cmocka_unit_test(test_streaming_outputs),
+        cmocka_unit_test(test_register_chain),
+        cmocka_unit_test(test_register_forms),
         cmocka_unit_test(test_matmul_epilogue),
         cmocka_unit_test(test_matmul_prologue),
         cmocka_unit_test(test_matmul_batched_and_rows),

@@ -34,6 +34,8 @@ static const char usage[] =
     "  --execute           run plan and reference on the CPU kernels (see above)\n"
     "  --seed N            random inputs and weights for --execute (default 1)\n"
     "  --budget S          seconds of timed runs per measurement for --execute (0.5)\n"
+    "  --rtol R            judge every output with relative tolerance R (default by\n"
+    "                      dtype: f32 1e-4, f16 1e-2, bf16 5e-2)\n"
     "  --bench-budget S    seconds ctx:bench may spend measuring in this run (60)\n"
     "  --verbose           add the simulator's figures for every group\n"
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
@@ -74,6 +76,11 @@ static int parse(int argc, char **argv, run_opts *o)
         } else if (OPT("--seed")) {
             if (m != 2 && fe_cli_seed("run", val, &o->exec.seed))
                 m = 2;
+        } else if (OPT("--rtol")) {
+            char *end = NULL;
+            o->exec.rtol = m == 2 ? 0 : strtod(val, &end);
+            if (m != 2 && (end == val || *end || !(o->exec.rtol > 0) || o->exec.rtol >= 1))
+                m = 2, fe_cli_usage("run", "--rtol needs a relative tolerance in (0, 1), got '%s'", val);
         } else if (OPT("--budget")) {
             if (m != 2 && fe_cli_seconds("run", "--budget", val, &o->exec.budget))
                 m = 2;

@@ -32,7 +32,8 @@ int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *
         fe_error_prefix(err, "the plan: ");
         goto fail;
     }
-    if ((rc = fe_exec_compare(g, x->ref, x->got, &x->cmp, err)) != FE_OK)
+    if ((rc = fe_exec_compare_rtol(g, x->ref, x->got, o->rtol > 0 ? o->rtol : -1, &x->cmp, err)) !=
+        FE_OK)
         goto fail;
     x->have_cmp = 1;
     if (o->no_timing)

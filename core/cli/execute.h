@@ -15,6 +15,7 @@ typedef struct fe_cli_exec_opts {
     uint64_t seed;        /* 0 means 1 */
     double budget;        /* seconds of timed runs per measurement; 0 means 0.5 */
     int no_timing;        /* check numbers only */
+    double rtol;          /* one tolerance for every output; 0 means each dtype's */
 } fe_cli_exec_opts;
 
 typedef struct fe_cli_exec {

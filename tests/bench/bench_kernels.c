@@ -115,70 +115,46 @@ static void stream(bw *out, int R)
 
 /* ---- workloads ---- */
 
-/* A workload is a model text with %d placeholders for its leading sizes,
- * filled once with the real sizes and once with small ones whose data stays
- * in cache: the latter measures the compute ceiling of the fused kernel. */
+/* A workload is a model file examples/bench/<file>.json (examples/gen/bench.lua),
+ * run once as written and once with its named leading dims made small
+ * enough that the data stays in cache: the latter measures the compute
+ * ceiling of the fused kernel. */
 typedef struct workload {
     const char *name;
-    const char *fmt;
-    int big[3], small[3];
+    const char *file;
+    const char *dims[2];    /* leading dims shrunk for the in-cache run */
+    int64_t small[2];
     double target;          /* bandwidth ratio target */
 } workload;
 
 static const workload W[] = {
-    {"swiglu silu(g)*u f32[2048,11008]",
-     "{\"format\":\"fuseeng.model/1\",\"name\":\"swiglu\",\"tensors\":{"
-     "\"g\":{\"shape\":[%d,11008],\"dtype\":\"f32\",\"kind\":\"input\"},"
-     "\"u\":{\"shape\":[%d,11008],\"dtype\":\"f32\",\"kind\":\"input\"}},"
-     "\"nodes\":[{\"name\":\"silu\",\"op\":\"silu\",\"inputs\":[\"g\"],\"outputs\":[\"s\"]},"
-     "{\"name\":\"mul\",\"op\":\"mul\",\"inputs\":[\"s\",\"u\"],\"outputs\":[\"out\"]}],"
-     "\"outputs\":[\"out\"]}", {2048, 2048, 0}, {8, 8, 0}, 0.95},
-    {"add+rmsnorm f32[2048,4096] -> h, y",
-     "{\"format\":\"fuseeng.model/1\",\"name\":\"add_rmsnorm\",\"tensors\":{"
-     "\"x\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
-     "\"r\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
-     "\"w\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
-     "\"nodes\":[{\"name\":\"add\",\"op\":\"add\",\"inputs\":[\"x\",\"r\"],\"outputs\":[\"h\"]},"
-     "{\"name\":\"norm\",\"op\":\"rms_norm\",\"inputs\":[\"h\",\"w\"],\"outputs\":[\"y\"],"
-     "\"attrs\":{\"eps\":1e-6}}],\"outputs\":[\"h\",\"y\"]}", {2048, 2048, 0}, {16, 16, 0}, 0.85},
-    {"gelu tanh f32[2048,16384]",
-     "{\"format\":\"fuseeng.model/1\",\"name\":\"gelu\",\"tensors\":{"
-     "\"x\":{\"shape\":[%d,16384],\"dtype\":\"f32\",\"kind\":\"input\"}},"
-     "\"nodes\":[{\"name\":\"gelu\",\"op\":\"gelu\",\"inputs\":[\"x\"],\"outputs\":[\"out\"],"
-     "\"attrs\":{\"approximate\":\"tanh\"}}],\"outputs\":[\"out\"]}", {2048, 0, 0}, {8, 0, 0}, 0.95},
-    {"chain6 tanh(relu(x*a+b)*c)+x f32[4096,4096]",
-     "{\"format\":\"fuseeng.model/1\",\"name\":\"chain6\",\"tensors\":{"
-     "\"x\":{\"shape\":[%d,4096],\"dtype\":\"f32\",\"kind\":\"input\"},"
-     "\"a\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"},"
-     "\"b\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"},"
-     "\"c\":{\"shape\":[4096],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
-     "\"nodes\":[{\"name\":\"xa\",\"op\":\"mul\",\"inputs\":[\"x\",\"a\"],\"outputs\":[\"xa\"]},"
-     "{\"name\":\"xab\",\"op\":\"add\",\"inputs\":[\"xa\",\"b\"],\"outputs\":[\"xab\"]},"
-     "{\"name\":\"relu\",\"op\":\"relu\",\"inputs\":[\"xab\"],\"outputs\":[\"r\"]},"
-     "{\"name\":\"rc\",\"op\":\"mul\",\"inputs\":[\"r\",\"c\"],\"outputs\":[\"rc\"]},"
-     "{\"name\":\"tanh\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
-     "{\"name\":\"out\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"out\"]}],"
-     "\"outputs\":[\"out\"]}", {4096, 0, 0}, {32, 0, 0}, 0.95},
-    {"softmax(x*0.125+mask) f32[32,2048,2048]",
-     "{\"format\":\"fuseeng.model/1\",\"name\":\"softmax\",\"tensors\":{"
-     "\"x\":{\"shape\":[%d,%d,2048],\"dtype\":\"f32\",\"kind\":\"input\"},"
-     "\"mask\":{\"shape\":[%d,2048],\"dtype\":\"f32\",\"kind\":\"input\"}},"
-     "\"nodes\":[{\"name\":\"scaled\",\"op\":\"mul\",\"inputs\":[\"x\"],\"outputs\":[\"s\"],"
-     "\"attrs\":{\"scalar\":0.125}},"
-     "{\"name\":\"masked\",\"op\":\"add\",\"inputs\":[\"s\",\"mask\"],\"outputs\":[\"m\"]},"
-     "{\"name\":\"softmax\",\"op\":\"softmax\",\"inputs\":[\"m\"],\"outputs\":[\"out\"],"
-     "\"attrs\":{\"axis\":-1}}],\"outputs\":[\"out\"]}", {32, 2048, 2048}, {1, 32, 32}, 0.60},
+    {"swiglu silu(g)*u f32[2048,11008]", "swiglu", {"T", NULL}, {8, 0}, 0.95},
+    {"add+rmsnorm f32[2048,4096] -> h, y", "add_rmsnorm", {"T", NULL}, {16, 0}, 0.85},
+    {"gelu tanh f32[2048,16384]", "gelu", {"T", NULL}, {8, 0}, 0.95},
+    {"chain6 tanh(relu(x*a+b)*c)+x f32[4096,4096]", "chain6", {"T", NULL}, {32, 0}, 0.95},
+    {"softmax(x*0.125+mask) f32[32,2048,2048]", "softmax", {"H", "Q"}, {1, 32}, 0.60},
 };
 
-static const char *MM_JSON =
-    "{\"format\":\"fuseeng.model/1\",\"name\":\"matmul_bias_gelu\",\"tensors\":{"
-    "\"a\":{\"shape\":[2048,2048],\"dtype\":\"f32\",\"kind\":\"input\"},"
-    "\"w\":{\"shape\":[2048,2048],\"dtype\":\"f32\",\"kind\":\"weight\"},"
-    "\"bias\":{\"shape\":[2048],\"dtype\":\"f32\",\"kind\":\"weight\"}},"
-    "\"nodes\":[{\"name\":\"mm\",\"op\":\"matmul\",\"inputs\":[\"a\",\"w\"],\"outputs\":[\"y\"]},"
-    "{\"name\":\"bias\",\"op\":\"add\",\"inputs\":[\"y\",\"bias\"],\"outputs\":[\"yb\"]},"
-    "{\"name\":\"gelu\",\"op\":\"gelu\",\"inputs\":[\"yb\"],\"outputs\":[\"out\"],"
-    "\"attrs\":{\"approximate\":\"tanh\"}}],\"outputs\":[\"out\"]}";
+/* Where the model files are: $FE_BENCH_MODELS, else examples/bench under
+ * the working directory (make bench runs from the top), else relative to
+ * the program (build/bench/bench_kernels). */
+static char models_dir[4096] = "examples/bench";
+
+static void find_models(const char *argv0)
+{
+    const char *e = getenv("FE_BENCH_MODELS");
+    char probe[4200];
+    if (e && *e) {
+        snprintf(models_dir, sizeof models_dir, "%s", e);
+        return;
+    }
+    snprintf(probe, sizeof probe, "%s/swiglu.json", models_dir);
+    if (access(probe, R_OK) == 0)
+        return;
+    const char *slash = strrchr(argv0, '/');
+    int n = slash ? (int)(slash - argv0) : 1;
+    snprintf(models_dir, sizeof models_dir, "%.*s/../../examples/bench", n, slash ? argv0 : ".");
+}
 
 static int npass, nfail;
 
@@ -190,12 +166,16 @@ static void verdict(int ok, const char *fmt, double got, double want)
     ok ? npass++ : nfail++;
 }
 
-static fe_graph *load(const char *json, const char *label)
+/* examples/bench/<file>.json with dims overridden (dims may be NULL). */
+static fe_graph *load(const char *file, const fe_dimset *dims)
 {
     fe_error err = {0};
-    fe_graph *g = fe_load_model_buffer(json, strlen(json), label, NULL, &err);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.json", models_dir, file);
+    fe_graph *g = fe_load_model_file(path, dims, &err);
     if (!g) {
-        fprintf(stderr, "bench: %s\n", err.message);
+        fprintf(stderr, "bench: %s (set FE_BENCH_MODELS to the directory of the workload files)\n",
+                err.message);
         exit(1);
     }
     return g;
@@ -232,11 +212,17 @@ static double fused_bytes(const fe_graph *g)
  * the host is shared, and noise comes in bursts longer than one round. */
 enum { ROUNDS = 3 };
 
-static fe_graph *load_sized(const workload *w, const int *n)
+/* The workload as written, or small (its leading dims overridden). */
+static fe_graph *load_workload(const workload *w, int small)
 {
-    char json[4096];
-    snprintf(json, sizeof json, w->fmt, n[0], n[1], n[2]);
-    return load(json, w->name);
+    const char *names[2];
+    int64_t values[2];
+    fe_dimset d = {0, names, values};
+    for (int i = 0; i < 2 && small && w->dims[i]; i++) {
+        names[d.n] = w->dims[i];
+        values[d.n++] = w->small[i];
+    }
+    return load(w->file, small ? &d : NULL);
 }
 
 /* Compute ceiling: the fused kernel on data that stays in cache, as
@@ -244,7 +230,7 @@ static fe_graph *load_sized(const workload *w, const int *n)
 static double in_cache_rate(const workload *w)
 {
     fe_error err = {0};
-    fe_graph *g = load_sized(w, w->small);
+    fe_graph *g = load_workload(w, 1);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     fe_bench_opts o = {budget, 20, 50, 0};
     fe_bench_group b;
@@ -282,7 +268,7 @@ typedef struct wres {
 static void run_workload(const workload *w, wres *res)
 {
     fe_error err = {0};
-    fe_graph *g = load_sized(w, w->big);
+    fe_graph *g = load_workload(w, 0);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     fe_bench_opts o = {budget, 2, 5, 0};
     fe_bench_group b;
@@ -424,7 +410,7 @@ static void paired_epilogue(fe_exec *ex, const fe_graph *g, mres *r)
 static void run_matmul(mres *r)
 {
     fe_error err = {0};
-    fe_graph *g = load(MM_JSON, "matmul_bias_gelu");
+    fe_graph *g = load("matmul_bias_gelu", NULL);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     fe_bench_opts o = {budget, 1, 3, 0};
     fe_bench_group mb, mblas, fused, fblas;
@@ -503,6 +489,7 @@ int main(int argc, char **argv)
         budget = atof(e);
     if (budget <= 0)
         budget = 0.2;
+    find_models(argv[0]);
     printf("bench_kernels: %d threads, %.2f s per item, %d rounds, medians\n\n", omp_get_max_threads(),
            budget, ROUNDS);
     stream(&m, 15);

@@ -1,0 +1,66 @@
+/* vecprog.h: register-resident evaluation of a run of elementwise ops.
+ *
+ * The fused executor's instructions each make a pass over a tile in L1: an
+ * op costs a load and a store per vector besides its arithmetic, and for
+ * cheap ops (add, relu, a multiply by a weight) those are most of the cost.
+ * A vector program instead takes 32 elements at a time through every op of
+ * the run with the current value (the accumulator) held in registers; only
+ * operands from outside the run are loaded, and only values needed after
+ * the run (or by a non-adjacent op) are written out.
+ *
+ * Every op reads its operands (the accumulator or memory) and leaves its
+ * result in the accumulator; ST writes the accumulator to memory. Which
+ * operands come from memory is part of the op's code (fe_k_vcode), so the
+ * evaluator's inner loops have no branches besides the dispatch, which is
+ * paid once per op per 32 elements.
+ *
+ * Programs are bound to a tile before they run: each memory operand becomes
+ * a pointer to the tile's first element, or to 8 copies of a broadcast
+ * value with mask 0 (every vector of the tile then reads the same 8 floats).
+ */
+#ifndef FE_VECPROG_H
+#define FE_VECPROG_H
+
+#include <stdint.h>
+
+enum {
+    FE_V_LD, FE_V_ST,
+    /* unary */
+    FE_V_RELU, FE_V_SILU, FE_V_SIGMOID, FE_V_TANH, FE_V_EXP, FE_V_NEG, FE_V_ABS,
+    FE_V_SQRT, FE_V_RSQRT, FE_V_RECIP, FE_V_GELU_TANH,
+    /* binary */
+    FE_V_ADD, FE_V_SUB, FE_V_MUL, FE_V_DIV, FE_V_MAX, FE_V_MIN,
+    /* ternary */
+    FE_V_FMA, FE_V_WHERE,
+    FE_V_NOPS
+};
+
+/* A bound op: code from fe_k_vcode, memory operands' pointers and masks. */
+typedef struct fe_k_vbound {
+    int code;
+    int nt;                 /* ST: streaming stores (p[0] is 32-byte aligned) */
+    float *p[3];            /* operand k's tile start (ST: the destination) */
+    int64_t m[3];           /* -1: walks the tile; 0: 8 copies of one value */
+} fe_k_vbound;
+
+/* The code of op `op` (FE_V_*) with operand k in memory when bit k of
+ * in_mem is set (the accumulator otherwise). ST and LD take their operand
+ * from memory: in_mem = 1. */
+int fe_k_vcode(int op, unsigned in_mem);
+
+/* Whether the evaluator has that form: LD and ST with in_mem 1, unary ops
+ * with 0 (their operand is the accumulator), binary and ternary ops with
+ * exactly one operand in the accumulator (add and mul: the first). Other
+ * forms are made of these with an LD or a spill. */
+int fe_k_vform_ok(int op, unsigned in_mem);
+
+/* FE_V_* of unary op `op` (FE_OP_*), or -1 when it has no vector form
+ * (those keep their tile pass); the same for binary ops (add, sub, mul,
+ * div, maximum, minimum). Both are -1 on builds without AVX2. */
+int fe_k_vop_unary(int op, int approx_tanh);
+int fe_k_vop_binary(int op);
+
+/* Run ops[0..n) over elements [0, w) of the tile they are bound to. */
+void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w);
+
+#endif

@@ -1,0 +1,163 @@
+# execute.sh: the CPU kernels from the command line: run --execute (every
+# example model under every shipped policy equals the unfused reference),
+# bench, profile, ab --measure and ctx:bench. Dims are lowered so that the
+# whole file runs in well under a minute on two cores.
+. tests/lib.sh
+E=examples/models
+B=examples/bench
+Q="--budget 0.01"
+
+# Each example model at a small size, with the dims it has.
+models() {
+    echo "$E/allreduce_epilogue.json --dim T=64"
+    echo "$E/bert_base_layer.json --dim B=1 --dim S=32"
+    echo "$E/gpt2_block.json --dim S=32"
+    echo "$E/hub_conflict.json --dim M=64 --dim N=64"
+    echo "$E/llama2_7b_layer.json --dim S=8"
+    echo "$E/opu_convnet.json"
+    echo "$E/resnet50_bottleneck.json"
+}
+
+# Fused = unfused within tolerance, for every model and shipped policy
+# (benchmark_fusion is measured below on smaller graphs: it times every
+# candidate).
+for p in no_fusion fuse_all static_rules profile_lookup gcu_afe gcu_tlf memory_aware; do
+    models | while read -r m dims; do
+        # shellcheck disable=SC2086
+        if "$FUSEENG" run $m $dims --policy $p --execute $Q >"$T/out" 2>"$T/err" &&
+            grep -Eq '^ +[^ ]+ .* ok$' "$T/out" && ! grep -q MISMATCH "$T/out"; then
+            echo "ok"
+        else
+            echo "not ok $m $p: $(head -c 300 "$T/err")"
+        fi
+    done
+done >"$T/matrix"
+bad=$(grep -c '^not ok' "$T/matrix")
+if [ "$bad" -eq 0 ] && [ "$(grep -c '^ok' "$T/matrix")" -eq 49 ]; then
+    ok "7 example models x 7 policies: plan equals the unfused reference"
+else
+    not_ok "7 example models x 7 policies: plan equals the unfused reference" "$(grep '^not ok' "$T/matrix")"
+fi
+
+expect_ok "run --execute reports errors per output and times per group" \
+    'executed +on this CPU .*plan [0-9.]+ ms, unfused [0-9.]+ ms' \
+    "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute $Q
+grep -Eq '^ +0 +silu\+mul +2 +[0-9.]+ +fused_rows' "$T/out" && ok "the group's measured time and kernel" ||
+    not_ok "the group's measured time and kernel" "$(cat "$T/out")"
+expect_ok "run --execute --json adds an executed summary" '"executed": \{' \
+    "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute --json $Q
+grep -q '"ok": true' "$T/out" && grep -Eq '"max_rel": [0-9.e-]+' "$T/out" && ok "executed JSON: ok and max_rel" ||
+    not_ok "executed JSON: ok and max_rel" "$(head -c 400 "$T/out")"
+
+# Outside tolerance: the report, then exit 1 naming the output and element.
+"$FUSEENG" run $B/chain6.json --dim T=64 --policy fuse_all --execute --rtol 1e-9 $Q >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q MISMATCH "$T/out" &&
+    grep -Eq "output 'out' has [0-9]+ elements? outside tolerance \(rtol 1e-09; worst at index" "$T/err"; then
+    ok "results outside --rtol: exit 1 and the worst element"
+else
+    not_ok "results outside --rtol: exit 1 and the worst element" "exit $rc" "$(head -c 400 "$T/err")"
+fi
+expect_fail "--rtol out of range" 2 '--rtol needs a relative tolerance in \(0, 1\)' \
+    "$FUSEENG" run $B/swiglu.json --policy fuse_all --execute --rtol 2
+expect_fail "--seed must be a positive integer" 2 '--seed needs a positive integer' \
+    "$FUSEENG" run $B/swiglu.json --policy fuse_all --execute --seed -3
+expect_fail "--budget must be seconds" 2 '--budget needs a number of seconds' \
+    "$FUSEENG" run $B/swiglu.json --policy fuse_all --execute --budget soon
+
+# A model too large for this machine is refused before anything is allocated.
+expect_fail "a model larger than memory" 2 'executing the reference needs [0-9.]+ GiB .* lower the dims' \
+    "$FUSEENG" run $B/swiglu.json --dim T=100000000 --policy fuse_all --execute
+# An op without a kernel is named, with no half report.
+cat >"$T/custom.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "mystery",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "odd", "op": "custom", "inputs": ["x"], "outputs": ["y"],
+            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}}],
+ "outputs": ["y"]}
+JSON
+expect_fail "a custom op without a kernel" 2 "custom\.json: cannot execute: node 'odd' is a custom op \(aten 'aten::special_bessel_j0'\)" \
+    "$FUSEENG" run "$T/custom.json" --policy fuse_all --execute
+
+# bench: groups, single ops, totals; JSON keys the issue names.
+expect_ok "bench prints groups, single ops and totals" 'speedup +[0-9.]+x' \
+    "$FUSEENG" bench $B/swiglu.json --dim T=64 --policy fuse_all $Q
+grep -q '^single ops' "$T/out" && grep -Eq '^ +silu +silu +0 ' "$T/out" && grep -q 'unfused, end to end' "$T/out" &&
+    ok "bench: every op and both totals" || not_ok "bench: every op and both totals" "$(cat "$T/out")"
+expect_ok "bench --json" '"format": "fuseeng.bench/1"' \
+    "$FUSEENG" bench $B/add_rmsnorm.json --dim T=32 --policy fuse_all --json $Q
+for k in nodes median_ms min_ms max_ms bytes separate_ms; do
+    grep -q "\"$k\":" "$T/out" || miss="$miss $k"
+done
+grep -q '"totals": {' "$T/out" && grep -q '"unfused": {' "$T/out" || miss="$miss totals"
+[ -z "$miss" ] && ok "bench --json: group keys and totals" || not_ok "bench --json: group keys and totals" "missing:$miss"
+expect_ok "bench without a policy times every op alone" 'plan +unfused \(2 groups\)' \
+    "$FUSEENG" bench $B/swiglu.json --dim T=16 $Q
+"$FUSEENG" run $B/swiglu.json --dim T=16 --policy fuse_all --plan-out "$T/plan.json" >/dev/null
+expect_ok "bench a saved plan" "plan +$T/plan.json \\(1 groups\\)" \
+    "$FUSEENG" bench $B/swiglu.json --dim T=16 --plan "$T/plan.json" $Q
+expect_fail "bench: --plan and --policy together" 2 'either --plan or --policy' \
+    "$FUSEENG" bench $B/swiglu.json --plan "$T/plan.json" --policy fuse_all
+expect_fail "bench: a bad model" 2 'nosuch\.json' "$FUSEENG" bench "$T/nosuch.json"
+
+# profile: written, loadable, and profile_lookup finds its exact keys.
+expect_ok "profile writes single and fused entries" 'wrote .*p\.json: [0-9]+ single and [1-9][0-9]* fused entries' \
+    "$FUSEENG" profile $E/gpt2_block.json --dim S=16 --policy profile_lookup -o "$T/p.json" $Q
+grep -q '"silu\|"gelu"' "$T/p.json" && grep -Eq '"[0-9a-f]{16}": "[a-z_+]+ [a-z0-9]+\[' "$T/p.json" &&
+    ok "profile: compat keys, exact keys and their shapes" || not_ok "profile: compat keys, exact keys and their shapes" "$(head -c 600 "$T/p.json")"
+expect_ok "profile_lookup decides from the measured profile by exact key" '\(exact key\)' \
+    "$FUSEENG" run $E/gpt2_block.json --dim S=16 --policy profile_lookup --profile "$T/p.json" --explain
+expect_fail "profile needs -o" 2 'missing -o PROFILE' "$FUSEENG" profile $B/swiglu.json
+expect_fail "profile: an unwritable file" 2 'nodir/p\.json' \
+    "$FUSEENG" profile $B/swiglu.json --dim T=8 -o "$T/nodir/p.json" $Q
+
+# ab --measure: measured columns and a results check.
+expect_ok "ab --measure adds measured time and a results check" 'cpu ms +speedup +results' \
+    "$FUSEENG" ab $B/swiglu.json $B/add_rmsnorm.json --dim T=32 --policy fuse_all --policy no_fusion --measure $Q
+[ "$(grep -Ec ' ok$' "$T/out")" -eq 4 ] && ok "ab --measure: every plan ok" || not_ok "ab --measure: every plan ok" "$(cat "$T/out")"
+expect_ok "ab --measure --csv" 'model,policy,.*,cpu_ms,cpu_speedup,cpu_ok,cpu_max_rel' \
+    "$FUSEENG" ab $B/swiglu.json --dim T=32 --policy fuse_all --policy no_fusion --measure --csv $Q
+
+# ctx:bench and benchmark_fusion: measured decisions, cache, budget.
+expect_ok "benchmark_fusion decides from measurements" '(fuse|no) +\[silu, out\] +measured [0-9.]+x \(separate [0-9.]+ ms, fused [0-9.]+ ms, fused_rows\)' \
+    "$FUSEENG" run $B/swiglu.json --dim T=256 --policy benchmark_fusion --explain
+cat >"$T/cache.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy {
+  name = "cache", driver = "greedy",
+  decide = function(self, group, ctx)
+    local a = ctx:bench(group)
+    local b = ctx:bench(group)
+    local c = ctx:bench(group, { kernel = "per_op" })
+    ctx:log(("first cached=%s second cached=%s per_op kernel=%s fused_kernel=%s bytes=%d"):format(
+      tostring(a.cached), tostring(b.cached), c.kernel, tostring(c.fused_kernel), a.bytes))
+    return true
+  end,
+}
+LUA
+expect_ok "ctx:bench caches per exact key and kernel" 'first cached=false second cached=true per_op kernel=per_op fused_kernel=false bytes=528384' \
+    "$FUSEENG" run $B/swiglu.json --dim T=4 --policy "$T/cache.lua" --explain
+cat >"$T/budget.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy {
+  name = "budget", driver = "greedy",
+  decide = function(self, group, ctx)
+    local m, why = ctx:bench(group)
+    ctx:log(m and "measured" or ("unmeasured: " .. why))
+    return false
+  end,
+}
+LUA
+expect_ok "ctx:bench past the run's budget returns nil and why" 'unmeasured: this run has spent its 1e-09 s measuring budget' \
+    "$FUSEENG" run $E/gpt2_block.json --dim S=64 --policy "$T/budget.lua" --bench-budget 1e-9 --explain
+cat >"$T/badbench.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy {
+  name = "badbench", driver = "greedy",
+  decide = function(self, group, ctx) return ctx:bench(group, { kernel = "warp_drive" }) end,
+}
+LUA
+expect_fail "ctx:bench with an unknown kernel" 2 "badbench\.lua:4: bench: unknown kernel 'warp_drive' \(choices: auto" \
+    "$FUSEENG" run $B/swiglu.json --dim T=4 --policy "$T/badbench.lua"
+finish
