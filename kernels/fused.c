@@ -142,7 +142,7 @@ typedef struct tstate {
     float *slots;
     vsrc *vtab;                    /* the bound table of the run being executed */
     fe_k_vbound *vb;               /* and its ops */
-    float *vbc;                    /* 8 copies of each broadcast value */
+    float *vbc;                    /* FE_K_VLANES copies of each broadcast value */
     float *rowv;
     const float **inptr;
     int64_t *inoff;
@@ -1268,7 +1268,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         /* per thread: slots (64-byte aligned), row values, input pointers */
         size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
         size_t per = (size_t)p->nslots * ts * sizeof(float) + 64 +
-                     (size_t)(p->maxent + 1) * (8 * sizeof(float) + sizeof(vsrc)) +
+                     (size_t)(p->maxent + 1) * (FE_K_VLANES * sizeof(float) + sizeof(vsrc)) +
                      (size_t)(p->maxops + 1) * sizeof(fe_k_vbound) + 64 +
                      (size_t)(p->nrowv + 1) * sizeof(float) +
                      (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
@@ -1285,7 +1285,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
             s->slots = (float *)b;
             b += (size_t)p->nslots * ts * sizeof(float);
             s->vbc = (float *)b;      /* 64-byte aligned: slots are whole lines */
-            b += (size_t)(p->maxent + 1) * 8 * sizeof(float);
+            b += (size_t)(p->maxent + 1) * FE_K_VLANES * sizeof(float);
             s->vtab = (vsrc *)b;
             b += (size_t)(p->maxent + 1) * sizeof(vsrc);
             s->vb = (fe_k_vbound *)b;
@@ -1439,7 +1439,7 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
         if (v->out >= 0) {
             const pout *o = &p->outs[v->out];
             s->p = (float *)bufs[o->tensor].data + row * p->C + c0;
-            s->nt = o->nt && !((uintptr_t)s->p & 31u);
+            s->nt = o->nt && !((uintptr_t)s->p % (FE_K_VLANES * sizeof(float)));
             continue;
         }
         int st;
@@ -1448,8 +1448,8 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
             s->p = (float *)x;
             continue;
         }
-        float *b = ts->vbc + 8 * e;
-        for (int k = 0; k < 8; k++)
+        float *b = ts->vbc + FE_K_VLANES * e;
+        for (int k = 0; k < FE_K_VLANES; k++)
             b[k] = x[0];
         s->p = b;
         s->m = 0;

@@ -43,45 +43,95 @@ int fe_k_vcode(int op, unsigned in_mem)
     return op * 8 + (int)(in_mem & 7u);
 }
 
-ALWAYS __m256 unary(int code, __m256 v)
+/* The vector of the programs (FE_K_VLANES floats), its tail mask and the
+ * few operations the math of vmath.h does not provide. */
+#ifdef FE_K_AVX512
+typedef __m512 vec;
+typedef __mmask16 vmask;
+#define V(name) fe_k_v16_##name
+#define VSET _mm512_set1_ps
+#define VLOAD _mm512_loadu_ps
+#define VLOADM(p, m) _mm512_maskz_loadu_ps(m, p)
+#define VSTORE _mm512_storeu_ps
+#define VSTOREM(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define VSTREAM _mm512_stream_ps
+#define VADD _mm512_add_ps
+#define VSUB _mm512_sub_ps
+#define VMUL _mm512_mul_ps
+#define VDIV _mm512_div_ps
+#define VMAX _mm512_max_ps
+#define VSQRT _mm512_sqrt_ps
+#define VFMA _mm512_fmadd_ps
+#define VXORI(v, m) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(m)))
+#define VANDI(v, m) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(m)))
+/* c == 0 ? b : a */
+#define VPICK0(c, a, b) _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(c, VSET(0.0f), _CMP_EQ_OQ), b)
+#define MASK_ALL ((vmask)0xFFFF)
+#define MASK_FIRST(n) ((vmask)((1u << (n)) - 1u))
+#else
+typedef __m256 vec;
+typedef __m256i vmask;
+#define V(name) fe_k_v8_##name
+#define VSET _mm256_set1_ps
+#define VLOAD _mm256_loadu_ps
+#define VLOADM(p, m) _mm256_maskload_ps(p, m)
+#define VSTORE _mm256_storeu_ps
+#define VSTOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define VSTREAM _mm256_stream_ps
+#define VADD _mm256_add_ps
+#define VSUB _mm256_sub_ps
+#define VMUL _mm256_mul_ps
+#define VDIV _mm256_div_ps
+#define VMAX _mm256_max_ps
+#define VSQRT _mm256_sqrt_ps
+#define VFMA _mm256_fmadd_ps
+#define VXORI(v, m) _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(m)))
+#define VANDI(v, m) _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(m)))
+#define VPICK0(c, a, b) _mm256_blendv_ps(a, b, _mm256_cmp_ps(c, VSET(0.0f), _CMP_EQ_OQ))
+#define MASK_ALL _mm256_set1_epi32(-1)
+#define MASK_FIRST(n) \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#endif
+#define L FE_K_VLANES
+
+ALWAYS vec unary(int code, vec v)
 {
-    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
     switch (code) {
-    case FE_V_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v);
-    case FE_V_SILU: return fe_k_v8_silu(v);
-    case FE_V_SIGMOID: return fe_k_v8_sigmoid(v);
-    case FE_V_TANH: return fe_k_v8_tanh(v);
-    case FE_V_EXP: return fe_k_v8_exp(v);
-    case FE_V_NEG: return _mm256_xor_ps(v, sign);
-    case FE_V_ABS: return _mm256_andnot_ps(sign, v);
-    case FE_V_SQRT: return _mm256_sqrt_ps(v);
-    case FE_V_RSQRT: return _mm256_div_ps(one, _mm256_sqrt_ps(v));
-    case FE_V_RECIP: return _mm256_div_ps(one, v);
-    case FE_V_GELU_TANH: return fe_k_v8_gelu_tanh(v);
+    case FE_V_RELU: return VMAX(VSET(0.0f), v);
+    case FE_V_SILU: return V(silu)(v);
+    case FE_V_SIGMOID: return V(sigmoid)(v);
+    case FE_V_TANH: return V(tanh)(v);
+    case FE_V_EXP: return V(exp)(v);
+    case FE_V_NEG: return VXORI(v, (int)0x80000000u);
+    case FE_V_ABS: return VANDI(v, 0x7FFFFFFF);
+    case FE_V_SQRT: return VSQRT(v);
+    case FE_V_RSQRT: return VDIV(VSET(1.0f), VSQRT(v));
+    case FE_V_RECIP: return VDIV(VSET(1.0f), v);
+    case FE_V_GELU_TANH: return V(gelu_tanh)(v);
     default: return v;
     }
 }
 
-ALWAYS __m256 binary(int code, __m256 a, __m256 b)
+ALWAYS vec binary(int code, vec a, vec b)
 {
     switch (code) {
-    case FE_V_ADD: return _mm256_add_ps(a, b);
-    case FE_V_SUB: return _mm256_sub_ps(a, b);
-    case FE_V_MUL: return _mm256_mul_ps(a, b);
-    case FE_V_DIV: return _mm256_div_ps(a, b);
-    case FE_V_MAX: return fe_k_v8_maxnan(a, b);
-    case FE_V_MIN: return fe_k_v8_minnan(a, b);
+    case FE_V_ADD: return VADD(a, b);
+    case FE_V_SUB: return VSUB(a, b);
+    case FE_V_MUL: return VMUL(a, b);
+    case FE_V_DIV: return VDIV(a, b);
+    case FE_V_MAX: return V(maxnan)(a, b);
+    case FE_V_MIN: return V(minnan)(a, b);
     default: return a;
     }
 }
 
 /* where: c == 0 picks b; NaN compares unequal to 0, so it picks a (as the
  * tile pass does) */
-ALWAYS __m256 ternary(int code, __m256 a, __m256 b, __m256 c)
+ALWAYS vec ternary(int code, vec a, vec b, vec c)
 {
     if (code == FE_V_FMA)
-        return _mm256_fmadd_ps(a, b, c);
-    return _mm256_blendv_ps(b, c, _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_EQ_OQ));
+        return VFMA(a, b, c);
+    return VPICK0(a, b, c);
 }
 
 /* U independent vectors per dispatch: each case runs its op on all of
@@ -93,14 +143,14 @@ ALWAYS __m256 ternary(int code, __m256 a, __m256 b, __m256 c)
     do {                                             \
         _Pragma("GCC unroll 4")                      \
         for (int u = 0; u < U; u++) {                \
-            const int64_t j = i + 8 * u;             \
+            const int64_t j = i + L * u;             \
             (void)j;                                 \
             STMT;                                    \
         }                                            \
     } while (0)
 
 #define MEM(k) (o->p[k] + (j & o->m[k]))
-#define LDM(k) (tail ? _mm256_maskload_ps(MEM(k), lm) : _mm256_loadu_ps(MEM(k)))
+#define LDM(k) (tail ? VLOADM(MEM(k), lm) : VLOAD(MEM(k)))
 /* operand k under form F (a constant in each case, so the test folds) */
 #define ARG(k, F) ((((F) >> (k)) & 1) ? LDM(k) : acc[u])
 
@@ -115,10 +165,9 @@ ALWAYS __m256 ternary(int code, __m256 a, __m256 b, __m256 c)
  * only the forms the translator emits have cases (fe_k_vform_ok). */
 __attribute__((optimize("no-jump-tables")))
 ALWAYS void strip(const fe_k_vbound *ops, int n, int64_t i, const int U, const int tail,
-                  __m256i lm)
+                  vmask lm)
 {
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                     _mm256_setzero_ps()};
+    vec acc[4] = {VSET(0.0f), VSET(0.0f), VSET(0.0f), VSET(0.0f)};
     for (const fe_k_vbound *o = ops; o < ops + n; o++) {
         switch (o->code) {
         case FE_V_LD * 8 + 1:
@@ -126,11 +175,11 @@ ALWAYS void strip(const fe_k_vbound *ops, int n, int64_t i, const int U, const i
             break;
         case FE_V_ST * 8 + 1:
             if (tail)
-                EACH(_mm256_maskstore_ps(o->p[0] + j, lm, acc[u]));
+                EACH(VSTOREM(o->p[0] + j, lm, acc[u]));
             else if (o->nt)
-                EACH(_mm256_stream_ps(o->p[0] + j, acc[u]));
+                EACH(VSTREAM(o->p[0] + j, acc[u]));
             else
-                EACH(_mm256_storeu_ps(o->p[0] + j, acc[u]));
+                EACH(VSTORE(o->p[0] + j, acc[u]));
             break;
         C1(FE_V_RELU) C1(FE_V_SILU) C1(FE_V_SIGMOID) C1(FE_V_TANH) C1(FE_V_EXP)
         C1(FE_V_NEG) C1(FE_V_ABS) C1(FE_V_SQRT) C1(FE_V_RSQRT) C1(FE_V_RECIP)
@@ -160,17 +209,13 @@ int fe_k_vform_ok(int op, unsigned in_mem)
 __attribute__((optimize("no-jump-tables")))
 void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w)
 {
-    const __m256i all = _mm256_set1_epi32(-1);
     int64_t i = 0;
-    for (; i + 32 <= w; i += 32)
-        strip(ops, n, i, 4, 0, all);
-    for (; i + 8 <= w; i += 8)
-        strip(ops, n, i, 1, 0, all);
-    if (i < w) {
-        __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        __m256i lm = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(w - i)), lane);
-        strip(ops, n, i, 1, 1, lm);
-    }
+    for (; i + 4 * L <= w; i += 4 * L)
+        strip(ops, n, i, 4, 0, MASK_ALL);
+    for (; i + L <= w; i += L)
+        strip(ops, n, i, 1, 0, MASK_ALL);
+    if (i < w)
+        strip(ops, n, i, 1, 1, MASK_FIRST((int)(w - i)));
 }
 
 #else /* no AVX2: the fused executor keeps its tile passes */

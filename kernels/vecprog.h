@@ -3,8 +3,9 @@
  * The fused executor's instructions each make a pass over a tile in L1: an
  * op costs a load and a store per vector besides its arithmetic, and for
  * cheap ops (add, relu, a multiply by a weight) those are most of the cost.
- * A vector program instead takes 32 elements at a time through every op of
- * the run with the current value (the accumulator) held in registers; only
+ * A vector program instead takes four vectors (32 or 64 floats) at a time
+ * through every op of the run with the current value (the accumulator) held
+ * in registers; only
  * operands from outside the run are loaded, and only values needed after
  * the run (or by a non-adjacent op) are written out.
  *
@@ -12,16 +13,31 @@
  * result in the accumulator; ST writes the accumulator to memory. Which
  * operands come from memory is part of the op's code (fe_k_vcode), so the
  * evaluator's inner loops have no branches besides the dispatch, which is
- * paid once per op per 32 elements.
+ * paid once per op per four vectors.
  *
  * Programs are bound to a tile before they run: each memory operand becomes
- * a pointer to the tile's first element, or to 8 copies of a broadcast
- * value with mask 0 (every vector of the tile then reads the same 8 floats).
+ * a pointer to the tile's first element, or to FE_K_VLANES copies of a
+ * broadcast value with mask 0 (every vector of the tile then reads the same
+ * copies).
+ *
+ * Vectors are 16 floats where the build targets AVX-512 and 8 with AVX2:
+ * the math is the same operations at either width (vmath_fn.h), so the
+ * values do not depend on it; on a core with full-width AVX-512 units the
+ * wider vectors double the arithmetic per instruction, which is what a
+ * chain with tanh or exp in it needs to keep up with memory.
  */
 #ifndef FE_VECPROG_H
 #define FE_VECPROG_H
 
 #include <stdint.h>
+
+#include "vmath.h"
+
+#ifdef FE_K_AVX512
+#define FE_K_VLANES 16
+#else
+#define FE_K_VLANES 8
+#endif
 
 enum {
     FE_V_LD, FE_V_ST,
@@ -38,9 +54,9 @@ enum {
 /* A bound op: code from fe_k_vcode, memory operands' pointers and masks. */
 typedef struct fe_k_vbound {
     int code;
-    int nt;                 /* ST: streaming stores (p[0] is 32-byte aligned) */
+    int nt;                 /* ST: streaming stores (p[0] is aligned to a vector) */
     float *p[3];            /* operand k's tile start (ST: the destination) */
-    int64_t m[3];           /* -1: walks the tile; 0: 8 copies of one value */
+    int64_t m[3];           /* -1: walks the tile; 0: FE_K_VLANES copies of one value */
 } fe_k_vbound;
 
 /* The code of op `op` (FE_V_*) with operand k in memory when bit k of

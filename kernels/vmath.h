@@ -1,6 +1,8 @@
 /* vmath.h: vectorised float32 math (exp, tanh, sigmoid, silu, gelu) for
  * AVX2+FMA, used by every kernel so that a fused and an unfused run compute
- * the same function bit for bit.
+ * the same function bit for bit. The functions are written once
+ * (vmath_fn.h) and built at 8 lanes (fe_k_v8_*) and, where the compiler
+ * targets AVX-512, at 16 (fe_k_v16_*) with the same operations.
  *
  * exp: range reduction x = n ln2 + r with |r| <= ln2/2 (Cody-Waite split of
  * ln2), e^r = 1 + r + r^2 Q(r) with a cubic Q fitted for minimax
@@ -36,141 +38,87 @@
 #include <immintrin.h>
 #define FE_K_AVX2 1
 
-static inline __m256 fe_k_v8_exp(__m256 x)
-{
-    /* x <= 89 keeps n <= 128, so 2^(n-1) is a normal float and 2p * 2^(n-1)
-     * overflows to +inf by itself exactly when e^x does; x < -86.6 flushes
-     * to 0 (it keeps n - 1 >= -126). Adding 1.5 * 2^23 rounds x log2(e) to
-     * the integer n and leaves n in the low mantissa bits of t. */
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 xc = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
-    __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
-    __m256 n = _mm256_sub_ps(t, magic);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    /* e^r = 1 + r + r^2 Q(r), Q cubic by Estrin's scheme (short dependency chain) */
-    __m256 r2 = _mm256_mul_ps(r, r);
-    __m256 qa = _mm256_fmadd_ps(_mm256_set1_ps(1.6667114465e-01f), r, _mm256_set1_ps(4.9999231790e-01f));
-    __m256 qb = _mm256_fmadd_ps(_mm256_set1_ps(8.3125249458e-03f), r, _mm256_set1_ps(4.1890113276e-02f));
-    __m256 q = _mm256_fmadd_ps(qb, r2, qa);
-    __m256 p = _mm256_fmadd_ps(q, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t),
-                                                   _mm256_set1_epi32(126 - 0x4B400000)), 23);
-    __m256 y = _mm256_mul_ps(_mm256_add_ps(p, p), _mm256_castsi256_ps(e));
-    return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-86.6f), _CMP_LT_OQ), y);
-}
+/* The functions at 8 lanes: fe_k_v8_exp, fe_k_v8_tanh, ... (vmath_fn.h) */
+#define VT __m256
+#define VFN(name) fe_k_v8_##name
+#define VSET _mm256_set1_ps
+#define VSETI _mm256_set1_epi32
+#define VADD _mm256_add_ps
+#define VSUB _mm256_sub_ps
+#define VMUL _mm256_mul_ps
+#define VDIV _mm256_div_ps
+#define VMIN _mm256_min_ps
+#define VMAX _mm256_max_ps
+#define VFMA _mm256_fmadd_ps
+#define VFNMA _mm256_fnmadd_ps
+#define VADDI _mm256_add_epi32
+#define VSLLI _mm256_slli_epi32
+#define VCASTI _mm256_castps_si256
+#define VCASTF _mm256_castsi256_ps
+#define VZERO_LT(y, x, c) _mm256_andnot_ps(_mm256_cmp_ps(x, c, _CMP_LT_OQ), y)
+#define VNAN_KEEP(r, a) _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q))
+#include "vmath_fn.h"
+#undef VT
+#undef VFN
+#undef VSET
+#undef VSETI
+#undef VADD
+#undef VSUB
+#undef VMUL
+#undef VDIV
+#undef VMIN
+#undef VMAX
+#undef VFMA
+#undef VFNMA
+#undef VADDI
+#undef VSLLI
+#undef VCASTI
+#undef VCASTF
+#undef VZERO_LT
+#undef VNAN_KEEP
 
-/* The core the sigmoid family shares: e^u = p * s for u in [-87, 89]
- * (callers clamp), s = 2^n (+inf for n = 128, so 1 + p s overflows exactly
- * when it should for the sigmoid's purposes) and p = e^r, r = u - n ln2.
- * Fewer operations and a shorter dependency chain than fe_k_v8_exp: one
- * fused reduction step with ln2 rounded to float, whose small error
- * (n * 1.9e-9) is folded into the linear term, and the scale left to the
- * caller, who merges it into its own multiply-add. The core is
- * latency-bound (the out-of-order window holds few such chains), so every
- * step off the chain counts. */
-static inline __m256 fe_k_v8_exp_ps(__m256 u, __m256 *s)
-{
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 t = _mm256_fmadd_ps(u, _mm256_set1_ps(1.44269504088896341f), magic);
-    __m256 n = _mm256_sub_ps(t, magic);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147182464599609f), u);
-    __m256 one_lo = _mm256_fnmadd_ps(n, _mm256_set1_ps(-1.9046542121e-9f), _mm256_set1_ps(1.0f));
-    __m256 r2 = _mm256_mul_ps(r, r);
-    __m256 qa = _mm256_fmadd_ps(_mm256_set1_ps(1.6667114465e-01f), r, _mm256_set1_ps(4.9999231790e-01f));
-    __m256 qb = _mm256_fmadd_ps(_mm256_set1_ps(8.3125249458e-03f), r, _mm256_set1_ps(4.1890113276e-02f));
-    __m256 q = _mm256_fmadd_ps(qb, r2, qa);
-    *s = _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127 - 0x4B400000)), 23));
-    return _mm256_fmadd_ps(q, r2, _mm256_add_ps(r, one_lo));
-}
-
-/* e^u for u <= 0 (softmax's x - max): 0 below -87 (the core's range ends
- * there; -inf gives exactly 0), NaN stays NaN (the scale is a multiply). */
-static inline __m256 fe_k_v8_exp_nonpos(__m256 u)
-{
-    __m256 s, p = fe_k_v8_exp_ps(u, &s);
-    return _mm256_andnot_ps(_mm256_cmp_ps(u, _mm256_set1_ps(-87.0f), _CMP_LT_OQ), _mm256_mul_ps(p, s));
-}
-
-/* 1 + e^u for any u: the clamps keep the core's range (NaN passes them:
- * max/min return their second operand when either is NaN). Below -87,
- * e^u < 1.7e-38 vanishes next to 1; from 88.7 up it is +inf. */
-static inline __m256 fe_k_v8_one_plus_exp(__m256 u)
-{
-    __m256 s, uc = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), u));
-    __m256 p = fe_k_v8_exp_ps(uc, &s);
-    return _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.0f));
-}
-
-/* e^x - 1 for |x| <= 18 (callers clamp), accurate near 0: with
- * x = n ln2 + r and s = 2^n, e^x - 1 = s (e^r - 1) + (s - 1), where
- * e^r - 1 = r + r^2 Q(r) has no cancellation and s - 1 is exact. */
-static inline __m256 fe_k_v8_expm1_small(__m256 x)
-{
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic);
-    __m256 n = _mm256_sub_ps(t, magic);
-    /* one fused step: n ln2 error is n * 1.9e-9 <= 5e-8 here, under an ulp */
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147182464599609f), x);
-    __m256 r2 = _mm256_mul_ps(r, r);
-    __m256 qa = _mm256_fmadd_ps(_mm256_set1_ps(1.6666520690e-01f), r, _mm256_set1_ps(4.9999993452e-01f));
-    __m256 qb = _mm256_fmadd_ps(_mm256_set1_ps(8.3687098318e-03f), r, _mm256_set1_ps(4.1668387365e-02f));
-    __m256 q = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(1.3814613093e-03f), r2, qb), r2, qa);
-    __m256 pm1 = _mm256_fmadd_ps(q, r2, r);
-    __m256 sc = _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127 - 0x4B400000)), 23));
-    return _mm256_fmadd_ps(sc, pm1, _mm256_sub_ps(sc, _mm256_set1_ps(1.0f)));
-}
-
-/* 1 / (1 + e^-x). The division stays: on this core the divider runs beside
- * the FMA pipes, and a reciprocal estimate plus a Newton step costs three
- * more operations on them (measured slower). */
-static inline __m256 fe_k_v8_sigmoid(__m256 x)
-{
-    __m256 d = fe_k_v8_one_plus_exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    return _mm256_div_ps(_mm256_set1_ps(1.0f), d);
-}
-
-/* x * sigmoid(x) as x / (1 + e^-x): one division. x = -inf gives
- * -inf / +inf = NaN, as x * sigmoid(x) does. */
-static inline __m256 fe_k_v8_silu(__m256 x)
-{
-    __m256 d = fe_k_v8_one_plus_exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    return _mm256_div_ps(x, d);
-}
-
-/* x * sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3): the tanh form of GELU,
- * since 0.5 (1 + tanh(z)) = sigmoid(2z); computed as x / (1 + e^{-2z}). */
-static inline __m256 fe_k_v8_gelu_tanh(__m256 x)
-{
-    __m256 x2 = _mm256_mul_ps(x, x);
-    __m256 mz = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(-0.044715f * 1.5957691216057308f),
-                                                  _mm256_set1_ps(-1.5957691216057308f)));
-    return _mm256_div_ps(x, fe_k_v8_one_plus_exp(mz));
-}
-
-/* tanh(x) = m / (m + 2) with m = e^{2x} - 1, x clamped to [-9, 9] (tanh is
- * +-1 in float beyond); NaN passes through the clamps. */
-static inline __m256 fe_k_v8_tanh(__m256 x)
-{
-    __m256 xc = _mm256_max_ps(_mm256_set1_ps(-9.0f), _mm256_min_ps(_mm256_set1_ps(9.0f), x));
-    __m256 m = fe_k_v8_expm1_small(_mm256_add_ps(xc, xc));
-    return _mm256_div_ps(m, _mm256_add_ps(m, _mm256_set1_ps(2.0f)));
-}
-
-/* NaN-propagating max/min (maximum / minimum ops): vmaxps returns its
- * second operand when either is NaN, so put b second and then restore a
- * where a is NaN. */
-static inline __m256 fe_k_v8_maxnan(__m256 a, __m256 b)
-{
-    return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
-
-static inline __m256 fe_k_v8_minnan(__m256 a, __m256 b)
-{
-    return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
+#if defined(__AVX512F__)
+/* And at 16 lanes (fe_k_v16_*), for the vector programs of the fused
+ * executor: the same operations, so the same values. */
+#define FE_K_AVX512 1
+#define VT __m512
+#define VFN(name) fe_k_v16_##name
+#define VSET _mm512_set1_ps
+#define VSETI _mm512_set1_epi32
+#define VADD _mm512_add_ps
+#define VSUB _mm512_sub_ps
+#define VMUL _mm512_mul_ps
+#define VDIV _mm512_div_ps
+#define VMIN _mm512_min_ps
+#define VMAX _mm512_max_ps
+#define VFMA _mm512_fmadd_ps
+#define VFNMA _mm512_fnmadd_ps
+#define VADDI _mm512_add_epi32
+#define VSLLI _mm512_slli_epi32
+#define VCASTI _mm512_castps_si512
+#define VCASTF _mm512_castsi512_ps
+#define VZERO_LT(y, x, c) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, c, _CMP_NLT_UQ), y)
+#define VNAN_KEEP(r, a) _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a)
+#include "vmath_fn.h"
+#undef VT
+#undef VFN
+#undef VSET
+#undef VSETI
+#undef VADD
+#undef VSUB
+#undef VMUL
+#undef VDIV
+#undef VMIN
+#undef VMAX
+#undef VFMA
+#undef VFNMA
+#undef VADDI
+#undef VSLLI
+#undef VCASTI
+#undef VCASTF
+#undef VZERO_LT
+#undef VNAN_KEEP
+#endif /* AVX-512 */
 
 /* Horizontal sum and max of a vector. */
 static inline float fe_k_v8_hsum(__m256 v)

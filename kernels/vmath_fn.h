@@ -1,0 +1,146 @@
+/* vmath_fn.h: the vector math of vmath.h, written once over a vector width.
+ *
+ * vmath.h includes this file once per width it builds (8 lanes with AVX2,
+ * 16 more with AVX-512), after defining the names below; every function is
+ * the same sequence of IEEE operations at either width, so an element's
+ * value never depends on which width computed it (the fused executor's
+ * vector programs run 16 lanes where the per-op kernels run 8, and their
+ * results must agree bit for bit).
+ *
+ *   VT              the vector type             VFN(name)   the function's name
+ *   VSET(x)         broadcast a float           VSETI(n)    broadcast an int
+ *   VADD VSUB VMUL VDIV VMIN VMAX VFMA VFNMA    (as _mm256_*_ps)
+ *   VADDI VSLLI     integer lanes               VCASTI VCASTF   reinterpret
+ *   VZERO_LT(y, x, c)   y with lanes where x < c (ordered) set to 0
+ *   VNAN_KEEP(r, a)     r with lanes where a is NaN replaced by a
+ */
+
+/* e^x; see vmath.h for the method and its accuracy. x <= 89 keeps n <= 128,
+ * so 2^(n-1) is a normal float and 2p * 2^(n-1) overflows to +inf by itself
+ * exactly when e^x does; x < -86.6 flushes to 0 (it keeps n - 1 >= -126).
+ * Adding 1.5 * 2^23 rounds x log2(e) to the integer n and leaves n in the
+ * low mantissa bits of t. */
+static inline VT VFN(exp)(VT x)
+{
+    const VT magic = VSET(12582912.0f);
+    VT xc = VMIN(VSET(89.0f), x);
+    VT t = VFMA(xc, VSET(1.44269504088896341f), magic);
+    VT n = VSUB(t, magic);
+    VT r = VFNMA(n, VSET(0.693359375f), xc);
+    r = VFNMA(n, VSET(-2.12194440e-4f), r);
+    /* e^r = 1 + r + r^2 Q(r), Q cubic by Estrin's scheme (short dependency chain) */
+    VT r2 = VMUL(r, r);
+    VT qa = VFMA(VSET(1.6667114465e-01f), r, VSET(4.9999231790e-01f));
+    VT qb = VFMA(VSET(8.3125249458e-03f), r, VSET(4.1890113276e-02f));
+    VT q = VFMA(qb, r2, qa);
+    VT p = VFMA(q, r2, VADD(r, VSET(1.0f)));
+    VT e = VCASTF(VSLLI(VADDI(VCASTI(t), VSETI(126 - 0x4B400000)), 23));
+    return VZERO_LT(VMUL(VADD(p, p), e), x, VSET(-86.6f));
+}
+
+/* The core the sigmoid family shares: e^u = p * s for u in [-87, 89]
+ * (callers clamp), s = 2^n (+inf for n = 128, so 1 + p s overflows exactly
+ * when it should for the sigmoid's purposes) and p = e^r, r = u - n ln2.
+ * Fewer operations and a shorter dependency chain than exp: one fused
+ * reduction step with ln2 rounded to float, whose small error (n * 1.9e-9)
+ * is folded into the linear term, and the scale left to the caller, who
+ * merges it into its own multiply-add. The core is latency-bound (the
+ * out-of-order window holds few such chains), so every step off the chain
+ * counts. */
+static inline VT VFN(exp_ps)(VT u, VT *s)
+{
+    const VT magic = VSET(12582912.0f);
+    VT t = VFMA(u, VSET(1.44269504088896341f), magic);
+    VT n = VSUB(t, magic);
+    VT r = VFNMA(n, VSET(0.693147182464599609f), u);
+    VT one_lo = VFNMA(n, VSET(-1.9046542121e-9f), VSET(1.0f));
+    VT r2 = VMUL(r, r);
+    VT qa = VFMA(VSET(1.6667114465e-01f), r, VSET(4.9999231790e-01f));
+    VT qb = VFMA(VSET(8.3125249458e-03f), r, VSET(4.1890113276e-02f));
+    VT q = VFMA(qb, r2, qa);
+    *s = VCASTF(VSLLI(VADDI(VCASTI(t), VSETI(127 - 0x4B400000)), 23));
+    return VFMA(q, r2, VADD(r, one_lo));
+}
+
+/* e^u for u <= 0 (softmax's x - max): 0 below -87 (the core's range ends
+ * there; -inf gives exactly 0), NaN stays NaN (the scale is a multiply). */
+static inline VT VFN(exp_nonpos)(VT u)
+{
+    VT s, p = VFN(exp_ps)(u, &s);
+    return VZERO_LT(VMUL(p, s), u, VSET(-87.0f));
+}
+
+/* 1 + e^u for any u: the clamps keep the core's range (NaN passes them:
+ * max/min return their second operand when either is NaN). Below -87,
+ * e^u < 1.7e-38 vanishes next to 1; from 88.7 up it is +inf. */
+static inline VT VFN(one_plus_exp)(VT u)
+{
+    VT s, uc = VMIN(VSET(89.0f), VMAX(VSET(-87.0f), u));
+    VT p = VFN(exp_ps)(uc, &s);
+    return VFMA(p, s, VSET(1.0f));
+}
+
+/* e^x - 1 for |x| <= 18 (callers clamp), accurate near 0: with
+ * x = n ln2 + r and s = 2^n, e^x - 1 = s (e^r - 1) + (s - 1), where
+ * e^r - 1 = r + r^2 Q(r) has no cancellation and s - 1 is exact. */
+static inline VT VFN(expm1_small)(VT x)
+{
+    const VT magic = VSET(12582912.0f);
+    VT t = VFMA(x, VSET(1.44269504088896341f), magic);
+    VT n = VSUB(t, magic);
+    /* one fused step: n ln2 error is n * 1.9e-9 <= 5e-8 here, under an ulp */
+    VT r = VFNMA(n, VSET(0.693147182464599609f), x);
+    VT r2 = VMUL(r, r);
+    VT qa = VFMA(VSET(1.6666520690e-01f), r, VSET(4.9999993452e-01f));
+    VT qb = VFMA(VSET(8.3687098318e-03f), r, VSET(4.1668387365e-02f));
+    VT q = VFMA(VFMA(VSET(1.3814613093e-03f), r2, qb), r2, qa);
+    VT pm1 = VFMA(q, r2, r);
+    VT sc = VCASTF(VSLLI(VADDI(VCASTI(t), VSETI(127 - 0x4B400000)), 23));
+    return VFMA(sc, pm1, VSUB(sc, VSET(1.0f)));
+}
+
+/* 1 / (1 + e^-x). The division stays: on this core the divider runs beside
+ * the FMA pipes, and a reciprocal estimate plus a Newton step costs three
+ * more operations on them (measured slower). */
+static inline VT VFN(sigmoid)(VT x)
+{
+    return VDIV(VSET(1.0f), VFN(one_plus_exp)(VSUB(VSET(0.0f), x)));
+}
+
+/* x * sigmoid(x) as x / (1 + e^-x): one division. x = -inf gives
+ * -inf / +inf = NaN, as x * sigmoid(x) does. */
+static inline VT VFN(silu)(VT x)
+{
+    return VDIV(x, VFN(one_plus_exp)(VSUB(VSET(0.0f), x)));
+}
+
+/* x * sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3): the tanh form of GELU,
+ * since 0.5 (1 + tanh(z)) = sigmoid(2z); computed as x / (1 + e^{-2z}). */
+static inline VT VFN(gelu_tanh)(VT x)
+{
+    VT x2 = VMUL(x, x);
+    VT mz = VMUL(x, VFMA(x2, VSET(-0.044715f * 1.5957691216057308f), VSET(-1.5957691216057308f)));
+    return VDIV(x, VFN(one_plus_exp)(mz));
+}
+
+/* tanh(x) = m / (m + 2) with m = e^{2x} - 1, x clamped to [-9, 9] (tanh is
+ * +-1 in float beyond); NaN passes through the clamps. */
+static inline VT VFN(tanh)(VT x)
+{
+    VT xc = VMAX(VSET(-9.0f), VMIN(VSET(9.0f), x));
+    VT m = VFN(expm1_small)(VADD(xc, xc));
+    return VDIV(m, VADD(m, VSET(2.0f)));
+}
+
+/* NaN-propagating max/min (maximum / minimum ops): vmaxps returns its
+ * second operand when either is NaN, so put b second and then restore a
+ * where a is NaN. */
+static inline VT VFN(maxnan)(VT a, VT b)
+{
+    return VNAN_KEEP(VMAX(a, b), a);
+}
+
+static inline VT VFN(minnan)(VT a, VT b)
+{
+    return VNAN_KEEP(VMIN(a, b), a);
+}
