@@ -62,3 +62,42 @@ void *fe_calloc(size_t n, size_t size, fe_error *err)
         fe_error_set(err, FE_ENOMEM, "out of memory allocating %zu x %zu bytes", n, size);
     return p;
 }
+
+/* Edit distance (insertions, deletions, substitutions); names are short. */
+static int distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    int row[80];
+    if (la >= 80 || lb >= 80)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *fe_closest(const char *key, const char *const *names, int n)
+{
+    int best = 3, at = -1;
+    for (int i = 0; i < n; i++) {
+        int d = distance(key, names[i]);
+        if (d < best) {
+            best = d;
+            at = i;
+        }
+    }
+    return at >= 0 ? names[at] : NULL;
+}

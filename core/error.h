@@ -18,6 +18,10 @@ void fe_error_prefix(fe_error *err, const char *fmt, ...)
 /* Exit status for an error code: 0 ok, 2 bad input or usage, 1 otherwise. */
 int fe_error_exit_code(int code);
 
+/* The name among names[0..n) within two edits of key, for "did you mean"
+ * hints; NULL if none is that close. Returns one of names. */
+const char *fe_closest(const char *key, const char *const *names, int n);
+
 /* Out-of-memory helpers: abort-free allocation that records FE_ENOMEM. */
 void *fe_malloc(size_t n, fe_error *err);
 void *fe_calloc(size_t n, size_t size, fe_error *err);

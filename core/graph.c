@@ -134,6 +134,9 @@ struct fe_builder {
     int32_t *op_of_str;           /* strtab id -> op id + 1 (0 = not looked up) */
     int64_t cap_op_of_str, nop_of_str;
     int64_t cap_names;            /* capacity of g->node_of_name / tensor_of_name */
+    /* Totals checked to fit in 64 bits (size_tensor, finish_infer), so that any sum
+     * of tensor bytes, node bytes or FLOPs is in range. */
+    int64_t total_tensor_bytes, total_flops, total_bytes;
 };
 
 static int failed(const fe_builder *b) { return b->err.code != FE_OK; }
@@ -614,6 +617,9 @@ static int size_tensor(fe_builder *b, fe_tensor *t, int line)
     if (__builtin_mul_overflow(n, (int64_t)fe_dtype_size(t->dtype), &bytes))
         return berr(b, line, "tensor '%s' (%lld elements of %s) has a byte size that "
                     "overflows 64 bits", str(b, t->name), (long long)n, fe_dtype_name(t->dtype));
+    if (__builtin_add_overflow(b->total_tensor_bytes, bytes, &b->total_tensor_bytes))
+        return berr(b, line, "tensor '%s': the model's tensors add up to more bytes than fit "
+                    "in 64 bits; the shapes are too large (lower the dims)", str(b, t->name));
     t->numel = n;
     t->bytes = bytes;
     return FE_OK;
@@ -765,14 +771,19 @@ static int report_cycle(fe_builder *b, const int32_t *indeg)
     }
     /* walk[seen[v] ..] is the cycle, consumer before producer: print it in
      * data-flow order. */
+    /* Names are cut to 60 bytes and the list to what fits, so every append
+     * below has room: each adds at most 60 + 4 bytes before the test. */
     char msg[640];
-    size_t m = 0;
+    int m = 0;
     int64_t first = seen[v], count = len - first;
-    for (int64_t i = len - 1; i >= first && m < sizeof msg - 80; i--)
-        m += (size_t)snprintf(msg + m, sizeof msg - m, "%s -> ", str(b, b->bn[walk[i]].name));
-    if (m >= sizeof msg - 80)
-        m += (size_t)snprintf(msg + m, sizeof msg - m, "... -> ");
-    snprintf(msg + m, sizeof msg - m, "%s", str(b, b->bn[walk[len - 1]].name));
+    for (int64_t i = len - 1; i >= first && m < (int)sizeof msg - 160; i--) {
+        const char *nm = str(b, b->bn[walk[i]].name);
+        m += snprintf(msg + m, sizeof msg - (size_t)m, "%.60s%s -> ", nm, strlen(nm) > 60 ? "..." : "");
+    }
+    if (m >= (int)sizeof msg - 160)
+        m += snprintf(msg + m, sizeof msg - (size_t)m, "... -> ");
+    const char *last = str(b, b->bn[walk[len - 1]].name);
+    snprintf(msg + m, sizeof msg - (size_t)m, "%.60s%s", last, strlen(last) > 60 ? "..." : "");
     int line = b->bn[walk[len - 1]].line;
     free(seen);
     free(walk);
@@ -956,6 +967,25 @@ static int finish_infer(fe_builder *b)
         }
         n->pattern = op->pattern;
         n->live = op->live;
+        {
+            char why[300];
+            if (fe_op_check_attrs(g, n, why, sizeof why)) {
+                rc = berr(b, n->line, "node '%s' (%s): %s", name, op->name, why);
+                break;
+            }
+            for (int i = 0; i < n->nattr && rc == FE_OK; i++) {
+                const fe_attr *a = &g->attrs[n->attr_off + i];
+                for (int j = 0; a->type == FE_ATTR_INTS && j < a->n && rc == FE_OK; j++) {
+                    int64_t v = g->ints[a->v.off + j];
+                    if (FE_IS_SYM(v) && !b->bd[v - FE_SYM_BASE].declared)
+                        rc = berr(b, n->line, "node '%s' (%s): attrs.%s uses dim '%s', which "
+                                  "\"dims\" does not declare", name, op->name, str(b, a->key),
+                                  str(b, b->bd[v - FE_SYM_BASE].name));
+                }
+            }
+            if (rc)
+                break;
+        }
         if (n->op == FE_OP_CUSTOM) {
             const char *p = fe_node_attr_str(g, n, "pattern", "opaque");
             int pk = fe_pattern_parse(p);
@@ -1017,21 +1047,23 @@ static int finish_infer(fe_builder *b)
             }
         }
         if (rc == FE_OK) {
+            /* Every sum over nodes and tensors the engine forms (a group's
+             * bytes, a plan's FLOPs) is bounded by these totals, so checking
+             * them here keeps all later arithmetic in range. */
             int64_t wr = 0;
+            int ov = 0;
             for (int k = 0; k < n->nout; k++)
-                wr += g->tensors[fe_node_output(g, n, k)].bytes;
+                ov |= __builtin_add_overflow(wr, g->tensors[fe_node_output(g, n, k)].bytes, &wr);
             n->bytes_written = wr;
-            if (op->cost) {
-                op->cost(g, n, &n->flops, &n->bytes_read);
-            } else {
-                int64_t rd = 0, outn = 0;
-                for (int k = 0; k < n->nin; k++)
-                    rd += g->tensors[fe_node_input(g, n, k)].bytes;
-                for (int k = 0; k < n->nout; k++)
-                    outn += g->tensors[fe_node_output(g, n, k)].numel;
-                n->bytes_read = rd;
-                n->flops = (int64_t)op->flops * outn;
-            }
+            ov |= fe_op_cost(g, n, &n->flops, &n->bytes_read);
+            ov |= __builtin_add_overflow(b->total_flops, n->flops, &b->total_flops);
+            ov |= __builtin_add_overflow(b->total_bytes, n->bytes_read, &b->total_bytes);
+            ov |= __builtin_add_overflow(b->total_bytes, n->bytes_written, &b->total_bytes);
+            if (ov)
+                rc = berr(b, n->line, "node '%s' (%s): its FLOP or byte count, or the model's "
+                          "total up to it, overflows 64 bits; %s", name, op->name,
+                          n->op == FE_OP_CUSTOM ? "check its attrs.flops and attrs.bytes, or "
+                          "lower the dims" : "the shapes are too large (lower the dims)");
         }
     }
 done:

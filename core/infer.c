@@ -414,7 +414,7 @@ int fe_infer_slice(fe_infer *in)
         return bad(in, "selects no elements of axis %d (size %lld): start %lld, end %lld",
                    a, (long long)size, (long long)start, (long long)end);
     copy_shape(o, x);
-    o->dim[a] = (end - start + step - 1) / step;
+    o->dim[a] = 1 + (end - start - 1) / step;
     return FE_OK;
 }
 
@@ -460,14 +460,21 @@ int fe_infer_pad(fe_infer *in)
     copy_shape(o, x);
     for (int i = 0; i < n / 2; i++) {
         int a = x->rank - 1 - i;
-        int64_t lo = pads[2 * i], hi = pads[2 * i + 1];
-        if (lo < 0 || hi < 0)
-            return bad(in, "attrs.pads has a negative size for axis %d; pads add elements", a);
+        int64_t lo = pads[2 * i], hi = pads[2 * i + 1], grow;
+        /* Negative pads crop, as torch.nn.functional.pad's constant mode does. */
+        if ((lo < 0 || hi < 0) && strcmp(mode, "constant") != 0)
+            return bad(in, "attrs.pads has a negative size for axis %d; only constant padding "
+                       "crops, %s padding adds elements", a, mode);
         if (reflect && (lo >= x->dim[a] || hi >= x->dim[a]))
             return bad(in, "reflect padding of axis %d must be smaller than its size %lld",
                        a, (long long)x->dim[a]);
-        if (__builtin_add_overflow(x->dim[a], lo + hi, &o->dim[a]))
-            return bad(in, "padded size overflows 64 bits");
+        if (__builtin_add_overflow(lo, hi, &grow) ||
+            __builtin_add_overflow(x->dim[a], grow, &o->dim[a]))
+            return bad(in, "padded size of axis %d overflows 64 bits", a);
+        if (o->dim[a] < 1)
+            return bad(in, "attrs.pads (%lld, %lld) crops axis %d of %s to %lld elements; at "
+                       "least one must remain", (long long)lo, (long long)hi, a, S(x),
+                       (long long)o->dim[a]);
     }
     return FE_OK;
 }
@@ -623,7 +630,7 @@ static int pair(fe_infer *in, const char *key, int64_t dflt, int64_t lo, int64_t
     else if (n != 2)
         return bad(in, "attrs.%s must be an int or [h, w]", key);
     if (x[0] < lo || x[1] < lo || x[0] > (INT64_C(1) << 32) || x[1] > (INT64_C(1) << 32))
-        return bad(in, "attrs.%s is [%lld, %lld]; expected values >= %lld", key,
+        return bad(in, "attrs.%s is [%lld, %lld]; expected values from %lld to 2^32", key,
                    (long long)x[0], (long long)x[1], (long long)lo);
     v[0] = x[0];
     v[1] = x[1];

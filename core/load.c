@@ -87,6 +87,8 @@ static ptrdiff_t arena_string(loader *L, size_t limit, const char *what, int lin
                     limit), -1;
     if (memchr(s.s, '\0', s.n))
         return lerr(L, line, 0, "%s contains a NUL character", what), -1;
+    if (s.n == 0)
+        return lerr(L, line, 0, "%s is empty; names need at least one character", what), -1;
     if (L->alen + s.n + 1 > L->acap) {
         size_t cap = L->acap ? L->acap : 4096;
         while (cap < L->alen + s.n + 1)
@@ -102,6 +104,32 @@ static ptrdiff_t arena_string(loader *L, size_t limit, const char *what, int lin
     L->arena[off + (ptrdiff_t)s.n] = '\0';
     L->alen += s.n + 1;
     return off;
+}
+
+/* ---- unknown keys ---- */
+
+#define NKEYS(a) ((int)(sizeof a / sizeof a[0]))
+static const char *const tensor_keys[] = {"shape", "dtype", "kind"};
+static const char *const node_keys[] = {"name", "op", "inputs", "outputs", "attrs"};
+static const char *const sections[] = {"format", "name", "source", "dims", "tensors",
+                                       "nodes", "outputs"};
+
+/* An object key the format does not have: an error, since a misspelt
+ * "attrs" or "shape" would otherwise drop what it holds without a word.
+ * what/name say whose key it is (name NULL for the model itself). */
+static int unknown_key(loader *L, int line, int col, const char *what, const char *name,
+                       const fe_jr_str *key, const char *const *keys, int nkeys)
+{
+    char k[64], list[160];
+    size_t n = 0;
+    snprintf(k, sizeof k, "%.*s", key->n > 48 ? 48 : (int)key->n, key->s);
+    for (int i = 0; i < nkeys; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", keys[i]);
+    const char *near = fe_closest(k, keys, nkeys);
+    return lerr(L, line, col, "%s%s%s%s has an unknown field \"%s\"%s%s%s; expected %s%s", what,
+                name ? " '" : "", name ? name : "", name ? "'" : "", k, near ? " (did you mean \"" : "",
+                near ? near : "", near ? "\"?)" : "", list,
+                strcmp(what, "node") == 0 ? " (other attributes go inside \"attrs\")" : "");
 }
 
 /* ---- tensors ---- */
@@ -190,9 +218,7 @@ static int tensor(loader *L, const char *name, int line, int col)
                                 "\"weight\" or \"activation\"", name, rc ? "(long)" : v);
             }
         } else {
-            size_t a, e;   /* other fields are ignored: newer writers may add some */
-            if (fe_jr_skip(r, &a, &e))
-                return syntax(L);
+            return unknown_key(L, line, col, "tensor", name, &key, tensor_keys, NKEYS(tensor_keys));
         }
     }
     if (k < 0)
@@ -229,6 +255,10 @@ static int section_tensors(loader *L)
             free(name);
             return lerr(L, line, 0, "a tensor name is %zu bytes long; names are limited to %d bytes",
                         key.n, FE_MAX_NAME);
+        }
+        if (key.n == 0) {
+            free(name);
+            return lerr(L, line, col, "a tensor name is empty; names need at least one character");
         }
         if (key.n + 1 > cap) {
             cap = key.n + 1 > 256 ? key.n + 1 : 256;
@@ -294,7 +324,7 @@ static int attr_kept(loader *L, int32_t node, const char *key, int line)
 
 /* A list of ints (or, for "shape", ints and dim names) becomes an INTS
  * attribute; any other list is kept as text. */
-static int attr_list(loader *L, int32_t node, const char *key, int line)
+static int attr_list(loader *L, int32_t node, const char *name, const char *key, int line)
 {
     fe_jr *r = &L->r;
     fe_jr_mark m = fe_jr_save(r);
@@ -314,6 +344,10 @@ static int attr_list(loader *L, int32_t node, const char *key, int line)
                 return syntax(L);
             if (!is_int)
                 break;
+            /* that range stands for dim names (graph.h's FE_SYM) */
+            if (FE_IS_SYM(v[n]))
+                return lerr(L, line, 0, "node '%s' attrs.%s item %d is %lld, too negative for "
+                            "a size, axis or index", name, key, n, (long long)v[n]);
             n++;
         } else {
             char dim[256];
@@ -386,7 +420,7 @@ static int attrs(loader *L, int32_t node, const char *name, int line, int col)
             }
             break;
         case FE_JR_ARR:
-            rc = attr_list(L, node, k, line);
+            rc = attr_list(L, node, name, k, line);
             break;
         case FE_JR_OBJ:
             rc = attr_kept(L, node, k, line);
@@ -476,8 +510,8 @@ static int node(loader *L)
             size_t a, e;
             rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
         } else {
-            size_t a, e;
-            rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
+            return unknown_key(L, line, col, "node", name >= 0 ? L->arena + name : "?", &key,
+                               node_keys, NKEYS(node_keys));
         }
         if (rc)
             return rc;
@@ -564,8 +598,8 @@ static int section_dims(loader *L, int line, int col)
         if (!is_int || iv < 1) {
             char shown[64];
             snprintf(shown, sizeof shown, is_int ? "%.0f" : "%g", dv);
-            return lerr(L, dline, dcol, "dim '%s' is %s; dims must be positive integers", name,
-                        shown);
+            return lerr(L, dline, dcol, "dim '%s' is %s%s; dims must be positive integers", name,
+                        shown, is_int ? "" : " written as a real number");
         }
         if (fe_builder_dim(L->b, name, iv, dline))
             return -1;
@@ -614,9 +648,6 @@ static int text_field(loader *L, const char *field, int line, int col, char **ou
     return *out ? FE_OK : fe_error_set(L->err, FE_ENOMEM, "out of memory reading %s", L->file);
 }
 
-static const char *const sections[] = {"format", "name", "source", "dims", "tensors",
-                                       "nodes", "outputs"};
-
 static int top(loader *L)
 {
     fe_jr *r = &L->r;
@@ -653,10 +684,8 @@ static int top(loader *L)
         case 4: rc = section_tensors(L); break;
         case 5: rc = section_nodes(L); break;
         case 6: rc = section_outputs(L, line, col); break;
-        default: {
-            size_t a, e;   /* unknown keys are ignored: newer writers may add fields */
-            rc = fe_jr_skip(r, &a, &e) ? syntax(L) : FE_OK;
-        }
+        default:
+            rc = unknown_key(L, kline, kcol, "model", NULL, &key, sections, NKEYS(sections));
         }
         if (rc == FE_OK && which == 0 && strcmp(format, FORMAT) != 0)
             rc = lerr(L, line, col, "\"format\" is \"%.80s\"; expected \"" FORMAT "\"", format);

@@ -66,43 +66,12 @@ static int find_field(const char *key)
     return -1;
 }
 
-/* Edit distance, for "did you mean" (names are short). */
-static int distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    int row[80];
-    if (la >= 80 || lb >= 80)
-        return 99;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 static const char *closest_field(const char *key)
 {
-    int best = 3, at = -1;
-    for (int i = 0; i < NFIELDS; i++) {
-        int d = distance(key, fields[i].name);
-        if (d < best) {
-            best = d;
-            at = i;
-        }
-    }
-    return at >= 0 ? fields[at].name : NULL;
+    const char *names[NFIELDS];
+    for (int i = 0; i < NFIELDS; i++)
+        names[i] = fields[i].name;
+    return fe_closest(key, names, NFIELDS);
 }
 
 static void field_list(char *out, size_t size)

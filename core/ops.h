@@ -34,13 +34,18 @@ typedef struct fe_op {
     uint8_t min_in, max_in; /* arity; FE_VARIADIC for any number */
     uint8_t live;           /* values live per element in registers */
     uint8_t flops;          /* FLOPs per output element for pointwise math */
-    const char *attrs;      /* the attributes it reads, for help text */
+    /* The attributes it reads, "name:type ...": type is bool, int, num (int
+     * or real), str, dtype, count (int >= 0), ints (an int or a list of
+     * ints), shape (ints and dim names) or choices "a|b|c". Checked on load
+     * (fe_op_check_attrs); null always means the default. */
+    const char *attrs;
     const char *desc;       /* one line */
     /* Fill in->out; returns FE_OK or an error code with in->err set. */
     int (*infer)(fe_infer *in);
-    /* FLOPs and bytes read; NULL means flops x output elements and every
-     * input read once in full. Bytes written are always the outputs. */
-    void (*cost)(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
+    /* FLOPs and bytes read, nonzero when they overflow 64 bits; NULL means
+     * flops x output elements and every input read once in full (use
+     * fe_op_cost). Bytes written are always the outputs. */
+    int (*cost)(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
 } fe_op;
 
 enum {
@@ -71,6 +76,13 @@ const fe_op *fe_op_get(int id);
 int fe_op_find(const char *name);
 /* All op names, comma separated, for "known ops are ..." messages. */
 const char *fe_op_names(void);
+/* Whether node n's attributes have the types its op's spec gives; on a
+ * mismatch returns -1 with msg (cap bytes) saying what was found and what
+ * was expected. Attributes the op does not read are not checked. */
+int fe_op_check_attrs(const fe_graph *g, const fe_node *n, char *msg, size_t cap);
+/* Node n's FLOPs and bytes read under its op's counting rules; nonzero
+ * (with both saturated) when either overflows 64 bits. */
+int fe_op_cost(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
 
 /* Numpy broadcasting of a and b into out; 0 on success, -1 if they do not
  * broadcast (then *bad_axis is the first output axis that disagrees). */

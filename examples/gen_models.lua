@@ -43,6 +43,11 @@ local function write_all(dir)
     { "bench", require("bench").list },
   }
   for _, grp in ipairs(groups) do
+    -- plain Lua cannot make directories; the shell can (the path is quoted)
+    local sub = dir .. "/" .. grp[1]
+    if not os.execute("mkdir -p '" .. sub:gsub("'", "'\\''") .. "'") then
+      die("cannot create directory " .. sub)
+    end
     for _, item in ipairs(grp[2]) do
       local path = dir .. "/" .. grp[1] .. "/" .. item[1] .. ".json"
       local ok, g = pcall(item[2])

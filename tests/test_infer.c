@@ -37,7 +37,7 @@ static void elemwise(void **s)
     assert_string_equal(out_of(T("x", "[2,3]", "f16"), "gelu", "\"x\"", "\"approximate\": \"tanh\""), "[2,3] f16");
     assert_string_equal(out_of(T("x", "[2,3]", "f32"), "cast", "\"x\"", "\"dtype\": \"bf16\""), "[2,3] bf16");
     assert_contains(out_of(T("x", "[2,3]", "f32"), "cast", "\"x\"", "\"dtype\": \"f64\""),
-                    "attrs.dtype is 'f64'; expected one of");
+                    "attrs.dtype is \"f64\"; expected one of");
     assert_string_equal(out_of(T("x", "[]", "f32"), "relu", "\"x\"", NULL), "[] f32");
 }
 

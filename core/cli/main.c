@@ -1,4 +1,5 @@
 /* main.c: the fuseeng command: dispatch to one of the commands below. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,7 +55,18 @@ static int help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* A report that could not be written (a full disk, a closed pipe) must
+ * not pass for a success: check stdout once everything is printed. */
+static int finish(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fuseeng: writing to standard output failed: %s\n", strerror(errno));
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         overview(stderr);
@@ -82,4 +94,9 @@ int main(int argc, char **argv)
             return 0;
         }
     return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    return finish(dispatch(argc, argv));
 }

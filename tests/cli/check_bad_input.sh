@@ -182,6 +182,62 @@ expect_fail "a directory" 2 "not a regular file" "$FUSEENG" check "$T"
 model attrdup '{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"], "attrs": {"a": 1, "a": 2}}' "$X"
 expect_fail "duplicate attribute keys" 2 "attrdup\.json:4: node 'r' has attribute 'a' twice" "$FUSEENG" check "$T/attrdup.json"
 
+# Attributes are typed by the op registry: a wrong type is an error, not the default.
+model attrtype '{"name": "r", "op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"keepdim": "true"}}' "$X"
+expect_fail "a wrongly typed attribute" 2 "attrtype\.json:4: node 'r' \(sum\): attrs\.keepdim is \"true\"; expected true or false" \
+    "$FUSEENG" check "$T/attrtype.json"
+model attrchoice '{"name": "r", "op": "gelu", "inputs": ["x"], "outputs": ["y"], "attrs": {"approximate": "banana"}}' "$X"
+expect_fail "an attribute outside its choices" 2 "attrs\.approximate is \"banana\"; expected one of none\|tanh" \
+    "$FUSEENG" check "$T/attrchoice.json"
+model attrsym '{"name": "r", "op": "pad", "inputs": ["x"], "outputs": ["y"], "attrs": {"pads": [-9223372036854775807, 0]}}' "$X"
+expect_fail "a list item in the range reserved for dim names" 2 "node 'r' attrs\.pads item 0 is -9223372036854775807, too negative" \
+    "$FUSEENG" check "$T/attrsym.json"
+model attrdim '{"name": "r", "op": "reshape", "inputs": ["x"], "outputs": ["y"], "attrs": {"shape": ["Q", -1]}}' "$X"
+expect_fail "a reshape naming an undeclared dim" 2 "node 'r' \(reshape\): attrs\.shape uses dim 'Q', which \"dims\" does not declare" \
+    "$FUSEENG" check "$T/attrdim.json"
+
+# Unknown fields are errors (a misspelt "attrs" would drop what it holds).
+model nodefield '{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"], "atrs": {}}' "$X"
+expect_fail "an unknown node field, with a suggestion" 2 "nodefield\.json:4:[0-9]+: node 'r' has an unknown field \"atrs\" \(did you mean \"attrs\"\?\)" \
+    "$FUSEENG" check "$T/nodefield.json"
+model tensorfield "$RELU" '"x": {"shape": [4, 8], "dtype": "f32", "knid": "input"}'
+expect_fail "an unknown tensor field" 2 "tensor 'x' has an unknown field \"knid\" \(did you mean \"kind\"\?\)" \
+    "$FUSEENG" check "$T/tensorfield.json"
+model emptyname '{"name": "", "op": "relu", "inputs": ["x"], "outputs": ["y"]}' "$X"
+expect_fail "an empty node name" 2 "emptyname\.json:4: a node name is empty" "$FUSEENG" check "$T/emptyname.json"
+
+# Counts that overflow 64 bits only in FLOPs or in the model's totals.
+model flopover '{"name": "m", "op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}' \
+    '"a": {"shape": [2147483648, 2147483648], "dtype": "i8", "kind": "input"}, "b": {"shape": [2147483648, 2], "dtype": "i8", "kind": "input"}'
+expect_fail "FLOPs that overflow 64 bits" 2 "node 'm' \(matmul\): its FLOP or byte count, or the model's total up to it, overflows 64 bits" \
+    "$FUSEENG" check "$T/flopover.json"
+model totalover '{"name": "r", "op": "relu", "inputs": ["x1"], "outputs": ["y"]}' \
+    '"x1": {"shape": [576460752303423488], "dtype": "i64", "kind": "input"}, "x2": {"shape": [576460752303423488], "dtype": "i64", "kind": "input"}'
+expect_fail "tensor bytes that overflow 64 bits in total" 2 "tensor 'x2': the model's tensors add up to more bytes than fit in 64 bits" \
+    "$FUSEENG" check "$T/totalover.json"
+model padover '{"name": "r", "op": "pad", "inputs": ["x"], "outputs": ["y"], "attrs": {"pads": [9223372036854775807, 9223372036854775807]}}' "$X"
+expect_fail "a pad that overflows 64 bits" 2 "node 'r' \(pad\): padded size of axis 1 overflows 64 bits" "$FUSEENG" check "$T/padover.json"
+model crop '{"name": "r", "op": "pad", "inputs": ["x"], "outputs": ["y"], "attrs": {"pads": [-2, -1]}}' "$X"
+expect_ok "negative pads crop, as torch's constant padding does" 'y +\[4,5\]|ok' "$FUSEENG" check "$T/crop.json"
+model cropall '{"name": "r", "op": "pad", "inputs": ["x"], "outputs": ["y"], "attrs": {"pads": [-4, -4]}}' "$X"
+expect_fail "a crop that leaves nothing" 2 "crops axis 1 of \[4,8\] to 0 elements" "$FUSEENG" check "$T/cropall.json"
+
+# A cycle through long names: the message is cut, never overruns.
+n1=$(head -c 1000 /dev/zero | tr '\0' 'a'); n2=$(head -c 1000 /dev/zero | tr '\0' 'b')
+model longcycle "{\"name\": \"$n1\", \"op\": \"relu\", \"inputs\": [\"t2\"], \"outputs\": [\"t1\"]}, {\"name\": \"$n2\", \"op\": \"relu\", \"inputs\": [\"t1\"], \"outputs\": [\"t2\"]}" "$X" '"t1"'
+expect_fail "a cycle through 1000-byte names" 2 "the graph has a cycle through 2 nodes: ([ab]){60}\.\.\. -> [ab]{60}\.\.\. -> [ab]{60}\.\.\." \
+    "$FUSEENG" check "$T/longcycle.json"
+
+# A report that cannot be written is a failure.
+if [ -w /dev/full ]; then
+    "$FUSEENG" check "$T/good.json" >/dev/full 2>"$T/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q 'writing to standard output failed' "$T/err"; then ok "a full disk on stdout"
+    else not_ok "a full disk on stdout" "exit $rc" "$(cat "$T/err")"; fi
+else
+    skip "a full disk on stdout" "no /dev/full"
+fi
+
 expect_fail "usage: no model" 2 "missing MODEL" "$FUSEENG" check
 expect_fail "usage: unknown option" 2 "unknown option '--frob'" "$FUSEENG" check "$T/good.json" --frob
 expect_fail "usage: unknown command" 2 "unknown command 'frob'" "$FUSEENG" frob
