@@ -1658,7 +1658,9 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         tstate *ts = &p->ts[tid];
         for (int k = 0; k < p->nins; k++)
             ts->last_c0[k] = -1;
-        #pragma omp for schedule(static)
+        /* dynamic: on a shared machine one thread may get less of its core,
+         * and the other then takes more tiles instead of waiting for it */
+        #pragma omp for schedule(dynamic, 4)
         for (int64_t t = t0; t < t1; t++) {
             int64_t row = t / nch, ch = t % nch;
             int64_t lo = ch * T, hi = lo + T < p->C ? lo + T : p->C;

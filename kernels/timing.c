@@ -68,12 +68,25 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
     fe_bench_opts o;
     defaults(opts, &o);
     memset(st, 0, sizeof *st);
-    /* warm-up: the requested calls, then more while they are cheap */
-    double t0 = now_s();
-    for (int i = 0; i < o.warmup || (now_s() - t0 < 0.1 * o.budget_s && i < 3 * o.warmup); i++) {
+    /* Warm-up until the calls are steady: caches and page faults settle in
+     * one call, but on a shared machine the thread team may not: a worker
+     * whose core is busy or idle answers milliseconds late, so a kernel of
+     * microseconds timed cold reads a thousand times its real time. Steady
+     * means three calls in a row within 1.5x of the fastest so far; the
+     * requested calls come first, and a quarter of the budget is the most
+     * spent on it (then the repetitions' median absorbs what is left). */
+    double t0 = now_s(), best = 1e300;
+    for (int i = 0, steady = 0; i < o.warmup || steady < 3; i++) {
+        double a = now_s();
         int rc = fn(ctx, err);
+        double t = now_s() - a;
         if (rc)
             return rc;
+        if (t < best)
+            best = t;
+        steady = t <= 1.5 * best ? steady + 1 : 0;
+        if (now_s() - t0 > 0.25 * o.budget_s)
+            break;
     }
     int cap = 64, n = 0;
     double *ms = malloc((size_t)cap * sizeof(double));

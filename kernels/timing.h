@@ -14,7 +14,7 @@
 
 typedef struct fe_bench_opts {
     double budget_s;    /* time to spend per item after warm-up; 0 means 0.2 s */
-    int warmup;         /* warm-up calls; 0 means 1 (plus more while under 10% of the budget) */
+    int warmup;         /* warm-up calls; 0 means 1 (then more until steady, within 25% of the budget) */
     int min_reps;       /* 0 means 3 */
     int max_reps;       /* 0 means 10000 */
 } fe_bench_opts;

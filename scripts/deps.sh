@@ -1,7 +1,8 @@
 #!/bin/sh
 # deps.sh: install what fuseeng needs to build and test, or say what is missing.
 #
-# Each requirement is a pkg-config module (or a command) paired with the Debian
+# Each requirement is a pkg-config module (or a command, or a library
+# directory) paired with the Debian
 # package that provides it. On Debian/Ubuntu the missing packages are installed
 # with apt-get (as root, or through sudo); elsewhere the script prints them and
 # fails, so the build stops with a message instead of a cryptic compiler error.
@@ -14,7 +15,7 @@ pkg:lua5.4-lpeg       lua-lpeg-dev
 pkg:jansson           libjansson-dev
 pkg:libcrypto         libssl-dev
 pkg:cmocka            libcmocka-dev
-pkg:openblas          libopenblas-dev
+dir:openblas-openmp   libopenblas-openmp-dev
 cmd:pkg-config        pkg-config
 cmd:luajit            luajit
 cmd:lua5.4            lua5.4
@@ -26,6 +27,8 @@ check() {
     case $kind in
         pkg) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$name" ;;
         cmd) command -v "$name" >/dev/null 2>&1 ;;
+        # OpenBLAS's OpenMP build (Debian keeps it under /usr/lib/ARCH/NAME)
+        dir) ls -d /usr/lib/*/"$name"/pkgconfig >/dev/null 2>&1 ;;
     esac
 }
 

@@ -9,6 +9,9 @@
 BUILD=${BUILD:-build}
 export BUILD SHARED="${SHARED:-../shared}" FUSEENG="$BUILD/fuseeng"
 export CMOCKA_MESSAGE_OUTPUT=TAP
+# Sleeping OpenMP workers, as the fuseeng command itself uses (core/cli/main.c):
+# spinning ones stall for scheduler ticks when the machine's cores are shared.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 

@@ -89,9 +89,9 @@ static void print_text(const bench_opts *o, const fe_plan *plan, const fe_cli_me
     char b[32];
     printf("model      %s (%d nodes, %s)\n", g->name[0] ? g->name : "(unnamed)", g->nnodes, o->model);
     printf("plan       %s (%d groups)\n", label, plan->ngroups);
-    printf("measured   on this CPU: %d thread%s, seed %llu, %.2f s of repetitions per item\n",
-           omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s",
-           (unsigned long long)(o->m.seed ? o->m.seed : 1), o->m.budget > 0 ? o->m.budget : 0.2);
+    printf("measured   on this CPU: %s, seed %llu, %.2f s of repetitions per item\n",
+           fe_cli_threads(), (unsigned long long)(o->m.seed ? o->m.seed : 1),
+           o->m.budget > 0 ? o->m.budget : 0.2);
     printf("\ngroups (as one kernel; separate = members one by one)\n");
     printf("  %4s  %-34s %5s  %-14s %10s %10s %10s %9s %6s %10s %7s %11s %7s\n", "#", "ops", "nodes",
            "kernel", "median ms", "min", "max", "spread", "reps", "bytes", "GB/s", "separate ms",

@@ -201,9 +201,8 @@ static int run(int argc, char **argv)
         rc = fe_cli_fail(&err);
     else
         printf("wrote %s: %d single and %d fused entries from %d ops and %d groups of %s "
-               "(%d thread%s)\n", o.out, fe_profile_count(prof, 0), fe_profile_count(prof, 1),
-               g->nnodes, nfused, g->name[0] ? g->name : o.model, omp_get_max_threads(),
-               omp_get_max_threads() == 1 ? "" : "s");
+               "(%s)\n", o.out, fe_profile_count(prof, 0), fe_profile_count(prof, 1),
+               g->nnodes, nfused, g->name[0] ? g->name : o.model, fe_cli_threads());
     fe_profile_free(prof);
     entries_free(&es);
     fe_cli_measured_free(&m);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "execute.h"
+#include "measure.h"
 #include "sim.h"
 
 int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *x, fe_error *err)
@@ -104,8 +105,8 @@ void fe_cli_exec_text(const fe_plan *plan, const fe_cli_exec *x, FILE *f)
 {
     const fe_graph *g = plan->g;
     char a[32], b[32], c[32];
-    fprintf(f, "executed   on this CPU (%d thread%s, seed %llu)", omp_get_max_threads(),
-            omp_get_max_threads() == 1 ? "" : "s", (unsigned long long)x->seed);
+    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_cli_threads(),
+            (unsigned long long)x->seed);
     if (x->timed)
         fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d and %d runs), %.2fx",
                 x->plan_st.median_ms, x->base_st.median_ms, x->plan_st.reps, x->base_st.reps,

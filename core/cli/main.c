@@ -1,7 +1,9 @@
 /* main.c: the fuseeng command: dispatch to one of the commands below. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fuseeng.h"
@@ -96,7 +98,26 @@ static int dispatch(int argc, char **argv)
     return c->run(argc - 1, argv + 1);
 }
 
+/* OpenMP's workers spin between parallel regions by default. Where cores
+ * are shared with other work (CI, a laptop, a two-core VM) a spinning worker
+ * competes for its core like any busy process, and each region then waits
+ * for the scheduler: with one other busy process a 5 ms SwiGLU measured
+ * 190 ms and a 7 us one 8 ms, which makes measurements (bench, profile,
+ * ctx:bench) worthless. A sleeping worker is woken at once, for a few
+ * microseconds per region. libgomp reads OMP_WAIT_POLICY only when it is
+ * loaded, so unless the user chose a policy, set it and start again. Not
+ * under valgrind, which would lose the new image. */
+static void passive_workers(char **argv)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (getenv("OMP_WAIT_POLICY") || (pre && strstr(pre, "vgpreload")))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        execv("/proc/self/exe", argv);   /* on failure, go on as we are */
+}
+
 int main(int argc, char **argv)
 {
+    passive_workers(argv);
     return finish(dispatch(argc, argv));
 }

@@ -1,11 +1,25 @@
 /* measure.c: time every group of a plan and every node on the CPU kernels
  * (bench and profile). */
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "measure.h"
 #include "sim.h"
+
+const char *fe_cli_threads(void)
+{
+    static char buf[96];
+    const char *w = getenv("OMP_WAIT_POLICY");
+    int n = omp_get_max_threads();
+    snprintf(buf, sizeof buf, "%d thread%s, %s waits", n, n == 1 ? "" : "s",
+             !w ? "spinning" : !strcasecmp(w, "passive") ? "passive" : !strcasecmp(w, "active")
+                                                                         ? "active" : w);
+    return buf;
+}
 
 /* A progress line on a terminal; long models take minutes. */
 static void progress(int done, int total, const char *what)

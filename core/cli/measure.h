@@ -31,4 +31,8 @@ int fe_cli_measure(const fe_plan *plan, const fe_cli_measure_opts *o, fe_cli_mea
                    fe_error *err);
 void fe_cli_measured_free(fe_cli_measured *m);
 
+/* "2 threads, passive waits": how the kernels run here, for reports
+ * (static storage). */
+const char *fe_cli_threads(void);
+
 #endif
