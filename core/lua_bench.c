@@ -108,6 +108,19 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
     lua_pop(L, 1);
 }
 
+/* A group this machine cannot run (a custom op without a kernel, a model
+ * too large for its memory) has no measurement: nil and why, as for a spent
+ * budget, so that the policy decides what that means. Other failures are
+ * errors. */
+static int unmeasurable(lua_State *L, const fe_error *err)
+{
+    if (err->code != FE_EINPUT)
+        return luaL_error(L, "bench: %s", err->message);
+    lua_pushnil(L);
+    lua_pushstring(L, err->message);
+    return 2;
+}
+
 static int l_bench(lua_State *L)
 {
     fe_run *r = fe_run_from_upvalue(L);
@@ -146,7 +159,7 @@ static int l_bench(lua_State *L)
         fe_exec_opts eo = {.seed = 1, .lazy = 1};
         if (!(r->exec = fe_exec_new(r->g, &eo, &err))) {
             free(heap);
-            return luaL_error(L, "bench: %s", err.message);
+            return unmeasurable(L, &err);
         }
     }
     fe_bench_opts bo = {.budget_s = r->e->bench_item > 0 ? r->e->bench_item : 0.05};
@@ -156,7 +169,7 @@ static int l_bench(lua_State *L)
     r->bench_seconds += now_s() - t0;
     free(heap);
     if (rc != FE_OK)
-        return luaL_error(L, "bench: %s", err.message);
+        return unmeasurable(L, &err);
     push_result(L, &b);
     fe_bench_group_free(&b);
     lua_pushvalue(L, -1);

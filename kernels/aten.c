@@ -919,8 +919,8 @@ static int no_kernel(const fe_graph *g, const fe_node *n, const char *aten, fe_e
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? " " : "",
                                     table[i].name);
     return fe_error_set(err, FE_EINPUT, "node '%s' is a custom op (aten '%s') that fuseeng "
-                        "cannot execute: it has no kernel for it; remove it from the graph or "
-                        "run without --execute (aten kernels: %s)", fe_node_name(g, n),
+                        "cannot execute: it has no kernel for it; remove it from the graph to run "
+                        "the model on the CPU (aten kernels: %s)", fe_node_name(g, n),
                         aten ? aten : "unknown", names);
 }
 

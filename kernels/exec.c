@@ -311,7 +311,7 @@ static int check_memory(const fe_exec *ex, int64_t need, const char *what, fe_er
         return fe_error_set(err, FE_EINPUT, "%s: executing %s needs %.2f GiB (inputs and weights "
                             "%.2f GiB, activations at peak %.2f GiB) but this machine has %.2f GiB "
                             "of memory (%.2f GiB available, limit %.0f%%); lower the dims "
-                            "(--dim NAME=V) or run without --execute",
+                            "(--dim NAME=V) to run it on this machine",
                             ex->g->file ? ex->g->file : ex->g->name ? ex->g->name : "model", what,
                             gib(ex->static_bytes + need), gib(ex->static_bytes), gib(need),
                             gib(total), gib(avail), frac * 100.0);

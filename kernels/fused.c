@@ -24,6 +24,12 @@
  * a store right after each value that leaves the group), allocating scratch
  * slots by liveness (a dying operand's slot is reused in place).
  *
+ * Inference batch_norm compiles to a few instructions: its per-channel
+ * factor w / sqrt(var + eps) (ROW values when the channels are rows, as for
+ * NCHW with the spatial axes as columns), then (x - mean) * factor + b. Its
+ * [C] parameters are placed on the input's axis 1 (padded_val), not
+ * right-aligned as numpy broadcasting would put them.
+ *
  * Two peepholes: t = a * b followed by t + c (t dying there) becomes one
  * multiply-add, and a softmax / rms_norm whose result only leaves the group
  * writes it straight to the output with streaming stores.
@@ -185,6 +191,8 @@ typedef struct val {
     int ext;                       /* external input index, -1 if produced */
     int nonkeep;                   /* reduction output without keepdim */
     int dedicated;                 /* slot never reused */
+    int chan_rank;                 /* > 0: a batch_norm parameter [C], viewed as axis 1 of
+                                    * an input of this rank (so [C, 1, 1] for NCHW) */
     opnd at;
 } val;
 
@@ -247,7 +255,7 @@ static int is_rowop(int op)
 
 static int supported(int op)
 {
-    return (op >= FE_OP_RELU && op <= FE_OP_WHERE) || is_rowop(op);
+    return (op >= FE_OP_RELU && op <= FE_OP_WHERE) || is_rowop(op) || op == FE_OP_BATCH_NORM;
 }
 
 /* real shape of tensor t padded on the left to rank r */
@@ -259,6 +267,21 @@ static int padded(const cc *c, int32_t t, int r, int64_t *out)
         return -1;
     for (int i = 0; i < r; i++)
         out[i] = i < r - tt->rank ? 1 : sh[i - (r - tt->rank)];
+    return 0;
+}
+
+/* The same for value v: a batch_norm parameter sits on its input's axis 1,
+ * not right-aligned as numpy broadcasting would put it. */
+static int padded_val(const cc *c, const val *v, int r, int64_t *out)
+{
+    if (v->chan_rank <= 0)
+        return padded(c, v->tensor, r, out);
+    int a = r - v->chan_rank + 1;
+    if (a < 0 || a >= r)
+        return -1;
+    for (int i = 0; i < r; i++)
+        out[i] = 1;
+    out[a] = fe_graph_tensor(c->g, v->tensor)->numel;
     return 0;
 }
 
@@ -410,6 +433,48 @@ static int emit_store(cc *c, int vi)
     return emit(c, st);
 }
 
+/* Emit one instruction d = op(a, b) (b may be K_NONE for a unary op). */
+static int emit_op(cc *c, int code, int op, opnd d, opnd a, opnd b)
+{
+    instr in;
+    memset(&in, 0, sizeof in);
+    in.code = (int16_t)code;
+    in.op = (int16_t)op;
+    in.d = d;
+    in.a = a;
+    in.b = b;
+    return emit(c, in);
+}
+
+/* batch_norm as fe_k_batch_norm computes it: the factor k = w / sqrt(var +
+ * eps) once per channel, then y = (x - mean) * k + b in one multiply-add.
+ * The channels are usually rows (the spatial axes are the columns), so k
+ * costs a few scalar operations per row; for a 2-D input they are columns
+ * and k is a vector like any other. Leaves the multiply-add's operands in
+ * a[0..3) and its temporary slots in tmp[]. */
+static int gen_batch_norm(cc *c, const fe_node *n, const int32_t *ins, opnd *a, int *tmp)
+{
+    opnd x = use(c, vfind(c, ins[0])), w = use(c, vfind(c, ins[1])), b = use(c, vfind(c, ins[2]));
+    opnd m = use(c, vfind(c, ins[3])), v = use(c, vfind(c, ins[4]));
+    opnd eps = konst(c, (float)fe_node_attr_float(c->g, n, "eps", 1e-5));
+    int chan_full = c->v[vfind(c, ins[1])].full;
+    int ks = chan_full ? new_slot(c, 0) : -1, xs = new_slot(c, 0);
+    if (x.kind == K_NONE || w.kind == K_NONE || b.kind == K_NONE || m.kind == K_NONE ||
+        v.kind == K_NONE || eps.kind == K_NONE || xs < 0 || (chan_full && ks < 0))
+        return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+    opnd k = chan_full ? mk(K_SLOT, ks) : mk(K_ROW, c->p->nrowv++);
+    if (emit_op(c, I_BINARY, FE_OP_ADD, k, v, eps) || emit_op(c, I_UNARY, FE_OP_SQRT, k, k, k) ||
+        emit_op(c, I_UNARY, FE_OP_RECIPROCAL, k, k, k) || emit_op(c, I_BINARY, FE_OP_MUL, k, k, w) ||
+        emit_op(c, I_BINARY, FE_OP_SUB, mk(K_SLOT, xs), x, m))
+        return -1;
+    a[0] = mk(K_SLOT, xs);
+    a[1] = k;
+    a[2] = b;
+    tmp[0] = xs;
+    tmp[1] = ks;
+    return 0;
+}
+
 /* Emit the instructions of node k (program index ni). */
 static int gen_node(cc *c, int ni)
 {
@@ -454,6 +519,10 @@ static int gen_node(cc *c, int ni)
         a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
         in.code = I_SOFTMAX;
         in.aux = op == FE_OP_LOG_SOFTMAX;
+    } else if (op == FE_OP_BATCH_NORM) {
+        if (gen_batch_norm(c, n, ins, a, tmp))
+            return -1;
+        in.code = I_FMA;
     } else {
         int layer = op == FE_OP_LAYER_NORM;
         a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
@@ -629,6 +698,25 @@ static int analyse(cc *c)
         if (is_reduce(n->op) && !fe_node_attr_bool(g, n, "keepdim", 0))
             c->v[ov].nonkeep = 1;
     }
+    /* batch_norm parameters: [C] tensors read along the input's axis 1,
+     * so each must come from outside and be used by batch_norm alone */
+    for (int ni = 0; ni < sp->nnodes; ni++) {
+        const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        for (int k = 0; k < n->nin; k++) {
+            val *v = &c->v[vfind(c, fe_node_input(g, n, k))];
+            const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
+            int chan = n->op == FE_OP_BATCH_NORM && k > 0 ? x->rank : 0;
+            if (!chan && v->chan_rank == 0)
+                continue;
+            if (v->chan_rank != 0 && v->chan_rank != chan)
+                return fail(c, "node '%s' (%s): a batch_norm parameter is also read another way "
+                            "in the group", fe_node_name(g, n), fe_node_op_name(n));
+            if (x->rank < 2 || fe_graph_tensor(g, v->tensor)->rank != 1)
+                return fail(c, "node '%s' (%s): needs an input of rank >= 2 and 1-D parameters",
+                            fe_node_name(g, n), fe_node_op_name(n));
+            v->chan_rank = chan;
+        }
+    }
     /* which values are produced here */
     for (int i = 0; i < c->nv; i++) {
         const fe_tensor *t = fe_graph_tensor(g, c->v[i].tensor);
@@ -661,7 +749,9 @@ static int analyse(cc *c)
             int64_t ds[FE_MAX_RANK];
             if (c->v[i].nonkeep)
                 continue;
-            padded(c, c->v[i].tensor, c->r, ds);
+            if (padded_val(c, &c->v[i], c->r, ds))
+                return fail(c, "fused: tensor %s does not fit the group's domain%s",
+                            fe_tensor_name(g, fe_graph_tensor(g, c->v[i].tensor)), "");
             for (int a = 0; a < c->r; a++) {
                 if (ds[a] == c->D[a] || ds[a] == 1)
                     continue;
@@ -677,7 +767,7 @@ static int analyse(cc *c)
     c->s = sp->domain ? sp->split : -1;
     for (int i = 0; i < c->nv; i++)
         if (c->v[i].ext >= 0 || c->v[i].tensor == sp->anchor) {
-            if (padded(c, c->v[i].tensor, c->r, c->v[i].ds) || !fits(c->v[i].ds, c->D, c->r))
+            if (padded_val(c, &c->v[i], c->r, c->v[i].ds) || !fits(c->v[i].ds, c->D, c->r))
                 return fail(c, "fused: input %s does not broadcast to the group's domain%s",
                             fe_tensor_name(g, fe_graph_tensor(g, c->v[i].tensor)), "");
         }

@@ -181,9 +181,10 @@ int fe_k_batch_norm(const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tenso
             float m = mf ? mf[c] : 0.0f, k = 1.0f / sqrtf((vf ? vf[c] : 1.0f) + (float)eps);
             float sc = k * (wf ? wf[c] : 1.0f), sh = bf ? bf[c] : 0.0f;
             fe_k_load_f32(x->data, x->dtype, t * S, row, S);
+            /* one rounding in the multiply-add, as the fused executor does */
             #pragma omp simd
             for (int64_t i = 0; i < S; i++)
-                row[i] = (row[i] - m) * sc + sh;
+                row[i] = fmaf(row[i] - m, sc, sh);
             fe_k_store_f32(y->data, y->dtype, t * S, row, S);
         }
         free(row);

@@ -7,8 +7,8 @@
 -- Differences: the timings come from fuseeng's CPU kernels (ctx:bench), not
 -- a GPU; there is no register-spilling veto (the seed's author argues the
 -- measurement should decide, and on a CPU there is nothing to veto); a
--- candidate that cannot be measured (the run's bench budget is spent) is
--- not fused; and for a final group holding a matmul or conv2d both matmul
+-- candidate that cannot be measured (the run's bench budget is spent, or
+-- an op in it has no CPU kernel) is not fused; and for a final group holding a matmul or conv2d both matmul
 -- choices are timed and the faster one kept (`choices = false` skips it).
 local fe = require "fuseeng"
 

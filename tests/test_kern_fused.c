@@ -573,6 +573,59 @@ static void test_conv_epilogue(void **state)
     run_case(&c);
 }
 
+/* Inference batch_norm fuses: as a conv epilogue (the per-channel factor on
+ * the GEMM's rows) and in a pointwise group, where NCHW channels are rows
+ * and a 2-D input's channels are columns; both give the reference's bits. */
+static void test_batch_norm(void **state)
+{
+    (void)state;
+    static const char params[] =
+        "\"bw\":{\"shape\":[20],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"bb\":{\"shape\":[20],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"bm\":{\"shape\":[20],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+        "\"bv\":{\"shape\":[20],\"dtype\":\"f32\",\"kind\":\"weight\"}";
+    char tensors[1024];
+    snprintf(tensors, sizeof tensors,
+             "\"x\":{\"shape\":[2,16,9,10],\"dtype\":\"f32\",\"kind\":\"input\"},"
+             "\"w\":{\"shape\":[20,16,3,3],\"dtype\":\"f32\",\"kind\":\"weight\"},%s", params);
+    mcase c = {
+        tensors,
+        "{\"name\":\"cv\",\"op\":\"conv2d\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"],"
+        "\"attrs\":{\"padding\":1}},"
+        "{\"name\":\"bn\",\"op\":\"batch_norm\",\"inputs\":[\"y\",\"bw\",\"bb\",\"bm\",\"bv\"],"
+        "\"outputs\":[\"z\"],\"attrs\":{\"eps\":1e-3}},"
+        "{\"name\":\"act\",\"op\":\"relu\",\"inputs\":[\"z\"],\"outputs\":[\"out\"]}",
+        "\"out\"",
+        {"cv", "bn", "act"}, 3,
+        "epilogue (2 ops: batch_norm, relu) on each output block",
+        "matmul_blas was requested; it has no conv2d"};
+    run_case(&c);
+
+    static const char *const xs[] = {"[3,20,7,5]", "[33,20]", "[2,20,1,1]"};
+    for (int k = 0; k < 3; k++) {
+        fe_error err = {0};
+        snprintf(tensors, sizeof tensors,
+                 "\"x\":{\"shape\":%s,\"dtype\":\"f32\",\"kind\":\"input\"},%s", xs[k], params);
+        fe_graph *g = model(tensors,
+                            "{\"name\":\"bn\",\"op\":\"batch_norm\",\"inputs\":[\"x\",\"bw\",\"bb\","
+                            "\"bm\",\"bv\"],\"outputs\":[\"z\"]},"
+                            "{\"name\":\"act\",\"op\":\"silu\",\"inputs\":[\"z\"],\"outputs\":[\"out\"]}",
+                            "\"out\"");
+        fe_exec *ex = fe_exec_new(g, NULL, &err);
+        assert_non_null(ex);
+        int gid;
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
+        fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p);
+        assert_contains(got->how[gid], "fused_rows");
+        expect_equal(g, ref, got, xs[k]);
+        fe_exec_result_free(ref);
+        fe_exec_result_free(got);
+        fe_plan_free(p);
+        fe_exec_free(ex);
+        fe_graph_free(g);
+    }
+}
+
 /* ---- honest fallbacks ---- */
 
 static void test_fallback_reported(void **state)
@@ -666,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_matmul_prologue),
         cmocka_unit_test(test_matmul_batched_and_rows),
         cmocka_unit_test(test_conv_epilogue),
+        cmocka_unit_test(test_batch_norm),
         cmocka_unit_test(test_fallback_reported),
         cmocka_unit_test(test_blocked_equals_matmul_then_epilogue),
     };

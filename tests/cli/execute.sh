@@ -138,6 +138,26 @@ return fe.policy {
 LUA
 expect_ok "ctx:bench caches per exact key and kernel" 'first cached=false second cached=true per_op kernel=per_op fused_kernel=false bytes=528384' \
     "$FUSEENG" run $B/swiglu.json --dim T=4 --policy "$T/cache.lua" --explain
+# benchmark_fusion's plans run and agree with the reference too (small
+# graphs: it times every candidate).
+for m in "$E/hub_conflict.json --dim M=32 --dim N=32" "$E/resnet50_bottleneck.json"; do
+    # shellcheck disable=SC2086
+    expect_ok "benchmark_fusion on $(basename ${m%% *}) executes within tolerance" '^ +[^ ]+ .* ok$' \
+        "$FUSEENG" run $m --policy benchmark_fusion --execute --bench-budget 20 $Q
+done
+# A candidate holding an op without a kernel is not measured: nil and why.
+cat >"$T/nokernel.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "nokernel",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "c", "op": "custom", "inputs": ["x"], "outputs": ["y"],
+            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}},
+           {"name": "r", "op": "relu", "inputs": ["y"], "outputs": ["z"]}],
+ "outputs": ["z"]}
+JSON
+expect_ok "ctx:bench on an op without a kernel returns nil and why" \
+    "no +\[c, r\] +not measured: node 'c' is a custom op \(aten 'aten::special_bessel_j0'\) that fuseeng cannot execute" \
+    "$FUSEENG" run "$T/nokernel.json" --policy benchmark_fusion --explain
 cat >"$T/budget.lua" <<'LUA'
 local fe = require "fuseeng"
 return fe.policy {

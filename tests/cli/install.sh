@@ -21,4 +21,16 @@ if cc -std=c11 -o "$T/embed" examples/embed.c $(pkg-config --cflags --libs fusee
 else
     not_ok "a program builds with pkg-config fuseeng" "$(cat "$T/err")"
 fi
+# A program linked with the static library, run from elsewhere with no
+# FUSEENG_HOME: the prefix compiled in is where it finds lua/ and policies/.
+if cc -std=c11 -o "$T/embed_static" examples/embed.c -I"$T/inst/include" "$T/inst/lib/libfuseeng.a" \
+       $(pkg-config --static --libs fuseeng | sed 's/-L[^ ]*lib //; s/-lfuseeng//') \
+       ${SANITIZE:+-fsanitize=address,undefined} 2>"$T/err"; then
+    (cd / && env -u FUSEENG_HOME "$T/embed_static" "$root/examples/models/llama2_7b_layer.json") \
+        >"$T/out" 2>"$T/err"
+    if grep -q 'fuse_all' "$T/out"; then ok "a statically linked program finds the installed lua/"
+    else not_ok "a statically linked program finds the installed lua/" "$(head -c 400 "$T/err")"; fi
+else
+    not_ok "a program links the static library" "$(head -c 400 "$T/err")"
+fi
 finish
