@@ -57,25 +57,7 @@
 #define VCASTF _mm256_castsi256_ps
 #define VZERO_LT(y, x, c) _mm256_andnot_ps(_mm256_cmp_ps(x, c, _CMP_LT_OQ), y)
 #define VNAN_KEEP(r, a) _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q))
-#include "vmath_fn.h"
-#undef VT
-#undef VFN
-#undef VSET
-#undef VSETI
-#undef VADD
-#undef VSUB
-#undef VMUL
-#undef VDIV
-#undef VMIN
-#undef VMAX
-#undef VFMA
-#undef VFNMA
-#undef VADDI
-#undef VSLLI
-#undef VCASTI
-#undef VCASTF
-#undef VZERO_LT
-#undef VNAN_KEEP
+#include "vmath_fn.h"   /* which undefines the names above */
 
 #if defined(__AVX512F__)
 /* And at 16 lanes (fe_k_v16_*), for the vector programs of the fused
@@ -99,25 +81,7 @@
 #define VCASTF _mm512_castsi512_ps
 #define VZERO_LT(y, x, c) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, c, _CMP_NLT_UQ), y)
 #define VNAN_KEEP(r, a) _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a)
-#include "vmath_fn.h"
-#undef VT
-#undef VFN
-#undef VSET
-#undef VSETI
-#undef VADD
-#undef VSUB
-#undef VMUL
-#undef VDIV
-#undef VMIN
-#undef VMAX
-#undef VFMA
-#undef VFNMA
-#undef VADDI
-#undef VSLLI
-#undef VCASTI
-#undef VCASTF
-#undef VZERO_LT
-#undef VNAN_KEEP
+#include "vmath_fn.h"   /* which undefines the names above */
 #endif /* AVX-512 */
 
 /* Horizontal sum and max of a vector. */

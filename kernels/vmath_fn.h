@@ -13,6 +13,8 @@
  *   VADDI VSLLI     integer lanes               VCASTI VCASTF   reinterpret
  *   VZERO_LT(y, x, c)   y with lanes where x < c (ordered) set to 0
  *   VNAN_KEEP(r, a)     r with lanes where a is NaN replaced by a
+ *
+ * It undefines them at its end, ready for the next width.
  */
 
 /* e^x; see vmath.h for the method and its accuracy. x <= 89 keeps n <= 128,
@@ -144,3 +146,22 @@ static inline VT VFN(minnan)(VT a, VT b)
 {
     return VNAN_KEEP(VMIN(a, b), a);
 }
+
+#undef VT
+#undef VFN
+#undef VSET
+#undef VSETI
+#undef VADD
+#undef VSUB
+#undef VMUL
+#undef VDIV
+#undef VMIN
+#undef VMAX
+#undef VFMA
+#undef VFNMA
+#undef VADDI
+#undef VSLLI
+#undef VCASTI
+#undef VCASTF
+#undef VZERO_LT
+#undef VNAN_KEEP
