@@ -23,7 +23,7 @@ typedef struct cgeo {
 typedef struct cctx {
     const fe_k_conv *cv;
     const cgeo *g;
-    const float *x;       /* float32 input */
+    const float *x;       /* float32 input: image n's [C, H, W] */
     const float *bias;    /* float32 bias of GEMM row 0, or NULL */
     int64_t n, grp;       /* current image and group */
     int64_t orow0;        /* output row of GEMM row 0 */
@@ -36,7 +36,7 @@ static const float *im2col_row(void *ctx, int64_t k, int64_t j0, int64_t n, floa
     const fe_k_conv *cv = c->cv;
     int64_t ch = k / (g->kh * g->kw), r = k % (g->kh * g->kw);
     int64_t ky = r / g->kw, kx = r % g->kw;
-    const float *plane = c->x + ((c->n * g->C) + c->grp * g->Cg + ch) * g->H * g->W;
+    const float *plane = c->x + (c->grp * g->Cg + ch) * g->H * g->W;
     int64_t oy = j0 / g->OW, ox = j0 % g->OW;
     for (int64_t j = 0; j < n; j++) {
         int64_t iy = oy * cv->stride[0] - cv->pad[0] + ky * cv->dil[0];
@@ -70,7 +70,8 @@ static int conv_epi(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, f
     return 0;
 }
 
-/* Direct convolution of output rows [r0, r1) (row = n * O + o). */
+/* Direct convolution of output rows [r0, r1) (row = n * O + o), all of
+ * image n, whose input x is ([C, H, W]). */
 static int conv_direct(const fe_k_conv *cv, const cgeo *g, const float *x, const float *w,
                        const float *bias, int64_t r0, int64_t r1, fe_error *err)
 {
@@ -91,11 +92,11 @@ static int conv_direct(const fe_k_conv *cv, const cgeo *g, const float *x, const
         for (int64_t r = r0; r < r1; r++) {
             if (!acc)
                 continue;
-            int64_t n = r / g->O, o = r % g->O, grp = o / g->Og;
+            int64_t o = r % g->O, grp = o / g->Og;
             for (int64_t p = 0; p < P; p++)
                 acc[p] = 0.0f;
             for (int64_t c = 0; c < g->Cg; c++) {
-                const float *plane = x + (n * g->C + grp * g->Cg + c) * g->H * g->W;
+                const float *plane = x + (grp * g->Cg + c) * g->H * g->W;
                 for (int64_t ky = 0; ky < g->kh; ky++)
                     for (int64_t kx = 0; kx < g->kw; kx++) {
                         float wv = w[((o * g->Cg + c) * g->kh + ky) * g->kw + kx];
@@ -147,6 +148,40 @@ static float *to_f32(const fe_k_tensor *t, fe_error *err, int *fail)
     return p;
 }
 
+/* Output rows [lo, hi) of image n, whose input is X ([C, H, W], float32). */
+static int conv_image(const fe_k_conv *cv, const cgeo *g, const float *X, const float *Wt,
+                      const float *B, int64_t n, int64_t lo, int64_t hi, fe_error *err)
+{
+    /* thin GEMMs (depthwise and friends) lose to the direct loop */
+    if (cv->direct || g->Og < 8 || g->K < 8)
+        return conv_direct(cv, g, X, Wt, B, lo, hi, err);
+    int rc = FE_OK;
+    for (int64_t grp = 0; grp < cv->groups && rc == FE_OK; grp++) {
+        int64_t base = n * g->O + grp * g->Og;            /* output row of o = 0 */
+        int64_t glo = base > lo ? base : lo, ghi = base + g->Og < hi ? base + g->Og : hi;
+        if (glo >= ghi)
+            continue;
+        cctx c = {cv, g, X, B, n, grp, glo};
+        fe_k_gemm gm;
+        memset(&gm, 0, sizeof gm);
+        gm.M = ghi - glo;
+        gm.N = g->OH * g->OW;
+        gm.K = g->K;
+        gm.a = Wt + (glo - n * g->O) * g->K;
+        gm.adt = FE_F32;
+        gm.a_rs = g->K;
+        gm.a_cs = 1;
+        gm.brow = im2col_row;
+        gm.bctx = &c;
+        gm.epi = conv_epi;
+        gm.ectx = &c;
+        /* conv_epi reads the bias by GEMM row: point it at channel glo */
+        c.bias = B ? B + (glo - n * g->O) : NULL;
+        rc = fe_k_gemm_run(&gm, err);
+    }
+    return rc;
+}
+
 int fe_k_conv2d(const fe_k_conv *cv, fe_error *err)
 {
     cgeo g;
@@ -177,44 +212,28 @@ int fe_k_conv2d(const fe_k_conv *cv, fe_error *err)
         return fe_error_set(err, FE_EINPUT, "conv2d: row range outside the output");
 
     int fail = 0, rc = FE_OK;
-    float *xf = to_f32(x, err, &fail), *wf = to_f32(w, err, &fail), *bf = to_f32(cv->bias, err, &fail);
+    float *xf = cv->ximg ? NULL : to_f32(x, err, &fail), *wf = to_f32(w, err, &fail);
+    float *bf = to_f32(cv->bias, err, &fail), *img = NULL;
     const float *X = xf ? xf : x->data, *Wt = wf ? wf : w->data;
     const float *B = cv->bias ? (bf ? bf : cv->bias->data) : NULL;
+    int64_t CHW = g.C * g.H * g.W;
+    if (cv->ximg && !fail && !(img = fe_malloc((size_t)(CHW ? CHW : 1) * sizeof(float), err)))
+        fail = 1;
     if (fail) {
         rc = FE_ENOMEM;
         goto out;
     }
-    /* thin GEMMs (depthwise and friends) lose to the direct loop */
-    if (cv->direct || g.Og < 8 || g.K < 8) {
-        rc = conv_direct(cv, &g, X, Wt, B, r0, r1, err);
-        goto out;
-    }
-    for (int64_t n = 0; n < g.N && rc == FE_OK; n++) {
-        for (int64_t grp = 0; grp < cv->groups && rc == FE_OK; grp++) {
-            int64_t base = n * g.O + grp * g.Og;            /* output row of o = 0 */
-            int64_t lo = base > r0 ? base : r0, hi = base + g.Og < r1 ? base + g.Og : r1;
-            if (lo >= hi)
-                continue;
-            cctx c = {cv, &g, X, B, n, grp, lo};
-            fe_k_gemm gm;
-            memset(&gm, 0, sizeof gm);
-            gm.M = hi - lo;
-            gm.N = g.OH * g.OW;
-            gm.K = g.K;
-            gm.a = Wt + (lo - n * g.O) * g.K;
-            gm.adt = FE_F32;
-            gm.a_rs = g.K;
-            gm.a_cs = 1;
-            gm.brow = im2col_row;
-            gm.bctx = &c;
-            gm.epi = conv_epi;
-            gm.ectx = &c;
-            /* conv_epi reads the bias by GEMM row: point it at channel lo */
-            c.bias = B ? B + (lo - n * g.O) : NULL;
-            rc = fe_k_gemm_run(&gm, err);
+    for (int64_t n = r0 / g.O; n < g.N && n * g.O < r1 && rc == FE_OK; n++) {
+        if (cv->ximg && cv->ximg(cv->xctx, n, img)) {
+            rc = fe_error_set(err, FE_ERUNTIME, "conv2d: the input prologue failed");
+            break;
         }
+        const float *Xn = cv->ximg ? img : X + n * CHW;
+        int64_t lo = n * g.O > r0 ? n * g.O : r0, hi = (n + 1) * g.O < r1 ? (n + 1) * g.O : r1;
+        rc = conv_image(cv, &g, Xn, Wt, B, n, lo, hi, err);
     }
 out:
+    free(img);
     free(xf);
     free(wf);
     free(bf);

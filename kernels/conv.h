@@ -2,7 +2,9 @@
  * produced while B is packed, never materialised) or as a direct loop for
  * grouped convolutions too thin for a GEMM (depthwise). Takes the same
  * epilogue hook as matmul: the block rows are output rows (n, o), the
- * columns output pixels (oy, ox).
+ * columns output pixels (oy, ox); and an input supplier for a prologue,
+ * which runs one image ahead of its convolution so that the image is still
+ * in cache when it is read.
  */
 #ifndef FE_CONV_H
 #define FE_CONV_H
@@ -22,6 +24,12 @@ typedef struct fe_k_conv {
     int64_t r0, r1;
     fe_k_epifn epi;                     /* runs after the bias is added */
     void *ectx;
+    /* A supplier of the input (a fused prologue): when set, the convolution
+     * runs image by image, and ximg(xctx, n, dst) writes image n of the
+     * operand as float32 [C, H, W] to dst before that image is convolved
+     * (x then gives only the shape; its data is not read). Nonzero on failure. */
+    int (*ximg)(void *xctx, int64_t n, float *dst);
+    void *xctx;
     int direct;                         /* force the direct loop (tests) */
 } fe_k_conv;
 

@@ -372,8 +372,8 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
                          fe_node_name(g, an));
             goto out;
         }
-        if (is_conv && (role[i] == 1 || role[i] == 2)) {
-            fe_error_set(why, FE_EINPUT, "conv2d '%s' takes no prologue (node '%s')",
+        if (is_conv && role[i] == 2) {
+            fe_error_set(why, FE_EINPUT, "conv2d '%s' takes no prologue on its weights (node '%s')",
                          fe_node_name(g, an), fe_node_name(g, n));
             goto out;
         }
@@ -420,9 +420,13 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
             op_list(g, ids, m, ops, sizeof ops);
             free(ids);
         }
-        snprintf(pro_s[k], sizeof pro_s[k], blas ? "; prologue on %c (%d ops: %s) as a separate "
-                 "fused pass" : "; prologue on %c (%d ops: %s) fused into packing", k ? 'B' : 'A',
-                 cnt, ops);
+        if (is_conv)
+            snprintf(pro_s[k], sizeof pro_s[k], "; prologue on the input (%d ops: %s), one image "
+                     "ahead of the convolution", cnt, ops);
+        else
+            snprintf(pro_s[k], sizeof pro_s[k], blas ? "; prologue on %c (%d ops: %s) as a "
+                     "separate fused pass" : "; prologue on %c (%d ops: %s) fused into packing",
+                     k ? 'B' : 'A', cnt, ops);
         if (blas)
             gr->temp_bytes += ot->bytes;
     }
@@ -488,12 +492,28 @@ typedef struct pctx {
     fe_k_prog *p;
     fe_k_tensor *bufs;
     int round_dt;       /* epilogue: the anchor output's dtype when f16 / bf16, else -1 */
+    int64_t rows, cols; /* conv prologue: rows (C x H) and columns (W) of one image */
 } pctx;
 
 static const float *pro_row(void *ctx, int64_t r, int64_t c0, int64_t n, float *tmp)
 {
     const pctx *c = ctx;
     return fe_k_prog_result_row(c->p, c->bufs, r, c0, n, tmp);
+}
+
+/* A conv2d prologue: image n of the operand, row by row (its program's rows
+ * are (n, c, h) and its columns w), into dst. */
+static int pro_img(void *ctx, int64_t n, float *dst)
+{
+    const pctx *c = ctx;
+    #pragma omp parallel for schedule(static) if (c->rows * c->cols >= (1 << 15))
+    for (int64_t r = 0; r < c->rows; r++) {
+        float *d = dst + r * c->cols;
+        const float *got = fe_k_prog_result_row(c->p, c->bufs, n * c->rows + r, 0, c->cols, d);
+        if (got != d)
+            memcpy(d, got, (size_t)c->cols * sizeof(float));
+    }
+    return 0;
 }
 
 static int epi_block(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, float *blk,
@@ -513,8 +533,8 @@ static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
     const fe_graph *g = gr->g;
     const fe_node *an = fe_graph_node(g, gr->anchor);
     int ydt = fe_graph_tensor(g, gr->y)->dtype;
-    pctx pc[2] = {{gr->pro[0], bufs, -1}, {gr->pro[1], bufs, -1}},
-         ec = {gr->epi, bufs, ydt == FE_F16 || ydt == FE_BF16 ? ydt : -1};
+    pctx pc[2] = {{gr->pro[0], bufs, -1, 0, 0}, {gr->pro[1], bufs, -1, 0, 0}},
+         ec = {gr->epi, bufs, ydt == FE_F16 || ydt == FE_BF16 ? ydt : -1, 0, 0};
     int rc = FE_OK;
     void *tmp[2] = {NULL, NULL};
     int32_t y = gr->y;
@@ -607,6 +627,12 @@ static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
             cv.epi = epi_block;
             cv.ectx = &ec;
             fe_k_prog_reset(gr->epi);
+        }
+        if (gr->pro[0]) {
+            pc[0].rows = av.shape[1] * av.shape[2];
+            pc[0].cols = av.shape[3];
+            cv.ximg = pro_img;
+            cv.xctx = &pc[0];
         }
         int64_t rows = yv.shape[0] * yv.shape[1];
         for (int part = 0; part < gr->split && rc == FE_OK; part++) {

@@ -573,6 +573,36 @@ static void test_conv_epilogue(void **state)
     run_case(&c);
 }
 
+/* A conv2d prologue runs one image ahead of the convolution; padding stays
+ * zero (conv(sigmoid(x)) pads sigmoid(x), not x), and the depthwise
+ * (direct) path takes it too. */
+static void test_conv_prologue(void **state)
+{
+    (void)state;
+    mcase c = {
+        "\"x\":{\"shape\":[3,16,11,10],\"dtype\":\"f16\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[20,16,3,3],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+        "{\"name\":\"pre\",\"op\":\"sigmoid\",\"inputs\":[\"x\"],\"outputs\":[\"xs\"]},"
+        "{\"name\":\"cv\",\"op\":\"conv2d\",\"inputs\":[\"xs\",\"w\"],\"outputs\":[\"y\"],"
+        "\"attrs\":{\"padding\":1,\"stride\":[2,1]}},"
+        "{\"name\":\"act\",\"op\":\"relu\",\"inputs\":[\"y\"],\"outputs\":[\"out\"]}",
+        "\"out\"",
+        {"pre", "cv", "act"}, 3,
+        "prologue on the input (1 ops: sigmoid), one image ahead",
+        "matmul_blas was requested; it has no conv2d"};
+    run_case(&c);
+    mcase d = {
+        "\"x\":{\"shape\":[2,12,9,9],\"dtype\":\"f32\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[12,1,3,3],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+        "{\"name\":\"pre\",\"op\":\"add\",\"inputs\":[\"x\"],\"outputs\":[\"xs\"],\"attrs\":{\"scalar\":1.5}},"
+        "{\"name\":\"cv\",\"op\":\"conv2d\",\"inputs\":[\"xs\",\"w\"],\"outputs\":[\"out\"],"
+        "\"attrs\":{\"padding\":1,\"groups\":12}}",
+        "\"out\"",
+        {"pre", "cv"}, 2,
+        "prologue on the input (1 ops: add)", NULL};
+    run_case(&d);
+}
+
 /* Inference batch_norm fuses: as a conv epilogue (the per-channel factor on
  * the GEMM's rows) and in a pointwise group, where NCHW channels are rows
  * and a 2-D input's channels are columns; both give the reference's bits. */
@@ -720,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_matmul_batched_and_rows),
         cmocka_unit_test(test_conv_epilogue),
         cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_conv_prologue),
         cmocka_unit_test(test_fallback_reported),
         cmocka_unit_test(test_blocked_equals_matmul_then_epilogue),
     };
