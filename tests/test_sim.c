@@ -924,6 +924,30 @@ static void machine_errors(void **state)
                "reserved_registers (255) must be below registers (255)", NULL);
     expect_bad(sb, machine_file("pos.lua", NULL, "'oops'"), "an entry without a field name",
                NULL);
+    /* Sensible ranges: finite values that would overflow a time. */
+    expect_bad(sb, machine_file("tile.lua", "tile_us", "tile_us = 1e308"),
+               "field 'tile_us' is 1e+308, outside the range 0 to 1e6 us", NULL);
+    expect_bad(sb, machine_file("crawl.lua", "l3_bandwidth", "l3_bandwidth = 1e-300"),
+               "field 'l3_bandwidth' is 1e-300, outside the range 1e3 to 1e16 bytes/s", NULL);
+    expect_bad(sb, machine_file("launch.lua", "launch_us", "launch_us = 2e6"),
+               "field 'launch_us' is 2e+06, outside the range 0 to 1e6 us", NULL);
+    expect_bad(sb, machine_file("flops.lua", "vector_flops", "vector_flops = {f32 = 1e19}"),
+               "field 'vector_flops.f32' is 1e+19, outside the range 1e3 to 1e18 FLOP/s", NULL);
+    expect_bad(sb, machine_file("huge.lua", "l2_bytes", "l2_bytes = 2 * 1024^4"),
+               "field 'l2_bytes' is 2.19902e+12, outside the range 1 byte to 1 TiB", NULL);
+    /* Text printed in reports: no control characters, valid UTF-8. */
+    expect_bad(sb, machine_file("nl.lua", "name", "name = 'g\\nu'"),
+               "field 'name' holds a control character (byte 2 is 0x0a)", NULL);
+    expect_bad(sb, machine_file("nul.lua", NULL, "description = 'a\\0b'"),
+               "field 'description' holds a control character (byte 2 is 0x00)", NULL);
+    expect_bad(sb, machine_file("esc.lua", NULL, "description = '\\27[31mred'"),
+               "field 'description' holds a control character (byte 1 is 0x1b)", NULL);
+    expect_bad(sb, machine_file("utf.lua", "name", "name = 'g\\xffu'"),
+               "field 'name' is not valid UTF-8 (byte 2)", NULL);
+    fe_machine named;
+    if (fe_machine_load(sb, machine_file("uni.lua", "name", "name = 'gc\\u{fc}'"), &named, &err))
+        fail_msg("%s", err.message);
+    assert_string_equal(named.name, "gc\xc3\xbc");
     expect_bad(sb, raw_file("syntax.lua", "return {\n  name = 'x',\n  l2_bytes = ,\n}\n"),
                "syntax.lua:3:", "unexpected symbol");
     expect_bad(sb, raw_file("num.lua", "return 42\n"), "must return a table of fields, got number",
@@ -951,6 +975,19 @@ static void machine_errors(void **state)
     c.l3_bandwidth = -3;
     assert_int_equal(fe_machine_check(&c, "c", &err), FE_EINPUT);
     assert_contains(err.message, "c: field 'l3_bandwidth' must be positive");
+    c = seed_machine();
+    strcpy(c.name, "tab\there");
+    assert_int_equal(fe_machine_check(&c, "c", &err), FE_EINPUT);
+    assert_contains(err.message, "field 'name' holds a control character");
+
+    /* By name alone: only lua/machines, never a path. */
+    assert_int_equal(fe_machine_load_shipped(sb, "gcu_big", &m, &err), FE_OK);
+    assert_string_equal(m.name, "gcu_big");
+    assert_int_equal(fe_machine_load_shipped(sb, ok, &m, &err), FE_EINPUT);
+    assert_contains(err.message, "is not a machine name");
+    assert_int_equal(fe_machine_load_shipped(sb, "mygcu", &m, &err), FE_EINPUT);
+    assert_contains(err.message, "no machine named 'mygcu' in ");
+    assert_contains(err.message, "(known machines: gcu, gcu_big, host)");
 
     fe_sandbox_free(sb);
 }
