@@ -574,6 +574,133 @@ static void determinism(void **state)
             free(text[i][j]);
 }
 
+/* ---- the trace: the trace-event format's schema ---- */
+
+/* Member key of event e, of the given Jansson type; fails the test naming
+ * the event otherwise. */
+static json_t *field(json_t *e, size_t i, const char *key, json_type type)
+{
+    json_t *v = json_object_get(e, key);
+    if (!v)
+        fail_msg("event %zu has no \"%s\"", i, key);
+    int ok = json_typeof(v) == type ||
+             (type == JSON_REAL && json_typeof(v) == JSON_INTEGER);   /* a number */
+    if (!ok)
+        fail_msg("event %zu: \"%s\" has JSON type %d, expected %d", i, key, (int)json_typeof(v),
+                 (int)type);
+    return v;
+}
+
+/* Write reports[0..n) as a trace, parse it with Jansson and check every
+ * event: the fields the trace-event format requires (name, ph, ts, pid,
+ * tid; dur for complete events) with their types; per process the three
+ * metadata events, a kernel track holding one slice per group, back to
+ * back in nanoseconds, named by the group's label, and the two counter
+ * tracks with the simulator's own figures at every group start and at
+ * the end. */
+static void trace_schema(const fe_sim_report *const *reports, int n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(fe_trace_write(f, reports, NULL, n, NULL), FE_OK);
+    fclose(f);
+    json_error_t je;
+    json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("trace JSON: %s at %d:%d", je.text, je.line, je.column);
+    assert_string_equal(json_string_value(json_object_get(j, "displayTimeUnit")), "ms");
+    json_t *ev = json_object_get(j, "traceEvents");
+    assert_true(json_is_array(ev));
+
+    /* Per process (pid 1..n): events seen of each kind. */
+    size_t nmeta[8] = {0}, nx[8] = {0}, nl2[8] = {0}, nmem[8] = {0};
+    long long next_ns[8] = {0};
+    json_int_t kernel_tid[8] = {0};
+    double last_ts[8] = {0};
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        assert_true(json_is_object(e));
+        const char *name = json_string_value(field(e, i, "name", JSON_STRING));
+        const char *ph = json_string_value(field(e, i, "ph", JSON_STRING));
+        double ts = json_number_value(field(e, i, "ts", JSON_REAL));
+        json_int_t pid = json_integer_value(field(e, i, "pid", JSON_INTEGER));
+        json_int_t tid = json_integer_value(field(e, i, "tid", JSON_INTEGER));
+        assert_true(name[0] != '\0');
+        assert_true(ts >= 0);
+        assert_true(pid >= 1 && pid <= n);
+        const fe_sim_report *r = reports[pid - 1];
+        /* Events come in time order within a process. */
+        assert_true(ts >= last_ts[pid]);
+        last_ts[pid] = ts;
+        json_t *args = field(e, i, "args", JSON_OBJECT);
+        if (strcmp(ph, "M") == 0) {
+            assert_true(ts == 0);
+            if (strcmp(name, "process_name") == 0) {
+                assert_non_null(json_string_value(json_object_get(args, "name")));
+            } else if (strcmp(name, "process_sort_index") == 0) {
+                assert_int_equal(json_integer_value(json_object_get(args, "sort_index")), pid);
+            } else if (strcmp(name, "thread_name") == 0) {
+                assert_string_equal(json_string_value(json_object_get(args, "name")), "kernels");
+                kernel_tid[pid] = tid;
+            } else {
+                fail_msg("unexpected metadata event '%s'", name);
+            }
+            nmeta[pid]++;
+        } else if (strcmp(ph, "X") == 0) {
+            /* The kernel track: the thread named "kernels", slices in plan
+             * order, each starting in Perfetto's nanoseconds exactly where
+             * the one before ended. */
+            double dur = json_number_value(field(e, i, "dur", JSON_REAL));
+            size_t k = nx[pid]++;
+            assert_true(k < (size_t)r->ngroups);
+            assert_int_equal(tid, kernel_tid[pid]);
+            assert_true(dur > 0);
+            assert_int_equal(llround(ts * 1e3), next_ns[pid]);
+            next_ns[pid] = llround(ts * 1e3) + llround(dur * 1e3);
+            assert_near(ts, (double)llround(r->start_s[k] * 1e9) / 1e3);
+            char label[160];
+            const fe_group *gr = &r->plan->groups[k];
+            fe_sim_group_label(r->g, fe_group_nodes(r->plan, gr), gr->n, label, sizeof label);
+            assert_string_equal(name, label);
+            assert_int_equal(json_integer_value(json_object_get(args, "group")), (json_int_t)k);
+            assert_int_equal(json_integer_value(json_object_get(args, "split")), r->groups[k].split);
+            assert_int_equal(json_integer_value(json_object_get(args, "l3_bytes")),
+                             r->groups[k].l3_bytes);
+        } else if (strcmp(ph, "C") == 0) {
+            /* The counter tracks: a value per group start, then the end. */
+            json_int_t bytes = json_integer_value(field(args, i, "bytes", JSON_INTEGER));
+            int l2 = strcmp(name, "L2 occupancy") == 0;
+            if (!l2 && strcmp(name, "device memory") != 0)
+                fail_msg("unexpected counter '%s'", name);
+            size_t k = l2 ? nl2[pid]++ : nmem[pid]++;
+            assert_true(k <= (size_t)r->ngroups);
+            if (k == (size_t)r->ngroups) {
+                assert_near(ts, (double)llround(r->total.time_s * 1e9) / 1e3);
+                assert_int_equal(bytes, l2 ? 0 : r->total.weight_bytes);
+            } else {
+                assert_near(ts, (double)llround(r->start_s[k] * 1e9) / 1e3);
+                assert_int_equal(bytes, l2 ? r->groups[k].l2_occupancy : r->mem_bytes[k]);
+                if (l2)
+                    assert_true(bytes <= r->machine.l2_bytes);
+            }
+        } else {
+            fail_msg("event %zu has phase '%s'", i, ph);
+        }
+    }
+    for (int pid = 1; pid <= n; pid++) {
+        const fe_sim_report *r = reports[pid - 1];
+        assert_int_equal(nmeta[pid], 3);
+        assert_true(kernel_tid[pid] > 0);
+        assert_int_equal(nx[pid], (size_t)r->ngroups);
+        assert_int_equal(nl2[pid], (size_t)r->ngroups + 1);
+        assert_int_equal(nmem[pid], (size_t)r->ngroups + 1);
+        assert_true(fabs((double)next_ns[pid] - r->total.time_s * 1e9) <= 1);
+    }
+    json_decref(j);
+    free(buf);
+}
+
 /* The report and the trace parse, and say what the totals say. */
 static void writers(void **state)
 {
@@ -599,49 +726,12 @@ static void writers(void **state)
     json_decref(j);
     free(rep);
 
-    /* Trace: per process 3 metadata events, one X per group, two counters
-     * per group and two closing ones; every X has ts and dur in us. */
+    /* The trace: its schema is checked event by event (trace_schema). */
+    const fe_sim_report *rs[2] = {&rp, &ru};
+    trace_schema(rs, 2);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    const fe_sim_report *rs[2] = {&rp, &ru};
-    const char *labels[2] = {"plan", "unfused"};
-    assert_int_equal(fe_trace_write(f, rs, labels, 2, NULL), FE_OK);
-    fclose(f);
-    j = json_loads(buf, 0, &je);
-    if (!j)
-        fail_msg("trace JSON: %s at %d:%d", je.text, je.line, je.column);
-    json_t *ev = json_object_get(j, "traceEvents");
-    size_t nx = 0, nc = 0, nm = 0;
-    double last_end = 0;
-    long long prev_end_ns[3] = {0, 0, 0};
-    for (size_t i = 0; i < json_array_size(ev); i++) {
-        json_t *e = json_array_get(ev, i);
-        const char *ph = json_string_value(json_object_get(e, "ph"));
-        if (strcmp(ph, "X") == 0) {
-            nx++;
-            double ts = json_number_value(json_object_get(e, "ts"));
-            double dur = json_number_value(json_object_get(e, "dur"));
-            json_int_t pid = json_integer_value(json_object_get(e, "pid"));
-            assert_true(dur > 0);
-            /* In Perfetto's nanoseconds, each kernel starts exactly where
-             * the one before ended: no overlapping slices. */
-            assert_int_equal(llround(ts * 1e3), prev_end_ns[pid]);
-            prev_end_ns[pid] = llround(ts * 1e3) + llround(dur * 1e3);
-            if (pid == 1)
-                last_end = ts + dur;
-        } else if (strcmp(ph, "C") == 0) {
-            nc++;
-        } else if (strcmp(ph, "M") == 0) {
-            nm++;
-        }
-    }
-    assert_int_equal(nx, (size_t)(rp.ngroups + ru.ngroups));
-    assert_int_equal(nc, (size_t)(2 * (rp.ngroups + ru.ngroups) + 4));
-    assert_int_equal(nm, 6);
-    assert_true(fabs(last_end - rp.total.time_s * 1e6) < 1e-6 * last_end);
-    json_decref(j);
-    free(buf);
+    FILE *f;
 
     /* Tables name the figures. */
     buf = NULL;
