@@ -16,6 +16,7 @@
 #include "choice.h"
 #include "lua_graph.h"
 #include "run.h"
+#include "sim.h"
 
 int fe_drive_plan(fe_run *r)
 {
@@ -115,8 +116,9 @@ int fe_drive_plan(fe_run *r)
         if (!bad) {
             if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {
                 lua_Integer s = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-                if (s < 1 || s > (1 << 24)) {
-                    snprintf(why, sizeof why, "group %lld: split must be an integer >= 1", (long long)gi);
+                if (s < 1 || s > FE_SIM_MAX_SPLIT) {
+                    snprintf(why, sizeof why, "group %lld: split must be " FE_SIM_SPLIT_RULE,
+                             (long long)gi);
                     bad = 1;
                 }
                 split = (int32_t)s;

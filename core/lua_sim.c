@@ -4,12 +4,17 @@
  *   ctx:simulate_unfused(group)           its nodes run one kernel each
  *
  * A group is a group object, or a list of nodes (objects, names or 1-based
- * indices). Both return a table: time (seconds), l3_bytes, l2_peak,
+ * indices). Both return a table: time (seconds), l3_bytes, l2_peak (what a
+ * tile needs on chip), l2_occupancy (the same, at most the L2),
  * working_set, regs, spill_bytes, split, split_default, fits,
  * overflow_bytes, reread_bytes, intermediate_bytes, l2_bytes, flops,
- * compute, memory, launch (seconds). Cheap enough for policy loops. */
+ * compute, memory, launch (seconds). Cheap enough for policy loops
+ * (bench_sim measures the calls per second). A wrong argument -- options
+ * that are not a table, an unknown option, a split out of range -- is an
+ * error at the policy's line. */
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lua_graph.h"
 #include "lua_sim.h"
@@ -30,10 +35,11 @@ static void set_int(lua_State *L, const char *k, int64_t v)
 
 static void push_result(lua_State *L, const fe_sim_group_result *s)
 {
-    lua_createtable(L, 0, 18);
+    lua_createtable(L, 0, 19);
     set_num(L, "time", s->time_s);
     set_int(L, "l3_bytes", s->l3_bytes);
     set_int(L, "l2_peak", s->l2_peak);
+    set_int(L, "l2_occupancy", s->l2_occupancy);
     set_int(L, "working_set", s->working_set);
     set_int(L, "regs", s->regs);
     set_int(L, "spill_bytes", s->spill_bytes);
@@ -51,24 +57,47 @@ static void push_result(lua_State *L, const fe_sim_group_result *s)
     set_num(L, "launch", s->launch_s);
 }
 
+/* The options table of ctx:simulate: nil, or a table whose only field is
+ * split. Anything else is a mistake the policy author should hear about
+ * (a typo such as {splt = 4} would otherwise price the default split). */
+static int split_option(lua_State *L, int idx)
+{
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    if (!lua_istable(L, idx))
+        return luaL_error(L, "simulate: options must be a table such as {split = 4}, got %s",
+                          fe_run_describe(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "split") != 0)
+            return luaL_error(L, "simulate: unknown option %s (the only option is split)",
+                              fe_run_describe(L, -1));
+    }
+    int split = 0;
+    if (fe_run_rawfield(L, idx, "split") != LUA_TNIL) {
+        lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+        if (k < 0 || k > FE_SIM_MAX_SPLIT)
+            return luaL_error(L, "simulate: split must be " FE_SIM_SPLIT_RULE " (or 0 / nil for "
+                              "the default), got %s", fe_run_describe(L, -1));
+        split = (int)k;
+    }
+    lua_pop(L, 1);
+    return split;
+}
+
 static int simulate(lua_State *L, int unfused)
 {
     fe_run *r = fe_run_from_upvalue(L);
+    int split = 0;
+    /* Options first: nothing to free yet if they are wrong. */
+    if (unfused && !lua_isnoneornil(L, 3))
+        return luaL_error(L, "simulate_unfused takes no options (got %s); each node runs at its "
+                          "default split", fe_run_describe(L, 3));
+    if (!unfused)
+        split = split_option(L, 3);
     int32_t buf[64], *heap;
     int n = fe_lg_group_arg(L, 2, r->g, buf, 64, &heap);
-    int split = 0;
-    if (!unfused && lua_istable(L, 3)) {
-        lua_getfield(L, 3, "split");
-        if (!lua_isnil(L, -1)) {
-            if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > (1 << 24)) {
-                free(heap);
-                return luaL_error(L, "simulate: split must be an integer >= 1 (or 0 / nil for the "
-                                  "default)");
-            }
-            split = (int)lua_tointeger(L, -1);
-        }
-        lua_pop(L, 1);
-    }
     fe_sim_group_result res;
     fe_error err = {0};
     int rc = unfused ? fe_sim_unfused(r->g, &r->e->machine, heap ? heap : buf, n, &res, &err)

@@ -11,6 +11,7 @@
  * missing fields, inconsistencies) so that the same file always gives the
  * same message, whatever order Lua's hash iterates in.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "machine.h"
 #include "ops.h"
@@ -30,32 +32,54 @@ typedef struct mfield {
     uint8_t required;
     uint8_t positive;     /* > 0; otherwise >= 0 */
     size_t off, size;     /* where it lives in fe_machine */
-    double max;           /* upper bound for integers (0 = none) */
+    double min, max;      /* the sensible range (numbers) */
+    const char *range;    /* the same in words, for messages and README's machine table */
     const char *help;     /* for "missing field" messages */
 } mfield;
 
-#define F(f, t, req, pos, max, help) \
-    {#f, t, req, pos, offsetof(fe_machine, f), sizeof(((fe_machine *)0)->f), max, help}
+/* Ranges. Wide enough for any real machine from a microcontroller to a
+ * rack, narrow enough that no time the simulator computes can overflow:
+ * bytes fit 63 bits, so bytes / 1e3 B/s, FLOPs / 1e3 FLOP/s and 2^24
+ * tiles x 1 s stay finite. */
+#define TiB 1099511627776.0
+#define BW 1e3, 1e16, "1e3 to 1e16 bytes/s"
+#define US 0, 1e6, "0 to 1e6 us"
+#define FLOPS 1e3, 1e18, "1e3 to 1e18 FLOP/s"
+#define COUNT1 1, 65536, "1 to 65536"
+#define COUNT0 0, 65536, "0 to 65536"
+/* F expands its arguments first, so BW and friends count as three. */
+#define F(...) F_(__VA_ARGS__)
+#define F_(f, t, req, pos, min, max, range, help) \
+    {#f, t, req, pos, offsetof(fe_machine, f), sizeof(((fe_machine *)0)->f), min, max, range, help}
 static const mfield fields[] = {
-    F(name, T_STR, 1, 0, 0, "the machine's name, e.g. \"gcu\""),
-    F(description, T_STR, 0, 0, 0, "one line about it"),
-    F(l2_bytes, T_I64, 1, 1, 0x1p62, "bytes of fast on-chip memory"),
-    F(memory_bytes, T_I64, 1, 1, 0x1p62, "bytes of device memory (L3)"),
-    F(l2_bandwidth, T_NUM, 1, 1, 0, "L2 bandwidth in bytes/s"),
-    F(l3_bandwidth, T_NUM, 1, 1, 0, "device memory bandwidth in bytes/s"),
-    F(local_bandwidth, T_NUM, 1, 1, 0, "bandwidth of register-spill traffic in bytes/s"),
-    F(launch_us, T_NUM, 1, 0, 0, "kernel launch overhead in microseconds"),
-    F(tile_us, T_NUM, 1, 0, 0, "overhead per tile of a tiled (TLF) kernel in microseconds"),
-    F(matrix_flops, T_FLOPS, 1, 1, 0, "FLOP/s of matmul/conv2d/sdpa per dtype, e.g. {f32 = 3e13}"),
-    F(vector_flops, T_FLOPS, 1, 1, 0, "FLOP/s of all other ops per dtype, e.g. {f32 = 8e12}"),
-    F(registers, T_I32, 1, 1, 65536, "registers per thread"),
-    F(reserved_registers, T_I32, 1, 0, 65536, "registers per thread kept for addresses and indices"),
-    F(elements_per_thread, T_I32, 1, 1, 65536, "elements one thread keeps in flight"),
-    F(link_bandwidth, T_NUM, 1, 1, 0, "interconnect bandwidth per rank in bytes/s"),
-    F(link_latency_us, T_NUM, 1, 0, 0, "interconnect latency per ring step in microseconds"),
-    F(overlap, T_BOOL, 1, 0, 0, "true if compute overlaps memory traffic (roofline max)"),
+    F(name, T_STR, 1, 0, 0, 0, "", "the machine's name, e.g. \"gcu\""),
+    F(description, T_STR, 0, 0, 0, 0, "", "one line about it"),
+    F(l2_bytes, T_I64, 1, 1, 1, TiB, "1 byte to 1 TiB", "bytes of fast on-chip memory"),
+    F(memory_bytes, T_I64, 1, 1, 1, 1024 * TiB, "1 byte to 1 PiB", "bytes of device memory (L3)"),
+    F(l2_bandwidth, T_NUM, 1, 1, BW, "L2 bandwidth in bytes/s"),
+    F(l3_bandwidth, T_NUM, 1, 1, BW, "device memory bandwidth in bytes/s"),
+    F(local_bandwidth, T_NUM, 1, 1, BW, "bandwidth of register-spill traffic in bytes/s"),
+    F(launch_us, T_NUM, 1, 0, US, "kernel launch overhead in microseconds"),
+    F(tile_us, T_NUM, 1, 0, US, "overhead per tile of a tiled (TLF) kernel in microseconds"),
+    F(matrix_flops, T_FLOPS, 1, 1, FLOPS,
+      "FLOP/s of matmul/conv2d/sdpa per dtype, e.g. {f32 = 3e13}"),
+    F(vector_flops, T_FLOPS, 1, 1, FLOPS, "FLOP/s of all other ops per dtype, e.g. {f32 = 8e12}"),
+    F(registers, T_I32, 1, 1, COUNT1, "registers per thread"),
+    F(reserved_registers, T_I32, 1, 0, COUNT0,
+      "registers per thread kept for addresses and indices"),
+    F(elements_per_thread, T_I32, 1, 1, COUNT1, "elements one thread keeps in flight"),
+    F(link_bandwidth, T_NUM, 1, 1, BW, "interconnect bandwidth per rank in bytes/s"),
+    F(link_latency_us, T_NUM, 1, 0, US, "interconnect latency per ring step in microseconds"),
+    F(overlap, T_BOOL, 1, 0, 0, 0, "", "true if compute overlaps memory traffic (roofline max)"),
 };
 #undef F
+#undef F_
+#undef TiB
+#undef BW
+#undef US
+#undef FLOPS
+#undef COUNT1
+#undef COUNT0
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
 static int find_field(const char *key)
@@ -111,9 +135,41 @@ static int check_value(const mfield *f, const char *what, double v, char *msg, s
         snprintf(msg, size, "field '%s' must be an integer, got %g", what, v);
         return -1;
     }
-    if (f->max > 0 && v > f->max) {
-        snprintf(msg, size, "field '%s' is %g, above the limit of %g", what, v, f->max);
+    if (v < f->min || v > f->max) {
+        snprintf(msg, size, "field '%s' is %g, outside the range %s", what, v, f->range);
         return -1;
+    }
+    return 0;
+}
+
+/* 0 if s is UTF-8 text without control characters, else a message: the
+ * name and description are printed in tables, traces and JSON. */
+static int check_text(const char *what, const char *s, size_t len, char *msg, size_t size)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int bad = n == 0 || i + n > len || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4);
+        for (size_t k = 1; !bad && k < n; k++)
+            bad = (p[i + k] & 0xc0) != 0x80;
+        if (!bad && n == 3) {
+            unsigned cp = ((c & 0x0fu) << 12) | ((p[i + 1] & 0x3fu) << 6);
+            bad = cp < 0x800 || (cp >= 0xd800 && cp < 0xe000);
+        }
+        if (!bad && n == 4)
+            bad = (c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90);
+        if (bad) {
+            snprintf(msg, size, "field '%s' is not valid UTF-8 (byte %zu)", what, i + 1);
+            return -1;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            snprintf(msg, size, "field '%s' holds a control character (byte %zu is 0x%02x); "
+                     "it is printed in reports", what, i + 1, c);
+            return -1;
+        }
+        i += n;
     }
     return 0;
 }
@@ -209,11 +265,13 @@ static int read_value(lua_State *L, const mfield *f, fe_machine *m, char *msg, s
             return -1;
         }
         const char *s = lua_tolstring(L, -1, &len);
-        if (len >= f->size || strlen(s) != len || (f->required && len == 0)) {
+        if (len >= f->size || (f->required && len == 0)) {
             snprintf(msg, size, "field '%s' must be a non-empty string of at most %zu bytes",
                      f->name, f->size - 1);
             return -1;
         }
+        if (check_text(f->name, s, len, msg, size))
+            return -1;
         memcpy(at, s, len + 1);
         return 0;
     }
@@ -328,6 +386,8 @@ int fe_machine_check(const fe_machine *m, const char *label, fe_error *err)
             bad = check_value(f, f->name, (double)*(const int32_t *)at, msg, sizeof msg);
         else if (f->type == T_NUM)
             bad = check_value(f, f->name, *(const double *)at, msg, sizeof msg);
+        else if (f->type == T_STR)
+            bad = check_text(f->name, at, strnlen(at, f->size), msg, sizeof msg);
         else if (f->type == T_FLOPS) {
             const double *t = (const double *)at;
             for (int d = 0; d < FE_NDTYPE && !bad; d++) {
@@ -373,6 +433,8 @@ static void known_machines(const char *dir, char *out, size_t size)
         at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : "", names[i]);
 }
 
+static int load_path(fe_sandbox *sb, const char *path, fe_machine *m, fe_error *err);
+
 int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_error *err)
 {
     char path[PATH_MAX];
@@ -387,6 +449,38 @@ int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_
                             "and %s has no %s.lua (known machines: %s)", name_or_path, dir,
                             name_or_path, list[0] ? list : "none");
     }
+    return load_path(sb, path, m, err);
+}
+
+int fe_machine_load_shipped(fe_sandbox *sb, const char *name, fe_machine *m, fe_error *err)
+{
+    char dir[PATH_MAX], path[PATH_MAX], list[600];
+    struct stat st;
+    int plain = name && *name && name[0] != '.' && strlen(name) < sizeof m->name;
+    for (const char *c = name; plain && *c; c++)
+        plain = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
+    if (!plain) {
+        /* Show it, but never print its bytes raw. */
+        char shown[80];
+        size_t k = 0;
+        for (const char *c = name ? name : ""; *c && k + 1 < sizeof shown; c++)
+            shown[k++] = isprint((unsigned char)*c) ? *c : '?';
+        shown[k] = '\0';
+        return fe_error_set(err, FE_EINPUT, "'%s' is not a machine name (at most %zu letters, "
+                            "digits, '_', '-' or '.', not starting with '.')", shown,
+                            sizeof m->name - 1);
+    }
+    snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
+    known_machines(dir, list, sizeof list);
+    if (snprintf(path, sizeof path, "%s/%s.lua", dir, name) >= (int)sizeof path ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return fe_error_set(err, FE_EINPUT, "no machine named '%s' in %s (known machines: %s)",
+                            name, dir, list[0] ? list : "none");
+    return load_path(sb, path, m, err);
+}
+
+static int load_path(fe_sandbox *sb, const char *path, fe_machine *m, fe_error *err)
+{
     lua_State *L = fe_sandbox_L(sb);
     int top = lua_gettop(L);
     /* Begin first: a run stopped by the budget leaves the hook raising at

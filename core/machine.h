@@ -46,6 +46,12 @@ typedef struct fe_machine {
  * field at fault. The Lua stack is left as it was. */
 int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_error *err);
 
+/* Load a shipped machine by its name alone: HOME/lua/machines/NAME.lua,
+ * never a file elsewhere (for names read from files, such as a plan's
+ * "machine"). FE_OK, or FE_EINPUT "no machine named 'NAME' in DIR (known
+ * machines: ...)" or the file's own error. */
+int fe_machine_load_shipped(fe_sandbox *sb, const char *name, fe_machine *m, fe_error *err);
+
 /* Read and check the machine table at stack index idx (for bindings that
  * get a table from a script); label names it in messages. Never raises a
  * Lua error and never calls metamethods. FE_OK or FE_EINPUT. */

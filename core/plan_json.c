@@ -2,13 +2,23 @@
  * log) and reading them back for `fuseeng sim`.
  *
  *   {"format": "fuseeng.plan/1", "model": ..., "policy": ..., "machine": ...,
- *    "groups": [{"id", "nodes", "class", "kernel", "split", "reason"}],
+ *    "dims": {"B": 1, "S": 2048},
+ *    "groups": [{"id", "nodes", "class", "kernel", "split", "reason",
+ *                "sim": {...}}],
  *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
  *                  | {..., "fuse": false, "rejected": true}
  *                  | {"note": ..., "by": ...}],
- *    "summary": {"nodes", "kernels", "fused_groups", "largest_group", ...}}
+ *    "summary": {"nodes", "kernels", "fused_groups", "largest_group", ...,
+ *                "sim_us", "l3_bytes", "l2_peak", "mem_peak", "spill_bytes"}}
  *
- * Reading checks legality like any plan (fe_plan_from_labels): a plan file
+ * The simulated figures are DESIGN.md's plan-file contract: when the plan
+ * was simulated they sit directly in "summary" beside "kernels"; a group's
+ * "sim" object (the simulator's per-group writer) is there on request.
+ *
+ * Reading is in two steps so that a reader can load the model at the dims
+ * and the machine the file records before matching the plan to it: open
+ * (parse, format, header), then plan (groups against a graph). The plan's
+ * legality is checked like any plan's (fe_plan_from_labels): a plan file
  * cannot smuggle an illegal grouping into the simulator or the executor.
  */
 #include <errno.h>
@@ -19,13 +29,14 @@
 #include "choice.h"
 #include "jsonw.h"
 #include "plan_json.h"
+#include "sim.h"
 
 static const char *str_or(const fe_plan *p, int32_t id, const char *dflt)
 {
     return id >= 0 ? fe_strtab_str(p->strs, id) : dflt;
 }
 
-void fe_plan_write_groups(fe_jw *w, const fe_plan *p)
+static void write_groups(fe_jw *w, const fe_plan *p, const fe_sim_report *sim)
 {
     const fe_graph *g = p->g;
     fe_jw_key(w, "groups");
@@ -51,9 +62,18 @@ void fe_plan_write_groups(fe_jw *w, const fe_plan *p)
             fe_jw_key(w, "reason");
             fe_jw_str(w, str_or(p, gr->reason, ""));
         }
+        if (sim) {
+            fe_jw_key(w, "sim");
+            fe_sim_report_group_json(sim, gi, w);
+        }
         fe_jw_end(w);
     }
     fe_jw_end(w);
+}
+
+void fe_plan_write_groups(fe_jw *w, const fe_plan *p)
+{
+    write_groups(w, p, NULL);
 }
 
 void fe_plan_write_decisions(fe_jw *w, const fe_plan *p)
@@ -152,7 +172,8 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
         }
         fe_jw_end(&w);
     }
-    fe_plan_write_groups(&w, p);
+    const fe_sim_report *sim = extra ? extra->sim : NULL;
+    write_groups(&w, p, sim && extra->sim_groups ? sim : NULL);
     fe_plan_write_decisions(&w, p);
     fe_jw_key(&w, "summary");
     fe_jw_obj(&w);
@@ -179,6 +200,8 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     fe_jw_key(&w, "rejected");
     fe_jw_int(&w, c.rejected);
     fe_jw_end(&w);
+    if (sim)
+        fe_sim_report_plan_summary(sim, &w);
     if (extra && extra->summary)
         extra->summary(&w, extra->ctx);
     fe_jw_end(&w);
@@ -223,22 +246,86 @@ const char *fe_plan_group_node(const fe_plan *p, int group, int k)
 
 /* ---- reading ---- */
 
-fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err)
+/* The header: "model" and "machine" are strings or null, "dims" an object
+ * of positive integers. */
+static int read_header(fe_plan_file *pf, json_t *root, fe_error *err)
 {
+    const char *path = pf->path;
+    json_t *model = json_object_get(root, "model");
+    json_t *machine = json_object_get(root, "machine");
+    json_t *dims = json_object_get(root, "dims");
+    if (model && !json_is_null(model) && !json_is_string(model))
+        return fe_error_set(err, FE_EINPUT, "%s: \"model\" must be the model's name (a string)",
+                            path);
+    if (machine && !json_is_null(machine) &&
+        (!json_is_string(machine) || json_string_length(machine) == 0))
+        return fe_error_set(err, FE_EINPUT, "%s: \"machine\" must be a machine's name (a "
+                            "non-empty string) or null", path);
+    pf->model = json_string_value(model);
+    if (pf->model && !*pf->model)
+        pf->model = NULL;
+    pf->machine = json_string_value(machine);
+    if (!dims)
+        return FE_OK;
+    if (!json_is_object(dims))
+        return fe_error_set(err, FE_EINPUT, "%s: \"dims\" must be an object of name: size, "
+                            "e.g. {\"S\": 2048}", path);
+    const char *name;
+    json_t *v;
+    json_object_foreach(dims, name, v) {
+        if (pf->ndims == FE_PLAN_FILE_MAX_DIMS)
+            return fe_error_set(err, FE_EINPUT, "%s: \"dims\" has more than %d entries", path,
+                                FE_PLAN_FILE_MAX_DIMS);
+        if (!*name)
+            return fe_error_set(err, FE_EINPUT, "%s: \"dims\" has an empty name", path);
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return fe_error_set(err, FE_EINPUT, "%s: \"dims\": \"%s\" must be a positive "
+                                "integer", path, name);
+        pf->dim_names[pf->ndims] = name;
+        pf->dim_values[pf->ndims] = json_integer_value(v);
+        pf->ndims++;
+    }
+    return FE_OK;
+}
+
+int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
+{
+    memset(pf, 0, sizeof *pf);
+    pf->path = path;
+    /* Open it here rather than in Jansson, whose message for a missing
+     * file carries a position of -1:-1. */
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fe_error_set(err, FE_EINPUT, "%s: cannot open: %s", path, strerror(errno));
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    int read_failed = ferror(f);
+    fclose(f);
+    if (!root) {
+        if (read_failed)
+            return fe_error_set(err, FE_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+        return fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    }
+    pf->doc = root;
+    const char *fmt = json_string_value(json_object_get(root, "format"));
+    if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
+        return fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\"", path);
+    return read_header(pf, root, err);
+}
+
+void fe_plan_file_close(fe_plan_file *pf)
+{
+    json_decref(pf->doc);
+    memset(pf, 0, sizeof *pf);
+}
+
+fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *err)
+{
+    const char *path = pf->path;
+    json_t *root = pf->doc;
     fe_plan *plan = NULL;
     int32_t *labels = NULL, *splits = NULL, *kernels = NULL;
-    if (!root) {
-        fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-        return NULL;
-    }
-    const char *fmt = json_string_value(json_object_get(root, "format"));
     json_t *groups = json_object_get(root, "groups");
-    if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0) {
-        fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\"", path);
-        goto out;
-    }
     if (!json_is_array(groups)) {
         fe_error_set(err, FE_EINPUT, "%s: \"groups\" must be a list of groups", path);
         goto out;
@@ -281,8 +368,9 @@ fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err)
         }
         splits[gi] = 0;   /* absent: the simulator's default */
         if (split && (!json_is_integer(split) || json_integer_value(split) < 1 ||
-                      json_integer_value(split) > (1 << 24))) {
-            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be an integer >= 1", path, gi);
+                      json_integer_value(split) > FE_SIM_MAX_SPLIT)) {
+            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be " FE_SIM_SPLIT_RULE,
+                         path, gi);
             goto out;
         }
         if (split)
@@ -327,6 +415,15 @@ out:
     free(labels);
     free(splits);
     free(kernels);
-    json_decref(root);
+    return plan;
+}
+
+fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err)
+{
+    fe_plan_file pf;
+    fe_plan *plan = NULL;
+    if (fe_plan_file_open(path, &pf, err) == FE_OK)
+        plan = fe_plan_file_plan(&pf, g, err);
+    fe_plan_file_close(&pf);
     return plan;
 }

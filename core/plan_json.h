@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include <stdint.h>
+
 #include "jsonw.h"
 #include "plan.h"
 
@@ -15,11 +17,18 @@ typedef struct fe_plan_counts {
 
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c);
 
-/* Extra summary fields another module writes (the simulator's figures):
- * summary(w, ctx) is called inside the "summary" object. */
+struct fe_sim_report;
+
+/* What a plan file carries besides the plan. sim: the plan's simulation;
+ * when set, "summary" holds DESIGN.md's sim_us, l3_bytes, l2_peak,
+ * mem_peak and spill_bytes beside kernels, and with sim_groups each group
+ * also carries its figures under "sim" (fe_sim_report_group_json).
+ * summary(w, ctx), if set, adds more fields inside "summary". */
 typedef struct fe_plan_extra {
     void (*summary)(fe_jw *w, void *ctx);
     void *ctx;
+    const struct fe_sim_report *sim;
+    int sim_groups;
 } fe_plan_extra;
 
 /* Write p as JSON to f; extra may be NULL. FE_OK or FE_ERUNTIME. */
@@ -29,8 +38,34 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
 void fe_plan_write_groups(fe_jw *w, const fe_plan *p);
 void fe_plan_write_decisions(fe_jw *w, const fe_plan *p);
 
-/* Read a plan file for graph g; legality is checked. Caller frees with
- * fe_plan_free. NULL with FE_EINPUT naming the file and what is wrong. */
+/* A plan file parsed and its header read, not yet matched to a model: what
+ * it was made for ("model", "machine", "dims"), so that a reader can load
+ * the model and the machine the plan records before building the plan. */
+#define FE_PLAN_FILE_MAX_DIMS 64
+typedef struct fe_plan_file {
+    const char *path;          /* not copied */
+    const char *model;         /* "model"; NULL if absent, null or "" */
+    const char *machine;       /* "machine"; NULL if absent or null */
+    int ndims;                 /* "dims": name -> value, in file order */
+    const char *dim_names[FE_PLAN_FILE_MAX_DIMS];
+    int64_t dim_values[FE_PLAN_FILE_MAX_DIMS];
+    void *doc;                 /* the parsed file; the strings above live in it */
+} fe_plan_file;
+
+/* Parse path and check its format and header. FE_OK, or FE_EINPUT with
+ * err naming the file and the place ("p.json: cannot open: ...",
+ * "p.json:3:7: ...", "p.json: \"dims\": ..."); release with
+ * fe_plan_file_close either way. */
+int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err);
+
+/* The plan the file holds, for graph g; legality is checked. Caller frees
+ * with fe_plan_free. NULL with FE_EINPUT naming the file and what is wrong. */
+fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *err);
+
+void fe_plan_file_close(fe_plan_file *pf);
+
+/* Open, plan and close in one: for readers that take the model and the
+ * machine as they are. */
 fe_plan *fe_plan_read(const fe_graph *g, const char *path, fe_error *err);
 
 #endif

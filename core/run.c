@@ -427,9 +427,10 @@ static int finish_groups(fe_run *r, fe_plan *plan)
             }
             if (!hook && !lua_isnil(L, -1)) {
                 lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-                if (k < 1 || k > (1 << 24)) {
-                    fe_error_set(&e, FE_EINPUT, "%s: split returned %s; it must return an integer "
-                                 ">= 1 (or nil)", r->pol->path, fe_run_describe(L, -1));
+                if (k < 1 || k > FE_SIM_MAX_SPLIT) {
+                    fe_error_set(&e, FE_EINPUT, "%s: split returned %s; it must return "
+                                 FE_SIM_SPLIT_RULE " (or nil)", r->pol->path,
+                                 fe_run_describe(L, -1));
                     lua_pop(L, 1);
                     if (hook_failed(r, &e, name, NULL, 0) < 0)
                         return -1;

@@ -49,6 +49,8 @@
  * untiled U:
  *     l2_peak(k) = max over steps of ceil(T / k) + U
  *     fits       = l2_peak(k) <= L2
+ *     occupancy  = min(l2_peak(k), L2)   (what the kernel holds on chip:
+ *                  a tile that needs more streams or overflows the rest)
  * The default split is 1 for a group without intermediates (nothing to keep
  * on chip: a lone op streams its operands) or whose working set fits;
  * otherwise the smallest k that makes a tile fit,
@@ -95,7 +97,9 @@
  *     (group 0 for graph inputs) to its last reader's group (the end for
  *     graph outputs)
  *   + group i's intermediates if they overflow the L2
- * and mem_peak is the maximum over groups.
+ * and mem_peak is the maximum over groups. The plan's l2_peak is the
+ * largest occupancy of any group, so it never exceeds the L2; a group's
+ * own l2_peak is what its tile needs, which may.
  *
  * What the model ignores: L3 data cached across kernels (every kernel reads
  * its inputs from L3 again); overlap between kernels; views (reshape and
@@ -113,6 +117,7 @@
  * member. No allocation up to SMALL members; a plan allocates once.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,7 +125,7 @@
 #include "sim.h"
 
 #define SMALL 64
-#define MAX_SPLIT (1 << 30)
+_Static_assert(FE_SIM_MAX_SPLIT == 16777216, "FE_SIM_SPLIT_RULE spells the limit out");
 
 /* A group's membership: its sorted members, and for plans the plan's
  * node -> group map, which makes the test O(1). */
@@ -411,14 +416,16 @@ static int64_t default_split(const step *steps, int32_t n, int64_t l2, int64_t i
             k = need;
     }
     int64_t cap = numel > 1 ? numel : 1;
-    if (cap > MAX_SPLIT)
-        cap = MAX_SPLIT;
+    if (cap > FE_SIM_MAX_SPLIT)
+        cap = FE_SIM_MAX_SPLIT;
     return k < cap ? k : cap;
 }
 
-/* Price one group; steps has room for s->n entries. */
-static void price(const gview *s, const fe_machine *m, int split, step *steps,
-                  fe_sim_group_result *r)
+/* Price one group; steps has room for s->n entries. Returns 0, or -1 when
+ * a byte count would overflow 64 bits (a forced split of a group with huge
+ * untiled operands): no report can hold that honestly. */
+static int price(const gview *s, const fe_machine *m, int split, step *steps,
+                 fe_sim_group_result *r)
 {
     const fe_graph *g = s->g;
     anchor a = find_anchor(s);
@@ -514,12 +521,20 @@ static void price(const gview *s, const fe_machine *m, int split, step *steps,
             peak = p;
     }
     int fits = peak <= l2cap;
-    int64_t overflow = fits ? 0 : 2 * inter;
-    int64_t reread = (k - 1) * untiled_in;
-
     int64_t regs = m->reserved_registers + (int64_t)m->elements_per_thread * words;
     int64_t spill_regs = regs > m->registers ? regs - m->registers : 0;
     int64_t threads = ceil_div(a.numel > 0 ? a.numel : 1, m->elements_per_thread);
+    /* The model's tensors fit 64 bits (the loader checks); what the split
+     * multiplies may not. */
+    int64_t overflow = 0, reread, l3_read, l3_write, l3_bytes, l2_bytes, spill;
+    if ((!fits && __builtin_mul_overflow(inter, 2, &overflow)) ||
+        __builtin_mul_overflow(k - 1, untiled_in, &reread) ||
+        __builtin_add_overflow(ext_in + overflow / 2, reread, &l3_read) ||
+        __builtin_add_overflow(ext_out, overflow / 2, &l3_write) ||
+        __builtin_add_overflow(l3_read, l3_write, &l3_bytes) ||
+        __builtin_add_overflow(l2, reread, &l2_bytes) ||
+        __builtin_mul_overflow(spill_regs * 8, threads, &spill))
+        return -1;
 
     memset(r, 0, sizeof *r);
     r->nodes = s->n;
@@ -530,16 +545,17 @@ static void price(const gview *s, const fe_machine *m, int split, step *steps,
     r->fits = (int8_t)fits;
     r->collective = (int8_t)collective;
     r->flops = flops;
-    r->l3_read = ext_in + reread + overflow / 2;
-    r->l3_write = ext_out + overflow / 2;
-    r->l3_bytes = r->l3_read + r->l3_write;
+    r->l3_read = l3_read;
+    r->l3_write = l3_write;
+    r->l3_bytes = l3_bytes;
     r->reread_bytes = reread;
     r->overflow_bytes = overflow;
     r->intermediate_bytes = inter;
-    r->l2_bytes = l2 + reread;
+    r->l2_bytes = l2_bytes;
     r->working_set = ws;
     r->l2_peak = peak;
-    r->spill_bytes = spill_regs * 8 * threads;
+    r->l2_occupancy = peak < l2cap ? peak : l2cap;
+    r->spill_bytes = spill;
     r->collective_bytes = (int64_t)coll_bytes;
 
     r->compute_s = compute;
@@ -552,6 +568,7 @@ static void price(const gview *s, const fe_machine *m, int split, step *steps,
     r->collective_s = coll;
     double body = m->overlap ? fmax(compute, r->memory_s) : compute + r->memory_s;
     r->time_s = r->launch_s + r->tile_s + r->collective_s + body;
+    return 0;
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -600,15 +617,36 @@ static int prepare(const fe_graph *g, const int32_t *nodes, int n, int32_t *buf,
     return FE_OK;
 }
 
+/* A checked machine (fe_machine_check's ranges) keeps every time finite;
+ * one filled in C without the check could overflow to infinity, which no
+ * report can show honestly. */
+static int finite_time(double s, const fe_machine *m, fe_error *err)
+{
+    if (isfinite(s))
+        return FE_OK;
+    return fe_error_set(err, FE_EINPUT, "machine '%s': the simulated time is not finite; its "
+                        "bandwidths, FLOP rates or overheads are outside the ranges machine "
+                        "files allow", m->name);
+}
+
+static int too_large(fe_error *err, int n, int split)
+{
+    char k[32] = "its default split";
+    if (split > 0)
+        snprintf(k, sizeof k, "split %d", split);
+    return fe_error_set(err, FE_EINPUT, "the traffic of a group of %d node%s at %s "
+                        "overflows 64-bit byte counts", n, n == 1 ? "" : "s", k);
+}
+
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
                  fe_sim_group_result *out, fe_error *err)
 {
     int32_t buf[SMALL], *heap;
     step small[SMALL], *steps = small;
     const int32_t *list;
-    if (split < 0)
-        return fe_error_set(err, FE_EINPUT, "split must be 0 (default) or a tile count >= 1, "
-                            "got %d", split);
+    if (split < 0 || split > FE_SIM_MAX_SPLIT)
+        return fe_error_set(err, FE_EINPUT, "split must be 0 (the default) or "
+                            FE_SIM_SPLIT_RULE ", got %d", split);
     int rc = prepare(g, nodes, n, buf, &heap, &list, err);
     if (rc != FE_OK)
         return rc;
@@ -620,11 +658,13 @@ int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, i
         }
     }
     gview s = {g, list, n, NULL, 0, list[0], list[n - 1]};
-    price(&s, m, split, steps, out);
+    rc = price(&s, m, split, steps, out);
     if (steps != small)
         free(steps);
     free(heap);
-    return FE_OK;
+    if (rc != 0)
+        return too_large(err, n, split);
+    return finite_time(out->time_s, m, err);
 }
 
 int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
@@ -642,7 +682,10 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
     for (int i = 0; i < n; i++) {
         step st;
         gview s = {g, &list[i], 1, NULL, 0, list[i], list[i]};
-        price(&s, m, 0, &st, &one);
+        if (price(&s, m, 0, &st, &one) != 0) {
+            free(heap);
+            return too_large(err, 1, 0);
+        }
         sum.collective |= one.collective;
         sum.fits &= one.fits;
         if (one.regs > sum.regs)
@@ -653,6 +696,8 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
             sum.working_set = one.working_set;
         if (one.l2_peak > sum.l2_peak)
             sum.l2_peak = one.l2_peak;
+        if (one.l2_occupancy > sum.l2_occupancy)
+            sum.l2_occupancy = one.l2_occupancy;
         sum.flops += one.flops;
         sum.l3_read += one.l3_read;
         sum.l3_write += one.l3_write;
@@ -672,31 +717,34 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
     sum.nodes = n;
     *out = sum;
     free(heap);
-    return FE_OK;
+    return finite_time(sum.time_s, m, err);
 }
 
 /* ---- plans ---- */
 
-static void add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
+/* Add a group to the totals; -1 if a byte total would overflow 64 bits. */
+static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
 {
     t->kernels++;
     t->tiled += r->split > 1;
     t->overflowing += r->overflow_bytes > 0;
     t->spilling += r->spill_bytes > 0;
-    t->flops += r->flops;
-    t->l3_bytes += r->l3_bytes;
-    t->l2_bytes += r->l2_bytes;
-    t->reread_bytes += r->reread_bytes;
-    t->overflow_bytes += r->overflow_bytes;
-    t->spill_bytes += r->spill_bytes;
-    if (r->l2_peak > t->l2_peak)
-        t->l2_peak = r->l2_peak;
+    t->flops += r->flops;   /* the loader checked the model's FLOP total */
+    if (__builtin_add_overflow(t->l3_bytes, r->l3_bytes, &t->l3_bytes) ||
+        __builtin_add_overflow(t->l2_bytes, r->l2_bytes, &t->l2_bytes) ||
+        __builtin_add_overflow(t->reread_bytes, r->reread_bytes, &t->reread_bytes) ||
+        __builtin_add_overflow(t->overflow_bytes, r->overflow_bytes, &t->overflow_bytes) ||
+        __builtin_add_overflow(t->spill_bytes, r->spill_bytes, &t->spill_bytes))
+        return -1;
+    if (r->l2_occupancy > t->l2_peak)
+        t->l2_peak = r->l2_occupancy;
     t->time_s += r->time_s;
     t->launch_s += r->launch_s;
     t->tile_s += r->tile_s;
     t->collective_s += r->collective_s;
     t->compute_s += r->compute_s;
     t->memory_s += r->memory_s;
+    return 0;
 }
 
 /* Device memory while each group runs (see the note); fills r->mem_bytes
@@ -748,9 +796,13 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
 {
     memset(out, 0, sizeof *out);
     int32_t ng = p->ngroups, most = 1;
-    for (int32_t i = 0; i < ng; i++)
+    for (int32_t i = 0; i < ng; i++) {
         if (p->groups[i].n > most)
             most = p->groups[i].n;
+        if (p->groups[i].split < 0 || p->groups[i].split > FE_SIM_MAX_SPLIT)
+            return fe_error_set(err, FE_EINPUT, "group %d: split must be 0 (the default) or "
+                                FE_SIM_SPLIT_RULE ", got %d", (int)i, (int)p->groups[i].split);
+    }
     size_t slots = ng > 0 ? (size_t)ng : 1u;
     out->groups = calloc(slots, sizeof *out->groups);
     out->start_s = calloc(slots, sizeof *out->start_s);
@@ -773,15 +825,25 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
         const fe_group *gr = &p->groups[i];
         const int32_t *mem = fe_group_nodes(p, gr);
         gview s = {p->g, mem, gr->n, p->group_of, i, mem[0], mem[gr->n - 1]};
-        price(&s, m, gr->split > 0 ? gr->split : 0, steps, &out->groups[i]);
+        if (price(&s, m, gr->split > 0 ? gr->split : 0, steps, &out->groups[i]) != 0 ||
+            add_totals(&out->total, &out->groups[i]) != 0) {
+            free(steps);
+            free(diff);
+            fe_sim_report_free(out);
+            too_large(err, gr->n, gr->split);
+            fe_error_prefix(err, "group %d: ", (int)i);
+            return FE_EINPUT;
+        }
         out->start_s[i] = clock;
         clock += out->groups[i].time_s;
-        add_totals(&out->total, &out->groups[i]);
     }
     device_memory(p, out, diff);
     free(steps);
     free(diff);
-    return FE_OK;
+    int rc = finite_time(out->total.time_s, m, err);
+    if (rc != FE_OK)
+        fe_sim_report_free(out);
+    return rc;
 }
 
 void fe_sim_report_free(fe_sim_report *r)

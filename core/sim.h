@@ -41,7 +41,10 @@ typedef struct fe_sim_group_result {
     int64_t intermediate_bytes; /* tensors produced and consumed only inside */
     int64_t l2_bytes;           /* on-chip traffic: every member's reads and writes */
     int64_t working_set;        /* seed 004's memory peak: whole buffers, live in topo order */
-    int64_t l2_peak;            /* the same per tile, with the split applied */
+    int64_t l2_peak;            /* the same per tile, with the split applied: what a tile
+                                   needs on chip (fits = l2_peak <= L2) */
+    int64_t l2_occupancy;       /* what the kernel holds in the L2: l2_peak, at most the L2
+                                   (a tile that needs more streams or overflows the rest) */
     int64_t spill_bytes;        /* register-spill traffic to local memory */
     int64_t collective_bytes;   /* bytes each rank sends in its all_reduce rings */
 
@@ -52,10 +55,18 @@ typedef struct fe_sim_group_result {
     double l3_s, l2_s, spill_s;
 } fe_sim_group_result;
 
+/* The largest split (tiles of one group) a plan, a plan file, a policy or
+ * a caller may ask for, and the words every message about it uses. The
+ * simulator's own default split never exceeds it either. */
+#define FE_SIM_MAX_SPLIT (1 << 24)
+#define FE_SIM_SPLIT_RULE "an integer from 1 to 16777216 (2^24)"
+
 /* Price nodes[0..n) (node ids of g, any order, no duplicates) as one kernel
  * tiled split ways (0 = the simulator's default split). Needs no legality
  * check and allocates nothing for groups of up to 64 nodes. Returns FE_OK,
- * or FE_EINPUT (empty list, id out of range, duplicate) with err set. */
+ * or FE_EINPUT with err set: an empty list, an id out of range, a
+ * duplicate, a split outside 0..FE_SIM_MAX_SPLIT, or a time that is not
+ * finite (a machine filled in C without fe_machine_check). */
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
                  fe_sim_group_result *out, fe_error *err);
 
@@ -71,7 +82,7 @@ typedef struct fe_sim_totals {
     int32_t overflowing;        /* groups whose intermediates went through L3 */
     int32_t spilling;           /* groups with register spills */
     int64_t flops, l3_bytes, l2_bytes, reread_bytes, overflow_bytes, spill_bytes;
-    int64_t l2_peak;            /* largest per-tile working set of any group */
+    int64_t l2_peak;            /* largest l2_occupancy of any group: at most the L2 */
     int64_t mem_peak;           /* device-memory peak over the schedule */
     int64_t weight_bytes;       /* resident weights, part of mem_peak */
     double time_s, launch_s, tile_s, collective_s, compute_s, memory_s;
@@ -90,7 +101,9 @@ typedef struct fe_sim_report {
 
 /* Price every group of p (group split > 0 is used as given, 0 = default)
  * and the schedule. Fills *out (release with fe_sim_report_free) and
- * returns FE_OK, or FE_ENOMEM with err set (then *out holds nothing). */
+ * returns FE_OK, or FE_ENOMEM, or FE_EINPUT when a split is above
+ * FE_SIM_MAX_SPLIT or the total time is not finite, with err set (then
+ * *out holds nothing). */
 int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_error *err);
 void fe_sim_report_free(fe_sim_report *r);
 
@@ -101,15 +114,25 @@ int fe_sim_resolve_splits(fe_plan *p, const fe_machine *m, fe_error *err);
 /* ---- output (sim_report.c) ---- */
 
 /* "silu+mul": the members' op names joined with '+' in topological order
- * (InfiniCore's compat key), cut with "+...(N ops)" to fit size. */
+ * (InfiniCore's compat key), cut with "+...(N ops)" to fit size (at most
+ * size - 1 characters), or, if its first name alone does not fit, cut
+ * there and ended with "...". */
 void fe_sim_group_label(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size);
 
 /* One group result as a JSON object (times in us). */
 void fe_sim_group_json(const fe_sim_group_result *r, fe_jw *w);
 
-/* The plan file's "summary" object: kernels, sim_us, l3_bytes, l2_peak,
- * mem_peak, spill_bytes. */
+/* The totals DESIGN.md's plan file puts in "summary" as an object:
+ * kernels, sim_us, l3_bytes, l2_peak, mem_peak, spill_bytes. */
 void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w);
+
+/* The same keys but kernels, written into an open object (the plan file's
+ * "summary", whose writer counts the kernels itself). */
+void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w);
+
+/* Group i of the report as one JSON object: start_us, mem_bytes and its
+ * fe_sim_group_json fields. */
+void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w);
 
 /* The whole report as a JSON object: machine, totals and, if groups is
  * set, one object per group with its node names. */

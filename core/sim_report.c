@@ -19,12 +19,21 @@ void fe_sim_group_label(const fe_graph *g, const int32_t *nodes, int n, char *bu
         return;
     if (fe_group_compat_key(g, nodes, n, buf, size) < size)
         return;
-    /* Too long: keep whole op names and say how many ops there are. */
-    int len = snprintf(tail, sizeof tail, "+...(%d ops)", n);
-    size_t at = size - 1 > (size_t)len ? size - 1 - (size_t)len : 0;
+    /* Too long: keep whole op names and say how many ops there are... */
+    size_t len = (size_t)snprintf(tail, sizeof tail, "+...(%d ops)", n);
+    size_t at = size - 1 > len ? size - 1 - len : 0;
     while (at > 0 && buf[at] != '+')
         at--;
-    snprintf(buf + at, size - at, "%s", at > 0 ? tail : tail + 1);
+    if (at > 0) {
+        snprintf(buf + at, size - at, "%s", tail);
+        return;
+    }
+    /* ...or, when the first name alone is too long, cut it (at a UTF-8
+     * character boundary) and end with "...". */
+    at = size > 4 ? size - 4 : 0;
+    while (at > 0 && ((unsigned char)buf[at] & 0xc0) == 0x80)
+        at--;
+    snprintf(buf + at, size - at, "%s", "...");
 }
 
 static void num_us(fe_jw *w, const char *key, double s)
@@ -66,6 +75,7 @@ static void group_fields(const fe_sim_group_result *r, fe_jw *w)
     int_key(w, "l2_bytes", r->l2_bytes);
     int_key(w, "working_set", r->working_set);
     int_key(w, "l2_peak", r->l2_peak);
+    int_key(w, "l2_occupancy", r->l2_occupancy);
     int_key(w, "regs", r->regs);
     int_key(w, "spill_regs", r->spill_regs);
     int_key(w, "spill_bytes", r->spill_bytes);
@@ -79,15 +89,44 @@ void fe_sim_group_json(const fe_sim_group_result *r, fe_jw *w)
     fe_jw_end(w);
 }
 
-void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
+/* Group i of a report: when it starts, the device memory in use, and its
+ * price. The one writer of per-group figures: `sim --json --verbose` puts
+ * them in its group objects, plan files under each group's "sim". */
+static void report_group_fields(const fe_sim_report *r, int32_t i, fe_jw *w)
+{
+    num_us(w, "start_us", r->start_s[i]);
+    int_key(w, "mem_bytes", r->mem_bytes[i]);
+    group_fields(&r->groups[i], w);
+}
+
+void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w)
 {
     fe_jw_obj_flat(w);
-    int_key(w, "kernels", r->total.kernels);
+    report_group_fields(r, i, w);
+    fe_jw_end(w);
+}
+
+/* The plan-file summary's figures, without "kernels" (the plan writer has
+ * it): the keys DESIGN.md's plan file names. */
+static void summary_fields(const fe_sim_report *r, fe_jw *w)
+{
     num_us(w, "sim_us", r->total.time_s);
     int_key(w, "l3_bytes", r->total.l3_bytes);
     int_key(w, "l2_peak", r->total.l2_peak);
     int_key(w, "mem_peak", r->total.mem_peak);
     int_key(w, "spill_bytes", r->total.spill_bytes);
+}
+
+void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w)
+{
+    summary_fields(r, w);
+}
+
+void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
+{
+    fe_jw_obj_flat(w);
+    int_key(w, "kernels", r->total.kernels);
+    summary_fields(r, w);
     fe_jw_end(w);
 }
 
@@ -147,9 +186,7 @@ void fe_sim_report_json(const fe_sim_report *r, fe_jw *w, int groups)
             for (int32_t k = 0; k < gr->n; k++)
                 fe_jw_str(w, fe_node_name(g, fe_graph_node(g, mem[k])));
             fe_jw_end(w);
-            num_us(w, "start_us", r->start_s[i]);
-            int_key(w, "mem_bytes", r->mem_bytes[i]);
-            group_fields(&r->groups[i], w);
+            report_group_fields(r, i, w);
             fe_jw_end(w);
         }
         fe_jw_end(w);
@@ -249,7 +286,7 @@ void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report 
     fprintf(f, "%-22s %14s %14s %12s\n", "time", fmt_time(u->time_s, a, sizeof a),
             fmt_time(p->time_s, b, sizeof b), c);
     bytes_row(f, "L3 traffic", u->l3_bytes, p->l3_bytes);
-    bytes_row(f, "L2 peak (per tile)", u->l2_peak, p->l2_peak);
+    bytes_row(f, "L2 occupancy peak", u->l2_peak, p->l2_peak);
     bytes_row(f, "device memory peak", u->mem_peak, p->mem_peak);
     bytes_row(f, "register spill", u->spill_bytes, p->spill_bytes);
     fprintf(f, "%-22s %14d %14d\n", "tiled groups", (int)u->tiled, (int)p->tiled);
@@ -262,7 +299,9 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
 {
     const fe_plan *p = r->plan;
     const fe_graph *g = r->g;
-    char label[40], l3[32], ws[32], tile[32], spill[32], note[64];
+    /* The ops column is 32 wide: labels are cut to fit (fe_sim_group_label
+     * ends a cut one with "..."), so long groups never shift the columns. */
+    char label[33], l3[32], ws[32], tile[32], spill[32], note[64];
     machine_line(&r->machine, f);
     fprintf(f, "%5s  %-32s %5s %5s %11s %11s %11s %11s %5s %11s  %s\n", "group", "ops", "nodes",
             "split", "time_us", "L3", "work set", "L2/tile", "regs", "spill", "note");

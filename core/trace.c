@@ -13,35 +13,49 @@
  *
  * Kernels are complete events ("ph": "X") with ts and dur in simulated
  * microseconds, rounded to whole nanoseconds so that back-to-back kernels
- * never overlap (Perfetto drops overlapping slices); counters ("ph": "C") step at every group start; metadata
- * events ("ph": "M") name processes and threads. Events are written in time
- * order and every number goes through jsonw, so the same reports give the
- * same bytes.
+ * never overlap (Perfetto drops overlapping slices). Two counters ("ph":
+ * "C"), "L2 occupancy" (the group's l2_occupancy) and "device memory",
+ * step at every group start and drop at the end. Metadata events ("ph":
+ * "M") name the process, its sort order and its thread. Every event has
+ * name, ph, ts, pid and tid (test_sim.c checks the schema). Events are
+ * written in time order and every number goes through jsonw, so the same
+ * reports give the same bytes.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "outfile.h"
 #include "trace.h"
 
 #define KERNEL_TID 1
 #define MAX_ARG_MEMBERS 16
 
-static void meta(fe_jw *w, int pid, int tid, const char *what, const char *key, const char *text,
-                 int64_t number)
+/* Every event carries the fields the trace-event format requires of it:
+ * name, ph, ts, pid and tid (and dur for "X"). Metadata has no time of its
+ * own and takes ts 0; counters belong to the process whatever their tid,
+ * and all events of a process use its one thread, the kernels track, so
+ * that no empty thread appears in the viewer. */
+static void head(fe_jw *w, const char *ph, int pid, const char *name, double ts_us)
 {
     fe_jw_obj_flat(w);
+    fe_jw_key(w, "name");
+    fe_jw_str(w, name);
     fe_jw_key(w, "ph");
-    fe_jw_str(w, "M");
+    fe_jw_str(w, ph);
+    fe_jw_key(w, "ts");
+    fe_jw_num(w, ts_us);
     fe_jw_key(w, "pid");
     fe_jw_int(w, pid);
-    if (tid > 0) {
-        fe_jw_key(w, "tid");
-        fe_jw_int(w, tid);
-    }
-    fe_jw_key(w, "name");
-    fe_jw_str(w, what);
+    fe_jw_key(w, "tid");
+    fe_jw_int(w, KERNEL_TID);
+}
+
+static void meta(fe_jw *w, int pid, const char *what, const char *key, const char *text,
+                 int64_t number)
+{
+    head(w, "M", pid, what, 0);
     fe_jw_key(w, "args");
     fe_jw_obj(w);
     fe_jw_key(w, key);
@@ -55,15 +69,7 @@ static void meta(fe_jw *w, int pid, int tid, const char *what, const char *key, 
 
 static void counter(fe_jw *w, int pid, const char *name, double ts_us, int64_t bytes)
 {
-    fe_jw_obj_flat(w);
-    fe_jw_key(w, "ph");
-    fe_jw_str(w, "C");
-    fe_jw_key(w, "pid");
-    fe_jw_int(w, pid);
-    fe_jw_key(w, "name");
-    fe_jw_str(w, name);
-    fe_jw_key(w, "ts");
-    fe_jw_num(w, ts_us);
+    head(w, "C", pid, name, ts_us);
     fe_jw_key(w, "args");
     fe_jw_obj(w);
     fe_jw_key(w, "bytes");
@@ -94,20 +100,10 @@ static void kernel(fe_jw *w, int pid, const fe_sim_report *r, int32_t i)
     const fe_sim_group_result *gr = &r->groups[i];
     char label[160];
     fe_sim_group_label(g, mem, pg->n, label, sizeof label);
-    fe_jw_obj_flat(w);
-    fe_jw_key(w, "ph");
-    fe_jw_str(w, "X");
-    fe_jw_key(w, "pid");
-    fe_jw_int(w, pid);
-    fe_jw_key(w, "tid");
-    fe_jw_int(w, KERNEL_TID);
-    fe_jw_key(w, "name");
-    fe_jw_str(w, label);
+    int64_t t0 = ns(r->start_s[i]), t1 = end_ns(r, i);
+    head(w, "X", pid, label, (double)t0 / 1e3);
     fe_jw_key(w, "cat");
     fe_jw_str(w, gr->collective ? "collective" : pg->n > 1 ? "fused" : "single");
-    int64_t t0 = ns(r->start_s[i]), t1 = end_ns(r, i);
-    fe_jw_key(w, "ts");
-    fe_jw_num(w, (double)t0 / 1e3);
     fe_jw_key(w, "dur");
     fe_jw_num(w, (double)(t1 > t0 ? t1 - t0 : 0) / 1e3);
     fe_jw_key(w, "args");
@@ -160,14 +156,12 @@ static void process(fe_jw *w, int pid, const fe_sim_report *r, const char *label
                  r->machine.name);
         label = name;
     }
-    meta(w, pid, 0, "process_name", "name", label, 0);
-    meta(w, pid, 0, "process_sort_index", "sort_index", NULL, pid);
-    meta(w, pid, KERNEL_TID, "thread_name", "name", "kernels", 0);
-    int64_t l2 = r->machine.l2_bytes;
+    meta(w, pid, "process_name", "name", label, 0);
+    meta(w, pid, "process_sort_index", "sort_index", NULL, pid);
+    meta(w, pid, "thread_name", "name", "kernels", 0);
     for (int32_t i = 0; i < r->ngroups; i++) {
         double ts = (double)ns(r->start_s[i]) / 1e3;
-        int64_t occ = r->groups[i].l2_peak < l2 ? r->groups[i].l2_peak : l2;
-        counter(w, pid, "L2 occupancy", ts, occ);
+        counter(w, pid, "L2 occupancy", ts, r->groups[i].l2_occupancy);
         counter(w, pid, "device memory", ts, r->mem_bytes[i]);
         kernel(w, pid, r, i);
     }
@@ -203,22 +197,18 @@ int fe_trace_write(FILE *f, const fe_sim_report *const *reports, const char *con
     fe_jw_end(&w);
     fputc('\n', f);
     if (fflush(f) != 0 || ferror(f))
-        return fe_error_set(err, FE_ERUNTIME, "writing the trace failed: %s", strerror(errno));
+        return fe_error_set(err, FE_EINPUT, "cannot write the trace: %s",
+                            strerror(errno ? errno : EIO));
     return FE_OK;
 }
 
 int fe_trace_write_file(const char *path, const fe_sim_report *const *reports,
                         const char *const *labels, int n, fe_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fe_error_set(err, FE_ERUNTIME, "%s: cannot write the trace: %s", path,
-                            strerror(errno));
-    int rc = fe_trace_write(f, reports, labels, n, err);
-    if (fclose(f) != 0 && rc == FE_OK)
-        rc = fe_error_set(err, FE_ERUNTIME, "%s: writing the trace failed: %s", path,
-                          strerror(errno));
-    if (rc != FE_OK)
-        fe_error_prefix(err, "%s: ", path);
-    return rc;
+    fe_outfile o;
+    if (fe_outfile_open(&o, path, "the trace", err) != FE_OK)
+        return FE_EINPUT;
+    if (fe_trace_write(o.f, reports, labels, n, err) != FE_OK)
+        return fe_outfile_fail(&o, err);
+    return fe_outfile_commit(&o, err);
 }

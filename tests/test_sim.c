@@ -11,6 +11,7 @@
 #include "machine.h"
 #include "ops.h"
 #include "plan.h"
+#include "plan_json.h"
 #include "sandbox.h"
 #include "sim.h"
 #include "trace.h"
@@ -574,6 +575,133 @@ static void determinism(void **state)
             free(text[i][j]);
 }
 
+/* ---- the trace: the trace-event format's schema ---- */
+
+/* Member key of event e, of the given Jansson type; fails the test naming
+ * the event otherwise. */
+static json_t *field(json_t *e, size_t i, const char *key, json_type type)
+{
+    json_t *v = json_object_get(e, key);
+    if (!v)
+        fail_msg("event %zu has no \"%s\"", i, key);
+    int ok = json_typeof(v) == type ||
+             (type == JSON_REAL && json_typeof(v) == JSON_INTEGER);   /* a number */
+    if (!ok)
+        fail_msg("event %zu: \"%s\" has JSON type %d, expected %d", i, key, (int)json_typeof(v),
+                 (int)type);
+    return v;
+}
+
+/* Write reports[0..n) as a trace, parse it with Jansson and check every
+ * event: the fields the trace-event format requires (name, ph, ts, pid,
+ * tid; dur for complete events) with their types; per process the three
+ * metadata events, a kernel track holding one slice per group, back to
+ * back in nanoseconds, named by the group's label, and the two counter
+ * tracks with the simulator's own figures at every group start and at
+ * the end. */
+static void trace_schema(const fe_sim_report *const *reports, int n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(fe_trace_write(f, reports, NULL, n, NULL), FE_OK);
+    fclose(f);
+    json_error_t je;
+    json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("trace JSON: %s at %d:%d", je.text, je.line, je.column);
+    assert_string_equal(json_string_value(json_object_get(j, "displayTimeUnit")), "ms");
+    json_t *ev = json_object_get(j, "traceEvents");
+    assert_true(json_is_array(ev));
+
+    /* Per process (pid 1..n): events seen of each kind. */
+    size_t nmeta[8] = {0}, nx[8] = {0}, nl2[8] = {0}, nmem[8] = {0};
+    long long next_ns[8] = {0};
+    json_int_t kernel_tid[8] = {0};
+    double last_ts[8] = {0};
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        assert_true(json_is_object(e));
+        const char *name = json_string_value(field(e, i, "name", JSON_STRING));
+        const char *ph = json_string_value(field(e, i, "ph", JSON_STRING));
+        double ts = json_number_value(field(e, i, "ts", JSON_REAL));
+        json_int_t pid = json_integer_value(field(e, i, "pid", JSON_INTEGER));
+        json_int_t tid = json_integer_value(field(e, i, "tid", JSON_INTEGER));
+        assert_true(name[0] != '\0');
+        assert_true(ts >= 0);
+        assert_true(pid >= 1 && pid <= n);
+        const fe_sim_report *r = reports[pid - 1];
+        /* Events come in time order within a process. */
+        assert_true(ts >= last_ts[pid]);
+        last_ts[pid] = ts;
+        json_t *args = field(e, i, "args", JSON_OBJECT);
+        if (strcmp(ph, "M") == 0) {
+            assert_true(ts == 0);
+            if (strcmp(name, "process_name") == 0) {
+                assert_non_null(json_string_value(json_object_get(args, "name")));
+            } else if (strcmp(name, "process_sort_index") == 0) {
+                assert_int_equal(json_integer_value(json_object_get(args, "sort_index")), pid);
+            } else if (strcmp(name, "thread_name") == 0) {
+                assert_string_equal(json_string_value(json_object_get(args, "name")), "kernels");
+                kernel_tid[pid] = tid;
+            } else {
+                fail_msg("unexpected metadata event '%s'", name);
+            }
+            nmeta[pid]++;
+        } else if (strcmp(ph, "X") == 0) {
+            /* The kernel track: the thread named "kernels", slices in plan
+             * order, each starting in Perfetto's nanoseconds exactly where
+             * the one before ended. */
+            double dur = json_number_value(field(e, i, "dur", JSON_REAL));
+            size_t k = nx[pid]++;
+            assert_true(k < (size_t)r->ngroups);
+            assert_int_equal(tid, kernel_tid[pid]);
+            assert_true(dur > 0);
+            assert_int_equal(llround(ts * 1e3), next_ns[pid]);
+            next_ns[pid] = llround(ts * 1e3) + llround(dur * 1e3);
+            assert_near(ts, (double)llround(r->start_s[k] * 1e9) / 1e3);
+            char label[160];
+            const fe_group *gr = &r->plan->groups[k];
+            fe_sim_group_label(r->g, fe_group_nodes(r->plan, gr), gr->n, label, sizeof label);
+            assert_string_equal(name, label);
+            assert_int_equal(json_integer_value(json_object_get(args, "group")), (json_int_t)k);
+            assert_int_equal(json_integer_value(json_object_get(args, "split")), r->groups[k].split);
+            assert_int_equal(json_integer_value(json_object_get(args, "l3_bytes")),
+                             r->groups[k].l3_bytes);
+        } else if (strcmp(ph, "C") == 0) {
+            /* The counter tracks: a value per group start, then the end. */
+            json_int_t bytes = json_integer_value(field(args, i, "bytes", JSON_INTEGER));
+            int l2 = strcmp(name, "L2 occupancy") == 0;
+            if (!l2 && strcmp(name, "device memory") != 0)
+                fail_msg("unexpected counter '%s'", name);
+            size_t k = l2 ? nl2[pid]++ : nmem[pid]++;
+            assert_true(k <= (size_t)r->ngroups);
+            if (k == (size_t)r->ngroups) {
+                assert_near(ts, (double)llround(r->total.time_s * 1e9) / 1e3);
+                assert_int_equal(bytes, l2 ? 0 : r->total.weight_bytes);
+            } else {
+                assert_near(ts, (double)llround(r->start_s[k] * 1e9) / 1e3);
+                assert_int_equal(bytes, l2 ? r->groups[k].l2_occupancy : r->mem_bytes[k]);
+                if (l2)
+                    assert_true(bytes <= r->machine.l2_bytes);
+            }
+        } else {
+            fail_msg("event %zu has phase '%s'", i, ph);
+        }
+    }
+    for (int pid = 1; pid <= n; pid++) {
+        const fe_sim_report *r = reports[pid - 1];
+        assert_int_equal(nmeta[pid], 3);
+        assert_true(kernel_tid[pid] > 0);
+        assert_int_equal(nx[pid], (size_t)r->ngroups);
+        assert_int_equal(nl2[pid], (size_t)r->ngroups + 1);
+        assert_int_equal(nmem[pid], (size_t)r->ngroups + 1);
+        assert_true(fabs((double)next_ns[pid] - r->total.time_s * 1e9) <= 1);
+    }
+    json_decref(j);
+    free(buf);
+}
+
 /* The report and the trace parse, and say what the totals say. */
 static void writers(void **state)
 {
@@ -599,49 +727,12 @@ static void writers(void **state)
     json_decref(j);
     free(rep);
 
-    /* Trace: per process 3 metadata events, one X per group, two counters
-     * per group and two closing ones; every X has ts and dur in us. */
+    /* The trace: its schema is checked event by event (trace_schema). */
+    const fe_sim_report *rs[2] = {&rp, &ru};
+    trace_schema(rs, 2);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    const fe_sim_report *rs[2] = {&rp, &ru};
-    const char *labels[2] = {"plan", "unfused"};
-    assert_int_equal(fe_trace_write(f, rs, labels, 2, NULL), FE_OK);
-    fclose(f);
-    j = json_loads(buf, 0, &je);
-    if (!j)
-        fail_msg("trace JSON: %s at %d:%d", je.text, je.line, je.column);
-    json_t *ev = json_object_get(j, "traceEvents");
-    size_t nx = 0, nc = 0, nm = 0;
-    double last_end = 0;
-    long long prev_end_ns[3] = {0, 0, 0};
-    for (size_t i = 0; i < json_array_size(ev); i++) {
-        json_t *e = json_array_get(ev, i);
-        const char *ph = json_string_value(json_object_get(e, "ph"));
-        if (strcmp(ph, "X") == 0) {
-            nx++;
-            double ts = json_number_value(json_object_get(e, "ts"));
-            double dur = json_number_value(json_object_get(e, "dur"));
-            json_int_t pid = json_integer_value(json_object_get(e, "pid"));
-            assert_true(dur > 0);
-            /* In Perfetto's nanoseconds, each kernel starts exactly where
-             * the one before ended: no overlapping slices. */
-            assert_int_equal(llround(ts * 1e3), prev_end_ns[pid]);
-            prev_end_ns[pid] = llround(ts * 1e3) + llround(dur * 1e3);
-            if (pid == 1)
-                last_end = ts + dur;
-        } else if (strcmp(ph, "C") == 0) {
-            nc++;
-        } else if (strcmp(ph, "M") == 0) {
-            nm++;
-        }
-    }
-    assert_int_equal(nx, (size_t)(rp.ngroups + ru.ngroups));
-    assert_int_equal(nc, (size_t)(2 * (rp.ngroups + ru.ngroups) + 4));
-    assert_int_equal(nm, 6);
-    assert_true(fabs(last_end - rp.total.time_s * 1e6) < 1e-6 * last_end);
-    json_decref(j);
-    free(buf);
+    FILE *f;
 
     /* Tables name the figures. */
     buf = NULL;
@@ -762,6 +853,296 @@ static void bad_groups(void **state)
     assert_contains(err.message, "at least one node");
     assert_int_equal(fe_sim_group(g, &m, dup, 1, -2, &r, &err), FE_EINPUT);
     assert_contains(err.message, "split");
+    fe_graph_free(g);
+}
+
+/* What the kernel holds in the L2 is at most the L2: a lone matmul whose
+ * operands stream needs more per tile (l2_peak) than the L2 holds, and
+ * occupies all of it; the plan's l2_peak (the summary's "L2 peak") is the
+ * largest occupancy, the value the trace's counter plots. */
+static void l2_occupancy(void **state)
+{
+    (void)state;
+    fe_machine m = seed_machine();
+    fe_graph *g = llama(2048);
+    fe_sim_group_result mm = sim(g, &m, "q_proj", 0);
+    assert_true(mm.l2_peak > m.l2_bytes);
+    assert_int_equal(mm.l2_occupancy, m.l2_bytes);
+    fe_sim_group_result sw = sim(g, &m, "gate_silu,swiglu", 0);
+    assert_true(sw.fits);
+    assert_int_equal(sw.l2_occupancy, sw.l2_peak);
+    fe_plan *plans[2] = {fe_plan_unfused(g, NULL), plan_of(g, "gate_silu,swiglu")};
+    for (int i = 0; i < 2; i++) {
+        fe_sim_report r;
+        assert_int_equal(fe_sim_plan(plans[i], &m, &r, NULL), FE_OK);
+        int64_t most = 0;
+        for (int32_t k = 0; k < r.ngroups; k++) {
+            assert_true(r.groups[k].l2_occupancy <= m.l2_bytes);
+            assert_int_equal(r.groups[k].l2_occupancy, r.groups[k].l2_peak < m.l2_bytes
+                                                           ? r.groups[k].l2_peak : m.l2_bytes);
+            if (r.groups[k].l2_occupancy > most)
+                most = r.groups[k].l2_occupancy;
+        }
+        assert_int_equal(r.total.l2_peak, most);
+        assert_int_equal(r.total.l2_peak, m.l2_bytes);   /* the matmuls fill it */
+        fe_sim_report_free(&r);
+        fe_plan_free(plans[i]);
+    }
+    fe_graph_free(g);
+}
+
+/* The simulator refuses what it cannot price honestly: a split above the
+ * shared limit, byte counts beyond 64 bits, times that are not finite. */
+static void limits(void **state)
+{
+    (void)state;
+    fe_machine m = seed_machine();
+    fe_graph *g = tl_graph(swiglu_json);
+    fe_sim_group_result r;
+    fe_error err = {0};
+    int32_t both[2] = {0, 1};
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_OK);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT + 1, &r, &err), FE_EINPUT);
+    assert_contains(err.message, "split must be 0 (the default) or an integer from 1 to 16777216");
+    fe_plan *p = plan_of(g, "silu,mul");
+    p->groups[0].split = FE_SIM_MAX_SPLIT + 1;
+    fe_sim_report rep;
+    assert_int_equal(fe_sim_plan(p, &m, &rep, &err), FE_EINPUT);
+    assert_contains(err.message, "group 0: split must be");
+
+    /* A machine filled in C without fe_machine_check: 1e-300 B/s overflows
+     * every time to infinity, which no report may print. */
+    fe_machine slow = m;
+    slow.l3_bandwidth = 1e-300;
+    slow.l2_bandwidth = 1e-300;
+    assert_int_equal(fe_machine_check(&slow, "slow", &err), FE_EINPUT);
+    assert_contains(err.message, "outside the range");
+    assert_int_equal(fe_sim_group(g, &slow, both, 2, 0, &r, &err), FE_EINPUT);
+    assert_contains(err.message, "machine 'seed004': the simulated time is not finite");
+    assert_int_equal(fe_sim_unfused(g, &slow, both, 2, &r, &err), FE_EINPUT);
+    assert_contains(err.message, "not finite");
+    p->groups[0].split = 0;
+    assert_int_equal(fe_sim_plan(p, &slow, &rep, &err), FE_EINPUT);
+    assert_contains(err.message, "not finite");
+    fe_plan_free(p);
+    fe_graph_free(g);
+
+    /* A 1 TiB weight read again by each of 2^24 tiles: 2^64 bytes. */
+    g = tl_graph(
+        "{\"format\": \"fuseeng.model/1\", \"tensors\": {"
+        "  \"x\": {\"shape\": [1, 1048576], \"dtype\": \"f32\", \"kind\": \"input\"},"
+        "  \"w\": {\"shape\": [1048576, 262144], \"dtype\": \"f32\", \"kind\": \"weight\"}},"
+        " \"nodes\": ["
+        "  {\"name\": \"mm\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"h\"]},"
+        "  {\"name\": \"act\", \"op\": \"relu\", \"inputs\": [\"h\"], \"outputs\": [\"y\"]}],"
+        " \"outputs\": [\"y\"]}");
+    assert_int_equal(fe_sim_group(g, &m, both, 2, 0, &r, &err), FE_OK);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_EINPUT);
+    assert_contains(err.message, "at split 16777216 overflows 64-bit byte counts");
+    fe_graph_free(g);
+}
+
+/* Labels fit their buffer: whole op names and a count, or a cut name
+ * ending in "..."; the --verbose table keeps its columns however long. */
+static void labels(void **state)
+{
+    (void)state;
+    fe_graph *g = llama(2048);
+    int32_t one = node(g, "input_layernorm");
+    char buf[64];
+    fe_sim_group_label(g, &one, 1, buf, sizeof buf);
+    assert_string_equal(buf, "rms_norm");
+    fe_sim_group_label(g, &one, 1, buf, 7);
+    assert_string_equal(buf, "rms...");
+    int32_t rope[18];
+    int n = 0;
+    static const char *const names[] = {
+        "q_view", "q_heads", "k_view", "k_heads", "q_cos", "q_x1", "q_x2", "q_neg_x2", "q_rot",
+        "q_rot_sin", "q_rope", "k_cos", "k_x1", "k_x2", "k_neg_x2", "k_rot", "k_rot_sin", "k_rope"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        rope[n++] = node(g, names[i]);
+    fe_sim_group_label(g, rope, n, buf, 33);
+    assert_true(strlen(buf) <= 32);
+    assert_contains(buf, "+...(18 ops)");
+
+    fe_machine m = seed_machine();
+    fe_plan *p = plan_of(g, "q_view,q_heads,k_view,k_heads,q_cos,q_x1,q_x2,q_neg_x2,q_rot,"
+                            "q_rot_sin,q_rope,k_cos,k_x1,k_x2,k_neg_x2,k_rot,k_rot_sin,k_rope");
+    fe_sim_report r;
+    assert_int_equal(fe_sim_plan(p, &m, &r, NULL), FE_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fe_sim_report_groups_table(&r, f);
+    fclose(f);
+    /* Every row has its "nodes" column right-aligned at the header's. */
+    const char *hdr = strstr(text, "group  ops");
+    assert_non_null(hdr);
+    const char *col = strstr(hdr, "nodes");
+    size_t end = (size_t)(col - hdr) + strlen("nodes");
+    int rows = 0;
+    for (const char *line = strchr(hdr, '\n') + 1; *line && strncmp(line, "total:", 6) != 0;
+         line = strchr(line, '\n') + 1, rows++) {
+        assert_true(line[end - 1] >= '0' && line[end - 1] <= '9');
+        assert_true(line[end] == ' ');
+    }
+    assert_int_equal(rows, r.ngroups);
+    assert_contains(text, "+...(18 ops)");
+    free(text);
+    fe_sim_report_free(&r);
+    fe_plan_free(p);
+    fe_graph_free(g);
+}
+
+/* ---- plan files ---- */
+
+static json_int_t jint(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v))
+        fail_msg("\"%s\" is missing or not an integer", key);
+    return json_integer_value(v);
+}
+
+static double jnum(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v))
+        fail_msg("\"%s\" is missing or not a number", key);
+    return json_number_value(v);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* DESIGN.md's plan file: a simulated plan's "summary" holds kernels,
+ * sim_us, l3_bytes, l2_peak, mem_peak and spill_bytes; with sim_groups
+ * each group carries its figures under "sim" (the writer `sim --json
+ * --verbose` uses); the file reads back; its header says what it was
+ * made for, and a bad header or a missing file is one clear message. */
+static void plan_files(void **state)
+{
+    (void)state;
+    fe_machine m = seed_machine();
+    fe_graph *g = llama(8192);
+    fe_plan *p = plan_of(g, llama_groups);
+    assert_int_equal(fe_sim_resolve_splits(p, &m, NULL), FE_OK);
+    p->machine = fe_plan_str(p, m.name);
+    fe_sim_report r;
+    assert_int_equal(fe_sim_plan(p, &m, &r, NULL), FE_OK);
+
+    char dir[] = "/tmp/fe_test_plan.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    FILE *f = fopen(path, "w");
+    fe_plan_extra extra = {NULL, NULL, &r, 1};
+    assert_int_equal(fe_plan_write(p, f, 1, &extra, NULL), FE_OK);
+    fclose(f);
+
+    json_error_t je;
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("plan JSON: %s at %d:%d", je.text, je.line, je.column);
+    json_t *sum = json_object_get(j, "summary");
+    assert_int_equal(jint(sum, "kernels"), r.total.kernels);
+    assert_near(jnum(sum, "sim_us"), r.total.time_s * 1e6);
+    assert_int_equal(jint(sum, "l3_bytes"), r.total.l3_bytes);
+    assert_int_equal(jint(sum, "l2_peak"), r.total.l2_peak);
+    assert_int_equal(jint(sum, "mem_peak"), r.total.mem_peak);
+    assert_int_equal(jint(sum, "spill_bytes"), r.total.spill_bytes);
+    assert_int_equal(jint(json_object_get(j, "dims"), "S"), 8192);
+    assert_string_equal(json_string_value(json_object_get(j, "machine")), "seed004");
+    json_t *groups = json_object_get(j, "groups");
+    assert_int_equal(json_array_size(groups), (size_t)r.ngroups);
+    for (int32_t i = 0; i < r.ngroups; i++) {
+        json_t *gs = json_object_get(json_array_get(groups, (size_t)i), "sim");
+        const fe_sim_group_result *gr = &r.groups[i];
+        assert_near(jnum(gs, "time_us"), gr->time_s * 1e6);
+        assert_near(jnum(gs, "start_us"), r.start_s[i] * 1e6);
+        assert_int_equal(jint(gs, "l3_bytes"), gr->l3_bytes);
+        assert_int_equal(jint(gs, "l2_peak"), gr->l2_peak);
+        assert_int_equal(jint(gs, "working_set"), gr->working_set);
+        assert_int_equal(jint(gs, "split"), gr->split);
+        assert_int_equal(jint(gs, "regs"), gr->regs);
+        assert_int_equal(jint(gs, "spill_bytes"), gr->spill_bytes);
+        assert_int_equal(jint(gs, "reread_bytes"), gr->reread_bytes);
+        assert_int_equal(jint(gs, "overflow_bytes"), gr->overflow_bytes);
+        assert_int_equal(jint(gs, "mem_bytes"), r.mem_bytes[i]);
+    }
+    json_decref(j);
+
+    /* Without a simulation the summary has no simulated figures. */
+    char *text = NULL;
+    size_t len = 0;
+    f = open_memstream(&text, &len);
+    assert_int_equal(fe_plan_write(p, f, 1, NULL, NULL), FE_OK);
+    fclose(f);
+    assert_null(strstr(text, "sim_us"));
+    assert_null(strstr(text, "\"sim\""));
+    free(text);
+
+    /* It reads back: the header, and the same groups and splits. */
+    fe_plan_file pf;
+    fe_error err = {0};
+    assert_int_equal(fe_plan_file_open(path, &pf, &err), FE_OK);
+    assert_string_equal(pf.model, g->name);
+    assert_string_equal(pf.machine, "seed004");
+    assert_int_equal(pf.ndims, 2);
+    assert_string_equal(pf.dim_names[1], "S");
+    assert_int_equal(pf.dim_values[1], 8192);
+    fe_plan *back = fe_plan_file_plan(&pf, g, &err);
+    if (!back)
+        fail_msg("%s", err.message);
+    fe_plan_file_close(&pf);
+    assert_int_equal(back->ngroups, p->ngroups);
+    for (int32_t i = 0; i < p->ngroups; i++)
+        assert_int_equal(back->groups[i].split, p->groups[i].split);
+    fe_plan_free(back);
+
+    /* Bad files: one message naming the file and the place. */
+    char missing[80];
+    snprintf(missing, sizeof missing, "%s/nonexist.json", dir);
+    assert_int_equal(fe_plan_file_open(missing, &pf, &err), FE_EINPUT);
+    fe_plan_file_close(&pf);
+    char want[160];
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", missing);
+    assert_string_equal(err.message, want);
+#define PLAN1 "{\"format\": \"fuseeng.plan/1\", "
+    static const struct { const char *text, *message; } bad[] = {
+        {PLAN1 "\"groups\": [", "bad.json:1:"},
+        {"{\"format\": \"fuseeng.plan/2\", \"groups\": []}", "\"format\" must be \"fuseeng.plan/1\""},
+        {PLAN1 "\"model\": 3}", "\"model\" must be the model's name"},
+        {PLAN1 "\"machine\": \"\"}", "\"machine\" must be a machine's name"},
+        {PLAN1 "\"dims\": [2048]}", "\"dims\" must be an object"},
+        {PLAN1 "\"dims\": {\"S\": 0}}", "\"dims\": \"S\" must be a positive integer"},
+        {PLAN1 "\"dims\": {\"S\": 2.5}}", "\"dims\": \"S\" must be a positive integer"},
+    };
+#undef PLAN1
+    char badpath[80];
+    snprintf(badpath, sizeof badpath, "%s/bad.json", dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(badpath, bad[i].text);
+        assert_int_equal(fe_plan_file_open(badpath, &pf, &err), FE_EINPUT);
+        fe_plan_file_close(&pf);
+        assert_contains(err.message, badpath);
+        assert_contains(err.message, bad[i].message);
+    }
+    /* A split above the limit names the limit. */
+    write_text(badpath, "{\"format\": \"fuseeng.plan/1\", \"groups\": "
+                        "[{\"nodes\": [\"input_layernorm\"], \"split\": 16777217}]}");
+    assert_null(fe_plan_read(g, badpath, &err));
+    assert_contains(err.message, "group 0: \"split\" must be an integer from 1 to 16777216");
+
+    unlink(badpath);
+    unlink(path);
+    rmdir(dir);
+    fe_sim_report_free(&r);
+    fe_plan_free(p);
     fe_graph_free(g);
 }
 
@@ -924,6 +1305,30 @@ static void machine_errors(void **state)
                "reserved_registers (255) must be below registers (255)", NULL);
     expect_bad(sb, machine_file("pos.lua", NULL, "'oops'"), "an entry without a field name",
                NULL);
+    /* Sensible ranges: finite values that would overflow a time. */
+    expect_bad(sb, machine_file("tile.lua", "tile_us", "tile_us = 1e308"),
+               "field 'tile_us' is 1e+308, outside the range 0 to 1e6 us", NULL);
+    expect_bad(sb, machine_file("crawl.lua", "l3_bandwidth", "l3_bandwidth = 1e-300"),
+               "field 'l3_bandwidth' is 1e-300, outside the range 1e3 to 1e16 bytes/s", NULL);
+    expect_bad(sb, machine_file("launch.lua", "launch_us", "launch_us = 2e6"),
+               "field 'launch_us' is 2e+06, outside the range 0 to 1e6 us", NULL);
+    expect_bad(sb, machine_file("flops.lua", "vector_flops", "vector_flops = {f32 = 1e19}"),
+               "field 'vector_flops.f32' is 1e+19, outside the range 1e3 to 1e18 FLOP/s", NULL);
+    expect_bad(sb, machine_file("huge.lua", "l2_bytes", "l2_bytes = 2 * 1024^4"),
+               "field 'l2_bytes' is 2.19902e+12, outside the range 1 byte to 1 TiB", NULL);
+    /* Text printed in reports: no control characters, valid UTF-8. */
+    expect_bad(sb, machine_file("nl.lua", "name", "name = 'g\\nu'"),
+               "field 'name' holds a control character (byte 2 is 0x0a)", NULL);
+    expect_bad(sb, machine_file("nul.lua", NULL, "description = 'a\\0b'"),
+               "field 'description' holds a control character (byte 2 is 0x00)", NULL);
+    expect_bad(sb, machine_file("esc.lua", NULL, "description = '\\27[31mred'"),
+               "field 'description' holds a control character (byte 1 is 0x1b)", NULL);
+    expect_bad(sb, machine_file("utf.lua", "name", "name = 'g\\xffu'"),
+               "field 'name' is not valid UTF-8 (byte 2)", NULL);
+    fe_machine named;
+    if (fe_machine_load(sb, machine_file("uni.lua", "name", "name = 'gc\\u{fc}'"), &named, &err))
+        fail_msg("%s", err.message);
+    assert_string_equal(named.name, "gc\xc3\xbc");
     expect_bad(sb, raw_file("syntax.lua", "return {\n  name = 'x',\n  l2_bytes = ,\n}\n"),
                "syntax.lua:3:", "unexpected symbol");
     expect_bad(sb, raw_file("num.lua", "return 42\n"), "must return a table of fields, got number",
@@ -951,6 +1356,19 @@ static void machine_errors(void **state)
     c.l3_bandwidth = -3;
     assert_int_equal(fe_machine_check(&c, "c", &err), FE_EINPUT);
     assert_contains(err.message, "c: field 'l3_bandwidth' must be positive");
+    c = seed_machine();
+    strcpy(c.name, "tab\there");
+    assert_int_equal(fe_machine_check(&c, "c", &err), FE_EINPUT);
+    assert_contains(err.message, "field 'name' holds a control character");
+
+    /* By name alone: only lua/machines, never a path. */
+    assert_int_equal(fe_machine_load_shipped(sb, "gcu_big", &m, &err), FE_OK);
+    assert_string_equal(m.name, "gcu_big");
+    assert_int_equal(fe_machine_load_shipped(sb, ok, &m, &err), FE_EINPUT);
+    assert_contains(err.message, "is not a machine name");
+    assert_int_equal(fe_machine_load_shipped(sb, "mygcu", &m, &err), FE_EINPUT);
+    assert_contains(err.message, "no machine named 'mygcu' in ");
+    assert_contains(err.message, "(known machines: gcu, gcu_big, host)");
 
     fe_sandbox_free(sb);
 }
@@ -982,6 +1400,10 @@ int main(void)
         cmocka_unit_test(llama_tlf),
         cmocka_unit_test(afe_then_tlf),
         cmocka_unit_test(bad_groups),
+        cmocka_unit_test(l2_occupancy),
+        cmocka_unit_test(limits),
+        cmocka_unit_test(labels),
+        cmocka_unit_test(plan_files),
         cmocka_unit_test(shipped_machines),
         cmocka_unit_test_teardown(machine_errors, remove_tmpdir),
     };

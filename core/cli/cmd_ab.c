@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "exec.h"
 #include "jsonw.h"
+#include "outfile.h"
 #include "run.h"
 #include "sim.h"
 #include "timing.h"
@@ -357,14 +358,16 @@ static int run(int argc, char **argv)
     }
 
     if (o.svg) {
-        FILE *f = fopen(o.svg, "w");
-        if (!f) {
-            fe_error_set(&err, FE_EINPUT, "%s: cannot write the chart", o.svg);
+        fe_outfile svg;
+        if (fe_outfile_open(&svg, o.svg, "the chart", &err) != FE_OK) {
             rc = fe_cli_fail(&err);
             goto out;
         }
-        write_svg(f, &o, names, mnames, cells);
-        fclose(f);
+        write_svg(svg.f, &o, names, mnames, cells);
+        if (fe_outfile_commit(&svg, &err) != FE_OK) {
+            rc = fe_cli_fail(&err);
+            goto out;
+        }
     }
     if (o.json) {
         fe_jw w;

@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "execute.h"
 #include "ops.h"
+#include "outfile.h"
 #include "plan_json.h"
 #include "run.h"
 #include "sim.h"
@@ -37,7 +38,8 @@ static const char usage[] =
     "  --rtol R            judge every output with relative tolerance R (default by\n"
     "                      dtype: f32 1e-4, f16 1e-2, bf16 5e-2)\n"
     "  --bench-budget S    seconds ctx:bench may spend measuring in this run (60)\n"
-    "  --verbose           add the simulator's figures for every group\n"
+    "  --verbose           add the simulator's figures for every group (with --json or\n"
+    "                      --plan-out, under each group's \"sim\")\n"
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
     "  --explain           print every decision: candidate, verdict, policy, reason\n"
@@ -254,9 +256,10 @@ static void summary(const fe_plan *p, const run_opts *o, const fe_run_stats *st)
 static int write_dot(const fe_plan *p, const char *path, fe_error *err)
 {
     const fe_graph *g = p->g;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write the dot file", path);
+    fe_outfile out;
+    if (fe_outfile_open(&out, path, "the dot file", err) != FE_OK)
+        return FE_EINPUT;
+    FILE *f = out.f;
     fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontsize=10, fontname=\"Helvetica\"];\n");
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         const fe_group *gr = &p->groups[gi];
@@ -284,24 +287,22 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
         }
     }
     fprintf(f, "}\n");
-    if (fclose(f) != 0)
-        return fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
-    return FE_OK;
+    return fe_outfile_commit(&out, err);
 }
 
-/* What the plan file's summary adds: the simulator's figures, the
- * comparison with the unfused baseline (JSON output) and the execution. */
+/* What the plan file's summary adds: the simulator's figures (written by
+ * the plan writer, per group too with --verbose), the comparison with the
+ * unfused baseline (JSON output) and the execution. */
 typedef struct summary_parts {
     const fe_sim_report *plan, *base;   /* base NULL: leave the comparison out */
     const fe_plan *p;
     const fe_cli_exec *exec;            /* NULL without --execute */
+    int groups;                         /* each group's simulated figures */
 } summary_parts;
 
 static void write_summary(fe_jw *w, void *ctx)
 {
     const summary_parts *s = ctx;
-    fe_jw_key(w, "simulated");
-    fe_sim_report_summary_json(s->plan, w);
     if (s->base) {
         fe_jw_key(w, "versus_unfused");
         fe_sim_report_compare_json(s->plan, s->base, w);
@@ -314,14 +315,13 @@ static void write_summary(fe_jw *w, void *ctx)
 
 static int write_plan_file(const fe_plan *plan, const char *path, summary_parts *parts, fe_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write the plan", path);
-    fe_plan_extra extra = {write_summary, parts};
-    int rc = fe_plan_write(plan, f, 1, &extra, err);
-    if (fclose(f) != 0 && rc == FE_OK)
-        rc = fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
-    return rc;
+    fe_outfile out;
+    if (fe_outfile_open(&out, path, "the plan", err) != FE_OK)
+        return FE_EINPUT;
+    fe_plan_extra extra = {write_summary, parts, parts->plan, parts->groups};
+    if (fe_plan_write(plan, out.f, 1, &extra, err) != FE_OK)
+        return fe_outfile_fail(&out, err);
+    return fe_outfile_commit(&out, err);
 }
 
 static int run(int argc, char **argv)
@@ -355,7 +355,7 @@ static int run(int argc, char **argv)
             goto fail;
         have_exec = 1;
     }
-    summary_parts file_parts = {&rep, NULL, plan, have_exec ? &ex : NULL};
+    summary_parts file_parts = {&rep, NULL, plan, have_exec ? &ex : NULL, o.verbose};
     if (o.trace) {
         const fe_sim_report *reps[2] = {&rep, &base_rep};
         const char *labels[2] = {fe_strtab_str(plan->strs, plan->policy), "unfused"};
@@ -367,8 +367,8 @@ static int run(int argc, char **argv)
     if (o.dot && write_dot(plan, o.dot, &err) != FE_OK)
         goto fail;
     if (o.json) {
-        summary_parts all = {&rep, &base_rep, plan, have_exec ? &ex : NULL};
-        fe_plan_extra jextra = {write_summary, &all};
+        summary_parts all = {&rep, &base_rep, plan, have_exec ? &ex : NULL, o.verbose};
+        fe_plan_extra jextra = {write_summary, &all, &rep, o.verbose};
         if (fe_plan_write(plan, stdout, 1, &jextra, &err) != FE_OK)
             goto fail;
     } else {

@@ -1,9 +1,11 @@
 # gcu.sh: the seed 004 policies (gcu_afe, gcu_tlf, memory_aware) on the
 # simulated GCU: they plan every model; on the LLaMA-2 layer a longer sequence
-# leaves AFE nothing to fuse and gives TLF larger splits, TLF is never slower
-# than AFE or unfused, the machine file changes the plan, reasons carry the
-# numbers, and bad params stop the run. The figures asserted here are the
-# ones the README's "GCU policies (seed 004)" table reports.
+# leaves AFE nothing to fuse and moves TLF from groups that fit the L2
+# (S=128, 512) to tiled ones (every fused group and split at S=512, 2048 and
+# 8192 is checked), TLF is never slower than AFE or unfused, the machine
+# file changes the plan, reasons carry the numbers, and bad params stop the
+# run. Every row of the README's "GCU policies (seed 004)" table is checked
+# against what `fuseeng run` prints.
 . tests/lib.sh
 M=examples/models/llama2_7b_layer.json
 
@@ -48,16 +50,61 @@ expect_ok "gcu_afe's refusal shows the working set" \
     '^  no +\[gate_silu, swiglu\] +waiting for TLF: working set 129\.0 MiB > L2 16\.0 MiB$' \
     "$FUSEENG" run "$M" --policy gcu_afe --explain
 
-# TLF: the same groups at both lengths, tiled harder at S=8192 (seed 004:
-# split = ceil(memory peak / L2), 129 MiB -> 9 tiles, 516 MiB -> 33).
+# TLF: seed 004's two regimes. A fused group whose memory peak fits the
+# 16 MiB L2 runs whole (AFE); a larger one is tiled, split = ceil(peak /
+# L2) (TLF). At S=512 three of the six fused groups fit and three are
+# tiled; at S=2048 none fits, all seven are tiled, and the attention block
+# is two groups (as one it would need 64 tiles and lose to the two apart);
+# at S=8192 the same seven groups are tiled harder: ~4x the tiles where
+# activations grow with S (SwiGLU 129 MiB -> 9 tiles, 516 MiB -> 33), 16x
+# for the S x S scores. S=128 is all AFE: every fused group fits.
+expect_ok "gcu_tlf at S=128: 16 kernels, nothing tiled" '^kernels +40 -> 16 \(6 fused groups holding 30 nodes; largest 18 nodes\)$' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=128
+expect_ok "gcu_tlf at S=512: 16 kernels, 3 tiled" '^kernels +40 -> 16 \(6 fused groups holding 30 nodes; largest 18 nodes; 3 tiled\)' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=512
 expect_ok "gcu_tlf at S=2048: 17 kernels, 7 tiled" '^kernels +40 -> 17 \(7 fused groups holding 30 nodes; largest 18 nodes; 7 tiled\)' \
     "$FUSEENG" run "$M" --policy gcu_tlf
 expect_ok "gcu_tlf at S=8192: 17 kernels, 7 tiled" '^kernels +40 -> 17 \(7 fused groups holding 30 nodes; largest 18 nodes; 7 tiled\)' \
     "$FUSEENG" run "$M" --policy gcu_tlf --dim S=8192
-split_of "gcu_tlf tiles SwiGLU x9 at S=2048" '"gate_silu", "swiglu"' 9 "$M" --policy gcu_tlf
-split_of "... and x33 at S=8192" '"gate_silu", "swiglu"' 33 "$M" --policy gcu_tlf --dim S=8192
-split_of "gcu_tlf tiles q k^T * scale x32 at S=2048" '"scores", "scores_scaled"' 32 "$M" --policy gcu_tlf
-split_of "... and x512 at S=8192" '"scores", "scores_scaled"' 512 "$M" --policy gcu_tlf --dim S=8192
+ROPE='"q_view", "q_heads", "k_view", "k_heads", "q_cos", [^]]*, "k_rope"'
+ATTN='"scores", "scores_scaled", "scores_masked", "probs"'
+# splits S 'GROUP=SPLIT;...': the gcu_tlf plan at S has exactly these fused
+# groups (node lists as the plan file writes them) with these splits.
+splits() {
+    S=$1
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=$S --json >"$T/splits.json"
+    fused=$(grep -c '"nodes": \["[^"]*", ' "$T/splits.json")
+    expected=0
+    rest=$2
+    while [ -n "$rest" ]; do
+        item=${rest%%;*}; rest=${rest#"$item"}; rest=${rest#;}
+        nodes=${item%=*} k=${item##*=}
+        expected=$((expected + 1))
+        if grep -Eq "\"nodes\": \[$nodes\], [^}]*\"split\": $k[,}]" "$T/splits.json"; then
+            ok "gcu_tlf at S=$S: [$(echo "$nodes" | cut -c1-40)] split $k"
+        else
+            not_ok "gcu_tlf at S=$S: [$nodes] split $k" "$(grep -E "\"nodes\": \[$nodes\]" "$T/splits.json" | cut -c1-300)"
+        fi
+    done
+    if [ "$fused" -eq "$expected" ]; then
+        ok "gcu_tlf at S=$S: $fused fused groups, no others"
+    else
+        not_ok "gcu_tlf at S=$S: $fused fused groups, expected $expected"
+    fi
+}
+splits 512 "$ROPE=2;\"v_view\", \"v_heads\"=1;$ATTN=3;\"attn_t\", \"attn_flat\"=1;\"attn_residual\", \"post_attention_layernorm\"=1;\"gate_silu\", \"swiglu\"=3"
+splits 2048 "$ROPE=5;\"v_view\", \"v_heads\"=2;\"scores\", \"scores_scaled\"=32;\"scores_masked\", \"probs\"=33;\"attn_t\", \"attn_flat\"=2;\"attn_residual\", \"post_attention_layernorm\"=3;\"gate_silu\", \"swiglu\"=9"
+splits 8192 "$ROPE=17;\"v_view\", \"v_heads\"=8;\"scores\", \"scores_scaled\"=512;\"scores_masked\", \"probs\"=520;\"attn_t\", \"attn_flat\"=8;\"attn_residual\", \"post_attention_layernorm\"=12;\"gate_silu\", \"swiglu\"=33"
+expect_ok "at S=512 the attention block fits as one tiled group" '^  fuse +\[scores, scores_scaled, scores_masked, probs\] +tiled x3: ' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=512 --explain
+expect_ok "at S=512 a group that fits runs whole" '^  fuse +\[attn_t, attn_flat\] +fits L2: working set 8\.0 MiB <= L2 16\.0 MiB' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=512 --explain
+# At S=2048 the four-op attention block could tile (x64) but loses (the
+# refusal is checked below); at S=8192 no tile of it fits at all: the
+# operands every tile reads whole (k of q k^T, 64 MiB) alone exceed the L2.
+expect_ok "at S=8192 no tile of the attention block fits" \
+    '^  no +\[scores, scores_scaled, scores_masked, probs\] +no tile fits: working set 8\.1 GiB > L2 16\.0 MiB, tile 72\.0 MiB > L2 at x520 \(untiled operands fill the L2\)$' \
+    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=8192 --explain
 expect_ok "gcu_tlf's reason shows the split, sizes, both times and the benefit" \
     '^  fuse +\[gate_silu, swiglu\] +tiled x9: working set 129\.0 MiB > L2 16\.0 MiB, tile 14\.3 MiB; apart 2\.508 ms \(2 kernels\), fused 1\.606 ms, benefit 902\.8 us$' \
     "$FUSEENG" run "$M" --policy gcu_tlf --explain
@@ -80,10 +127,32 @@ for d in 2048 8192; do
     set -- $(sim_us "$M" --policy gcu_afe --dim S=$d) $(sim_us "$M" --policy gcu_tlf --dim S=$d)
     le "gcu_tlf <= gcu_afe on LLaMA at S=$d ($3 vs $1 us)" "$3" "$1"
 done
-expect_ok "gcu_tlf on LLaMA at S=2048: 1.51x" '^time +51\.643 ms +34\.313 ms 1\.51x faster' \
-    "$FUSEENG" run "$M" --policy gcu_tlf
-expect_ok "gcu_tlf on LLaMA at S=8192: 1.69x" '^time +483\.735 ms +287\.023 ms 1\.69x faster' \
-    "$FUSEENG" run "$M" --policy gcu_tlf --dim S=8192
+# row POLICY S KERNELS TIME_MS SPEEDUP TILED [OVERFLOWING]: one row of the
+# README's table, as `fuseeng run MODEL --policy POLICY --dim S=S` prints it.
+row() {
+    name="README row: $1 at S=$2: $3 kernels, $4 ms, $5x, $6 tiled${7:+, $7 overflowing}"
+    "$FUSEENG" run "$M" --policy "$1" --dim S="$2" >"$T/row.txt"
+    if grep -Eq "^kernels +40 +$3 " "$T/row.txt" &&
+       grep -Eq "^time +[0-9.]+ ms +$(echo "$4" | sed 's/\./\\./') ms $(echo "$5" | sed 's/\./\\./')x faster$" "$T/row.txt" &&
+       grep -Eq "^tiled groups +0 +$6$" "$T/row.txt" &&
+       grep -Eq "^overflowing groups +0 +${7:-0}$" "$T/row.txt"; then
+        ok "$name"
+    else
+        not_ok "$name" "$(grep -E '^(kernels|time|tiled|overflowing)' "$T/row.txt")"
+    fi
+}
+row no_fusion 512 40 11.992 1.00 0
+row gcu_afe 512 21 10.583 1.13 0
+row gcu_tlf 512 16 9.153 1.31 3
+row memory_aware 512 12 9.293 1.29 2 4
+row no_fusion 2048 40 51.643 1.00 0
+row gcu_afe 2048 38 51.287 1.01 0
+row gcu_tlf 2048 17 34.313 1.51 7
+row memory_aware 2048 13 34.994 1.48 5 4
+row no_fusion 8192 40 483.735 1.00 0
+row gcu_afe 8192 40 483.735 1.00 0
+row gcu_tlf 8192 17 287.023 1.69 7
+row memory_aware 8192 13 289.873 1.67 5 4
 
 # The machine decides: gcu_big's 50 MiB L2 holds what gcu's 16 MiB does not.
 expect_ok "gcu_afe on gcu_big fuses 19 more nodes" '^kernels +40 -> 21 \(5 fused groups holding 24 nodes' \
