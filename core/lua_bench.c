@@ -28,6 +28,7 @@
 #include "lua_bench.h"
 #include "lua_graph.h"
 #include "run.h"
+#include "sim.h"
 #include "timing.h"
 
 #define BENCH_CACHE "fuseeng.bench_cache"
@@ -92,8 +93,10 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
         return;
     luaL_checktype(L, idx, LUA_TTABLE);
     if (lua_getfield(L, idx, "split") != LUA_TNIL) {
-        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > (1 << 20))
-            luaL_error(L, "bench: split must be an integer >= 1, got %s", fe_run_describe(L, -1));
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+            lua_tointeger(L, -1) > FE_SIM_MAX_SPLIT)
+            luaL_error(L, "bench: split must be " FE_SIM_SPLIT_RULE ", got %s",
+                       fe_run_describe(L, -1));
         *split = (int)lua_tointeger(L, -1);
     }
     lua_pop(L, 1);

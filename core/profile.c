@@ -7,6 +7,7 @@
 
 #include "groupkey.h"
 #include "jsonw.h"
+#include "outfile.h"
 #include "profile.h"
 #include "strtab.h"
 
@@ -182,9 +183,11 @@ void fe_profile_lookup_group(const fe_profile *p, const fe_graph *g, const int32
 
 int fe_profile_write(const fe_profile *p, const char *path, const char *machine, fe_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write: %s", path, strerror(errno));
+    fe_outfile o;
+    int rc = fe_outfile_open(&o, path, "the profile", err);
+    if (rc != FE_OK)
+        return rc;
+    FILE *f = o.f;
     fe_jw w;
     static const char *const sections[2] = {"single", "fused"};
     fe_jw_init(&w, f, 1);
@@ -219,8 +222,5 @@ int fe_profile_write(const fe_profile *p, const char *path, const char *machine,
     fe_jw_end(&w);
     fe_jw_end(&w);
     fe_jw_end(&w);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
-    return FE_OK;
+    return fe_outfile_commit(&o, err);
 }

@@ -4,6 +4,7 @@
 
 #include "jsonw.h"
 #include "ops.h"
+#include "outfile.h"
 #include "save.h"
 
 static void write_attr(fe_jw *w, const fe_graph *g, const fe_attr *a)
@@ -121,13 +122,15 @@ int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err)
 
 int fe_save_model_file(const fe_graph *g, const char *path, int indent, fe_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write: %s", path, strerror(errno));
-    int rc = fe_save_model(g, f, indent, err);
-    if (fclose(f) != 0 && rc == FE_OK)
-        rc = fe_error_set(err, FE_ERUNTIME, "%s: write failed: %s", path, strerror(errno));
+    fe_outfile o;
+    int rc = fe_outfile_open(&o, path, "the model", err);
     if (rc != FE_OK)
+        return rc;
+    rc = fe_save_model(g, o.f, indent, err);
+    if (rc != FE_OK) {
+        fe_outfile_abort(&o);
         fe_error_prefix(err, "%s: ", path);
-    return rc;
+        return rc;
+    }
+    return fe_outfile_commit(&o, err);
 }
