@@ -65,7 +65,7 @@ fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
 static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
 {
     /* Loading runs the file's top level: it is metered like a run. */
-    fe_sandbox_begin(e->sb);
+    fe_sandbox_begin(e->sb, label);
     if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK) {
         /* A message without the file's name (raised from a tail call, as in
          * `return fe.policy{...}`) gets it. */
@@ -133,7 +133,7 @@ fe_policy *fe_engine_combine(fe_engine *e, const char *how, fe_policy *const *po
         lua_rawgeti(L, LUA_REGISTRYINDEX, policies[i]->ref);
         lua_rawseti(L, -2, i + 1);
     }
-    fe_sandbox_begin(e->sb);
+    fe_sandbox_begin(e->sb, "combine");
     if (fe_sandbox_pcall(e->sb, 2, 1, "combine", err) != FE_OK)
         return NULL;
     return fe_policy_wrap(e, how, err);
@@ -148,7 +148,7 @@ int fe_policy_set_param(fe_policy *p, const char *key, const char *value, fe_err
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
     lua_pushstring(L, key);
     lua_pushstring(L, value);
-    fe_sandbox_begin(p->e->sb);
+    fe_sandbox_begin(p->e->sb, p->path);
     if (fe_sandbox_pcall(p->e->sb, 3, 1, "param", err) != FE_OK)
         return err ? err->code : FE_EINPUT;
     /* The overridden policy replaces the old table under the same handle. */

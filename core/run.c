@@ -504,7 +504,7 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     push_ctx(&r);
     r.ctx = lua_gettop(L);
 
-    fe_sandbox_begin(e->sb);
+    fe_sandbox_begin(e->sb, p->path);
     int rc;
     if (strcmp(p->driver, "greedy") == 0)
         rc = fe_drive_greedy(&r);

@@ -8,10 +8,11 @@
 #include "plan.h"
 #include "plan_json.h"
 
-static fe_engine *new_engine(int64_t instructions, int64_t memory)
+static fe_engine *new_engine(int64_t instructions, int64_t memory, double seconds)
 {
     fe_error err = {0};
-    fe_engine_options o = {.max_instructions = instructions, .max_memory = memory};
+    fe_engine_options o = {.max_instructions = instructions, .max_memory = memory,
+                           .max_seconds = seconds};
     fe_engine *e = fe_engine_new(&o, &err);
     if (!e)
         fail_msg("engine: %s", err.message);
@@ -81,7 +82,7 @@ static fe_model *chain_model(void)
 static void swap_policies(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *rules = fe_engine_load_policy(e, "static_rules", &err);
@@ -119,7 +120,7 @@ static void swap_policies(void **s)
 static void combinators(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_policy *yes = load(e, GREEDY("yes", "true")), *no = load(e, GREEDY("no", "false"));
     fe_policy *none = load(e, GREEDY("none", "nil"));
@@ -169,7 +170,7 @@ static void combinators(void **s)
 static void params(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -239,15 +240,37 @@ static void faults(void **s)
         {"no binary chunks", "return load(string.dump(print))", "attempt to call a nil value (field 'dump')"},
         {"no loadfile", "loadfile('/etc/passwd')", "undefined global 'loadfile'"},
         {"global assignment", "leaked = 1", "test.lua:4: assignment to undeclared global 'leaked'"},
+        {"no string.dump through a string's methods", "return ('').dump(print)",
+         "test.lua:4: attempt to call a nil value (field 'dump')"},
+        {"a finalizer (Lua runs them beyond every limit)",
+         "setmetatable({}, {__gc = function() while true do end end})",
+         "test.lua:4: setmetatable: metatables with __gc are not allowed"},
+        {"error(42) gets a place", "error(42)", "test.lua:4: 42"},
+        {"error(msg, 0) gets a place", "error('plain', 0)", "test.lua:4: plain"},
+        {"a level pointing at C gets a place", "error('up', 2)", "test.lua:4: up"},
+        {"an error object", "error({})", "test.lua:4: (error object is a table value)"},
+        {"a C function's error gets a place", "coroutine.yield(1)",
+         "test.lua:4: attempt to yield from outside a coroutine"},
+        {"a stop inside a coroutine is placed once", "coroutine.wrap(function() while true do end end)()",
+         "test.lua:4: instruction budget of 20000000 exceeded"},
+        {"a memory bomb in one call, before the hook ran", "local s = string.rep('x', 1e8, ',')",
+         "test.lua:3: memory cap of 24 MiB exceeded"},
+        {"a loop of slow C calls (time limit)", "while true do local s = string.rep('x', 1 << 20) end",
+         "test.lua:4: time limit of 1 s exceeded"},
+        {"pcall cannot swallow the time limit", "while true do pcall(string.rep, 'x', 1 << 20) end",
+         "time limit of 1 s exceeded"},
     };
     fe_model *m = chain_model();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fe_engine *e = new_engine(20000000, 24 << 20);
+        /* The time-limit cases get 1 s, the others the default. */
+        double seconds = strstr(cases[i].message, "time limit") ? 1 : 0;
+        fe_engine *e = new_engine(20000000, 24 << 20, seconds);
         fe_error err = {0};
-        /* stop: the run fails with the script's place. */
+        /* stop: the run fails with the script's place, given once. */
         fe_policy *p = load(e, faulty(cases[i].body, "stop"));
         fe_plan *plan = plan_with(e, p, m, &err);
-        if (plan || err.code != FE_EINPUT || !strstr(err.message, cases[i].message))
+        if (plan || err.code != FE_EINPUT || !strstr(err.message, cases[i].message) ||
+            strstr(err.message, "test.lua:4: test.lua"))
             fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
         fe_policy_free(p);
         /* unfused: the run goes on without the policy's fusions. */
@@ -274,6 +297,26 @@ static void faults(void **s)
     fe_model_free(m);
 }
 
+/* The time limit stops what the instruction budget cannot see: C calls
+ * in a loop (here a huge budget would take minutes). */
+static void time_limit(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(INT64_C(1) << 50, 0, 1);
+    fe_model *m = chain_model();
+    fe_error err = {0};
+    fe_policy *p = load(e, faulty("for i = 1, 1e12 do pcall(error, 'x') end", "stop"));
+    assert_null(plan_with(e, p, m, &err));
+    assert_contains(err.message, "test.lua:4: time limit of 1 s exceeded");
+    fe_policy_free(p);
+    /* Loading is metered too. */
+    const char *top = "for i = 1, 1e12 do pcall(error, 'x') end";
+    assert_null(fe_engine_load_policy_buffer(e, top, strlen(top), "top.lua", &err));
+    assert_contains(err.message, "top.lua:1: time limit of 1 s exceeded");
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 static void load_faults(void **s)
 {
     (void)s;
@@ -292,8 +335,11 @@ static void load_faults(void **s)
         {"error('at load')", "test.lua:1: at load"},
         {"while true do end", "instruction budget of 20000000 exceeded"},
         {"\x1bLua", "binary (precompiled) chunks are not accepted"},
+        {"setmetatable({}, {__gc = function() while true do end end})\nreturn 1",
+         "test.lua:1: setmetatable: metatables with __gc are not allowed"},
+        {"local x = 1\nerror(42)", "test.lua:2: 42"},
     };
-    fe_engine *e = new_engine(20000000, 0);
+    fe_engine *e = new_engine(20000000, 0, 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_error err = {0};
         fe_policy *p = fe_engine_load_policy_buffer(e, cases[i].src, strlen(cases[i].src), "test.lua", &err);
@@ -309,7 +355,7 @@ static void load_faults(void **s)
 static void plan_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -346,7 +392,7 @@ static void plan_driver(void **s)
 static void dataflow_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model("examples/models/opu_convnet.json");
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -389,7 +435,7 @@ static void dataflow_driver(void **s)
 static void patterns_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -413,7 +459,7 @@ static void patterns_driver(void **s)
 static void bindings(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -478,7 +524,7 @@ static void bindings(void **s)
 static void random_policies(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     const char *srcs[] = {
         /* greedy with random scores and verdicts */
         "local fe = require 'fuseeng'\n"
@@ -531,7 +577,7 @@ static void random_policies(void **s)
 static void kept_ctx(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_error err = {0};
     /* The policy keeps ctx and the graph in an upvalue and uses them in the
@@ -558,7 +604,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_policies), cmocka_unit_test(combinators), cmocka_unit_test(params),
-        cmocka_unit_test(faults), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
+        cmocka_unit_test(faults), cmocka_unit_test(time_limit), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
     };

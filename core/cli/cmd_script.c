@@ -63,7 +63,8 @@ static int run(int argc, char **argv)
     }
     lua_rawset(L, -3);   /* raw: the environment's strict guard rejects new globals */
     int status = 0;
-    if (fe_sandbox_load_file(sb, file, &err) || fe_sandbox_pcall(sb, 0, 1, file, &err)) {
+    if (fe_sandbox_load_file(sb, file, &err) ||
+        (fe_sandbox_begin(sb, file), fe_sandbox_pcall(sb, 0, 1, file, &err))) {
         status = fe_cli_fail(&err);
     } else if (lua_isinteger(L, -1)) {
         status = (int)lua_tointeger(L, -1);
