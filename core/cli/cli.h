@@ -65,9 +65,14 @@ typedef struct fe_cli_plan_opts {
     fe_engine_options eng;
 } fe_cli_plan_opts;
 
+/* Match one of the Lua limits (--max-instructions, --max-memory,
+ * --max-seconds) at argv[*i] into eng, advancing *i: 1 if matched, 0 if
+ * not, 2 after a usage error. */
+int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_options *eng);
+
 /* Match one planning option (--policy, --combine, --param, --dim, --plan,
- * --machine, --profile, --max-instructions, --max-memory, --bench-budget)
- * at argv[*i], advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
+ * --machine, --profile, --bench-budget, and the Lua limits) at argv[*i],
+ * advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
 int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o);
 /* Usage checks after parsing (need_policy: a policy or --plan is required;
  * else no policy means the unfused plan). 0 or 2. */

@@ -21,15 +21,22 @@ static const char usage[] =
     "  --dim NAME=V     override a model dim (the plan must fit the model)\n"
     "  --verbose        add a line per group\n"
     "  --json           print the report as JSON\n"
-    "  --trace FILE     write a Perfetto / Chrome trace of the plan and the baseline\n";
+    "  --trace FILE     write a Perfetto / Chrome trace of the plan and the baseline\n"
+    "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
+    "                   limits of the machine file's Lua run (as for fuseeng run)\n";
 
 static int run(int argc, char **argv)
 {
     const char *model = NULL, *planfile = NULL, *machine = "gcu", *trace = NULL, *val;
     fe_cli_dims dims = {0};
+    fe_engine_options eo = {0};
     int verbose = 0, json = 0;
     for (int i = 1; i < argc; i++) {
-        int m;
+        int m = fe_cli_limit_opt("sim", argc, argv, &i, &eo);
+        if (m == 2)
+            return 2;
+        if (m)
+            continue;
         if ((m = fe_cli_opt("sim", argc, argv, &i, "--plan", &val))) {
             if (m == 2)
                 return 2;
@@ -63,7 +70,7 @@ static int run(int argc, char **argv)
         return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
 
     fe_error err = {0};
-    fe_engine_options eo = {.machine = machine};
+    eo.machine = machine;
     fe_graph *g = NULL;
     fe_engine *e = NULL;
     fe_plan *plan = NULL, *base = NULL;
