@@ -475,6 +475,8 @@ static void bindings(void **s)
         "  eq(n.bytes, 3 * 2048 * 11008 * 2, 'bytes'); eq(n.flops, 2048 * 11008, 'flops')\n"
         "  eq(n.consumers[1].name, 'down_proj', 'consumers'); eq(n.producers[1].name, 'gate_silu', 'producers')\n"
         "  eq(g[n.index], n, 'index'); eq(g:node(n.index), n, 'node by index')\n"
+        "  eq(g[n.index + 0.0], n, 'integral float index'); eq(g[1.5], nil, 'fractional index')\n"
+        "  eq(g:node(n.index * 1.0), n, 'node by integral float'); eq(pcall(function() return g['1'] end), false, 'no string index')\n"
         "  eq(g:node('q_rot_scale') == nil or true, true, 'absent node')\n"
         "  local t = g:tensor('x'); eq(t.kind, 'input', 'kind'); eq(t.producer, nil, 'no producer')\n"
         "  eq(g:node('scores_scaled').attrs.scalar > 0, true, 'attrs')\n"
@@ -509,6 +511,7 @@ static void bindings(void **s)
         "    eq(grp:contains(grp[1]), true, 'contains'); eq(grp:contains('q_proj'), false, 'contains name')\n"
         "    eq(grp.first.op, 'silu', 'first'); eq(grp.last.op, 'mul', 'last')\n"
         "    eq(#grp.parts, 2, 'parts'); eq(grp.parts[1][1].op, 'silu', 'part 1'); eq(#grp.parts[2], 1, 'part 2')\n"
+        "    eq(grp[2.0], grp[2], 'integral float index'); eq(grp[2.5], nil, 'fractional index')\n"
         "    ctx.state.group = grp\n"
         "    return true, 'ok' end}\n");
     plan = plan_with(e, p, m, &err);
