@@ -124,6 +124,9 @@ static void combinators(void **s)
     fe_model *m = chain_model();
     fe_policy *yes = load(e, GREEDY("yes", "true")), *no = load(e, GREEDY("no", "false"));
     fe_policy *none = load(e, GREEDY("none", "nil"));
+    /* Without decide a policy fuses every legal candidate, alone or combined. */
+    fe_policy *bare = load(e, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'bare', driver = 'greedy'}");
     fe_error err = {0};
     struct { const char *how; fe_policy *list[3]; int n, groups; const char *reason; } cases[] = {
         {"all", {yes, no}, 2, 3, "all -> no"},
@@ -134,6 +137,13 @@ static void combinators(void **s)
         {"chain", {none, yes, no}, 3, 1, "chain -> yes; none: no opinion (none says nil); yes: yes (yes says true)"},
         {"vote", {yes, yes, no}, 3, 1, "vote -> yes"},
         {"vote", {yes, no}, 2, 3, "vote -> no"},   /* a tie does not fuse */
+        {"all", {bare, bare}, 2, 1, "all -> yes; bare: yes (no decide hook: fuses every legal candidate)"},
+        {"all", {bare, no}, 2, 3, "all -> no"},
+        {"any", {bare, no}, 2, 1, "any -> yes"},
+        {"chain", {bare, no}, 2, 1, "chain -> yes; bare: yes"},
+        {"chain", {none, bare}, 2, 1, "chain -> yes"},
+        {"vote", {bare, none}, 2, 1, "vote -> yes"},
+        {"vote", {bare, no, no}, 3, 3, "vote -> no"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_policy *c = fe_engine_combine(e, cases[i].how, cases[i].list, cases[i].n, &err);
@@ -163,6 +173,7 @@ static void combinators(void **s)
     fe_policy_free(yes);
     fe_policy_free(no);
     fe_policy_free(none);
+    fe_policy_free(bare);
     fe_model_free(m);
     fe_engine_free(e);
 }
