@@ -349,6 +349,25 @@ static void load_faults(void **s)
         {"setmetatable({}, {__gc = function() while true do end end})\nreturn 1",
          "test.lua:1: setmetatable: metatables with __gc are not allowed"},
         {"local x = 1\nerror(42)", "test.lua:2: 42"},
+        /* The policy marker can be forged; what the engine reads is checked. */
+        {"return setmetatable({name = 'f', driver = 'nonsense'}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': driver 'nonsense' is unknown"},
+        {"return setmetatable({name = 'f', driver = 'patterns', patterns = 7}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'patterns' is a number; expected a table"},
+        {"return setmetatable({name = 'f', driver = 'patterns', patterns = {7}}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': patterns[1] is not a compiled pattern"},
+        {"return setmetatable({name = 'f', driver = 'patterns'}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': the patterns driver needs 'patterns'"},
+        {"return setmetatable({name = 'f', driver = 'greedy', decide = 5}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'decide' is a number; expected a function"},
+        {"return setmetatable({name = {}, driver = 'greedy'}, {__fuseeng_policy = true})",
+         "'name' is a table; expected a string"},
+        {"return setmetatable({driver = 'greedy'}, {__fuseeng_policy = true})",
+         "test.lua: a policy needs a non-empty 'name'"},
+        {"return setmetatable({name = 'f', driver = 'dataflow', dataflow = 7}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'dataflow' is a number; expected a table"},
+        {"return setmetatable({name = 'f', driver = 'greedy', fallback_on_error = 'maybe'}, "
+         "{__fuseeng_policy = true})", "fallback_on_error must be \"stop\" or \"unfused\""},
     };
     fe_engine *e = new_engine(20000000, 0, 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
