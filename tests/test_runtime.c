@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "run.h"
 
 static fe_engine *new_engine(int64_t instructions, int64_t memory, double seconds)
 {
@@ -308,6 +309,88 @@ static void faults(void **s)
     fe_model_free(m);
 }
 
+/* Faults in every hook and in what hooks return, each under both
+ * fallbacks: "stop" fails the run naming the file and line (the hook's
+ * definition line when the fault has none of its own); "unfused" gives
+ * the plan without any of the policy's fusions, even those decided before
+ * the fault (split and kernel run last), with the fault in the log and in
+ * stats.fault for the CLI's warning. %s is the fallback. */
+static void hook_faults(void **s)
+{
+    (void)s;
+#define HEAD "local fe = require 'fuseeng'\n"
+#define GREEDY_YES "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n" \
+                   "  decide = function() return true, 'yes' end,\n"
+    struct { const char *what, *src, *message; } cases[] = {
+        {"split raises", HEAD GREEDY_YES "  split = function() error('split broke') end}",
+         "test.lua:4: split broke"},
+        {"split returns 0", HEAD GREEDY_YES "  split = function() return 0 end}",
+         "test.lua:4: split returned 0; it must return an integer >= 1"},
+        {"kernel returns an unknown name", HEAD GREEDY_YES "  kernel = function() return 'warp9' end}",
+         "test.lua:4: kernel returned 'warp9'; it must return one of: auto"},
+        {"decide returns a number",
+         HEAD "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  decide = function() return 42 end}",
+         "test.lua:3: decide returned a number; it must return true, false or nil"},
+        {"score returns a numeric string",
+         HEAD "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  score = function() return '12' end}",
+         "test.lua:3: score returned a string; it must return a number"},
+        {"plan returns a number",
+         HEAD "return fe.policy{name = 'h', driver = 'plan', fallback_on_error = '%s',\n"
+              "  plan = function() return 42 end}",
+         "test.lua:3: plan returned a number; it must return a list of groups"},
+        {"plan raises",
+         HEAD "return fe.policy{name = 'h', driver = 'plan', fallback_on_error = '%s',\n"
+              "  plan = function() error('no plan') end}",
+         "test.lua:3: no plan"},
+        {"a chain pattern's match longer than its path",
+         HEAD "return fe.policy{name = 'h', driver = 'patterns', fallback_on_error = '%s',\n"
+              "  patterns = {{kind = 'chain', match = function() return 1000, false end}}}",
+         "test.lua:3: patterns[1]: match returned 1000 for a path of 1 node; it must return a length "
+         "from 0 to 1, or nil"},
+        {"... still growing",
+         HEAD "return fe.policy{name = 'h', driver = 'patterns', fallback_on_error = '%s',\n"
+              "  patterns = {{kind = 'chain', match = function(self, seq) return #seq + 3, true end}}}",
+         "test.lua:3: patterns[1]: match returned 4 for a path of 1 node"},
+        {"a hand-made data flow raises",
+         HEAD "return fe.policy{name = 'h', driver = 'dataflow', fallback_on_error = '%s',\n"
+              "  dataflow = {maps = function() return true end, find_match = function() error('df broke') end}}",
+         "test.lua:3: df broke"},
+        {"a child's decide in a combination returns a number",
+         HEAD "local a = fe.policy{name = 'a', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  decide = function() return 7, 'seven' end}\n"
+              "return fe.all{a, a}",
+         "test.lua:3: policy 'a': decide returned a number; expected true, false or nil"},
+    };
+#undef HEAD
+#undef GREEDY_YES
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = chain_model();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int unfused = 0; unfused < 2; unfused++) {
+            char src[2048];
+            snprintf(src, sizeof src, cases[i].src, unfused ? "unfused" : "stop");
+            fe_policy *p = load(e, src);
+            fe_error err = {0};
+            fe_run_stats st;
+            fe_plan *plan = fe_run_policy(e, p, m->g, &st, &err);
+            if (!unfused && (plan || !strstr(err.message, cases[i].message)))
+                fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
+            if (unfused && !plan)
+                fail_msg("%s (unfused): the run failed: %s", cases[i].what, err.message);
+            if (unfused && (fe_plan_groups(plan) != 3 || !strstr(st.fault, cases[i].message) ||
+                            !logged(plan, cases[i].message)))
+                fail_msg("%s (unfused): %d groups, fault '%s'; want 3 and '%s' in the fault and the log",
+                         cases[i].what, fe_plan_groups(plan), st.fault, cases[i].message);
+            fe_plan_free(plan);
+            fe_policy_free(p);
+        }
+    }
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 /* The time limit stops what the instruction budget cannot see: C calls
  * in a loop (here a huge budget would take minutes). */
 static void time_limit(void **s)
@@ -379,6 +462,20 @@ static void load_faults(void **s)
     fe_error err = {0};
     assert_null(fe_engine_load_policy(e, "no_such_policy", &err));
     assert_contains(err.message, "policy 'no_such_policy' not found");
+
+    /* A policy is the script's own table: one that breaks itself during a
+     * run is stopped at the next. */
+    fe_model *m = chain_model();
+    fe_policy *p = load(e, "local fe = require 'fuseeng'\n"
+                           "return fe.policy{name = 'mutant', driver = 'plan',\n"
+                           "  plan = function(self) rawset(self, 'plan', 5) return {} end}");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    fe_plan_free(plan);
+    assert_null(plan_with(e, p, m, &err));
+    assert_contains(err.message, "test.lua: policy 'mutant': 'plan' is a number; expected a function");
+    fe_policy_free(p);
+    fe_model_free(m);
     fe_engine_free(e);
 }
 
@@ -478,6 +575,60 @@ static void patterns_driver(void **s)
     assert_true(logged(plan, "matched silu+mul"));
     assert_true(logged(plan, "matched add+rms_norm"));
     assert_true(logged(plan, "matched mul+add"));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+
+    /* Any number of patterns: the one after 70 that never match still does. */
+    p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local pats = {}\n"
+        "for i = 1, 70 do pats[i] = 'sigmoid -> sigmoid' end\n"
+        "pats[71] = 'silu -> mul'\n"
+        "return fe.policy{name = 'many', driver = 'patterns', patterns = pats,\n"
+        "  decide = function(self, group) return true, 'matched ' .. group.key end}\n");
+    plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    assert_true(logged(plan, "matched silu+mul"));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* A chain of N unmapped ops before a mapped one: the dataflow driver pulls
+ * them all into its group (TVM's CollectInputs) without recursing once per
+ * node, which overflowed the C stack at about 15,000. */
+static void dataflow_deep_chain(void **s)
+{
+    (void)s;
+    enum { N = 20000 };
+    size_t cap = (size_t)N * 100 + 1000, len = 0;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    len += (size_t)snprintf(json + len, cap - len,
+                            "{\"format\": \"fuseeng.model/1\", \"tensors\": {\"x\": {\"shape\": [4], "
+                            "\"dtype\": \"f32\", \"kind\": \"input\"}}, \"nodes\": [");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(json + len, cap - len, "{\"name\": \"n%d\", \"op\": \"neg\", "
+                                "\"inputs\": [\"%s%d\"], \"outputs\": [\"t%d\"]},",
+                                i, i ? "t" : "x", i ? i - 1 : 0, i);
+    snprintf(json + len, cap - len, "{\"name\": \"sum\", \"op\": \"add\", \"inputs\": [\"t%d\", \"x\"], "
+             "\"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}", N - 1);
+    /* x0 is not a tensor: the first neg reads x. */
+    char *x0 = strstr(json, "\"x0\"");
+    memcpy(x0, "\"x\" ", 4);
+    fe_error err = {0};
+    fe_model *m = fe_model_load_buffer(json, strlen(json), "deep", NULL, &err);
+    free(json);
+    if (!m)
+        fail_msg("%s", err.message);
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_policy *p = load(e, "local fe = require 'fuseeng'\n"
+                           "return fe.policy{name = 'deep', driver = 'dataflow', dataflow = 'add -> mul'}");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    assert_int_equal(fe_plan_groups(plan), 1);
     fe_plan_free(plan);
     fe_policy_free(p);
     fe_model_free(m);
@@ -637,8 +788,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_policies), cmocka_unit_test(combinators), cmocka_unit_test(params),
-        cmocka_unit_test(faults), cmocka_unit_test(time_limit), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
-        cmocka_unit_test(dataflow_driver), cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
+        cmocka_unit_test(faults), cmocka_unit_test(hook_faults), cmocka_unit_test(time_limit), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
+        cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
+        cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);

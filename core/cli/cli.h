@@ -26,6 +26,11 @@ int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
 int fe_cli_fail(const fe_error *err);
 
+/* After a run: if the policy faulted and fell back (fallback_on_error =
+ * "unfused"), say so on stderr, one warning line naming the file and
+ * line. The run still succeeds. */
+void fe_cli_warn_fallback(const fe_run_stats *stats);
+
 /* Argument scanning: fe_cli_opt matches "--name VALUE" or "--name=VALUE" at
  * argv[*i] and advances *i; returns 1 if matched (value in *val), 0 if not,
  * 2 after printing a usage error when the value is missing. */

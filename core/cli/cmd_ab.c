@@ -1,5 +1,6 @@
 /* cmd_ab.c: `fuseeng ab MODEL... --policy A --policy B`: compare policies on
  * the same models and the same simulated machine. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,9 +218,11 @@ static int cpu_measure(cpu_model *cm, const fe_plan *plan, cell *c, fe_error *er
 static int measure(fe_engine *e, fe_policy *p, const fe_graph *g, const fe_sim_report *base,
                    cpu_model *cm, cell *c, fe_error *err)
 {
-    fe_plan *plan = fe_run_policy(e, p, g, NULL, err);
+    fe_run_stats stats;
+    fe_plan *plan = fe_run_policy(e, p, g, &stats, err);
     if (!plan)
         return -1;
+    fe_cli_warn_fallback(&stats);
     if (cm && cpu_measure(cm, plan, c, err) != FE_OK) {
         fe_plan_free(plan);
         return -1;
@@ -367,7 +370,7 @@ static int run(int argc, char **argv)
     if (o.svg) {
         FILE *f = fopen(o.svg, "w");
         if (!f) {
-            fe_error_set(&err, FE_EINPUT, "%s: cannot write the chart", o.svg);
+            fe_error_set(&err, FE_EINPUT, "%s: cannot write the chart: %s", o.svg, strerror(errno));
             rc = fe_cli_fail(&err);
             goto out;
         }

@@ -1,5 +1,6 @@
 /* cmd_run.c: `fuseeng run MODEL --policy P`: plan a model with a policy and
  * report the plan (summary, decision log, plan file, Graphviz). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,9 @@ static void summary(const fe_plan *p, const run_opts *o, const fe_run_stats *st)
     }
     printf("decisions  %d fuse, %d do not fuse, %d no opinion, %d rejected by the engine\n", c.yes,
            c.no, c.none, c.rejected);
+    if (st && st->fault[0])
+        printf("fallback   %s; the policy's fusions were dropped (fallback_on_error = unfused)\n",
+               st->fault);
 
     /* Reasons by count. */
     reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
@@ -259,7 +263,7 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
     const fe_graph *g = p->g;
     FILE *f = fopen(path, "w");
     if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write the dot file", path);
+        return fe_error_set(err, FE_EINPUT, "%s: cannot write the dot file: %s", path, strerror(errno));
     fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontsize=10, fontname=\"Helvetica\"];\n");
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         const fe_group *gr = &p->groups[gi];
@@ -287,8 +291,9 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
         }
     }
     fprintf(f, "}\n");
-    if (fclose(f) != 0)
-        return fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed)
+        return fe_error_set(err, FE_ERUNTIME, "%s: writing the dot file failed: %s", path, strerror(errno));
     return FE_OK;
 }
 
@@ -319,11 +324,12 @@ static int write_plan_file(const fe_plan *plan, const char *path, summary_parts 
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot write the plan", path);
+        return fe_error_set(err, FE_EINPUT, "%s: cannot write the plan: %s", path, strerror(errno));
     fe_plan_extra extra = {write_summary, parts};
     int rc = fe_plan_write(plan, f, 1, &extra, err);
-    if (fclose(f) != 0 && rc == FE_OK)
-        rc = fe_error_set(err, FE_ERUNTIME, "%s: write failed", path);
+    int failed = ferror(f);
+    if ((fclose(f) != 0 || failed) && rc == FE_OK)
+        rc = fe_error_set(err, FE_ERUNTIME, "%s: writing the plan failed: %s", path, strerror(errno));
     return rc;
 }
 

@@ -163,6 +163,8 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
                                            o->nparams, err);
         if (out->policy)
             out->plan = fe_run_policy(out->e, out->policy, out->g, &out->stats, err);
+        if (out->plan)
+            fe_cli_warn_fallback(&out->stats);
     } else {
         out->plan = fe_plan_unfused(out->g, err);
     }
