@@ -20,7 +20,8 @@
  *     loops would hang the engine in lua_close where nothing can stop it.
  *     Lua 5.4 marks an object for finalization only when setmetatable is
  *     given a metatable that already has __gc, so the sandbox's
- *     setmetatable refuses such metatables, and no finalizer ever exists.
+ *     setmetatable (l_setmetatable) refuses such metatables, and no
+ *     finalizer of a script ever exists.
  *   - Time. A count hook fires every HOOK_EVERY instructions; it counts the
  *     run's instruction budget and reads a cheap clock for its time limit
  *     (a loop of C calls, such as string.rep or pcall(error), uses few
@@ -438,6 +439,30 @@ static int l_findlib(lua_State *L)
     return 1;
 }
 
+/* setmetatable(t, mt) as the base library's, but refusing a metatable
+ * with __gc: finalizers run with hooks off, beyond every limit. In C, so
+ * that its errors name the script's line (Lua 5.4 marks an object for
+ * finalization only here, so a __gc added later never runs). */
+static int l_setmetatable(lua_State *L)
+{
+    int t = lua_type(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+    if (t == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        int gc = lua_rawget(L, 2) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (gc)
+            return luaL_error(L, "setmetatable: metatables with __gc are not allowed (finalizers "
+                              "would run outside the instruction budget and time limit)");
+    }
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
+}
+
 static int l_print(lua_State *L)
 {
     int n = lua_gettop(L);
@@ -457,20 +482,12 @@ static int l_print(lua_State *L)
 /* The bootstrap runs once with the full libraries and returns make_env.
  * Everything scripts get is captured here; the real _G stays out of reach. */
 static const char bootstrap[] =
-    "local loadlib, findlib, print, preload = ...\n"
-    "local load, setmetatable, error, type, pairs, tostring, rawget = load, setmetatable, error, type, pairs, tostring, rawget\n"
-    "local base = {}\n"
+    "local loadlib, findlib, print, preload, safe_setmetatable = ...\n"
+    "local load, setmetatable, error, type, pairs, tostring = load, setmetatable, error, type, pairs, tostring\n"
+    "local base = {setmetatable = safe_setmetatable}\n"
     "for _, k in ipairs{'assert','error','ipairs','next','pairs','pcall','select','tonumber',\n"
     "  'tostring','type','xpcall','rawequal','rawlen','rawget','rawset',\n"
     "  'getmetatable','_VERSION'} do base[k] = _G[k] end\n"
-    "-- Finalizers run with hooks off, beyond every limit: none may exist.\n"
-    "base.setmetatable = function(t, mt)\n"
-    "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
-    "    error('setmetatable: metatables with __gc are not allowed (finalizers would run ' ..\n"
-    "      'outside the instruction budget and time limit)', 2)\n"
-    "  end\n"
-    "  return setmetatable(t, mt)\n"
-    "end\n"
     "local libs = {string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine}\n"
     "local function copy(t) local c = {} for k, v in pairs(t) do c[k] = v end return c end\n"
     "local strict = {\n"
@@ -596,7 +613,8 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     lua_pushcfunction(L, fe_luaopen_core);
     lua_call(L, 0, 1);
     lua_setfield(L, -2, "fuseeng.core");
-    if (lua_pcall(L, 4, 1, 0) != LUA_OK) {
+    lua_pushcfunction(L, l_setmetatable);
+    if (lua_pcall(L, 5, 1, 0) != LUA_OK) {
         fe_error_set(err, FE_ERUNTIME, "sandbox bootstrap: %s", lua_tostring(L, -1));
         fe_sandbox_free(sb);
         return NULL;

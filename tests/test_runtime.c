@@ -257,6 +257,8 @@ static void faults(void **s)
         {"a finalizer (Lua runs them beyond every limit)",
          "setmetatable({}, {__gc = function() while true do end end})",
          "test.lua:4: setmetatable: metatables with __gc are not allowed"},
+        {"setmetatable's other errors name the script", "setmetatable(ctx, nil)",
+         "test.lua:4: cannot change a protected metatable"},
         {"error(42) gets a place", "error(42)", "test.lua:4: 42"},
         {"error(msg, 0) gets a place", "error('plain', 0)", "test.lua:4: plain"},
         {"a level pointing at C gets a place", "error('up', 2)", "test.lua:4: up"},
