@@ -542,7 +542,7 @@ static void take_log(fe_run *r, fe_plan *plan)
     r->log->ndecisions = 0;
 }
 
-/* The driver for p, or NULL. */
+/* The driver for p, or NULL (fe_policy_check has made sure there is one). */
 static int (*driver_of(const fe_policy *p))(fe_run *)
 {
     static const struct { const char *name; int (*fn)(fe_run *); } drivers[] = {
@@ -610,7 +610,12 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     r.ctx = lua_gettop(L);
 
     fe_sandbox_begin(e->sb, p->path);
-    if (driver_of(p)(&r) != FE_OK || r.status != FE_OK)
+    int (*drive)(fe_run *) = driver_of(p);
+    if (!drive) {
+        fe_error_set(err, FE_EINPUT, "%s: policy '%s': unknown driver '%s'", p->path, p->name, p->driver);
+        goto out;
+    }
+    if (drive(&r) != FE_OK || r.status != FE_OK)
         goto out;
     if (!r.disabled)
         plan = partition_plan(&r);
