@@ -122,10 +122,10 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
         lua_pop(L, 1);
         return -1;
     }
-    lua_Integer n = 0;
-    int ok = lua_isnil(L, -2) ||
-             (lua_type(L, -2) == LUA_TNUMBER && lua_isinteger(L, -2) &&
-              (n = lua_tointeger(L, -2)) >= 0 && n <= depth);
+    /* A length that fits the path (nil or 0: no match), or the fault. */
+    int isint = 0;
+    lua_Integer n = lua_type(L, -2) == LUA_TNUMBER ? lua_tointegerx(L, -2, &isint) : 0;
+    int ok = lua_isnil(L, -2) || (isint && n >= 0 && n <= depth);
     if (!ok) {
         fe_run_rawfield(L, -3, "match");
         fe_run_fault(r, "pattern match", lua_gettop(L), "patterns[%d]: match returned %s for a path of "

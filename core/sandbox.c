@@ -746,30 +746,30 @@ static const char *stop_message(fe_sandbox *sb)
     return sb->stop_msg;
 }
 
-/* A script call starts: until the hook sees a line, messages are placed
- * at the called function's definition (or name the run's script). */
-static void enter(fe_sandbox *sb, int fn)
-{
-    if (!fe_sandbox_fn_place(sb->L, fn, sb->where, sizeof sb->where))
-        sb->where[0] = '\0';
-    if (watching)
-        atomic_store(&script_running, 1);
-}
-
 int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, fe_error *err)
 {
     lua_State *L = sb->L;
-    int base = lua_gettop(L) - nargs;
-    if (sb->depth++ == 0)
-        enter(sb, base);
+    int fn = lua_gettop(L) - nargs;
+    if (sb->depth++ == 0) {
+        sb->where[0] = '\0';   /* nothing seen yet in this call */
+        if (watching)
+            atomic_store(&script_running, 1);
+    }
+    /* Below the call: a copy of the function (to place a memory error that
+     * came before the hook saw a line) and the message handler. */
+    lua_pushvalue(L, fn);
     lua_pushcfunction(L, msgh);
-    lua_insert(L, base);
-    int rc = lua_pcall(L, nargs, nresults, base);
-    lua_remove(L, base);
+    lua_rotate(L, fn, 2);
+    int rc = lua_pcall(L, nargs, nresults, fn + 1);
     if (--sb->depth == 0 && watching)
         atomic_store(&script_running, 0);
-    if (rc == LUA_OK && sb->stop == RUNNING)
+    if (rc == LUA_OK && sb->stop == RUNNING) {
+        lua_remove(L, fn + 1);
+        lua_remove(L, fn);
         return FE_OK;
+    }
+    if (!sb->where[0])
+        fe_sandbox_fn_place(L, fn, sb->where, sizeof sb->where);
     if (sb->stop != RUNNING) {
         /* Budget, time or memory: the same message however the script's
          * own pcalls and handlers dressed the error on its way out. */
@@ -781,7 +781,7 @@ int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, 
         const char *msg = lua_tostring(L, -1);
         fe_error_set(err, FE_EINPUT, "%s", msg ? msg : "(error without a message)");
     }
-    lua_settop(L, base - 1);
+    lua_settop(L, fn - 1);
     return FE_EINPUT;
 }
 
