@@ -265,6 +265,8 @@ static void faults(void **s)
         {"an error object", "error({})", "test.lua:4: (error object is a table value)"},
         {"a C function's error gets a place", "coroutine.yield(1)",
          "test.lua:4: attempt to yield from outside a coroutine"},
+        {"an error through coroutine.wrap is placed once", "coroutine.wrap(function() error('inner') end)()",
+         "test.lua:4: inner"},
         {"a stop inside a coroutine is placed once", "coroutine.wrap(function() while true do end end)()",
          "test.lua:4: instruction budget of 20000000 exceeded"},
         {"a memory bomb in one call, before the hook ran", "local s = string.rep('x', 1e8, ',')",
