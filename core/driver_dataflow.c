@@ -35,6 +35,7 @@ typedef struct flow {
     fe_part *scratch;    /* groups found by the walk */
     int32_t *group;      /* node -> walk group label, -1 */
     uint8_t *mapped;     /* op id -> 1 accepted by some step, 0 not, 2 unknown */
+    int32_t *stack;      /* collect_inputs' (node, next input) pairs: 2 (nnodes + 1) */
 } flow;
 
 /* h:method(op [, last]) -> string or nil; pushes the result. */
@@ -100,26 +101,38 @@ static int32_t *post_dfs(const fe_graph *g)
     return order;
 }
 
-/* CollectInputs: pull ungrouped producers of unmapped ops into group gid. */
-static int collect_inputs(flow *f, int32_t v, int32_t label)
+/* CollectInputs: pull ungrouped producers of unmapped ops into v's group,
+ * `label`, depth-first in input order as TVM's recursion does. The stack
+ * is explicit: a chain of thousands of unmapped ops (reshapes, casts)
+ * would overflow the C stack. Each node is pushed at most once (it is
+ * labelled first), so 2 (nnodes + 1) slots hold every (node, next input)
+ * pair. */
+static void collect_inputs(flow *f, int32_t v, int32_t label)
 {
-    fe_run *r = f->r;
-    const fe_graph *g = r->g;
-    const fe_node *n = fe_graph_node(g, v);
+    const fe_graph *g = f->r->g;
+    int32_t *stack = f->stack, sp = 0;
     char why[512];
-    for (int k = 0; k < n->nin; k++) {
+    stack[sp++] = v;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        int32_t u = stack[sp - 2], k = stack[sp - 1];
+        const fe_node *n = fe_graph_node(g, u);
+        if (k >= n->nin) {
+            sp -= 2;
+            continue;
+        }
+        stack[sp - 1]++;
         int32_t p = fe_graph_tensor(g, fe_node_input(g, n, k))->producer;
         if (p < 0 || f->group[p] >= 0 || f->mapped[fe_graph_node(g, p)->op] == 1)
             continue;
-        int32_t gids[2] = {f->scratch->gid[p], f->scratch->gid[v]};
+        int32_t gids[2] = {f->scratch->gid[p], f->scratch->gid[u]};
         if (!fe_part_can_merge(f->scratch, gids, 2, why, sizeof why))
             continue;
         fe_part_merge(f->scratch, gids, 2);
         f->group[p] = label;
-        if (collect_inputs(f, p, label) != 0)
-            return -1;
+        stack[sp++] = p;
+        stack[sp++] = 0;
     }
-    return 0;
 }
 
 static int is_mapped(flow *f, const fe_node *n)
@@ -134,10 +147,10 @@ static int is_mapped(flow *f, const fe_node *n)
 }
 
 /* Open walk group `label` with node v at step `step`. */
-static int open_group(flow *f, int32_t v, int32_t label)
+static void open_group(flow *f, int32_t v, int32_t label)
 {
     f->group[v] = label;
-    return collect_inputs(f, v, label);
+    collect_inputs(f, v, label);
 }
 
 int fe_drive_dataflow(fe_run *r)
@@ -145,7 +158,6 @@ int fe_drive_dataflow(fe_run *r)
     const fe_graph *g = r->g;
     lua_State *L = r->L;
     flow f = {.r = r};
-    int rc = FE_OK;
     char why[512];
     char last[256] = "";          /* step of the last match; "" = at the root */
     int32_t cur = -1, cur_node = -1, labels = 0;
@@ -158,11 +170,12 @@ int fe_drive_dataflow(fe_run *r)
     f.h = lua_gettop(L);
     f.scratch = fe_part_new(g, r->err);
     f.group = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *f.group);
+    f.stack = malloc(2 * ((size_t)g->nnodes + 1) * sizeof *f.stack);
     members = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *members);
     gids = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *gids);
     order = post_dfs(g);
-    if (!f.scratch || !f.group || !members || !gids || !order) {
-        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the dataflow driver");
+    if (!f.scratch || !f.group || !f.stack || !members || !gids || !order) {
+        fe_run_oom(r, "in the dataflow driver");
         goto out;
     }
     for (int32_t v = 0; v < g->nnodes; v++)
@@ -175,34 +188,30 @@ int fe_drive_dataflow(fe_run *r)
         const char *op = fe_node_op_name(n);
         int m = is_mapped(&f, n);
         if (m < 0)
-            goto failed;
+            goto out;   /* a fault, reported: fe_run_over */
         if (!m || f.group[v] >= 0)
             continue;
         if (call_flow(&f, "find_match", op, last[0] ? last : NULL) != 0)
-            goto failed;
+            goto out;   /* a fault, reported: fe_run_over */
         if (lua_type(L, -1) == LUA_TSTRING && cur >= 0) {
             int32_t pair[2] = {f.scratch->gid[v], f.scratch->gid[cur_node]};
             if (fe_part_can_merge(f.scratch, pair, 2, why, sizeof why)) {
                 fe_part_merge(f.scratch, pair, 2);
                 snprintf(last, sizeof last, "%s", lua_tostring(L, -1));
                 lua_pop(L, 1);
-                if (open_group(&f, v, cur) != 0)
-                    goto failed;
+                open_group(&f, v, cur);
                 continue;
             }
         }
         lua_pop(L, 1);
         /* Restart from the root of the flow: a new group. */
         if (call_flow(&f, "find_match", op, NULL) != 0)
-            goto failed;
+            goto out;   /* a fault, reported: fe_run_over */
         if (lua_type(L, -1) == LUA_TSTRING) {
             snprintf(last, sizeof last, "%s", lua_tostring(L, -1));
             cur = labels++;
             cur_node = v;
-            if (open_group(&f, v, cur) != 0) {
-                lua_pop(L, 1);
-                goto failed;
-            }
+            open_group(&f, v, cur);
         } else {
             last[0] = '\0';   /* the node stays alone; the flow is back at its root */
         }
@@ -213,7 +222,7 @@ int fe_drive_dataflow(fe_run *r)
      * by label (counting sort), each bucket in topological order. */
     start = calloc((size_t)labels + 1, sizeof *start);
     if (!start) {
-        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the dataflow driver");
+        fe_run_oom(r, "in the dataflow driver");
         goto out;
     }
     for (int32_t v = 0; v < g->nnodes; v++)
@@ -238,21 +247,19 @@ int fe_drive_dataflow(fe_run *r)
             continue;
         }
         int verdict = fe_run_decide(r, gids, cnt);
-        if (verdict < 0)
-            goto failed;
+        if (verdict < 0 || fe_run_over(r))
+            break;
         if (verdict == 1)
             fe_part_merge(r->part, gids, cnt);
     }
-    goto out;
-failed:
-    rc = r->status != FE_OK ? r->status : FE_EINPUT;
 out:
     free(start);
     free(order);
     free(members);
     free(gids);
     free(f.group);
+    free(f.stack);
     fe_part_free(f.scratch);
     lua_settop(L, r->ctx);
-    return rc != FE_OK ? rc : r->status;
+    return r->status;
 }

@@ -164,7 +164,7 @@ int fe_drive_greedy(fe_run *r)
         rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
         goto out;
     }
-    for (int32_t round = 1; round <= rounds && rc == FE_OK; round++) {
+    for (int32_t round = 1; round <= rounds && rc == FE_OK && !fe_run_over(r); round++) {
         int32_t before = p->ngroups, merged = 0;
         lua_pushinteger(L, round);
         lua_setfield(L, r->ctx, "round");
@@ -182,7 +182,7 @@ int fe_drive_greedy(fe_run *r)
             int32_t gids[2] = {c->a, c->b};
             if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
-            if (fe_run_score(r, c->a, c->b, &c->score) != 0) {
+            if (fe_run_score(r, c->a, c->b, &c->score) != 0 || fe_run_over(r)) {
                 rc = r->status;
                 break;
             }
@@ -190,7 +190,7 @@ int fe_drive_greedy(fe_run *r)
             c->hi = p->pos[c->a] < p->pos[c->b] ? p->pos[c->b] : p->pos[c->a];
             s.list[keep++] = *c;
         }
-        if (rc != FE_OK)
+        if (rc != FE_OK || fe_run_over(r))
             break;
         if (keep > 1)
             qsort(s.list, (size_t)keep, sizeof *s.list, by_score);
@@ -203,7 +203,7 @@ int fe_drive_greedy(fe_run *r)
             if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
             int v = fe_run_decide(r, gids, 2);
-            if (v < 0) {
+            if (v < 0 || fe_run_over(r)) {
                 rc = r->status;
                 break;
             }

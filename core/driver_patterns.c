@@ -9,7 +9,11 @@
  *     `window` nodes long (param, default 16; at most 64 paths per node);
  *     the pattern's longest match on each path is a candidate. A path stops
  *     growing once no pattern's automaton is alive on it (p:match's second
- *     result), so most paths end after a node or two;
+ *     result), so most paths end after a node or two. Any number of
+ *     patterns: the walk keeps, for each depth of the path, each pattern's
+ *     best length and whether it is alive (one row per depth). A match
+ *     longer than the path it was given is a fault of the pattern (a
+ *     hand-made one), reported at its match function;
  *   expression patterns ("silu(x) * y"): a match rooted at the node.
  *
  * Candidates are tried largest first (then in pattern order); each goes
@@ -43,9 +47,19 @@ typedef struct walk {
     int32_t *path;      /* node ids along the current path */
     int paths;
     uint8_t *busy;      /* node already fused */
+    uint8_t *chain;     /* [1..npats]: pattern i is a chain pattern */
+    int *best;          /* rows 0..window of npats + 1: longest match of each chain
+                           pattern on the path's first d nodes (row d) */
+    uint8_t *alive;     /* same rows: may pattern i still grow along the path? */
     cand *cands;
     int ncands, cap;
 } walk;
+
+/* Row d of best / alive (index i is pattern i, 1-based). */
+static size_t row(const walk *w, int d)
+{
+    return (size_t)d * (size_t)(w->npats + 1);
+}
 
 static int add_cand(walk *w, const int32_t *nodes, int n, int order)
 {
@@ -94,7 +108,8 @@ static int cmp_i32(const void *a, const void *b)
 }
 
 /* Match chain pattern i on the path so far (seq[1..depth]): its longest
- * match and whether a longer path could still match more. -1 on error. */
+ * match (nil: none) and whether a longer path could still match more. -1
+ * when the run is over (a fault, reported). */
 static int match_one(walk *w, int i, int depth, int *len, int *alive)
 {
     fe_run *r = w->r;
@@ -103,37 +118,55 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
     lua_rawseti(L, w->seq, depth + 1);
     lua_rawgeti(L, w->pats, i);
     lua_pushvalue(L, w->seq);
-    if (fe_run_method(r, -2, "match", 1, 2, "pattern match") != 0)
+    if (fe_run_method(r, -2, "match", 1, 2, "pattern match") != 0) {
+        lua_pop(L, 1);
         return -1;
-    *len = lua_isinteger(L, -2) ? (int)lua_tointeger(L, -2) : 0;
+    }
+    /* A length that fits the path (nil or 0: no match), or the fault. */
+    int isint = 0;
+    lua_Integer n = lua_type(L, -2) == LUA_TNUMBER ? lua_tointegerx(L, -2, &isint) : 0;
+    int ok = lua_isnil(L, -2) || (isint && n >= 0 && n <= depth);
+    if (!ok) {
+        fe_run_rawfield(L, -3, "match");
+        fe_run_fault(r, "pattern match", lua_gettop(L), "patterns[%d]: match returned %s for a path of "
+                     "%d node%s; it must return a length from 0 to %d, or nil", i,
+                     fe_run_describe(L, -3), depth, depth == 1 ? "" : "s", depth);
+        lua_pop(L, 4);
+        return -1;
+    }
+    *len = (int)n;
     *alive = lua_toboolean(L, -1);
     lua_pop(L, 3);
     return 0;
 }
 
+/* Chain pattern i's best match on the path, len nodes, is a candidate. */
 static int record(walk *w, int len, int i)
 {
     if (len < 2)
         return FE_OK;
-    int32_t ids[256];
+    int32_t ids[256];   /* len <= depth <= window <= 256 */
     memcpy(ids, w->path, (size_t)len * sizeof *ids);
     qsort(ids, (size_t)len, sizeof *ids, cmp_i32);
     if (add_cand(w, ids, len, i) != 0)
-        return fe_error_set(w->r->err, FE_ENOMEM, "out of memory matching patterns");
+        return fe_run_oom(w->r, "matching patterns");
     return FE_OK;
 }
 
-/* Depth-first over consumers. best[i] is chain pattern i's longest match
- * so far, alive[i] whether it may still grow; a pattern's candidate is
- * recorded when it dies or the path ends. */
-static int extend(walk *w, int depth, const int *best_in, const uint8_t *alive_in)
+/* Depth-first over consumers, the path so far being path[0..depth). Row
+ * depth of best / alive starts as row depth - 1 and takes this node's
+ * matches; a pattern's candidate is recorded when it dies or the path
+ * ends. */
+static int extend(walk *w, int depth)
 {
     fe_run *r = w->r;
     const fe_graph *g = r->g;
-    int best[64];
-    uint8_t alive[64];
+    const int *best_in = w->best + row(w, depth - 1);
+    const uint8_t *alive_in = w->alive + row(w, depth - 1);
+    int *best = w->best + row(w, depth);
+    uint8_t *alive = w->alive + row(w, depth);
     int any = 0;
-    for (int i = 1; i <= w->npats && i < 64; i++) {
+    for (int i = 1; i <= w->npats; i++) {
         best[i] = best_in[i];
         alive[i] = alive_in[i];
         if (!alive[i])
@@ -164,7 +197,7 @@ static int extend(walk *w, int depth, const int *best_in, const uint8_t *alive_i
                 push_proxy(w, u);
                 lua_rawseti(r->L, w->seq, depth + 1);
                 extended = 1;
-                if (extend(w, depth + 1, best, alive) != FE_OK)
+                if (extend(w, depth + 1) != FE_OK)
                     return -1;
             }
         }
@@ -172,7 +205,7 @@ static int extend(walk *w, int depth, const int *best_in, const uint8_t *alive_i
     if (!extended) {
         /* The path ends here: patterns still alive have their best. */
         w->paths++;
-        for (int i = 1; i <= w->npats && i < 64; i++)
+        for (int i = 1; i <= w->npats; i++)
             if (alive[i] && record(w, best[i], i) != FE_OK)
                 return -1;
     }
@@ -208,7 +241,7 @@ static int match_exprs(walk *w, int32_t v)
                 qsort(ids, (size_t)n, sizeof *ids, cmp_i32);
                 if (add_cand(w, ids, n, i) != 0) {
                     lua_pop(L, 2);
-                    return fe_error_set(r->err, FE_ENOMEM, "out of memory matching patterns");
+                    return fe_run_oom(r, "matching patterns");
                 }
             }
         }
@@ -233,7 +266,6 @@ int fe_drive_patterns(fe_run *r)
     lua_State *L = r->L;
     walk w = {.r = r, .window = 16};
     char why[512];
-    int rc = FE_OK;
 
     if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE &&
         fe_run_rawfield(L, -1, "window") == LUA_TNUMBER)
@@ -252,11 +284,20 @@ int fe_drive_patterns(fe_run *r)
     w.proxies = lua_gettop(L);
     w.path = malloc((size_t)w.window * sizeof *w.path);
     w.busy = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, 1);
-    if (!w.path || !w.busy) {
-        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the patterns driver");
+    w.chain = calloc((size_t)w.npats + 1, 1);
+    w.best = calloc(row(&w, w.window + 1), sizeof *w.best);
+    w.alive = calloc(row(&w, w.window + 1), 1);
+    if (!w.path || !w.busy || !w.chain || !w.best || !w.alive) {
+        fe_run_oom(r, "in the patterns driver");
         goto out;
     }
-    for (int32_t v = 0; v < g->nnodes && rc == FE_OK; v++) {
+    for (int i = 1; i <= w.npats; i++) {
+        lua_rawgeti(L, w.pats, i);
+        fe_run_rawfield(L, -1, "kind");
+        w.chain[i] = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "chain") == 0;
+        lua_pop(L, 2);
+    }
+    for (int32_t v = 0; v < g->nnodes && !fe_run_over(r); v++) {
         if (w.busy[v])
             continue;
         w.ncands = 0;
@@ -264,18 +305,12 @@ int fe_drive_patterns(fe_run *r)
         w.path[0] = v;
         push_proxy(&w, v);
         lua_rawseti(L, w.seq, 1);
-        int best[64] = {0};
-        uint8_t alive[64] = {0};
-        for (int i = 1; i <= w.npats && i < 64; i++) {
-            lua_rawgeti(L, w.pats, i);
-            fe_run_rawfield(L, -1, "kind");
-            alive[i] = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "chain") == 0;
-            lua_pop(L, 2);
+        for (int i = 1; i <= w.npats; i++) {   /* row 0: nothing matched, chains alive */
+            w.best[i] = 0;
+            w.alive[i] = w.chain[i];
         }
-        if (extend(&w, 1, best, alive) != FE_OK || match_exprs(&w, v) != FE_OK) {
-            rc = r->status != FE_OK ? r->status : FE_ENOMEM;
+        if (extend(&w, 1) != FE_OK || match_exprs(&w, v) != FE_OK)
             break;
-        }
         if (w.ncands > 1)
             qsort(w.cands, (size_t)w.ncands, sizeof *w.cands, by_size);
         for (int i = 0; i < w.ncands; i++) {
@@ -293,10 +328,8 @@ int fe_drive_patterns(fe_run *r)
                 continue;
             }
             int verdict = fe_run_decide(r, gids, c->n);
-            if (verdict < 0) {
-                rc = r->status;
+            if (verdict < 0 || fe_run_over(r))
                 break;
-            }
             if (verdict == 1) {
                 fe_part_merge(r->part, gids, c->n);
                 for (int k = 0; k < c->n; k++)
@@ -314,6 +347,9 @@ out:
     free(w.cands);
     free(w.path);
     free(w.busy);
+    free(w.chain);
+    free(w.best);
+    free(w.alive);
     lua_settop(L, r->ctx);
-    return rc != FE_OK ? rc : r->status;
+    return r->status;
 }

@@ -25,43 +25,35 @@ int fe_drive_plan(fe_run *r)
     int32_t *owner = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *owner);
     int32_t *nodes = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *nodes);
     int32_t *gids = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *gids);
-    int rc = FE_OK;
     char why[700];
 
     if (!owner || !nodes || !gids) {
-        rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the plan driver");
+        fe_run_oom(r, "in the plan driver");
         goto out;
     }
     for (int32_t v = 0; v < g->nnodes; v++)
         owner[v] = -1;
 
     fe_run_rawfield(L, r->ptab, "plan");
+    int fn = lua_gettop(L);
+    lua_pushvalue(L, fn);
     lua_pushvalue(L, r->ptab);
     lua_pushvalue(L, r->gidx);
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
     if (fe_sandbox_pcall(r->e->sb, 3, 1, "plan", &e) != FE_OK) {
-        if (r->unfused_on_error) {
-            char note[1200];
-            r->disabled = 1;
-            snprintf(note, sizeof note, "error in plan: %s; fallback_on_error = \"unfused\"", e.message);
-            fe_run_note(r, NULL, 0, note);
-        } else {
-            rc = r->status = FE_EINPUT;
-            fe_error_set(r->err, FE_EINPUT, "%s (in plan of policy '%s')", e.message, r->pol->name);
-        }
+        fe_run_fault(r, "plan", fn, "%s", e.message);
         goto out;
     }
     int list = lua_gettop(L);
     if (!lua_istable(L, list)) {
-        rc = r->status = FE_EINPUT;
-        fe_error_set(r->err, FE_EINPUT, "%s: plan returned a %s; it must return a list of groups "
-                     "(lists of nodes)", r->pol->path, luaL_typename(L, list));
+        fe_run_fault(r, "plan", fn, "plan returned a %s; it must return a list of groups (lists of "
+                     "nodes)", luaL_typename(L, list));
         goto out;
     }
     lua_Integer ng = (lua_Integer)lua_rawlen(L, list);
-    for (lua_Integer gi = 1; gi <= ng && rc == FE_OK; gi++) {
+    for (lua_Integer gi = 1; gi <= ng && !fe_run_over(r); gi++) {
         lua_rawgeti(L, list, gi);
         int grp = lua_gettop(L);
         int n = 0, bad = 0;
@@ -177,5 +169,5 @@ out:
     free(owner);
     free(nodes);
     free(gids);
-    return rc != FE_OK ? rc : r->status;
+    return r->status;
 }

@@ -21,6 +21,7 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
     if (opts) {
         so.instructions = opts->max_instructions;
         so.memory = opts->max_memory;
+        so.seconds = opts->max_seconds;
         so.home = opts->home;
     }
     fe_engine *e = calloc(1, sizeof *e);

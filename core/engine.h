@@ -46,7 +46,15 @@ int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err);
 void fe_engine_push_fe(fe_engine *e);
 
 /* Wrap the Lua policy table on top of the stack (popped) into a policy
- * handle, reading its name, driver and description. */
+ * handle, reading its name, driver and description. NULL with FE_EINPUT if
+ * the table is not a policy the engine can run (fe_policy_check). */
 fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err);
+
+/* Check what the engine reads of p's table (name, driver, the hooks its
+ * driver calls, types of the other fields) and refresh p's name, driver
+ * and description from it. A table made by fe.policy passes; one a script
+ * made by hand with the policy marker may not. FE_OK or FE_EINPUT naming
+ * p's file and the field. */
+int fe_policy_check(fe_policy *p, fe_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* lua_core.c: the fuseeng.core module: what Lua code may know about the
- * engine itself (the op registry, pattern kinds, version, hashing). The
+ * engine itself (the op registry, pattern kinds, version, hashing, where a
+ * script's function was defined). The
  * Lua library (lua/fuseeng.lua and the DSLs) reads ops from here, so the
  * registry in ops.c stays the one owner of op facts. */
 #include <lauxlib.h>
@@ -8,6 +9,7 @@
 
 #include "fuseeng.h"
 #include "ops.h"
+#include "sandbox.h"
 
 /* ops[name] = {kind=, min_inputs=, max_inputs=, flops=, live=, attrs=, description=} */
 static void push_ops(lua_State *L)
@@ -55,9 +57,21 @@ static int l_sha256(lua_State *L)
     return 1;
 }
 
+/* where(f) -> "file:LINE" where the script function f was defined, or nil
+ * (C functions, the library's own): the place for a message about what f
+ * returned, which has no line of its own. */
+static int l_where(lua_State *L)
+{
+    char place[320];
+    if (!fe_sandbox_fn_place(L, 1, place, sizeof place))
+        return 0;
+    lua_pushstring(L, place);
+    return 1;
+}
+
 int fe_luaopen_core(lua_State *L)
 {
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 7);
     push_ops(L);
     lua_setfield(L, -2, "ops");
     lua_createtable(L, FE_NPATTERN, 0);
@@ -70,5 +84,7 @@ int fe_luaopen_core(lua_State *L)
     lua_setfield(L, -2, "version");
     lua_pushcfunction(L, l_sha256);
     lua_setfield(L, -2, "sha256");
+    lua_pushcfunction(L, l_where);
+    lua_setfield(L, -2, "where");
     return 1;
 }

@@ -188,17 +188,25 @@ int fe_lg_group_arg(lua_State *L, int idx, const fe_graph *g, int32_t *buf, int 
     return n;
 }
 
+/* Is the value at idx a number with an integer value (2 or 2.0, as Lua's
+ * own tables take them)? Then *i is it. Strings are not indices here. */
+static int int_index(lua_State *L, int idx, lua_Integer *i)
+{
+    int ok = 0;
+    *i = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &ok) : 0;
+    return ok;
+}
+
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
 {
     lobj *o = luaL_testudata(L, idx, NODE_MT);
+    lua_Integer i;
     if (o)
         return o->lg->g == g ? o->id : -1;
     if (lua_type(L, idx) == LUA_TSTRING)
         return fe_graph_find_node(g, lua_tostring(L, idx));
-    if (lua_isinteger(L, idx)) {
-        lua_Integer i = lua_tointeger(L, idx);
+    if (int_index(L, idx, &i))
         return i >= 1 && i <= g->nnodes ? (int32_t)(i - 1) : -1;
-    }
     return -1;
 }
 
@@ -474,9 +482,9 @@ static int graph_index(lua_State *L)
 {
     lgraph *lg = lua_touserdata(L, 1);
     const fe_graph *g = live(L, lg);
-    if (lua_isinteger(L, 2)) {
-        lua_Integer i = lua_tointeger(L, 2);
-        if (i < 1 || i > g->nnodes)
+    lua_Integer i;
+    if (lua_type(L, 2) == LUA_TNUMBER) {   /* as a list: nil outside 1..#g */
+        if (!int_index(L, 2, &i) || i < 1 || i > g->nnodes)
             return 0;
         fe_lg_push_node(L, 1, (int32_t)(i - 1));
         return 1;
@@ -623,9 +631,9 @@ static int group_index(lua_State *L)
 {
     lgroup *gr = lua_touserdata(L, 1);
     const fe_graph *g = live(L, gr->lg);
-    if (lua_isinteger(L, 2)) {
-        lua_Integer i = lua_tointeger(L, 2);
-        if (i < 1 || i > gr->n)
+    lua_Integer i;
+    if (lua_type(L, 2) == LUA_TNUMBER) {   /* as a list: nil outside 1..#group */
+        if (!int_index(L, 2, &i) || i < 1 || i > gr->n)
             return 0;
         push_graph_of(L, 1);
         fe_lg_push_node(L, -1, gr->nodes[i - 1]);

@@ -485,12 +485,13 @@ static int load_path(fe_sandbox *sb, const char *path, fe_machine *m, fe_error *
     int top = lua_gettop(L);
     /* Begin first: a run stopped by the budget leaves the hook raising at
      * every instruction, and building the environment runs Lua code. */
-    fe_sandbox_begin(sb);
+    fe_sandbox_begin(sb, path);
     fe_sandbox_push_env(sb);
     if (fe_sandbox_load_file(sb, path, err) != FE_OK) {
         lua_settop(L, top);
         return err ? err->code : FE_EINPUT;
     }
+    fe_sandbox_begin(sb, path);
     if (fe_sandbox_pcall(sb, 0, 1, path, err) != FE_OK) {
         lua_settop(L, top);
         return err ? err->code : FE_EINPUT;

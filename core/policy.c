@@ -5,6 +5,12 @@
  * registry reference to that table; combining and parameter overrides call
  * the engine's own instance of lua/fuseeng.lua, so the rules for them live
  * in Lua beside fe.policy itself.
+ *
+ * The marker that says "policy" (__fuseeng_policy in the metatable) is
+ * duck-typed, because each script has its own instance of the library, so
+ * a script can forge it. C therefore trusts no field: fe_policy_check
+ * checks every field the engine reads whenever a policy is wrapped and
+ * before each run (the table is the script's and may change).
  */
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -37,6 +43,115 @@ static int is_policy(lua_State *L, int idx)
     return yes;
 }
 
+/* The type of each field the engine reads (nil is always allowed here;
+ * required fields are checked below). */
+static const struct {
+    const char *field;
+    int type;
+} FIELDS[] = {
+    {"name", LUA_TSTRING},        {"driver", LUA_TSTRING},  {"description", LUA_TSTRING},
+    {"params", LUA_TTABLE},       {"decide", LUA_TFUNCTION}, {"score", LUA_TFUNCTION},
+    {"plan", LUA_TFUNCTION},      {"split", LUA_TFUNCTION}, {"kernel", LUA_TFUNCTION},
+    {"patterns", LUA_TTABLE},     {"dataflow", LUA_TTABLE}, {"default", LUA_TBOOLEAN},
+    {"fallback_on_error", LUA_TSTRING},
+};
+
+/* Does the string field key of the table at t equal one of the words
+ * (NULL-terminated)? An absent field matches when nil_ok. */
+static int field_is(lua_State *L, int t, const char *key, const char *const *words, int nil_ok)
+{
+    char v[32];
+    lua_pushstring(L, key);
+    int type = lua_rawget(L, t);
+    lua_pop(L, 1);
+    if (type == LUA_TNIL)
+        return nil_ok;
+    field_str(L, t, key, v, sizeof v);
+    for (; *words; words++)
+        if (strcmp(v, *words) == 0)
+            return 1;
+    return 0;
+}
+
+/* The patterns driver's list: compiled patterns (tables of kind "chain" or
+ * "expr"), at least one. 0 or the 1-based index of the first bad item
+ * (-1: the list is empty). */
+static int bad_pattern(lua_State *L, int t)
+{
+    static const char *const kinds[] = {"chain", "expr", NULL};
+    lua_pushliteral(L, "patterns");
+    lua_rawget(L, t);
+    int list = lua_gettop(L), bad = lua_rawlen(L, list) == 0 ? -1 : 0;
+    for (lua_Integer i = 1; !bad && i <= (lua_Integer)lua_rawlen(L, list); i++) {
+        if (lua_rawgeti(L, list, i) != LUA_TTABLE || !field_is(L, lua_gettop(L), "kind", kinds, 0))
+            bad = (int)i;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return bad;
+}
+
+/* Check the policy table at idx (see fe_policy_check); path names it. */
+static int check_table(lua_State *L, int idx, const char *path, fe_error *err)
+{
+    static const char *const drivers[] = {"greedy", "patterns", "dataflow", "plan", NULL};
+    static const char *const fallbacks[] = {"stop", "unfused", NULL};
+    int t = lua_absindex(L, idx);
+    char name[256], driver[32];
+    field_str(L, t, "name", name, sizeof name);
+    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++) {
+        lua_pushstring(L, FIELDS[i].field);
+        int type = lua_rawget(L, t);
+        lua_pop(L, 1);
+        if (type != LUA_TNIL && type != FIELDS[i].type)
+            return fe_error_set(err, FE_EINPUT, "%s: policy '%s': '%s' is a %s; expected a %s (make "
+                                "policies with fe.policy{...})", path, name, FIELDS[i].field,
+                                lua_typename(L, type), lua_typename(L, FIELDS[i].type));
+    }
+    if (!name[0])
+        return fe_error_set(err, FE_EINPUT, "%s: a policy needs a non-empty 'name' (make policies "
+                            "with fe.policy{...})", path);
+    field_str(L, t, "driver", driver, sizeof driver);
+    if (!field_is(L, t, "driver", drivers, 0))
+        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': driver '%s' is unknown; expected "
+                            "greedy, patterns, dataflow or plan", path, name, driver);
+    if (!field_is(L, t, "fallback_on_error", fallbacks, 1))
+        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': fallback_on_error must be \"stop\" or "
+                            "\"unfused\"", path, name);
+    /* The hook each driver cannot run without. */
+    const char *need = strcmp(driver, "patterns") == 0 ? "patterns"
+                       : strcmp(driver, "dataflow") == 0 ? "dataflow"
+                       : strcmp(driver, "plan") == 0 ? "plan" : NULL;
+    if (need) {
+        lua_pushstring(L, need);
+        int missing = lua_rawget(L, t) == LUA_TNIL;
+        lua_pop(L, 1);
+        if (missing)
+            return fe_error_set(err, FE_EINPUT, "%s: policy '%s': the %s driver needs '%s'", path,
+                                name, driver, need);
+    }
+    int bad = strcmp(driver, "patterns") == 0 ? bad_pattern(L, t) : 0;
+    if (bad)
+        return fe_error_set(err, FE_EINPUT, bad < 0 ? "%s: policy '%s': the patterns driver needs at "
+                            "least one pattern" : "%s: policy '%s': patterns[%d] is not a compiled "
+                            "pattern (give pattern strings to fe.policy)", path, name, bad);
+    return FE_OK;
+}
+
+int fe_policy_check(fe_policy *p, fe_error *err)
+{
+    lua_State *L = fe_sandbox_L(p->e->sb);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    int rc = check_table(L, -1, p->path, err);
+    if (rc == FE_OK) {
+        field_str(L, -1, "name", p->name, sizeof p->name);
+        field_str(L, -1, "driver", p->driver, sizeof p->driver);
+        field_str(L, -1, "description", p->description, sizeof p->description);
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
 fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
 {
     lua_State *L = fe_sandbox_L(e->sb);
@@ -44,6 +159,10 @@ fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
         fe_error_set(err, FE_EINPUT, "%s: a policy file must return fe.policy{...} (or a "
                      "combination such as fe.chain{...}); it returned a %s", path,
                      luaL_typename(L, -1));
+        lua_pop(L, 1);
+        return NULL;
+    }
+    if (check_table(L, -1, path, err) != FE_OK) {
         lua_pop(L, 1);
         return NULL;
     }
@@ -65,7 +184,7 @@ fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
 static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
 {
     /* Loading runs the file's top level: it is metered like a run. */
-    fe_sandbox_begin(e->sb);
+    fe_sandbox_begin(e->sb, label);
     if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK) {
         /* A message without the file's name (raised from a tail call, as in
          * `return fe.policy{...}`) gets it. */
@@ -133,7 +252,7 @@ fe_policy *fe_engine_combine(fe_engine *e, const char *how, fe_policy *const *po
         lua_rawgeti(L, LUA_REGISTRYINDEX, policies[i]->ref);
         lua_rawseti(L, -2, i + 1);
     }
-    fe_sandbox_begin(e->sb);
+    fe_sandbox_begin(e->sb, "combine");
     if (fe_sandbox_pcall(e->sb, 2, 1, "combine", err) != FE_OK)
         return NULL;
     return fe_policy_wrap(e, how, err);
@@ -148,7 +267,7 @@ int fe_policy_set_param(fe_policy *p, const char *key, const char *value, fe_err
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
     lua_pushstring(L, key);
     lua_pushstring(L, value);
-    fe_sandbox_begin(p->e->sb);
+    fe_sandbox_begin(p->e->sb, p->path);
     if (fe_sandbox_pcall(p->e->sb, 3, 1, "param", err) != FE_OK)
         return err ? err->code : FE_EINPUT;
     /* The overridden policy replaces the old table under the same handle. */

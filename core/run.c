@@ -8,11 +8,15 @@
  *        ^                                                        |
  *        +------------------ merge if true <----------------------+
  *
- * Every answer goes to the decision log with the policy's reason. A Lua
- * error in a hook stops the run with the script's "file:LINE: message"
- * (fallback_on_error = "stop", the default), or, with "unfused", disables
- * the policy: the run finishes, the plan drops all of its fusions (as
- * InfiniCore falls back to the unfused path), and the log says why.
+ * Every answer goes to the decision log with the policy's reason. A fault
+ * of the policy (a Lua error in a hook, an answer of the wrong type) stops
+ * the run with the script's "file:LINE: message" (fallback_on_error =
+ * "stop", the default), or, with "unfused", disables the policy: the
+ * driver ends, the plan is the unfused plan whatever was decided before
+ * (as InfiniCore falls back to the unfused path), and the log and
+ * stats.fault say why. The split and kernel hooks run on the finished
+ * partition before its plan is kept, so their faults fall back the same
+ * way; the decision log moves into the plan only after every hook ran.
  *
  * ctx gives hooks the graph, the policy's params, the round and methods
  * (ctx:log, and those other modules add: ctx:simulate...). Its methods are
@@ -21,6 +25,7 @@
  */
 #include <lauxlib.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,6 +72,8 @@ const char *fe_run_describe(lua_State *L, int idx)
     static _Thread_local char buf[96];
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
+        snprintf(buf, sizeof buf, "%.60s", lua_tostring(L, idx));
+        return buf;
     case LUA_TSTRING:
         snprintf(buf, sizeof buf, "'%.60s'", lua_tostring(L, idx));
         return buf;
@@ -102,8 +109,10 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
     r->stats.hook_calls++;
     fe_error e = {0};
     if (fe_sandbox_pcall(r->e->sb, nargs + 2, nresults, what, &e) != FE_OK) {
-        r->status = FE_EINPUT;
-        fe_error_set(r->err, FE_EINPUT, "%s (%s of policy '%s')", e.message, what, r->pol->name);
+        /* The method itself, if the object holds it, places the message. */
+        fe_run_rawfield(L, obj, name);
+        fe_run_fault(r, what, lua_gettop(L), "%s", e.message);
+        lua_pop(L, 1);
         return -1;
     }
     return 0;
@@ -113,10 +122,17 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
 
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
 {
-    if (fe_plan_log(r->log, nodes, n, verdict, r->pol->name, reason) != FE_OK && r->status == FE_OK) {
+    if (fe_plan_log(r->log, nodes, n, verdict, r->pol->name, reason) != FE_OK && r->status == FE_OK)
+        fe_run_oom(r, "recording decisions");
+}
+
+int fe_run_oom(fe_run *r, const char *where)
+{
+    if (r->status == FE_OK) {
         r->status = FE_ENOMEM;
-        fe_error_set(r->err, FE_ENOMEM, "out of memory recording decisions");
+        fe_error_set(r->err, FE_ENOMEM, "out of memory %s", where);
     }
+    return -1;
 }
 
 void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why)
@@ -169,23 +185,46 @@ int32_t fe_run_members(fe_run *r, const int32_t *gids, int n)
     return k;
 }
 
-/* A hook failed (message in e): stop the run, or fall back to unfused. */
-static int hook_failed(fe_run *r, const fe_error *e, const char *hook, const int32_t *nodes, int n)
+/* ---- faults ---- */
+
+/* The fault msg in hook (function at stack slot fn, or 0), about the
+ * candidate nodes[0..n) if any: see fe_run_fault. */
+static int fault_at(fe_run *r, const char *hook, int fn, const int32_t *nodes, int n, const char *msg)
 {
-    if (r->unfused_on_error) {
-        if (!r->disabled) {
-            r->disabled = 1;
-            snprintf(r->fault, sizeof r->fault, "%s", e->message);
-            char msg[1200];
-            snprintf(msg, sizeof msg, "error in %s: %s; fallback_on_error = \"unfused\": the policy's "
-                     "fusions are dropped", hook, e->message);
-            log_decision(r, nodes, n, 0, msg);
+    char placed[sizeof r->stats.fault];
+    char place[320];
+    if (fe_sandbox_has_place(msg))
+        snprintf(placed, sizeof placed, "%s", msg);
+    else if (fn && fe_sandbox_fn_place(r->L, fn, place, sizeof place))
+        snprintf(placed, sizeof placed, "%s: %.700s", place, msg);
+    else
+        snprintf(placed, sizeof placed, "%.300s: %.700s", r->pol->path, msg);
+    if (!r->unfused_on_error) {
+        if (r->status == FE_OK) {
+            r->status = FE_EINPUT;
+            fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", placed, hook, r->pol->name);
         }
-        return 0;
+        return -1;
     }
-    r->status = FE_EINPUT;
-    fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", e->message, hook, r->pol->name);
-    return -1;
+    if (!r->disabled) {
+        r->disabled = 1;
+        snprintf(r->stats.fault, sizeof r->stats.fault, "%s", placed);
+        char note[1600];
+        snprintf(note, sizeof note, "error in %s: %s; fallback_on_error = \"unfused\": the policy's "
+                 "fusions are dropped", hook, placed);
+        log_decision(r, nodes, n, 0, note);
+    }
+    return 0;
+}
+
+int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fault_at(r, hook, fn, NULL, 0, msg);
 }
 
 int fe_run_decide(fe_run *r, const int32_t *gids, int n)
@@ -215,17 +254,17 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
     int rc = fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e);
     r->stats.hook_seconds += now() - t0;
     if (rc != FE_OK)
-        return hook_failed(r, &e, "decide", r->tmp, cnt);
+        return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
     int t = lua_type(L, -2), verdict;
     if (t == LUA_TBOOLEAN) {
         verdict = lua_toboolean(L, -2);
     } else if (t == LUA_TNIL) {
         verdict = -1;
     } else {
-        fe_error_set(&e, FE_EINPUT, "%s: decide returned a %s; it must return true, false or nil "
-                     "(and a reason)", r->pol->path, lua_typename(L, t));
+        snprintf(e.message, sizeof e.message, "decide returned a %s; it must return true, false or "
+                 "nil (and a reason)", lua_typename(L, t));
         lua_settop(L, top);
-        return hook_failed(r, &e, "decide", r->tmp, cnt);
+        return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
     }
     /* Reasons are strings; numbers convert; anything else is named, not
      * printed (its __tostring is the script's code). */
@@ -272,6 +311,10 @@ static double bytes_between(fe_run *r, int32_t a, int32_t b)
 int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
 {
     lua_State *L = r->L;
+    if (r->disabled) {
+        *score = 0;
+        return 0;
+    }
     if (!r->score) {
         *score = bytes_between(r, a, b);
         return 0;
@@ -289,16 +332,18 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     double t0 = now();
     int rc = fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e);
     r->stats.hook_seconds += now() - t0;
+    *score = 0;
     if (rc != FE_OK)
-        return hook_failed(r, &e, "score", NULL, 0) < 0 ? -1 : 0;
-    int isnum;
-    double s = lua_tonumberx(L, -1, &isnum);
-    lua_settop(L, top);
-    if (!isnum || isnan(s)) {
-        fe_error_set(&e, FE_EINPUT, "%s: score returned %s; it must return a number",
-                     r->pol->path, isnum ? "NaN" : "a non-number");
-        return hook_failed(r, &e, "score", NULL, 0) < 0 ? -1 : 0;
+        return fault_at(r, "score", r->score, NULL, 0, e.message);
+    /* A number, not a string that looks like one: "12" > "9" is false. */
+    double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
+    if (isnan(s)) {
+        snprintf(e.message, sizeof e.message, "score returned %s; it must return a number",
+                 lua_type(L, -1) == LUA_TNUMBER ? "NaN" : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
+        lua_settop(L, top);
+        return fault_at(r, "score", r->score, NULL, 0, e.message);
     }
+    lua_settop(L, top);
     *score = s;
     return 0;
 }
@@ -401,61 +446,113 @@ static void cut_ctx(fe_run *r)
     lua_pop(L, 1);
 }
 
-/* Split and kernel hooks for each final group (TLF and kernel choices). */
+/* One split or kernel hook (at stack slot fn) on group gr: its answer
+ * goes into gr; a fault is fe_run_fault's (-1 stops the run). */
+static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, const char *name)
+{
+    lua_State *L = r->L;
+    lua_pushvalue(L, fn);
+    lua_pushvalue(L, r->ptab);
+    fe_lg_push_group(L, r->gidx, fe_group_nodes(plan, gr), gr->n);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->e->sb, 3, 1, name, &e) != FE_OK)
+        return fault_at(r, name, fn, fe_group_nodes(plan, gr), gr->n, e.message);
+    int rc = 0;
+    if (lua_isnil(L, -1)) {
+        /* no choice: the default stands */
+    } else if (strcmp(name, "split") == 0) {
+        lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        if (k >= 1 && k <= FE_SIM_MAX_SPLIT)
+            gr->split = (int32_t)k;
+        else
+            rc = fe_run_fault(r, name, fn, "split returned %s; it must return " FE_SIM_SPLIT_RULE " (or nil)",
+                              fe_run_describe(L, -1));
+    } else {
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        int id = k ? fe_k_choice_find(k) : -1;
+        if (id >= 0)
+            gr->kernel = id;
+        else
+            rc = fe_run_fault(r, name, fn, "kernel returned %s; it must return one of: %s (or nil)",
+                              fe_run_describe(L, -1), fe_k_choice_names());
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+/* Split and kernel hooks for each final group (TLF and kernel choices),
+ * until the policy faults. */
 static int finish_groups(fe_run *r, fe_plan *plan)
 {
     lua_State *L = r->L;
     int split = fe_run_rawfield(L, r->ptab, "split") == LUA_TFUNCTION ? lua_gettop(L) : 0;
     int kernel = fe_run_rawfield(L, r->ptab, "kernel") == LUA_TFUNCTION ? lua_gettop(L) : 0;
-    for (int32_t gi = 0; gi < plan->ngroups && (split || kernel); gi++) {
-        fe_group *gr = &plan->groups[gi];
-        for (int hook = 0; hook < 2; hook++) {
-            int fn = hook ? kernel : split;
-            if (!fn)
-                continue;
-            lua_pushvalue(L, fn);
-            lua_pushvalue(L, r->ptab);
-            fe_lg_push_group(L, r->gidx, fe_group_nodes(plan, gr), gr->n);
-            lua_pushvalue(L, r->ctx);
-            r->stats.hook_calls++;
-            fe_error e = {0};
-            const char *name = hook ? "kernel" : "split";
-            if (fe_sandbox_pcall(r->e->sb, 3, 1, name, &e) != FE_OK) {
-                if (hook_failed(r, &e, name, NULL, 0) < 0)
-                    return -1;
-                continue;
-            }
-            if (!hook && !lua_isnil(L, -1)) {
-                lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-                if (k < 1 || k > FE_SIM_MAX_SPLIT) {
-                    fe_error_set(&e, FE_EINPUT, "%s: split returned %s; it must return "
-                                 FE_SIM_SPLIT_RULE " (or nil)", r->pol->path,
-                                 fe_run_describe(L, -1));
-                    lua_pop(L, 1);
-                    if (hook_failed(r, &e, name, NULL, 0) < 0)
-                        return -1;
-                    continue;
-                }
-                gr->split = (int32_t)k;
-            } else if (hook && !lua_isnil(L, -1)) {
-                const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-                int id = k ? fe_k_choice_find(k) : -1;
-                if (id < 0) {
-                    fe_error_set(&e, FE_EINPUT, "%s: kernel returned %s%s%s; it must return one of: "
-                                 "%s (or nil)", r->pol->path, k ? "'" : "a ", k ? k : luaL_typename(L, -1),
-                                 k ? "'" : "", fe_k_choice_names());
-                    lua_pop(L, 1);
-                    if (hook_failed(r, &e, name, NULL, 0) < 0)
-                        return -1;
-                    continue;
-                }
-                gr->kernel = id;
-            }
-            lua_pop(L, 1);
-        }
+    int rc = 0;
+    for (int32_t gi = 0; gi < plan->ngroups && rc == 0 && !fe_run_over(r); gi++) {
+        if (split)
+            rc = group_hook(r, plan, &plan->groups[gi], split, "split");
+        if (kernel && rc == 0 && !fe_run_over(r))
+            rc = group_hook(r, plan, &plan->groups[gi], kernel, "kernel");
     }
     lua_settop(L, r->ctx);
-    return 0;
+    return rc;
+}
+
+/* The plan of the driver's partition, with the splits and kernels the
+ * driver chose and the split and kernel hooks' answers. NULL if the run
+ * stopped (r->status) or, with the policy disabled by a fault in those
+ * hooks, the plan would not stand anyway. */
+static fe_plan *partition_plan(fe_run *r)
+{
+    fe_plan *plan = fe_part_to_plan(r->part, r->err);
+    if (!plan) {
+        r->status = r->err && r->err->code ? r->err->code : FE_ENOMEM;
+        return NULL;
+    }
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        int32_t gid = r->part->gid[fe_group_nodes(plan, &plan->groups[gi])[0]];
+        if (r->extra_split[gid] > 0)
+            plan->groups[gi].split = r->extra_split[gid];
+        plan->groups[gi].kernel = r->extra_kernel[gid];
+    }
+    if (finish_groups(r, plan) != 0 || fe_run_over(r)) {
+        fe_plan_free(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+/* Move the decision log into the plan; reasons are interned in the log's
+ * table, so the plan takes that table too. */
+static void take_log(fe_run *r, fe_plan *plan)
+{
+    fe_strtab *s = plan->strs;
+    plan->strs = r->log->strs;
+    r->log->strs = s;
+    plan->decisions = r->log->decisions;
+    plan->ndecisions = r->log->ndecisions;
+    plan->cap_decisions = r->log->cap_decisions;
+    plan->dnodes = r->log->dnodes;
+    plan->ndnodes = r->log->ndnodes;
+    plan->cap_dnodes = r->log->cap_dnodes;
+    r->log->decisions = NULL;
+    r->log->dnodes = NULL;
+    r->log->ndecisions = 0;
+}
+
+/* The driver for p, or NULL (fe_policy_check has made sure there is one). */
+static int (*driver_of(const fe_policy *p))(fe_run *)
+{
+    static const struct { const char *name; int (*fn)(fe_run *); } drivers[] = {
+        {"greedy", fe_drive_greedy}, {"patterns", fe_drive_patterns},
+        {"dataflow", fe_drive_dataflow}, {"plan", fe_drive_plan},
+    };
+    for (size_t i = 0; i < sizeof drivers / sizeof drivers[0]; i++)
+        if (strcmp(p->driver, drivers[i].name) == 0)
+            return drivers[i].fn;
+    return NULL;
 }
 
 /* Give each group the reason of the last accepted decision that shaped it. */
@@ -481,6 +578,13 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     fe_plan *plan = NULL;
     double t0 = now();
 
+    /* The policy's table may have changed since it was loaded (it is the
+     * script's own table): check again what C reads of it. */
+    if (fe_policy_check(p, err) != FE_OK) {
+        if (stats)
+            *stats = (fe_run_stats){0};
+        return NULL;
+    }
     r.part = fe_part_new(g, err);
     r.log = fe_plan_unfused(g, err);
     r.tmp = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.tmp);
@@ -505,57 +609,30 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     push_ctx(&r);
     r.ctx = lua_gettop(L);
 
-    fe_sandbox_begin(e->sb);
-    int rc;
-    if (strcmp(p->driver, "greedy") == 0)
-        rc = fe_drive_greedy(&r);
-    else if (strcmp(p->driver, "patterns") == 0)
-        rc = fe_drive_patterns(&r);
-    else if (strcmp(p->driver, "dataflow") == 0)
-        rc = fe_drive_dataflow(&r);
-    else
-        rc = fe_drive_plan(&r);
-    if (rc != FE_OK || r.status != FE_OK)
+    fe_sandbox_begin(e->sb, p->path);
+    int (*drive)(fe_run *) = driver_of(p);
+    if (!drive) {
+        fe_error_set(err, FE_EINPUT, "%s: policy '%s': unknown driver '%s'", p->path, p->name, p->driver);
         goto out;
-
-    if (r.disabled) {
-        /* The policy failed: none of its fusions stand. */
-        plan = fe_plan_unfused(g, err);
-    } else {
-        plan = fe_part_to_plan(r.part, err);
     }
-    if (!plan)
+    if (drive(&r) != FE_OK || r.status != FE_OK)
         goto out;
-    /* Move the decision log into the plan; reasons are interned in the
-     * log's table, so the plan takes that table too. */
-    fe_strtab *s = plan->strs;
-    plan->strs = r.log->strs;
-    r.log->strs = s;
-    plan->decisions = r.log->decisions;
-    plan->ndecisions = r.log->ndecisions;
-    plan->cap_decisions = r.log->cap_decisions;
-    plan->dnodes = r.log->dnodes;
-    plan->ndnodes = r.log->ndnodes;
-    plan->cap_dnodes = r.log->cap_dnodes;
-    r.log->decisions = NULL;
-    r.log->dnodes = NULL;
-    r.log->ndecisions = 0;
+    if (!r.disabled)
+        plan = partition_plan(&r);
+    if (r.status != FE_OK)
+        goto out;
+    if (r.disabled) {
+        /* The policy failed: none of its fusions stand, whatever it had
+         * decided before the fault. */
+        fe_plan_free(plan);
+        if (!(plan = fe_plan_unfused(g, err)))
+            goto out;
+    }
+    take_log(&r, plan);
     plan->policy = fe_plan_str(plan, p->name);
     plan->machine = fe_plan_str(plan, e->machine.name);
-    if (!r.disabled) {
-        for (int32_t gi = 0; gi < plan->ngroups; gi++) {
-            int32_t gid = r.part->gid[fe_group_nodes(plan, &plan->groups[gi])[0]];
-            if (r.extra_split[gid] > 0)
-                plan->groups[gi].split = r.extra_split[gid];
-            plan->groups[gi].kernel = r.extra_kernel[gid];
-        }
+    if (!r.disabled)
         group_reasons(&r, plan);
-        if (finish_groups(&r, plan) != 0 || r.status != FE_OK) {
-            fe_plan_free(plan);
-            plan = NULL;
-            goto out;
-        }
-    }
     /* Splits nobody chose (0) become the simulator's default for this
      * machine (seed 004's ceil(working set / L2) when a group overflows),
      * so every plan says how each group runs. */

@@ -18,6 +18,8 @@ typedef struct fe_run_stats {
     int64_t lua_bytes;       /* Lua state's memory at the end */
     int rounds;              /* greedy rounds */
     double seconds;
+    char fault[1024];        /* with fallback_on_error = "unfused": the fault the policy's
+                                fusions were dropped for ("file:LINE: message"); "" if none */
 } fe_run_stats;
 
 typedef struct fe_run {
@@ -34,7 +36,6 @@ typedef struct fe_run {
     fe_error *err;
     int status;              /* FE_OK, or what stopped the run */
     int disabled;            /* the policy failed and fell back to unfused */
-    char fault[1024];
     int32_t *tmp;            /* scratch for candidate members (nnodes) */
     int32_t *parts;          /* scratch: members part by part (nnodes) */
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
@@ -50,8 +51,27 @@ typedef struct fe_run {
 fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
                        fe_error *err);
 
+/* Is the run over for the driver? It stopped (r->status), or the policy
+ * failed under fallback_on_error = "unfused" and nothing it does counts. */
+static inline int fe_run_over(const fe_run *r)
+{
+    return r->status != FE_OK || r->disabled;
+}
+
+/* A fault of the policy in hook `hook` (its function at stack slot fn, or
+ * 0): the message is given a place if it has none (fn's definition line,
+ * else the policy's file). The run stops (returns -1, r->status set) or,
+ * with fallback_on_error = "unfused", the policy is disabled: its fusions
+ * are dropped, the fault is logged and reported (returns 0). */
+int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Out of memory in a driver: stops the run; returns -1. */
+int fe_run_oom(fe_run *r, const char *where);
+
 /* Ask the policy about merging groups gids[0..n) of r->part: 1 fuse, 0 do
- * not, -1 the run must stop (r->status is set). The decision is logged. */
+ * not (also once the policy is disabled), -1 the run must stop (r->status
+ * is set). The decision is logged. */
 int fe_run_decide(fe_run *r, const int32_t *gids, int n);
 
 /* The policy's score for merging groups a and b (greedy); without a score
@@ -75,11 +95,13 @@ int fe_run_rawfield(lua_State *L, int t, const char *k);
 const char *fe_run_describe(lua_State *L, int idx);
 /* Call method `name` of the object at obj with nargs arguments on top of
  * the stack, protected (objects such as compiled patterns may be fakes
- * made by a script). Leaves nresults; on error sets r->status and returns
- * -1 with nothing left. */
+ * made by a script). Leaves nresults; on error returns -1 with nothing
+ * left, after fe_run_fault (so the run is over: stopped or disabled). */
 int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults, const char *what);
 
-/* Drivers (driver_*.c). Each grows r->part and returns FE_OK or r->status. */
+/* Drivers (driver_*.c). Each grows r->part and returns r->status; a
+ * driver ends early, returning FE_OK, when fe_run_over says the policy is
+ * disabled. */
 int fe_drive_greedy(fe_run *r);
 int fe_drive_patterns(fe_run *r);
 int fe_drive_dataflow(fe_run *r);

@@ -8,29 +8,45 @@
  *     overwrites math.max only breaks itself), print to stderr, load for
  *     text chunks only, and a require that finds only the fuseeng Lua
  *     library and the preloaded C modules (lpeg, fuseeng.core). No os, io,
- *     debug, package, dofile, loadfile, collectgarbage, string.dump.
- *     Globals are strict: reading or assigning an undeclared one is an
- *     error, which catches the typos that plague short scripts.
+ *     debug, package, dofile, loadfile, collectgarbage, string.dump (taken
+ *     out of the real string table, which strings index through their
+ *     shared metatable). Globals are strict: reading or assigning an
+ *     undeclared one is an error, which catches the typos that plague
+ *     short scripts.
  *   - Metatables that are shared between scripts (strings, LPeg patterns,
  *     the engine's userdata) say __metatable = false, so no script can
  *     reach them.
- *   - Time. A count hook fires every HOOK_EVERY instructions. When a run
- *     exceeds its budget the hook raises an error and from then on fires on
- *     every instruction, so a pcall inside the script cannot swallow the
- *     stop: the script's next instruction raises again.
+ *   - No finalizers. Lua runs __gc with hooks off, so a finalizer that
+ *     loops would hang the engine in lua_close where nothing can stop it.
+ *     Lua 5.4 marks an object for finalization only when setmetatable is
+ *     given a metatable that already has __gc, so the sandbox's
+ *     setmetatable (l_setmetatable) refuses such metatables, and no
+ *     finalizer of a script ever exists.
+ *   - Time. A count hook fires every HOOK_EVERY instructions; it counts the
+ *     run's instruction budget and reads a cheap clock for its time limit
+ *     (a loop of C calls, such as string.rep or pcall(error), uses few
+ *     instructions but much time). The allocator also reads the clock on
+ *     large allocations, so a loop of huge string.reps stops promptly.
+ *     When a run is over its budget, time or memory, the hook raises an
+ *     error and from then on fires on every instruction, so a pcall inside
+ *     the script cannot swallow the stop: its next instruction raises
+ *     again. A single long C call cannot be interrupted at all; for the
+ *     CLI a watchdog (fe_sandbox_watchdog) ends the process then.
  *   - Memory. The allocator counts the state's bytes and refuses to grow
  *     past the cap; the refusal is reported as the cap, not as "not enough
  *     memory", and is as final as the budget.
- *   - Errors read "file:LINE: message"; a message without a place gets the
- *     place of the innermost Lua function that was running.
- *
- * Known limit: a single C call cannot be interrupted (a Lua string pattern
- * that backtracks for minutes, an LPeg match on a huge subject). The count
- * hook fires only between instructions.
+ *   - Errors read "file:LINE: message". A message without a place (error(x,
+ *     0), error(42), errors raised by C functions) gets the place of the
+ *     innermost script function that was running; one with no script frame
+ *     left (a stop after a tail call) is placed by the caller, which knows
+ *     the hook or file it called.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <lauxlib.h>
 #include <limits.h>
 #include <lua-lpeg.h>
@@ -39,28 +55,63 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox.h"
 
 #define HOOK_EVERY 1000
+/* Allocations this large read the clock: cheap next to filling them. */
+#define TIMED_ALLOC (256 << 10)
+/* Longer limits are taken as this (a year), which keeps deadlines in range. */
+#define MAX_SECONDS (365 * 86400.0)
 
 int fe_luaopen_core(lua_State *L);   /* lua_core.c */
+
+/* Why a run is being stopped. */
+enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
 
 struct fe_sandbox {
     lua_State *L;
     int64_t mem_used, mem_cap;
-    int mem_hit;                 /* the allocator refused: the run is over */
     int64_t budget, count;
-    int stopping;                /* budget or cap exceeded: hook raises on each instruction */
-    char where[300];             /* last Lua position seen by the hook, for memory errors */
+    double seconds;              /* time limit per run */
+    int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
+    int stop;                    /* RUNNING, or why the run is over */
+    int depth;                   /* nesting of fe_sandbox_pcall */
+    char where[300];             /* last place seen (hook, or the called function's definition) */
+    char stop_msg[400];          /* "place: why", fixed when the stop is first raised */
+    char script[256];            /* the run's script, for places and the watchdog */
+    char libsrc[PATH_MAX + 8];   /* "@HOME/lua/": chunk names of the fuseeng library */
     int env_ref;                 /* make_env from the bootstrap */
     char home[PATH_MAX];
 };
 
-/* ---- memory ---- */
-
 static void hook(lua_State *L, lua_Debug *ar);
+
+/* ---- the clock ---- */
+
+/* Coarse monotonic time in ns: a few ns to read, a few ms of resolution,
+ * plenty for limits in seconds. */
+static int64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Make the hook fire at the next instruction of the main thread (a thread
+ * that runs in a coroutine meets it within HOOK_EVERY instructions). */
+static void stop_soon(fe_sandbox *sb, int why)
+{
+    if (sb->stop == RUNNING)
+        sb->stop = why;
+    if (sb->L)
+        lua_sethook(sb->L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+}
+
+/* ---- memory ---- */
 
 static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -72,10 +123,11 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     if (nsize > old && sb->mem_used + (int64_t)(nsize - old) > sb->mem_cap) {
-        sb->mem_hit = 1;
-        sb->stopping = 1;
+        stop_soon(sb, STOP_MEMORY);
         return NULL;
     }
+    if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && clock_ns() > sb->deadline)
+        stop_soon(sb, STOP_TIME);
     void *p = realloc(ptr, nsize);
     if (p)
         sb->mem_used += (int64_t)nsize - (int64_t)old;
@@ -84,17 +136,27 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 /* ---- time ---- */
 
-/* Raise the stop, placed at the interrupted function (level 0: a hook
- * runs without a frame of its own, so luaL_where's level 1 would name the
- * caller, often C). */
+/* Raise the stop, placed where the hook first saw it. */
 static int stop(lua_State *L, fe_sandbox *sb)
 {
+    /* From now on fire at every instruction, here and in the main thread:
+     * a pcall in the script cannot hold the stop. */
     lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-    if (sb->mem_hit)
-        lua_pushfstring(L, "%s: memory cap of %d MiB exceeded", sb->where, (int)(sb->mem_cap >> 20));
-    else
-        lua_pushfstring(L, "%s: instruction budget of %I exceeded (an infinite loop?)", sb->where,
-                        (lua_Integer)sb->budget);
+    if (L != sb->L)
+        lua_sethook(sb->L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+    if (!sb->stop_msg[0]) {
+        const char *place = sb->where[0] ? sb->where : sb->script;
+        if (sb->stop == STOP_MEMORY)
+            snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: memory cap of %lld MiB exceeded", place,
+                     (long long)(sb->mem_cap >> 20));
+        else if (sb->stop == STOP_TIME)
+            snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: time limit of %g s exceeded (an "
+                     "infinite loop, or slow calls?)", place, sb->seconds);
+        else
+            snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: instruction budget of %lld exceeded "
+                     "(an infinite loop?)", place, (long long)sb->budget);
+    }
+    lua_pushstring(L, sb->stop_msg);
     return lua_error(L);
 }
 
@@ -105,23 +167,81 @@ static void hook(lua_State *L, lua_Debug *ar)
     lua_Debug d;
     if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
         snprintf(sb->where, sizeof sb->where, "%s:%d", d.short_src, d.currentline);
-    if (sb->stopping)
-        stop(L, sb);
-    sb->count += HOOK_EVERY;
-    if (sb->count > sb->budget) {
-        /* From now on raise at every instruction: pcall cannot hold it. */
-        sb->stopping = 1;
-        stop(L, sb);
+    if (sb->stop == RUNNING) {
+        if (lua_gethookcount(L) != HOOK_EVERY) {
+            /* A coroutine kept from a stopped run still has the fast hook. */
+            lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+            return;
+        }
+        sb->count += HOOK_EVERY;
+        if (sb->count > sb->budget)
+            sb->stop = STOP_BUDGET;
+        else if (clock_ns() > sb->deadline)
+            sb->stop = STOP_TIME;
     }
+    if (sb->stop != RUNNING)
+        stop(L, sb);
 }
 
-void fe_sandbox_begin(fe_sandbox *sb)
+/* ---- the watchdog ---- */
+
+/* What the watchdog's signal handler may read: whether a script is
+ * running now, and the message to print, written before the timer is
+ * armed. Lock-free atomics are safe in a handler on any thread. */
+static int watching;
+static atomic_int script_running;
+static char watch_msg[512];
+static size_t watch_len;
+
+static void watchdog_fired(int sig)
 {
+    (void)sig;
+    if (!atomic_load(&script_running))
+        return;   /* the run is over; the engine is doing other work */
+    ssize_t w = write(STDERR_FILENO, watch_msg, watch_len);
+    (void)w;
+    _exit(2);
+}
+
+void fe_sandbox_watchdog(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watchdog_fired;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) == 0)
+        watching = 1;
+}
+
+/* Arm the watchdog for the run that starts now: its limit plus a grace of
+ * a tenth of it, between 1 and 10 s (the hook needs a moment to notice). */
+static void watchdog_arm(fe_sandbox *sb)
+{
+    if (!watching)
+        return;
+    double grace = sb->seconds / 10;
+    grace = grace < 1 ? 1 : grace > 10 ? 10 : grace;
+    int n = snprintf(watch_msg, sizeof watch_msg, "fuseeng: %s: still inside a C call %g s past the "
+                     "time limit (a string pattern?); stopping\n", sb->script, grace);
+    watch_len = n < 0 ? 0 : (size_t)n < sizeof watch_msg ? (size_t)n : sizeof watch_msg - 1;
+    double t = sb->seconds + grace;
+    struct itimerval it = {.it_value = {.tv_sec = (time_t)t,
+                                        .tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6)}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void fe_sandbox_begin(fe_sandbox *sb, const char *script)
+{
+    if (script)
+        snprintf(sb->script, sizeof sb->script, "%s", script);
     sb->count = 0;
-    sb->stopping = 0;
-    sb->mem_hit = 0;
+    sb->stop = RUNNING;
     sb->where[0] = '\0';
+    sb->stop_msg[0] = '\0';
+    sb->deadline = clock_ns() + (int64_t)(sb->seconds * 1e9);   /* seconds <= MAX_SECONDS */
     lua_sethook(sb->L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+    watchdog_arm(sb);
 }
 
 int64_t fe_sandbox_used(const fe_sandbox *sb) { return sb->count; }
@@ -135,12 +255,14 @@ fe_sandbox *fe_sandbox_of(lua_State *L)
     return *(fe_sandbox **)lua_getextraspace(L);
 }
 
-void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory)
+void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory, double seconds)
 {
     if (instructions > 0)
         sb->budget = instructions;
     if (memory > 0)
         sb->mem_cap = memory;
+    if (seconds > 0)
+        sb->seconds = seconds < MAX_SECONDS ? seconds : MAX_SECONDS;
 }
 
 /* ---- finding the library ---- */
@@ -317,6 +439,30 @@ static int l_findlib(lua_State *L)
     return 1;
 }
 
+/* setmetatable(t, mt) as the base library's, but refusing a metatable
+ * with __gc: finalizers run with hooks off, beyond every limit. In C, so
+ * that its errors name the script's line (Lua 5.4 marks an object for
+ * finalization only here, so a __gc added later never runs). */
+static int l_setmetatable(lua_State *L)
+{
+    int t = lua_type(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+    if (t == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        int gc = lua_rawget(L, 2) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (gc)
+            return luaL_error(L, "setmetatable: metatables with __gc are not allowed (finalizers "
+                              "would run outside the instruction budget and time limit)");
+    }
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
+}
+
 static int l_print(lua_State *L)
 {
     int n = lua_gettop(L);
@@ -336,11 +482,11 @@ static int l_print(lua_State *L)
 /* The bootstrap runs once with the full libraries and returns make_env.
  * Everything scripts get is captured here; the real _G stays out of reach. */
 static const char bootstrap[] =
-    "local loadlib, findlib, print, preload = ...\n"
+    "local loadlib, findlib, print, preload, safe_setmetatable = ...\n"
     "local load, setmetatable, error, type, pairs, tostring = load, setmetatable, error, type, pairs, tostring\n"
-    "local base = {}\n"
+    "local base = {setmetatable = safe_setmetatable}\n"
     "for _, k in ipairs{'assert','error','ipairs','next','pairs','pcall','select','tonumber',\n"
-    "  'tostring','type','xpcall','rawequal','rawlen','rawget','rawset','setmetatable',\n"
+    "  'tostring','type','xpcall','rawequal','rawlen','rawget','rawset',\n"
     "  'getmetatable','_VERSION'} do base[k] = _G[k] end\n"
     "local libs = {string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine}\n"
     "local function copy(t) local c = {} for k, v in pairs(t) do c[k] = v end return c end\n"
@@ -355,7 +501,6 @@ static const char bootstrap[] =
     "  local env = {}\n"
     "  for k, v in pairs(base) do env[k] = v end\n"
     "  for k, v in pairs(libs) do env[k] = copy(v) end\n"
-    "  env.string.dump = nil\n"
     "  env.unpack = table.unpack\n"
     "  env.print = print\n"
     "  env._G = env\n"
@@ -401,12 +546,17 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     }
     sb->budget = opts && opts->instructions > 0 ? opts->instructions : FE_SANDBOX_INSTRUCTIONS;
     sb->mem_cap = opts && opts->memory > 0 ? opts->memory : FE_SANDBOX_MEMORY;
+    sb->seconds = FE_SANDBOX_SECONDS;
+    fe_sandbox_set_limits(sb, 0, 0, opts ? opts->seconds : 0);
+    sb->deadline = INT64_MAX;   /* no run yet */
+    snprintf(sb->script, sizeof sb->script, "script");
     if (find_home(opts ? opts->home : NULL, sb->home, sizeof sb->home) != 0) {
         fe_error_set(err, FE_ERUNTIME, "cannot find the fuseeng Lua library (lua/fuseeng.lua): "
                      "set FUSEENG_HOME to the directory that holds lua/ and policies/");
         free(sb);
         return NULL;
     }
+    pathf(sb->libsrc, sizeof sb->libsrc, "@%s/lua/", sb->home);
     lua_State *L = lua_newstate(alloc, sb);
     if (!L) {
         fe_error_set(err, FE_ENOMEM, "out of memory creating a Lua state");
@@ -425,9 +575,15 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
         luaL_requiref(L, l->name, l->func, 1);
         lua_pop(L, 1);
     }
-    /* Scripts share the string metatable: lock it. */
+    /* Scripts share the string metatable: lock it. Its __index is the real
+     * string table, so ("").dump would reach string.dump: remove it there
+     * (the scripts' copies are made from this table). */
     lua_pushliteral(L, "");
     lock_metatable(L, -1);
+    lua_pop(L, 1);
+    lua_getglobal(L, LUA_STRLIBNAME);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
     /* Seed the generator: same inputs, same plans. */
     lua_getglobal(L, "math");
@@ -457,13 +613,14 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     lua_pushcfunction(L, fe_luaopen_core);
     lua_call(L, 0, 1);
     lua_setfield(L, -2, "fuseeng.core");
-    if (lua_pcall(L, 4, 1, 0) != LUA_OK) {
+    lua_pushcfunction(L, l_setmetatable);
+    if (lua_pcall(L, 5, 1, 0) != LUA_OK) {
         fe_error_set(err, FE_ERUNTIME, "sandbox bootstrap: %s", lua_tostring(L, -1));
         fe_sandbox_free(sb);
         return NULL;
     }
     sb->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    fe_sandbox_begin(sb);
+    fe_sandbox_begin(sb, NULL);
     return sb;
 }
 
@@ -481,7 +638,7 @@ void fe_sandbox_push_env(fe_sandbox *sb)
     lua_State *L = sb->L;
     /* A new script starts a new metered run; a run stopped by the budget or
      * the cap must not make this (trusted) call fail. */
-    fe_sandbox_begin(sb);
+    fe_sandbox_begin(sb, NULL);
     lua_rawgeti(L, LUA_REGISTRYINDEX, sb->env_ref);
     if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
         /* Only an allocation failure can get here: give an empty, closed
@@ -491,24 +648,80 @@ void fe_sandbox_push_env(fe_sandbox *sb)
     }
 }
 
+/* ---- places ---- */
+
+/* Length of the place msg starts with, "chunk:LINE: ", or 0. The chunk
+ * name is what comes before the first ':' of the first line. */
+static size_t place_len(const char *msg)
+{
+    const char *c = strchr(msg, ':');
+    if (!c || c == msg || memchr(msg, '\n', (size_t)(c - msg)))
+        return 0;
+    const char *d = c + 1;
+    if (!isdigit((unsigned char)*d))
+        return 0;
+    while (isdigit((unsigned char)*d))
+        d++;
+    return d[0] == ':' && d[1] == ' ' ? (size_t)(d + 2 - msg) : 0;
+}
+
+int fe_sandbox_has_place(const char *msg)
+{
+    return place_len(msg) > 0;
+}
+
+/* Is source (a chunk name) the fuseeng library's own code? */
+static int is_library(const fe_sandbox *sb, const char *source)
+{
+    return strncmp(source, sb->libsrc, strlen(sb->libsrc)) == 0;
+}
+
+int fe_sandbox_fn_place(lua_State *L, int idx, char *buf, size_t size)
+{
+    fe_sandbox *sb = fe_sandbox_of(L);
+    lua_Debug d;
+    if (lua_type(L, idx) != LUA_TFUNCTION)
+        return 0;
+    lua_pushvalue(L, idx);
+    if (!lua_getinfo(L, ">S", &d) || d.what[0] == 'C' || is_library(sb, d.source))
+        return 0;
+    if (d.linedefined > 0)
+        snprintf(buf, size, "%s:%d", d.short_src, d.linedefined);
+    else
+        snprintf(buf, size, "%s", d.short_src);   /* a main chunk */
+    return 1;
+}
+
 /* ---- running ---- */
 
-/* Message handler. String messages stay as they are: Lua prefixes
- * "src:line:" when it knows the place, and when it does not (error(msg, 0),
- * or a level that points at a frame a tail call removed) the innermost
- * frame would name the wrong place; callers prefix the script's name.
- * Other error objects are described, at the innermost Lua frame. */
+/* Message handler: every message gets a place. One that has a place keeps
+ * it (once: coroutine.wrap prefixes a second copy of it to errors that
+ * cross it). Others (error(msg, 0), error(42), a level that points at C,
+ * errors raised by C functions such as coroutine.yield) get the place of
+ * the innermost function of a script that is running, which is where the
+ * script was when it failed. Library code is skipped: a message about a
+ * script's mistake should name the script. Error objects that are not
+ * strings are described. */
 static int msgh(lua_State *L)
 {
-    const char *msg = lua_tostring(L, 1);
-    if (msg)
+    fe_sandbox *sb = fe_sandbox_of(L);
+    const char *msg;
+    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
+        msg = lua_tostring(L, 1);
+    else if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+        msg = lua_tostring(L, -1);
+    else
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    size_t n = place_len(msg);
+    if (n) {
+        while (strncmp(msg, msg + n, n) == 0)
+            msg += n;
+        lua_pushstring(L, msg);
         return 1;
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-        return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
     lua_Debug d;
     for (int level = 1; lua_getstack(L, level, &d); level++) {
-        if (lua_getinfo(L, "Sl", &d) && d.currentline > 0) {
+        if (lua_getinfo(L, "Sl", &d) && d.currentline > 0 && !is_library(sb, d.source)) {
             lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
             return 1;
         }
@@ -517,26 +730,58 @@ static int msgh(lua_State *L)
     return 1;
 }
 
+/* Why the run was stopped, as "place: why" (formatted once). */
+static const char *stop_message(fe_sandbox *sb)
+{
+    if (!sb->stop_msg[0]) {
+        /* stop() formats it; a memory refusal that ended the call before
+         * the hook ran has not. */
+        const char *place = sb->where[0] ? sb->where : sb->script;
+        snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: memory cap of %lld MiB exceeded", place,
+                 (long long)(sb->mem_cap >> 20));
+        if (sb->stop == STOP_TIME)
+            snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: time limit of %g s exceeded", place,
+                     sb->seconds);
+    }
+    return sb->stop_msg;
+}
+
 int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, fe_error *err)
 {
     lua_State *L = sb->L;
-    int base = lua_gettop(L) - nargs;
+    int fn = lua_gettop(L) - nargs;
+    if (sb->depth++ == 0) {
+        sb->where[0] = '\0';   /* nothing seen yet in this call */
+        if (watching)
+            atomic_store(&script_running, 1);
+    }
+    /* Below the call: a copy of the function (to place a memory error that
+     * came before the hook saw a line) and the message handler. */
+    lua_pushvalue(L, fn);
     lua_pushcfunction(L, msgh);
-    lua_insert(L, base);
-    int rc = lua_pcall(L, nargs, nresults, base);
-    lua_remove(L, base);
-    if (rc == LUA_OK)
+    lua_rotate(L, fn, 2);
+    int rc = lua_pcall(L, nargs, nresults, fn + 1);
+    if (--sb->depth == 0 && watching)
+        atomic_store(&script_running, 0);
+    if (rc == LUA_OK && sb->stop == RUNNING) {
+        lua_remove(L, fn + 1);
+        lua_remove(L, fn);
         return FE_OK;
-    if (rc == LUA_ERRMEM || sb->mem_hit) {
-        /* No message handler runs for memory errors: name the last place
-         * the hook saw, which is within HOOK_EVERY instructions of it. */
-        fe_error_set(err, FE_EINPUT, "%s: memory cap of %lld MiB exceeded",
-                     sb->where[0] ? sb->where : what, (long long)(sb->mem_cap >> 20));
+    }
+    if (!sb->where[0])
+        fe_sandbox_fn_place(L, fn, sb->where, sizeof sb->where);
+    if (sb->stop != RUNNING) {
+        /* Budget, time or memory: the same message however the script's
+         * own pcalls and handlers dressed the error on its way out. */
+        fe_error_set(err, FE_EINPUT, "%s", stop_message(sb));
+    } else if (rc == LUA_ERRMEM) {
+        fe_error_set(err, FE_EINPUT, "%s: out of memory",
+                     sb->where[0] ? sb->where : sb->script[0] ? sb->script : what);
     } else {
         const char *msg = lua_tostring(L, -1);
         fe_error_set(err, FE_EINPUT, "%s", msg ? msg : "(error without a message)");
     }
-    lua_pop(L, 1);
+    lua_settop(L, fn - 1);
     return FE_EINPUT;
 }
 

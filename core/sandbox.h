@@ -1,10 +1,10 @@
 /* sandbox.h: the Lua state that runs untrusted policy and machine files.
  *
  * One owner for everything that keeps a script in its box: the allow-list of
- * globals, read-only library tables, text-only chunks, the instruction
- * budget (a count hook), the memory cap (a counting allocator) and the
- * formatting of errors as "file:LINE: message". Nothing else in the engine
- * touches lua_sethook or the allocator.
+ * globals, read-only library tables, text-only chunks, no finalizers, the
+ * instruction budget and the time limit (a count hook), the memory cap (a
+ * counting allocator) and the formatting of errors as "file:LINE: message".
+ * Nothing else in the engine touches lua_sethook or the allocator.
  */
 #ifndef FE_SANDBOX_H
 #define FE_SANDBOX_H
@@ -17,11 +17,14 @@
 typedef struct fe_sandbox_opts {
     int64_t instructions;   /* budget per run; 0 = FE_SANDBOX_INSTRUCTIONS */
     int64_t memory;         /* cap on the state's memory in bytes; 0 = FE_SANDBOX_MEMORY */
+    double seconds;         /* wall-clock limit per run; 0 = FE_SANDBOX_SECONDS */
     const char *home;       /* directory holding lua/ and policies/; NULL = find it */
 } fe_sandbox_opts;
 
 #define FE_SANDBOX_INSTRUCTIONS INT64_C(2000000000)
 #define FE_SANDBOX_MEMORY (INT64_C(512) << 20)
+/* Long enough for a run that measures with ctx:bench (60 s by default). */
+#define FE_SANDBOX_SECONDS 300.0
 
 typedef struct fe_sandbox fe_sandbox;
 
@@ -39,14 +42,17 @@ fe_sandbox *fe_sandbox_of(lua_State *L);
 /* The directory holding lua/ and policies/ (static storage of sb). */
 const char *fe_sandbox_home(const fe_sandbox *sb);
 
-/* Start a metered run: the instruction count and the stop flag reset. */
-void fe_sandbox_begin(fe_sandbox *sb);
+/* Start a metered run of script (its file, or a label such as "combine";
+ * NULL keeps the last one): the instruction count, the clock and the stop
+ * reset. script names the run in messages that have no line of their own
+ * and in the watchdog's message. */
+void fe_sandbox_begin(fe_sandbox *sb, const char *script);
 /* Instructions used by the current run (a multiple of the hook interval). */
 int64_t fe_sandbox_used(const fe_sandbox *sb);
 /* Bytes the state holds now, and its cap. */
 int64_t fe_sandbox_memory(const fe_sandbox *sb);
 int64_t fe_sandbox_memory_cap(const fe_sandbox *sb);
-void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory);
+void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory, double seconds);
 
 /* Push a fresh environment table for one script: allow-listed globals,
  * per-script read-only proxies of the libraries, strict globals (reading
@@ -66,6 +72,24 @@ int fe_sandbox_load_string(fe_sandbox *sb, const char *src, size_t len, const ch
  * that never ran a line ("policy decide"). On error nothing is left on the
  * stack and err holds FE_EINPUT. */
 int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, fe_error *err);
+
+/* Does msg start with a place, "chunk:LINE: "? */
+int fe_sandbox_has_place(const char *msg);
+
+/* The place where the function at idx was defined, "file:LINE", if it is
+ * a script's Lua function (not C, not the fuseeng library's own code):
+ * written to buf, returns 1; else 0. For messages about what a hook
+ * returned, which have no line of their own. */
+int fe_sandbox_fn_place(lua_State *L, int idx, char *buf, size_t size);
+
+/* The watchdog, for programs that own their process (the CLI). The hook
+ * cannot interrupt a single long C call (a string pattern that backtracks
+ * for hours). Once this is called, each metered run arms a timer for its
+ * time limit plus a grace period; if it fires while a script is still
+ * running, the process prints "fuseeng: FILE: still inside a C call N s
+ * past the time limit (a string pattern?); stopping" on stderr and exits
+ * with status 2. Call it once, before any sandbox runs. */
+void fe_sandbox_watchdog(void);
 
 /* Look a file up: name as given if it is a readable path, else
  * home/subdir/name and home/subdir/name.lua. Writes the path into out. */

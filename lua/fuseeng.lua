@@ -15,7 +15,8 @@
 -- A verdict is true (fuse), false (don't) or nil (no opinion), plus a reason
 -- string that lands in the decision log. When the top-level verdict is nil
 -- the driver uses the policy's `default` (false unless set). A policy with
--- no decide hook fuses every legal candidate its driver proposes.
+-- no decide hook fuses every legal candidate its driver proposes; inside a
+-- combination it votes yes.
 --
 -- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
 -- fe.vote and fe.with. A combination drives with its first policy's driver
@@ -144,12 +145,16 @@ function fe.is_policy(t)
   return type(mt) == "table" and mt.__fuseeng_policy == true
 end
 
---- The policy's own verdict on a group: decide's answer, or nil without one.
+--- The policy's own verdict on a group: decide's answer; without a decide
+--- hook, yes (such a policy fuses every legal candidate, alone or combined).
 function Policy:verdict(group, ctx)
-  if not self.decide then return nil, "no decide hook" end
+  if not self.decide then return true, "no decide hook: fuses every legal candidate" end
   local v, reason = self:decide(group, ctx)
   if v ~= nil and type(v) ~= "boolean" then
-    error(("policy '%s': decide returned a %s; expected true, false or nil"):format(self.name, type(v)), 0)
+    -- The message has no line of its own: give decide's.
+    local place = core.where(self.decide)
+    error(("%spolicy '%s': decide returned a %s; expected true, false or nil")
+          :format(place and place .. ": " or "", self.name, type(v)), 0)
   end
   if reason ~= nil and type(reason) ~= "string" then reason = tostring(reason) end
   return v, reason

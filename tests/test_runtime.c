@@ -7,11 +7,13 @@
 #include "engine.h"
 #include "plan.h"
 #include "plan_json.h"
+#include "run.h"
 
-static fe_engine *new_engine(int64_t instructions, int64_t memory)
+static fe_engine *new_engine(int64_t instructions, int64_t memory, double seconds)
 {
     fe_error err = {0};
-    fe_engine_options o = {.max_instructions = instructions, .max_memory = memory};
+    fe_engine_options o = {.max_instructions = instructions, .max_memory = memory,
+                           .max_seconds = seconds};
     fe_engine *e = fe_engine_new(&o, &err);
     if (!e)
         fail_msg("engine: %s", err.message);
@@ -81,7 +83,7 @@ static fe_model *chain_model(void)
 static void swap_policies(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *rules = fe_engine_load_policy(e, "static_rules", &err);
@@ -119,10 +121,13 @@ static void swap_policies(void **s)
 static void combinators(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_policy *yes = load(e, GREEDY("yes", "true")), *no = load(e, GREEDY("no", "false"));
     fe_policy *none = load(e, GREEDY("none", "nil"));
+    /* Without decide a policy fuses every legal candidate, alone or combined. */
+    fe_policy *bare = load(e, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'bare', driver = 'greedy'}");
     fe_error err = {0};
     struct { const char *how; fe_policy *list[3]; int n, groups; const char *reason; } cases[] = {
         {"all", {yes, no}, 2, 3, "all -> no"},
@@ -133,6 +138,13 @@ static void combinators(void **s)
         {"chain", {none, yes, no}, 3, 1, "chain -> yes; none: no opinion (none says nil); yes: yes (yes says true)"},
         {"vote", {yes, yes, no}, 3, 1, "vote -> yes"},
         {"vote", {yes, no}, 2, 3, "vote -> no"},   /* a tie does not fuse */
+        {"all", {bare, bare}, 2, 1, "all -> yes; bare: yes (no decide hook: fuses every legal candidate)"},
+        {"all", {bare, no}, 2, 3, "all -> no"},
+        {"any", {bare, no}, 2, 1, "any -> yes"},
+        {"chain", {bare, no}, 2, 1, "chain -> yes; bare: yes"},
+        {"chain", {none, bare}, 2, 1, "chain -> yes"},
+        {"vote", {bare, none}, 2, 1, "vote -> yes"},
+        {"vote", {bare, no, no}, 3, 3, "vote -> no"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_policy *c = fe_engine_combine(e, cases[i].how, cases[i].list, cases[i].n, &err);
@@ -162,6 +174,7 @@ static void combinators(void **s)
     fe_policy_free(yes);
     fe_policy_free(no);
     fe_policy_free(none);
+    fe_policy_free(bare);
     fe_model_free(m);
     fe_engine_free(e);
 }
@@ -169,7 +182,7 @@ static void combinators(void **s)
 static void params(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -239,15 +252,41 @@ static void faults(void **s)
         {"no binary chunks", "return load(string.dump(print))", "attempt to call a nil value (field 'dump')"},
         {"no loadfile", "loadfile('/etc/passwd')", "undefined global 'loadfile'"},
         {"global assignment", "leaked = 1", "test.lua:4: assignment to undeclared global 'leaked'"},
+        {"no string.dump through a string's methods", "return ('').dump(print)",
+         "test.lua:4: attempt to call a nil value (field 'dump')"},
+        {"a finalizer (Lua runs them beyond every limit)",
+         "setmetatable({}, {__gc = function() while true do end end})",
+         "test.lua:4: setmetatable: metatables with __gc are not allowed"},
+        {"setmetatable's other errors name the script", "setmetatable(ctx, nil)",
+         "test.lua:4: cannot change a protected metatable"},
+        {"error(42) gets a place", "error(42)", "test.lua:4: 42"},
+        {"error(msg, 0) gets a place", "error('plain', 0)", "test.lua:4: plain"},
+        {"a level pointing at C gets a place", "error('up', 2)", "test.lua:4: up"},
+        {"an error object", "error({})", "test.lua:4: (error object is a table value)"},
+        {"a C function's error gets a place", "coroutine.yield(1)",
+         "test.lua:4: attempt to yield from outside a coroutine"},
+        {"an error through coroutine.wrap is placed once", "coroutine.wrap(function() error('inner') end)()",
+         "test.lua:4: inner"},
+        {"a stop inside a coroutine is placed once", "coroutine.wrap(function() while true do end end)()",
+         "test.lua:4: instruction budget of 20000000 exceeded"},
+        {"a memory bomb in one call, before the hook ran", "local s = string.rep('x', 1e8, ',')",
+         "test.lua:3: memory cap of 24 MiB exceeded"},
+        {"a loop of slow C calls (time limit)", "while true do local s = string.rep('x', 1 << 20) end",
+         "test.lua:4: time limit of 1 s exceeded"},
+        {"pcall cannot swallow the time limit", "while true do pcall(string.rep, 'x', 1 << 20) end",
+         "time limit of 1 s exceeded"},
     };
     fe_model *m = chain_model();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fe_engine *e = new_engine(20000000, 24 << 20);
+        /* The time-limit cases get 1 s, the others the default. */
+        double seconds = strstr(cases[i].message, "time limit") ? 1 : 0;
+        fe_engine *e = new_engine(20000000, 24 << 20, seconds);
         fe_error err = {0};
-        /* stop: the run fails with the script's place. */
+        /* stop: the run fails with the script's place, given once. */
         fe_policy *p = load(e, faulty(cases[i].body, "stop"));
         fe_plan *plan = plan_with(e, p, m, &err);
-        if (plan || err.code != FE_EINPUT || !strstr(err.message, cases[i].message))
+        if (plan || err.code != FE_EINPUT || !strstr(err.message, cases[i].message) ||
+            strstr(err.message, "test.lua:4: test.lua"))
             fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
         fe_policy_free(p);
         /* unfused: the run goes on without the policy's fusions. */
@@ -274,6 +313,108 @@ static void faults(void **s)
     fe_model_free(m);
 }
 
+/* Faults in every hook and in what hooks return, each under both
+ * fallbacks: "stop" fails the run naming the file and line (the hook's
+ * definition line when the fault has none of its own); "unfused" gives
+ * the plan without any of the policy's fusions, even those decided before
+ * the fault (split and kernel run last), with the fault in the log and in
+ * stats.fault for the CLI's warning. %s is the fallback. */
+static void hook_faults(void **s)
+{
+    (void)s;
+#define HEAD "local fe = require 'fuseeng'\n"
+#define GREEDY_YES "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n" \
+                   "  decide = function() return true, 'yes' end,\n"
+    struct { const char *what, *src, *message; } cases[] = {
+        {"split raises", HEAD GREEDY_YES "  split = function() error('split broke') end}",
+         "test.lua:4: split broke"},
+        {"split returns 0", HEAD GREEDY_YES "  split = function() return 0 end}",
+         "test.lua:4: split returned 0; it must return an integer from 1 to 16777216"},
+        {"kernel returns an unknown name", HEAD GREEDY_YES "  kernel = function() return 'warp9' end}",
+         "test.lua:4: kernel returned 'warp9'; it must return one of: auto"},
+        {"decide returns a number",
+         HEAD "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  decide = function() return 42 end}",
+         "test.lua:3: decide returned a number; it must return true, false or nil"},
+        {"score returns a numeric string",
+         HEAD "return fe.policy{name = 'h', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  score = function() return '12' end}",
+         "test.lua:3: score returned a string; it must return a number"},
+        {"plan returns a number",
+         HEAD "return fe.policy{name = 'h', driver = 'plan', fallback_on_error = '%s',\n"
+              "  plan = function() return 42 end}",
+         "test.lua:3: plan returned a number; it must return a list of groups"},
+        {"plan raises",
+         HEAD "return fe.policy{name = 'h', driver = 'plan', fallback_on_error = '%s',\n"
+              "  plan = function() error('no plan') end}",
+         "test.lua:3: no plan"},
+        {"a chain pattern's match longer than its path",
+         HEAD "return fe.policy{name = 'h', driver = 'patterns', fallback_on_error = '%s',\n"
+              "  patterns = {{kind = 'chain', match = function() return 1000, false end}}}",
+         "test.lua:3: patterns[1]: match returned 1000 for a path of 1 node; it must return a length "
+         "from 0 to 1, or nil"},
+        {"... still growing",
+         HEAD "return fe.policy{name = 'h', driver = 'patterns', fallback_on_error = '%s',\n"
+              "  patterns = {{kind = 'chain', match = function(self, seq) return #seq + 3, true end}}}",
+         "test.lua:3: patterns[1]: match returned 4 for a path of 1 node"},
+        {"a hand-made data flow raises",
+         HEAD "return fe.policy{name = 'h', driver = 'dataflow', fallback_on_error = '%s',\n"
+              "  dataflow = {maps = function() return true end, find_match = function() error('df broke') end}}",
+         "test.lua:3: df broke"},
+        {"a child's decide in a combination returns a number",
+         HEAD "local a = fe.policy{name = 'a', driver = 'greedy', fallback_on_error = '%s',\n"
+              "  decide = function() return 7, 'seven' end}\n"
+              "return fe.all{a, a}",
+         "test.lua:3: policy 'a': decide returned a number; expected true, false or nil"},
+    };
+#undef HEAD
+#undef GREEDY_YES
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = chain_model();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int unfused = 0; unfused < 2; unfused++) {
+            char src[2048];
+            snprintf(src, sizeof src, cases[i].src, unfused ? "unfused" : "stop");
+            fe_policy *p = load(e, src);
+            fe_error err = {0};
+            fe_run_stats st;
+            fe_plan *plan = fe_run_policy(e, p, m->g, &st, &err);
+            if (!unfused && (plan || !strstr(err.message, cases[i].message)))
+                fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
+            if (unfused && !plan)
+                fail_msg("%s (unfused): the run failed: %s", cases[i].what, err.message);
+            if (unfused && (fe_plan_groups(plan) != 3 || !strstr(st.fault, cases[i].message) ||
+                            !logged(plan, cases[i].message)))
+                fail_msg("%s (unfused): %d groups, fault '%s'; want 3 and '%s' in the fault and the log",
+                         cases[i].what, fe_plan_groups(plan), st.fault, cases[i].message);
+            fe_plan_free(plan);
+            fe_policy_free(p);
+        }
+    }
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* The time limit stops what the instruction budget cannot see: C calls
+ * in a loop (here a huge budget would take minutes). */
+static void time_limit(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(INT64_C(1) << 50, 0, 1);
+    fe_model *m = chain_model();
+    fe_error err = {0};
+    fe_policy *p = load(e, faulty("for i = 1, 1e12 do pcall(error, 'x') end", "stop"));
+    assert_null(plan_with(e, p, m, &err));
+    assert_contains(err.message, "test.lua:4: time limit of 1 s exceeded");
+    fe_policy_free(p);
+    /* Loading is metered too. */
+    const char *top = "for i = 1, 1e12 do pcall(error, 'x') end";
+    assert_null(fe_engine_load_policy_buffer(e, top, strlen(top), "top.lua", &err));
+    assert_contains(err.message, "top.lua:1: time limit of 1 s exceeded");
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 static void load_faults(void **s)
 {
     (void)s;
@@ -292,8 +433,30 @@ static void load_faults(void **s)
         {"error('at load')", "test.lua:1: at load"},
         {"while true do end", "instruction budget of 20000000 exceeded"},
         {"\x1bLua", "binary (precompiled) chunks are not accepted"},
+        {"setmetatable({}, {__gc = function() while true do end end})\nreturn 1",
+         "test.lua:1: setmetatable: metatables with __gc are not allowed"},
+        {"local x = 1\nerror(42)", "test.lua:2: 42"},
+        /* The policy marker can be forged; what the engine reads is checked. */
+        {"return setmetatable({name = 'f', driver = 'nonsense'}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': driver 'nonsense' is unknown"},
+        {"return setmetatable({name = 'f', driver = 'patterns', patterns = 7}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'patterns' is a number; expected a table"},
+        {"return setmetatable({name = 'f', driver = 'patterns', patterns = {7}}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': patterns[1] is not a compiled pattern"},
+        {"return setmetatable({name = 'f', driver = 'patterns'}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': the patterns driver needs 'patterns'"},
+        {"return setmetatable({name = 'f', driver = 'greedy', decide = 5}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'decide' is a number; expected a function"},
+        {"return setmetatable({name = {}, driver = 'greedy'}, {__fuseeng_policy = true})",
+         "'name' is a table; expected a string"},
+        {"return setmetatable({driver = 'greedy'}, {__fuseeng_policy = true})",
+         "test.lua: a policy needs a non-empty 'name'"},
+        {"return setmetatable({name = 'f', driver = 'dataflow', dataflow = 7}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'dataflow' is a number; expected a table"},
+        {"return setmetatable({name = 'f', driver = 'greedy', fallback_on_error = 'maybe'}, "
+         "{__fuseeng_policy = true})", "fallback_on_error must be \"stop\" or \"unfused\""},
     };
-    fe_engine *e = new_engine(20000000, 0);
+    fe_engine *e = new_engine(20000000, 0, 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_error err = {0};
         fe_policy *p = fe_engine_load_policy_buffer(e, cases[i].src, strlen(cases[i].src), "test.lua", &err);
@@ -303,13 +466,27 @@ static void load_faults(void **s)
     fe_error err = {0};
     assert_null(fe_engine_load_policy(e, "no_such_policy", &err));
     assert_contains(err.message, "policy 'no_such_policy' not found");
+
+    /* A policy is the script's own table: one that breaks itself during a
+     * run is stopped at the next. */
+    fe_model *m = chain_model();
+    fe_policy *p = load(e, "local fe = require 'fuseeng'\n"
+                           "return fe.policy{name = 'mutant', driver = 'plan',\n"
+                           "  plan = function(self) rawset(self, 'plan', 5) return {} end}");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    fe_plan_free(plan);
+    assert_null(plan_with(e, p, m, &err));
+    assert_contains(err.message, "test.lua: policy 'mutant': 'plan' is a number; expected a function");
+    fe_policy_free(p);
+    fe_model_free(m);
     fe_engine_free(e);
 }
 
 static void plan_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -346,7 +523,7 @@ static void plan_driver(void **s)
 static void dataflow_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model("examples/models/opu_convnet.json");
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -389,7 +566,7 @@ static void dataflow_driver(void **s)
 static void patterns_driver(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -404,6 +581,60 @@ static void patterns_driver(void **s)
     assert_true(logged(plan, "matched mul+add"));
     fe_plan_free(plan);
     fe_policy_free(p);
+
+    /* Any number of patterns: the one after 70 that never match still does. */
+    p = load(e,
+        "local fe = require 'fuseeng'\n"
+        "local pats = {}\n"
+        "for i = 1, 70 do pats[i] = 'sigmoid -> sigmoid' end\n"
+        "pats[71] = 'silu -> mul'\n"
+        "return fe.policy{name = 'many', driver = 'patterns', patterns = pats,\n"
+        "  decide = function(self, group) return true, 'matched ' .. group.key end}\n");
+    plan = plan_with(e, p, m, &err);
+    assert_non_null(plan);
+    assert_true(logged(plan, "matched silu+mul"));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* A chain of N unmapped ops before a mapped one: the dataflow driver pulls
+ * them all into its group (TVM's CollectInputs) without recursing once per
+ * node, which overflowed the C stack at about 15,000. */
+static void dataflow_deep_chain(void **s)
+{
+    (void)s;
+    enum { N = 20000 };
+    size_t cap = (size_t)N * 100 + 1000, len = 0;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    len += (size_t)snprintf(json + len, cap - len,
+                            "{\"format\": \"fuseeng.model/1\", \"tensors\": {\"x\": {\"shape\": [4], "
+                            "\"dtype\": \"f32\", \"kind\": \"input\"}}, \"nodes\": [");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(json + len, cap - len, "{\"name\": \"n%d\", \"op\": \"neg\", "
+                                "\"inputs\": [\"%s%d\"], \"outputs\": [\"t%d\"]},",
+                                i, i ? "t" : "x", i ? i - 1 : 0, i);
+    snprintf(json + len, cap - len, "{\"name\": \"sum\", \"op\": \"add\", \"inputs\": [\"t%d\", \"x\"], "
+             "\"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}", N - 1);
+    /* x0 is not a tensor: the first neg reads x. */
+    char *x0 = strstr(json, "\"x0\"");
+    memcpy(x0, "\"x\" ", 4);
+    fe_error err = {0};
+    fe_model *m = fe_model_load_buffer(json, strlen(json), "deep", NULL, &err);
+    free(json);
+    if (!m)
+        fail_msg("%s", err.message);
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_policy *p = load(e, "local fe = require 'fuseeng'\n"
+                           "return fe.policy{name = 'deep', driver = 'dataflow', dataflow = 'add -> mul'}");
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    assert_int_equal(fe_plan_groups(plan), 1);
+    fe_plan_free(plan);
+    fe_policy_free(p);
     fe_model_free(m);
     fe_engine_free(e);
 }
@@ -413,7 +644,7 @@ static void patterns_driver(void **s)
 static void bindings(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_error err = {0};
     fe_policy *p = load(e,
@@ -429,6 +660,8 @@ static void bindings(void **s)
         "  eq(n.bytes, 3 * 2048 * 11008 * 2, 'bytes'); eq(n.flops, 2048 * 11008, 'flops')\n"
         "  eq(n.consumers[1].name, 'down_proj', 'consumers'); eq(n.producers[1].name, 'gate_silu', 'producers')\n"
         "  eq(g[n.index], n, 'index'); eq(g:node(n.index), n, 'node by index')\n"
+        "  eq(g[n.index + 0.0], n, 'integral float index'); eq(g[1.5], nil, 'fractional index')\n"
+        "  eq(g:node(n.index * 1.0), n, 'node by integral float'); eq(pcall(function() return g['1'] end), false, 'no string index')\n"
         "  eq(g:node('q_rot_scale') == nil or true, true, 'absent node')\n"
         "  local t = g:tensor('x'); eq(t.kind, 'input', 'kind'); eq(t.producer, nil, 'no producer')\n"
         "  eq(g:node('scores_scaled').attrs.scalar > 0, true, 'attrs')\n"
@@ -463,6 +696,7 @@ static void bindings(void **s)
         "    eq(grp:contains(grp[1]), true, 'contains'); eq(grp:contains('q_proj'), false, 'contains name')\n"
         "    eq(grp.first.op, 'silu', 'first'); eq(grp.last.op, 'mul', 'last')\n"
         "    eq(#grp.parts, 2, 'parts'); eq(grp.parts[1][1].op, 'silu', 'part 1'); eq(#grp.parts[2], 1, 'part 2')\n"
+        "    eq(grp[2.0], grp[2], 'integral float index'); eq(grp[2.5], nil, 'fractional index')\n"
         "    ctx.state.group = grp\n"
         "    return true, 'ok' end}\n");
     plan = plan_with(e, p, m, &err);
@@ -478,7 +712,7 @@ static void bindings(void **s)
 static void random_policies(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     const char *srcs[] = {
         /* greedy with random scores and verdicts */
         "local fe = require 'fuseeng'\n"
@@ -531,7 +765,7 @@ static void random_policies(void **s)
 static void kept_ctx(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0);
+    fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = chain_model();
     fe_error err = {0};
     /* The policy keeps ctx and the graph in an upvalue and uses them in the
@@ -558,8 +792,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_policies), cmocka_unit_test(combinators), cmocka_unit_test(params),
-        cmocka_unit_test(faults), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
-        cmocka_unit_test(dataflow_driver), cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
+        cmocka_unit_test(faults), cmocka_unit_test(hook_faults), cmocka_unit_test(time_limit), cmocka_unit_test(load_faults), cmocka_unit_test(plan_driver),
+        cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
+        cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);

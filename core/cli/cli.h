@@ -26,6 +26,11 @@ int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
 int fe_cli_fail(const fe_error *err);
 
+/* After a run: if the policy faulted and fell back (fallback_on_error =
+ * "unfused"), say so on stderr, one warning line naming the file and
+ * line. The run still succeeds. */
+void fe_cli_warn_fallback(const fe_run_stats *stats);
+
 /* Argument scanning: fe_cli_opt matches "--name VALUE" or "--name=VALUE" at
  * argv[*i] and advances *i; returns 1 if matched (value in *val), 0 if not,
  * 2 after printing a usage error when the value is missing. */
@@ -65,9 +70,14 @@ typedef struct fe_cli_plan_opts {
     fe_engine_options eng;
 } fe_cli_plan_opts;
 
+/* Match one of the Lua limits (--max-instructions, --max-memory,
+ * --max-seconds) at argv[*i] into eng, advancing *i: 1 if matched, 0 if
+ * not, 2 after a usage error. */
+int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_options *eng);
+
 /* Match one planning option (--policy, --combine, --param, --dim, --plan,
- * --machine, --profile, --max-instructions, --max-memory, --bench-budget)
- * at argv[*i], advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
+ * --machine, --profile, --bench-budget, and the Lua limits) at argv[*i],
+ * advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
 int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o);
 /* Usage checks after parsing (need_policy: a policy or --plan is required;
  * else no policy means the unfused plan). 0 or 2. */

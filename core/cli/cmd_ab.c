@@ -1,5 +1,6 @@
 /* cmd_ab.c: `fuseeng ab MODEL... --policy A --policy B`: compare policies on
  * the same models and the same simulated machine. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@ static const char usage[] =
     "                    (median), speedup over every op as its own kernel, and a\n"
     "                    check of the results against the unfused reference\n"
     "  --budget S        seconds of timed runs per plan with --measure (default 0.5)\n"
+    "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
+    "                    limits of each policy run (as for fuseeng run)\n"
     "\n"
     "Exit status 1 when --measure finds a plan whose results differ from the\n"
     "reference (the table marks it), 2 for bad input.\n";
@@ -55,13 +58,18 @@ typedef struct ab_opts {
     const char *machine, *svg, *profile;
     int json, csv, measure;
     double budget;
+    fe_engine_options limits;   /* the Lua limits */
 } ab_opts;
 
 static int parse(int argc, char **argv, ab_opts *o)
 {
     const char *val;
     for (int i = 1; i < argc; i++) {
-        int m;
+        int m = fe_cli_limit_opt("ab", argc, argv, &i, &o->limits);
+        if (m == 2)
+            return 2;
+        if (m)
+            continue;
         if ((m = fe_cli_opt("ab", argc, argv, &i, "--policy", &val))) {
             if (m == 2)
                 return 2;
@@ -211,9 +219,11 @@ static int cpu_measure(cpu_model *cm, const fe_plan *plan, cell *c, fe_error *er
 static int measure(fe_engine *e, fe_policy *p, const fe_graph *g, const fe_sim_report *base,
                    cpu_model *cm, cell *c, fe_error *err)
 {
-    fe_plan *plan = fe_run_policy(e, p, g, NULL, err);
+    fe_run_stats stats;
+    fe_plan *plan = fe_run_policy(e, p, g, &stats, err);
     if (!plan)
         return -1;
+    fe_cli_warn_fallback(&stats);
     if (cm && cpu_measure(cm, plan, c, err) != FE_OK) {
         fe_plan_free(plan);
         return -1;
@@ -286,7 +296,8 @@ static int run(int argc, char **argv)
     if (rc)
         return rc;
     fe_error err = {0};
-    fe_engine_options eo = {.machine = o.machine};
+    fe_engine_options eo = o.limits;
+    eo.machine = o.machine;
     fe_engine *e = fe_engine_new(&eo, &err);
     if (!e)
         return fe_cli_fail(&err);

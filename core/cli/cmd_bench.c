@@ -30,6 +30,8 @@ static const char usage[] =
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
     "  --seed N           random inputs and weights (default 1)\n"
     "  --json             print the results as JSON (fuseeng.bench/1)\n"
+    "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
+    "                     limits of the policy run (as for fuseeng run)\n"
     "\n"
     "Set OMP_NUM_THREADS to choose the threads. Exit status 2 for a bad model,\n"
     "policy or option, or a model with ops that have no kernel.\n";

@@ -28,7 +28,8 @@ static const char usage[] =
     "  --dim NAME=V       override a model dim\n"
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
     "  --seed N           random inputs and weights (default 1)\n"
-    "  --param, --combine, --machine, --profile  as for fuseeng run\n";
+    "  --param, --combine, --machine, --profile, --max-instructions, --max-memory,\n"
+    "  --max-seconds      as for fuseeng run\n";
 
 typedef struct prof_opts {
     const char *model, *out;

@@ -1,5 +1,6 @@
 /* cmd_run.c: `fuseeng run MODEL --policy P`: plan a model with a policy and
  * report the plan (summary, decision log, plan file, Graphviz). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,9 @@ static const char usage[] =
     "  --stats             print Lua hook calls per second and memory\n"
     "  --max-instructions N  Lua instruction budget for the run (default 2e9)\n"
     "  --max-memory MIB      Lua memory cap (default 512)\n"
+    "  --max-seconds S       wall-clock limit of each Lua run: loading the policy, planning\n"
+    "                        (default 300; a script stuck in one C call, such as a\n"
+    "                        backtracking string pattern, is ended a grace period later)\n"
     "\n"
     "Exit status 2 for a bad model, policy or option (the message names the file\n"
     "and line); a policy error stops the run unless the policy says\n"
@@ -218,6 +222,9 @@ static void summary(const fe_plan *p, const run_opts *o, const fe_run_stats *st)
     }
     printf("decisions  %d fuse, %d do not fuse, %d no opinion, %d rejected by the engine\n", c.yes,
            c.no, c.none, c.rejected);
+    if (st && st->fault[0])
+        printf("fallback   %s; the policy's fusions were dropped (fallback_on_error = unfused)\n",
+               st->fault);
 
     /* Reasons by count. */
     reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);

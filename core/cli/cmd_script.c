@@ -16,28 +16,21 @@ static const char usage[] =
     "A Lua error exits with status 2 and the message as FILE:LINE: message.\n"
     "\n"
     "  --max-instructions N   instruction budget (default 2e9)\n"
-    "  --max-memory MIB       memory cap of the Lua state (default 512)\n";
+    "  --max-memory MIB       memory cap of the Lua state (default 512)\n"
+    "  --max-seconds S        wall-clock limit (default 300)\n";
 
 static int run(int argc, char **argv)
 {
-    fe_sandbox_opts opts = {0};
-    const char *file = NULL, *val;
+    fe_engine_options limits = {0};
+    const char *file = NULL;
     int first_arg = argc;
     for (int i = 1; i < argc; i++) {
-        int m;
-        if ((m = fe_cli_opt("script", argc, argv, &i, "--max-instructions", &val))) {
-            if (m == 2)
-                return 2;
-            opts.instructions = strtoll(val, NULL, 10);
-            if (opts.instructions <= 0)
-                return fe_cli_usage("script", "--max-instructions needs a positive count");
-        } else if ((m = fe_cli_opt("script", argc, argv, &i, "--max-memory", &val))) {
-            if (m == 2)
-                return 2;
-            opts.memory = strtoll(val, NULL, 10) << 20;
-            if (opts.memory <= 0)
-                return fe_cli_usage("script", "--max-memory needs a positive number of MiB");
-        } else if (argv[i][0] == '-' && argv[i][1] && !file) {
+        int m = fe_cli_limit_opt("script", argc, argv, &i, &limits);
+        if (m == 2)
+            return 2;
+        if (m)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1]) {
             return fe_cli_usage("script", "unknown option '%s'", argv[i]);
         } else {
             file = argv[i];
@@ -48,6 +41,8 @@ static int run(int argc, char **argv)
     if (!file)
         return fe_cli_usage("script", "missing FILE (a Lua script)");
     fe_error err = {0};
+    fe_sandbox_opts opts = {.instructions = limits.max_instructions, .memory = limits.max_memory,
+                            .seconds = limits.max_seconds};
     fe_sandbox *sb = fe_sandbox_new(&opts, &err);
     if (!sb)
         return fe_cli_fail(&err);
@@ -63,10 +58,14 @@ static int run(int argc, char **argv)
     }
     lua_rawset(L, -3);   /* raw: the environment's strict guard rejects new globals */
     int status = 0;
-    if (fe_sandbox_load_file(sb, file, &err) || fe_sandbox_pcall(sb, 0, 1, file, &err)) {
+    if (fe_sandbox_load_file(sb, file, &err) != FE_OK) {
         status = fe_cli_fail(&err);
-    } else if (lua_isinteger(L, -1)) {
-        status = (int)lua_tointeger(L, -1);
+    } else {
+        fe_sandbox_begin(sb, file);
+        if (fe_sandbox_pcall(sb, 0, 1, file, &err) != FE_OK)
+            status = fe_cli_fail(&err);
+        else if (lua_isinteger(L, -1))
+            status = (int)lua_tointeger(L, -1);
     }
     fe_sandbox_free(sb);
     return status;

@@ -39,6 +39,8 @@ static const char usage[] =
     "  --verbose            add a line per group (with --json, per-group figures)\n"
     "  --json               print the report as JSON\n"
     "  --trace FILE         write a Perfetto / Chrome trace of the plan and the baseline\n"
+    "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
+    "                       limits of the machine file's Lua run (as for fuseeng run)\n"
     "\n"
     "Exit status 2 for a bad model, plan, machine or option, or a plan for another model.\n";
 
@@ -51,6 +53,7 @@ typedef struct setup {
     const fe_cli_dims *opts;    /* --dim */
     const char *machine_opt;    /* --machine, or NULL */
     int forced;                 /* --ignore-model-name was needed */
+    const fe_engine_options *limits;   /* the Lua limits for the machine file */
 } setup;
 
 /* The plan's value for dim name, or 0 if it records none. */
@@ -151,7 +154,9 @@ static fe_graph *load_model(const char *model, setup *s, fe_error *err)
  * never a path read from the file), else gcu. */
 static int load_machine(setup *s, fe_machine *m, fe_error *err)
 {
-    fe_sandbox *sb = fe_sandbox_new(NULL, err);
+    fe_sandbox_opts so = {s->limits->max_instructions, s->limits->max_memory,
+                          s->limits->max_seconds, s->limits->home};
+    fe_sandbox *sb = fe_sandbox_new(&so, err);
     if (!sb)
         return err->code;
     int rc;
@@ -266,9 +271,14 @@ static int run(int argc, char **argv)
     const char *model = NULL, *trace = NULL, *val;
     fe_cli_dims dims = {0};
     setup s = {0};
+    fe_engine_options eo = {0};
     int verbose = 0, json = 0;
     for (int i = 1; i < argc; i++) {
-        int m;
+        int m = fe_cli_limit_opt("sim", argc, argv, &i, &eo);
+        if (m == 2)
+            return 2;
+        if (m)
+            continue;
         if ((m = fe_cli_opt("sim", argc, argv, &i, "--plan", &val))) {
             if (m == 2)
                 return 2;
@@ -303,6 +313,7 @@ static int run(int argc, char **argv)
     if (!s.planfile)
         return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
     s.opts = &dims;
+    s.limits = &eo;
 
     fe_error err = {0};
     fe_graph *g = NULL;

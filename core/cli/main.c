@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "fuseeng.h"
+#include "sandbox.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
     fe_cmd_ops, fe_cmd_policies, fe_cmd_script;
@@ -119,5 +120,8 @@ static void passive_workers(char **argv)
 int main(int argc, char **argv)
 {
     passive_workers(argv);
+    /* The command line never hangs: a script stuck in one C call past its
+     * time limit ends the process (see fe_sandbox_watchdog). */
+    fe_sandbox_watchdog();
     return finish(dispatch(argc, argv));
 }

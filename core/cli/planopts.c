@@ -22,10 +22,37 @@ static double positive(const char *cmd, const char *name, const char *val, const
     return v;
 }
 
-int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o)
+int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_options *eng)
 {
     const char *val;
     int m;
+    double v;
+#define OPT(name) ((m = fe_cli_opt(cmd, argc, argv, i, name, &val)) != 0)
+    if (OPT("--max-instructions")) {
+        if ((v = m == 2 ? -1 : positive(cmd, "--max-instructions", val, "a positive count")) < 0)
+            return 2;
+        eng->max_instructions = (int64_t)v;
+    } else if (OPT("--max-memory")) {
+        if ((v = m == 2 ? -1 : positive(cmd, "--max-memory", val, "a positive number of MiB")) < 0)
+            return 2;
+        eng->max_memory = (int64_t)(v * 1048576.0);
+    } else if (OPT("--max-seconds")) {
+        if ((v = m == 2 ? -1 : positive(cmd, "--max-seconds", val, "a positive number of seconds")) < 0)
+            return 2;
+        eng->max_seconds = v;
+    } else {
+        return 0;
+    }
+#undef OPT
+    return 1;
+}
+
+int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o)
+{
+    const char *val;
+    int m = fe_cli_limit_opt(cmd, argc, argv, i, &o->eng);
+    if (m)
+        return m;
 #define OPT(name) ((m = fe_cli_opt(cmd, argc, argv, i, name, &val)) != 0)
     if (OPT("--policy")) {
         if (m == 2)
@@ -62,16 +89,6 @@ int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_
         if (m == 2)
             return 2;
         o->profile = val;
-    } else if (OPT("--max-instructions")) {
-        double v = m == 2 ? -1 : positive(cmd, "--max-instructions", val, "a positive count");
-        if (v < 0)
-            return 2;
-        o->eng.max_instructions = (int64_t)v;
-    } else if (OPT("--max-memory")) {
-        double v = m == 2 ? -1 : positive(cmd, "--max-memory", val, "a positive number of MiB");
-        if (v < 0)
-            return 2;
-        o->eng.max_memory = (int64_t)(v * 1048576.0);
     } else if (OPT("--bench-budget")) {
         double v = m == 2 ? -1 : positive(cmd, "--bench-budget", val, "a positive number of seconds");
         if (v < 0)
@@ -146,6 +163,8 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
                                            o->nparams, err);
         if (out->policy)
             out->plan = fe_run_policy(out->e, out->policy, out->g, &out->stats, err);
+        if (out->plan)
+            fe_cli_warn_fallback(&out->stats);
     } else {
         out->plan = fe_plan_unfused(out->g, err);
     }

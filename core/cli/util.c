@@ -23,6 +23,13 @@ int fe_cli_fail(const fe_error *err)
     return fe_error_exit_code(err->code);
 }
 
+void fe_cli_warn_fallback(const fe_run_stats *stats)
+{
+    if (stats->fault[0])
+        fprintf(stderr, "fuseeng: warning: %s; continuing without its fusions (fallback_on_error = "
+                "unfused)\n", stats->fault);
+}
+
 int fe_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
 {
     const char *a = argv[*i];

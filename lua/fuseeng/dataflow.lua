@@ -8,8 +8,9 @@
 --
 --   concat -> add_pre -> mul_pre -> pad -> ipa -> mul -> add -> {compare, pool_pad, res_add}
 --   compare -> {pool, res_add, upsample}      -- a branch set fans out (or in)
---   ipa = conv2d                              -- the ops a step accepts
---   compare = relu | maximum                  -- (default: the op of its own name)
+--   ipa = conv2d                              -- the ops a step accepts (names from
+--   compare = relu | maximum                  -- the op registry; default: the op
+--                                             -- of the step's own name)
 --   root = concat                             -- default: first step of first chain
 --
 -- Statements end at a newline or ';' and may continue on the next line after
@@ -31,6 +32,7 @@
 
 local lpeg = require "lpeg"
 local dsl = require "fuseeng.dsl"
+local core = require "fuseeng.core"
 
 local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
 local C, Cp, Ct = lpeg.C, lpeg.Cp, lpeg.Ct
@@ -40,7 +42,8 @@ local dataflow = {}
 
 ---------------------------------------------------------------------------
 -- Grammar. Statements come out as {tag = "chain" | "alias" | "root", ...},
--- each name as {name = , pos = } so later checks can point at it.
+-- each name (of a step or an op) as {name = , pos = } so later checks can
+-- point at it.
 
 local function ref(pos, name) return { name = name, pos = pos } end
 local function chain_stmt(elements) return { tag = "chain", elements = elements } end
@@ -73,7 +76,7 @@ local grammar = P{ "program",
   branches   = "{" * gap * expect(Ct(V"step_name" * (gap * "," * gap * expect(V"step_name", STEP))^0), STEP)
                * gap * expect("}", "expected ',' or '}'"),
   step_name  = Cp() * C(identifier) / ref,
-  op_name    = C(identifier),
+  op_name    = Cp() * C(identifier) / ref,
 }
 
 ---------------------------------------------------------------------------
@@ -91,7 +94,17 @@ local function where(src, pos)
   return line .. ":" .. col
 end
 
-local function build_graph(statements, src)
+-- An alias that names an op no graph has can never match: a typo.
+local function check_op(op, ops)
+  if ops and not ops[op.name] then
+    local names = {}
+    for known in pairs(ops) do names[#names + 1] = known end
+    table.sort(names)
+    fail(op.pos, string.format("unknown op '%s'%s", op.name, dsl.suggest(op.name, names)))
+  end
+end
+
+local function build_graph(statements, src, ops)
   local steps, order, linked = {}, {}, {}
   local first_chain
   local function declare(r)
@@ -136,7 +149,10 @@ local function build_graph(statements, src)
       end
       aliased[r.name] = r.pos
       step.ops = {}
-      for _, op in ipairs(st.ops) do step.ops[op] = true end
+      for _, op in ipairs(st.ops) do
+        check_op(op, ops)
+        step.ops[op.name] = true
+      end
     elseif st.tag == "root" then
       if root then fail(st.pos, "the root was already given at " .. where(src, root.pos)) end
       if not steps[st.step.name] then
@@ -245,9 +261,9 @@ function Dataflow:partition(ops)
   return groups, steps
 end
 
-local function compile(src, chunk)
+local function compile(src, chunk, ops)
   local statements = grammar:match(src)
-  local steps, order, root = build_graph(statements, src)
+  local steps, order, root = build_graph(statements, src, ops)
 
   -- Everything must be reachable from the root: a step that is not can
   -- never be matched, which is a mistake in the flow, not a feature of it.
@@ -278,10 +294,14 @@ local function compile(src, chunk)
 end
 
 -- Compile a data flow; raise "chunk:line:col: message", the line and a caret.
-function dataflow.compile(src, chunkname)
+-- Ops named in aliases must be in the op registry (fuseeng.core.ops);
+-- opts.ops replaces it (a set of names), or is false to accept any name.
+function dataflow.compile(src, chunkname, opts)
   local chunk = chunkname or "dataflow"
   if type(src) ~= "string" then error("dataflow.compile: source must be a string", 2) end
-  local h, failure = dsl.try(compile, src, chunk)
+  local ops = opts and opts.ops
+  if ops == nil then ops = core.ops end
+  local h, failure = dsl.try(compile, src, chunk, ops)
   if not h then dsl.raise(chunk, src, failure) end
   return h
 end

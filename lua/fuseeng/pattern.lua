@@ -645,7 +645,40 @@ end
 ---------------------------------------------------------------------------
 -- Entry point.
 
-local function parse(grammar, src) return grammar:match(src) end
+-- LPeg's stacks (its backtrack stack, nested captures) hold any nesting a
+-- person writes, not any text: deeper nesting is refused up front, so the
+-- error can point at the one level too many. Levels are open parentheses
+-- plus the unary minus signs since the last name or number (a count that
+-- errs on the safe side: "a - -b" counts two).
+local MAX_NESTING = 30
+
+local function check_nesting(src)
+  local depth, minus = 0, 0
+  for pos, c in src:gmatch("()([%(%)%-%w])") do
+    if c == "(" then
+      depth = depth + 1
+    elseif c == ")" then
+      depth = math.max(depth - 1, 0)
+    elseif c == "-" then
+      if src:sub(pos + 1, pos + 1) ~= ">" then minus = minus + 1 end
+    else
+      minus = 0
+    end
+    if depth + minus > MAX_NESTING then
+      fail(pos, string.format("nesting too deep (more than %d levels of parentheses and signs)", MAX_NESTING))
+    end
+  end
+end
+
+local function parse(grammar, src)
+  local ok, tree = pcall(grammar.match, grammar, src)
+  if ok then return tree end
+  if type(tree) == "string" and (tree:find("stack overflow", 1, true) or tree:find("nesting too deep", 1, true)) then
+    -- LPeg's own limit, met in a way check_nesting does not foresee.
+    fail(#src + 1, "nesting too deep for the pattern parser")
+  end
+  error(tree, 0)   -- our own failures, and bugs
+end
 
 -- Compile `src`; raise "chunk:line:col: message" plus the line and a caret.
 -- opts.form = "chain" | "expr" forces a form (default: whichever parses; on
@@ -658,6 +691,8 @@ function pattern.compile(src, chunkname, opts)
   local ops = opts.ops
   if ops == nil then ops = pattern.ops end
   if not src:find("%S") then dsl.raise(chunk, src, { pos = 1, msg = "empty pattern" }) end
+  local _, deep = dsl.try(check_nesting, src)
+  if deep then dsl.raise(chunk, src, deep) end
 
   local tree, form, failure
   if opts.form ~= "expr" then

@@ -66,7 +66,7 @@ policy runtime 'local t = nil; return t.x'
 expect_fail "a runtime error in decide" 2 "runtime\.lua:5: attempt to index a nil value \(local 't'\) \(in decide of policy 'runtime'\)" \
     "$FUSEENG" run "$M" --policy "$T/runtime.lua"
 policy wrongtype 'return "yes"'
-expect_fail "decide returning the wrong type" 2 "wrongtype\.lua: decide returned a string; it must return true, false or nil" \
+expect_fail "decide returning the wrong type" 2 "wrongtype\.lua:4: decide returned a string; it must return true, false or nil" \
     "$FUSEENG" run "$M" --policy "$T/wrongtype.lua"
 policy loop 'while true do end'
 expect_fail "an infinite loop" 2 "loop\.lua:5: instruction budget of 10000000 exceeded" \
@@ -83,6 +83,25 @@ expect_fail "a file that returns no policy" 2 "notpolicy\.lua: a policy file mus
 policy fallback 'error("out of ideas")' unfused
 expect_ok "fallback_on_error = unfused keeps going, unfused" 'kernels +40 -> 40' \
     "$FUSEENG" run "$M" --policy "$T/fallback.lua"
+if grep -Eq '^fuseeng: warning: .*fallback\.lua:5: out of ideas; continuing without its fusions \(fallback_on_error = unfused\)$' "$T/err" &&
+    [ "$(wc -l <"$T/err")" -eq 1 ]; then
+    ok "... with one warning line on stderr"
+else
+    not_ok "... with one warning line on stderr" "stderr: $(head -c 600 "$T/err")"
+fi
+expect_ok "... and the fault in the summary" '^fallback +.*fallback\.lua:5: out of ideas; the policy.s fusions were dropped' \
+    "$FUSEENG" run "$M" --policy "$T/fallback.lua"
 expect_ok "... and the decision log says why" 'fallback\.lua:5: out of ideas.*fallback_on_error = "unfused"' \
     "$FUSEENG" run "$M" --policy "$T/fallback.lua" --explain
+expect_ok "a policy that does not fault has no fallback line" '^decisions ' "$FUSEENG" run "$M" --policy fuse_all
+if grep -q '^fallback' "$T/out" || [ -s "$T/err" ]; then not_ok "... and no warning" "$(cat "$T/out" "$T/err" | grep -m2 'fallback\|warning')"; else ok "... and no warning"; fi
+printf 'local fe = require "fuseeng"\nreturn fe.policy {\n  name = "badsplit", driver = "greedy", fallback_on_error = "unfused",\n  split = function() error("split broke") end,\n}\n' >"$T/badsplit.lua"
+expect_ok "a split hook's fault under unfused drops the fusions already decided" 'kernels +40 -> 40' \
+    "$FUSEENG" run "$M" --policy "$T/badsplit.lua"
+grep -q 'badsplit\.lua:4: split broke' "$T/err" && ok "... with the warning" || not_ok "... with the warning" "$(cat "$T/err")"
+
+expect_fail "--plan-out into a missing directory says why" 2 "/nonexistent/plan\.json: cannot write the plan: No such file or directory" \
+    "$FUSEENG" run "$M" --policy fuse_all --plan-out /nonexistent/plan.json
+expect_fail "--dot into a missing directory says why" 2 "/nonexistent/plan\.dot: cannot write the dot file: No such file or directory" \
+    "$FUSEENG" run "$M" --policy fuse_all --dot /nonexistent/plan.dot
 finish

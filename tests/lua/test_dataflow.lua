@@ -1,6 +1,6 @@
 -- tests/lua/test_dataflow.lua: TAP tests of the hardware data-flow DSL (lua/fuseeng/dataflow.lua).
--- Runs standalone from the repo root (`lua5.4 tests/lua/test_dataflow.lua`)
--- and inside the engine (`fuseeng script`), where the module path is set.
+-- Runs inside the engine (`build/fuseeng script tests/lua/test_dataflow.lua`), which
+-- provides fuseeng.core (the op registry the DSL checks names against).
 
 if not pcall(require, "fuseeng.dataflow") then package.path = "lua/?.lua;" .. package.path end
 local dataflow = require "fuseeng.dataflow"
@@ -215,6 +215,16 @@ compile_error("x -> root", "dataflow:1:6: 'root' is reserved for 'root = step'; 
   "'root' as a step name")
 compile_error("a ->\tb ->", "opu:1:10: expected a step name or '{'\na ->\tb ->\n    \t    ^",
   "chunk name and a tab before the caret", "opu")
+
+-- Aliases name ops of the registry, as patterns do.
+compile_error("a = nosuchop\na -> add", "dataflow:1:5: unknown op 'nosuchop'\na = nosuchop\n    ^",
+  "an alias of an unknown op")
+compile_error("a -> b\nb = relu | rellu", "dataflow:2:12: unknown op 'rellu' (did you mean 'relu'?)\n"
+  .. "b = relu | rellu\n           ^", "a misspelt op among alternatives")
+is(dataflow.compile("a -> b\nb = frob", nil, { ops = false }).steps.b.ops, { frob = true },
+  "opts.ops = false accepts any op name")
+is(dataflow.compile("a -> b\nb = frob", nil, { ops = { frob = true } }).steps.b.ops, { frob = true },
+  "opts.ops gives the known ops")
 
 print(string.format("1..%d", count))
 if failed > 0 then

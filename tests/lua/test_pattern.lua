@@ -1,6 +1,6 @@
 -- tests/lua/test_pattern.lua: TAP tests of the op-pattern DSL (lua/fuseeng/pattern.lua).
--- Runs standalone from the repo root (`lua5.4 tests/lua/test_pattern.lua`)
--- and inside the engine (`fuseeng script`), where the module path is set.
+-- Runs inside the engine (`build/fuseeng script tests/lua/test_pattern.lua`), which
+-- provides fuseeng.core (the op registry the DSL checks names against).
 
 if not pcall(require, "fuseeng.pattern") then package.path = "lua/?.lua;" .. package.path end
 local pattern = require "fuseeng.pattern"
@@ -510,6 +510,21 @@ compile_error("silu -> mul", "pattern:1:7: expected an operand: a name, a number
 compile_error("silu(x)", "pattern:1:5: expected '->', '|' or end of pattern\nsilu(x)\n    ^",
   "opts.form = 'chain' forces the chain grammar", nil, { form = "chain" })
 raises(function() pattern.compile(42) end, "pattern.compile: source must be a string", "non-string source", true)
+
+-- Nesting deep enough to reach LPeg's limits is refused with a caret at
+-- the level too many; 30 levels still compile.
+local deep = string.rep("(", 300) .. "add" .. string.rep(")", 300)
+compile_error(deep, "pattern:1:31: nesting too deep (more than 30 levels of parentheses and signs)\n"
+  .. deep .. "\n" .. string.rep(" ", 30) .. "^", "300 parentheses")
+compile_error(string.rep("-", 100) .. "silu(x)", "pattern:1:31: nesting too deep (more than 30 levels of "
+  .. "parentheses and signs)\n" .. string.rep("-", 100) .. "silu(x)\n" .. string.rep(" ", 30) .. "^",
+  "100 unary minus signs")
+is(pattern.compile(string.rep("(", 30) .. "add" .. string.rep(")", 30)):match({ node("add") }), 1,
+  "30 levels of parentheses in a chain")
+is(pattern.compile(string.rep("silu(", 30) .. "x" .. string.rep(")", 30)).kind, "expr",
+  "30 nested calls in an expression")
+is(pattern.compile(string.rep("-(", 15) .. "x" .. string.rep(")", 15) .. " * y").kind, "expr",
+  "15 signs and 15 parentheses")
 
 print(string.format("1..%d", count))
 if failed > 0 then
