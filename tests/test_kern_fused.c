@@ -573,6 +573,49 @@ static void test_conv_epilogue(void **state)
     run_case(&c);
 }
 
+/* Per-column weights read by every row make the executor visit tiles
+ * column chunk by column chunk over blocks of rows; rows that do not fill
+ * the last block, several chunks per row, and TLF parts that start inside
+ * a block all give the reference's bits. */
+static void test_column_blocks(void **state)
+{
+    (void)state;
+    static const char *const xs[] = {"[19,2100]", "[3,5,1500]", "[1,4100]"};
+    for (int k = 0; k < 3; k++) {
+        fe_error err = {0};
+        char tensors[1024];
+        const char *w = k == 1 ? "1500" : k == 2 ? "4100" : "2100";
+        snprintf(tensors, sizeof tensors,
+                 "\"x\":{\"shape\":%s,\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"a\":{\"shape\":[%s],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+                 "\"b\":{\"shape\":[%s],\"dtype\":\"f16\",\"kind\":\"weight\"},"
+                 "\"c\":{\"shape\":[%s],\"dtype\":\"f32\",\"kind\":\"weight\"}", xs[k], w, w, w);
+        fe_graph *g = model(tensors,
+                            "{\"name\":\"xa\",\"op\":\"mul\",\"inputs\":[\"x\",\"a\"],\"outputs\":[\"xa\"]},"
+                            "{\"name\":\"xb\",\"op\":\"add\",\"inputs\":[\"xa\",\"b\"],\"outputs\":[\"xb\"]},"
+                            "{\"name\":\"r\",\"op\":\"relu\",\"inputs\":[\"xb\"],\"outputs\":[\"r\"]},"
+                            "{\"name\":\"rc\",\"op\":\"mul\",\"inputs\":[\"r\",\"c\"],\"outputs\":[\"rc\"]},"
+                            "{\"name\":\"t\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
+                            "{\"name\":\"out\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"out\"]}",
+                            "\"out\"");
+        fe_exec *ex = fe_exec_new(g, NULL, &err);
+        assert_non_null(ex);
+        fe_exec_result *ref = run_ref(ex);
+        for (int split = 1; split <= 3; split += 2) {
+            int gid;
+            fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
+            fe_exec_result *got = run_plan(ex, p);
+            assert_contains(got->how[gid], "fused_rows");
+            expect_equal(g, ref, got, xs[k]);
+            fe_exec_result_free(got);
+            fe_plan_free(p);
+        }
+        fe_exec_result_free(ref);
+        fe_exec_free(ex);
+        fe_graph_free(g);
+    }
+}
+
 /* A conv2d prologue runs one image ahead of the convolution; padding stays
  * zero (conv(sigmoid(x)) pads sigmoid(x), not x), and the depthwise
  * (direct) path takes it too. */
@@ -751,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_conv_epilogue),
         cmocka_unit_test(test_batch_norm),
         cmocka_unit_test(test_conv_prologue),
+        cmocka_unit_test(test_column_blocks),
         cmocka_unit_test(test_fallback_reported),
         cmocka_unit_test(test_blocked_equals_matmul_then_epilogue),
     };
