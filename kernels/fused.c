@@ -683,7 +683,7 @@ static int analyse(cc *c)
         const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
         if (!supported(n->op))
             return fail(c, "node '%s' is %s, which the fused executor does not run (only "
-                        "elementwise, broadcast and row-reduction ops)", fe_node_name(g, n),
+                        "elementwise, broadcast, batch_norm and row-reduction ops)", fe_node_name(g, n),
                         fe_node_op_name(n));
         if (n->nout != 1)
             return fail(c, "node '%s' (%s): more than one output", fe_node_name(g, n),

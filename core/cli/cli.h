@@ -66,6 +66,7 @@ typedef struct fe_cli_plan_opts {
     int nparams;
     fe_cli_dims dims;
     const char *plan_in;     /* --plan FILE: a saved plan instead of a policy */
+    int ignore_model;        /* --ignore-model-name: a plan made for another model */
     const char *profile;
     fe_engine_options eng;
 } fe_cli_plan_opts;

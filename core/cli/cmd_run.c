@@ -16,6 +16,7 @@
 
 static const char usage[] =
     "usage: fuseeng run MODEL --policy P [--policy P2 ... --combine HOW] [options]\n"
+    "       fuseeng run MODEL --plan FILE [options]\n"
     "\n"
     "Plan MODEL with policy P (a file, or a name in policies/) and print a summary:\n"
     "kernels before and after, the largest groups, decisions counted by reason, and\n"
@@ -26,6 +27,10 @@ static const char usage[] =
     "and in total; exit status 1 when an output is outside tolerance.\n"
     "\n"
     "  --policy P          a policy; repeat it and give --combine to combine several\n"
+    "  --plan FILE         a saved plan instead (fuseeng.plan/1): at the dims and on\n"
+    "                      the machine it records unless --dim / --machine say\n"
+    "                      otherwise; --ignore-model-name takes a plan made for\n"
+    "                      another model\n"
     "  --combine HOW       all | any | chain | vote (see the README)\n"
     "  --param K=V         override a policy parameter, typed by its default\n"
     "  --dim NAME=V        override a model dim\n"
@@ -113,9 +118,6 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (!o->model)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
-    if (o->plan.plan_in)
-        return fe_cli_usage("run", "run plans with a policy; to simulate a saved plan use "
-                            "'fuseeng sim MODEL --plan FILE', to time it 'fuseeng bench'");
     return fe_cli_plan_check("run", &o->plan, 1);
 }
 

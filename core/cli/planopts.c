@@ -1,12 +1,14 @@
 /* planopts.c: the options that say how to plan a model (policies, params,
  * dims, machine, profile, Lua limits, a saved plan) and making that plan;
  * shared by run, bench and profile. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "engine.h"
 #include "plan_json.h"
+#include "planfile.h"
 #include "run.h"
 #include "sim.h"
 
@@ -77,6 +79,8 @@ int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_
     } else if (OPT("--dim")) {
         if (m == 2 || fe_cli_add_dim(cmd, &o->dims, val))
             return 2;
+    } else if (strcmp(argv[*i], "--ignore-model-name") == 0) {
+        o->ignore_model = 1;
     } else if (OPT("--plan")) {
         if (m == 2)
             return 2;
@@ -105,6 +109,8 @@ int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_polic
 {
     if (o->plan_in && o->npolicies)
         return fe_cli_usage(cmd, "give either --plan or --policy, not both");
+    if (o->ignore_model && !o->plan_in)
+        return fe_cli_usage(cmd, "--ignore-model-name goes with --plan");
     if (need_policy && !o->plan_in && o->npolicies == 0)
         return fe_cli_usage(cmd, "missing --policy (try 'fuseeng policies' for the shipped ones)");
     if (o->npolicies > 1 && !o->combine)
@@ -146,19 +152,47 @@ fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, c
     return p;
 }
 
+/* A saved plan, at its dims and on its machine (planfile.h). */
+static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
+                          fe_error *err)
+{
+    fe_cli_planfile pf = {.planfile = o->plan_in, .opts = &o->dims, .machine_opt = o->eng.machine,
+                          .forced = o->ignore_model, .limits = &o->eng};
+    fe_machine m;
+    int rc = fe_plan_file_open(o->plan_in, &pf.pf, err);
+    if (rc == FE_OK && !(out->g = fe_cli_planfile_model(model, &pf, err)))
+        rc = err->code;
+    if (rc == FE_OK)
+        rc = fe_cli_planfile_machine(&pf, &m, err);
+    if (rc == FE_OK && (!(out->e = fe_engine_new(&o->eng, err)) ||
+                        (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK)))
+        rc = err->code;
+    if (rc == FE_OK) {
+        out->e->machine = m;
+        if (!(out->plan = fe_plan_file_plan(&pf.pf, out->g, err)) ||
+            fe_sim_resolve_splits(out->plan, &out->e->machine, err) != FE_OK)
+            rc = err->code;
+    }
+    if (rc == FE_OK && pf.forced)
+        fprintf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
+                o->plan_in, pf.pf.model);
+    fe_plan_file_close(&pf.pf);
+    if (rc != FE_OK)
+        fe_cli_planned_free(out);
+    return rc;
+}
+
 int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
                      fe_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (o->plan_in)
+        return plan_from_file(model, o, out, err);
     if (!(out->g = fe_load_model_file(model, &o->dims.set, err)) ||
         !(out->e = fe_engine_new(&o->eng, err)) ||
         (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK))
         goto fail;
-    if (o->plan_in) {
-        out->plan = fe_plan_read(out->g, o->plan_in, err);
-        if (out->plan && fe_sim_resolve_splits(out->plan, &out->e->machine, err) != FE_OK)
-            goto fail;
-    } else if (o->npolicies) {
+    if (o->npolicies) {
         out->policy = fe_cli_load_policies(out->e, o->policies, o->npolicies, o->combine, o->params,
                                            o->nparams, err);
         if (out->policy)

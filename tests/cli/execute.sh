@@ -112,6 +112,22 @@ expect_fail "profile needs -o" 2 'missing -o PROFILE' "$FUSEENG" profile $B/swig
 expect_fail "profile: an unwritable file" 2 'nodir/p\.json' \
     "$FUSEENG" profile $B/swiglu.json --dim T=8 -o "$T/nodir/p.json" $Q
 
+# A saved plan executes and is timed as it was made: at its dims and on its
+# machine; a plan for another model is refused unless the user insists.
+"$FUSEENG" run $E/gpt2_block.json --dim S=48 --policy fuse_all --machine gcu_big --plan-out "$T/p48.json" >/dev/null
+expect_ok "run --plan --execute checks a saved plan against the reference" '^ +out +.* ok$' \
+    "$FUSEENG" run $E/gpt2_block.json --plan "$T/p48.json" --execute $Q
+grep -q '^machine gcu_big' "$T/out" && ok "run --plan takes the plan's machine" || not_ok "run --plan takes the plan's machine" "$(head -c 400 "$T/out")"
+# (at S=48 the first group moves 7.3 MiB, mostly its weight; at the model's
+# S=1024 it would move 19 MiB)
+expect_ok "bench --plan runs at the plan's dims" '^ +0 +layer_norm\+matmul\+add +3 .* 7\.3[0-9]* MiB' \
+    "$FUSEENG" bench $E/gpt2_block.json --plan "$T/p48.json" $Q
+sed 's/"model": "[^"]*"/"model": "llama"/' "$T/p48.json" >"$T/pllama.json"
+expect_fail "bench --plan refuses a plan made for another model" 2 "pllama\.json: the plan is for model 'llama', not 'gpt2-block'.*--ignore-model-name" \
+    "$FUSEENG" bench $E/gpt2_block.json --plan "$T/pllama.json" $Q
+expect_fail "--ignore-model-name without --plan" 2 "--ignore-model-name goes with --plan" \
+    "$FUSEENG" profile $E/gpt2_block.json --ignore-model-name -o "$T/x.json"
+
 # ab --measure: measured columns and a results check.
 expect_ok "ab --measure adds measured time and a results check" 'cpu ms +speedup +results' \
     "$FUSEENG" ab $B/swiglu.json $B/add_rmsnorm.json --dim T=32 --policy fuse_all --policy no_fusion --measure $Q
