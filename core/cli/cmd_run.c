@@ -157,10 +157,13 @@ static void explain(const fe_plan *p)
 }
 
 /* A reason's key for counting: its text up to the first ':' (rule names,
- * "rejected by the engine"), or the whole text when short. */
+ * "rejected by the engine") or, when one comes first, '(' (the details of
+ * "40 nodes are in no group (first: ...)"), or the whole text when short. */
 static size_t reason_key(const char *s)
 {
-    const char *c = strchr(s, ':');
+    const char *c = strchr(s, ':'), *paren = strchr(s, '(');
+    if (paren && paren > s && (!c || paren < c))
+        c = paren[-1] == ' ' ? paren - 1 : paren;
     size_t n = c ? (size_t)(c - s) : strlen(s);
     return n > 60 ? 60 : n;
 }
@@ -246,8 +249,8 @@ static void summary(const fe_plan *p, const run_opts *o, const fe_run_stats *st)
     if (rc) {
         qsort(rc, (size_t)nr, sizeof *rc, by_count);
         for (int i = 0; i < nr && i < 8; i++)
-            printf("%s %5d  %.*s\n", i ? "          " : "reasons   ", rc[i].count, (int)rc[i].len,
-                   rc[i].text);
+            printf("%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
+                   (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
         if (nr > 8)
             printf("           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
         free(rc);
