@@ -112,6 +112,13 @@ expect_fail "profile needs -o" 2 'missing -o PROFILE' "$FUSEENG" profile $B/swig
 expect_fail "profile: an unwritable file" 2 'nodir/p\.json' \
     "$FUSEENG" profile $B/swiglu.json --dim T=8 -o "$T/nodir/p.json" $Q
 
+# Measurements run OpenMP's workers with passive waits unless the user
+# chose (the command restarts itself with the setting: see core/cli/main.c).
+expect_ok "bench runs passive workers by default" 'on this CPU: [0-9]+ threads?, passive waits' \
+    env -u OMP_WAIT_POLICY "$FUSEENG" bench $B/swiglu.json --dim T=4 $Q
+expect_ok "... and keeps the user's choice" 'on this CPU: [0-9]+ threads?, active waits' \
+    env OMP_WAIT_POLICY=active "$FUSEENG" bench $B/swiglu.json --dim T=4 $Q
+
 # A saved plan executes and is timed as it was made: at its dims and on its
 # machine; a plan for another model is refused unless the user insists.
 "$FUSEENG" run $E/gpt2_block.json --dim S=48 --policy fuse_all --machine gcu_big --plan-out "$T/p48.json" >/dev/null
