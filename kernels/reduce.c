@@ -184,12 +184,6 @@ void fe_k_row_softmax(const float *x, float *y, int64_t n, int log)
         y[i] *= inv;
 }
 
-void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log,
-                         const fe_k_pf *pf)
-{
-    fe_k_row_softmax_nt_max(x, tmp, y, n, log, fe_k_row_max(x, n), pf);
-}
-
 void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, int log, float m,
                              const fe_k_pf *pf)
 {

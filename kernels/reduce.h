@@ -33,11 +33,9 @@ typedef struct fe_k_pf {
 } fe_k_pf;
 
 /* The same writing the result to y with non-temporal stores (y is float32
- * output memory not re-read soon); tmp (n floats) holds the exponentials;
- * pf may be NULL. */
-void fe_k_row_softmax_nt(const float *x, float *tmp, float *y, int64_t n, int log,
-                         const fe_k_pf *pf);
-/* The same with the row's maximum m already known (fe_k_fma_f32_max). */
+ * output memory not re-read soon), given the row's maximum m
+ * (fe_k_row_max, or found while the row was written: fe_k_fma_f32_max);
+ * tmp (n floats) holds the exponentials; pf may be NULL. */
 void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, int log, float m,
                              const fe_k_pf *pf);
 
