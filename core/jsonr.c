@@ -138,8 +138,7 @@ static size_t utf8(unsigned cp, char *out)
     out[2] = (char)(0x80 | ((cp >> 6) & 63)); out[3] = (char)(0x80 | (cp & 63)); return 4;
 }
 
-/* Length of a valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t avail)
+size_t fe_jr_utf8_len(const unsigned char *p, size_t avail)
 {
     size_t n;
     unsigned cp;
@@ -178,7 +177,7 @@ int fe_jr_string(fe_jr *r, fe_jr_str *out)
             return fail(r, "control character 0x%02x inside a string (escape it)", c);
         }
         if (c >= 0x80) {
-            size_t k = utf8_len(b + p, r->len - p);
+            size_t k = fe_jr_utf8_len(b + p, r->len - p);
             if (!k) {
                 r->pos = p;
                 return fail(r, "invalid UTF-8 in a string");

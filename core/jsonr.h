@@ -47,6 +47,10 @@ void fe_jr_where(fe_jr *r, int *line, int *col);
 
 /* Each reader returns 0 on success, -1 with r->err set. */
 int fe_jr_string(fe_jr *r, fe_jr_str *out);   /* valid until the next string read */
+/* Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80,
+ * avail bytes readable), or 0 if it is not one: overlong forms, surrogates
+ * and code points past U+10FFFF are invalid. */
+size_t fe_jr_utf8_len(const unsigned char *p, size_t avail);
 /* A string copied NUL-terminated into dst[0..cap); -1 if longer. */
 int fe_jr_string_copy(fe_jr *r, char *dst, size_t cap, size_t *n);
 int fe_jr_number(fe_jr *r, int *is_int, int64_t *i, double *d);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "jsonr.h"
 #include "machine.h"
 #include "ops.h"
 
@@ -149,18 +150,8 @@ static int check_text(const char *what, const char *s, size_t len, char *msg, si
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
         unsigned c = p[i];
-        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        int bad = n == 0 || i + n > len || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4);
-        for (size_t k = 1; !bad && k < n; k++)
-            bad = (p[i + k] & 0xc0) != 0x80;
-        if (!bad && n == 3) {
-            unsigned cp = ((c & 0x0fu) << 12) | ((p[i + 1] & 0x3fu) << 6);
-            bad = cp < 0x800 || (cp >= 0xd800 && cp < 0xe000);
-        }
-        if (!bad && n == 4)
-            bad = (c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90);
-        if (bad) {
+        size_t n = c < 0x80 ? 1 : fe_jr_utf8_len(p + i, len - i);
+        if (n == 0) {
             snprintf(msg, size, "field '%s' is not valid UTF-8 (byte %zu)", what, i + 1);
             return -1;
         }
@@ -483,10 +474,7 @@ static int load_path(fe_sandbox *sb, const char *path, fe_machine *m, fe_error *
 {
     lua_State *L = fe_sandbox_L(sb);
     int top = lua_gettop(L);
-    /* Begin first: a run stopped by the budget leaves the hook raising at
-     * every instruction, and building the environment runs Lua code. */
-    fe_sandbox_begin(sb, path);
-    fe_sandbox_push_env(sb);
+    fe_sandbox_push_env(sb);   /* which starts a fresh metered run for itself */
     if (fe_sandbox_load_file(sb, path, err) != FE_OK) {
         lua_settop(L, top);
         return err ? err->code : FE_EINPUT;
