@@ -83,16 +83,19 @@ static int run(int argc, char **argv)
     if (!s.planfile)
         return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
     s.opts = &dims;
-    s.limits = &eo;
 
     fe_error err = {0};
     fe_graph *g = NULL;
     fe_machine machine;
+    /* the machine file runs under the Lua limits given */
+    fe_sandbox_opts so = {eo.max_instructions, eo.max_memory, eo.max_seconds, eo.home};
+    fe_sandbox *sb = NULL;
     fe_plan *plan = NULL, *base = NULL;
     fe_sim_report rep, brep;
     int rc = 0, have = 0, haveb = 0;
     if (fe_plan_file_open(s.planfile, &s.pf, &err) != FE_OK || !(g = fe_cli_planfile_model(model, &s, &err)) ||
-        fe_cli_planfile_machine(&s, &machine, &err) != FE_OK || !(plan = fe_plan_file_plan(&s.pf, g, &err)) ||
+        !(sb = fe_sandbox_new(&so, &err)) || fe_cli_planfile_machine(&s, sb, &machine, &err) != FE_OK ||
+        !(plan = fe_plan_file_plan(&s.pf, g, &err)) ||
         !(base = fe_plan_unfused(g, &err))) {
         rc = fe_cli_fail(&err);
         goto out;
@@ -143,6 +146,7 @@ out:
     fe_plan_free(plan);
     fe_plan_free(base);
     fe_plan_file_close(&s.pf);
+    fe_sandbox_free(sb);
     fe_graph_free(g);
     return rc;
 }

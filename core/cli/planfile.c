@@ -106,28 +106,19 @@ fe_graph *fe_cli_planfile_model(const char *model, fe_cli_planfile *s, fe_error 
 
 /* The machine: --machine, else the plan's (a shipped machine by name,
  * never a path read from the file), else gcu. */
-int fe_cli_planfile_machine(fe_cli_planfile *s, fe_machine *m, fe_error *err)
+int fe_cli_planfile_machine(const fe_cli_planfile *s, fe_sandbox *sb, fe_machine *m, fe_error *err)
 {
-    fe_sandbox_opts so = {s->limits->max_instructions, s->limits->max_memory,
-                          s->limits->max_seconds, s->limits->home};
-    fe_sandbox *sb = fe_sandbox_new(&so, err);
-    if (!sb)
-        return err->code;
-    int rc;
-    if (s->machine_opt) {
-        rc = fe_machine_load(sb, s->machine_opt, m, err);
-    } else if (s->pf.machine) {
-        rc = fe_machine_load_shipped(sb, s->pf.machine, m, err);
-        if (rc == FE_EINPUT) {
-            char why[sizeof err->message];
-            snprintf(why, sizeof why, "%s", err->message);
-            fe_error_set(err, FE_EINPUT, "%s: \"machine\": %s; if the plan was made on a "
-                         "machine file, give it with --machine FILE", s->planfile, why);
-        }
-    } else {
-        rc = fe_machine_load(sb, "gcu", m, err);
+    if (s->machine_opt)
+        return fe_machine_load(sb, s->machine_opt, m, err);
+    if (!s->pf.machine)
+        return fe_machine_load(sb, "gcu", m, err);
+    int rc = fe_machine_load_shipped(sb, s->pf.machine, m, err);
+    if (rc == FE_EINPUT) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        fe_error_set(err, FE_EINPUT, "%s: \"machine\": %s; if the plan was made on a machine "
+                     "file, give it with --machine FILE", s->planfile, why);
     }
-    fe_sandbox_free(sb);
     return rc;
 }
 

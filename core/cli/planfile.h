@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "plan_json.h"
+#include "sandbox.h"
 #include "sim.h"
 
 typedef struct fe_cli_planfile {
@@ -24,16 +25,16 @@ typedef struct fe_cli_planfile {
     const fe_cli_dims *opts;           /* --dim */
     const char *machine_opt;           /* --machine, or NULL */
     int forced;                        /* in: --ignore-model-name; out: it was needed */
-    const fe_engine_options *limits;   /* the Lua limits for the machine file */
 } fe_cli_planfile;
 
 /* MODEL loaded at the plan's dims (--dim overriding them), after checking
  * the plan names it. Caller frees; NULL with err set. */
 fe_graph *fe_cli_planfile_model(const char *model, fe_cli_planfile *s, fe_error *err);
 
-/* The machine: --machine, else the plan's (a shipped machine by name,
- * never a path read from the file), else gcu. */
-int fe_cli_planfile_machine(fe_cli_planfile *s, fe_machine *m, fe_error *err);
+/* Load into m, in sandbox sb (whose limits the machine file runs under),
+ * the machine: --machine, else the plan's (a shipped machine by name, never
+ * a path read from the file), else gcu. */
+int fe_cli_planfile_machine(const fe_cli_planfile *s, fe_sandbox *sb, fe_machine *m, fe_error *err);
 
 /* Where the dims and the machine came from: text lines to f, or a JSON
  * object. */

@@ -157,18 +157,18 @@ static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_p
                           fe_error *err)
 {
     fe_cli_planfile pf = {.planfile = o->plan_in, .opts = &o->dims, .machine_opt = o->eng.machine,
-                          .forced = o->ignore_model, .limits = &o->eng};
-    fe_machine m;
+                          .forced = o->ignore_model};
     int rc = fe_plan_file_open(o->plan_in, &pf.pf, err);
     if (rc == FE_OK && !(out->g = fe_cli_planfile_model(model, &pf, err)))
         rc = err->code;
-    if (rc == FE_OK)
-        rc = fe_cli_planfile_machine(&pf, &m, err);
     if (rc == FE_OK && (!(out->e = fe_engine_new(&o->eng, err)) ||
                         (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK)))
         rc = err->code;
+    /* The engine has --machine or the default; the plan's machine, if it
+     * names one, replaces the default. */
+    if (rc == FE_OK && !o->eng.machine && pf.pf.machine)
+        rc = fe_cli_planfile_machine(&pf, out->e->sb, &out->e->machine, err);
     if (rc == FE_OK) {
-        out->e->machine = m;
         if (!(out->plan = fe_plan_file_plan(&pf.pf, out->g, err)) ||
             fe_sim_resolve_splits(out->plan, &out->e->machine, err) != FE_OK)
             rc = err->code;
