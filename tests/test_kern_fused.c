@@ -573,6 +573,28 @@ static void test_conv_epilogue(void **state)
     run_case(&c);
 }
 
+/* The whole graph as one group, with TLF splits 1 .. max_split (odd ones):
+ * it must run as fused_rows and give the reference's bits. Frees g. */
+static void expect_fused_bits(fe_graph *g, int max_split, const char *label)
+{
+    fe_error err = {0};
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    fe_exec_result *ref = run_ref(ex);
+    for (int split = 1; split <= max_split; split += 2) {
+        int gid;
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
+        fe_exec_result *got = run_plan(ex, p);
+        assert_contains(got->how[gid], "fused_rows");
+        expect_equal(g, ref, got, label);
+        fe_exec_result_free(got);
+        fe_plan_free(p);
+    }
+    fe_exec_result_free(ref);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
 /* Per-column weights read by every row make the executor visit tiles
  * column chunk by column chunk over blocks of rows; rows that do not fill
  * the last block, several chunks per row, and TLF parts that start inside
@@ -582,7 +604,6 @@ static void test_column_blocks(void **state)
     (void)state;
     static const char *const xs[] = {"[19,2100]", "[3,5,1500]", "[1,4100]"};
     for (int k = 0; k < 3; k++) {
-        fe_error err = {0};
         char tensors[1024];
         const char *w = k == 1 ? "1500" : k == 2 ? "4100" : "2100";
         snprintf(tensors, sizeof tensors,
@@ -598,21 +619,7 @@ static void test_column_blocks(void **state)
                             "{\"name\":\"t\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
                             "{\"name\":\"out\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"out\"]}",
                             "\"out\"");
-        fe_exec *ex = fe_exec_new(g, NULL, &err);
-        assert_non_null(ex);
-        fe_exec_result *ref = run_ref(ex);
-        for (int split = 1; split <= 3; split += 2) {
-            int gid;
-            fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
-            fe_exec_result *got = run_plan(ex, p);
-            assert_contains(got->how[gid], "fused_rows");
-            expect_equal(g, ref, got, xs[k]);
-            fe_exec_result_free(got);
-            fe_plan_free(p);
-        }
-        fe_exec_result_free(ref);
-        fe_exec_free(ex);
-        fe_graph_free(g);
+        expect_fused_bits(g, 3, xs[k]);
     }
 }
 
@@ -676,7 +683,6 @@ static void test_batch_norm(void **state)
 
     static const char *const xs[] = {"[3,20,7,5]", "[33,20]", "[2,20,1,1]"};
     for (int k = 0; k < 3; k++) {
-        fe_error err = {0};
         snprintf(tensors, sizeof tensors,
                  "\"x\":{\"shape\":%s,\"dtype\":\"f32\",\"kind\":\"input\"},%s", xs[k], params);
         fe_graph *g = model(tensors,
@@ -684,18 +690,7 @@ static void test_batch_norm(void **state)
                             "\"bm\",\"bv\"],\"outputs\":[\"z\"]},"
                             "{\"name\":\"act\",\"op\":\"silu\",\"inputs\":[\"z\"],\"outputs\":[\"out\"]}",
                             "\"out\"");
-        fe_exec *ex = fe_exec_new(g, NULL, &err);
-        assert_non_null(ex);
-        int gid;
-        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
-        fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p);
-        assert_contains(got->how[gid], "fused_rows");
-        expect_equal(g, ref, got, xs[k]);
-        fe_exec_result_free(ref);
-        fe_exec_result_free(got);
-        fe_plan_free(p);
-        fe_exec_free(ex);
-        fe_graph_free(g);
+        expect_fused_bits(g, 1, xs[k]);
     }
 }
 
