@@ -47,13 +47,13 @@
  * through L1. So after compilation every maximal run of elementwise
  * instructions that have a vector form (and the stores of f32 outputs
  * between them) becomes one I_VM instruction: a vector program
- * (vecprog.h) that takes 32 elements at a time through all of the run's ops
- * with the current value in registers. A value goes to its slot only when
+ * (vecprog.h) that takes four vectors at a time through all of the run's
+ * ops with the current value in registers. A value goes to its slot only when
  * something other than the next op reads it (a spill), and a store of the
  * run's last value goes straight from registers to the output, streaming
  * when the output is large. Ops without a vector form (erf GELU, sin, log,
  * converting loads, row ops) keep their passes and split runs. A run that
- * would hold a single cheap op stays a pass: its dispatch per 32 elements
+ * would hold a single cheap op stays a pass: its dispatch per four vectors
  * costs about what the pass does.
  *
  * Whole-row programs prefetch the next row's direct inputs while the row
@@ -704,9 +704,9 @@ static int analyse(cc *c)
      * so each must come from outside and be used by batch_norm alone */
     for (int ni = 0; ni < sp->nnodes; ni++) {
         const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
         for (int k = 0; k < n->nin; k++) {
             val *v = &c->v[vfind(c, fe_node_input(g, n, k))];
-            const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
             int chan = n->op == FE_OP_BATCH_NORM && k > 0 ? x->rank : 0;
             if (!chan && v->chan_rank == 0)
                 continue;
@@ -1169,8 +1169,8 @@ static int vm_translate(cc *c, vtr *t, vrun *r, const instr *code, int n, int k0
     return 0;
 }
 
-/* A run pays a dispatch per op per 32 elements (measured: 2-3 cycles,
- * about what a tile pass of a cheap op costs per 32 elements), so it only
+/* A run pays a dispatch per op per four vectors (measured with 8-lane
+ * vectors: 2-3 cycles, about what a tile pass of a cheap op costs), so it only
  * wins where it saves passes around real work: two ops or more, or one
  * transcendental op (whose pass and store pass it merges). A lone cheap op
  * keeps its tight tile loop (the softmax prologue x * s + mask ran 1.5x
@@ -1363,8 +1363,6 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
                 t = cap;
             p->colblock = 1;
         }
-        if (getenv("FE_TILE"))
-            t = atoi(getenv("FE_TILE"));
         t &= ~(int64_t)63;
         p->T = p->C < t ? p->C : t;
     }
@@ -1535,9 +1533,9 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
 }
 
 /* Bind run r's table to the tile: slots, inputs and the anchor walk the
- * tile; row values and constants become 8-wide broadcasts; outputs point at
- * the tile's first element, streaming when the output asks for it and the
- * tile start is 32-byte aligned. */
+ * tile; row values and constants become vector-wide broadcasts; outputs
+ * point at the tile's first element, streaming when the output asks for it
+ * and the tile start is aligned to a vector. */
 static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_tensor *bufs,
                      int64_t row, int64_t c0, const float *anchor)
 {
