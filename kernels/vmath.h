@@ -12,18 +12,19 @@
  * difference is under 3e-38; past 88.72 the result overflows to +inf as
  * e^x does; NaN propagates because the clamp puts the constant first
  * (min returns its second operand when either is NaN).
- * tanh: (e^{2x} - 1) / (e^{2x} + 1) with an expm1 built from the same
- * reduction, so it does not cancel near 0.
+ * tanh: x P(x^2) / Q(x^2), quartics fitted for this file (vmath_fn.h).
  * Sigmoid-type functions use 1/(1 + e^-x), which never cancels.
  *
  * Cost. On this machine (two FMA and two add pipes) these functions are
  * bound by latency, not by the pipes: a chain of ~20 dependent operations
  * per vector, of which the out-of-order window holds only a few at once.
- * So the sigmoid family, tanh and softmax's exp use a shorter core
+ * So the sigmoid family and softmax's exp use a shorter core
  * (fe_k_v8_exp_ps: one fused reduction step, the scale merged into the
  * caller's multiply-add, clamps instead of masks), measured 10-20% faster
- * at 2.6 to 4.4 ulp (tests/test_kern_ops.c checks the bounds); the division
- * stays, as a reciprocal estimate plus a Newton step measured slower.
+ * at 2.6 to 4.4 ulp, and tanh a rational function with a chain half as
+ * long as e^{2x}'s, at 5 ulp (tests/test_kern_ops.c checks the bounds);
+ * the division stays, as a reciprocal estimate plus a Newton step
+ * measured slower.
  *
  * Tails shorter than a vector go through the same vector code on a padded
  * copy, so the value of an element never depends on where it sits.
