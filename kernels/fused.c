@@ -155,6 +155,8 @@ typedef struct tstate {
     int64_t *last_c0;              /* row-invariant loads: what the slot holds */
     int64_t res_row;               /* prologue: row held in the result slot */
     fe_k_pf pf;                    /* whole rows: the next row's direct inputs */
+    int ahead;                     /* this thread's next tile follows this one in memory */
+    fe_k_pf vpf;                   /* then: the inputs a run streams, AHEAD floats on */
 } tstate;
 
 struct fe_k_prog {
@@ -166,6 +168,8 @@ struct fe_k_prog {
     int64_t T;                     /* tile width in floats */
     int colblock;                  /* tiles go column chunk by column chunk over blocks of
                                     * rows, so the row-invariant inputs' chunk stays in L1 */
+    int ahead;                     /* one vector program over tiles that follow each other
+                                    * in memory: it prefetches its streamed inputs */
     int64_t ss;                    /* slot stride in floats (T and padding) */
     int nins, nouts, ncode, nslots, nrowv, nconsts, nops, nloads;
     pin *ins;
@@ -1345,24 +1349,34 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     } else {
         int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
         t = t < 512 ? 512 : t > 1024 ? 1024 : t;
-        if (p->nexec == 1 && p->code[0].code == I_VM)
+        int vm = p->nexec == 1 && p->code[0].code == I_VM;
+        if (vm)
             t = vm_tile;
         /* Inputs that walk the columns but are the same on every row
-         * (per-column weights, x * a + b) are read again by every row: cap
-         * the tile so that their segments stay in L1 (32 KiB with the
-         * streamed input), and visit tiles chunk by chunk over blocks of
-         * rows (fe_k_prog_run). With three such weights on 4096 columns
-         * the group ran from 26 to 40-44 GB/s (measured, chain6). */
+         * (per-column weights, x * a + b) are read again by every row. A
+         * vector program keeps whole rows when the weights' rows fit in a
+         * quarter of L2: its prefetch keeps the streamed inputs coming, and
+         * the weights are read from L2 (chain6, three weights on 4096
+         * columns: 76 GB/s, against 58-62 with L1-sized chunks). Otherwise
+         * the tile is capped so that the weights' segments stay in L1 (32
+         * KiB with the streamed input), and tiles go chunk by chunk over
+         * blocks of rows (fe_k_prog_run): with three such weights on 4096
+         * columns, tile passes went from 26 to 40-44 GB/s (measured). */
         int nw = 0;
         for (int k = 0; k < p->nins; k++)
             nw += p->ins[k].rowinv && p->ins[k].col != COL_BCAST;
-        if (nw > 0 && p->rows > 1) {
+        int in_l2 = vm && (int64_t)nw * p->C * (int64_t)sizeof(float) <= fe_k_cache_l2() / 4;
+        if (nw > 0 && p->rows > 1 && !in_l2) {
             int64_t cap = 32768 / (4 * (nw + 1));
             cap = cap < 256 ? 256 : cap;
             if (t > cap)
                 t = cap;
             p->colblock = 1;
         }
+        /* Programs with row reductions prefetch the next row themselves
+         * (fe_k_pf in exec_seg); a second stream of requests for the same
+         * row slowed softmax by 12% (measured). */
+        p->ahead = vm && !p->colblock;
         t &= ~(int64_t)63;
         p->T = p->C < t ? p->C : t;
     }
@@ -1532,13 +1546,24 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
         fe_k_load_f32(data, in->dtype, off + in->ctab[c0 + j], d + j, 1);
 }
 
+/* How far ahead of a vector program its streamed inputs are pulled into
+ * cache, in floats: the program holds the out-of-order window with its
+ * arithmetic, so the hardware prefetcher's requests alone leave it waiting
+ * (measured, chain6 with three per-column weights on whole 4096-float
+ * rows: 27 GB/s without, 55 at 512 ahead, 70 at 1024, 76 at 2048 and at
+ * 4096). */
+#define AHEAD 2048
+
 /* Bind run r's table to the tile: slots, inputs and the anchor walk the
  * tile; row values and constants become vector-wide broadcasts; outputs
  * point at the tile's first element, streaming when the output asks for it
- * and the tile start is aligned to a vector. */
+ * and the tile start is aligned to a vector. When the thread's next tile
+ * follows in memory, inputs read from their tensors (not row-invariant
+ * ones, which stay in cache) are prefetched AHEAD floats on. */
 static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_tensor *bufs,
                      int64_t row, int64_t c0, const float *anchor)
 {
+    ts->vpf.n = 0;
     for (int e = 0; e < r->nent; e++) {
         const vent *v = &p->vents[r->ent0 + e];
         vsrc *s = &ts->vtab[e];
@@ -1554,6 +1579,8 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
         const float *x = loc(p, ts, v->o, anchor, &st);
         if (st) {
             s->p = (float *)x;
+            if (ts->ahead && v->o.kind == K_IN && !p->ins[v->o.idx].rowinv && ts->vpf.n < 4)
+                ts->vpf.p[ts->vpf.n++] = (const float *)((uintptr_t)x + AHEAD * sizeof(float));
             continue;
         }
         float *b = ts->vbc + FE_K_VLANES * e;
@@ -1587,7 +1614,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         if (in->code == I_VM) {
             const vrun *r = &p->runs[in->aux];
             bind_run(p, ts, r, bufs, row, c0, anchor);
-            fe_k_vrun(ts->vb, r->nops, w);
+            fe_k_vrun(ts->vb, r->nops, w, &ts->vpf);
             continue;
         }
         float *d = (float *)loc(p, ts, in->d, anchor, &sd);
@@ -1780,6 +1807,7 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         tstate *ts = &p->ts[tid];
         for (int k = 0; k < p->nins; k++)
             ts->last_c0[k] = -1;
+        ts->ahead = p->ahead;
         /* dynamic: on a shared machine one thread may get less of its core,
          * and the other then takes more tiles instead of waiting for it */
         #pragma omp for schedule(dynamic, chunk)
@@ -1799,6 +1827,7 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
             if (lo < hi)
                 exec_seg(p, ts, bufs, row, lo, hi - lo, NULL);
         }
+        ts->ahead = 0;
         fe_k_stream_fence();
     }
     return FE_OK;

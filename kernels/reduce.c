@@ -132,7 +132,7 @@ static float exp_sum(const float *x, float *y, int64_t n, float m, const fe_k_pf
     int npf = pf ? pf->n : 0;
     for (; i + 16 <= n; i += 16) {
         for (int k = 0; k < npf; k++)
-            _mm_prefetch((const char *)(pf->p[k] + i), _MM_HINT_T0);
+            _mm_prefetch(fe_k_pf_at(pf, k, i), _MM_HINT_T0);
         __m256 e0 = fe_k_v8_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
         __m256 e1 = fe_k_v8_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
         if (y) {

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "cache.h"
 #include "error.h"
 #include "ktensor.h"
 
@@ -24,18 +25,11 @@ float fe_k_row_reduce(int op, const float *x, int64_t n);
  * A row of all -inf gives NaN, as PyTorch does. */
 void fe_k_row_softmax(const float *x, float *y, int64_t n, int log);
 
-/* Memory to pull into cache while a row is computed: the next row's
- * inputs. The hardware prefetcher idles while a row is worked on in L1, so
- * without this, loading a row and computing it take turns. */
-typedef struct fe_k_pf {
-    const float *p[2];   /* streams, one row of n floats each */
-    int n;
-} fe_k_pf;
-
 /* The same writing the result to y with non-temporal stores (y is float32
  * output memory not re-read soon), given the row's maximum m
  * (fe_k_row_max, or found while the row was written: fe_k_fma_f32_max);
- * tmp (n floats) holds the exponentials; pf may be NULL. */
+ * tmp (n floats) holds the exponentials; pf (may be NULL): the next row's
+ * inputs, one row of n floats per stream. */
 void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, int log, float m,
                              const fe_k_pf *pf);
 

@@ -165,9 +165,13 @@ ALWAYS vec ternary(int code, vec a, vec b, vec c)
  * only the forms the translator emits have cases (fe_k_vform_ok). */
 __attribute__((optimize("no-jump-tables")))
 ALWAYS void strip(const fe_k_vbound *ops, int n, int64_t i, const int U, const int tail,
-                  vmask lm)
+                  vmask lm, const fe_k_pf *pf)
 {
     vec acc[4] = {VSET(0.0f), VSET(0.0f), VSET(0.0f), VSET(0.0f)};
+    if (pf)
+        for (int k = 0; k < pf->n; k++)
+            for (int off = 0; off < U * L; off += 16)
+                _mm_prefetch(fe_k_pf_at(pf, k, i + off), _MM_HINT_T0);
     for (const fe_k_vbound *o = ops; o < ops + n; o++) {
         switch (o->code) {
         case FE_V_LD * 8 + 1:
@@ -207,15 +211,15 @@ int fe_k_vform_ok(int op, unsigned in_mem)
 }
 
 __attribute__((optimize("no-jump-tables")))
-void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w)
+void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w, const fe_k_pf *pf)
 {
     int64_t i = 0;
     for (; i + 4 * L <= w; i += 4 * L)
-        strip(ops, n, i, 4, 0, MASK_ALL);
+        strip(ops, n, i, 4, 0, MASK_ALL, pf);
     for (; i + L <= w; i += L)
-        strip(ops, n, i, 1, 0, MASK_ALL);
+        strip(ops, n, i, 1, 0, MASK_ALL, NULL);
     if (i < w)
-        strip(ops, n, i, 1, 1, MASK_FIRST((int)(w - i)));
+        strip(ops, n, i, 1, 1, MASK_FIRST((int)(w - i)), NULL);
 }
 
 #else /* no AVX2: the fused executor keeps its tile passes */
@@ -245,11 +249,12 @@ int fe_k_vform_ok(int op, unsigned in_mem)
     return 0;
 }
 
-void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w)
+void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w, const fe_k_pf *pf)
 {
     (void)ops;
     (void)n;
     (void)w;
+    (void)pf;
 }
 
 #endif

@@ -31,6 +31,7 @@
 
 #include <stdint.h>
 
+#include "cache.h"
 #include "vmath.h"
 
 #ifdef FE_K_AVX512
@@ -76,7 +77,8 @@ int fe_k_vform_ok(int op, unsigned in_mem);
 int fe_k_vop_unary(int op, int approx_tanh);
 int fe_k_vop_binary(int op);
 
-/* Run ops[0..n) over elements [0, w) of the tile they are bound to. */
-void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w);
+/* Run ops[0..n) over elements [0, w) of the tile they are bound to,
+ * pulling pf's streams into cache meanwhile (pf may be NULL). */
+void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w, const fe_k_pf *pf);
 
 #endif
