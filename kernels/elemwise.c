@@ -234,7 +234,24 @@ float fe_k_fma_f32_max(const float *a, int sa, const float *b, int sb, const flo
     int64_t i = 0;
     float m = -INFINITY;
     int nan = 0;
-#ifdef FE_K_AVX2
+#if defined FE_K_AVX512
+    /* the values are fmaf's at any width, and the max does not depend on
+     * the order: 16 lanes where the core has them */
+    __m512 a0 = _mm512_set1_ps(a[0]), b0 = _mm512_set1_ps(b[0]), c0 = _mm512_set1_ps(c[0]);
+    __m512 vm = _mm512_set1_ps(-INFINITY);
+    __mmask16 vn = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 va = sa ? _mm512_loadu_ps(a + i) : a0;
+        __m512 vb = sb ? _mm512_loadu_ps(b + i) : b0;
+        __m512 vc = sc ? _mm512_loadu_ps(c + i) : c0;
+        __m512 v = _mm512_fmadd_ps(va, vb, vc);
+        _mm512_storeu_ps(y + i, v);
+        vm = _mm512_max_ps(vm, v);
+        vn |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    m = _mm512_reduce_max_ps(vm);
+    nan = vn != 0;
+#elif defined FE_K_AVX2
     __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]), c0 = _mm256_set1_ps(c[0]);
     __m256 vm = _mm256_set1_ps(-INFINITY), vn = _mm256_setzero_ps();
     for (; i + 8 <= n; i += 8) {

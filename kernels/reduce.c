@@ -127,7 +127,35 @@ float fe_k_row_reduce(int op, const float *x, int64_t n)
 static float exp_sum(const float *x, float *y, int64_t n, float m, const fe_k_pf *pf)
 {
     int64_t i = 0;
-#ifdef FE_K_AVX2
+#if defined FE_K_AVX512
+    /* 16 lanes where the core has them: exp is latency-bound, and a wider
+     * vector is twice the work per dependency chain */
+    __m512 vm = _mm512_set1_ps(m), a0 = _mm512_setzero_ps(), a1 = a0;
+    int npf = pf ? pf->n : 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int k = 0; k < npf; k++) {
+            _mm_prefetch(fe_k_pf_at(pf, k, i), _MM_HINT_T0);
+            _mm_prefetch(fe_k_pf_at(pf, k, i + 16), _MM_HINT_T0);
+        }
+        __m512 e0 = fe_k_v16_exp_nonpos(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+        __m512 e1 = fe_k_v16_exp_nonpos(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm));
+        if (y) {
+            _mm512_storeu_ps(y + i, e0);
+            _mm512_storeu_ps(y + i + 16, e1);
+        }
+        a0 = _mm512_add_ps(a0, e0);
+        a1 = _mm512_add_ps(a1, e1);
+    }
+    for (; i < n; i += 16) {   /* the tail: lanes past n read -inf, giving 0 */
+        __mmask16 k = n - i < 16 ? (__mmask16)((1u << (n - i)) - 1u) : (__mmask16)0xFFFF;
+        __m512 e = fe_k_v16_exp_nonpos(
+            _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i), vm));
+        if (y)
+            _mm512_mask_storeu_ps(y + i, k, e);
+        a0 = _mm512_add_ps(a0, e);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+#elif defined FE_K_AVX2
     __m256 vm = _mm256_set1_ps(m), a0 = _mm256_setzero_ps(), a1 = a0;
     int npf = pf ? pf->n : 0;
     for (; i + 16 <= n; i += 16) {
@@ -203,7 +231,13 @@ void fe_k_row_softmax_nt_max(const float *x, float *tmp, float *y, int64_t n, in
     }
     float inv = 1.0f / exp_sum(x, tmp, n, m, pf);
     int64_t i = 0;
-#ifdef FE_K_AVX2
+#if defined FE_K_AVX512
+    __m512 vi = _mm512_set1_ps(inv);
+    for (; i < n && ((uintptr_t)(y + i) & 63u); i++)
+        y[i] = tmp[i] * inv;
+    for (; i + 16 <= n; i += 16)
+        _mm512_stream_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(tmp + i), vi));
+#elif defined FE_K_AVX2
     __m256 vi = _mm256_set1_ps(inv);
     for (; i < n && ((uintptr_t)(y + i) & 31u); i++)
         y[i] = tmp[i] * inv;
