@@ -1695,7 +1695,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                 fe_k_row_rmsnorm_nt(loc(p, ts, in->a, anchor, &sa),
                                     in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
                                     (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
-                                    w, in->f);
+                                    w, in->f, &ts->pf);
             else
                 fe_k_row_rmsnorm(loc(p, ts, in->a, anchor, &sa),
                                  in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL, d, w, in->f);

@@ -28,9 +28,10 @@ void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float
         y[i] = w ? x[i] * r * w[i] : x[i] * r;
 }
 
-void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps)
+void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps,
+                         const fe_k_pf *pf)
 {
-    float r = 1.0f / sqrtf(fe_k_row_sumsq(x, n) / (float)n + eps);
+    float r = 1.0f / sqrtf(fe_k_row_sumsq_pf(x, n, pf) / (float)n + eps);
     int64_t i = 0;
 #ifdef FE_K_AVX2
     __m256 vr = _mm256_set1_ps(r);

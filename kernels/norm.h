@@ -7,14 +7,18 @@
 
 #include <stdint.h>
 
+#include "cache.h"
 #include "error.h"
 #include "ktensor.h"
 
 /* y = x * rsqrt(mean(x^2) + eps) * w over one row of n; w may be NULL
  * (no weight); y may be x. */
 void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
-/* rms_norm writing y (float32 output memory) with non-temporal stores. */
-void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps);
+/* rms_norm writing y (float32 output memory) with non-temporal stores,
+ * pulling pf's streams (the next row's inputs, n floats each; may be NULL)
+ * into cache while it sums. */
+void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps,
+                         const fe_k_pf *pf);
 /* y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes);
  * w and b may be NULL. */
 void fe_k_row_layernorm(const float *x, const float *w, const float *b, float *y,
