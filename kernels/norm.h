@@ -16,7 +16,7 @@
 void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
 /* rms_norm writing y (float32 output memory) with non-temporal stores,
  * pulling pf's streams (the next row's inputs, n floats each; may be NULL)
- * into cache while it sums. */
+ * into cache as it writes. */
 void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps,
                          const fe_k_pf *pf);
 /* y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes);

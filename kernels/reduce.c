@@ -43,27 +43,16 @@ float fe_k_row_sum(const float *x, int64_t n)
     float s[8] = {0};
     for (; i < n; i++)
         s[i & 7] += x[i];
-    (void)pf;
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 #endif
 }
 
 float fe_k_row_sumsq(const float *x, int64_t n)
 {
-    return fe_k_row_sumsq_pf(x, n, NULL);
-}
-
-float fe_k_row_sumsq_pf(const float *x, int64_t n, const fe_k_pf *pf)
-{
     int64_t i = 0;
 #ifdef FE_K_AVX2
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    int npf = pf ? pf->n : 0;
     for (; i + 32 <= n; i += 32) {
-        for (int k = 0; k < npf; k++) {
-            _mm_prefetch(fe_k_pf_at(pf, k, i), _MM_HINT_T0);
-            _mm_prefetch(fe_k_pf_at(pf, k, i + 16), _MM_HINT_T0);
-        }
         __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
         __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
         a0 = _mm256_fmadd_ps(v0, v0, a0);

@@ -16,8 +16,6 @@
 /* Row statistics of x[0..n). Sums use 32 float32 lanes, then a tree. */
 float fe_k_row_sum(const float *x, int64_t n);
 float fe_k_row_sumsq(const float *x, int64_t n);
-/* The same sum, pulling pf's streams into cache meanwhile (pf may be NULL). */
-float fe_k_row_sumsq_pf(const float *x, int64_t n, const fe_k_pf *pf);
 float fe_k_row_max(const float *x, int64_t n);   /* -inf for n = 0 */
 float fe_k_row_min(const float *x, int64_t n);   /* +inf for n = 0 */
 /* Reduce a row with op FE_OP_SUM, FE_OP_MEAN, FE_OP_AMAX or FE_OP_AMIN. */
