@@ -229,6 +229,19 @@ static fe_graph *load_workload(const workload *w, int small)
     return load(w->file, small ? &d : NULL);
 }
 
+/* Every node of g, in order (a workload as one group); free it. */
+static int32_t *all_nodes(const fe_graph *g)
+{
+    int32_t *all = malloc((size_t)(g->nnodes + 1) * sizeof(int32_t));
+    if (!all) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < g->nnodes; i++)
+        all[i] = i;
+    return all;
+}
+
 /* Compute ceiling: the fused kernel on data that stays in cache, as
  * elements per second. */
 static double in_cache_rate(const workload *w)
@@ -238,10 +251,8 @@ static double in_cache_rate(const workload *w)
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     fe_bench_opts o = {budget, 20, 50, 0};
     fe_bench_group b;
-    int32_t all[16];
+    int32_t *all = all_nodes(g);
     double best = 1e30, elems = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        all[i] = i;
     for (int32_t t = 0; t < g->ntensors; t++)
         if (fe_graph_tensor(g, t)->flags & FE_T_OUTPUT)
             elems = (double)fe_graph_tensor(g, t)->numel;
@@ -254,6 +265,7 @@ static double in_cache_rate(const workload *w)
             best = b.fused.median_ms;
         fe_bench_group_free(&b);
     }
+    free(all);
     fe_exec_free(ex);
     fe_graph_free(g);
     return elems / (best * 1e-3);
@@ -263,7 +275,7 @@ static double in_cache_rate(const workload *w)
 
 /* Groups run one after another, as a plan runs them. */
 typedef struct seq {
-    fe_exec_group *g[16];
+    fe_exec_group **g;
     int n;
     fe_k_tensor *bufs;
 } seq;
@@ -330,29 +342,31 @@ static void alloc_produced(fe_exec *ex, const fe_graph *g, int release)
     }
 }
 
-/* The workload fused (one group) and unfused (each node its own group, in
- * order), in pairs. */
-static void paired_unfused(fe_exec *ex, const fe_graph *g, pairs *out)
+/* Every node of g fused (one group) and unfused (each node its own group,
+ * in order), timed in np pairs; kernel is the choice for the fused group
+ * and the first node (a matmul's), the others run their best one. */
+static void paired_unfused(fe_exec *ex, const fe_graph *g, const int32_t *all, int kernel, int np,
+                           pairs *out)
 {
     fe_error err = {0};
-    int32_t all[16];
-    seq f = {{NULL}, 1, fe_exec_buffers(ex)}, u = {{NULL}, 0, fe_exec_buffers(ex)};
-    for (int i = 0; i < g->nnodes && i < 16; i++)
-        all[i] = i;
-    f.g[0] = fe_exec_group_new(g, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &err);
-    for (int i = 0; i < g->nnodes && i < 16; i++)
-        u.g[u.n++] = fe_exec_group_new(g, &all[i], 1, 1, FE_K_CHOICE_AUTO, &err);
-    for (int i = 0; i < u.n; i++)
-        if (!f.g[0] || !u.g[i]) {
-            fprintf(stderr, "bench: %s\n", err.message);
-            exit(1);
-        }
+    fe_exec_group *fg[1], **ug = calloc((size_t)g->nnodes + 1, sizeof *ug);
+    seq f = {fg, 1, fe_exec_buffers(ex)}, u = {ug, g->nnodes, fe_exec_buffers(ex)};
+    int ok = ug != NULL;
+    fg[0] = fe_exec_group_new(g, all, g->nnodes, 1, kernel, &err);
+    ok = ok && fg[0];
+    for (int i = 0; ok && i < g->nnodes; i++)
+        ok = (ug[i] = fe_exec_group_new(g, &all[i], 1, 1, i ? FE_K_CHOICE_AUTO : kernel, &err)) != NULL;
+    if (!ok) {
+        fprintf(stderr, "bench: %s\n", ug ? err.message : "out of memory");
+        exit(1);
+    }
     alloc_produced(ex, g, 0);
-    time_pairs(&f, &u, 21, out);
+    time_pairs(&f, &u, np, out);
     alloc_produced(ex, g, 1);
-    fe_exec_group_free(f.g[0]);
-    for (int i = 0; i < u.n; i++)
-        fe_exec_group_free(u.g[i]);
+    fe_exec_group_free(fg[0]);
+    for (int i = 0; i < g->nnodes; i++)
+        fe_exec_group_free(ug[i]);
+    free(ug);
 }
 
 typedef struct wres {
@@ -372,16 +386,14 @@ static void run_workload(const workload *w, wres *res)
     fe_bench_opts o = {budget, 2, 5, 0};
     fe_bench_group b;
     double fr[ROUNDS], ur[ROUNDS], cp[ROUNDS], cpn[ROUNDS], ra[ROUNDS], rn[ROUNDS], elems = 0;
-    int32_t *all = malloc((size_t)g->nnodes * sizeof(int32_t));
-    if (!ex || !all) {
+    int32_t *all = all_nodes(g);
+    if (!ex) {
         fprintf(stderr, "bench: %s: %s\n", w->name, err.message);
         exit(1);
     }
     memset(res, 0, sizeof *res);
     res->w = w;
     res->fmin = 1e30;
-    for (int i = 0; i < g->nnodes; i++)
-        all[i] = i;
     res->fb = fused_bytes(g);
     for (int r = 0; r < ROUNDS; r++) {
         /* the yardstick is measured right before each round: the host's
@@ -405,7 +417,7 @@ static void run_workload(const workload *w, wres *res)
         res->n = b.n;
         fe_bench_group_free(&b);
     }
-    paired_unfused(ex, g, &res->pr);
+    paired_unfused(ex, g, all, FE_K_CHOICE_AUTO, 21, &res->pr);
     res->ub = unfused_bytes(g);
     res->ms = median(fr, ROUNDS);
     res->copy = median(cp, ROUNDS);
@@ -444,34 +456,11 @@ static void print_workload(const wres *r)
 
 typedef struct mres {
     double blocked, blas, fused, fused_members, m0, m1, m2, fblas;
-    double pair_diff, pair_fused, pair_sep;   /* paired runs: median of (separate - fused) */
-    int npairs;
+    pairs pr;   /* fused and separate in pairs: the epilogue is ~2% of the matmul,
+                 * below the host's drift between measurements */
     char fused_how[2048], fblas_how[2048];
 } mres;
 
-/* The epilogue is ~2% of the matmul, below the host's drift between
- * measurements: time fused and separate runs back to back, in pairs, and
- * take the median of the per-pair differences. */
-static void paired_epilogue(fe_exec *ex, const fe_graph *g, mres *r)
-{
-    fe_error err = {0};
-    int32_t all[3] = {0, 1, 2};
-    seq f = {{NULL}, 1, fe_exec_buffers(ex)}, u = {{NULL}, 3, fe_exec_buffers(ex)};
-    pairs pr;
-    f.g[0] = fe_exec_group_new(g, all, 3, 1, FE_K_CHOICE_MATMUL_BLOCKED, &err);
-    for (int i = 0; i < 3; i++)
-        u.g[i] = fe_exec_group_new(g, &all[i], 1, 1, i ? FE_K_CHOICE_AUTO : FE_K_CHOICE_MATMUL_BLOCKED, &err);
-    alloc_produced(ex, g, 0);
-    time_pairs(&f, &u, 15, &pr);
-    r->npairs = pr.n;
-    r->pair_diff = pr.diff;
-    r->pair_fused = pr.f;
-    r->pair_sep = pr.u;
-    alloc_produced(ex, g, 1);
-    fe_exec_group_free(f.g[0]);
-    for (int i = 0; i < 3; i++)
-        fe_exec_group_free(u.g[i]);
-}
 
 static void run_matmul(mres *r)
 {
@@ -513,7 +502,7 @@ static void run_matmul(mres *r)
         fe_bench_group_free(&fused);
         fe_bench_group_free(&fblas);
     }
-    paired_epilogue(ex, g, r);
+    paired_unfused(ex, g, all, FE_K_CHOICE_MATMUL_BLOCKED, 15, &r->pr);
     r->blocked = median(a, ROUNDS);
     r->blas = median(b, ROUNDS);
     r->fused = median(c, ROUNDS);
@@ -535,9 +524,9 @@ static void print_matmul(const mres *r)
            "matmul then separate add, gelu", r->fused_members, r->m0, r->m1, r->m2);
     printf("  %-40s %8.2f ms  (%s)\n", "matmul_blas + bias + gelu", r->fblas, r->fblas_how);
     printf("  paired runs (%d pairs, fused and separate back to back): fused %.2f ms, separate %.2f ms, "
-           "median difference %.2f ms\n", r->npairs, r->pair_fused, r->pair_sep, r->pair_diff);
-    verdict(r->pair_diff > 0, "matmul+epilogue fused faster than matmul then epilogue: by %.2f ms "
-            "(median of paired differences; %.2f ms separate)", r->pair_diff, r->pair_sep);
+           "median difference %.2f ms\n", r->pr.n, r->pr.f, r->pr.u, r->pr.diff);
+    verdict(r->pr.diff > 0, "matmul+epilogue fused faster than matmul then epilogue: by %.2f ms "
+            "(median of paired differences; %.2f ms separate)", r->pr.diff, r->pr.u);
     verdict(r->blocked <= 2.0 * r->blas, "blocked %.2f ms within 2x of OpenBLAS (limit %.2f ms)",
             r->blocked, 2.0 * r->blas);
 }
