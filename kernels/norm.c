@@ -41,17 +41,13 @@ void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, fl
     int npf = pf ? pf->n : 0;
     for (; i < n && ((uintptr_t)(y + i) & 31u); i++)
         y[i] = w ? x[i] * r * w[i] : x[i] * r;
-    for (; i + 16 <= n; i += 16) {
-        for (int k = 0; k < npf; k++)
-            _mm_prefetch(fe_k_pf_at(pf, k, i), _MM_HINT_T0);
-        __m256 w0 = w ? _mm256_loadu_ps(w + i) : one, w1 = w ? _mm256_loadu_ps(w + i + 8) : one;
-        _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vr), w0));
-        _mm256_stream_ps(y + i + 8,
-                         _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8), vr), w1));
-    }
-    for (; i + 8 <= n; i += 8)
+    for (; i + 8 <= n; i += 8) {
+        if (!(i & 15))   /* one line per stream per 16 elements */
+            for (int k = 0; k < npf; k++)
+                _mm_prefetch(fe_k_pf_at(pf, k, i), _MM_HINT_T0);
         _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vr),
                                               w ? _mm256_loadu_ps(w + i) : one));
+    }
 #endif
     for (; i < n; i++)
         y[i] = w ? x[i] * r * w[i] : x[i] * r;
