@@ -135,7 +135,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libfuseeng.so
 	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror $(SAN) -Icore/include -o $@ $< \
 	    -L$(BUILD) -lfuseeng -Wl,-rpath,'$$ORIGIN/..'
 
-test: all $(TEST_BIN) $(EXAMPLE_BIN)
+test: all $(TEST_BIN) $(EXAMPLE_BIN) $(BUILD)/bench/bench_kernels
 	@BUILD=$(BUILD) SHARED=$(SHARED) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 demo: all

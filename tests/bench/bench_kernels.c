@@ -558,6 +558,16 @@ int main(int argc, char **argv)
         budget = atof(e);
     if (budget <= 0)
         budget = 0.2;
+    for (int i = 2; i < argc; i++) {
+        int known = !strcmp(argv[i], "matmul");
+        for (int k = 0; k < NW; k++)
+            known |= !strcmp(argv[i], W[k].file);
+        if (!known) {
+            fprintf(stderr, "bench_kernels: no workload '%s' (swiglu add_rmsnorm gelu chain6 softmax "
+                            "matmul)\n", argv[i]);
+            return 2;
+        }
+    }
     find_models(argv[0]);
     printf("bench_kernels: %d threads, %.2f s per item, %d rounds, medians\n\n", omp_get_max_threads(),
            budget, ROUNDS);

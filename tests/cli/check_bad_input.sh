@@ -241,5 +241,7 @@ fi
 expect_fail "usage: no model" 2 "missing MODEL" "$FUSEENG" check
 expect_fail "usage: unknown option" 2 "unknown option '--frob'" "$FUSEENG" check "$T/good.json" --frob
 expect_fail "usage: unknown command" 2 "unknown command 'frob'" "$FUSEENG" frob
+expect_fail "bench_kernels: unknown workload" 2 "no workload 'chian6' \\(swiglu" \
+    "$BUILD/bench/bench_kernels" 0.2 chian6
 
 finish
