@@ -1,7 +1,7 @@
 /* convert.c: dtype conversions (F16C/AVX2 fast paths, portable fallbacks). */
 #include <string.h>
 
-#if defined(__AVX2__) || defined(__F16C__)
+#if defined(__AVX2__) || defined(__F16C__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 

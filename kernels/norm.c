@@ -48,6 +48,8 @@ void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, fl
         _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vr),
                                               w ? _mm256_loadu_ps(w + i) : one));
     }
+#else
+    (void)pf;   /* plain stores: nothing overlaps the next row's reads */
 #endif
     for (; i < n; i++)
         y[i] = w ? x[i] * r * w[i] : x[i] * r;

@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "exec.h"
 #include "plan.h"
+#include "vecprog.h"
 
 static char jbuf[1 << 16];
 
@@ -353,7 +354,8 @@ static void check_run(const char *tensors, const char *nodes, const char *output
     fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
     static char what[sizeof jbuf + 4096];
     snprintf(what, sizeof what, "width %d (%s)\nmodel: %s", width, got->how[gid], jbuf);
-    assert_contains(got->how[gid], "register pass");
+    if (fe_k_vform_ok(FE_V_LD, 1))   /* builds without AVX2 keep the tile passes */
+        assert_contains(got->how[gid], "register pass");
     expect_ok(g, ref, got, what);
     expect_equal(g, got, gs, "TLF split vs unsplit");
     fe_exec_result_free(ref);
