@@ -140,7 +140,7 @@ typedef struct vop {
 /* A table entry bound to a tile. */
 typedef struct vsrc {
     float *p;
-    int64_t m;
+    int bc;                        /* p holds FE_K_VLANES copies of one value */
     int nt;
 } vsrc;
 
@@ -157,7 +157,7 @@ typedef struct tstate {
     fe_k_pf pf;                    /* whole rows: the next row's direct inputs */
     int ahead;                     /* this thread's next tile follows this one in memory */
     fe_k_pf vpf;                   /* then: the inputs a run streams, AHEAD floats on */
-} tstate;
+} __attribute__((aligned(64))) tstate;   /* a line of its own: threads write theirs per tile */
 
 struct fe_k_prog {
     int nrdims;                    /* row axes (coalesced) */
@@ -1396,8 +1396,11 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
                      (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
         per = (per + 63) & ~(size_t)63;
         void *m = NULL;
-        p->ts = calloc((size_t)p->nthreads, sizeof(tstate));
-        if (!p->ts || posix_memalign(&m, 64, per * (size_t)p->nthreads))
+        void *t = NULL;
+        if (posix_memalign(&t, 64, (size_t)p->nthreads * sizeof(tstate)))
+            goto oom;
+        p->ts = memset(t, 0, (size_t)p->nthreads * sizeof(tstate));
+        if (posix_memalign(&m, 64, per * (size_t)p->nthreads))
             goto oom;
         p->mem = m;
         p->ss = (int64_t)ts;
@@ -1498,7 +1501,7 @@ void fe_k_prog_dump(const fe_k_prog *p, FILE *f)
             fprintf(f, "  vm       %d ops:", r->nops);
             for (int k = 0; k < r->nops; k++) {
                 const vop *o = &p->vops[r->op0 + k];
-                fprintf(f, " %d/%d(%d,%d,%d)", o->code / 8, o->code % 8, o->e[0], o->e[1], o->e[2]);
+                fprintf(f, " %d/%d(%d,%d,%d)", FE_V_OP(o->code), FE_V_INMEM(o->code), o->e[0], o->e[1], o->e[2]);
             }
             for (int e = 0; e < r->nent; e++) {
                 const vent *v = &p->vents[r->ent0 + e];
@@ -1554,6 +1557,17 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
  * 2048 and at 4096). */
 #define AHEAD 2048
 
+/* Add a stream to pf, once: an input read by two ops of a run (chain6's x,
+ * read by its first op and its last) is one stream to prefetch. */
+static void pf_add(fe_k_pf *pf, const float *p)
+{
+    for (int k = 0; k < pf->n; k++)
+        if (pf->p[k] == p)
+            return;
+    if (pf->n < 4)
+        pf->p[pf->n++] = p;
+}
+
 /* Bind run r's table to the tile: slots, inputs and the anchor walk the
  * tile; row values and constants become vector-wide broadcasts; outputs
  * point at the tile's first element, streaming when the output asks for it
@@ -1567,7 +1581,7 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
     for (int e = 0; e < r->nent; e++) {
         const vent *v = &p->vents[r->ent0 + e];
         vsrc *s = &ts->vtab[e];
-        s->m = -1;
+        s->bc = 0;
         s->nt = 0;
         if (v->out >= 0) {
             const pout *o = &p->outs[v->out];
@@ -1579,29 +1593,31 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
         const float *x = loc(p, ts, v->o, anchor, &st);
         if (st) {
             s->p = (float *)x;
-            if (ts->ahead && v->o.kind == K_IN && !p->ins[v->o.idx].rowinv && ts->vpf.n < 4)
-                ts->vpf.p[ts->vpf.n++] = (const float *)((uintptr_t)x + AHEAD * sizeof(float));
+            if (ts->ahead && v->o.kind == K_IN && !p->ins[v->o.idx].rowinv)
+                pf_add(&ts->vpf, (const float *)((uintptr_t)x + AHEAD * sizeof(float)));
             continue;
         }
         float *b = ts->vbc + FE_K_VLANES * e;
         for (int k = 0; k < FE_K_VLANES; k++)
             b[k] = x[0];
         s->p = b;
-        s->m = 0;
+        s->bc = 1;
     }
     for (int k = 0; k < r->nops; k++) {
         const vop *o = &p->vops[r->op0 + k];
         fe_k_vbound *v = &ts->vb[k];
-        v->code = o->code;
+        unsigned bcast = 0;
         v->nt = 0;
         for (int j = 0; j < 3; j++)
-            if ((o->code >> j) & 1) {
+            if ((FE_V_INMEM(o->code) >> j) & 1) {
                 const vsrc *s = &ts->vtab[o->e[j]];
                 v->p[j] = s->p;
-                v->m[j] = s->m;
+                bcast |= (unsigned)s->bc << j;
                 v->nt = s->nt;
             }
+        v->code = fe_k_vbcast(o->code, bcast);
     }
+    ts->vb[r->nops].code = fe_k_vcode(FE_V_END, 0);   /* vb has maxops + 1 entries */
 }
 
 /* The instructions on row `row`, columns [c0, c0 + w), input offsets set. */
@@ -1614,7 +1630,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         if (in->code == I_VM) {
             const vrun *r = &p->runs[in->aux];
             bind_run(p, ts, r, bufs, row, c0, anchor);
-            fe_k_vrun(ts->vb, r->nops, w, &ts->vpf);
+            fe_k_vrun(ts->vb, w, &ts->vpf);
             continue;
         }
         float *d = (float *)loc(p, ts, in->d, anchor, &sd);

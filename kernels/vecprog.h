@@ -11,14 +11,13 @@
  *
  * Every op reads its operands (the accumulator or memory) and leaves its
  * result in the accumulator; ST writes the accumulator to memory. Which
- * operands come from memory is part of the op's code (fe_k_vcode), so the
- * evaluator's inner loops have no branches besides the dispatch, which is
- * paid once per op per four vectors.
+ * operands come from memory is part of the op's code (fe_k_vcode), so each
+ * op's handler is straight-line code, entered once per four vectors.
  *
  * Programs are bound to a tile before they run: each memory operand becomes
  * a pointer to the tile's first element, or to FE_K_VLANES copies of a
- * broadcast value with mask 0 (every vector of the tile then reads the same
- * copies).
+ * broadcast value (fe_k_vbcast: every vector of the tile then reads the
+ * same copies).
  *
  * Vectors are 16 floats where the build targets AVX-512 and 8 with AVX2:
  * the math is the same operations at either width (vmath_fn.h), so the
@@ -49,21 +48,30 @@ enum {
     FE_V_ADD, FE_V_SUB, FE_V_MUL, FE_V_DIV, FE_V_MAX, FE_V_MIN,
     /* ternary */
     FE_V_FMA, FE_V_WHERE,
+    FE_V_END,               /* ends a bound program */
     FE_V_NOPS
 };
 
-/* A bound op: code from fe_k_vcode, memory operands' pointers and masks. */
+/* A bound op: its code, memory operands' pointers. */
 typedef struct fe_k_vbound {
-    int code;
+    int code;               /* fe_k_vcode, then fe_k_vbcast */
     int nt;                 /* ST: streaming stores (p[0] is aligned to a vector) */
-    float *p[3];            /* operand k's tile start (ST: the destination) */
-    int64_t m[3];           /* -1: walks the tile; 0: FE_K_VLANES copies of one value */
+    float *p[3];            /* operand k's tile start (ST: the destination), or
+                               FE_K_VLANES copies of its one value */
 } fe_k_vbound;
 
 /* The code of op `op` (FE_V_*) with operand k in memory when bit k of
  * in_mem is set (the accumulator otherwise). ST and LD take their operand
  * from memory: in_mem = 1. */
 int fe_k_vcode(int op, unsigned in_mem);
+
+/* Code `code` with the memory operands named by bit k of bcast bound to
+ * FE_K_VLANES copies of one value instead of a walk over the tile. */
+int fe_k_vbcast(int code, unsigned bcast);
+
+/* The op and the in_mem of a code. */
+#define FE_V_OP(code) ((code) >> 6)
+#define FE_V_INMEM(code) ((code) & 7)
 
 /* Whether the evaluator has that form: LD and ST with in_mem 1, unary ops
  * with 0 (their operand is the accumulator), binary and ternary ops with
@@ -77,8 +85,9 @@ int fe_k_vform_ok(int op, unsigned in_mem);
 int fe_k_vop_unary(int op, int approx_tanh);
 int fe_k_vop_binary(int op);
 
-/* Run ops[0..n) over elements [0, w) of the tile they are bound to,
- * pulling pf's streams into cache meanwhile (pf may be NULL). */
-void fe_k_vrun(const fe_k_vbound *ops, int n, int64_t w, const fe_k_pf *pf);
+/* Run the ops of a bound program, which ends in an op with code
+ * fe_k_vcode(FE_V_END, 0), over elements [0, w) of the tile they are bound
+ * to, pulling pf's streams into cache meanwhile (pf may be NULL). */
+void fe_k_vrun(const fe_k_vbound *ops, int64_t w, const fe_k_pf *pf);
 
 #endif
