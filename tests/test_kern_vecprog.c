@@ -17,7 +17,14 @@
 #define MAXW 200
 #define GUARD 64
 
+
 #ifdef FE_K_AVX2
+/* 64-byte aligned (streaming stores need 16 floats' alignment) */
+static void *alloc64(size_t bytes)
+{
+    return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
 static int arity(int op)
 {
     if (op == FE_V_LD || op == FE_V_ST || op < FE_V_ADD)
@@ -138,11 +145,11 @@ static void test_every_form(void **state)
 {
     (void)state;
     static const int64_t widths[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 127, 128, 129, 200};
-    float *out = aligned_alloc(64, (MAXW + GUARD) * sizeof(float));
+    float *out = alloc64((MAXW + GUARD) * sizeof(float));
     for (int k = 0; k < 4; k++)
         src[k] = malloc(MAXW * sizeof(float));
     for (int k = 0; k < 3; k++)
-        bc[k] = aligned_alloc(64, 64 * sizeof(float));
+        bc[k] = alloc64(64 * sizeof(float));
     int forms = 0;
     for (int op = 0; op < FE_V_END; op++) {
         if (op == FE_V_ST)
@@ -181,8 +188,8 @@ static void test_chain(void **state)
 {
     (void)state;
     enum { W = 131 };
-    float *x = malloc(W * sizeof(float)), *y1 = aligned_alloc(64, 192 * sizeof(float));
-    float *y2 = malloc(W * sizeof(float)), *cb = aligned_alloc(64, 64 * sizeof(float));
+    float *x = malloc(W * sizeof(float)), *y1 = alloc64(192 * sizeof(float));
+    float *y2 = malloc(W * sizeof(float)), *cb = alloc64(64 * sizeof(float));
     for (int j = 0; j < W; j++)
         x[j] = (float)(j - 60) * 0.05f;
     for (int l = 0; l < 64; l++)
