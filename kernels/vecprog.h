@@ -3,16 +3,16 @@
  * The fused executor's instructions each make a pass over a tile in L1: an
  * op costs a load and a store per vector besides its arithmetic, and for
  * cheap ops (add, relu, a multiply by a weight) those are most of the cost.
- * A vector program instead takes four vectors (32 or 64 floats) at a time
- * through every op of the run with the current value (the accumulator) held
- * in registers; only
- * operands from outside the run are loaded, and only values needed after
- * the run (or by a non-adjacent op) are written out.
+ * A vector program instead takes a strip of vectors (up to 8 with AVX-512,
+ * 4 with AVX2) at a time through every op of the run with the current value
+ * (the accumulator) held in registers; only operands from outside the run
+ * are loaded, and only values needed after the run (or by a non-adjacent
+ * op) are written out.
  *
  * Every op reads its operands (the accumulator or memory) and leaves its
  * result in the accumulator; ST writes the accumulator to memory. Which
  * operands come from memory is part of the op's code (fe_k_vcode), so each
- * op's handler is straight-line code, entered once per four vectors.
+ * op's handler is straight-line code, entered once per strip.
  *
  * Programs are bound to a tile before they run: each memory operand becomes
  * a pointer to the tile's first element, or to FE_K_VLANES copies of a

@@ -1,10 +1,10 @@
 /* test_kern_vecprog.c: the vector-program evaluator, form by form. Every
  * (op, operands in memory) form the evaluator has, with every choice of
  * walked or broadcast memory operands, runs over widths that exercise the
- * four-vector handlers, the one-vector ones and a partial last vector, and
- * must give, bit for bit, what the op's scalar definition gives (the
- * transcendental ops: what the 8-lane vmath functions give, which is also
- * what the per-op kernels compute), and write nothing past the tile. */
+ * handlers of each strip size and a partial last vector, and must give,
+ * bit for bit, what the op's scalar definition gives (the transcendental
+ * ops: what the 8-lane vmath functions give, which is also what the per-op
+ * kernels compute), and write nothing past the tile. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 
 #include "vecprog.h"
 
-#define MAXW 200
+#define MAXW 300
 #define GUARD 64
 
 
@@ -144,7 +144,7 @@ static void check_form(int op, unsigned in_mem, unsigned bcast, int64_t w, int n
 static void test_every_form(void **state)
 {
     (void)state;
-    static const int64_t widths[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 127, 128, 129, 200};
+    static const int64_t widths[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 127, 128, 129, 192, 200, 255, 300};
     float *out = alloc64((MAXW + GUARD) * sizeof(float));
     for (int k = 0; k < 4; k++)
         src[k] = malloc(MAXW * sizeof(float));
