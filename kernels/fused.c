@@ -165,6 +165,7 @@ struct fe_k_prog {
     int64_t rows, C;
     int64_t outer;                 /* size of the domain's outermost axis (TLF) */
     int full_rows;
+    int rowpf;                     /* a streaming row op prefetches the next row (tstate.pf) */
     int64_t T;                     /* tile width in floats */
     int colblock;                  /* tiles go column chunk by column chunk over blocks of
                                     * rows, so the row-invariant inputs' chunk stays in L1 */
@@ -592,6 +593,7 @@ static int gen_node(cc *c, int ni)
         fe_graph_tensor(g, o->tensor)->dtype == FE_F32 &&
         c->p->outs[store_index(c, o->tensor)].nt) {
         in.st = (int16_t)(store_index(c, o->tensor) + 1);
+        c->p->rowpf = 1;
         /* and the multiply-add that writes its input (x * scale + mask)
          * finds the row max as it goes, saving the softmax its first pass */
         instr *prev = c->p->ncode > 0 ? &c->p->code[c->p->ncode - 1] : NULL;
@@ -1748,15 +1750,18 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
 static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, int64_t row,
                      int64_t c0, int64_t w, const float *anchor)
 {
+    /* one row axis (the common case) needs no division */
     for (int k = 0; k < p->nins; k++) {
         const pin *in = &p->ins[k];
-        int64_t off = in->rowinv ? 0 : fe_k_offset(p->nrdims, p->rdims, in->rst, row);
+        int64_t off = in->rowinv ? 0
+                      : p->nrdims == 1 ? row * in->rst[0]
+                                       : fe_k_offset(p->nrdims, p->rdims, in->rst, row);
         ts->inoff[k] = off;
         if (in->direct)
             ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;
     }
     ts->pf.n = 0;
-    if (p->full_rows && row + 1 < p->rows)
+    if (p->rowpf && row + 1 < p->rows)
         for (int k = 0; k < p->nins && ts->pf.n < 2; k++) {
             const pin *in = &p->ins[k];
             if (in->direct && !in->rowinv)

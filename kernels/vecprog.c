@@ -43,10 +43,6 @@ int fe_k_vcode(int op, unsigned in_mem)
     return op * 64 + (int)(in_mem & 7u);
 }
 
-int fe_k_vbcast(int code, unsigned bcast)
-{
-    return code | (int)((bcast & (unsigned)code & 7u) << 3);
-}
 
 /* The vector of the programs (FE_K_VLANES floats), its tail mask and the
  * few operations the math of vmath.h does not provide. */
@@ -307,10 +303,6 @@ int fe_k_vcode(int op, unsigned in_mem)
     return op * 64 + (int)(in_mem & 7u);
 }
 
-int fe_k_vbcast(int code, unsigned bcast)
-{
-    return code | (int)((bcast & (unsigned)code & 7u) << 3);
-}
 
 int fe_k_vform_ok(int op, unsigned in_mem)
 {

@@ -67,7 +67,10 @@ int fe_k_vcode(int op, unsigned in_mem);
 
 /* Code `code` with the memory operands named by bit k of bcast bound to
  * FE_K_VLANES copies of one value instead of a walk over the tile. */
-int fe_k_vbcast(int code, unsigned bcast);
+static inline int fe_k_vbcast(int code, unsigned bcast)
+{
+    return code | (int)((bcast & (unsigned)code & 7u) << 3);
+}
 
 /* The op and the in_mem of a code. */
 #define FE_V_OP(code) ((code) >> 6)
