@@ -47,14 +47,13 @@
  * through L1. So after compilation every maximal run of elementwise
  * instructions that have a vector form (and the stores of f32 outputs
  * between them) becomes one I_VM instruction: a vector program
- * (vecprog.h) that takes four vectors at a time through all of the run's
- * ops with the current value in registers. A value goes to its slot only when
- * something other than the next op reads it (a spill), and a store of the
- * run's last value goes straight from registers to the output, streaming
- * when the output is large. Ops without a vector form (erf GELU, sin, log,
+ * (vecprog.h) that takes a strip of vectors at a time through all of the
+ * run's ops with the current value in registers. A value goes to its slot
+ * only when something other than the next op reads it (a spill), and a
+ * store of the run's last value goes straight from registers to the
+ * output, streaming when the output is large. Ops without a vector form (erf GELU, sin, log,
  * converting loads, row ops) keep their passes and split runs. A run that
- * would hold a single cheap op stays a pass: its dispatch per four vectors
- * costs about what the pass does.
+ * would hold a single cheap op stays a pass (worth_a_run).
  *
  * Whole-row programs prefetch the next row's direct inputs while the row
  * op (softmax) computes, so that loading a row and computing the previous
@@ -1181,9 +1180,19 @@ static int vm_translate(cc *c, vtr *t, vrun *r, const instr *code, int n, int k0
     return 0;
 }
 
-/* A run pays a dispatch per op per four vectors (measured with 8-lane
- * vectors: 2-3 cycles, about what a tile pass of a cheap op costs), so it only
- * wins where it saves passes around real work: two ops or more, or one
+/* Forget what a thread's state says about earlier tiles (row-invariant
+ * loads held in slots, the bound run): the buffers may differ from the
+ * last run's. */
+static void forget_tiles(const fe_k_prog *p, tstate *ts)
+{
+    for (int k = 0; k < p->nins; k++)
+        ts->last_c0[k] = -1;
+    ts->vb_run = -1;
+}
+
+/* A run pays a dispatch per op per strip (measured with the first, switch-
+ * based evaluator at 8-lane vectors: 2-3 cycles, about what a tile pass of
+ * a cheap op costs), so it only wins where it saves passes around real work: two ops or more, or one
  * transcendental op (whose pass and store pass it merges). A lone cheap op
  * keeps its tight tile loop (the softmax prologue x * s + mask ran 1.5x
  * faster that way in cache). */
@@ -1431,10 +1440,8 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
             s->inoff = (int64_t *)b;
             b += (size_t)(p->nins + 1) * sizeof(int64_t);
             s->last_c0 = (int64_t *)b;
-            for (int k = 0; k < p->nins; k++)
-                s->last_c0[k] = -1;
+            forget_tiles(p, s);
             s->res_row = -1;
-            s->vb_run = -1;
         }
     }
     free(c.v);
@@ -1510,7 +1517,8 @@ void fe_k_prog_dump(const fe_k_prog *p, FILE *f)
             fprintf(f, "  vm       %d ops:", r->nops);
             for (int k = 0; k < r->nops; k++) {
                 const vop *o = &p->vops[r->op0 + k];
-                fprintf(f, " %d/%d(%d,%d,%d)", FE_V_OP(o->code), FE_V_INMEM(o->code), o->e[0], o->e[1], o->e[2]);
+                fprintf(f, " %d/%d(%d,%d,%d)", FE_V_OP(o->code), FE_V_INMEM(o->code), o->e[0],
+                        o->e[1], o->e[2]);
             }
             for (int e = 0; e < r->nent; e++) {
                 const vent *v = &p->vents[r->ent0 + e];
@@ -1892,9 +1900,7 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         tid = omp_get_thread_num();
 #endif
         tstate *ts = &p->ts[tid];
-        for (int k = 0; k < p->nins; k++)
-            ts->last_c0[k] = -1;
-        ts->vb_run = -1;   /* the buffers may have changed since the last run */
+        forget_tiles(p, ts);
         ts->ahead = p->ahead;
         /* dynamic: on a shared machine one thread may get less of its core,
          * and the other then takes more tiles instead of waiting for it */
@@ -1930,9 +1936,7 @@ int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64
     int64_t T = p->full_rows ? p->C : p->T;
     if (p->full_rows && (j0 != 0 || nc != p->C))
         return -1;
-    for (int k = 0; k < p->nins; k++)
-        ts->last_c0[k] = -1;
-    ts->vb_run = -1;
+    forget_tiles(p, ts);
     for (int64_t i = 0; i < mc; i++)
         for (int64_t c = 0; c < nc; c += T) {
             int64_t w = nc - c < T ? nc - c : T;
@@ -1944,10 +1948,8 @@ int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64
 void fe_k_prog_reset(fe_k_prog *p)
 {
     for (int t = 0; t < p->nthreads; t++) {
-        for (int k = 0; k < p->nins; k++)
-            p->ts[t].last_c0[k] = -1;
+        forget_tiles(p, &p->ts[t]);
         p->ts[t].res_row = -1;
-        p->ts[t].vb_run = -1;
     }
 }
 

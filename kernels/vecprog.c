@@ -38,12 +38,6 @@ int fe_k_vop_binary(int op)
 
 #define ALWAYS static inline __attribute__((always_inline))
 
-int fe_k_vcode(int op, unsigned in_mem)
-{
-    return op * 64 + (int)(in_mem & 7u);
-}
-
-
 /* The vector of the programs (FE_K_VLANES floats), its tail mask and the
  * few operations the math of vmath.h does not provide. */
 #ifdef FE_K_AVX512
@@ -153,7 +147,7 @@ ALWAYS vec ternary(int code, vec a, vec b, vec c)
     W2(X, FE_V_FMA, 6, 2, 4) W2(X, FE_V_FMA, 5, 1, 4) W2(X, FE_V_FMA, 3, 1, 2)       \
     W2(X, FE_V_WHERE, 6, 2, 4) W2(X, FE_V_WHERE, 5, 1, 4) W2(X, FE_V_WHERE, 3, 1, 2)
 
-#define NCODES (FE_V_NOPS * 64)
+#define NCODES FE_V_CODE(FE_V_NOPS, 0, 0)
 
 /* Memory operand k of vector j: a walk over the tile, or the same copies
  * for every vector (a load the compiler hoists out of the handler's loop). */
@@ -246,20 +240,23 @@ static void h_end(const fe_k_vbound *o, int64_t i, int64_t w, VPARAMS)
     (void)o, (void)i, (void)w, (void)acc;
 }
 
-#define ENTRY(NAME, OP, F, B) [OP * 64 + B * 8 + F] = NAME##_##OP##_##F##_##B,
+#define ENTRY(NAME, OP, F, B) [FE_V_CODE(OP, F, B)] = NAME##_##OP##_##F##_##B,
 #define ENTRYMAX(OP, F, B) ENTRY(hmax, OP, F, B)
 #define ENTRYHALF(OP, F, B) ENTRY(hhalf, OP, F, B)
 #define ENTRY1(OP, F, B) ENTRY(h1, OP, F, B)
-static const handler tabmax[NCODES] = {FORMS(ENTRYMAX)[FE_V_END * 64] = h_end};
-static const handler tabhalf[NCODES] = {FORMS(ENTRYHALF)[FE_V_END * 64] = h_end};
-static const handler tab1[NCODES] = {FORMS(ENTRY1)[FE_V_END * 64] = h_end};
+static const handler tabmax[NCODES] = {FORMS(ENTRYMAX)[FE_V_CODE(FE_V_END, 0, 0)] = h_end};
+static const handler tabhalf[NCODES] = {FORMS(ENTRYHALF)[FE_V_CODE(FE_V_END, 0, 0)] = h_end};
+static const handler tab1[NCODES] = {FORMS(ENTRY1)[FE_V_CODE(FE_V_END, 0, 0)] = h_end};
 
 int fe_k_vform_ok(int op, unsigned in_mem)
 {
     if (op < 0 || op >= FE_V_END || in_mem >= 8)
         return 0;
-    for (unsigned b = 0; b < 8; b++)   /* and with each choice of broadcast operands */
-        if (!(b & ~in_mem) && !tabmax[fe_k_vbcast(fe_k_vcode(op, in_mem), b)] && (op != FE_V_ST || !b))
+    /* and with each choice of broadcast memory operands (a store's
+     * destination is never one) */
+    unsigned bmax = op == FE_V_ST ? 0 : in_mem;
+    for (unsigned b = 0; b <= bmax; b++)
+        if (!(b & ~in_mem) && !tabmax[FE_V_CODE(op, in_mem, b)])
             return 0;
     return 1;
 }
@@ -297,12 +294,6 @@ int fe_k_vop_binary(int op)
     (void)op;
     return -1;
 }
-
-int fe_k_vcode(int op, unsigned in_mem)
-{
-    return op * 64 + (int)(in_mem & 7u);
-}
-
 
 int fe_k_vform_ok(int op, unsigned in_mem)
 {

@@ -60,21 +60,26 @@ typedef struct fe_k_vbound {
                                FE_K_VLANES copies of its one value */
 } fe_k_vbound;
 
-/* The code of op `op` (FE_V_*) with operand k in memory when bit k of
- * in_mem is set (the accumulator otherwise). ST and LD take their operand
- * from memory: in_mem = 1. */
-int fe_k_vcode(int op, unsigned in_mem);
+/* An op's code: the op (FE_V_*), the operands in memory (bit k of in_mem:
+ * operand k; the accumulator otherwise) and, of those, the ones that are
+ * one broadcast value (bcast). A constant expression, for tables. */
+#define FE_V_CODE(op, in_mem, bcast) ((op) * 64 + (bcast) * 8 + (in_mem))
+#define FE_V_OP(code) ((code) >> 6)
+#define FE_V_INMEM(code) ((code) & 7)
+
+/* The code of op `op` with in_mem's operands in memory, walking the tile.
+ * ST and LD take their operand from memory: in_mem = 1. */
+static inline int fe_k_vcode(int op, unsigned in_mem)
+{
+    return FE_V_CODE(op, (int)(in_mem & 7u), 0);
+}
 
 /* Code `code` with the memory operands named by bit k of bcast bound to
  * FE_K_VLANES copies of one value instead of a walk over the tile. */
 static inline int fe_k_vbcast(int code, unsigned bcast)
 {
-    return code | (int)((bcast & (unsigned)code & 7u) << 3);
+    return code | FE_V_CODE(0, 0, (int)(bcast & (unsigned)FE_V_INMEM(code)));
 }
-
-/* The op and the in_mem of a code. */
-#define FE_V_OP(code) ((code) >> 6)
-#define FE_V_INMEM(code) ((code) & 7)
 
 /* Whether the evaluator has that form: LD and ST with in_mem 1, unary ops
  * with 0 (their operand is the accumulator), binary and ternary ops with
