@@ -22,6 +22,7 @@
 #include "group.h"
 #include "node.h"
 #include "ops.h"
+#include "tensor_mem.h"
 
 typedef struct pool_slot {
     void *ptr;
@@ -212,14 +213,6 @@ int fe_exec_executable(const fe_graph *g, fe_error *err)
 
 /* ---- sessions ---- */
 
-static void *abuf(size_t bytes)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? (bytes + 63) & ~(size_t)63 : 64))
-        return NULL;
-    return p;
-}
-
 static int is_static(const fe_tensor *t)
 {
     return t->producer < 0;
@@ -384,7 +377,7 @@ int fe_exec_alloc(fe_exec *ex, int32_t t, fe_error *err)
     const fe_tensor *tt = fe_graph_tensor(ex->g, t);
     if (ex->bufs[t].data)
         return FE_OK;
-    void *d = abuf((size_t)tt->bytes);
+    void *d = fe_k_tensor_mem((size_t)tt->bytes);
     if (!d)
         return fe_error_set(err, FE_ENOMEM, "out of memory for %s (%lld bytes)",
                             fe_tensor_name(ex->g, tt), (long long)tt->bytes);
@@ -432,7 +425,7 @@ static void *pool_get(pool *p, size_t bytes, size_t *got)
         *got = p->slot[best].cap;
         p->slot[best] = p->slot[--p->n];
     } else {
-        d = abuf(bytes);
+        d = fe_k_tensor_mem(bytes);
         *got = bytes;
         if (d)
             p->held += (int64_t)bytes;
@@ -628,7 +621,7 @@ static int run_finish(run *r, fe_exec_result **out, double ms, fe_error *err)
             r->cap[t] = 0;
             r->bufs[t].data = NULL;
         } else {                        /* an input, or listed twice: copy */
-            void *d = abuf((size_t)tt->bytes);
+            void *d = fe_k_tensor_mem((size_t)tt->bytes);
             if (!d) {
                 res->noutputs = i;
                 fe_exec_result_free(res);

@@ -31,6 +31,7 @@
 #include "matmul.h"
 #include "node.h"
 #include "ops.h"
+#include "tensor_mem.h"
 
 enum { MODE_FUSED, MODE_ANCHOR, MODE_PEROP };
 
@@ -178,8 +179,8 @@ static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
             int32_t t = fe_node_output(g, n, k);
             if (!bufs[t].data) {
                 size_t bytes = (size_t)fe_graph_tensor(g, t)->bytes;
-                void *d = NULL;
-                if (posix_memalign(&d, 64, bytes ? bytes : 64)) {
+                void *d = fe_k_tensor_mem(bytes);
+                if (!d) {
                     rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
                                       fe_tensor_name(g, fe_graph_tensor(g, t)), bytes);
                     break;
@@ -543,7 +544,7 @@ static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
     for (int k = 0; k < 2; k++)
         if (gr->pro[k] && gr->pro_sep[k] && !bufs[gr->opnd[k]].data) {
             size_t b = (size_t)fe_graph_tensor(g, gr->opnd[k])->bytes;
-            if (posix_memalign(&tmp[k], 64, b ? b : 64)) {
+            if (!(tmp[k] = fe_k_tensor_mem(b))) {
                 rc = fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
                 goto out;
             }

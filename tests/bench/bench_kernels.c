@@ -24,6 +24,7 @@
 #include "group.h"
 #include "load.h"
 #include "ops.h"
+#include "tensor_mem.h"
 #include "timing.h"
 
 static double now_s(void)
@@ -69,7 +70,10 @@ static size_t stream_mib;
 #define STRIAD(c, b) _mm_add_ps(_mm_mul_ps(_mm_set1_ps(3.0f), c), b)
 #endif
 
-/* The arrays: 4x the last-level cache (at least 128 MiB each), made once. */
+/* The arrays: 4x the last-level cache (at least 128 MiB each), made once,
+ * in the memory tensors get (fe_k_tensor_mem: huge pages where the OS
+ * offers them), so that the kernels are held to what memory does for a
+ * loop on the same pages (copy-nt ran 5% faster on huge pages). */
 static float *sa, *sb, *sc;
 static size_t sn;
 
@@ -79,7 +83,7 @@ static void stream_alloc(void)
     if (n < (32u << 20))
         n = 32u << 20;
     n &= ~(size_t)63;
-    sa = aligned_alloc(64, n * 4), sb = aligned_alloc(64, n * 4), sc = aligned_alloc(64, n * 4);
+    sa = fe_k_tensor_mem(n * 4), sb = fe_k_tensor_mem(n * 4), sc = fe_k_tensor_mem(n * 4);
     if (!sa || !sb || !sc) {
         fprintf(stderr, "bench: out of memory for STREAM arrays\n");
         exit(1);
