@@ -1190,29 +1190,23 @@ static void forget_tiles(const fe_k_prog *p, tstate *ts)
     ts->vb_run = -1;
 }
 
-/* Whether instructions [k0, k1) should become a register pass. Two ops or
- * more, or one transcendental op, always: the pass keeps the values in
- * registers. A lone cheap op too when the program has no row op, so that
- * the pass is the whole program: it then runs over long tiles and
- * prefetches its inputs, where a tile pass over 1024 floats leaves the
- * hardware prefetcher alone (relu over f32 [4096, 4096] went from 77 to 91
- * GB/s, a product with per-column weights from 41 to 86). Beside a row op
- * the lone op keeps its tile loop: as a pass there, Add+RMSNorm's add ran
- * 5% slower, and the softmax prologue x * s + mask (with the first,
- * switch-based evaluator) 1.5x slower in cache. */
+/* Whether instructions [k0, k1) should become a register pass: whenever
+ * they hold an op beyond loads and stores. Values stay in registers, and
+ * the pass prefetches its inputs and runs over long tiles, where a tile
+ * pass over 1024 floats leaves the hardware prefetcher alone. Even a lone
+ * cheap op gains (relu over f32 [4096, 4096]: 77 -> 91 GB/s; a product
+ * with per-column weights: 41 -> 86; Add+RMSNorm's add, beside its row
+ * op: 2.85 -> 2.47 ms; the softmax prologue x * s + mask: even). The first,
+ * switch-based evaluator paid 2-3 cycles of dispatch per op and vector,
+ * and lone cheap ops had kept their tile loops then. */
 static int worth_a_run(const fe_k_prog *p, const instr *code, int k0, int k1)
 {
-    int ops = 0;
     for (int k = k0; k < k1; k++) {
         int vc = vm_code(p, &code[k]);
-        if (vc == FE_V_ST || vc == FE_V_LD)
-            continue;
-        if (vc == FE_V_SILU || vc == FE_V_SIGMOID || vc == FE_V_TANH || vc == FE_V_EXP ||
-            vc == FE_V_GELU_TANH)
+        if (vc != FE_V_ST && vc != FE_V_LD)
             return 1;
-        ops++;
     }
-    return ops >= 2 || (ops == 1 && !p->full_rows);
+    return 0;
 }
 
 /* Tile width of a program that is one register pass: its slots hold
@@ -1366,7 +1360,11 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
      * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
      * memory-bound groups) */
     if (p->full_rows) {
+        /* its register passes prefetch AHEAD as well as the row op its next
+         * row: without the first, Add+RMSNorm ran 15% slower; without the
+         * second, 16% (softmax 1.4x) */
         p->T = p->C;
+        p->ahead = 1;
     } else {
         int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
         t = t < 512 ? 512 : t > 1024 ? 1024 : t;
@@ -1394,9 +1392,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
                 t = cap;
             p->colblock = 1;
         }
-        /* Programs with row reductions prefetch the next row themselves
-         * (fe_k_pf in exec_seg); a second stream of requests for the same
-         * row slowed softmax from 28 to 31 ms (measured). */
+        /* A column-blocked program's next tile is not AHEAD floats on. */
         p->ahead = vm && !p->colblock;
         t &= ~(int64_t)63;
         p->T = p->C < t ? p->C : t;
