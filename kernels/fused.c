@@ -121,6 +121,7 @@ typedef struct pout {
  * ops[op0, op0 + nops) over table entries [ent0, ent0 + nent). */
 typedef struct vrun {
     int op0, nops, ent0, nent;
+    int ssq;                       /* row value its FE_V_SSQ sums into, -1 none */
 } vrun;
 
 /* A table entry: where an operand lives, or the output a store writes. */
@@ -162,6 +163,7 @@ typedef struct tstate {
      * the next row's binding is this one moved by each entry's step */
     int vb_run, vb_adv;
     int64_t vb_row, vb_c0, vb_w;
+    float vsums[FE_K_VSUMS] __attribute__((aligned(64)));   /* FE_V_SSQ's partial sums */
 } __attribute__((aligned(64))) tstate;   /* a line of its own: threads write theirs per tile */
 
 struct fe_k_prog {
@@ -1037,6 +1039,7 @@ typedef struct vtr {
     int acc_def;
     int *def;
     char *spill;      /* per instruction of the run: its result goes to memory too */
+    int ssq;          /* the instruction whose row sum of squares the run finds, -1 none */
     int emit;
 } vtr;
 
@@ -1172,6 +1175,8 @@ static int vm_translate(cc *c, vtr *t, vrun *r, const instr *code, int n, int k0
             if (e[0] < 0 || vm_emit(c, t, FE_V_ST, 1, e))
                 return -1;
         }
+        if (ki == t->ssq && vm_emit(c, t, FE_V_SSQ, 0, (int[3]){0, 0, 0}))
+            return -1;
     }
     /* values still needed after the run go to memory */
     for (int s = 0; s < p->nslots; s++)
@@ -1257,8 +1262,19 @@ static int build_runs(cc *c)
         r->ent0 = p->nvents;
         memset(t.spill, 0, (size_t)(n + 1));
         t.emit = 0;
+        t.ssq = -1;
         if (vm_translate(c, &t, r, code, n, k, k1))
             goto oom;
+        /* An rms_norm right after the run, of a row the run makes: the run
+         * sums its squares as it goes, saving the rms_norm a pass over the
+         * row (Add+RMSNorm: 88.5 -> 92% of copy, in turns). */
+        r->ssq = -1;
+        if (k1 < n && code[k1].code == I_RMS && code[k1].a.kind == K_SLOT &&
+            code[k1].c.kind == K_NONE && t.def[code[k1].a.idx] >= 0) {
+            t.ssq = t.def[code[k1].a.idx];
+            r->ssq = p->nrowv++;
+            code[k1].c = mk(K_ROW, r->ssq);
+        }
         t.emit = 1;
         if (vm_translate(c, &t, r, code, n, k, k1))
             goto oom;
@@ -1489,9 +1505,14 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
                      "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
                      (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
                      p->nslots, p->nloads, nt ? ", streaming stores" : "");
+    int nssq = 0;
+    for (int k = 0; k < p->nruns; k++)
+        nssq += p->runs[k].ssq >= 0;
     if (p->nruns && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, ", %d instrs in %d register pass%s", p->nvm, p->nruns,
-                 p->nruns == 1 ? "" : "es");
+        n += snprintf(buf + n, size - (size_t)n, ", %d instrs in %d register pass%s", p->nvm,
+                      p->nruns, p->nruns == 1 ? "" : "es");
+    if (nssq && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%d summing squares for rms_norm)", nssq);
     return buf;
 }
 
@@ -1651,6 +1672,8 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
                 v->nt = s->nt;
             }
         v->code = fe_k_vbcast(o->code, bcast);
+        if (FE_V_OP(o->code) == FE_V_SSQ)
+            v->p[0] = ts->vsums;
     }
     ts->vb[r->nops].code = fe_k_vcode(FE_V_END, 0);   /* vb has maxops + 1 entries */
     ts->vb_adv = adv;
@@ -1700,7 +1723,11 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                 ts->vb_w = w;
             }
             ts->vb_row = row;
+            if (r->ssq >= 0)
+                memset(ts->vsums, 0, sizeof ts->vsums);
             fe_k_vrun(ts->vb, w, &ts->vpf);
+            if (r->ssq >= 0)
+                ts->rowv[r->ssq] = fe_k_vsums_total(ts->vsums);
             continue;
         }
         float *d = (float *)loc(p, ts, in->d, anchor, &sd);
@@ -1776,16 +1803,19 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                 fe_k_row_softmax(loc(p, ts, in->a, anchor, &sa), d, w, in->aux);
             }
             break;
-        case I_RMS:
+        case I_RMS: {
+            const float *ss = in->c.kind == K_ROW ? &ts->rowv[in->c.idx] : NULL;
             if (in->st)
                 fe_k_row_rmsnorm_nt(loc(p, ts, in->a, anchor, &sa),
                                     in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
                                     (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
-                                    w, in->f, &ts->pf);
+                                    w, in->f, ss, &ts->pf);
             else
                 fe_k_row_rmsnorm(loc(p, ts, in->a, anchor, &sa),
-                                 in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL, d, w, in->f);
+                                 in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL, d, w, in->f,
+                                 ss);
             break;
+        }
         case I_LN:
             fe_k_row_layernorm(loc(p, ts, in->a, anchor, &sa),
                                in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,

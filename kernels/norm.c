@@ -10,9 +10,10 @@
 
 #define PAR_MIN 32768
 
-void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
+void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps,
+                      const float *ss)
 {
-    float r = 1.0f / sqrtf(fe_k_row_sumsq(x, n) / (float)n + eps);
+    float r = 1.0f / sqrtf((ss ? *ss : fe_k_row_sumsq(x, n)) / (float)n + eps);
     int64_t i = 0;
 #ifdef FE_K_AVX2
     __m256 vr = _mm256_set1_ps(r);
@@ -29,9 +30,9 @@ void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float
 }
 
 void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps,
-                         const fe_k_pf *pf)
+                         const float *ss, const fe_k_pf *pf)
 {
-    float r = 1.0f / sqrtf(fe_k_row_sumsq(x, n) / (float)n + eps);
+    float r = 1.0f / sqrtf((ss ? *ss : fe_k_row_sumsq(x, n)) / (float)n + eps);
     int64_t i = 0;
 #ifdef FE_K_AVX2
     /* the next row is fetched here, not while summing: its reads then
@@ -143,7 +144,7 @@ int fe_k_norm(int layer, const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_
             if (layer)
                 fe_k_row_layernorm(row, wf, bf, row, n, (float)eps);
             else
-                fe_k_row_rmsnorm(row, wf, row, n, (float)eps);
+                fe_k_row_rmsnorm(row, wf, row, n, (float)eps, NULL);
             fe_k_store_f32(y->data, y->dtype, r * n, row, n);
         }
         free(row);

@@ -12,13 +12,15 @@
 #include "ktensor.h"
 
 /* y = x * rsqrt(mean(x^2) + eps) * w over one row of n; w may be NULL
- * (no weight); y may be x. */
-void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
+ * (no weight); y may be x. ss, when not NULL, is the row's sum of squares,
+ * found by the caller (a fused pass that made the row). */
+void fe_k_row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps,
+                      const float *ss);
 /* rms_norm writing y (float32 output memory) with non-temporal stores,
  * pulling pf's streams (the next row's inputs, n floats each; may be NULL)
  * into cache as it writes. */
 void fe_k_row_rmsnorm_nt(const float *x, const float *w, float *y, int64_t n, float eps,
-                         const fe_k_pf *pf);
+                         const float *ss, const fe_k_pf *pf);
 /* y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes);
  * w and b may be NULL. */
 void fe_k_row_layernorm(const float *x, const float *w, const float *b, float *y,

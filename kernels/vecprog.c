@@ -61,6 +61,7 @@ typedef __mmask16 vmask;
 #define VANDI(v, m) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(m)))
 /* c == 0 ? b : a */
 #define VPICK0(c, a, b) _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(c, VSET(0.0f), _CMP_EQ_OQ), b)
+#define VKEEP(m, v) _mm512_maskz_mov_ps(m, v)
 #define MASK_ALL ((vmask)0xFFFF)
 #define MASK_FIRST(n) ((vmask)((1u << (n)) - 1u))
 #else
@@ -83,6 +84,7 @@ typedef __m256i vmask;
 #define VXORI(v, m) _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(m)))
 #define VANDI(v, m) _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(m)))
 #define VPICK0(c, a, b) _mm256_blendv_ps(a, b, _mm256_cmp_ps(c, VSET(0.0f), _CMP_EQ_OQ))
+#define VKEEP(m, v) _mm256_and_ps(v, _mm256_castsi256_ps(m))
 #define MASK_ALL _mm256_set1_epi32(-1)
 #define MASK_FIRST(n) \
     _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
@@ -145,7 +147,8 @@ ALWAYS vec ternary(int code, vec a, vec b, vec c)
     W1(X, FE_V_SUB, 2) W1(X, FE_V_SUB, 1) W1(X, FE_V_DIV, 2) W1(X, FE_V_DIV, 1)       \
     W1(X, FE_V_MAX, 2) W1(X, FE_V_MAX, 1) W1(X, FE_V_MIN, 2) W1(X, FE_V_MIN, 1)       \
     W2(X, FE_V_FMA, 6, 2, 4) W2(X, FE_V_FMA, 5, 1, 4) W2(X, FE_V_FMA, 3, 1, 2)       \
-    W2(X, FE_V_WHERE, 6, 2, 4) W2(X, FE_V_WHERE, 5, 1, 4) W2(X, FE_V_WHERE, 3, 1, 2)
+    W2(X, FE_V_WHERE, 6, 2, 4) W2(X, FE_V_WHERE, 5, 1, 4) W2(X, FE_V_WHERE, 3, 1, 2) \
+    X(FE_V_SSQ, 0, 0)
 
 #define NCODES FE_V_CODE(FE_V_NOPS, 0, 0)
 
@@ -175,6 +178,14 @@ ALWAYS vec step(const int op, const int F, const int B, const fe_k_vbound *o, in
             VSTORE(o->p[0] + j, acc);
         return acc;
     }
+    if (op == FE_V_SSQ) {
+        /* vector j adds into the partial sum of its strip position; the
+         * lanes past a partial last vector add nothing */
+        float *s = o->p[0] + (j / L) % FE_K_VSTRIP * L;
+        vec v = tail ? VKEEP(lm, acc) : acc;
+        VSTORE(s, VFMA(v, v, VLOAD(s)));
+        return acc;
+    }
     if (op < FE_V_ADD)
         return unary(op, acc);
     if (op < FE_V_FMA)
@@ -198,14 +209,13 @@ ALWAYS vec step(const int op, const int F, const int B, const fe_k_vbound *o, in
  * with AVX2's 16), half that (the rest of a tile, or a narrow one), and
  * one vector with masked loads and stores (the last few vectors of a tile,
  * the last one partial). */
+#define UMAX FE_K_VSTRIP
 #ifdef FE_K_AVX512
-#define UMAX 8
 #define VPARAMS vec a0, vec a1, vec a2, vec a3, vec a4, vec a5, vec a6, vec a7
 #define VARGS a0, a1, a2, a3, a4, a5, a6, a7
 #define VACC acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
 #define VZEROS z, z, z, z, z, z, z, z
 #else
-#define UMAX 4
 #define VPARAMS vec a0, vec a1, vec a2, vec a3
 #define VARGS a0, a1, a2, a3
 #define VACC acc[0], acc[1], acc[2], acc[3]
@@ -261,6 +271,18 @@ int fe_k_vform_ok(int op, unsigned in_mem)
     return 1;
 }
 
+float fe_k_vsums_total(const float *sums)
+{
+    vec t = VLOAD(sums);
+    for (int k = 1; k < UMAX; k++)
+        t = VADD(t, VLOAD(sums + k * L));
+    float l[L], s = 0.0f;
+    VSTORE(l, t);
+    for (int k = 0; k < L; k++)
+        s += l[k];
+    return s;
+}
+
 void fe_k_vrun(const fe_k_vbound *ops, int64_t w, const fe_k_pf *pf)
 {
     const vec z = VSET(0.0f);
@@ -300,6 +322,12 @@ int fe_k_vform_ok(int op, unsigned in_mem)
     (void)op;
     (void)in_mem;
     return 0;
+}
+
+float fe_k_vsums_total(const float *sums)
+{
+    (void)sums;
+    return 0.0f;
 }
 
 void fe_k_vrun(const fe_k_vbound *ops, int64_t w, const fe_k_pf *pf)

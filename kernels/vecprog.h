@@ -10,7 +10,8 @@
  * op) are written out.
  *
  * Every op reads its operands (the accumulator or memory) and leaves its
- * result in the accumulator; ST writes the accumulator to memory. Which
+ * result in the accumulator; ST writes the accumulator to memory, and SSQ
+ * adds its squares to a row's running sum. Which
  * operands come from memory is part of the op's code (fe_k_vcode), so each
  * op's handler is straight-line code, entered once per strip.
  *
@@ -33,11 +34,16 @@
 #include "cache.h"
 #include "vmath.h"
 
+/* Lanes per vector, and vectors per strip (the most a handler takes at once). */
 #ifdef FE_K_AVX512
 #define FE_K_VLANES 16
+#define FE_K_VSTRIP 8
 #else
 #define FE_K_VLANES 8
+#define FE_K_VSTRIP 4
 #endif
+/* Floats of FE_V_SSQ's partial sums: one vector per strip position. */
+#define FE_K_VSUMS (FE_K_VSTRIP * FE_K_VLANES)
 
 enum {
     FE_V_LD, FE_V_ST,
@@ -48,6 +54,10 @@ enum {
     FE_V_ADD, FE_V_SUB, FE_V_MUL, FE_V_DIV, FE_V_MAX, FE_V_MIN,
     /* ternary */
     FE_V_FMA, FE_V_WHERE,
+    /* the accumulator's squares added into p[0] (FE_K_VSUMS floats, zeroed
+     * before the run), the accumulator kept: the row sum of squares that a
+     * following rms_norm needs, found in the pass that makes the row */
+    FE_V_SSQ,
     FE_V_END,               /* ends a bound program */
     FE_V_NOPS
 };
@@ -92,6 +102,10 @@ int fe_k_vform_ok(int op, unsigned in_mem);
  * div, maximum, minimum). Both are -1 on builds without AVX2. */
 int fe_k_vop_unary(int op, int approx_tanh);
 int fe_k_vop_binary(int op);
+
+/* The sum of FE_V_SSQ's partial sums, in a fixed order (so a row's sum
+ * depends only on its values and width). */
+float fe_k_vsums_total(const float *sums);
 
 /* Run the ops of a bound program, which ends in an op with code
  * fe_k_vcode(FE_V_END, 0), over elements [0, w) of the tile they are bound

@@ -332,9 +332,11 @@ static void test_streaming_outputs(void **state)
 /* ---- register runs (vecprog.h) ---- */
 
 /* Run model text as one fused group and op by op: fused == reference, a TLF
- * split gives the same bits, and the group ran (also) in registers. Inputs
- * named "x" get NaN, infinities and large values in a few places first. */
-static void check_run(const char *tensors, const char *nodes, const char *outputs, int width)
+ * split gives the same bits, and the group ran (also) in registers, its
+ * description containing `how` too (if not NULL). Inputs named "x" get NaN,
+ * infinities and large values in a few places first. */
+static void check_run(const char *tensors, const char *nodes, const char *outputs, int width,
+                      const char *how)
 {
     fe_error err = {0};
     fe_graph *g = model(tensors, nodes, outputs);
@@ -354,8 +356,11 @@ static void check_run(const char *tensors, const char *nodes, const char *output
     fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
     static char what[sizeof jbuf + 4096];
     snprintf(what, sizeof what, "width %d (%s)\nmodel: %s", width, got->how[gid], jbuf);
-    if (fe_k_vform_ok(FE_V_LD, 1))   /* builds without AVX2 keep the tile passes */
+    if (fe_k_vform_ok(FE_V_LD, 1)) {   /* builds without AVX2 keep the tile passes */
         assert_contains(got->how[gid], "register pass");
+        if (how)
+            assert_contains(got->how[gid], how);
+    }
     expect_ok(g, ref, got, what);
     expect_equal(g, got, gs, "TLF split vs unsplit");
     fe_exec_result_free(ref);
@@ -388,7 +393,33 @@ static void test_register_chain(void **state)
                   "{\"name\":\"rc\",\"op\":\"mul\",\"inputs\":[\"r\",\"c\"],\"outputs\":[\"rc\"]},"
                   "{\"name\":\"t\",\"op\":\"tanh\",\"inputs\":[\"rc\"],\"outputs\":[\"t\"]},"
                   "{\"name\":\"o\",\"op\":\"add\",\"inputs\":[\"t\",\"x\"],\"outputs\":[\"o\"]}",
-                  "\"o\",\"xab\"", W[k]);
+                  "\"o\",\"xab\"", W[k], NULL);
+    }
+}
+
+/* A register pass followed by rms_norm sums the row's squares as it makes
+ * the row (FE_V_SSQ): every strip size, a partial last vector, NaN and
+ * infinities in x, with and without a weight, the row also stored (h). */
+static void test_register_sumsq(void **state)
+{
+    (void)state;
+    static const int W[] = {2, 7, 16, 17, 100, 129, 1037, 4101};
+    for (size_t k = 0; k < sizeof W / sizeof W[0]; k++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "\"x\":{\"shape\":[5,%d],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"r\":{\"shape\":[5,%d],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                 "\"w\":{\"shape\":[%d],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+                 W[k], W[k], W[k]);
+        check_run(t,
+                  "{\"name\":\"add\",\"op\":\"add\",\"inputs\":[\"x\",\"r\"],\"outputs\":[\"h\"]},"
+                  "{\"name\":\"rn\",\"op\":\"rms_norm\",\"inputs\":[\"h\",\"w\"],\"outputs\":[\"y\"]}",
+                  "\"h\",\"y\"", W[k], "1 summing squares for rms_norm");
+        check_run(t,
+                  "{\"name\":\"s\",\"op\":\"silu\",\"inputs\":[\"r\"],\"outputs\":[\"s\"]},"
+                  "{\"name\":\"m\",\"op\":\"mul\",\"inputs\":[\"s\",\"x\"],\"outputs\":[\"h\"]},"
+                  "{\"name\":\"rn\",\"op\":\"rms_norm\",\"inputs\":[\"h\"],\"outputs\":[\"y\"]}",
+                  "\"y\"", W[k], "1 summing squares for rms_norm");
     }
 }
 
@@ -427,7 +458,7 @@ static void test_register_forms(void **state)
                   "\"attrs\":{\"approximate\":\"tanh\"}},"
                   "{\"name\":\"u\",\"op\":\"silu\",\"inputs\":[\"g\"],\"outputs\":[\"u\"]},"
                   "{\"name\":\"v\",\"op\":\"sub\",\"inputs\":[\"u\",\"s\"],\"outputs\":[\"v\"]}",
-                  "\"v\",\"d2\",\"w2\"", w);
+                  "\"v\",\"d2\",\"w2\"", w, NULL);
     }
 }
 
@@ -809,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_streaming_outputs),
         cmocka_unit_test(test_register_chain),
         cmocka_unit_test(test_register_forms),
+        cmocka_unit_test(test_register_sumsq),
         cmocka_unit_test(test_matmul_epilogue),
         cmocka_unit_test(test_matmul_prologue),
         cmocka_unit_test(test_matmul_batched_and_rows),

@@ -74,6 +74,7 @@ static float ref(int op, const float *v)
     case FE_V_MIN: return isnan(v[0]) ? v[0] : minps(v[0], v[1]);
     case FE_V_FMA: return fmaf(v[0], v[1], v[2]);
     case FE_V_WHERE: return v[0] == 0.0f ? v[2] : v[1];
+    case FE_V_SSQ: return v[0];   /* the accumulator passes through */
     default: fail_msg("no reference for op %d", op);
     }
     return 0;
@@ -103,6 +104,23 @@ static void fill(int op)
             bc[k][l] = k == 0 ? 1.75f : k == 1 ? -0.0f : 2.5f;
 }
 
+/* FE_V_SSQ's partial sums, and what they must add up to after a run over w
+ * elements of the accumulator src[3]: the sum of squares, to float
+ * rounding (the order is the evaluator's), and not a lane past w. */
+static float *sums;
+
+static void check_sums(int64_t w)
+{
+    double want = 0, mag = 0;
+    for (int64_t j = 0; j < w; j++) {
+        want += (double)src[3][j] * src[3][j];
+        mag += fabs((double)src[3][j] * src[3][j]);
+    }
+    float got = fe_k_vsums_total(sums);
+    if (fabs(got - want) > 1e-6 * mag + 1e-30)
+        fail_msg("sum of squares over %lld: %.9g, want %.9g", (long long)w, got, want);
+}
+
 /* Run op in form (in_mem, bcast) over w elements (streaming stores if nt)
  * and compare with ref; out has GUARD floats past w that must stay. */
 static void check_form(int op, unsigned in_mem, unsigned bcast, int64_t w, int nt, float *out)
@@ -119,6 +137,8 @@ static void check_form(int op, unsigned in_mem, unsigned bcast, int64_t w, int n
     for (int k = 0; k < 3; k++)
         if ((in_mem >> k) & 1)
             o->p[k] = (bcast >> k) & 1 ? bc[k] : src[k];
+    if (op == FE_V_SSQ)
+        o->p[0] = memset(sums, 0, FE_K_VSUMS * sizeof(float));
     prog[n].code = fe_k_vcode(FE_V_ST, 1);
     prog[n].nt = nt;
     prog[n++].p[0] = out;
@@ -139,6 +159,8 @@ static void check_form(int op, unsigned in_mem, unsigned bcast, int64_t w, int n
         if (out[w + j] != 12345.0f)
             fail_msg("op %d form %u bcast %u w %lld: wrote element %lld past the tile", op, in_mem,
                      bcast, (long long)w, (long long)(w + j));
+    if (op == FE_V_SSQ)
+        check_sums(w);
 }
 
 static void test_every_form(void **state)
@@ -150,6 +172,7 @@ static void test_every_form(void **state)
         src[k] = malloc(MAXW * sizeof(float));
     for (int k = 0; k < 3; k++)
         bc[k] = alloc64(64 * sizeof(float));
+    sums = alloc64(FE_K_VSUMS * sizeof(float));
     int forms = 0;
     for (int op = 0; op < FE_V_END; op++) {
         if (op == FE_V_ST)
@@ -169,8 +192,8 @@ static void test_every_form(void **state)
         }
     }
     /* 11 unary, LD, add and mul (one form each), sub, div, max and min
-     * (two), fma and where (three) */
-    assert_int_equal(forms, 11 + 1 + 2 + 8 + 6);
+     * (two), fma and where (three), SSQ */
+    assert_int_equal(forms, 11 + 1 + 2 + 8 + 6 + 1);
     assert_true(fe_k_vform_ok(FE_V_ST, 1));
     assert_false(fe_k_vform_ok(FE_V_ADD, 1));
     assert_false(fe_k_vform_ok(FE_V_FMA, 7));
@@ -180,6 +203,7 @@ static void test_every_form(void **state)
         free(src[k]);
     for (int k = 0; k < 3; k++)
         free(bc[k]);
+    free(sums);
 }
 
 /* A longer program: values pass from op to op in the accumulator, and a
@@ -211,7 +235,43 @@ static void test_chain(void **state)
     }
     free(x), free(y1), free(y2), free(cb);
 }
+/* SSQ after an op that makes the lanes past a partial last vector nonzero
+ * (sigmoid, 0.5 at the zeros a masked load leaves there): those lanes must
+ * add nothing. Every width to 300. */
+static void test_sumsq_tail(void **state)
+{
+    (void)state;
+    float *x = malloc(MAXW * sizeof(float)), *y = alloc64(MAXW * sizeof(float));
+    float *s = alloc64(FE_K_VSUMS * sizeof(float));
+    for (int j = 0; j < MAXW; j++)
+        x[j] = (float)((j * 29) % 23) * 0.25f - 2.0f;
+    for (int64_t w = 1; w <= MAXW; w++) {
+        fe_k_vbound p[5];
+        memset(p, 0, sizeof p);
+        p[0].code = fe_k_vcode(FE_V_LD, 1), p[0].p[0] = x;
+        p[1].code = fe_k_vcode(FE_V_SIGMOID, 0);
+        p[2].code = fe_k_vcode(FE_V_SSQ, 0), p[2].p[0] = memset(s, 0, FE_K_VSUMS * sizeof(float));
+        p[3].code = fe_k_vcode(FE_V_ST, 1), p[3].p[0] = y;
+        p[4].code = fe_k_vcode(FE_V_END, 0);
+        fe_k_vrun(p, w, NULL);
+        double want = 0;
+        for (int64_t j = 0; j < w; j++) {
+            assert_float_equal(y[j], lane0(fe_k_v8_sigmoid(_mm256_set1_ps(x[j]))), 0.0f);
+            want += (double)y[j] * y[j];
+        }
+        double got = fe_k_vsums_total(s);
+        if (fabs(got - want) > 1e-6 * want)
+            fail_msg("width %lld: sum of squares %.9g, want %.9g", (long long)w, got, want);
+    }
+    free(x), free(y), free(s);
+}
 #else
+static void test_sumsq_tail(void **state)
+{
+    (void)state;
+    skip();
+}
+
 static void test_every_form(void **state)
 {
     (void)state;
@@ -231,6 +291,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_form),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_sumsq_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
