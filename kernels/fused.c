@@ -145,6 +145,14 @@ typedef struct vsrc {
     int64_t step;                  /* how far p moves from one row to the next */
 } vsrc;
 
+/* Per-thread state is written tile by tile, so no two threads' state and
+ * nothing else may share a 128-byte block (the pair of lines this core's
+ * prefetcher fetches together): thread states are 128-byte multiples, in
+ * blocks of whole pages. Allocated beside the heap's other objects, one
+ * program's states ran Add+RMSNorm at 74% of copy against 88% (measured
+ * in turns, the same program compiled again). */
+#define ISOLATE 128
+
 typedef struct tstate {
     float *slots;
     vsrc *vtab;                    /* the bound table of the run being executed */
@@ -164,7 +172,7 @@ typedef struct tstate {
     int vb_run, vb_adv;
     int64_t vb_row, vb_c0, vb_w;
     float vsums[FE_K_VSUMS] __attribute__((aligned(64)));   /* FE_V_SSQ's partial sums */
-} __attribute__((aligned(64))) tstate;   /* a line of its own: threads write theirs per tile */
+} __attribute__((aligned(128))) tstate;   /* written per tile by its thread (see ISOLATE) */
 
 struct fe_k_prog {
     int nrdims;                    /* row axes (coalesced) */
@@ -1427,13 +1435,14 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
                      (size_t)(p->maxops + 1) * sizeof(fe_k_vbound) + 64 +
                      (size_t)(p->nrowv + 1) * sizeof(float) +
                      (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
-        per = (per + 63) & ~(size_t)63;
+        per = (per + ISOLATE - 1) & ~(size_t)(ISOLATE - 1);
+        size_t tsb = (size_t)p->nthreads * sizeof(tstate);
         void *m = NULL;
         void *t = NULL;
-        if (posix_memalign(&t, 64, (size_t)p->nthreads * sizeof(tstate)))
+        if (posix_memalign(&t, 4096, (tsb + 4095) & ~(size_t)4095))
             goto oom;
-        p->ts = memset(t, 0, (size_t)p->nthreads * sizeof(tstate));
-        if (posix_memalign(&m, 64, per * (size_t)p->nthreads))
+        p->ts = memset(t, 0, tsb);
+        if (posix_memalign(&m, 4096, (per * (size_t)p->nthreads + 4095) & ~(size_t)4095))
             goto oom;
         p->mem = m;
         p->ss = (int64_t)ts;

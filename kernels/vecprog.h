@@ -11,9 +11,9 @@
  *
  * Every op reads its operands (the accumulator or memory) and leaves its
  * result in the accumulator; ST writes the accumulator to memory, and SSQ
- * adds its squares to a row's running sum. Which
- * operands come from memory is part of the op's code (fe_k_vcode), so each
- * op's handler is straight-line code, entered once per strip.
+ * adds its squares to a row's running sum. Which operands come from memory
+ * is part of the op's code (fe_k_vcode), so each op's handler is
+ * straight-line code, entered once per strip.
  *
  * Programs are bound to a tile before they run: each memory operand becomes
  * a pointer to the tile's first element, or to FE_K_VLANES copies of a
@@ -92,7 +92,7 @@ static inline int fe_k_vbcast(int code, unsigned bcast)
 }
 
 /* Whether the evaluator has that form: LD and ST with in_mem 1, unary ops
- * with 0 (their operand is the accumulator), binary and ternary ops with
+ * and SSQ with 0 (their operand is the accumulator), binary and ternary ops with
  * exactly one operand in the accumulator (add and mul: the first). Other
  * forms are made of these with an LD or a spill. */
 int fe_k_vform_ok(int op, unsigned in_mem);
