@@ -184,8 +184,9 @@ struct fe_k_prog {
     int64_t T;                     /* tile width in floats */
     int colblock;                  /* tiles go column chunk by column chunk over blocks of
                                     * rows, so the row-invariant inputs' chunk stays in L1 */
-    int ahead;                     /* one vector program over tiles that follow each other
-                                    * in memory: it prefetches its streamed inputs */
+    int ahead;                     /* its register passes prefetch their streamed inputs
+                                    * AHEAD (whole rows, or a program that is one pass over
+                                    * tiles that follow each other in memory) */
     int64_t ss;                    /* slot stride in floats (T and padding) */
     int nins, nouts, ncode, nslots, nrowv, nconsts, nops, nloads;
     pin *ins;
