@@ -51,9 +51,10 @@
  * run's ops with the current value in registers. A value goes to its slot
  * only when something other than the next op reads it (a spill), and a
  * store of the run's last value goes straight from registers to the
- * output, streaming when the output is large. Ops without a vector form (erf GELU, sin, log,
- * converting loads, row ops) keep their passes and split runs. A run that
- * would hold a single cheap op stays a pass (worth_a_run).
+ * output, streaming when the output is large. Ops without a vector form
+ * (erf GELU, sin, log, converting loads, row ops) keep their passes and
+ * split runs; a run holds at least one op (worth_a_run). A run that makes
+ * the row an rms_norm normalises also sums its squares (FE_V_SSQ).
  *
  * Whole-row programs prefetch the next row's direct inputs while the row
  * op (softmax) computes, so that loading a row and computing the previous
@@ -153,6 +154,11 @@ typedef struct vsrc {
  * in turns, the same program compiled again). */
 #define ISOLATE 128
 
+static size_t whole_pages(size_t bytes)
+{
+    return (bytes + 4095) & ~(size_t)4095;
+}
+
 typedef struct tstate {
     float *slots;
     vsrc *vtab;                    /* the bound table of the run being executed */
@@ -172,7 +178,7 @@ typedef struct tstate {
     int vb_run, vb_adv;
     int64_t vb_row, vb_c0, vb_w;
     float vsums[FE_K_VSUMS] __attribute__((aligned(64)));   /* FE_V_SSQ's partial sums */
-} __attribute__((aligned(128))) tstate;   /* written per tile by its thread (see ISOLATE) */
+} __attribute__((aligned(ISOLATE))) tstate;   /* written per tile by its thread */
 
 struct fe_k_prog {
     int nrdims;                    /* row axes (coalesced) */
@@ -1440,10 +1446,10 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         size_t tsb = (size_t)p->nthreads * sizeof(tstate);
         void *m = NULL;
         void *t = NULL;
-        if (posix_memalign(&t, 4096, (tsb + 4095) & ~(size_t)4095))
+        if (posix_memalign(&t, 4096, whole_pages(tsb)))
             goto oom;
         p->ts = memset(t, 0, tsb);
-        if (posix_memalign(&m, 4096, (per * (size_t)p->nthreads + 4095) & ~(size_t)4095))
+        if (posix_memalign(&m, 4096, whole_pages(per * (size_t)p->nthreads)))
             goto oom;
         p->mem = m;
         p->ss = (int64_t)ts;

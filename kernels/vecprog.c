@@ -282,11 +282,12 @@ float fe_k_vsums_total(const float *sums)
     vec t = VLOAD(sums);
     for (int k = 1; k < UMAX; k++)
         t = VADD(t, VLOAD(sums + k * L));
-    float l[L], s = 0.0f;
-    VSTORE(l, t);
-    for (int k = 0; k < L; k++)
-        s += l[k];
-    return s;
+#ifdef FE_K_AVX512
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
+    return fe_k_v8_hsum(_mm256_add_ps(_mm512_castps512_ps256(t), hi));
+#else
+    return fe_k_v8_hsum(t);
+#endif
 }
 
 void fe_k_vrun(const fe_k_vbound *ops, int64_t w, const fe_k_pf *pf)

@@ -92,9 +92,9 @@ static inline int fe_k_vbcast(int code, unsigned bcast)
 }
 
 /* Whether the evaluator has that form: LD and ST with in_mem 1, unary ops
- * and SSQ with 0 (their operand is the accumulator), binary and ternary ops with
- * exactly one operand in the accumulator (add and mul: the first). Other
- * forms are made of these with an LD or a spill. */
+ * and SSQ with 0 (their operand is the accumulator), binary and ternary
+ * ops with exactly one operand in the accumulator (add and mul: the
+ * first). Other forms are made of these with an LD or a spill. */
 int fe_k_vform_ok(int op, unsigned in_mem);
 
 /* FE_V_* of unary op `op` (FE_OP_*), or -1 when it has no vector form
