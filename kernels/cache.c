@@ -44,14 +44,20 @@ static long cached(int level, long *slot, long dflt)
     return v;
 }
 
+static long llc, l2;
+
 long fe_k_cache_llc(void)
 {
-    static long llc;
     return cached(3, &llc, 32L << 20);
 }
 
 long fe_k_cache_l2(void)
 {
-    static long l2;
     return cached(2, &l2, 1L << 20);
+}
+
+void fe_k_cache_set(long l2_bytes, long llc_bytes)
+{
+    __atomic_store_n(&l2, l2_bytes > 0 ? l2_bytes : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&llc, llc_bytes > 0 ? llc_bytes : 0, __ATOMIC_RELAXED);
 }

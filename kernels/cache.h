@@ -11,6 +11,12 @@
 long fe_k_cache_llc(void);
 long fe_k_cache_l2(void);
 
+/* Tune for these sizes instead of the detected ones (0 keeps a size as
+ * detected): for hosts whose sysfs misreports, and for tests that must
+ * check a cache-dependent choice (streaming stores, column blocks) the same
+ * way on every machine. Programs compiled afterwards see the new sizes. */
+void fe_k_cache_set(long l2, long llc);
+
 /* Memory to pull into cache while a kernel works on data already there:
  * the hardware prefetcher idles while a tile is worked on in L1, so
  * without this, loading a tile and computing it take turns. A kernel at

@@ -10,6 +10,7 @@
 
 #include "testlib.h"
 
+#include "cache.h"
 #include "choice.h"
 #include "compare.h"
 #include "exec.h"
@@ -289,8 +290,10 @@ static void test_random_fused_groups(void **state)
     assert_int_equal(fused, iters);
 }
 
-/* Outputs past half the last-level cache are written with streaming stores,
- * some straight from the row primitive: check those paths too. */
+/* Outputs of at least half the last-level cache are written with streaming
+ * stores, some straight from the row primitive. The choice depends on the
+ * cache, so both sides of it are checked under sizes set for the test: an
+ * 8 MiB cache (each 18 MB output streams) and a 1 GiB one (none does). */
 static void test_streaming_outputs(void **state)
 {
     (void)state;
@@ -310,21 +313,32 @@ static void test_streaming_outputs(void **state)
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     assert_non_null(ex);
     const char *sm[] = {"sc", "mk", "sm", "ls"}, *rn[] = {"add", "rn"};
-    int g1, g2;
-    fe_plan *p1 = plan_with(g, sm, 4, FE_K_CHOICE_AUTO, 1, &g1);
-    fe_plan *p2 = plan_with(g, rn, 2, FE_K_CHOICE_AUTO, 2, &g2);
-    fe_exec_result *ref = run_ref(ex), *a = run_plan(ex, p1), *b = run_plan(ex, p2);
-    assert_contains(a->how[g1], "streaming stores");
-    /* mul + add became one multiply-add; both row ops stream to their outputs */
-    assert_contains(a->how[g1], "4 ops in 3 instrs");
-    assert_contains(b->how[g2], "streaming stores");
-    expect_ok(g, ref, a, a->how[g1]);
-    expect_ok(g, ref, b, b->how[g2]);
+    fe_exec_result *ref = run_ref(ex);
+    static const long llc[] = {8L << 20, 1L << 30};
+    for (int k = 0; k < 2; k++) {
+        fe_k_cache_set(0, llc[k]);
+        int g1, g2;
+        fe_plan *p1 = plan_with(g, sm, 4, FE_K_CHOICE_AUTO, 1, &g1);
+        fe_plan *p2 = plan_with(g, rn, 2, FE_K_CHOICE_AUTO, 2, &g2);
+        fe_exec_result *a = run_plan(ex, p1), *b = run_plan(ex, p2);
+        if (k == 0) {
+            assert_contains(a->how[g1], "streaming stores");
+            assert_contains(b->how[g2], "streaming stores");
+            /* mul + add became one multiply-add; both row ops stream */
+            assert_contains(a->how[g1], "4 ops in 3 instrs");
+        } else {
+            assert_null(strstr(a->how[g1], "streaming stores"));
+            assert_null(strstr(b->how[g2], "streaming stores"));
+        }
+        expect_ok(g, ref, a, a->how[g1]);
+        expect_ok(g, ref, b, b->how[g2]);
+        fe_exec_result_free(a);
+        fe_exec_result_free(b);
+        fe_plan_free(p1);
+        fe_plan_free(p2);
+    }
+    fe_k_cache_set(0, 0);
     fe_exec_result_free(ref);
-    fe_exec_result_free(a);
-    fe_exec_result_free(b);
-    fe_plan_free(p1);
-    fe_plan_free(p2);
     fe_exec_free(ex);
     fe_graph_free(g);
 }
@@ -654,10 +668,12 @@ static void expect_fused_bits(fe_graph *g, int max_split, const char *label)
  * do not fill the last block, several chunks per row, and TLF parts that
  * start inside a block or a row all give the reference's bits (with b in
  * f32, x * a + b is one multiply-add: the reference's values within
- * tolerance, the same bits at every split). */
+ * tolerance, the same bits at every split). L2 is set to 1 MiB for the
+ * test, so that the 60000-column weights take column chunks on every host. */
 static void test_column_blocks(void **state)
 {
     (void)state;
+    fe_k_cache_set(1L << 20, 0);
     static const char *const xs[] = {"[19,2100]", "[3,5,1500]", "[1,4100]", "[5,60000]"};
     static const char *const ws[] = {"2100", "1500", "4100", "60000"};
     for (int k = 0; k < 8; k++) {
@@ -678,6 +694,7 @@ static void test_column_blocks(void **state)
                             "\"out\"");
         expect_fused(g, 3, k >= 4, xs[k % 4]);
     }
+    fe_k_cache_set(0, 0);
 }
 
 /* A conv2d prologue runs one image ahead of the convolution; padding stays
