@@ -8,9 +8,22 @@
 #   make models          regenerate examples/models and examples/bench
 #   make install PREFIX=/usr/local
 #
-# Sources are found by wildcard: core/*.c and kernels/*.c make the library,
+# Sources are found by wildcard: the layer folders below make the library,
 # core/cli/*.c the binary, tests/test_*.c one test program each,
 # tests/bench/*.c one benchmark program each.
+#
+# The folders are layers, bottom to top; a file is compiled with the include
+# paths of its own layer and those beneath it, so a header from a layer
+# above is not found and the build stops: the compiler keeps the
+# architecture (docs/architecture.md).
+#   core/ir       graph IR, op registry, inference, model files, JSON, errors
+#   kernels       CPU kernels: per-op reference kernels, fused programs, GEMM, conv
+#   core/plan     plans, legality, partitions, group keys
+#   core/sim      machine descriptions, the cost model, reports, traces, plan files
+#   core/exec     running plans on the kernels: sessions, timing, checks, profiles
+#   core/script   the Lua sandbox, engines, policies, runs, drivers, ctx
+#   core/api      the public header's remaining calls (fuseeng.h)
+#   core/cli      the fuseeng command
 
 PREFIX ?= /usr/local
 SHARED ?= ../shared
@@ -52,12 +65,18 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) $(BLAS_RPATH)
 ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
 
+LAYERS := core/ir kernels core/plan core/sim core/exec core/script core/api
+# INC_<layer>: the -I flags of that layer and every layer beneath it.
+inc_below :=
+$(foreach l,$(LAYERS),$(eval INC_$(l) := $(inc_below) -I$(l))$(eval inc_below := $(INC_$(l))))
+ALL_INC := $(inc_below)
+
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -fopenmp \
-          -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include -Icore -Ikernels
+          -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include
 LDLIBS = $(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
-LIB_SRC := $(wildcard core/*.c) $(wildcard kernels/*.c)
+LIB_SRC := $(foreach l,$(LAYERS),$(wildcard $(l)/*.c))
 CLI_SRC := $(wildcard core/cli/*.c)
 SHIM_SRC := core/shim/fuseeng_shim.c
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -83,8 +102,8 @@ $(PREFIX_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.prefix*
 	@touch $@
-$(BUILD)/obj/core/sandbox.o: $(PREFIX_STAMP)
-$(BUILD)/obj/core/sandbox.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
+$(BUILD)/obj/core/script/sandbox.o: $(PREFIX_STAMP)
+$(BUILD)/obj/core/script/sandbox.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
 
 # Install missing system packages once; re-run when the script changes.
 $(DEPS_OK): scripts/deps.sh
@@ -93,10 +112,15 @@ $(DEPS_OK): scripts/deps.sh
 	@touch $@
 deps: $(DEPS_OK)
 
+# Each layer's objects see only the headers of their layer and those below.
+$(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(INC_$(l))))
+$(BUILD)/obj/core/cli/%.o: LAYER_INC := $(ALL_INC) -Icore/cli
+$(BUILD)/obj/core/shim/%.o: LAYER_INC :=
+
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(LAYER_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libfuseeng.a: $(LIB_OBJ)
 	@rm -f $@
@@ -121,12 +145,12 @@ $(BUILD)/fuseeng: $(CLI_OBJ) $(BUILD)/libfuseeng.a
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(CFLAGS) $(ALL_INC) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(ALL_INC) $(PKG_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
 
 # Examples link the public shared library, as a user's program would.
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libfuseeng.so

@@ -9,6 +9,7 @@
 
 #include "testlib.h"
 #include "machine.h"
+#include "machine_file.h"
 #include "ops.h"
 #include "plan.h"
 #include "plan_json.h"

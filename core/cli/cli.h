@@ -9,6 +9,7 @@
 #include "fuseeng.h"
 #include "load.h"
 #include "run.h"
+#include "units.h"
 
 typedef struct fe_cmd {
     const char *name;
@@ -107,9 +108,5 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const struct fe_plan *p
 int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed);
 int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s);
 
-/* Human-readable quantities into buf ("12.5 MiB", "1.23 TFLOP", "3.2 us"). */
-const char *fe_fmt_bytes(double bytes, char *buf, size_t size);
-const char *fe_fmt_flops(double flops, char *buf, size_t size);
-const char *fe_fmt_time(double seconds, char *buf, size_t size);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "machine_file.h"
 #include "planfile.h"
 #include "sandbox.h"
 

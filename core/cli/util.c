@@ -71,46 +71,6 @@ int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg)
     return 0;
 }
 
-static const char *scaled(double v, double base, const char *const *units, int nunits,
-                          char *buf, size_t size)
-{
-    int u = 0;
-    double a = v < 0 ? -v : v;
-    while (a >= base && u + 1 < nunits) {
-        a /= base;
-        v /= base;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, size, "%.0f %s", v, units[0]);
-    else
-        snprintf(buf, size, "%.*f %s", a >= 100 ? 1 : a >= 10 ? 2 : 3, v, units[u]);
-    return buf;
-}
-
-const char *fe_fmt_bytes(double bytes, char *buf, size_t size)
-{
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    return scaled(bytes, 1024, u, 7, buf, size);
-}
-
-const char *fe_fmt_flops(double flops, char *buf, size_t size)
-{
-    static const char *const u[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
-    return scaled(flops, 1000, u, 7, buf, size);
-}
-
-const char *fe_fmt_time(double s, char *buf, size_t size)
-{
-    if (s < 1e-3)
-        snprintf(buf, size, "%.2f us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, size, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, size, "%.3f s", s);
-    return buf;
-}
-
 int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed)
 {
     char *end;

@@ -41,7 +41,7 @@ local expect, fail = dsl.expect, dsl.fail
 local pattern = {}
 
 ---------------------------------------------------------------------------
--- Vocabulary, from the engine's op registry (core/ops.c, through
+-- Vocabulary, from the engine's op registry (core/ir/ops.c, through
 -- fuseeng.core): it is the one owner of op names, kinds and arities.
 local core = require "fuseeng.core"
 pattern.kinds = core.kinds
@@ -481,7 +481,7 @@ local TENSOR, SCALAR = 1, 2
 
 -- The scalar operand of a node, if any, and its 1-based operand position:
 -- attrs.scalar_index counts from 0 and defaults to the last operand, as in
--- the engine's shape inference (core/infer.c).
+-- the engine's shape inference (core/ir/infer.c).
 local function scalar_of(node, nin)
   local attrs = node.attrs
   if attrs == nil then return nil end

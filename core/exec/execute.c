@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "execute.h"
 #include "measure.h"
 #include "sim.h"
+#include "units.h"
 
 int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *x, fe_error *err)
 {

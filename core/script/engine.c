@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "machine_file.h"
 #include "load.h"
 #include "lua_bench.h"
 #include "lua_graph.h"

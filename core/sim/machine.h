@@ -1,9 +1,9 @@
 /* machine.h: a machine description for the GCU simulator (sim.h).
  *
  * A machine is a Lua data file (lua/machines/NAME.lua) that returns one
- * table of named fields; machine.c loads it in the sandbox and checks every
- * field (type, range, unknown names, consistency) before the simulator sees
- * it. The struct fields carry the file's names and units, so a reader of
+ * table of named fields; script/machine_file.c runs it in the sandbox and
+ * machine.c checks every field (type, range, unknown names, consistency)
+ * before the simulator sees it. The struct fields carry the file's names and units, so a reader of
  * gcu.lua and of this header sees the same words. README.md ("Simulator:
  * machine files and cost model") documents each field.
  */
@@ -15,7 +15,6 @@
 
 #include "graph.h"
 #include "jsonw.h"
-#include "sandbox.h"
 
 typedef struct fe_machine {
     char name[64];
@@ -38,19 +37,6 @@ typedef struct fe_machine {
     double link_latency_us;        /* per ring step */
     int overlap;                   /* 1: time = max(compute, memory); 0: their sum */
 } fe_machine;
-
-/* Load a machine: name_or_path is a readable file, or a name looked up as
- * HOME/lua/machines/NAME.lua. The file runs in sb under its instruction
- * budget and memory cap (call fe_sandbox_set_limits first to tighten them).
- * Fills *m and returns FE_OK, or FE_EINPUT with err naming the file and the
- * field at fault. The Lua stack is left as it was. */
-int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_error *err);
-
-/* Load a shipped machine by its name alone: HOME/lua/machines/NAME.lua,
- * never a file elsewhere (for names read from files, such as a plan's
- * "machine"). FE_OK, or FE_EINPUT "no machine named 'NAME' in DIR (known
- * machines: ...)" or the file's own error. */
-int fe_machine_load_shipped(fe_sandbox *sb, const char *name, fe_machine *m, fe_error *err);
 
 /* Read and check the machine table at stack index idx (for bindings that
  * get a table from a script); label names it in messages. Never raises a
