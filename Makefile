@@ -114,7 +114,7 @@ deps: $(DEPS_OK)
 
 # Each layer's objects see only the headers of their layer and those below.
 $(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(INC_$(l))))
-$(BUILD)/obj/core/cli/%.o: LAYER_INC := $(ALL_INC) -Icore/cli
+$(BUILD)/obj/core/cli/%.o: LAYER_INC := -Icore/cli
 $(BUILD)/obj/core/shim/%.o: LAYER_INC :=
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)

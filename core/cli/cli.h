@@ -5,11 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
 #include "fuseeng.h"
-#include "load.h"
-#include "run.h"
-#include "units.h"
 
 typedef struct fe_cmd {
     const char *name;
@@ -27,10 +23,21 @@ int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
 int fe_cli_fail(const fe_error *err);
 
+/* Print text (a result of the API, or NULL after an error) to stdout and
+ * free it: 0, or -1 for NULL. */
+int fe_cli_put(char *text);
+
+/* Write text (as fe_cli_put) to the file path, whole or not at all; what
+ * names it in messages. FE_OK or the error's code. */
+int fe_cli_write(const char *path, const char *what, char *text, fe_error *err);
+
+/* Prefix err's message with a printf-style context ("model.json: "). */
+void fe_cli_prefix(fe_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* After a run: if the policy faulted and fell back (fallback_on_error =
  * "unfused"), say so on stderr, one warning line naming the file and
- * line. The run still succeeds. */
-void fe_cli_warn_fallback(const fe_run_stats *stats);
+ * line (fault is "" otherwise). The run still succeeds. */
+void fe_cli_warn_fallback(const char *fault);
 
 /* Argument scanning: fe_cli_opt matches "--name VALUE" or "--name=VALUE" at
  * argv[*i] and advances *i; returns 1 if matched (value in *val), 0 if not,
@@ -43,7 +50,6 @@ typedef struct fe_cli_dims {
     const char *names[64];
     int64_t values[64];
     char buf[64][128];
-    fe_dimset set;
 } fe_cli_dims;
 
 /* Parse one "NAME=V" into dims; returns 0 or 2 after a usage error. */
@@ -51,11 +57,8 @@ int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg);
 
 /* Load the named policies, combine them (combine: all|any|chain|vote, used
  * when n > 1) and apply "key=value" params; caller frees the result. */
-struct fe_engine;
-struct fe_policy;
-struct fe_policy *fe_cli_load_policies(struct fe_engine *e, const char *const *names, int n,
-                                       const char *combine, const char *const *params,
-                                       int nparams, fe_error *err);
+fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, const char *combine,
+                                const char *const *params, int nparams, fe_error *err);
 
 /* How to plan a model: the options run, bench and profile share
  * (planopts.c). */
@@ -87,11 +90,12 @@ int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_polic
 
 /* A planned model: everything fe_cli_plan_make made, owned here. */
 typedef struct fe_cli_planned {
-    struct fe_graph *g;
-    struct fe_engine *e;
-    struct fe_policy *policy;   /* NULL for --plan or the unfused plan */
-    struct fe_plan *plan;
-    fe_run_stats stats;
+    fe_engine *e;
+    fe_saved_plan *saved;       /* --plan: owns model and plan */
+    fe_model *model;
+    fe_policy *policy;          /* NULL for --plan or the unfused plan */
+    fe_plan *plan;
+    fe_plan_stats stats;
 } fe_cli_planned;
 
 /* Load model with the options' dims, make the engine, and plan it (the
@@ -101,12 +105,11 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
                      fe_error *err);
 void fe_cli_planned_free(fe_cli_planned *p);
 /* What made the plan, for reports: the --plan file, the policy, "unfused". */
-const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const struct fe_plan *p);
+const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p);
 
 /* --seed N (a positive integer) and seconds options; 0 or 2 after a
  * usage error. */
 int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed);
 int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s);
-
 
 #endif

@@ -1,9 +1,9 @@
 /* cmd_policies.c: `fuseeng policies`: the shipped policies, one line each. */
 #include <glob.h>
+#include <limits.h>
 #include <string.h>
 
 #include "cli.h"
-#include "engine.h"
 
 static const char usage[] =
     "usage: fuseeng policies\n"
@@ -21,11 +21,11 @@ static int run(int argc, char **argv)
     if (!e)
         return fe_cli_fail(&err);
     char pat[PATH_MAX + 32];
-    snprintf(pat, sizeof pat, "%s/policies/*.lua", fe_sandbox_home(e->sb));
+    snprintf(pat, sizeof pat, "%s/policies/*.lua", fe_engine_home(e));
     glob_t gl;
     int status = 0;
     if (glob(pat, 0, NULL, &gl) != 0) {
-        fprintf(stderr, "fuseeng: no policies in %s/policies\n", fe_sandbox_home(e->sb));
+        fprintf(stderr, "fuseeng: no policies in %s/policies\n", fe_engine_home(e));
         fe_engine_free(e);
         return 1;
     }
@@ -38,7 +38,7 @@ static int run(int argc, char **argv)
             status = 1;
             continue;
         }
-        printf("%-22s %-9s %s\n", p->name, p->driver, p->description);
+        printf("%-22s %-9s %s\n", fe_policy_name(p), fe_policy_driver(p), fe_policy_description(p));
         fe_policy_free(p);
     }
     globfree(&gl);

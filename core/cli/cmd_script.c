@@ -1,11 +1,6 @@
 /* cmd_script.c: `fuseeng script FILE [ARGS]`: run a Lua file in the policy
  * sandbox, as policies run (tests, experiments with the DSLs). */
-#include <lauxlib.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "cli.h"
-#include "sandbox.h"
 
 static const char usage[] =
     "usage: fuseeng script FILE [ARGS]...\n"
@@ -41,33 +36,10 @@ static int run(int argc, char **argv)
     if (!file)
         return fe_cli_usage("script", "missing FILE (a Lua script)");
     fe_error err = {0};
-    fe_sandbox_opts opts = {.instructions = limits.max_instructions, .memory = limits.max_memory,
-                            .seconds = limits.max_seconds};
-    fe_sandbox *sb = fe_sandbox_new(&opts, &err);
-    if (!sb)
-        return fe_cli_fail(&err);
-    lua_State *L = fe_sandbox_L(sb);
-    fe_sandbox_push_env(sb);
-    lua_pushliteral(L, "arg");
-    lua_createtable(L, argc - first_arg, 1);
-    lua_pushstring(L, file);
-    lua_rawseti(L, -2, 0);
-    for (int i = first_arg; i < argc; i++) {
-        lua_pushstring(L, argv[i]);
-        lua_rawseti(L, -2, i - first_arg + 1);
-    }
-    lua_rawset(L, -3);   /* raw: the environment's strict guard rejects new globals */
     int status = 0;
-    if (fe_sandbox_load_file(sb, file, &err) != FE_OK) {
-        status = fe_cli_fail(&err);
-    } else {
-        fe_sandbox_begin(sb, file);
-        if (fe_sandbox_pcall(sb, 0, 1, file, &err) != FE_OK)
-            status = fe_cli_fail(&err);
-        else if (lua_isinteger(L, -1))
-            status = (int)lua_tointeger(L, -1);
-    }
-    fe_sandbox_free(sb);
+    if (fe_script_run(file, argc - first_arg, (const char *const *)argv + first_arg, &limits,
+                      &status, &err) != FE_OK)
+        return fe_cli_fail(&err);
     return status;
 }
 

@@ -1,15 +1,9 @@
 /* cmd_sim.c: `fuseeng sim MODEL --plan plan.json`: simulate a saved plan
- * the way it was made (planfile.h): at its dims, on its machine, and only
- * for the model it names unless --ignore-model-name is given. */
+ * the way it was made (fe_saved_plan_read): at its dims, on its machine,
+ * and only for the model it names unless --ignore-model-name is given. */
 #include <string.h>
 
 #include "cli.h"
-#include "machine.h"
-#include "planfile.h"
-#include "plan_json.h"
-#include "sandbox.h"
-#include "sim.h"
-#include "trace.h"
 
 static const char usage[] =
     "usage: fuseeng sim MODEL --plan PLAN [--machine M] [--dim NAME=V] [--verbose] [--json]\n"
@@ -38,9 +32,9 @@ static const char usage[] =
 
 static int run(int argc, char **argv)
 {
-    const char *model = NULL, *trace = NULL, *val;
+    const char *model = NULL, *trace = NULL, *planfile = NULL, *val;
     fe_cli_dims dims = {0};
-    fe_cli_planfile s = {0};
+    fe_read_options ro = {0};
     fe_engine_options eo = {0};
     int verbose = 0, json = 0;
     for (int i = 1; i < argc; i++) {
@@ -52,11 +46,11 @@ static int run(int argc, char **argv)
         if ((m = fe_cli_opt("sim", argc, argv, &i, "--plan", &val))) {
             if (m == 2)
                 return 2;
-            s.planfile = val;
+            planfile = val;
         } else if ((m = fe_cli_opt("sim", argc, argv, &i, "--machine", &val))) {
             if (m == 2)
                 return 2;
-            s.machine_opt = val;
+            ro.machine = val;
         } else if ((m = fe_cli_opt("sim", argc, argv, &i, "--trace", &val))) {
             if (m == 2)
                 return 2;
@@ -69,7 +63,7 @@ static int run(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--ignore-model-name") == 0) {
-            s.forced = 1;
+            ro.ignore_model_name = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return fe_cli_usage("sim", "unknown option '%s'", argv[i]);
         } else if (model) {
@@ -80,74 +74,41 @@ static int run(int argc, char **argv)
     }
     if (!model)
         return fe_cli_usage("sim", "missing MODEL (a fuseeng.model/1 JSON file)");
-    if (!s.planfile)
+    if (!planfile)
         return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
-    s.opts = &dims;
+    ro.ndims = dims.n;
+    ro.dim_names = dims.names;
+    ro.dim_values = dims.values;
 
+    /* The machine file runs under the Lua limits given. */
     fe_error err = {0};
-    fe_graph *g = NULL;
-    fe_machine machine;
-    /* the machine file runs under the Lua limits given */
-    fe_sandbox_opts so = {eo.max_instructions, eo.max_memory, eo.max_seconds, eo.home};
-    fe_sandbox *sb = NULL;
-    fe_plan *plan = NULL, *base = NULL;
-    fe_sim_report rep, brep;
-    int rc = 0, have = 0, haveb = 0;
-    if (fe_plan_file_open(s.planfile, &s.pf, &err) != FE_OK || !(g = fe_cli_planfile_model(model, &s, &err)) ||
-        !(sb = fe_sandbox_new(&so, &err)) || fe_cli_planfile_machine(&s, sb, &machine, &err) != FE_OK ||
-        !(plan = fe_plan_file_plan(&s.pf, g, &err)) ||
-        !(base = fe_plan_unfused(g, &err))) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
-    if (fe_sim_plan(plan, &machine, &rep, &err) != FE_OK) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
-    have = 1;
-    if (fe_sim_plan(base, &machine, &brep, &err) != FE_OK) {
-        rc = fe_cli_fail(&err);
-        goto out;
-    }
-    haveb = 1;
-    if (trace) {
-        const fe_sim_report *reps[2] = {&rep, &brep};
-        const char *labels[2] = {s.planfile, "unfused"};
-        if (fe_trace_write_file(trace, reps, labels, 2, &err) != FE_OK) {
-            rc = fe_cli_fail(&err);
-            goto out;
-        }
-    }
+    fe_engine *e = NULL;
+    fe_saved_plan *s = NULL;
+    fe_report *rep = NULL;
+    int rc = 0, groups = verbose ? FE_WITH_GROUPS : 0;
+    if (!(e = fe_engine_new(&eo, &err)) || !(s = fe_saved_plan_read(e, planfile, model, &ro, &err)) ||
+        !(rep = fe_engine_simulate(e, fe_saved_plan_plan(s), &err)))
+        goto fail;
+    if (trace && fe_cli_write(trace, "the trace", fe_report_format(rep, s, FE_FORMAT_TRACE, &err),
+                              &err) != FE_OK)
+        goto fail;
     if (json) {
-        fe_jw w;
-        fe_jw_init(&w, stdout, 2);
-        fe_jw_obj(&w);
-        fe_jw_key(&w, "setup");
-        fe_cli_planfile_json(&s, g, &machine, &w);
-        fe_jw_key(&w, "plan");
-        fe_sim_report_json(&rep, &w, verbose);
-        fe_jw_key(&w, "versus_unfused");
-        fe_sim_report_compare_json(&rep, &brep, &w);
-        fe_jw_end(&w);
+        if (fe_cli_put(fe_report_format(rep, s, FE_FORMAT_JSON | groups, &err)))
+            goto fail;
     } else {
-        printf("model %s, plan %s (%d groups)\n", g->name, s.planfile, plan->ngroups);
-        fe_cli_planfile_text(&s, g, &machine, stdout);
-        fe_sim_report_compare_table(&rep, &brep, stdout);
-        if (verbose) {
-            printf("\ngroups\n");
-            fe_sim_report_groups_table(&rep, stdout);
-        }
+        printf("model %s, plan %s (%d groups)\n", fe_model_name(fe_saved_plan_model(s)), planfile,
+               fe_plan_groups(fe_saved_plan_plan(s)));
+        if (fe_cli_put(fe_saved_plan_format(s, FE_FORMAT_TEXT, &err)) ||
+            fe_cli_put(fe_report_format(rep, NULL, FE_FORMAT_TEXT | groups, &err)))
+            goto fail;
     }
+    goto out;
+fail:
+    rc = fe_cli_fail(&err);
 out:
-    if (have)
-        fe_sim_report_free(&rep);
-    if (haveb)
-        fe_sim_report_free(&brep);
-    fe_plan_free(plan);
-    fe_plan_free(base);
-    fe_plan_file_close(&s.pf);
-    fe_sandbox_free(sb);
-    fe_graph_free(g);
+    fe_report_free(rep);
+    fe_saved_plan_free(s);
+    fe_engine_free(e);
     return rc;
 }
 

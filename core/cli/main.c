@@ -7,7 +7,6 @@
 
 #include "cli.h"
 #include "fuseeng.h"
-#include "sandbox.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
     fe_cmd_ops, fe_cmd_policies, fe_cmd_script;
@@ -121,7 +120,7 @@ int main(int argc, char **argv)
 {
     passive_workers(argv);
     /* The command line never hangs: a script stuck in one C call past its
-     * time limit ends the process (see fe_sandbox_watchdog). */
-    fe_sandbox_watchdog();
+     * time limit ends the process (see fe_watchdog). */
+    fe_watchdog();
     return finish(dispatch(argc, argv));
 }

@@ -6,11 +6,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "engine.h"
-#include "plan_json.h"
-#include "planfile.h"
-#include "run.h"
-#include "sim.h"
 
 /* A positive number option value, or -1 after a usage error. */
 static double positive(const char *cmd, const char *name, const char *val, const char *what)
@@ -144,7 +139,7 @@ fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, c
         const char *eq = strchr(params[i], '=');
         snprintf(key, sizeof key, "%.*s", (int)(eq - params[i]), params[i]);
         if (fe_policy_set_param(p, key, eq + 1, err) != FE_OK) {
-            fe_error_prefix(err, "--param %s: ", params[i]);
+            fe_cli_prefix(err, "--param %s: ", params[i]);
             fe_policy_free(p);
             return NULL;
         }
@@ -152,34 +147,29 @@ fe_policy *fe_cli_load_policies(fe_engine *e, const char *const *names, int n, c
     return p;
 }
 
-/* A saved plan, at its dims and on its machine (planfile.h). */
+/* A saved plan, at its dims and on its machine (fe_saved_plan_read). The
+ * engine starts on the default machine: the plan's replaces it unless
+ * --machine is given, which the read loads after the model, so that a bad
+ * plan or model is reported before a bad machine. */
 static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
                           fe_error *err)
 {
-    fe_cli_planfile pf = {.planfile = o->plan_in, .opts = &o->dims, .machine_opt = o->eng.machine,
-                          .forced = o->ignore_model};
-    int rc = fe_plan_file_open(o->plan_in, &pf.pf, err);
-    if (rc == FE_OK && !(out->g = fe_cli_planfile_model(model, &pf, err)))
-        rc = err->code;
-    if (rc == FE_OK && (!(out->e = fe_engine_new(&o->eng, err)) ||
-                        (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK)))
-        rc = err->code;
-    /* The engine has --machine or the default; the plan's machine, if it
-     * names one, replaces the default. */
-    if (rc == FE_OK && !o->eng.machine && pf.pf.machine)
-        rc = fe_cli_planfile_machine(&pf, out->e->sb, &out->e->machine, err);
-    if (rc == FE_OK) {
-        if (!(out->plan = fe_plan_file_plan(&pf.pf, out->g, err)) ||
-            fe_sim_resolve_splits(out->plan, &out->e->machine, err) != FE_OK)
-            rc = err->code;
-    }
-    if (rc == FE_OK && pf.forced)
-        fprintf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
-                o->plan_in, pf.pf.model);
-    fe_plan_file_close(&pf.pf);
-    if (rc != FE_OK)
+    fe_engine_options eng = o->eng;
+    eng.machine = NULL;
+    fe_read_options ro = {o->dims.n, o->dims.names, o->dims.values, o->eng.machine,
+                          o->ignore_model};
+    if (!(out->e = fe_engine_new(&eng, err)) ||
+        !(out->saved = fe_saved_plan_read(out->e, o->plan_in, model, &ro, err)) ||
+        (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK)) {
         fe_cli_planned_free(out);
-    return rc;
+        return err->code ? err->code : FE_ERUNTIME;
+    }
+    out->model = fe_saved_plan_model(out->saved);
+    out->plan = fe_saved_plan_plan(out->saved);
+    if (fe_saved_plan_made_for(out->saved))
+        fprintf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
+                o->plan_in, fe_saved_plan_made_for(out->saved));
+    return FE_OK;
 }
 
 int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planned *out,
@@ -188,7 +178,7 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
     memset(out, 0, sizeof *out);
     if (o->plan_in)
         return plan_from_file(model, o, out, err);
-    if (!(out->g = fe_load_model_file(model, &o->dims.set, err)) ||
+    if (!(out->model = fe_model_load_dims(model, o->dims.n, o->dims.names, o->dims.values, err)) ||
         !(out->e = fe_engine_new(&o->eng, err)) ||
         (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK))
         goto fail;
@@ -196,11 +186,11 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
         out->policy = fe_cli_load_policies(out->e, o->policies, o->npolicies, o->combine, o->params,
                                            o->nparams, err);
         if (out->policy)
-            out->plan = fe_run_policy(out->e, out->policy, out->g, &out->stats, err);
+            out->plan = fe_policy_plan(out->policy, out->model, &out->stats, err);
         if (out->plan)
-            fe_cli_warn_fallback(&out->stats);
+            fe_cli_warn_fallback(out->stats.fault);
     } else {
-        out->plan = fe_plan_unfused(out->g, err);
+        out->plan = fe_model_unfused(out->model, err);
     }
     if (out->plan)
         return FE_OK;
@@ -211,10 +201,14 @@ fail:
 
 void fe_cli_planned_free(fe_cli_planned *p)
 {
-    fe_plan_free(p->plan);
+    if (p->saved) {
+        fe_saved_plan_free(p->saved);
+    } else {
+        fe_plan_free(p->plan);
+        fe_model_free(p->model);
+    }
     fe_policy_free(p->policy);
     fe_engine_free(p->e);
-    fe_graph_free(p->g);
     memset(p, 0, sizeof *p);
 }
 
@@ -222,7 +216,5 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p)
 {
     if (o->plan_in)
         return o->plan_in;
-    if (p->policy >= 0)
-        return fe_strtab_str(p->strs, p->policy);
-    return "unfused";
+    return fe_plan_policy(p) ? fe_plan_policy(p) : "unfused";
 }

@@ -20,14 +20,42 @@ int fe_cli_usage(const char *cmd, const char *fmt, ...)
 int fe_cli_fail(const fe_error *err)
 {
     fprintf(stderr, "fuseeng: %s\n", err->message);
-    return fe_error_exit_code(err->code);
+    return err->code == FE_OK ? 0 : err->code == FE_EINPUT ? 2 : 1;
 }
 
-void fe_cli_warn_fallback(const fe_run_stats *stats)
+int fe_cli_put(char *text)
 {
-    if (stats->fault[0])
+    if (!text)
+        return -1;
+    fputs(text, stdout);
+    fe_free(text);
+    return 0;
+}
+
+int fe_cli_write(const char *path, const char *what, char *text, fe_error *err)
+{
+    if (!text)
+        return err->code ? err->code : FE_ERUNTIME;
+    int rc = fe_write_file(path, what, text, err);
+    fe_free(text);
+    return rc;
+}
+
+void fe_cli_prefix(fe_error *err, const char *fmt, ...)
+{
+    char head[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    fe_error_prepend(err, head);
+}
+
+void fe_cli_warn_fallback(const char *fault)
+{
+    if (fault[0])
         fprintf(stderr, "fuseeng: warning: %s; continuing without its fusions (fallback_on_error = "
-                "unfused)\n", stats->fault);
+                "unfused)\n", fault);
 }
 
 int fe_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
@@ -67,7 +95,6 @@ int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg)
     dims->names[dims->n] = dims->buf[dims->n];
     dims->values[dims->n] = v;
     dims->n++;
-    dims->set = (fe_dimset){dims->n, dims->names, dims->values};
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /* execute.c: run a plan on the CPU kernels next to the unfused reference
- * (run --execute, ab --measure): numeric agreement output by output, and
+ * (fe_plan_execute: run --execute): numeric agreement output by output, and
  * measured times of the plan, each of its groups and the unfused plan. */
 #include <math.h>
 #include <omp.h>
@@ -11,7 +11,7 @@
 #include "sim.h"
 #include "units.h"
 
-int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *x, fe_error *err)
+int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_execution *x, fe_error *err)
 {
     const fe_graph *g = plan->g;
     fe_exec_opts eo = {.seed = o->seed};
@@ -59,11 +59,11 @@ int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *
     return FE_OK;
 fail:
     fe_plan_free(base);
-    fe_cli_exec_free(x);
+    fe_execution_free(x);
     return rc;
 }
 
-void fe_cli_exec_free(fe_cli_exec *x)
+void fe_execution_free(fe_execution *x)
 {
     if (x->have_cmp)
         fe_cmp_free(&x->cmp);
@@ -75,7 +75,7 @@ void fe_cli_exec_free(fe_cli_exec *x)
 }
 
 /* The first output outside tolerance, or NULL. */
-static const fe_cmp_item *first_bad(const fe_cli_exec *x)
+static const fe_cmp_item *first_bad(const fe_execution *x)
 {
     for (int i = 0; i < x->cmp.n; i++)
         if (!x->cmp.items[i].ok)
@@ -83,7 +83,7 @@ static const fe_cmp_item *first_bad(const fe_cli_exec *x)
     return NULL;
 }
 
-int fe_cli_exec_mismatch(const fe_plan *plan, const fe_cli_exec *x, fe_error *err)
+int fe_execution_check(const fe_plan *plan, const fe_execution *x, fe_error *err)
 {
     const fe_cmp_item *it = first_bad(x);
     if (!it)
@@ -92,7 +92,7 @@ int fe_cli_exec_mismatch(const fe_plan *plan, const fe_cli_exec *x, fe_error *er
     int nbad = 0;
     for (int i = 0; i < x->cmp.n; i++)
         nbad += !x->cmp.items[i].ok;
-    return fe_error_set(err, FE_ERUNTIME, "the plan's results differ from the unfused reference: "
+    return fe_error_set(err, FE_ECHECK, "the plan's results differ from the unfused reference: "
                         "output '%s' has %lld element%s outside tolerance (rtol %.0e; worst at "
                         "index %lld: plan %.9g, reference %.9g)%s; the groups' 'how' lines say "
                         "which kernels ran",
@@ -101,11 +101,11 @@ int fe_cli_exec_mismatch(const fe_plan *plan, const fe_cli_exec *x, fe_error *er
                         it->worst_ref, nbad > 1 ? " and other outputs too" : "");
 }
 
-void fe_cli_exec_text(const fe_plan *plan, const fe_cli_exec *x, FILE *f)
+void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
 {
     const fe_graph *g = plan->g;
     char a[32], b[32], c[32];
-    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_cli_threads(),
+    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_threads(),
             (unsigned long long)x->seed);
     if (x->timed)
         fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d and %d runs), %.2fx",
@@ -136,7 +136,7 @@ void fe_cli_exec_text(const fe_plan *plan, const fe_cli_exec *x, FILE *f)
     }
 }
 
-void fe_cli_stats_json(fe_jw *w, const char *key, const fe_bench_stats *s)
+void fe_bench_stats_json(fe_jw *w, const char *key, const fe_bench_stats *s)
 {
     fe_jw_key(w, key);
     fe_jw_obj_flat(w);
@@ -162,7 +162,7 @@ static void num_or_null(fe_jw *w, double v)
         fe_jw_null(w);
 }
 
-void fe_cli_exec_json(const fe_plan *plan, const fe_cli_exec *x, fe_jw *w)
+void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
 {
     const fe_graph *g = plan->g;
     fe_jw_obj(w);
@@ -173,8 +173,8 @@ void fe_cli_exec_json(const fe_plan *plan, const fe_cli_exec *x, fe_jw *w)
     fe_jw_key(w, "ok");
     fe_jw_bool(w, x->cmp.ok);
     if (x->timed) {
-        fe_cli_stats_json(w, "plan", &x->plan_st);
-        fe_cli_stats_json(w, "unfused", &x->base_st);
+        fe_bench_stats_json(w, "plan", &x->plan_st);
+        fe_bench_stats_json(w, "unfused", &x->base_st);
         fe_jw_key(w, "speedup");
         fe_jw_num(w, x->plan_st.median_ms > 0 ? x->base_st.median_ms / x->plan_st.median_ms : 0);
     }

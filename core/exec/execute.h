@@ -1,7 +1,7 @@
-/* execute.h: a plan run on the CPU kernels against the unfused reference,
- * for the commands that execute (run --execute, ab --measure). */
-#ifndef FE_CLI_EXECUTE_H
-#define FE_CLI_EXECUTE_H
+/* execute.h: a plan run on the CPU kernels against the unfused reference
+ * (fe_plan_execute, fuseeng run --execute): numeric agreement and times. */
+#ifndef FE_EXECUTE_H
+#define FE_EXECUTE_H
 
 #include <stdio.h>
 
@@ -11,14 +11,14 @@
 #include "plan.h"
 #include "timing.h"
 
-typedef struct fe_cli_exec_opts {
+typedef struct fe_execution_opts {
     uint64_t seed;        /* 0 means 1 */
     double budget;        /* seconds of timed runs per measurement; 0 means 0.5 */
     int no_timing;        /* check numbers only */
     double rtol;          /* one tolerance for every output; 0 means each dtype's */
-} fe_cli_exec_opts;
+} fe_execution_opts;
 
-typedef struct fe_cli_exec {
+typedef struct fe_execution {
     uint64_t seed;
     fe_exec *ex;
     fe_exec_result *ref, *got;     /* the reference's and the plan's first runs */
@@ -28,23 +28,23 @@ typedef struct fe_cli_exec {
     fe_bench_stats plan_st, base_st;   /* the plan, and every node as its own kernel */
     double *group_ms;              /* median per plan group */
     int64_t base_peak;             /* activations at peak, unfused plan */
-} fe_cli_exec;
+} fe_execution;
 
 /* Execute plan and its reference on seeded inputs, compare, and time them.
- * FE_OK whether or not the numbers agree (see fe_cli_exec_mismatch); an
+ * FE_OK whether or not the numbers agree (see fe_execution_check); an
  * error (a node without a kernel, memory) leaves nothing to free. */
-int fe_cli_execute(const fe_plan *plan, const fe_cli_exec_opts *o, fe_cli_exec *x, fe_error *err);
-void fe_cli_exec_free(fe_cli_exec *x);
+int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_execution *x, fe_error *err);
+void fe_execution_free(fe_execution *x);
 
-/* FE_OK if every output is within tolerance, else FE_ERUNTIME (exit 1)
+/* FE_OK if every output is within tolerance, else FE_ECHECK (exit 1)
  * with a message naming the first bad output and its worst element. */
-int fe_cli_exec_mismatch(const fe_plan *plan, const fe_cli_exec *x, fe_error *err);
+int fe_execution_check(const fe_plan *plan, const fe_execution *x, fe_error *err);
 
 /* The report as text lines, or as one JSON object. */
-void fe_cli_exec_text(const fe_plan *plan, const fe_cli_exec *x, FILE *f);
-void fe_cli_exec_json(const fe_plan *plan, const fe_cli_exec *x, fe_jw *w);
+void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f);
+void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w);
 
 /* {"median_ms", "min_ms", "max_ms", "spread_ms", "reps"} under key. */
-void fe_cli_stats_json(fe_jw *w, const char *key, const fe_bench_stats *s);
+void fe_bench_stats_json(fe_jw *w, const char *key, const fe_bench_stats *s);
 
 #endif

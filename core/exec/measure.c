@@ -10,7 +10,7 @@
 #include "measure.h"
 #include "sim.h"
 
-const char *fe_cli_threads(void)
+const char *fe_threads(void)
 {
     static char buf[96];
     const char *w = getenv("OMP_WAIT_POLICY");
@@ -33,7 +33,7 @@ static void progress(int done, int total, const char *what)
     fflush(stderr);
 }
 
-int fe_cli_measure(const fe_plan *plan, const fe_cli_measure_opts *o, fe_cli_measured *m,
+int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *m,
                    fe_error *err)
 {
     const fe_graph *g = plan->g;
@@ -87,11 +87,11 @@ int fe_cli_measure(const fe_plan *plan, const fe_cli_measure_opts *o, fe_cli_mea
 fail:
     progress(1, 1, "");
     fe_plan_free(base);
-    fe_cli_measured_free(m);
+    fe_measured_free(m);
     return rc;
 }
 
-void fe_cli_measured_free(fe_cli_measured *m)
+void fe_measured_free(fe_measured *m)
 {
     for (int i = 0; m->groups && i < m->ngroups; i++)
         fe_bench_group_free(&m->groups[i]);

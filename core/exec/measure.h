@@ -1,19 +1,19 @@
-/* measure.h: timing a plan's groups and nodes on the CPU kernels, for
- * `fuseeng bench` and `fuseeng profile`. */
-#ifndef FE_CLI_MEASURE_H
-#define FE_CLI_MEASURE_H
+/* measure.h: timing a plan's groups and nodes on the CPU kernels
+ * (fe_plan_time: fuseeng bench and profile). */
+#ifndef FE_MEASURE_H
+#define FE_MEASURE_H
 
 #include "exec.h"
 #include "plan.h"
 #include "timing.h"
 
-typedef struct fe_cli_measure_opts {
+typedef struct fe_measure_opts {
     uint64_t seed;        /* 0 means 1 */
     double budget;        /* seconds of repetitions per item; 0 means 0.2 */
     int totals;           /* also time the plan and the unfused plan end to end */
-} fe_cli_measure_opts;
+} fe_measure_opts;
 
-typedef struct fe_cli_measured {
+typedef struct fe_measured {
     fe_exec *ex;
     int ngroups;
     fe_bench_group *groups;          /* per plan group: fused, and each member alone */
@@ -21,18 +21,15 @@ typedef struct fe_cli_measured {
     int64_t *node_bytes;             /* per node: its tensors read + written once */
     int timed_totals;
     fe_bench_stats plan_st, unfused_st;
-} fe_cli_measured;
+} fe_measured;
 
 /* Time every group of plan (fused with its kernel choice and split, and
  * member by member) and, with o->totals, the plan and the unfused plan end
  * to end. FE_OK, or an error with nothing left to free. A progress line
  * goes to stderr when it is a terminal. */
-int fe_cli_measure(const fe_plan *plan, const fe_cli_measure_opts *o, fe_cli_measured *m,
+int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *m,
                    fe_error *err);
-void fe_cli_measured_free(fe_cli_measured *m);
+void fe_measured_free(fe_measured *m);
 
-/* "2 threads, passive waits": how the kernels run here, for reports
- * (static storage). */
-const char *fe_cli_threads(void);
 
 #endif

@@ -122,6 +122,232 @@ const char *fe_plan_group_node(const fe_plan *p, int group, int k);
 int fe_plan_decisions(const fe_plan *p);
 void fe_plan_free(fe_plan *p);
 
+/* ---- Everything the fuseeng command does (core/api) ----
+ *
+ * Handles below are opaque; each is freed by its own fe_*_free, which
+ * accepts NULL. Results meant for people or files come back as text the
+ * caller frees with fe_free, in the format a *_format call is asked for:
+ * one FE_FORMAT_* value, ORed with FE_WITH_* flags where the call says.
+ * Array options are a count and pointers; zero or NULL means the default. */
+
+enum {
+    FE_FORMAT_TEXT = 0,        /* aligned text lines, as the fuseeng command prints them */
+    FE_FORMAT_JSON = 1,        /* one JSON document */
+    FE_FORMAT_CSV = 2,         /* fe_ab_format: one row per model and policy */
+    FE_FORMAT_SVG = 3,         /* fe_ab_format: a bar chart of the speedups */
+    FE_FORMAT_TRACE = 4,       /* fe_report_format: a Perfetto / Chrome trace */
+    FE_FORMAT_DOT = 5,         /* fe_plan_format: Graphviz, one cluster per group */
+    FE_FORMAT_DECISIONS = 6,   /* fe_plan_format: every decision, one per line */
+    FE_FORMAT_MASK = 15,
+    FE_WITH_GROUPS = 16,       /* add each group's simulated figures */
+    FE_WITH_STATS = 32,        /* fe_plan_format text: the run's Lua statistics */
+    FE_WITH_VERSUS = 64        /* fe_plan_format JSON: the comparison with unfused */
+};
+
+/* What a planning run cost and whether the policy fell back. */
+typedef struct fe_plan_stats {
+    int64_t hook_calls;        /* Lua hooks called (decide, score, plan, ...) */
+    double hook_seconds;       /* time in decide and score calls */
+    int64_t decide_calls;
+    int64_t instructions;      /* Lua instructions used */
+    int64_t lua_bytes;         /* the Lua state's memory at the end */
+    int rounds;                /* greedy rounds */
+    double seconds;            /* the whole run */
+    char fault[1024];          /* "file:LINE: message" when fallback_on_error = "unfused"
+                                  dropped the policy's fusions; "" if none */
+} fe_plan_stats;
+
+/* Simulated figures of a whole plan (fe_report_figures). */
+typedef struct fe_figures {
+    double time_s;             /* simulated time */
+    int kernels;               /* kernel launches: one per group */
+    int tiled;                 /* groups split into tiles */
+    int64_t l3_bytes;          /* traffic to the large slow memory */
+    int64_t l2_peak;           /* largest working set of a group in L2 */
+    int64_t mem_peak;          /* device-memory peak over the schedule */
+    int64_t spill_bytes;       /* register spill traffic */
+} fe_figures;
+
+/* How to read a plan file (fe_saved_plan_read). */
+typedef struct fe_read_options {
+    int ndims;                       /* dims overriding the plan's: names[i] = values[i] */
+    const char *const *dim_names;
+    const int64_t *dim_values;
+    const char *machine;             /* machine name or file overriding the plan's (NULL: the
+                                        plan's, else the engine's) */
+    int ignore_model_name;           /* accept a plan made for another model */
+} fe_read_options;
+
+/* How to execute a plan on this CPU (fe_plan_execute). */
+typedef struct fe_execute_options {
+    uint64_t seed;             /* random inputs and weights (1) */
+    double budget;             /* seconds of timed runs per measurement (0.5) */
+    double rtol;               /* one relative tolerance for every output (by dtype:
+                                  f32 1e-4, f16 1e-2, bf16 5e-2) */
+    int no_timing;             /* only compare the numbers */
+} fe_execute_options;
+
+/* How to time a plan's groups (fe_plan_time). */
+typedef struct fe_timing_options {
+    uint64_t seed;             /* random inputs and weights (1) */
+    double budget;             /* seconds of repetitions per item (0.2) */
+    int totals;                /* also time the plan and the unfused plan end to end */
+} fe_timing_options;
+
+/* What fe_timing_write_profile wrote. */
+typedef struct fe_profile_info {
+    int single;                /* entries for single ops */
+    int fused;                 /* entries for fused groups */
+    int groups;                /* groups of two or more nodes measured */
+} fe_profile_info;
+
+/* Policies compared on models (fe_engine_ab). */
+typedef struct fe_ab_options {
+    int nmodels;                      /* model files */
+    const char *const *models;
+    int npolicies;                    /* loaded policies (at least one) */
+    fe_policy *const *policies;
+    int ndims;                        /* dims set in every model that has them */
+    const char *const *dim_names;
+    const int64_t *dim_values;
+    int measure;                      /* also run every plan on this CPU and check it */
+    double budget;                    /* seconds of timed runs per plan (0.5) */
+} fe_ab_options;
+
+typedef struct fe_saved_plan fe_saved_plan;   /* a plan file read for a model */
+typedef struct fe_report fe_report;           /* a plan and the unfused plan, simulated */
+typedef struct fe_result fe_result;           /* a plan executed against the reference */
+typedef struct fe_timing fe_timing;           /* a plan's groups and ops timed */
+typedef struct fe_ab fe_ab;                   /* policies compared on models */
+
+/* Put text before err's message ("model.json: "), keeping its code; does
+ * nothing when err is NULL or holds no error. */
+void fe_error_prepend(fe_error *err, const char *text);
+
+/* Path of the directory holding lua/ and policies/; owned by the engine. */
+const char *fe_engine_home(const fe_engine *e);
+/* Replace the machine plans are made and simulated for. FE_OK or FE_EINPUT. */
+int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err);
+/* Load a profile file for ctx.profile, replacing any. FE_OK or FE_EINPUT. */
+int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err);
+/* The machine's name and one-line description; owned by the engine. */
+const char *fe_engine_machine(const fe_engine *e);
+const char *fe_engine_machine_description(const fe_engine *e);
+
+/* Load a model file with dims names[i] = values[i] (n may be 0); caller
+ * frees with fe_model_free. */
+fe_model *fe_model_load_dims(const char *path, int n, const char *const *names,
+                             const int64_t *values, fe_error *err);
+/* Value of dim name in m, or 0 if m has no such dim. */
+int64_t fe_model_dim(const fe_model *m, const char *name);
+/* The path or label the model was loaded from; owned by the model. */
+const char *fe_model_file(const fe_model *m);
+/* Summary of m (ops, patterns, FLOPs, bytes) as text or JSON; caller frees
+ * with fe_free. */
+char *fe_model_format(const fe_model *m, int format, fe_error *err);
+/* The op registry as a text table, or only op (NULL: all; unknown:
+ * FE_EINPUT listing the known ones); caller frees with fe_free. */
+char *fe_ops_format(const char *op, fe_error *err);
+
+/* Plan m with policy p (of any state of its engine), filling stats if not
+ * NULL. The plan refers to m; caller frees with fe_plan_free. */
+fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, fe_error *err);
+/* The unfused plan of m: one group per node. Caller frees with fe_plan_free. */
+fe_plan *fe_model_unfused(const fe_model *m, fe_error *err);
+/* Name of the policy that made p (or that its file records), or NULL; owned by p. */
+const char *fe_plan_policy(const fe_plan *p);
+/* p as text (FE_FORMAT_TEXT: the summary, stats with FE_WITH_STATS and st;
+ * FE_FORMAT_DECISIONS; FE_FORMAT_DOT) or as fuseeng.plan/1 JSON whose
+ * "summary" adds r's figures (FE_WITH_GROUPS: per group too; FE_WITH_VERSUS:
+ * against unfused) and x's execution. st, r, x may be NULL. Caller frees
+ * with fe_free. */
+char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report *r,
+                     const fe_result *x, int format, fe_error *err);
+
+/* Write text to path whole or not at all (a temporary file renamed into
+ * place); what names it in messages ("the plan"). FE_OK or FE_EINPUT. */
+int fe_write_file(const char *path, const char *what, const char *text, fe_error *err);
+
+/* Read plan file path for model file model as the plan was made: at the
+ * dims and on the machine it records (set as e's machine) unless o says
+ * otherwise; refuses a plan for another model unless o->ignore_model_name;
+ * checks legality. o may be NULL. Caller frees with fe_saved_plan_free,
+ * after the plans and reports made from it. */
+fe_saved_plan *fe_saved_plan_read(fe_engine *e, const char *path, const char *model,
+                                  const fe_read_options *o, fe_error *err);
+/* The model and the plan; owned by s. */
+fe_model *fe_saved_plan_model(const fe_saved_plan *s);
+fe_plan *fe_saved_plan_plan(const fe_saved_plan *s);
+/* The model the file names when ignore_model_name let it differ, else NULL. */
+const char *fe_saved_plan_made_for(const fe_saved_plan *s);
+/* Where the dims and the machine came from (plan, option, default) as text
+ * lines or a JSON object; caller frees with fe_free. */
+char *fe_saved_plan_format(const fe_saved_plan *s, int format, fe_error *err);
+void fe_saved_plan_free(fe_saved_plan *s);
+
+/* Simulate p and the unfused plan of its model on e's machine. The report
+ * refers to p; caller frees with fe_report_free. */
+fe_report *fe_engine_simulate(fe_engine *e, const fe_plan *p, fe_error *err);
+/* Totals of the plan (unfused = 0) or of the unfused plan (1) into out. */
+void fe_report_figures(const fe_report *r, int unfused, fe_figures *out);
+/* The report as a text table of plan against unfused (FE_WITH_GROUPS: a line
+ * per group), JSON ({"setup" from s if not NULL, "plan", "versus_unfused"}),
+ * or a trace of both (labelled by s's file, else the plan's policy).
+ * Caller frees with fe_free. */
+char *fe_report_format(const fe_report *r, const fe_saved_plan *s, int format, fe_error *err);
+void fe_report_free(fe_report *r);
+
+/* Run p and its unfused reference on this CPU's kernels on the same seeded
+ * inputs, compare every output and time both. A result comes back whether
+ * or not the numbers agree (fe_result_check). o may be NULL. The result
+ * refers to p; caller frees with fe_result_free. */
+fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_error *err);
+/* 1 if every output is within tolerance. */
+int fe_result_ok(const fe_result *x);
+/* FE_OK, or FE_ECHECK naming the first output outside tolerance. */
+int fe_result_check(const fe_result *x, fe_error *err);
+/* The execution as text lines or a JSON object; caller frees with fe_free. */
+char *fe_result_format(const fe_result *x, int format, fe_error *err);
+/* Measured medians in ms of the plan (unfused = 0) or the reference (1); 0 untimed. */
+double fe_result_ms(const fe_result *x, int unfused);
+void fe_result_free(fe_result *x);
+
+/* Time every group of p (as one kernel and member by member) and every op
+ * on this CPU. o may be NULL. Refers to p; caller frees with fe_timing_free. */
+fe_timing *fe_plan_time(const fe_plan *p, const fe_timing_options *o, fe_error *err);
+/* The timings as text tables or fuseeng.bench/1 JSON; label names the plan.
+ * Caller frees with fe_free. */
+char *fe_timing_format(const fe_timing *t, const char *label, int format, fe_error *err);
+/* Write the timings as a profile file (InfiniCore's form plus exact keys);
+ * info, if not NULL, gets the counts. FE_OK or an error. */
+int fe_timing_write_profile(const fe_timing *t, const char *path, fe_profile_info *info,
+                            fe_error *err);
+void fe_timing_free(fe_timing *t);
+/* "2 threads, passive waits": how the kernels run here; static storage. */
+const char *fe_threads(void);
+
+/* Plan every model with every policy on e's machine (and with measure, on
+ * this CPU). Caller frees with fe_ab_free. */
+fe_ab *fe_engine_ab(fe_engine *e, const fe_ab_options *o, fe_error *err);
+/* The comparison as text, JSON, CSV or SVG; caller frees with fe_free. */
+char *fe_ab_format(const fe_ab *ab, int format, fe_error *err);
+/* Plans whose results differed from the reference (with measure). */
+int fe_ab_wrong(const fe_ab *ab);
+/* Faults of policies that fell back to unfused, in run order; owned by ab. */
+int fe_ab_faults(const fe_ab *ab);
+const char *fe_ab_fault(const fe_ab *ab, int i);
+void fe_ab_free(fe_ab *ab);
+
+/* Run the Lua file path in the policy sandbox under limits (NULL: the
+ * defaults) with arg = {[0] = path, args...}; *status gets the integer it
+ * returns, else 0. FE_OK, or the error (FE_EINPUT for a Lua error). */
+int fe_script_run(const char *path, int nargs, const char *const *args,
+                  const fe_engine_options *limits, int *status, fe_error *err);
+
+/* End the process when a Lua run stays in one C call past its time limit
+ * (for programs that must never hang, such as the fuseeng command). */
+void fe_watchdog(void);
+
 /* FE_API_END */
 
 #ifdef __cplusplus

@@ -1,0 +1,69 @@
+/* api.h: the objects behind core/api's public handles (fuseeng.h), text
+ * results, and the few engine internals core/api needs (api_engine.c is
+ * the one file that reaches into core/script's structs). */
+#ifndef FE_API_H
+#define FE_API_H
+
+#include <stdio.h>
+
+#include "execute.h"
+#include "fuseeng.h"
+#include "graph.h"
+#include "jsonw.h"
+#include "machine.h"
+#include "measure.h"
+#include "plan.h"
+#include "sim.h"
+
+struct fe_report {
+    fe_sim_report plan, base;   /* the plan and its model's unfused plan */
+    int have_plan, have_base;
+    fe_plan *unfused;           /* base's plan, which base refers to */
+};
+
+struct fe_result {
+    fe_execution x;
+    const fe_plan *plan;        /* not owned */
+};
+
+struct fe_timing {
+    fe_measured m;
+    const fe_plan *plan;        /* not owned */
+    uint64_t seed;              /* as used: defaults filled in */
+    double budget;
+};
+
+/* A text result being written: open, print to t->f, close. */
+typedef struct fe_api_text {
+    char *buf;
+    size_t len;
+    FILE *f;
+} fe_api_text;
+
+/* FE_OK with t->f open for writing, or FE_ENOMEM. */
+int fe_api_text_open(fe_api_text *t, fe_error *err);
+/* The text written (caller frees with fe_free), or NULL with err set. */
+char *fe_api_text_close(fe_api_text *t, fe_error *err);
+
+/* Sets err to FE_EINPUT "fn: what is NULL" when p is NULL; returns 1 then. */
+int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);
+
+/* ---- engine internals (api_engine.c) ---- */
+
+/* The machine e plans and simulates for. */
+const fe_machine *fe_api_machine(const fe_engine *e);
+/* Make the shipped machine name (never a path) e's machine. */
+int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err);
+/* The graph behind a model. */
+const fe_graph *fe_api_graph(const fe_model *m);
+/* Wrap g (taken) into a model; NULL with FE_ENOMEM (g freed) or when g is NULL. */
+fe_model *fe_api_model(fe_graph *g, fe_error *err);
+
+/* ---- saved plans (api_files.c), for reports ---- */
+
+/* The plan file's path. */
+const char *fe_api_saved_path(const fe_saved_plan *s);
+/* The setup object (fe_saved_plan_format's JSON) into w. */
+void fe_api_saved_json(const fe_saved_plan *s, fe_jw *w);
+
+#endif

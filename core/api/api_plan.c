@@ -1,0 +1,257 @@
+/* api_plan.c: a plan as people and tools read it: the summary and decision
+ * log of fuseeng run, Graphviz, and fuseeng.plan/1 JSON with the simulated
+ * and executed figures in its "summary". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "ops.h"
+#include "plan_json.h"
+#include "units.h"
+
+const char *fe_plan_policy(const fe_plan *p)
+{
+    return p && p->policy >= 0 ? fe_strtab_str(p->strs, p->policy) : NULL;
+}
+
+static const char *verdict_word(int v)
+{
+    switch (v) {
+    case 1: return "fuse";
+    case 0: return "no";
+    case -1: return "none";
+    case -2: return "rejected";
+    default: return "note";
+    }
+}
+
+static void print_group_nodes(const fe_plan *p, const int32_t *nodes, int n, FILE *f)
+{
+    fputc('[', f);
+    for (int i = 0; i < n && i < 8; i++)
+        fprintf(f, "%s%s", i ? ", " : "", fe_node_name(p->g, fe_graph_node(p->g, nodes[i])));
+    if (n > 8)
+        fprintf(f, ", ... %d more", n - 8);
+    fputc(']', f);
+}
+
+static void decisions(const fe_plan *p, FILE *f)
+{
+    fprintf(f, "decisions (%d):\n", p->ndecisions);
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        const fe_decision *dc = &p->decisions[d];
+        fprintf(f, "  %-8s ", verdict_word(dc->verdict));
+        if (dc->n > 0) {
+            print_group_nodes(p, p->dnodes + dc->off, dc->n, f);
+            fprintf(f, "  ");
+        }
+        fprintf(f, "%s\n", dc->reason >= 0 ? fe_strtab_str(p->strs, dc->reason) : "");
+    }
+}
+
+/* A reason's key for counting: its text up to the first ':' (rule names,
+ * "rejected by the engine") or, when one comes first, '(' (the details of
+ * "40 nodes are in no group (first: ...)"), or the whole text when short. */
+static size_t reason_key(const char *s)
+{
+    const char *c = strchr(s, ':'), *paren = strchr(s, '(');
+    if (paren && paren > s && (!c || paren < c))
+        c = paren[-1] == ' ' ? paren - 1 : paren;
+    size_t n = c ? (size_t)(c - s) : strlen(s);
+    return n > 60 ? 60 : n;
+}
+
+typedef struct reason_count {
+    const char *text;
+    size_t len;
+    int count;
+} reason_count;
+
+static int by_count(const void *a, const void *b)
+{
+    const reason_count *x = a, *y = b;
+    if (x->count != y->count)
+        return y->count - x->count;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->text, y->text, n);
+    return c ? c : (int)x->len - (int)y->len;
+}
+
+static int by_size_desc(const void *a, const void *b, void *ctx)
+{
+    const fe_plan *p = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (p->groups[x].n != p->groups[y].n)
+        return p->groups[y].n - p->groups[x].n;
+    return (x > y) - (x < y);
+}
+
+static void largest_groups(const fe_plan *p, FILE *f)
+{
+    int32_t *ids = malloc((size_t)(p->ngroups > 0 ? p->ngroups : 1) * sizeof *ids);
+    if (!ids)
+        return;
+    for (int32_t i = 0; i < p->ngroups; i++)
+        ids[i] = i;
+    qsort_r(ids, (size_t)p->ngroups, sizeof *ids, by_size_desc, (void *)p);
+    for (int32_t i = 0; i < p->ngroups && i < 5 && p->groups[ids[i]].n > 1; i++) {
+        const fe_group *gr = &p->groups[ids[i]];
+        char key[64];
+        fe_sim_group_label(p->g, fe_group_nodes(p, gr), gr->n, key, sizeof key);
+        fprintf(f, "%s %s (%d): ", i ? "          " : "largest   ", key, gr->n);
+        print_group_nodes(p, fe_group_nodes(p, gr), gr->n, f);
+        if (gr->split > 1)
+            fprintf(f, " split %d", gr->split);
+        fprintf(f, "\n");
+    }
+    free(ids);
+}
+
+static void reasons(const fe_plan *p, FILE *f)
+{
+    reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
+    int nr = 0;
+    if (!rc)
+        return;
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        const char *s = p->decisions[d].reason >= 0 ? fe_strtab_str(p->strs, p->decisions[d].reason) : "";
+        size_t len = reason_key(s);
+        if (len == 0)
+            continue;
+        int found = 0;
+        for (int i = 0; i < nr && !found; i++)
+            if (rc[i].len == len && memcmp(rc[i].text, s, len) == 0)
+                found = ++rc[i].count;
+        if (!found)
+            rc[nr++] = (reason_count){s, len, 1};
+    }
+    qsort(rc, (size_t)nr, sizeof *rc, by_count);
+    for (int i = 0; i < nr && i < 8; i++)
+        fprintf(f, "%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
+                (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
+    if (nr > 8)
+        fprintf(f, "           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
+    free(rc);
+}
+
+static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)
+{
+    const fe_graph *g = p->g;
+    fe_plan_counts c;
+    fe_plan_summary_counts(p, &c);
+    fprintf(f, "model      %s (%d nodes, %s)\n", g->name[0] ? g->name : "(unnamed)", g->nnodes,
+            g->file);
+    fprintf(f, "policy     %s\n", p->policy >= 0 ? fe_strtab_str(p->strs, p->policy) : "?");
+    fprintf(f, "kernels    %d -> %d (%d fused group%s holding %d nodes; largest %d node%s",
+            g->nnodes, c.kernels, c.fused_groups, c.fused_groups == 1 ? "" : "s", c.fused_nodes,
+            c.largest, c.largest == 1 ? "" : "s");
+    if (c.tiled_groups)
+        fprintf(f, "; %d tiled", c.tiled_groups);
+    fprintf(f, ")\n");
+    largest_groups(p, f);
+    fprintf(f, "decisions  %d fuse, %d do not fuse, %d no opinion, %d rejected by the engine\n",
+            c.yes, c.no, c.none, c.rejected);
+    if (st && st->fault[0])
+        fprintf(f, "fallback   %s; the policy's fusions were dropped (fallback_on_error = unfused)\n",
+                st->fault);
+    reasons(p, f);
+    if (with_stats && st) {
+        char b[32];
+        fprintf(f, "stats      %.3f s, %lld Lua hook calls (%.0f per second), %lld instructions, "
+                "Lua memory %s, %d round%s\n", st->seconds, (long long)st->hook_calls,
+                st->seconds > 0 ? (double)st->hook_calls / st->seconds : 0.0,
+                (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
+                st->rounds, st->rounds == 1 ? "" : "s");
+    }
+}
+
+static void dot(const fe_plan *p, FILE *f)
+{
+    const fe_graph *g = p->g;
+    fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontsize=10, fontname=\"Helvetica\"];\n");
+    for (int32_t gi = 0; gi < p->ngroups; gi++) {
+        const fe_group *gr = &p->groups[gi];
+        if (gr->n > 1)
+            fprintf(f, "  subgraph cluster_%d {\n    label=\"group %d (%s%s)\"; style=filled; "
+                    "color=\"#dde8f5\";\n", gi, gi, fe_class_name(gr->klass),
+                    gr->split > 1 ? ", tiled" : "");
+        for (int32_t k = 0; k < gr->n; k++) {
+            int32_t v = p->members[gr->off + k];
+            const fe_node *n = fe_graph_node(g, v);
+            fprintf(f, "%s  n%d [label=\"", gr->n > 1 ? "  " : "", v);
+            for (const char *s = fe_node_name(g, n); *s; s++)
+                fputs(*s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : (char[2]){*s, 0}, f);
+            fprintf(f, "\\n%s\"];\n", fe_node_op_name(n));
+        }
+        if (gr->n > 1)
+            fprintf(f, "  }\n");
+    }
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        for (int k = 0; k < n->nin; k++) {
+            int32_t prod = fe_graph_tensor(g, fe_node_input(g, n, k))->producer;
+            if (prod >= 0)
+                fprintf(f, "  n%d -> n%d;\n", prod, v);
+        }
+    }
+    fprintf(f, "}\n");
+}
+
+/* What the plan JSON's "summary" adds: the comparison with the unfused
+ * plan and the execution. */
+typedef struct summary_parts {
+    const fe_report *r;
+    int versus;
+    const fe_result *x;
+} summary_parts;
+
+static void write_summary(fe_jw *w, void *ctx)
+{
+    const summary_parts *s = ctx;
+    if (s->versus && s->r) {
+        fe_jw_key(w, "versus_unfused");
+        fe_sim_report_compare_json(&s->r->plan, &s->r->base, w);
+    }
+    if (s->x) {
+        fe_jw_key(w, "executed");
+        fe_execution_json(s->x->plan, &s->x->x, w);
+    }
+}
+
+char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report *r,
+                     const fe_result *x, int format, fe_error *err)
+{
+    if (fe_api_null(p, "fe_plan_format", "the plan", err))
+        return NULL;
+    int kind = format & FE_FORMAT_MASK;
+    if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_DOT &&
+        kind != FE_FORMAT_DECISIONS) {
+        fe_error_set(err, FE_EINPUT, "fe_plan_format: format %d is not text, JSON, dot or "
+                     "decisions", kind);
+        return NULL;
+    }
+    if (x && x->plan != p) {
+        fe_error_set(err, FE_EINPUT, "fe_plan_format: the result is of another plan");
+        return NULL;
+    }
+    fe_api_text t;
+    if (fe_api_text_open(&t, err) != FE_OK)
+        return NULL;
+    if (kind == FE_FORMAT_JSON) {
+        summary_parts parts = {r, (format & FE_WITH_VERSUS) != 0, x};
+        fe_plan_extra extra = {write_summary, &parts, r ? &r->plan : NULL,
+                               (format & FE_WITH_GROUPS) != 0};
+        if (fe_plan_write(p, t.f, 1, &extra, err) != FE_OK) {
+            fe_api_text_close(&t, NULL);
+            free(t.buf);
+            return NULL;
+        }
+    } else if (kind == FE_FORMAT_DOT) {
+        dot(p, t.f);
+    } else if (kind == FE_FORMAT_DECISIONS) {
+        decisions(p, t.f);
+    } else {
+        summary(p, st, (format & FE_WITH_STATS) != 0, t.f);
+    }
+    return fe_api_text_close(&t, err);
+}
