@@ -58,6 +58,12 @@ const char *fe_engine_home(const fe_engine *e)
     return e ? fe_sandbox_home(e->sb) : NULL;
 }
 
+void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o)
+{
+    if (e && o)
+        fe_sandbox_set_limits(e->sb, o->max_instructions, o->max_memory, o->max_seconds);
+}
+
 const char *fe_engine_machine(const fe_engine *e)
 {
     return e ? e->machine.name : NULL;

@@ -80,13 +80,18 @@ static int run(int argc, char **argv)
     ro.dim_names = dims.names;
     ro.dim_values = dims.values;
 
-    /* The machine file runs under the Lua limits given. */
     fe_error err = {0};
     fe_engine *e = NULL;
     fe_saved_plan *s = NULL;
     fe_report *rep = NULL;
     int rc = 0, groups = verbose ? FE_WITH_GROUPS : 0;
-    if (!(e = fe_engine_new(&eo, &err)) || !(s = fe_saved_plan_read(e, planfile, model, &ro, &err)) ||
+    /* The limits are the machine file's: the engine's own library loads
+     * under the defaults. */
+    fe_engine_options home = {.home = eo.home};
+    if (!(e = fe_engine_new(&home, &err)))
+        goto fail;
+    fe_engine_set_limits(e, &eo);
+    if (!(s = fe_saved_plan_read(e, planfile, model, &ro, &err)) ||
         !(rep = fe_engine_simulate(e, fe_saved_plan_plan(s), &err)))
         goto fail;
     if (trace && fe_cli_write(trace, "the trace", fe_report_format(rep, s, FE_FORMAT_TRACE, &err),

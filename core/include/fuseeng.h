@@ -226,6 +226,9 @@ void fe_error_prepend(fe_error *err, const char *text);
 
 /* Path of the directory holding lua/ and policies/; owned by the engine. */
 const char *fe_engine_home(const fe_engine *e);
+/* Set the Lua limits of the runs that follow (max_instructions, max_memory,
+ * max_seconds of o; zero keeps the current one). */
+void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o);
 /* Replace the machine plans are made and simulated for. FE_OK or FE_EINPUT. */
 int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err);
 /* Load a profile file for ctx.profile, replacing any. FE_OK or FE_EINPUT. */

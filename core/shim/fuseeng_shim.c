@@ -44,14 +44,79 @@
     X(fe_plan_groups, int, (const fe_plan *p), (p), NULL)                                   \
     X(fe_plan_group_size, int, (const fe_plan *p, int g), (p, g), NULL)                     \
     X(fe_plan_group_node, const char *, (const fe_plan *p, int g, int k), (p, g, k), NULL)  \
-    X(fe_plan_decisions, int, (const fe_plan *p), (p), NULL)
+    X(fe_plan_decisions, int, (const fe_plan *p), (p), NULL)                                \
+    FE_API_CLI(X)
+
+/* The calls behind the fuseeng command (core/api). */
+#define FE_API_CLI(X)                                                                       \
+    X(fe_engine_home, const char *, (const fe_engine *x), (x), NULL)                        \
+    X(fe_engine_set_machine, int, (fe_engine *x, const char *m, fe_error *e), (x, m, e), e) \
+    X(fe_engine_set_profile, int, (fe_engine *x, const char *p, fe_error *e), (x, p, e), e) \
+    X(fe_engine_machine, const char *, (const fe_engine *x), (x), NULL)                     \
+    X(fe_engine_machine_description, const char *, (const fe_engine *x), (x), NULL)         \
+    X(fe_model_load_dims, fe_model *,                                                       \
+      (const char *p, int n, const char *const *k, const int64_t *v, fe_error *e),          \
+      (p, n, k, v, e), e)                                                                   \
+    X(fe_model_dim, int64_t, (const fe_model *m, const char *n), (m, n), NULL)              \
+    X(fe_model_file, const char *, (const fe_model *m), (m), NULL)                          \
+    X(fe_model_format, char *, (const fe_model *m, int f, fe_error *e), (m, f, e), e)       \
+    X(fe_ops_format, char *, (const char *o, fe_error *e), (o, e), e)                       \
+    X(fe_policy_plan, fe_plan *, (fe_policy *p, const fe_model *m, fe_plan_stats *s, fe_error *e), \
+      (p, m, s, e), e)                                                                      \
+    X(fe_model_unfused, fe_plan *, (const fe_model *m, fe_error *e), (m, e), e)             \
+    X(fe_plan_policy, const char *, (const fe_plan *p), (p), NULL)                          \
+    X(fe_plan_format, char *,                                                               \
+      (const fe_plan *p, const fe_plan_stats *s, const fe_report *r, const fe_result *x, int f, \
+       fe_error *e), (p, s, r, x, f, e), e)                                                 \
+    X(fe_write_file, int, (const char *p, const char *w, const char *t, fe_error *e),      \
+      (p, w, t, e), e)                                                                      \
+    X(fe_saved_plan_read, fe_saved_plan *,                                                  \
+      (fe_engine *x, const char *p, const char *m, const fe_read_options *o, fe_error *e),  \
+      (x, p, m, o, e), e)                                                                   \
+    X(fe_saved_plan_model, fe_model *, (const fe_saved_plan *s), (s), NULL)                 \
+    X(fe_saved_plan_plan, fe_plan *, (const fe_saved_plan *s), (s), NULL)                   \
+    X(fe_saved_plan_made_for, const char *, (const fe_saved_plan *s), (s), NULL)            \
+    X(fe_saved_plan_format, char *, (const fe_saved_plan *s, int f, fe_error *e), (s, f, e), e) \
+    X(fe_engine_simulate, fe_report *, (fe_engine *x, const fe_plan *p, fe_error *e), (x, p, e), e) \
+    X(fe_report_format, char *,                                                             \
+      (const fe_report *r, const fe_saved_plan *s, int f, fe_error *e), (r, s, f, e), e)    \
+    X(fe_plan_execute, fe_result *, (const fe_plan *p, const fe_execute_options *o, fe_error *e), \
+      (p, o, e), e)                                                                         \
+    X(fe_result_ok, int, (const fe_result *x), (x), NULL)                                   \
+    X(fe_result_check, int, (const fe_result *x, fe_error *e), (x, e), e)                   \
+    X(fe_result_format, char *, (const fe_result *x, int f, fe_error *e), (x, f, e), e)     \
+    X(fe_result_ms, double, (const fe_result *x, int u), (x, u), NULL)                      \
+    X(fe_plan_time, fe_timing *, (const fe_plan *p, const fe_timing_options *o, fe_error *e), \
+      (p, o, e), e)                                                                         \
+    X(fe_timing_format, char *, (const fe_timing *t, const char *l, int f, fe_error *e),   \
+      (t, l, f, e), e)                                                                      \
+    X(fe_timing_write_profile, int,                                                         \
+      (const fe_timing *t, const char *p, fe_profile_info *i, fe_error *e), (t, p, i, e), e) \
+    X(fe_threads, const char *, (void), (), NULL)                                           \
+    X(fe_engine_ab, fe_ab *, (fe_engine *x, const fe_ab_options *o, fe_error *e), (x, o, e), e) \
+    X(fe_ab_format, char *, (const fe_ab *a, int f, fe_error *e), (a, f, e), e)             \
+    X(fe_ab_wrong, int, (const fe_ab *a), (a), NULL)                                        \
+    X(fe_ab_faults, int, (const fe_ab *a), (a), NULL)                                       \
+    X(fe_ab_fault, const char *, (const fe_ab *a, int i), (a, i), NULL)                     \
+    X(fe_script_run, int,                                                                   \
+      (const char *p, int n, const char *const *a, const fe_engine_options *l, int *s,     \
+       fe_error *e), (p, n, a, l, s, e), e)
 
 #define FE_API_VOID(X)                                                                      \
     X(fe_free, (void *p), (p))                                                              \
     X(fe_engine_free, (fe_engine *x), (x))                                                  \
     X(fe_model_free, (fe_model *m), (m))                                                    \
     X(fe_policy_free, (fe_policy *p), (p))                                                  \
-    X(fe_plan_free, (fe_plan *p), (p))
+    X(fe_plan_free, (fe_plan *p), (p))                                                      \
+    X(fe_error_prepend, (fe_error *e, const char *t), (e, t))                               \
+    X(fe_engine_set_limits, (fe_engine *x, const fe_engine_options *o), (x, o))             \
+    X(fe_saved_plan_free, (fe_saved_plan *s), (s))                                          \
+    X(fe_report_figures, (const fe_report *r, int u, fe_figures *o), (r, u, o))             \
+    X(fe_report_free, (fe_report *r), (r))                                                  \
+    X(fe_result_free, (fe_result *x), (x))                                                  \
+    X(fe_timing_free, (fe_timing *t), (t))                                                  \
+    X(fe_ab_free, (fe_ab *a), (a))                                                          \
+    X(fe_watchdog, (void), ())
 
 static struct {
 #define PTR(name, ret, params, args, err) ret(*name) params;
