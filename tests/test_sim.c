@@ -10,6 +10,7 @@
 #include "testlib.h"
 #include "machine.h"
 #include "machine_file.h"
+#include "legality.h"
 #include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
@@ -902,11 +903,11 @@ static void limits(void **state)
     fe_sim_group_result r;
     fe_error err = {0};
     int32_t both[2] = {0, 1};
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_OK);
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT + 1, &r, &err), FE_EINPUT);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT, &r, &err), FE_OK);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT + 1, &r, &err), FE_EINPUT);
     assert_contains(err.message, "split must be 0 (the default) or an integer from 1 to 16777216");
     fe_plan *p = plan_of(g, "silu,mul");
-    p->groups[0].split = FE_SIM_MAX_SPLIT + 1;
+    p->groups[0].split = FE_PLAN_MAX_SPLIT + 1;
     fe_sim_report rep;
     assert_int_equal(fe_sim_plan(p, &m, &rep, &err), FE_EINPUT);
     assert_contains(err.message, "group 0: split must be");
@@ -938,7 +939,7 @@ static void limits(void **state)
         "  {\"name\": \"act\", \"op\": \"relu\", \"inputs\": [\"h\"], \"outputs\": [\"y\"]}],"
         " \"outputs\": [\"y\"]}");
     assert_int_equal(fe_sim_group(g, &m, both, 2, 0, &r, &err), FE_OK);
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_EINPUT);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT, &r, &err), FE_EINPUT);
     assert_contains(err.message, "at split 16777216 overflows 64-bit byte counts");
     fe_graph_free(g);
 }
@@ -1026,6 +1027,17 @@ static void write_text(const char *path, const char *text)
  * each group carries its figures under "sim" (the writer `sim --json
  * --verbose` uses); the file reads back; its header says what it was
  * made for, and a bad header or a missing file is one clear message. */
+/* The simulator's figures for a plan file, through fe_plan_extra. */
+static void sim_group(fe_jw *w, int32_t gi, void *r)
+{
+    fe_sim_report_group_json(r, gi, w);
+}
+
+static void sim_summary(fe_jw *w, void *r)
+{
+    fe_sim_report_plan_summary(r, w);
+}
+
 static void plan_files(void **state)
 {
     (void)state;
@@ -1041,7 +1053,7 @@ static void plan_files(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/plan.json", dir);
     FILE *f = fopen(path, "w");
-    fe_plan_extra extra = {NULL, NULL, &r, 1};
+    fe_plan_extra extra = {sim_group, sim_summary, &r};
     assert_int_equal(fe_plan_write(p, f, 1, &extra, NULL), FE_OK);
     fclose(f);
 
