@@ -44,7 +44,6 @@ static void write_groups(fe_jw *w, const fe_plan *p, const fe_plan_extra *extra)
     fe_jw_arr(w);
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         const fe_group *gr = &p->groups[gi];
-        const fe_k_choice *kc = fe_k_choice_get(gr->kernel);
         fe_jw_obj_flat(w);
         fe_jw_key(w, "id");
         fe_jw_int(w, gi);
@@ -56,7 +55,7 @@ static void write_groups(fe_jw *w, const fe_plan *p, const fe_plan_extra *extra)
         fe_jw_key(w, "class");
         fe_jw_str(w, fe_class_name(gr->klass));
         fe_jw_key(w, "kernel");
-        fe_jw_str(w, kc ? kc->name : "auto");
+        fe_jw_str(w, fe_k_choice_name(gr->kernel));
         fe_jw_key(w, "split");
         fe_jw_int(w, gr->split);
         if (gr->reason >= 0) {
