@@ -125,12 +125,14 @@ void fe_sim_group_json(const fe_sim_group_result *r, fe_jw *w);
  * kernels, sim_us, l3_bytes, l2_peak, mem_peak, spill_bytes. */
 void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w);
 
-/* The same keys but kernels, written into an open object (the plan file's
- * "summary", whose writer counts the kernels itself). */
+/* The same keys but kernels, written into an open object: the plan file's
+ * "summary", whose writer counts the kernels itself and takes these
+ * through fe_plan_extra's summary callback (plan_json.h). */
 void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w);
 
 /* Group i of the report as one JSON object: start_us, mem_bytes and its
- * fe_sim_group_json fields. */
+ * fe_sim_group_json fields (a plan file's group "sim", through
+ * fe_plan_extra's group callback). */
 void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w);
 
 /* The whole report as a JSON object: machine, totals and, if groups is

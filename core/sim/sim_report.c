@@ -109,7 +109,7 @@ void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w)
 
 /* The plan-file summary's figures, without "kernels" (the plan writer has
  * it): the keys DESIGN.md's plan file names. */
-static void summary_fields(const fe_sim_report *r, fe_jw *w)
+void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w)
 {
     num_us(w, "sim_us", r->total.time_s);
     int_key(w, "l3_bytes", r->total.l3_bytes);
@@ -118,16 +118,11 @@ static void summary_fields(const fe_sim_report *r, fe_jw *w)
     int_key(w, "spill_bytes", r->total.spill_bytes);
 }
 
-void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w)
-{
-    summary_fields(r, w);
-}
-
 void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
 {
     fe_jw_obj_flat(w);
     int_key(w, "kernels", r->total.kernels);
-    summary_fields(r, w);
+    fe_sim_report_plan_summary(r, w);
     fe_jw_end(w);
 }
 
