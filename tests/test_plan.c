@@ -208,26 +208,6 @@ static void cases(void **state)
     fe_graph_free(g);
 }
 
-/* A model from JSON written with ' for " (readable in C). */
-static fe_graph *graph_q(const char *q)
-{
-    char *json = strdup(q);
-    for (char *c = json; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    fe_graph *g = tl_graph(json);
-    free(json);
-    return g;
-}
-
-static int32_t node(const fe_graph *g, const char *name)
-{
-    int32_t v = fe_graph_find_node(g, name);
-    if (v < 0)
-        fail_msg("no node %s", name);
-    return v;
-}
-
 /* fe_part_can_merge on the groups holding the named nodes (a NULL-ended
  * list); why gets the reason. */
 static int can_merge(fe_part *p, char *why, size_t size, ...)
@@ -237,7 +217,7 @@ static int can_merge(fe_part *p, char *why, size_t size, ...)
     va_list ap;
     va_start(ap, size);
     for (const char *name; (name = va_arg(ap, const char *)) != NULL;)
-        gids[n++] = p->gid[node(p->g, name)];
+        gids[n++] = p->gid[tl_node(p->g, name)];
     va_end(ap);
     why[0] = '\0';
     return fe_part_can_merge(p, gids, n, why, size);
@@ -251,7 +231,7 @@ static int class_of(const fe_graph *g, const char **why, ...)
     va_list ap;
     va_start(ap, why);
     for (const char *name; (name = va_arg(ap, const char *)) != NULL;)
-        fe_kinds_add(&k, g, node(g, name));
+        fe_kinds_add(&k, g, tl_node(g, name));
     va_end(ap);
     return fe_kinds_class(&k, why);
 }
@@ -262,7 +242,7 @@ static int class_of(const fe_graph *g, const char **why, ...)
 static void non_convex_pair(void **state)
 {
     (void)state;
-    fe_graph *g = graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 "},"
+    fe_graph *g = tl_graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 "},"
         " 'nodes': [{'name': 'a', 'op': 'relu', 'inputs': ['x'], 'outputs': ['ta']},"
         "  {'name': 'b', 'op': 'exp', 'inputs': ['ta'], 'outputs': ['tb']},"
         "  {'name': 'c', 'op': 'add', 'inputs': ['ta', 'tb'], 'outputs': ['tc']}],"
@@ -286,7 +266,7 @@ static void non_convex_pair(void **state)
 static void group_cycle(void **state)
 {
     (void)state;
-    fe_graph *g = graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 "},"
+    fe_graph *g = tl_graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 "},"
         " 'nodes': [{'name': 'a1', 'op': 'relu', 'inputs': ['x'], 'outputs': ['ta1']},"
         "  {'name': 'b1', 'op': 'exp', 'inputs': ['ta1'], 'outputs': ['tb1']},"
         "  {'name': 'b2', 'op': 'neg', 'inputs': ['x'], 'outputs': ['tb2']},"
@@ -296,7 +276,7 @@ static void group_cycle(void **state)
     fe_part *p = fe_part_new(g, &err);
     char why[512];
     assert_true(can_merge(p, why, sizeof why, "a1", "a2", NULL));
-    int32_t a[2] = {p->gid[node(g, "a1")], p->gid[node(g, "a2")]};
+    int32_t a[2] = {p->gid[tl_node(g, "a1")], p->gid[tl_node(g, "a2")]};
     fe_part_merge(p, a, 2);
     assert_false(can_merge(p, why, sizeof why, "b1", "b2", NULL));
     assert_contains(why, "not convex");
@@ -307,7 +287,7 @@ static void group_cycle(void **state)
     assert_non_null(plan);
     const char *groups[2][2] = {{"a1", "a2"}, {"b1", "b2"}};
     for (int gi = 0; gi < 2; gi++) {
-        int32_t u = node(g, groups[gi][0]), v = node(g, groups[gi][1]);
+        int32_t u = tl_node(g, groups[gi][0]), v = tl_node(g, groups[gi][1]);
         plan->members[2 * gi] = u < v ? u : v;
         plan->members[2 * gi + 1] = u < v ? v : u;
         plan->group_of[u] = plan->group_of[v] = gi;
@@ -330,7 +310,7 @@ static void group_cycle(void **state)
 static void classes(void **state)
 {
     (void)state;
-    fe_graph *g = graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 ","
+    fe_graph *g = tl_graph_q("{'format': 'fuseeng.model/1', 'tensors': {" X4 ","
         "  'q': {'shape': [1, 1, 4, 8], 'dtype': 'f32', 'kind': 'input'}},"
         " 'nodes': [{'name': 'pre', 'op': 'add', 'inputs': ['x', 'x'], 'outputs': ['t0']},"
         "  {'name': 'm1', 'op': 'matmul', 'inputs': ['t0', 'x'], 'outputs': ['t1']},"
@@ -380,14 +360,14 @@ static void classes(void **state)
     int32_t *labels = malloc((size_t)g->nnodes * sizeof *labels);
     for (int32_t v = 0; v < g->nnodes; v++)
         labels[v] = v;
-    labels[node(g, "flip")] = labels[node(g, "view")];
-    labels[node(g, "bias")] = labels[node(g, "ar")];
+    labels[tl_node(g, "flip")] = labels[tl_node(g, "view")];
+    labels[tl_node(g, "bias")] = labels[tl_node(g, "ar")];
     fe_plan *plan = fe_plan_from_labels(g, labels, &err);
     if (!plan)
         fail_msg("%s", err.message);
-    assert_int_equal(plan->groups[plan->group_of[node(g, "view")]].klass, FE_CLASS_POINTWISE);
-    assert_int_equal(plan->groups[plan->group_of[node(g, "ar")]].klass, FE_CLASS_COLLECTIVE);
-    assert_int_equal(plan->groups[plan->group_of[node(g, "att")]].klass, FE_CLASS_SINGLE);
+    assert_int_equal(plan->groups[plan->group_of[tl_node(g, "view")]].klass, FE_CLASS_POINTWISE);
+    assert_int_equal(plan->groups[plan->group_of[tl_node(g, "ar")]].klass, FE_CLASS_COLLECTIVE);
+    assert_int_equal(plan->groups[plan->group_of[tl_node(g, "att")]].klass, FE_CLASS_SINGLE);
     assert_int_equal(fe_plan_check(plan, &err), FE_OK);
     fe_plan_free(plan);
     free(labels);
@@ -425,7 +405,7 @@ static char *plan_text(const fe_plan *p, const fe_plan_extra *extra)
 static void plan_file_round_trip(void **state)
 {
     (void)state;
-    fe_graph *g = graph_q("{'format': 'fuseeng.model/1', 'dims': {'B': 4},"
+    fe_graph *g = tl_graph_q("{'format': 'fuseeng.model/1', 'dims': {'B': 4},"
         " 'tensors': {'x': {'shape': ['B', 4], 'dtype': 'f32', 'kind': 'input'},"
         "  'w': {'shape': [4, 4], 'dtype': 'f32', 'kind': 'weight'}},"
         " 'nodes': [{'name': 'mm', 'op': 'matmul', 'inputs': ['x', 'w'], 'outputs': ['t1']},"
@@ -434,18 +414,18 @@ static void plan_file_round_trip(void **state)
         " 'outputs': ['t3']}");
     fe_error err = {0};
     int32_t labels[3] = {0, 0, 1};
-    labels[node(g, "out")] = 1;
-    labels[node(g, "mm")] = labels[node(g, "act")] = 0;
+    labels[tl_node(g, "out")] = 1;
+    labels[tl_node(g, "mm")] = labels[tl_node(g, "act")] = 0;
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     assert_non_null(p);
     p->policy = fe_plan_str(p, "hand");
     p->machine = fe_plan_str(p, "gcu");
-    int32_t gm = p->group_of[node(g, "mm")], go = p->group_of[node(g, "out")];
+    int32_t gm = p->group_of[tl_node(g, "mm")], go = p->group_of[tl_node(g, "out")];
     p->groups[gm].kernel = FE_K_CHOICE_MATMUL_BLAS;
     p->groups[gm].split = 2;
     p->groups[go].split = 1;
     fe_plan_set_reason(p, gm, "a \"quoted\" reason");
-    int32_t mine[1] = {node(g, "out")};
+    int32_t mine[1] = {tl_node(g, "out")};
     assert_int_equal(fe_plan_log(p, mine, 1, 0, "hand", "kept apart"), FE_OK);
 
     char dir[] = "/tmp/fe_test_planfile.XXXXXX", path[80], bad[80];

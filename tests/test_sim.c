@@ -59,14 +59,6 @@ static fe_machine seed_machine(void)
     return m;
 }
 
-static int32_t node(const fe_graph *g, const char *name)
-{
-    int32_t id = fe_graph_find_node(g, name);
-    if (id < 0)
-        fail_msg("no node '%s'", name);
-    return id;
-}
-
 static fe_sim_group_result sim(const fe_graph *g, const fe_machine *m, const char *names,
                                int split)
 {
@@ -75,7 +67,7 @@ static fe_sim_group_result sim(const fe_graph *g, const fe_machine *m, const cha
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", names);
     for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        ids[n++] = node(g, t);
+        ids[n++] = tl_node(g, t);
     fe_sim_group_result r;
     fe_error err = {0};
     if (fe_sim_group(g, m, ids, n, split, &r, &err) != FE_OK)
@@ -95,7 +87,7 @@ static fe_plan *plan_of(const fe_graph *g, const char *groups)
     for (char *s1, *grp = strtok_r(buf, ";", &s1); grp; grp = strtok_r(NULL, ";", &s1)) {
         int32_t first = -1;
         for (char *s2, *t = strtok_r(grp, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
-            int32_t v = node(g, t);
+            int32_t v = tl_node(g, t);
             if (first < 0)
                 first = v;
             labels[v] = first;
@@ -153,7 +145,7 @@ static void silu_mul(void **state)
     assert_near(u.time_s, 1499.338368 * US);
 
     /* Unfused = 1008.998016 + 1499.338368 = 2508.336384 us, 5B of L3. */
-    int32_t both[2] = {node(g, "silu"), node(g, "mul")};
+    int32_t both[2] = {tl_node(g, "silu"), tl_node(g, "mul")};
     fe_sim_group_result un;
     assert_int_equal(fe_sim_unfused(g, &m, both, 2, &un, NULL), FE_OK);
     assert_int_equal(un.l3_bytes, 5 * B);
@@ -314,9 +306,9 @@ static void diamond(void **state)
     assert_int_equal(fe_sim_plan(u, &m, &ru, &err), FE_OK);
     assert_int_equal(ru.total.kernels, 3);
     assert_int_equal(ru.total.weight_bytes, W);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "a")]], W + X + A);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "b")]], W + X + A + Bt);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "c")]], W + A + Bt + C);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "a")]], W + X + A);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "b")]], W + X + A + Bt);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "c")]], W + A + Bt + C);
     assert_int_equal(ru.total.mem_peak, W + X + A + Bt);
 
     /* One group: ta and tb never reach device memory: w + x + tc. */
@@ -759,7 +751,7 @@ static void writers(void **state)
 
 static int32_t group_with(const fe_plan *p, const fe_graph *g, const char *name)
 {
-    return p->group_of[node(g, name)];
+    return p->group_of[tl_node(g, name)];
 }
 
 static void llama_tlf(void **state)
@@ -950,7 +942,7 @@ static void labels(void **state)
 {
     (void)state;
     fe_graph *g = llama(2048);
-    int32_t one = node(g, "input_layernorm");
+    int32_t one = tl_node(g, "input_layernorm");
     char buf[64];
     fe_sim_group_label(g, &one, 1, buf, sizeof buf);
     assert_string_equal(buf, "rms_norm");
@@ -962,7 +954,7 @@ static void labels(void **state)
         "q_view", "q_heads", "k_view", "k_heads", "q_cos", "q_x1", "q_x2", "q_neg_x2", "q_rot",
         "q_rot_sin", "q_rope", "k_cos", "k_x1", "k_x2", "k_neg_x2", "k_rot", "k_rot_sin", "k_rope"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        rope[n++] = node(g, names[i]);
+        rope[n++] = tl_node(g, names[i]);
     fe_sim_group_label(g, rope, n, buf, 33);
     assert_true(strlen(buf) <= 32);
     assert_contains(buf, "+...(18 ops)");
