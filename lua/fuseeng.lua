@@ -26,7 +26,8 @@ local core = require "fuseeng.core"
 local pattern = require "fuseeng.pattern"
 local dataflow = require "fuseeng.dataflow"
 
-local fe = { version = core.version, ops = core.ops, kinds = core.kinds }
+local fe = { version = core.version, ops = core.ops, kinds = core.kinds,
+             kernel_choices = core.kernel_choices }
 
 local DRIVERS = { greedy = true, patterns = true, dataflow = true, plan = true }
 local FIELDS = {

@@ -1,12 +1,13 @@
 /* lua_core.c: the fuseeng.core module: what Lua code may know about the
- * engine itself (the op registry, pattern kinds, version, hashing, where a
- * script's function was defined). The
+ * engine itself (the op registry, pattern kinds, kernel choices, version,
+ * hashing, where a script's function was defined). The
  * Lua library (lua/fuseeng.lua and the DSLs) reads ops from here, so the
  * registry in ops.c stays the one owner of op facts. */
 #include <lauxlib.h>
 #include <openssl/evp.h>
 #include <string.h>
 
+#include "choice.h"
 #include "fuseeng.h"
 #include "ops.h"
 #include "sandbox.h"
@@ -41,6 +42,28 @@ static void push_ops(lua_State *L)
     }
 }
 
+/* kernel_choices = {{name=, id=, takes_epilogue=, gemm=, description=}, ...}
+ * in id order: choice.c's table, so that policies never spell the names. */
+static void push_kernel_choices(lua_State *L)
+{
+    lua_createtable(L, FE_K_NCHOICES, 0);
+    for (int i = 0; i < FE_K_NCHOICES; i++) {
+        const fe_k_choice *c = fe_k_choice_get(i);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, c->name);
+        lua_setfield(L, -2, "name");
+        lua_pushinteger(L, c->id);
+        lua_setfield(L, -2, "id");
+        lua_pushboolean(L, c->takes_epilogue);
+        lua_setfield(L, -2, "takes_epilogue");
+        lua_pushboolean(L, c->gemm);
+        lua_setfield(L, -2, "gemm");
+        lua_pushstring(L, c->desc);
+        lua_setfield(L, -2, "description");
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
 /* sha256(s) -> 64 hex digits. */
 static int l_sha256(lua_State *L)
 {
@@ -71,7 +94,7 @@ static int l_where(lua_State *L)
 
 int fe_luaopen_core(lua_State *L)
 {
-    lua_createtable(L, 0, 7);
+    lua_createtable(L, 0, 8);
     push_ops(L);
     lua_setfield(L, -2, "ops");
     lua_createtable(L, FE_NPATTERN, 0);
@@ -80,6 +103,8 @@ int fe_luaopen_core(lua_State *L)
         lua_rawseti(L, -2, p + 1);
     }
     lua_setfield(L, -2, "kinds");
+    push_kernel_choices(L);
+    lua_setfield(L, -2, "kernel_choices");
     lua_pushstring(L, fe_version());
     lua_setfield(L, -2, "version");
     lua_pushcfunction(L, l_sha256);

@@ -1,0 +1,52 @@
+/* legality.h: what may fuse, the one owner of the rule (legality.c opens
+ * with the rules and their invariants).
+ *
+ * Two questions, one set of rules: may these groups of a partition become
+ * one group (fe_part_can_merge, asked by drivers at every merge), and is
+ * this plan legal (fe_plan_check, for plans made by hand or read from
+ * files; fe_plan_from_labels builds a plan only if it is). Nothing else in
+ * the engine looks at op kinds to decide whether nodes may share a kernel.
+ */
+#ifndef FE_LEGALITY_H
+#define FE_LEGALITY_H
+
+#include <stddef.h>
+
+#include "plan.h"
+
+/* The partition the merge check walks (partition.h, which includes this
+ * header so that drivers growing a partition see the check beside it). */
+typedef struct fe_part fe_part;
+
+/* Counts of a group's members by role; enough to decide its class. A
+ * partition keeps one per group and sums them on merges. */
+typedef struct fe_kinds {
+    int32_t n, gemm, collective, opaque, injective, reduction, affine;
+} fe_kinds;
+
+/* Count node in k under its role. */
+void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node);
+/* into += from: the counts of two groups merged. */
+void fe_kinds_merge(fe_kinds *into, const fe_kinds *from);
+/* The class (fe_class) that takes a group with these counts, or -1 with
+ * *why (if why is not NULL) saying what no kernel can hold (static
+ * storage). */
+int fe_kinds_class(const fe_kinds *k, const char **why);
+
+/* May the groups gids[0..n) (distinct group ids of p) become one group?
+ * 1 if yes; 0 with the reason in why (e.g. "not convex: a path leaves the
+ * group through node 'x' and comes back into node 'y'", or a class rule). */
+int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size);
+
+/* Check a plan from scratch (tests, plans read from files): every node in
+ * one group, members sorted, classes right, convex, acyclic, groups in
+ * dependency order. FE_OK or FE_EINPUT with the first problem. */
+int fe_plan_check(const fe_plan *p, fe_error *err);
+
+/* A plan from labels (node -> any non-negative label; equal labels share a
+ * group), built through legal merges. Caller frees with fe_plan_free.
+ * NULL with FE_EINPUT and a message naming the offending group if the
+ * partition is illegal. */
+fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err);
+
+#endif
