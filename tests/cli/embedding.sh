@@ -1,11 +1,41 @@
 # embedding.sh: the public API from C (examples/embed.c, linked against
-# libfuseeng.so) and from LuaJIT's FFI (examples/ffi_demo.lua).
+# libfuseeng.so), from LuaJIT's FFI (examples/ffi_demo.lua), and the complete
+# C programs of docs/c-api.md (its ```c blocks), compiled and run here.
 . tests/lib.sh
 
 expect_ok "examples/embed: plan, swap, combine, buffer policy" \
     'fuse_all .* kernels' "$BUILD/examples/embed" examples/models/llama2_7b_layer.json
+expect_ok "examples/embed: simulate, write and read back a plan file" \
+    'plan file read back: [0-9]+ groups, same simulated time' \
+    "$BUILD/examples/embed" examples/models/llama2_7b_layer.json
+expect_ok "examples/embed: execute a plan against the unfused reference" \
+    'executed at S=8 on this CPU: outputs equal the unfused reference' \
+    "$BUILD/examples/embed" examples/models/llama2_7b_layer.json
 expect_fail "examples/embed: a bad model fails with exit 2" 2 'nosuch.json: cannot open' \
     "$BUILD/examples/embed" "$T/nosuch.json"
+
+# Every ```c block of docs/c-api.md is a complete program: compile it against
+# the public header and libfuseeng.so as a user would, and run it.
+san=
+[ "${SANITIZE:-}" = 1 ] && san="-fsanitize=address,undefined -fno-omit-frame-pointer"
+lib=$(cd "$BUILD" && pwd)
+awk -v dir="$T" '/^```c$/ { n++; f = dir "/doc" n ".c"; next }
+                 /^```/ { f = ""; next }
+                 f { print > f }' docs/c-api.md
+found=0
+for src in "$T"/doc*.c; do
+    [ -f "$src" ] || continue
+    found=$((found + 1))
+    # shellcheck disable=SC2086
+    if cc -std=c11 -Wall -Wextra -Werror $san -Icore/include -o "${src%.c}" "$src" \
+        -L"$lib" -lfuseeng -Wl,-rpath,"$lib" 2>"$T/cc.err"; then
+        expect_ok "docs/c-api.md: program $found compiles and runs" '^executed: ok$' "${src%.c}"
+    else
+        not_ok "docs/c-api.md: program $found compiles" "$(head -c 600 "$T/cc.err")"
+    fi
+done
+[ "$found" -gt 0 ] && ok "docs/c-api.md has $found complete C program(s)" ||
+    not_ok "docs/c-api.md has no \`\`\`c program"
 
 if [ "${SANITIZE:-}" = 1 ]; then
     skip "LuaJIT FFI drives libfuseeng.so" "LuaJIT cannot load a sanitizer-instrumented library"
@@ -14,5 +44,7 @@ elif ! command -v luajit >/dev/null 2>&1; then
 else
     expect_ok "LuaJIT FFI drives libfuseeng.so (fuseeng.h block through ffi.cdef)" '^ok$' \
         luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
+    expect_ok "LuaJIT FFI simulates a plan (fe_engine_simulate, fe_report_figures)" \
+        '^gcu_tlf on gcu: .* kernels, unfused' luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
 fi
 finish
