@@ -33,17 +33,13 @@ struct fe_timing {
     double budget;
 };
 
-/* A text result being written: open, print to t->f, close. */
-typedef struct fe_api_text {
-    char *buf;
-    size_t len;
-    FILE *f;
-} fe_api_text;
+/* Prints obj (with arg, in format) to f; FE_OK or an error code with err set. */
+typedef int (*fe_api_writer)(const void *obj, const void *arg, int format, FILE *f, fe_error *err);
 
-/* FE_OK with t->f open for writing, or FE_ENOMEM. */
-int fe_api_text_open(fe_api_text *t, fe_error *err);
-/* The text written (caller frees with fe_free), or NULL with err set. */
-char *fe_api_text_close(fe_api_text *t, fe_error *err);
+/* What write prints, as a string the caller frees with fe_free; NULL with
+ * err set when it fails or memory runs out. */
+char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int format,
+                  fe_error *err);
 
 /* Sets err to FE_EINPUT "fn: what is NULL" when p is NULL; returns 1 then. */
 int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);

@@ -422,6 +422,20 @@ static void ab_text(const fe_ab *ab, FILE *f)
     }
 }
 
+static int write_ab(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    (void)arg, (void)err;
+    if (format == FE_FORMAT_JSON)
+        ab_json(obj, f);
+    else if (format == FE_FORMAT_CSV)
+        ab_csv(obj, f);
+    else if (format == FE_FORMAT_SVG)
+        ab_svg(obj, f);
+    else
+        ab_text(obj, f);
+    return FE_OK;
+}
+
 char *fe_ab_format(const fe_ab *ab, int format, fe_error *err)
 {
     if (fe_api_null(ab, "fe_ab_format", "the comparison", err))
@@ -432,16 +446,5 @@ char *fe_ab_format(const fe_ab *ab, int format, fe_error *err)
         fe_error_set(err, FE_EINPUT, "fe_ab_format: format %d is not text, JSON, CSV or SVG", kind);
         return NULL;
     }
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    if (kind == FE_FORMAT_JSON)
-        ab_json(ab, t.f);
-    else if (kind == FE_FORMAT_CSV)
-        ab_csv(ab, t.f);
-    else if (kind == FE_FORMAT_SVG)
-        ab_svg(ab, t.f);
-    else
-        ab_text(ab, t.f);
-    return fe_api_text_close(&t, err);
+    return fe_api_text(write_ab, ab, NULL, kind, err);
 }

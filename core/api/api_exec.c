@@ -49,21 +49,25 @@ double fe_result_ms(const fe_result *x, int unfused)
     return unfused ? x->x.base_st.median_ms : x->x.plan_st.median_ms;
 }
 
+static int write_result(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    const fe_result *x = obj;
+    (void)arg, (void)err;
+    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON) {
+        fe_jw w;
+        fe_jw_init(&w, f, 2);
+        fe_execution_json(x->plan, &x->x, &w);
+    } else {
+        fe_execution_text(x->plan, &x->x, f);
+    }
+    return FE_OK;
+}
+
 char *fe_result_format(const fe_result *x, int format, fe_error *err)
 {
     if (fe_api_null(x, "fe_result_format", "the result", err))
         return NULL;
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON) {
-        fe_jw w;
-        fe_jw_init(&w, t.f, 2);
-        fe_execution_json(x->plan, &x->x, &w);
-    } else {
-        fe_execution_text(x->plan, &x->x, t.f);
-    }
-    return fe_api_text_close(&t, err);
+    return fe_api_text(write_result, x, NULL, format, err);
 }
 
 void fe_result_free(fe_result *x)

@@ -336,19 +336,22 @@ void fe_api_saved_json(const fe_saved_plan *s, fe_jw *w)
     fe_jw_end(w);
 }
 
+static int write_setup(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    (void)arg, (void)err;
+    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON) {
+        fe_jw w;
+        fe_jw_init(&w, f, 2);
+        fe_api_saved_json(obj, &w);
+    } else {
+        setup_text(obj, f);
+    }
+    return FE_OK;
+}
+
 char *fe_saved_plan_format(const fe_saved_plan *s, int format, fe_error *err)
 {
     if (fe_api_null(s, "fe_saved_plan_format", "the saved plan", err))
         return NULL;
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON) {
-        fe_jw w;
-        fe_jw_init(&w, t.f, 2);
-        fe_api_saved_json(s, &w);
-    } else {
-        setup_text(s, t.f);
-    }
-    return fe_api_text_close(&t, err);
+    return fe_api_text(write_setup, s, NULL, format, err);
 }

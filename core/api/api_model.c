@@ -130,6 +130,18 @@ static void summary_text(const fe_graph *g, const summary *s, FILE *f)
             fe_fmt_bytes((double)s->kind_bytes[FE_ACTIVATION], a, sizeof a));
 }
 
+static int write_summary(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    summary s;
+    (void)arg, (void)err;
+    summarise(obj, &s);
+    if (format == FE_FORMAT_JSON)
+        summary_json(obj, &s, f);
+    else
+        summary_text(obj, &s, f);
+    return FE_OK;
+}
+
 char *fe_model_format(const fe_model *m, int format, fe_error *err)
 {
     if (fe_api_null(m, "fe_model_format", "the model", err))
@@ -139,30 +151,15 @@ char *fe_model_format(const fe_model *m, int format, fe_error *err)
         fe_error_set(err, FE_EINPUT, "fe_model_format: format %d is neither text nor JSON", format);
         return NULL;
     }
-    const fe_graph *g = fe_api_graph(m);
-    summary s;
-    fe_api_text t;
-    summarise(g, &s);
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    if (format == FE_FORMAT_JSON)
-        summary_json(g, &s, t.f);
-    else
-        summary_text(g, &s, t.f);
-    return fe_api_text_close(&t, err);
+    return fe_api_text(write_summary, fe_api_graph(m), NULL, format, err);
 }
 
-char *fe_ops_format(const char *op, fe_error *err)
+/* The registry's table: every op, or only *obj if it is not -1. */
+static int write_ops(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
 {
-    int only = -1;
-    if (op && (only = fe_op_find(op)) < 0) {
-        fe_error_set(err, FE_EINPUT, "no op '%s'; known ops are: %s", op, fe_op_names());
-        return NULL;
-    }
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    fprintf(t.f, "%-12s %-11s %-7s %5s %4s  %-40s %s\n", "op", "kind", "inputs", "flops", "live",
+    int only = *(const int *)obj;
+    (void)arg, (void)format, (void)err;
+    fprintf(f, "%-12s %-11s %-7s %5s %4s  %-40s %s\n", "op", "kind", "inputs", "flops", "live",
             "attrs", "description");
     for (int i = 0; i < FE_NOPS; i++) {
         if (only >= 0 && i != only)
@@ -175,10 +172,20 @@ char *fe_ops_format(const char *op, fe_error *err)
             snprintf(in, sizeof in, "%d", o->min_in);
         else
             snprintf(in, sizeof in, "%d-%d", o->min_in, o->max_in);
-        fprintf(t.f, "%-12s %-11s %-7s %5d %4d  %-40s %s\n", o->name, fe_pattern_name(o->pattern),
+        fprintf(f, "%-12s %-11s %-7s %5d %4d  %-40s %s\n", o->name, fe_pattern_name(o->pattern),
                 in, o->flops, o->live, o->attrs[0] ? o->attrs : "-", o->desc);
     }
-    return fe_api_text_close(&t, err);
+    return FE_OK;
+}
+
+char *fe_ops_format(const char *op, fe_error *err)
+{
+    int only = -1;
+    if (op && (only = fe_op_find(op)) < 0) {
+        fe_error_set(err, FE_EINPUT, "no op '%s'; known ops are: %s", op, fe_op_names());
+        return NULL;
+    }
+    return fe_api_text(write_ops, &only, NULL, FE_FORMAT_TEXT, err);
 }
 
 fe_plan *fe_model_unfused(const fe_model *m, fe_error *err)

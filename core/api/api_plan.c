@@ -197,17 +197,26 @@ static void dot(const fe_plan *p, FILE *f)
     fprintf(f, "}\n");
 }
 
-/* What the plan JSON's "summary" adds: the comparison with the unfused
- * plan and the execution. */
+/* What the plan JSON adds to the plan (fe_plan_extra's callbacks): the
+ * simulator's figures (per group too with FE_WITH_GROUPS), the comparison
+ * with the unfused plan and the execution. */
 typedef struct summary_parts {
     const fe_report *r;
     int versus;
     const fe_result *x;
+    const fe_plan_stats *st;    /* for the text summary */
 } summary_parts;
+
+static void write_group(fe_jw *w, int32_t gi, void *ctx)
+{
+    fe_sim_report_group_json(&((const summary_parts *)ctx)->r->plan, gi, w);
+}
 
 static void write_summary(fe_jw *w, void *ctx)
 {
     const summary_parts *s = ctx;
+    if (s->r)
+        fe_sim_report_plan_summary(&s->r->plan, w);
     if (s->versus && s->r) {
         fe_jw_key(w, "versus_unfused");
         fe_sim_report_compare_json(&s->r->plan, &s->r->base, w);
@@ -216,6 +225,23 @@ static void write_summary(fe_jw *w, void *ctx)
         fe_jw_key(w, "executed");
         fe_execution_json(s->x->plan, &s->x->x, w);
     }
+}
+
+static int write_plan(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    const fe_plan *p = obj;
+    const summary_parts *parts = arg;
+    switch (format & FE_FORMAT_MASK) {
+    case FE_FORMAT_JSON: {
+        fe_plan_extra extra = {parts->r && (format & FE_WITH_GROUPS) ? write_group : NULL,
+                               write_summary, (void *)parts};
+        return fe_plan_write(p, f, 1, &extra, err);
+    }
+    case FE_FORMAT_DOT: dot(p, f); break;
+    case FE_FORMAT_DECISIONS: decisions(p, f); break;
+    default: summary(p, parts->st, (format & FE_WITH_STATS) != 0, f);
+    }
+    return FE_OK;
 }
 
 char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report *r,
@@ -234,24 +260,6 @@ char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report 
         fe_error_set(err, FE_EINPUT, "fe_plan_format: the result is of another plan");
         return NULL;
     }
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
-    if (kind == FE_FORMAT_JSON) {
-        summary_parts parts = {r, (format & FE_WITH_VERSUS) != 0, x};
-        fe_plan_extra extra = {write_summary, &parts, r ? &r->plan : NULL,
-                               (format & FE_WITH_GROUPS) != 0};
-        if (fe_plan_write(p, t.f, 1, &extra, err) != FE_OK) {
-            fe_api_text_close(&t, NULL);
-            free(t.buf);
-            return NULL;
-        }
-    } else if (kind == FE_FORMAT_DOT) {
-        dot(p, t.f);
-    } else if (kind == FE_FORMAT_DECISIONS) {
-        decisions(p, t.f);
-    } else {
-        summary(p, st, (format & FE_WITH_STATS) != 0, t.f);
-    }
-    return fe_api_text_close(&t, err);
+    summary_parts parts = {r, (format & FE_WITH_VERSUS) != 0, x, st};
+    return fe_api_text(write_plan, p, &parts, format, err);
 }

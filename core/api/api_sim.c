@@ -47,31 +47,20 @@ void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
     out->spill_bytes = t->spill_bytes;
 }
 
-char *fe_report_format(const fe_report *r, const fe_saved_plan *s, int format, fe_error *err)
+static int write_report(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
 {
-    if (fe_api_null(r, "fe_report_format", "the report", err))
-        return NULL;
+    const fe_report *r = obj;
+    const fe_saved_plan *s = arg;
     int kind = format & FE_FORMAT_MASK;
-    if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_TRACE) {
-        fe_error_set(err, FE_EINPUT, "fe_report_format: format %d is not text, JSON or a trace",
-                     kind);
-        return NULL;
-    }
-    fe_api_text t;
-    if (fe_api_text_open(&t, err) != FE_OK)
-        return NULL;
     if (kind == FE_FORMAT_TRACE) {
         const fe_sim_report *reps[2] = {&r->plan, &r->base};
         const char *labels[2] = {s ? fe_api_saved_path(s) : fe_plan_policy(r->plan.plan),
                                  "unfused"};
-        if (fe_trace_write(t.f, reps, labels, 2, err) != FE_OK) {
-            fe_api_text_close(&t, NULL);
-            free(t.buf);
-            return NULL;
-        }
-    } else if (kind == FE_FORMAT_JSON) {
+        return fe_trace_write(f, reps, labels, 2, err);
+    }
+    if (kind == FE_FORMAT_JSON) {
         fe_jw w;
-        fe_jw_init(&w, t.f, 2);
+        fe_jw_init(&w, f, 2);
         fe_jw_obj(&w);
         if (s) {
             fe_jw_key(&w, "setup");
@@ -83,13 +72,26 @@ char *fe_report_format(const fe_report *r, const fe_saved_plan *s, int format, f
         fe_sim_report_compare_json(&r->plan, &r->base, &w);
         fe_jw_end(&w);
     } else {
-        fe_sim_report_compare_table(&r->plan, &r->base, t.f);
+        fe_sim_report_compare_table(&r->plan, &r->base, f);
         if (format & FE_WITH_GROUPS) {
-            fprintf(t.f, "\ngroups\n");
-            fe_sim_report_groups_table(&r->plan, t.f);
+            fprintf(f, "\ngroups\n");
+            fe_sim_report_groups_table(&r->plan, f);
         }
     }
-    return fe_api_text_close(&t, err);
+    return FE_OK;
+}
+
+char *fe_report_format(const fe_report *r, const fe_saved_plan *s, int format, fe_error *err)
+{
+    if (fe_api_null(r, "fe_report_format", "the report", err))
+        return NULL;
+    int kind = format & FE_FORMAT_MASK;
+    if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_TRACE) {
+        fe_error_set(err, FE_EINPUT, "fe_report_format: format %d is not text, JSON or a trace",
+                     kind);
+        return NULL;
+    }
+    return fe_api_text(write_report, r, s, format, err);
 }
 
 void fe_report_free(fe_report *r)

@@ -6,27 +6,26 @@
 #include "api.h"
 #include "outfile.h"
 
-int fe_api_text_open(fe_api_text *t, fe_error *err)
+char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int format,
+                  fe_error *err)
 {
-    t->buf = NULL;
-    t->len = 0;
-    if (!(t->f = open_memstream(&t->buf, &t->len)))
-        return fe_error_set(err, FE_ENOMEM, "out of memory for a text result");
-    return FE_OK;
-}
-
-char *fe_api_text_close(fe_api_text *t, fe_error *err)
-{
-    int bad = fflush(t->f) != 0 || ferror(t->f);
-    fclose(t->f);
-    t->f = NULL;
-    if (bad || !t->buf) {
-        free(t->buf);
-        t->buf = NULL;
-        fe_error_set(err, FE_ENOMEM, "out of memory writing a text result");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        fe_error_set(err, FE_ENOMEM, "out of memory for a text result");
         return NULL;
     }
-    return t->buf;
+    int rc = write(obj, arg, format, f, err);
+    int bad = fflush(f) != 0 || ferror(f);
+    fclose(f);
+    if (rc == FE_OK && (bad || !buf))
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory writing a text result");
+    if (rc != FE_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 void fe_error_prepend(fe_error *err, const char *text)

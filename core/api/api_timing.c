@@ -50,12 +50,6 @@ static double gbps(int64_t bytes, double ms)
     return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0;
 }
 
-static const char *choice_name(int id)
-{
-    const fe_k_choice *c = fe_k_choice_get(id);
-    return c ? c->name : "auto";
-}
-
 static void timing_text(const fe_timing *t, const char *label, FILE *f)
 {
     const fe_plan *plan = t->plan;
@@ -77,7 +71,7 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
         fe_sim_group_label(g, bg->nodes, bg->n, key, sizeof key);
         fprintf(f, "  %4d  %-34.34s %5d  %-14s %10.4f %10.4f %10.4f %9.4f %6d %10s %7.1f %11.4f "
                 "%6.2fx%s\n", gi, key, bg->n,
-                bg->is_fused || bg->n == 1 ? choice_name(bg->kernel) : "per_op",
+                fe_k_choice_name(bg->is_fused || bg->n == 1 ? bg->kernel : FE_K_CHOICE_PER_OP),
                 bg->fused.median_ms, bg->fused.min_ms, bg->fused.max_ms, bg->fused.spread_ms,
                 bg->fused.reps, fe_fmt_bytes((double)bg->bytes, b, sizeof b),
                 gbps(bg->bytes, bg->fused.median_ms), bg->members_ms,
@@ -132,7 +126,7 @@ static void group_json(const fe_timing *t, int gi, fe_jw *w)
     fe_jw_key(w, "ops");
     fe_jw_str(w, key);
     fe_jw_key(w, "kernel");
-    fe_jw_str(w, choice_name(bg->kernel));
+    fe_jw_str(w, fe_k_choice_name(bg->kernel));
     fe_jw_key(w, "one_kernel");
     fe_jw_bool(w, bg->is_fused);
     fe_jw_key(w, "split");
@@ -225,20 +219,23 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
     fe_jw_end(&w);
 }
 
+static int write_timing(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    (void)err;
+    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON)
+        timing_json(obj, arg, f);
+    else
+        timing_text(obj, arg, f);
+    return FE_OK;
+}
+
 char *fe_timing_format(const fe_timing *t, const char *label, int format, fe_error *err)
 {
     if (fe_api_null(t, "fe_timing_format", "the timing", err))
         return NULL;
     if (!label)
         label = fe_plan_policy(t->plan) ? fe_plan_policy(t->plan) : "unfused";
-    fe_api_text x;
-    if (fe_api_text_open(&x, err) != FE_OK)
-        return NULL;
-    if ((format & FE_FORMAT_MASK) == FE_FORMAT_JSON)
-        timing_json(t, label, x.f);
-    else
-        timing_text(t, label, x.f);
-    return fe_api_text_close(&x, err);
+    return fe_api_text(write_timing, t, label, format, err);
 }
 
 /* ---- profiles ---- */
