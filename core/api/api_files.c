@@ -311,13 +311,7 @@ void fe_api_saved_json(const fe_saved_plan *s, fe_jw *w)
     fe_jw_str(w, source_word(machine_source(s)));
     fe_jw_key(w, "plan_machine");
     fe_jw_str(w, s->pf.machine);
-    fe_jw_key(w, "dims");
-    fe_jw_obj_flat(w);
-    for (int32_t d = 0; d < g->ndims; d++) {
-        fe_jw_key(w, fe_graph_str(g, g->dims[d].name));
-        fe_jw_int(w, g->dims[d].value);
-    }
-    fe_jw_end(w);
+    fe_api_dims_json(g, w);
     fe_jw_key(w, "dims_from");
     fe_jw_obj_flat(w);
     for (int32_t d = 0; d < g->ndims; d++) {
