@@ -1,6 +1,5 @@
 /* cmd_run.c: `fuseeng run MODEL --policy P`: plan a model with a policy and
  * report the plan (summary, decision log, plan file, Graphviz). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 

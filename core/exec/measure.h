@@ -31,5 +31,4 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
                    fe_error *err);
 void fe_measured_free(fe_measured *m);
 
-
 #endif

@@ -4,6 +4,10 @@
  * An engine holds a sandboxed Lua state in which policies are loaded,
  * combined and swapped; a model is a validated graph; running the engine's
  * active policy on a model gives a plan, which can be written as JSON.
+ * The second half of the API block is everything the fuseeng command does
+ * (it uses nothing else): plan files read for a model, simulation against
+ * the unfused plan, execution against the reference, timing and profiles,
+ * policy comparison, scripts. docs/c-api.md is the reference.
  *
  *     fe_error err;
  *     fe_engine *e = fe_engine_new(NULL, &err);
