@@ -239,6 +239,10 @@ static void simulation(void **state)
     assert_non_null(strstr(file, "\"versus_unfused\""));
     fe_free(file);
 
+    fe_plan *u = fe_model_unfused(m, &err);
+    assert_null(fe_plan_format(u, NULL, r, NULL, FE_FORMAT_JSON, &err));
+    assert_input_error(&err, "fe_plan_format: the report is of another plan");
+    fe_plan_free(u);
     assert_null(fe_engine_simulate(e, NULL, &err));
     assert_input_error(&err, "fe_engine_simulate: the plan is NULL");
     assert_null(fe_report_format(NULL, NULL, FE_FORMAT_TEXT, &err));

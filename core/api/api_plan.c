@@ -256,8 +256,9 @@ char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report 
                      "decisions", kind);
         return NULL;
     }
-    if (x && x->plan != p) {
-        fe_error_set(err, FE_EINPUT, "fe_plan_format: the result is of another plan");
+    if ((x && x->plan != p) || (r && r->plan.plan != p)) {
+        fe_error_set(err, FE_EINPUT, "fe_plan_format: the %s is of another plan",
+                     x && x->plan != p ? "result" : "report");
         return NULL;
     }
     summary_parts parts = {r, (format & FE_WITH_VERSUS) != 0, x, st};
