@@ -527,7 +527,7 @@ static void ab(void **state)
     assert_null(fe_engine_ab(e, &no_policy, &err));
     assert_input_error(&err, "at least one model and one policy");
     assert_null(fe_engine_ab(e, NULL, &err));
-    assert_input_error(&err, "fe_engine_ab: the options is NULL");
+    assert_input_error(&err, "fe_engine_ab: the options struct is NULL");
     fe_policy_free(pols[0]);
     fe_policy_free(pols[1]);
     fe_engine_free(e);

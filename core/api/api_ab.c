@@ -187,7 +187,7 @@ out:
 fe_ab *fe_engine_ab(fe_engine *e, const fe_ab_options *o, fe_error *err)
 {
     if (fe_api_null(e, "fe_engine_ab", "the engine", err) ||
-        fe_api_null(o, "fe_engine_ab", "the options", err))
+        fe_api_null(o, "fe_engine_ab", "the options struct", err))
         return NULL;
     if (o->nmodels < 1 || !o->models || o->npolicies < 1 || !o->policies ||
         (o->ndims > 0 && (!o->dim_names || !o->dim_values))) {
