@@ -256,7 +256,7 @@ char *fe_model_format(const fe_model *m, int format, fe_error *err);
  * FE_EINPUT listing the known ones); caller frees with fe_free. */
 char *fe_ops_format(const char *op, fe_error *err);
 
-/* Plan m with policy p (of any state of its engine), filling stats if not
+/* Plan m with policy p (active in its engine or not), filling stats if not
  * NULL. The plan refers to m; caller frees with fe_plan_free. */
 fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, fe_error *err);
 /* The unfused plan of m: one group per node. Caller frees with fe_plan_free. */
@@ -279,7 +279,7 @@ int fe_write_file(const char *path, const char *what, const char *text, fe_error
  * dims and on the machine it records (set as e's machine) unless o says
  * otherwise; refuses a plan for another model unless o->ignore_model_name;
  * checks legality. o may be NULL. Caller frees with fe_saved_plan_free,
- * after the plans and reports made from it. */
+ * after the reports and results made from its plan. */
 fe_saved_plan *fe_saved_plan_read(fe_engine *e, const char *path, const char *model,
                                   const fe_read_options *o, fe_error *err);
 /* The model and the plan; owned by s. */
