@@ -56,6 +56,7 @@ int fe_pattern_parse(const char *s)
             return i;
     return -1;
 }
+
 void fe_graph_free(fe_graph *g)
 {
     if (!g)
