@@ -154,8 +154,8 @@ static void pack_a(const fe_k_gemm *g, float *ap, int64_t p, float *tmp)
 
 /* Row k of B, columns [j0, j0+nc), into its place in the np NR-column
  * panels at bp (K deep), the last panel padded with zeros. */
-static void pack_b_row(const fe_k_gemm *g, float *bp, int64_t k, int64_t j0, int64_t nc,
-                       int64_t np, float *tmp)
+static inline void pack_b_row(const fe_k_gemm *g, float *bp, int64_t k, int64_t j0,
+                              int64_t nc, int64_t np, float *tmp)
 {
     int64_t K = g->K;
     const float *row = g->brow ? g->brow(g->bctx, k, j0, nc, tmp)
