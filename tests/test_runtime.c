@@ -5,6 +5,7 @@
 #include "testlib.h"
 #include "testgraph.h"
 #include "engine.h"
+#include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
 #include "run.h"

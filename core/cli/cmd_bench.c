@@ -10,6 +10,7 @@
 #include "groupkey.h"
 #include "jsonw.h"
 #include "measure.h"
+#include "ops.h"
 #include "sim.h"
 
 static const char usage[] =

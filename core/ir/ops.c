@@ -367,6 +367,11 @@ const fe_op *fe_op_get(int id)
     return &ops[id];
 }
 
+const char *fe_node_op_name(const fe_node *n)
+{
+    return ops[n->op].name;
+}
+
 int fe_op_find(const char *name)
 {
     for (int i = 0; i < FE_NOPS; i++)

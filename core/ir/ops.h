@@ -74,6 +74,8 @@ enum {
 const fe_op *fe_op_get(int id);
 /* Op id by name, or -1. */
 int fe_op_find(const char *name);
+/* Name of node n's op (registry name, e.g. "matmul"). */
+const char *fe_node_op_name(const fe_node *n);
 /* All op names, comma separated, for "known ops are ..." messages. */
 const char *fe_op_names(void);
 /* Whether node n's attributes have the types its op's spec gives; on a

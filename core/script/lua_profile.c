@@ -9,6 +9,7 @@
 
 #include "lua_graph.h"
 #include "lua_profile.h"
+#include "ops.h"
 #include "profile.h"
 #include "run.h"
 
