@@ -682,7 +682,8 @@ int fe_infer_conv2d(fe_infer *in)
     return FE_OK;
 }
 
-int fe_infer_pool2d(fe_infer *in)
+/* max_pool2d takes a dilation, avg_pool2d does not. */
+static int pool2d(fe_infer *in, int dilation)
 {
     const fe_shape *x = &in->in[0];
     fe_shape *o = &in->out[0];
@@ -700,7 +701,7 @@ int fe_infer_pool2d(fe_infer *in)
     }
     if ((rc = pair(in, "padding", 0, 0, pd)))
         return rc;
-    if (in->node->op == FE_OP_MAX_POOL2D && (rc = pair(in, "dilation", 1, 1, dl)))
+    if (dilation && (rc = pair(in, "dilation", 1, 1, dl)))
         return rc;
     if (x->rank != 4)
         return bad(in, "input %s must be 4-D NCHW", S(x));
@@ -764,4 +765,14 @@ int fe_infer_batch_norm(fe_infer *in)
                        S(&in->in[t]), (long long)x->dim[1], S(x));
     copy_shape(&in->out[0], x);
     return FE_OK;
+}
+
+int fe_infer_max_pool2d(fe_infer *in)
+{
+    return pool2d(in, 1);
+}
+
+int fe_infer_avg_pool2d(fe_infer *in)
+{
+    return pool2d(in, 0);
 }

@@ -8,7 +8,7 @@
 #define FE_RUN_H
 
 #include "engine.h"
-#include "partition.h"
+#include "legality.h"
 
 typedef struct fe_run_stats {
     int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */

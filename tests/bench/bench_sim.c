@@ -17,7 +17,9 @@
 
 #include "engine.h"
 #include "load.h"
+#include "legality.h"
 #include "machine.h"
+#include "machine_file.h"
 #include "plan.h"
 #include "run.h"
 #include "sandbox.h"
