@@ -21,6 +21,9 @@
 #                    (it checks itself with assert). A first line `-- machine`:
 #                    a machine file, used by fuseeng run MODEL --policy
 #                    no_fusion --machine FILE.
+#                    A block whose first or second line is `-- NAME.lua: ...`
+#                    is also saved as NAME.lua in the scratch directory, so a
+#                    later ```sh sample can use it by that name.
 #   ```json model    fuseeng check FILE
 #   ```json plan     fuseeng sim MODEL --plan FILE, MODEL being the example
 #                    model (examples/models/*.json) whose name the plan gives
@@ -126,6 +129,8 @@ check_block() {
         [ "$rc" -eq 0 ] ;;
     lua)
         first=$(head -n 1 "$body")
+        named=$(head -n 2 "$body" | sed -n 's/^-- \([A-Za-z0-9_]*\.lua\):.*/\1/p' | head -n 1)
+        [ -n "$named" ] && cp "$body" "$T/root/$named"
         case $first in
         '-- script'*)
             kind="lua script"
