@@ -88,22 +88,24 @@ model_named() {
 
 json_check() {   # json_check FILE: is FILE one valid JSON value?
     {
-        echo 'local lpeg = require "lpeg"'
-        echo 'local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V'
-        echo 'local ws = S" \t\r\n"^0'
-        echo 'local json = P{ "doc",'
-        echo '  doc = ws * V"value" * ws * -1,'
-        echo '  value = V"object" + V"array" + V"string" + V"number" + P"true" + P"false" + P"null",'
-        echo '  object = "{" * ws * (V"member" * (ws * "," * ws * V"member")^0)^-1 * ws * "}",'
-        echo '  member = V"string" * ws * ":" * ws * V"value",'
-        echo '  array = "[" * ws * (V"value" * (ws * "," * ws * V"value")^0)^-1 * ws * "]",'
-        echo '  string = "\"" * (P"\\" * 1 + (1 - S"\"\\"))^0 * "\"",'
-        echo '  number = P"-"^-1 * (P"0" + R"19" * R"09"^0) * ("." * R"09"^1)^-1'
-        echo '           * (S"eE" * S"+-"^-1 * R"09"^1)^-1,'
-        echo '}'
-        printf 'local text = [==========[\n'
+        cat <<'LUA'
+local lpeg = require "lpeg"
+local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
+local ws = S" \t\r\n"^0
+local json = P{ "doc",
+  doc = ws * V"value" * ws * -1,
+  value = V"object" + V"array" + V"string" + V"number" + P"true" + P"false" + P"null",
+  object = "{" * ws * (V"member" * (ws * "," * ws * V"member")^0)^-1 * ws * "}",
+  member = V"string" * ws * ":" * ws * V"value",
+  array = "[" * ws * (V"value" * (ws * "," * ws * V"value")^0)^-1 * ws * "]",
+  string = '"' * (P"\\" * 1 + (1 - S'"\\'))^0 * '"',
+  number = P"-"^-1 * (P"0" + R"19" * R"09"^0) * ("." * R"09"^1)^-1
+           * (S"eE" * S"+-"^-1 * R"09"^1)^-1,
+}
+local text = [==========[
+LUA
         cat "$1"
-        printf ']==========]\n'
+        echo ']==========]'
         echo 'assert(json:match(text), "not valid JSON")'
     } >"$T/json_check.lua"
     run_in_scratch "$FUSEENG_ABS" script "$T/json_check.lua"
