@@ -21,6 +21,10 @@
 #                    (it checks itself with assert). A first line `-- machine`:
 #                    a machine file, used by fuseeng run MODEL --policy
 #                    no_fusion --machine FILE.
+#                    A first line `-- luajit`: a LuaJIT FFI program, run as
+#                    `luajit FILE . LIBRARY` (arg[1] the repo root, arg[2]
+#                    $BUILD/libfuseeng.so, as examples/ffi_demo.lua takes
+#                    them); skipped under SANITIZE=1 or without luajit.
 #                    A block whose first or second line is `-- NAME.lua: ...`
 #                    is also saved as NAME.lua in the scratch directory, so a
 #                    later ```sh sample can use it by that name.
@@ -75,9 +79,11 @@ scratch() {
     done
 }
 
-# run_in_scratch CMD...: run CMD in the scratch directory, output in $T/out, $T/err.
+# run_in_scratch CMD...: run CMD in the scratch directory, output in $T/out,
+# $T/err; outside the make that runs the tests, as a user's shell would be.
 run_in_scratch() {
-    (cd "$T/root" && PATH="$ABS_BUILD:$PATH" FUSEENG="$FUSEENG_ABS" timeout 60 "$@" </dev/null) \
+    (cd "$T/root" && PATH="$ABS_BUILD:$PATH" FUSEENG="$FUSEENG_ABS" \
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE timeout 60 "$@" </dev/null) \
         >"$T/out" 2>"$T/err"
 }
 
@@ -111,7 +117,8 @@ LUA
     run_in_scratch "$FUSEENG_ABS" script "$T/json_check.lua"
 }
 
-# check_block NAME INFO FILE: run one block; sets kind (for the counts).
+# check_block NAME INFO FILE: run one block; sets kind (for the counts), and
+# skip_why when the block cannot be checked on this machine.
 check_block() {
     name=$1 info=$2 body=$3
     kind=$info
@@ -138,6 +145,14 @@ check_block() {
             kind="lua script"
             cp "$body" "$T/script.lua"
             run_in_scratch "$FUSEENG_ABS" script "$T/script.lua" ;;
+        '-- luajit'*)
+            kind="lua luajit"
+            cp "$body" "$T/ffi.lua"
+            if [ "${SANITIZE:-}" = 1 ] || ! command -v luajit >/dev/null 2>&1; then
+                skip_why="LuaJIT cannot run here (not installed, or a sanitizer build)"
+                return 0
+            fi
+            run_in_scratch luajit "$T/ffi.lua" . "$ABS_BUILD/libfuseeng.so" ;;
         '-- machine'*)
             kind="lua machine"
             cp "$body" "$T/machine.lua"
@@ -202,10 +217,15 @@ for doc in README.md docs/*.md; do
         not_ok "$doc: a fence is never closed" "$(cat "$T/blocks/unclosed")"
     fi
     while read -r i line info; do
-        if check_block "$doc:$line" "$info" "$T/blocks/$i.txt"; then
+        skip_why=""
+        check_block "$doc:$line" "$info" "$T/blocks/$i.txt"
+        rc=$?
+        if [ "$rc" -eq 0 ] && [ -n "$skip_why" ]; then
+            skip "$doc:$line ($info)" "$skip_why"
+        elif [ "$rc" -eq 0 ]; then
             ok "$doc:$line ($info)"
         else
-            not_ok "$doc:$line ($info)" "exit $?" "stderr: $(head -c 800 "$T/err")" \
+            not_ok "$doc:$line ($info)" "exit $rc" "stderr: $(head -c 800 "$T/err")" \
                    "stdout: $(tail -c 400 "$T/out")"
         fi
         echo "$kind" >>"$T/kinds"
