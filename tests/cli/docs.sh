@@ -3,12 +3,14 @@
 #
 # A block's info string says how it is checked:
 #
-#   ```sh            shell commands, run by /bin/sh with $BUILD first in PATH
-#                    and $FUSEENG set, in a scratch directory that links every
-#                    top-level entry of the repo: paths read as from the repo
-#                    root, and files a sample writes stay in the scratch
-#                    directory (one per document, so a later sample may read
-#                    what an earlier one wrote). Must exit 0 within 60 s;
+#   ```sh            shell commands, run by /bin/sh -e with $BUILD first in
+#                    PATH and $FUSEENG set, outside the make that runs the
+#                    tests (MAKEFLAGS, SANITIZE unset), in a scratch directory
+#                    that links every top-level entry of the repo: paths read
+#                    as from the repo root, and files a sample writes stay in
+#                    the scratch directory (one per document, so a later
+#                    sample may read what an earlier one wrote). Must exit 0
+#                    within 60 s;
 #                    keep samples to a few seconds (small --dim values).
 #   ```make          make commands (the README's two): each line `make T` is
 #                    checked with `make -n T` (the target exists and resolves);
