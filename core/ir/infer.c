@@ -1,6 +1,6 @@
 /* infer.c: shape and dtype inference for every op of the registry.
  *
- * Conventions follow numpy and PyTorch (see the README's operator table):
+ * Conventions follow numpy and PyTorch (see the operator set in docs/formats.md):
  * right-aligned broadcasting, negative axes from the end, Python slicing,
  * torch.matmul batch broadcasting, NCHW convolution and pooling. Every
  * function checks what it relies on and says what it found, so a malformed
