@@ -28,13 +28,24 @@ local dataflow = require "fuseeng.dataflow"
 
 local fe = { version = core.version, ops = core.ops, kinds = core.kinds }
 
-local DRIVERS = { greedy = true, patterns = true, dataflow = true, plan = true }
-local FIELDS = {
-  name = "string", driver = "string", description = "string", params = "table",
-  decide = "function", score = "function", plan = "function", patterns = "table",
-  dataflow = "string", default = "boolean", fallback_on_error = "string",
-  split = "function", kernel = "function",
-}
+-- The drivers and the fields of a policy come from the engine
+-- (core/script/drivers.c), their one owner: FIELDS[name] = {type =,
+-- source_type =, values =}, DRIVERS[name] = {hooks =, needs =, needs_what =}.
+local FIELDS, DRIVERS = {}, {}
+for _, f in ipairs(core.policy_fields) do FIELDS[f.name] = f end
+for _, d in ipairs(core.drivers) do DRIVERS[d.name] = d end
+
+-- "a, b or c" (quoted with q) from a list of strings.
+local function either(list, q)
+  q = q or ""
+  local items = {}
+  for i, v in ipairs(list) do items[i] = q .. v .. q end
+  if #items < 2 then return items[1] or "" end
+  return table.concat(items, ", ", 1, #items - 1) .. " or " .. items[#items]
+end
+
+local DRIVER_NAMES = {}
+for i, d in ipairs(core.drivers) do DRIVER_NAMES[i] = d.name end
 
 local Policy = { __fuseeng_policy = true }
 Policy.__index = Policy
@@ -91,49 +102,59 @@ local function compile_patterns(name, list, level)
   return out
 end
 
+local function compile_dataflow(name, src, level)
+  if type(src) ~= "string" then return src end
+  local ok, h = pcall(dataflow.compile, src, ("policy '%s' dataflow"):format(name))
+  if not ok then fail(h, level + 1) end
+  return h
+end
+
+-- What fe.policy compiles, by the field a driver needs.
+local COMPILE = { patterns = compile_patterns, dataflow = compile_dataflow }
+
 --- Make a policy from its description; errors point at the caller's line.
 function fe.policy(spec)
   if type(spec) ~= "table" then fail("fe.policy expects a table {name = ..., driver = ...}", 2) end
   local name = spec.name
   if type(name) ~= "string" or name == "" then fail("fe.policy: 'name' must be a non-empty string", 2) end
   for k, v in pairs(spec) do
-    local want = FIELDS[k]
-    if not want then
+    local f = FIELDS[k]
+    if not f then
       local known = {}
-      for f in pairs(FIELDS) do known[#known + 1] = f end
+      for n in pairs(FIELDS) do known[#known + 1] = n end
       table.sort(known)
       fail(("policy '%s': unknown field '%s'; known fields are %s"):format(name, tostring(k),
            table.concat(known, ", ")), 2)
     end
-    if type(v) ~= want and not (k == "dataflow" and type(v) == "table") then
-      fail(("policy '%s': '%s' is a %s; expected a %s"):format(name, k, type(v), want), 2)
+    if type(v) ~= f.type and type(v) ~= f.source_type then
+      fail(("policy '%s': '%s' is a %s; expected a %s"):format(name, k, type(v), f.source_type or f.type), 2)
     end
   end
-  if not DRIVERS[spec.driver or ""] then
-    fail(("policy '%s': driver '%s' is unknown; expected greedy, patterns, dataflow or plan")
-         :format(name, tostring(spec.driver)), 2)
+  local driver = DRIVERS[spec.driver or ""]
+  if not driver then
+    fail(("policy '%s': driver '%s' is unknown; expected %s")
+         :format(name, tostring(spec.driver), either(DRIVER_NAMES)), 2)
   end
   local p = setmetatable({}, Policy)
   for k, v in pairs(spec) do p[k] = v end
   p.params = p.params or {}
   check_params(name, p.params, 2)
-  p.fallback_on_error = p.fallback_on_error or "stop"
-  if p.fallback_on_error ~= "stop" and p.fallback_on_error ~= "unfused" then
-    fail(("policy '%s': fallback_on_error is '%s'; expected \"stop\" or \"unfused\"")
-         :format(name, p.fallback_on_error), 2)
-  end
-  if p.driver == "patterns" then
-    if not p.patterns then fail(("policy '%s': the patterns driver needs 'patterns'"):format(name), 2) end
-    p.patterns = compile_patterns(name, p.patterns, 2)
-  elseif p.driver == "dataflow" then
-    if not p.dataflow then fail(("policy '%s': the dataflow driver needs 'dataflow'"):format(name), 2) end
-    if type(p.dataflow) == "string" then
-      local ok, h = pcall(dataflow.compile, p.dataflow, ("policy '%s' dataflow"):format(name))
-      if not ok then fail(h, 2) end
-      p.dataflow = h
+  for _, f in ipairs(core.policy_fields) do
+    local k = f.name
+    if f.values then
+      p[k] = p[k] or f.values[1]
+      local ok = false
+      for _, w in ipairs(f.values) do ok = ok or p[k] == w end
+      if not ok then
+        fail(("policy '%s': %s is '%s'; expected %s"):format(name, k, p[k], either(f.values, '"')), 2)
+      end
     end
-  elseif p.driver == "plan" then
-    if not p.plan then fail(("policy '%s': the plan driver needs a plan(self, graph, ctx) hook"):format(name), 2) end
+  end
+  if driver.needs then
+    if p[driver.needs] == nil then
+      fail(("policy '%s': the %s driver needs %s"):format(name, p.driver, driver.needs_what), 2)
+    end
+    if COMPILE[driver.needs] then p[driver.needs] = COMPILE[driver.needs](name, p[driver.needs], 2) end
   end
   return p
 end

@@ -5,9 +5,10 @@
 #include "testlib.h"
 #include "testgraph.h"
 #include "engine.h"
+#include "model.h"
 #include "plan.h"
 #include "plan_json.h"
-#include "run.h"
+#include "planning.h"
 
 static fe_engine *new_engine(int64_t instructions, int64_t memory, double seconds)
 {

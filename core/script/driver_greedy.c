@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run.h"
+#include "drivers.h"
 
 typedef struct cand {
     int32_t a, b;

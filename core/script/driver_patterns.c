@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
-#include "run.h"
 
 #define MAX_PATHS 64
 
@@ -130,7 +130,7 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
         fe_run_rawfield(L, -3, "match");
         fe_run_fault(r, "pattern match", lua_gettop(L), "patterns[%d]: match returned %s for a path of "
                      "%d node%s; it must return a length from 0 to %d, or nil", i,
-                     fe_run_describe(L, -3), depth, depth == 1 ? "" : "s", depth);
+                     fe_sandbox_describe(L, -3), depth, depth == 1 ? "" : "s", depth);
         lua_pop(L, 4);
         return -1;
     }
@@ -352,4 +352,37 @@ out:
     free(w.alive);
     lua_settop(L, r->ctx);
     return r->status;
+}
+
+/* Is the value at idx a compiled pattern: a table of kind "chain" or "expr"? */
+static int is_compiled(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return 0;
+    lua_pushliteral(L, "kind");
+    const char *k = lua_rawget(L, idx) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    int yes = strcmp(k, "chain") == 0 || strcmp(k, "expr") == 0;
+    lua_pop(L, 1);
+    return yes;
+}
+
+int fe_drive_patterns_check(lua_State *L, int t, char *why, size_t size)
+{
+    lua_pushliteral(L, "patterns");
+    lua_rawget(L, t);
+    int list = lua_gettop(L);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, list), bad = 0;
+    for (lua_Integer i = 1; !bad && i <= n; i++) {
+        lua_rawgeti(L, list, i);
+        if (!is_compiled(L, lua_gettop(L)))
+            bad = i;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (n == 0)
+        snprintf(why, size, "the patterns driver needs at least one pattern");
+    else if (bad)
+        snprintf(why, size, "patterns[%lld] is not a compiled pattern (give pattern strings to "
+                 "fe.policy)", (long long)bad);
+    return n == 0 || bad;
 }

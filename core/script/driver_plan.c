@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "choice.h"
+#include "drivers.h"
 #include "lua_graph.h"
-#include "run.h"
 #include "sim.h"
 
 int fe_drive_plan(fe_run *r)
@@ -69,7 +69,7 @@ int fe_drive_plan(fe_run *r)
             int32_t v = fe_lg_to_node(L, -1, g);
             if (v < 0) {
                 snprintf(why, sizeof why, "group %lld item %lld (%s) is not a node of this graph",
-                         (long long)gi, (long long)k, fe_run_describe(L, -1));
+                         (long long)gi, (long long)k, fe_sandbox_describe(L, -1));
                 bad = 1;
             } else if (owner[v] >= 0) {
                 snprintf(why, sizeof why, "group %lld: node '%s' is already in group %d",

@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lua_core.h"
 #include "sandbox.h"
 
 #define HOOK_EVERY 1000
@@ -66,8 +67,6 @@
 #define TIMED_ALLOC (256 << 10)
 /* Longer limits are taken as this (a year), which keeps deadlines in range. */
 #define MAX_SECONDS (365 * 86400.0)
-
-int fe_luaopen_core(lua_State *L);   /* lua_core.c */
 
 /* Why a run is being stopped. */
 enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
@@ -819,4 +818,22 @@ int fe_sandbox_load_file(fe_sandbox *sb, const char *path, fe_error *err)
     int rc = fe_sandbox_load_string(sb, src, len, path, err);
     free(src);
     return rc;
+}
+
+const char *fe_sandbox_describe(lua_State *L, int idx)
+{
+    static _Thread_local char buf[96];
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        snprintf(buf, sizeof buf, "%.60s", lua_tostring(L, idx));
+        return buf;
+    case LUA_TSTRING:
+        snprintf(buf, sizeof buf, "'%.60s'", lua_tostring(L, idx));
+        return buf;
+    case LUA_TBOOLEAN:
+        return lua_toboolean(L, idx) ? "true" : "false";
+    default:
+        snprintf(buf, sizeof buf, "a %s", luaL_typename(L, idx));
+        return buf;
+    }
 }

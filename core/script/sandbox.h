@@ -76,6 +76,11 @@ int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, 
 /* Does msg start with a place, "chunk:LINE: "? */
 int fe_sandbox_has_place(const char *msg);
 
+/* A Lua value for messages, without calling its metamethods ("a table",
+ * "'text'", "42"): a script's __tostring is its code and never runs from
+ * C. Static per-thread storage. */
+const char *fe_sandbox_describe(lua_State *L, int idx);
+
 /* The place where the function at idx was defined, "file:LINE", if it is
  * a script's Lua function (not C, not the fuseeng library's own code):
  * written to buf, returns 1; else 0. For messages about what a hook
