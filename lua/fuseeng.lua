@@ -3,14 +3,20 @@
 -- A policy is a table made by fe.policy{...}: a name, the C driver that
 -- proposes candidate groups, parameters, and the hooks that driver calls.
 -- Every decision lives here in Lua; the engine (C) owns graphs, legality,
--- the simulator and kernels and calls these hooks:
+-- the simulator and kernels and calls these hooks. The drivers and the
+-- fields a policy may have are the engine's (core/script/drivers.c, read
+-- here as fuseeng.core's drivers and policy_fields):
 --
 --   driver     hooks it calls                      what they return
 --   greedy     score(self, a, b, ctx), decide      a number; verdict
 --   patterns   patterns (list of DSL strings),     verdict
 --              decide(self, group, ctx)
 --   dataflow   dataflow (DSL string), decide       verdict
---   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names)
+--   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names,
+--                                                  each may carry split, kernel, reason)
+--
+-- Every driver then calls split(self, group, ctx) and kernel(self, group,
+-- ctx), if the policy has them, on each final group.
 --
 -- A verdict is true (fuse), false (don't) or nil (no opinion), plus a reason
 -- string that lands in the decision log. When the top-level verdict is nil
@@ -18,9 +24,33 @@
 -- no decide hook fuses every legal candidate its driver proposes; inside a
 -- combination it votes yes.
 --
+-- Tiling is the policy's decision. A group runs as split(...)'s answer k
+-- (1 to 2^24 tiles; the plan driver's group.split likewise); a group given
+-- no split runs whole (split 1) unless the policy says tiling = "auto",
+-- which leaves such groups to the simulator's default for the machine
+-- (split_default: the smallest k whose tile fits the L2 when the group's
+-- intermediates overflow it, else 1). tiling is "none" by default; a split
+-- hook that wants the simulator's choice for one group returns
+-- ctx:simulate(group).split_default.
+--
+-- ctx, the hooks' last argument: ctx.graph, ctx.policy, ctx.driver,
+-- ctx.params, ctx.round (greedy), ctx.state (the policy's scratch table for
+-- the run), ctx.machine (the machine file's fields), ctx.profile (with
+-- --profile: ctx.profile:lookup(group) -> {separate=, fused=, key=}),
+-- ctx:log(...), and the prices of a group (a group object or a list of
+-- nodes), each a table {time (s), l3_bytes, working_set, l2_peak, split,
+-- split_default, fits, ...}:
+--   ctx:simulate(group [, {split = k}])       the group as one kernel
+--   ctx:simulate_unfused(group)               each node its own kernel
+--   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+--                                             each of group.parts its own
+--                                             kernel (what not fusing this
+--                                             candidate costs), summed; .parts
+--   ctx:bench(group [, {split = k, kernel = name}])   measured on the CPU
+--
 -- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
--- fe.vote and fe.with. A combination drives with its first policy's driver
--- and hooks and combines the children's verdicts.
+-- fe.vote and fe.with. A combination drives with its first policy's driver,
+-- hooks and tiling, and combines the children's verdicts.
 
 local core = require "fuseeng.core"
 local pattern = require "fuseeng.pattern"
@@ -194,6 +224,15 @@ local function show(v)
   return tostring(v)
 end
 
+-- Fail: p has no param key; level is the caller's, as for fail.
+local function no_param(p, key, level)
+  local known = {}
+  for n in pairs(p.params) do known[#known + 1] = n end
+  table.sort(known)
+  fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
+       #known > 0 and table.concat(known, ", ") or "(none)"), level + 1)
+end
+
 --- Copy of p with params replaced by (typed) overrides; names must exist.
 function fe.with(p, overrides, suffix)
   if not fe.is_policy(p) then fail("fe.with expects a policy and a table of params", 2) end
@@ -205,13 +244,7 @@ function fe.with(p, overrides, suffix)
   local parts = {}
   for k, v in pairs(overrides) do
     local old = p.params[k]
-    if old == nil then
-      local known = {}
-      for n in pairs(p.params) do known[#known + 1] = n end
-      table.sort(known)
-      fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(k),
-           #known > 0 and table.concat(known, ", ") or "(none)"), 2)
-    end
+    if old == nil then no_param(p, k, 2) end
     if type(v) ~= type(old) and not (fe.is_set(old) and type(v) == "table") then
       fail(("param '%s' of policy '%s' is a %s; got a %s"):format(k, p.name, type(old), type(v)), 2)
     end
@@ -237,13 +270,7 @@ end
 function fe.set_param(p, key, text)
   if not fe.is_policy(p) then fail("fe.set_param expects a policy", 2) end
   local old = p.params[key]
-  if old == nil then
-    local known = {}
-    for n in pairs(p.params) do known[#known + 1] = n end
-    table.sort(known)
-    fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
-         #known > 0 and table.concat(known, ", ") or "(none)"), 2)
-  end
+  if old == nil then no_param(p, key, 2) end
   local v
   if type(old) == "number" then
     v = tonumber(text)

@@ -52,7 +52,8 @@ typedef struct walk {
                            pattern on the path's first d nodes (row d) */
     uint8_t *alive;     /* same rows: may pattern i still grow along the path? */
     cand *cands;
-    int ncands, cap;
+    int ncands;
+    int64_t cap;
 } walk;
 
 /* Row d of best / alive (index i is pattern i, 1-based). */
@@ -67,14 +68,10 @@ static int add_cand(walk *w, const int32_t *nodes, int n, int order)
         if (w->cands[i].n == n && memcmp(w->cands[i].nodes, nodes, (size_t)n * 4) == 0)
             return 0;
     }
-    if (w->ncands == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 16;
-        cand *c = realloc(w->cands, (size_t)cap * sizeof *c);
-        if (!c)
-            return -1;
-        w->cands = c;
-        w->cap = cap;
-    }
+    cand *c = fe_run_grow(w->cands, &w->cap, w->ncands + 1, sizeof *c, 16);
+    if (!c)
+        return -1;
+    w->cands = c;
     int32_t *copy = malloc((size_t)n * sizeof *copy);
     if (!copy)
         return -1;

@@ -103,7 +103,7 @@ int fe_drive_plan(fe_run *r)
             }
         }
         /* split / kernel / reason fields */
-        int32_t split = 1, kernel = 0;
+        int32_t split = 0, kernel = 0;   /* 0: not chosen (planning.c) */
         const char *reason = "returned by plan()";
         if (!bad) {
             if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {

@@ -217,29 +217,29 @@ static void push_shape(lua_State *L, const fe_graph *g, const fe_tensor *t)
     }
 }
 
-/* A list of tensor objects; obj is the index of any object of the graph. */
-static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
+/* A list of objects ids made by push (fe_lg_push_node or _tensor); obj is
+ * the index of any object of the graph. */
+static void push_list(lua_State *L, int obj, const int32_t *ids, int n,
+                      void (*push)(lua_State *, int, int32_t))
 {
     push_graph_of(L, obj);
     int gi = lua_gettop(L);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        fe_lg_push_tensor(L, gi, ids[i]);
+        push(L, gi, ids[i]);
         lua_rawseti(L, -2, i + 1);
     }
     lua_remove(L, gi);
 }
 
+static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
+{
+    push_list(L, obj, ids, n, fe_lg_push_tensor);
+}
+
 static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
 {
-    push_graph_of(L, obj);
-    int gi = lua_gettop(L);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        fe_lg_push_node(L, gi, ids[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-    lua_remove(L, gi);
+    push_list(L, obj, ids, n, fe_lg_push_node);
 }
 
 static void push_attr(lua_State *L, const fe_graph *g, const fe_attr *a)

@@ -47,7 +47,12 @@ static fe_plan *partition_plan(fe_run *r)
 /* Splits no one chose (0): the simulator's with tiling = "auto", else 1. */
 static int settle_splits(const fe_run *r, fe_plan *plan, fe_error *err)
 {
-    return fe_sim_resolve_splits(plan, &r->e->machine, err);
+    if (r->auto_tiling)
+        return fe_sim_resolve_splits(plan, &r->e->machine, err);
+    for (int32_t gi = 0; gi < plan->ngroups; gi++)
+        if (plan->groups[gi].split == 0)
+            plan->groups[gi].split = 1;
+    return FE_OK;
 }
 
 /* The plan of run r (begun, with its ctx), or NULL with r->err set. */

@@ -123,6 +123,19 @@ int32_t fe_run_members(fe_run *r, const int32_t *gids, int n)
     return k;
 }
 
+void *fe_run_grow(void *items, int64_t *cap, int64_t need, size_t elem, int64_t first)
+{
+    if (need <= *cap)
+        return items;
+    int64_t n = *cap > 0 ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(items, (size_t)n * elem);
+    if (p)
+        *cap = n;
+    return p;
+}
+
 /* ---- faults ---- */
 
 /* The fault msg in hook (function at stack slot fn, or 0), about the

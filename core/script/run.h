@@ -104,6 +104,11 @@ void fe_run_take_log(fe_run *r, fe_plan *plan);
 /* Members of the union of groups gids, sorted, into r->tmp; returns count. */
 int32_t fe_run_members(fe_run *r, const int32_t *gids, int n);
 
+/* Room for need items of elem bytes in a driver's list items of capacity
+ * *cap (doubling, from first): the list, maybe moved, with *cap updated;
+ * NULL if out of memory (items and *cap unchanged). */
+void *fe_run_grow(void *items, int64_t *cap, int64_t need, size_t elem, int64_t first);
+
 /* Push t[k] without metamethods; returns its type. */
 int fe_run_rawfield(lua_State *L, int t, const char *k);
 /* Call method `name` of the object at obj with nargs arguments on top of
