@@ -65,25 +65,25 @@ static int l_log(lua_State *L)
 static int l_simulate(lua_State *L)
 {
     fe_run *r = live_run(L);
-    return fe_ctx_simulate(L, r->g, &r->e->machine);
+    return fe_ctx_simulate(L, r->g, r->env.machine);
 }
 
 static int l_simulate_unfused(lua_State *L)
 {
     fe_run *r = live_run(L);
-    return fe_ctx_simulate_unfused(L, r->g, &r->e->machine);
+    return fe_ctx_simulate_unfused(L, r->g, r->env.machine);
 }
 
 static int l_simulate_parts(lua_State *L)
 {
     fe_run *r = live_run(L);
-    return fe_ctx_simulate_parts(L, r->g, &r->e->machine);
+    return fe_ctx_simulate_parts(L, r->g, r->env.machine);
 }
 
 static int l_bench(lua_State *L)
 {
     handle *h = live_handle(L);
-    return fe_ctx_bench(L, h->r->g, h->r->e, &h->bench);
+    return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
 }
 
 /* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single
@@ -99,7 +99,7 @@ static int l_profile_lookup(lua_State *L)
     if (!nodes)
         return luaL_error(L, "profile:lookup expects a group (call it as ctx.profile:lookup(group))");
     fe_profile_lookup res;
-    fe_profile_lookup_group(r->e->profile, r->g, nodes, n, &res);
+    fe_profile_lookup_group(r->env.profile, r->g, nodes, n, &res);
     lua_createtable(L, 0, 4);
     if (res.have_separate)
         fe_lf_num(L, "separate", res.separate_ms);
@@ -132,18 +132,18 @@ void fe_ctx_push(fe_run *r)
     lua_createtable(L, 0, 16);
     lua_pushvalue(L, r->gidx);
     lua_setfield(L, -2, "graph");
-    fe_lf_str(L, "policy", r->pol->name);
+    fe_lf_str(L, "policy", r->env.policy);
     fe_run_rawfield(L, r->ptab, "params");
     lua_setfield(L, -2, "params");
-    fe_lf_str(L, "driver", r->pol->driver);
+    fe_lf_str(L, "driver", r->env.driver);
     fe_lf_int(L, "round", 0);
     lua_newtable(L);
     lua_setfield(L, -2, "state");
-    fe_ctx_push_machine(L, &r->e->machine);
+    fe_ctx_push_machine(L, r->env.machine);
     lua_setfield(L, -2, "machine");
     handle *h = lua_newuserdatauv(L, sizeof *h, 0);
     *h = (handle){.r = r};
-    if (r->e->profile) {
+    if (r->env.profile) {
         lua_createtable(L, 0, 1);
         lua_pushvalue(L, -2);
         lua_pushcclosure(L, l_profile_lookup, 1);

@@ -27,6 +27,7 @@
 #include "groupkey.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
+#include "sandbox.h"
 #include "sim.h"
 #include "timing.h"
 
@@ -111,7 +112,8 @@ static int unmeasurable(lua_State *L, const fe_error *err)
     return 2;
 }
 
-int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_engine *e, fe_ctx_bench_state *st)
+int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
+                 fe_ctx_bench_state *st)
 {
     int split, kernel;
     bench_opts(L, 3, &split, &kernel);
@@ -136,7 +138,8 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_engine *e, fe_ctx_ben
     lua_pop(L, 1);
 
     fe_error err = {0};
-    double budget = e->bench_budget > 0 ? e->bench_budget : 60.0;
+    if (budget <= 0)
+        budget = 60.0;
     if (st->seconds >= budget) {
         free(heap);
         lua_pushnil(L);
@@ -151,7 +154,7 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_engine *e, fe_ctx_ben
             return unmeasurable(L, &err);
         }
     }
-    fe_bench_opts bo = {.budget_s = e->bench_item > 0 ? e->bench_item : 0.05};
+    fe_bench_opts bo = {.budget_s = item > 0 ? item : 0.05};
     fe_bench_group b;
     double t0 = now_s();
     int rc = fe_bench_group_run(st->exec, nodes, n, split, kernel, &bo, &b, &err);

@@ -5,7 +5,6 @@
 
 #include <lua.h>
 
-#include "engine.h"
 #include "exec.h"
 
 /* What ctx:bench keeps for one run: its session (inputs and weights of
@@ -15,10 +14,12 @@ typedef struct fe_ctx_bench_state {
     double seconds;
 } fe_ctx_bench_state;
 
-/* ctx:bench(group [, {split = k, kernel = "name"}]) on g, within e's
- * budget: pushes the result table, or nil and why (no budget left, a group
- * this machine cannot run); other failures are Lua errors. */
-int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_engine *e, fe_ctx_bench_state *st);
+/* ctx:bench(group [, {split = k, kernel = "name"}]) on g, spending at most
+ * budget seconds per run (0: 60), item seconds of repetitions per measured
+ * item (0: 0.05): pushes the result table, or nil and why (no budget
+ * left, a group this machine cannot run); other failures are Lua errors. */
+int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
+                 fe_ctx_bench_state *st);
 
 /* Free st's session (the run is over). */
 void fe_ctx_bench_end(fe_ctx_bench_state *st);

@@ -42,7 +42,7 @@ int fe_drive_plan(fe_run *r)
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 3, 1, "plan", &e) != FE_OK) {
+    if (fe_sandbox_pcall(r->env.sb, 3, 1, "plan", &e) != FE_OK) {
         fe_run_fault(r, "plan", fn, "%s", e.message);
         goto out;
     }
@@ -146,7 +146,7 @@ int fe_drive_plan(fe_run *r)
                 owner[nodes[k]] = (int32_t)gi - 1;
             }
             int32_t gid = n > 1 ? fe_part_merge(r->part, gids, n) : gids[0];
-            fe_plan_log(r->log, nodes, n, 1, r->pol->name, reason);
+            fe_plan_log(r->log, nodes, n, 1, r->env.policy, reason);
             /* Applied to the plan's group once it is built (run.c). */
             r->extra_split[gid] = split;
             r->extra_kernel[gid] = kernel;

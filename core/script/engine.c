@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "lua_core.h"
 #include "machine_file.h"
 
 void fe_free(void *p)
@@ -30,6 +31,7 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
         free(e);
         return NULL;
     }
+    fe_sandbox_preload(e->sb, FE_LUA_CORE_MODULES);
     lua_State *L = fe_sandbox_L(e->sb);
     e->bench_budget = opts && opts->bench_budget > 0 ? opts->bench_budget : 60.0;
     if (fe_engine_set_machine(e, opts && opts->machine ? opts->machine : "gcu", err) != FE_OK) {

@@ -125,3 +125,5 @@ int fe_luaopen_core(lua_State *L)
     lua_setfield(L, -2, "where");
     return 1;
 }
+
+const luaL_Reg FE_LUA_CORE_MODULES[] = {{"fuseeng.core", fe_luaopen_core}, {NULL, NULL}};

@@ -18,6 +18,7 @@
 #include "drivers.h"
 #include "model.h"
 #include "planning.h"
+#include "policy.h"
 #include "sim.h"
 
 /* The plan of the driver's partition, with the splits and kernels the
@@ -48,7 +49,7 @@ static fe_plan *partition_plan(fe_run *r)
 static int settle_splits(const fe_run *r, fe_plan *plan, fe_error *err)
 {
     if (r->auto_tiling)
-        return fe_sim_resolve_splits(plan, &r->e->machine, err);
+        return fe_sim_resolve_splits(plan, r->env.machine, err);
     for (int32_t gi = 0; gi < plan->ngroups; gi++)
         if (plan->groups[gi].split == 0)
             plan->groups[gi].split = 1;
@@ -59,13 +60,13 @@ static int settle_splits(const fe_run *r, fe_plan *plan, fe_error *err)
 static fe_plan *plan_run(fe_run *r)
 {
     fe_plan *plan = NULL;
-    const fe_driver *d = fe_driver_find(r->pol->driver);
+    const fe_driver *d = fe_driver_find(r->env.driver);
     if (!d) {
-        fe_error_set(r->err, FE_EINPUT, "%s: policy '%s': unknown driver '%s'", r->pol->path,
-                     r->pol->name, r->pol->driver);
+        fe_error_set(r->err, FE_EINPUT, "%s: policy '%s': unknown driver '%s'", r->env.path,
+                     r->env.policy, r->env.driver);
         return NULL;
     }
-    fe_sandbox_begin(r->e->sb, r->pol->path);
+    fe_sandbox_begin(r->env.sb, r->env.path);
     if (d->drive(r) != FE_OK || r->status != FE_OK)
         return NULL;
     if (!r->disabled)
@@ -80,8 +81,8 @@ static fe_plan *plan_run(fe_run *r)
             return NULL;
     }
     fe_run_take_log(r, plan);
-    plan->policy = fe_plan_str(plan, r->pol->name);
-    plan->machine = fe_plan_str(plan, r->e->machine.name);
+    plan->policy = fe_plan_str(plan, r->env.policy);
+    plan->machine = fe_plan_str(plan, r->env.machine->name);
     if (settle_splits(r, plan, r->err) != FE_OK) {
         fe_plan_free(plan);
         return NULL;
@@ -99,9 +100,13 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
             *stats = (fe_run_stats){0};
         return NULL;
     }
+    fe_run_env env = {.sb = e->sb, .machine = &e->machine, .profile = e->profile,
+                      .bench_budget = e->bench_budget, .bench_item = e->bench_item,
+                      .policy = p->name, .driver = p->driver, .path = p->path,
+                      .policy_ref = p->ref};
     fe_run r;
     fe_plan *plan = NULL;
-    if (fe_run_begin(&r, e, p, g, err) == FE_OK) {
+    if (fe_run_begin(&r, &env, g, err) == FE_OK) {
         fe_ctx_push(&r);
         plan = plan_run(&r);
         fe_ctx_end(&r);

@@ -3,6 +3,7 @@
 #ifndef FE_PLANNING_H
 #define FE_PLANNING_H
 
+#include "fuseeng.h"
 #include "run.h"
 
 /* Run policy p on g. Returns the plan (caller frees with fe_plan_free; it

@@ -63,7 +63,7 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
     lua_rotate(L, base + 1, 3);   /* trampoline, obj, name below the args */
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, nargs + 2, nresults, what, &e) != FE_OK) {
+    if (fe_sandbox_pcall(r->env.sb, nargs + 2, nresults, what, &e) != FE_OK) {
         /* The method itself, if the object holds it, places the message. */
         fe_run_rawfield(L, obj, name);
         fe_run_fault(r, what, lua_gettop(L), "%s", e.message);
@@ -77,7 +77,7 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
 
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
 {
-    if (fe_plan_log(r->log, nodes, n, verdict, r->pol->name, reason) != FE_OK && r->status == FE_OK)
+    if (fe_plan_log(r->log, nodes, n, verdict, r->env.policy, reason) != FE_OK && r->status == FE_OK)
         fe_run_oom(r, "recording decisions");
 }
 
@@ -149,11 +149,11 @@ static int fault_at(fe_run *r, const char *hook, int fn, const int32_t *nodes, i
     else if (fn && fe_sandbox_fn_place(r->L, fn, place, sizeof place))
         snprintf(placed, sizeof placed, "%s: %.700s", place, msg);
     else
-        snprintf(placed, sizeof placed, "%.300s: %.700s", r->pol->path, msg);
+        snprintf(placed, sizeof placed, "%.300s: %.700s", r->env.path, msg);
     if (!r->unfused_on_error) {
         if (r->status == FE_OK) {
             r->status = FE_EINPUT;
-            fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", placed, hook, r->pol->name);
+            fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", placed, hook, r->env.policy);
         }
         return -1;
     }
@@ -202,7 +202,7 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
     r->stats.hook_calls++;
     r->stats.decide_calls++;
     fe_error e = {0};
-    int rc = fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e);
+    int rc = fe_sandbox_pcall(r->env.sb, 3, 2, "decide", &e);
     r->stats.hook_seconds += now() - t0;
     if (rc != FE_OK)
         return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
@@ -281,7 +281,7 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     r->stats.hook_calls++;
     fe_error e = {0};
     double t0 = now();
-    int rc = fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e);
+    int rc = fe_sandbox_pcall(r->env.sb, 4, 1, "score", &e);
     r->stats.hook_seconds += now() - t0;
     *score = 0;
     if (rc != FE_OK)
@@ -318,11 +318,11 @@ static int field_is(lua_State *L, int t, const char *k, const char *word)
     return yes;
 }
 
-int fe_run_begin(fe_run *r, fe_engine *e, fe_policy *p, const fe_graph *g, fe_error *err)
+int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *err)
 {
-    lua_State *L = fe_sandbox_L(e->sb);
+    lua_State *L = fe_sandbox_L(env->sb);
     size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
-    *r = (fe_run){.e = e, .pol = p, .g = g, .L = L, .err = err, .t0 = now()};
+    *r = (fe_run){.env = *env, .g = g, .L = L, .err = err, .t0 = now()};
     r->part = fe_part_new(g, err);
     r->log = fe_plan_unfused(g, err);
     r->tmp = malloc(n * sizeof *r->tmp);
@@ -336,7 +336,7 @@ int fe_run_begin(fe_run *r, fe_engine *e, fe_policy *p, const fe_graph *g, fe_er
     r->top = lua_gettop(L);
     fe_lg_push_graph(L, g);
     r->gidx = lua_gettop(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, env->policy_ref);
     r->ptab = lua_gettop(L);
     r->decide = fe_run_rawfield(L, r->ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
     r->score = fe_run_rawfield(L, r->ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
@@ -354,8 +354,8 @@ void fe_run_end(fe_run *r, fe_run_stats *stats)
         lua_settop(r->L, r->top);
     }
     r->stats.seconds = now() - r->t0;
-    r->stats.instructions = fe_sandbox_used(r->e->sb);
-    r->stats.lua_bytes = fe_sandbox_memory(r->e->sb);
+    r->stats.instructions = fe_sandbox_used(r->env.sb);
+    r->stats.lua_bytes = fe_sandbox_memory(r->env.sb);
     if (stats)
         *stats = r->stats;
     fe_plan_free(r->log);
@@ -380,7 +380,7 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 3, 1, name, &e) != FE_OK)
+    if (fe_sandbox_pcall(r->env.sb, 3, 1, name, &e) != FE_OK)
         return fault_at(r, name, fn, fe_group_nodes(plan, gr), gr->n, e.message);
     int rc = 0;
     if (lua_isnil(L, -1)) {

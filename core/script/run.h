@@ -4,14 +4,18 @@
  * hooks, the decision log, faults and fallback_on_error) so that drivers
  * are plain C: they propose candidates and merge groups in a partition
  * (partition.h), and ask the run what the policy thinks. ctx.c builds the
- * ctx the hooks receive; planning.c starts runs and makes their plans. */
+ * ctx the hooks receive; planning.c starts runs from an engine and a
+ * policy and makes their plans. A run knows neither: it is given what it
+ * plans with (fe_run_env), so everything that drives it sits above it. */
 #ifndef FE_RUN_H
 #define FE_RUN_H
 
 #include <lua.h>
 
+#include "machine.h"
 #include "partition.h"
-#include "policy.h"
+#include "profile.h"
+#include "sandbox.h"
 
 typedef struct fe_run_stats {
     int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */
@@ -25,9 +29,22 @@ typedef struct fe_run_stats {
                                 fusions were dropped for ("file:LINE: message"); "" if none */
 } fe_run_stats;
 
+/* What a run plans with, borrowed for the run: the engine's and the
+ * policy's. */
+typedef struct fe_run_env {
+    fe_sandbox *sb;
+    const fe_machine *machine;
+    const fe_profile *profile;   /* for ctx.profile; NULL if none */
+    double bench_budget;         /* seconds ctx:bench may spend */
+    double bench_item;           /* seconds of repetitions per measured item */
+    const char *policy;          /* the policy's name, */
+    const char *driver;          /* driver, */
+    const char *path;            /* file (or label), */
+    int policy_ref;              /* and table (registry ref) */
+} fe_run_env;
+
 typedef struct fe_run {
-    fe_engine *e;
-    fe_policy *pol;
+    fe_run_env env;
     const fe_graph *g;
     lua_State *L;
     int gidx, ptab;          /* stack slots: graph object, policy table */
@@ -51,10 +68,11 @@ typedef struct fe_run {
     int top;                 /* the stack's top before the run */
 } fe_run;
 
-/* Start a run of p on g: scratch memory, the graph object, the policy
- * table and its hooks on the stack (fe_policy_check has passed). FE_OK or
- * FE_ENOMEM with err set; either way end it with fe_run_end. */
-int fe_run_begin(fe_run *r, fe_engine *e, fe_policy *p, const fe_graph *g, fe_error *err);
+/* Start a run of env's policy on g: scratch memory, the graph object, the
+ * policy table and its hooks on the stack (the table has passed
+ * fe_policy_check). FE_OK or FE_ENOMEM with err set; either way end it
+ * with fe_run_end. */
+int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *err);
 /* End the run: cut the graph object, pop what the run pushed, free its
  * memory; the stats into *stats if not NULL. */
 void fe_run_end(fe_run *r, fe_run_stats *stats);
