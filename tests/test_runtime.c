@@ -795,16 +795,30 @@ static void kept_ctx(void **s)
     fe_engine_free(e);
 }
 
+/* Plan the model at path with the policy src: it must succeed and log note. */
+static void plan_ok(const char *path, const char *note, const char *src)
+{
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(path);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    assert_true(logged(plan, note));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 /* ctx:simulate_parts prices a candidate's parts as separate kernels: the
  * sums of ctx:simulate over group.parts; a group that merges nothing (or
  * a list of nodes) is its own only part; wrong arguments are Lua errors. */
 static void simulate_parts(void **s)
 {
     (void)s;
-    fe_engine *e = new_engine(0, 0, 0);
-    fe_model *m = model(LLAMA);
-    fe_error err = {0};
-    fe_policy *p = load(e,
+    plan_ok(LLAMA, "probed",
         "local fe = require 'fuseeng'\n"
         "local function eq(a, b, what) if a ~= b then error(what .. ': ' .. tostring(a) .. ' ~= ' .. tostring(b), 2) end end\n"
         "local function bad(ctx, what, text, ...)\n"
@@ -846,22 +860,21 @@ static void simulate_parts(void **s)
         "    eq(one.parts, 1, 'a final group is its own part')\n"
         "    eq(one.time, ctx:simulate(grp).time, 'and costs as one kernel')\n"
         "  end}\n");
+}
+
+/* The splits of the one-group plan policy p (NULL: src) makes of m: the
+ * group's split, or -1 if the plan has another number of groups. */
+static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
+{
+    fe_error err = {0};
+    if (!p)
+        p = load(e, src);
     fe_plan *plan = plan_with(e, p, m, &err);
     if (!plan)
         fail_msg("%s", err.message);
-    assert_true(logged(plan, "probed"));
+    int32_t k = plan->ngroups == 1 ? plan->groups[0].split : -1;
     fe_plan_free(plan);
     fe_policy_free(p);
-    fe_model_free(m);
-    fe_engine_free(e);
-}
-
-/* Largest split of any group of plan. */
-static int32_t max_split(const fe_plan *plan)
-{
-    int32_t k = 0;
-    for (int32_t gi = 0; gi < plan->ngroups; gi++)
-        k = plan->groups[gi].split > k ? plan->groups[gi].split : k;
     return k;
 }
 
@@ -876,30 +889,15 @@ static void tiling(void **s)
     fe_error err = {0};
     fe_policy *all = fe_engine_load_policy(e, "fuse_all", &err);
     assert_non_null(all);
-    fe_plan *plan = plan_with(e, all, m, &err);
-    assert_non_null(plan);
-    assert_int_equal(plan->ngroups, 1);
-    assert_int_equal(max_split(plan), 1);
-    fe_plan_free(plan);
-    fe_policy_free(all);
-
-    fe_policy *autop = load(e, "local fe = require 'fuseeng'\n"
-                               "return fe.policy{name = 'auto', driver = 'greedy', tiling = 'auto'}\n");
-    plan = plan_with(e, autop, m, &err);
-    assert_non_null(plan);
-    assert_int_equal(plan->ngroups, 1);
-    assert_int_equal(max_split(plan), 17);
-    fe_plan_free(plan);
-    fe_policy_free(autop);
-
-    fe_policy *hook = load(e, "local fe = require 'fuseeng'\n"
+    assert_int_equal(split_of(e, m, all, NULL), 1);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'auto', driver = 'greedy', tiling = 'auto'}\n"), 17);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
                               "return fe.policy{name = 'three', driver = 'greedy',\n"
-                              "  split = function(self, group, ctx) return 3 end}\n");
-    plan = plan_with(e, hook, m, &err);
-    assert_non_null(plan);
-    assert_int_equal(max_split(plan), 3);
-    fe_plan_free(plan);
-    fe_policy_free(hook);
+                              "  split = function(self, group, ctx) return 3 end}\n"), 3);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'auto3', driver = 'greedy', tiling = 'auto',\n"
+                              "  split = function(self, group, ctx) return 3 end}\n"), 3);
     fe_model_free(m);
     fe_engine_free(e);
 }

@@ -22,6 +22,7 @@
  * argument -- options that are not a table, an unknown option, a split out
  * of range -- is an error at the policy's line. */
 #include <lauxlib.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,27 +32,35 @@
 #include "sandbox.h"
 #include "sim.h"
 
+#define R(name, f, t) {name, offsetof(fe_sim_group_result, f), t}
+static const fe_lf_member RESULT[] = {
+    R("time", time_s, FE_LF_NUM), R("l3_bytes", l3_bytes, FE_LF_I64),
+    R("l2_peak", l2_peak, FE_LF_I64), R("l2_occupancy", l2_occupancy, FE_LF_I64),
+    R("working_set", working_set, FE_LF_I64), R("regs", regs, FE_LF_I32),
+    R("spill_bytes", spill_bytes, FE_LF_I64), R("split", split, FE_LF_I32),
+    R("split_default", split_default, FE_LF_I32), R("fits", fits, FE_LF_BOOL8),
+    R("overflow_bytes", overflow_bytes, FE_LF_I64), R("reread_bytes", reread_bytes, FE_LF_I64),
+    R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_bytes, FE_LF_I64),
+    R("flops", flops, FE_LF_I64), R("compute", compute_s, FE_LF_NUM),
+    R("memory", memory_s, FE_LF_NUM), R("launch", launch_s, FE_LF_NUM),
+};
+#undef R
+
+/* The machine file's numbers, by their names there. */
+#define M(f, t) {#f, offsetof(fe_machine, f), t}
+static const fe_lf_member MACHINE[] = {
+    M(l2_bytes, FE_LF_I64), M(memory_bytes, FE_LF_I64), M(l2_bandwidth, FE_LF_NUM),
+    M(l3_bandwidth, FE_LF_NUM), M(local_bandwidth, FE_LF_NUM), M(launch_us, FE_LF_NUM),
+    M(tile_us, FE_LF_NUM), M(registers, FE_LF_I32), M(reserved_registers, FE_LF_I32),
+    M(elements_per_thread, FE_LF_I32), M(link_bandwidth, FE_LF_NUM),
+    M(link_latency_us, FE_LF_NUM), M(overlap, FE_LF_BOOL),
+};
+#undef M
+
 static void push_result(lua_State *L, const fe_sim_group_result *s)
 {
     lua_createtable(L, 0, 20);
-    fe_lf_num(L, "time", s->time_s);
-    fe_lf_int(L, "l3_bytes", s->l3_bytes);
-    fe_lf_int(L, "l2_peak", s->l2_peak);
-    fe_lf_int(L, "l2_occupancy", s->l2_occupancy);
-    fe_lf_int(L, "working_set", s->working_set);
-    fe_lf_int(L, "regs", s->regs);
-    fe_lf_int(L, "spill_bytes", s->spill_bytes);
-    fe_lf_int(L, "split", s->split);
-    fe_lf_int(L, "split_default", s->split_default);
-    fe_lf_bool(L, "fits", s->fits);
-    fe_lf_int(L, "overflow_bytes", s->overflow_bytes);
-    fe_lf_int(L, "reread_bytes", s->reread_bytes);
-    fe_lf_int(L, "intermediate_bytes", s->intermediate_bytes);
-    fe_lf_int(L, "l2_bytes", s->l2_bytes);
-    fe_lf_int(L, "flops", s->flops);
-    fe_lf_num(L, "compute", s->compute_s);
-    fe_lf_num(L, "memory", s->memory_s);
-    fe_lf_num(L, "launch", s->launch_s);
+    fe_lf_members(L, s, RESULT, sizeof RESULT / sizeof RESULT[0]);
 }
 
 /* A split argument at idx (or its top-of-stack value for messages): an
@@ -182,19 +191,7 @@ void fe_ctx_push_machine(lua_State *L, const fe_machine *m)
     lua_createtable(L, 0, 20);
     fe_lf_str(L, "name", m->name);
     fe_lf_str(L, "description", m->description);
-    fe_lf_int(L, "l2_bytes", m->l2_bytes);
-    fe_lf_int(L, "memory_bytes", m->memory_bytes);
-    fe_lf_num(L, "l2_bandwidth", m->l2_bandwidth);
-    fe_lf_num(L, "l3_bandwidth", m->l3_bandwidth);
-    fe_lf_num(L, "local_bandwidth", m->local_bandwidth);
-    fe_lf_num(L, "launch_us", m->launch_us);
-    fe_lf_num(L, "tile_us", m->tile_us);
-    fe_lf_int(L, "registers", m->registers);
-    fe_lf_int(L, "reserved_registers", m->reserved_registers);
-    fe_lf_int(L, "elements_per_thread", m->elements_per_thread);
-    fe_lf_num(L, "link_bandwidth", m->link_bandwidth);
-    fe_lf_num(L, "link_latency_us", m->link_latency_us);
-    fe_lf_bool(L, "overlap", m->overlap);
+    fe_lf_members(L, m, MACHINE, sizeof MACHINE / sizeof MACHINE[0]);
     for (int t = 0; t < 2; t++) {
         const double *f = t ? m->vector_flops : m->matrix_flops;
         lua_createtable(L, 0, FE_NDTYPE);

@@ -1,8 +1,8 @@
 /* run.c: one planning run of a policy on a graph.
  *
- * Note on a run. The run pushes four things on the Lua stack and keeps
- * their slots: the graph object, the policy table, its hooks and ctx. The
- * driver then proposes candidates and the run asks the hooks:
+ * Note on a run. The run pushes the graph object, the policy table and its
+ * hooks on the Lua stack and keeps their slots; ctx (ctx.c) goes above
+ * them. The driver then proposes candidates and the run asks the hooks:
  *
  *     driver --candidate--> legality (partition.c) --legal--> decide()
  *        ^                                                        |
