@@ -20,14 +20,19 @@ typedef struct fe_k_choice {
     int id;
     const char *name;
     int takes_epilogue;         /* fuses an elementwise chain after the anchor op */
+    int gemm;                   /* a GEMM: runs groups around one matmul or conv2d only */
     const char *desc;
 } fe_k_choice;
 
 /* The entry for id, or NULL if out of range. Static storage. */
 const fe_k_choice *fe_k_choice_get(int id);
+/* The name of id, or "auto" (choice 0's) for an id out of range. Static
+ * storage. */
+const char *fe_k_choice_name(int id);
 /* Id of a name ("matmul_blas"), or -1. */
 int fe_k_choice_find(const char *name);
-/* "auto, fused_rows, ..." for messages; static storage. */
+/* Every name in id order, ", "-separated ("auto, fused_rows, ...") for
+ * messages; static storage, built from the table on first use. */
 const char *fe_k_choice_names(void);
 
 #endif

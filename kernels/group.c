@@ -141,8 +141,8 @@ static void set_perop(fe_exec_group *gr, const char *reason)
         snprintf(gr->how, sizeof gr->how, "reference kernel: %s%s%s%s", ops,
                  reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
     else
-        snprintf(gr->how, sizeof gr->how, "per_op: %d ops run one by one (%s), intermediates "
-                 "materialised%s%s%s", gr->n, ops, reason ? "; not fused because " : "",
+        snprintf(gr->how, sizeof gr->how, "%s: %d ops run one by one (%s), intermediates "
+                 "materialised%s%s%s", fe_k_choice_name(FE_K_CHOICE_PER_OP), gr->n, ops, reason ? "; not fused because " : "",
                  reason ? reason : "", gr->split > 1 ? "; TLF split not applied" : "");
     /* temporaries: every produced tensor that does not leave the group */
     gr->temp_bytes = 0;
@@ -237,7 +237,8 @@ static int try_fused(fe_exec_group *gr, fe_error *why)
     gr->mode = MODE_FUSED;
     gr->kernel = FE_K_CHOICE_FUSED;
     split_note(gr, sn, sizeof sn);
-    snprintf(gr->how, sizeof gr->how, "fused_rows: %s%s", fe_k_prog_describe(gr->prog, desc, sizeof desc), sn);
+    snprintf(gr->how, sizeof gr->how, "%s: %s%s", fe_k_choice_name(FE_K_CHOICE_FUSED),
+             fe_k_prog_describe(gr->prog, desc, sizeof desc), sn);
     return 0;
 }
 
@@ -467,11 +468,11 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
         int mr, nr, mc, kc, nc;
         fe_k_gemm_blocking(&mr, &nr, &mc, &kc, &nc);
         if (blas)
-            snprintf(gr->how, sizeof gr->how, "matmul_blas: OpenBLAS sgemm%s%s%s%s", pro_s[0], pro_s[1],
-                     epi_s, sn);
+            snprintf(gr->how, sizeof gr->how, "%s: OpenBLAS sgemm%s%s%s%s",
+                     fe_k_choice_name(FE_K_CHOICE_MATMUL_BLAS), pro_s[0], pro_s[1], epi_s, sn);
         else
-            snprintf(gr->how, sizeof gr->how, "matmul_blocked: %s as packed %dx%d GEMM, blocks %dx%d, "
-                     "k %d%s%s%s%s", fe_node_op_name(an), mr, nr, mc, nc, kc, pro_s[0], pro_s[1], epi_s, sn);
+            snprintf(gr->how, sizeof gr->how, "%s: %s as packed %dx%d GEMM, blocks %dx%d, "
+                     "k %d%s%s%s%s", fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), fe_node_op_name(an), mr, nr, mc, nc, kc, pro_s[0], pro_s[1], epi_s, sn);
     }
     rc = 0;
 out:
@@ -702,11 +703,13 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     reason[0] = 0;
     switch (kernel) {
     case FE_K_CHOICE_PER_OP:
-        set_perop(gr, n > 1 ? "kernel per_op was requested" : NULL);
+        snprintf(reason, sizeof reason, "kernel %s was requested", fe_k_choice_name(kernel));
+        set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
         if (try_fused(gr, &why)) {
-            snprintf(reason, sizeof reason, "kernel fused_rows cannot take it: %s", why.message);
+            snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
+                     fe_k_choice_name(kernel), why.message);
             set_perop(gr, reason);
         }
         break;
@@ -724,7 +727,8 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
             set_perop(gr, reason);
         } else if (blas != (kernel == FE_K_CHOICE_MATMUL_BLAS)) {
             size_t l = strlen(gr->how);
-            snprintf(gr->how + l, sizeof gr->how - l, " (matmul_blas was requested; it has no conv2d)");
+            snprintf(gr->how + l, sizeof gr->how - l, " (%s was requested; it has no conv2d)",
+                     fe_k_choice_name(FE_K_CHOICE_MATMUL_BLAS));
         }
         break;
     }

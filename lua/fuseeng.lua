@@ -56,7 +56,8 @@ local core = require "fuseeng.core"
 local pattern = require "fuseeng.pattern"
 local dataflow = require "fuseeng.dataflow"
 
-local fe = { version = core.version, ops = core.ops, kinds = core.kinds }
+local fe = { version = core.version, ops = core.ops, kinds = core.kinds,
+             kernel_choices = core.kernel_choices }
 
 -- The drivers and the fields of a policy come from the engine
 -- (core/script/drivers.c), their one owner: FIELDS[name] = {type =,

@@ -33,10 +33,13 @@ return fe.policy {
     end
     if not anchored then return nil end
     local best, best_ms
-    for _, k in ipairs { "matmul_blocked", "matmul_blas" } do
-      local m = ctx:bench(group, { kernel = k })
-      if m and m.kernel == k and (not best_ms or m.fused < best_ms) then
-        best, best_ms = k, m.fused
+    for _, choice in ipairs(fe.kernel_choices) do
+      local k = choice.name
+      if choice.gemm then
+        local m = ctx:bench(group, { kernel = k })
+        if m and m.kernel == k and (not best_ms or m.fused < best_ms) then
+          best, best_ms = k, m.fused
+        end
       end
     end
     return best

@@ -13,6 +13,7 @@
 #include "compare.h"
 #include "convert.h"
 #include "exec.h"
+#include "legality.h"
 #include "plan.h"
 #include "timing.h"
 

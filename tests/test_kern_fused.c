@@ -14,6 +14,7 @@
 #include "choice.h"
 #include "compare.h"
 #include "exec.h"
+#include "legality.h"
 #include "plan.h"
 #include "vecprog.h"
 

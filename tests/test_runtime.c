@@ -6,6 +6,7 @@
 #include "testgraph.h"
 #include "engine.h"
 #include "model.h"
+#include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
 #include "planning.h"

@@ -10,6 +10,7 @@
 #include "testlib.h"
 #include "machine.h"
 #include "machine_file.h"
+#include "legality.h"
 #include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
@@ -58,14 +59,6 @@ static fe_machine seed_machine(void)
     return m;
 }
 
-static int32_t node(const fe_graph *g, const char *name)
-{
-    int32_t id = fe_graph_find_node(g, name);
-    if (id < 0)
-        fail_msg("no node '%s'", name);
-    return id;
-}
-
 static fe_sim_group_result sim(const fe_graph *g, const fe_machine *m, const char *names,
                                int split)
 {
@@ -74,7 +67,7 @@ static fe_sim_group_result sim(const fe_graph *g, const fe_machine *m, const cha
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", names);
     for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        ids[n++] = node(g, t);
+        ids[n++] = tl_node(g, t);
     fe_sim_group_result r;
     fe_error err = {0};
     if (fe_sim_group(g, m, ids, n, split, &r, &err) != FE_OK)
@@ -94,7 +87,7 @@ static fe_plan *plan_of(const fe_graph *g, const char *groups)
     for (char *s1, *grp = strtok_r(buf, ";", &s1); grp; grp = strtok_r(NULL, ";", &s1)) {
         int32_t first = -1;
         for (char *s2, *t = strtok_r(grp, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
-            int32_t v = node(g, t);
+            int32_t v = tl_node(g, t);
             if (first < 0)
                 first = v;
             labels[v] = first;
@@ -152,7 +145,7 @@ static void silu_mul(void **state)
     assert_near(u.time_s, 1499.338368 * US);
 
     /* Unfused = 1008.998016 + 1499.338368 = 2508.336384 us, 5B of L3. */
-    int32_t both[2] = {node(g, "silu"), node(g, "mul")};
+    int32_t both[2] = {tl_node(g, "silu"), tl_node(g, "mul")};
     fe_sim_group_result un;
     assert_int_equal(fe_sim_unfused(g, &m, both, 2, &un, NULL), FE_OK);
     assert_int_equal(un.l3_bytes, 5 * B);
@@ -313,9 +306,9 @@ static void diamond(void **state)
     assert_int_equal(fe_sim_plan(u, &m, &ru, &err), FE_OK);
     assert_int_equal(ru.total.kernels, 3);
     assert_int_equal(ru.total.weight_bytes, W);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "a")]], W + X + A);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "b")]], W + X + A + Bt);
-    assert_int_equal(ru.mem_bytes[u->group_of[node(g, "c")]], W + A + Bt + C);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "a")]], W + X + A);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "b")]], W + X + A + Bt);
+    assert_int_equal(ru.mem_bytes[u->group_of[tl_node(g, "c")]], W + A + Bt + C);
     assert_int_equal(ru.total.mem_peak, W + X + A + Bt);
 
     /* One group: ta and tb never reach device memory: w + x + tc. */
@@ -758,7 +751,7 @@ static void writers(void **state)
 
 static int32_t group_with(const fe_plan *p, const fe_graph *g, const char *name)
 {
-    return p->group_of[node(g, name)];
+    return p->group_of[tl_node(g, name)];
 }
 
 static void llama_tlf(void **state)
@@ -902,11 +895,11 @@ static void limits(void **state)
     fe_sim_group_result r;
     fe_error err = {0};
     int32_t both[2] = {0, 1};
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_OK);
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT + 1, &r, &err), FE_EINPUT);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT, &r, &err), FE_OK);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT + 1, &r, &err), FE_EINPUT);
     assert_contains(err.message, "split must be 0 (the default) or an integer from 1 to 16777216");
     fe_plan *p = plan_of(g, "silu,mul");
-    p->groups[0].split = FE_SIM_MAX_SPLIT + 1;
+    p->groups[0].split = FE_PLAN_MAX_SPLIT + 1;
     fe_sim_report rep;
     assert_int_equal(fe_sim_plan(p, &m, &rep, &err), FE_EINPUT);
     assert_contains(err.message, "group 0: split must be");
@@ -938,7 +931,7 @@ static void limits(void **state)
         "  {\"name\": \"act\", \"op\": \"relu\", \"inputs\": [\"h\"], \"outputs\": [\"y\"]}],"
         " \"outputs\": [\"y\"]}");
     assert_int_equal(fe_sim_group(g, &m, both, 2, 0, &r, &err), FE_OK);
-    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_SIM_MAX_SPLIT, &r, &err), FE_EINPUT);
+    assert_int_equal(fe_sim_group(g, &m, both, 2, FE_PLAN_MAX_SPLIT, &r, &err), FE_EINPUT);
     assert_contains(err.message, "at split 16777216 overflows 64-bit byte counts");
     fe_graph_free(g);
 }
@@ -949,7 +942,7 @@ static void labels(void **state)
 {
     (void)state;
     fe_graph *g = llama(2048);
-    int32_t one = node(g, "input_layernorm");
+    int32_t one = tl_node(g, "input_layernorm");
     char buf[64];
     fe_sim_group_label(g, &one, 1, buf, sizeof buf);
     assert_string_equal(buf, "rms_norm");
@@ -961,7 +954,7 @@ static void labels(void **state)
         "q_view", "q_heads", "k_view", "k_heads", "q_cos", "q_x1", "q_x2", "q_neg_x2", "q_rot",
         "q_rot_sin", "q_rope", "k_cos", "k_x1", "k_x2", "k_neg_x2", "k_rot", "k_rot_sin", "k_rope"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        rope[n++] = node(g, names[i]);
+        rope[n++] = tl_node(g, names[i]);
     fe_sim_group_label(g, rope, n, buf, 33);
     assert_true(strlen(buf) <= 32);
     assert_contains(buf, "+...(18 ops)");
@@ -1026,6 +1019,17 @@ static void write_text(const char *path, const char *text)
  * each group carries its figures under "sim" (the writer `sim --json
  * --verbose` uses); the file reads back; its header says what it was
  * made for, and a bad header or a missing file is one clear message. */
+/* The simulator's figures for a plan file, through fe_plan_extra. */
+static void sim_group(fe_jw *w, int32_t gi, void *r)
+{
+    fe_sim_report_group_json(r, gi, w);
+}
+
+static void sim_summary(fe_jw *w, void *r)
+{
+    fe_sim_report_plan_summary(r, w);
+}
+
 static void plan_files(void **state)
 {
     (void)state;
@@ -1041,7 +1045,7 @@ static void plan_files(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/plan.json", dir);
     FILE *f = fopen(path, "w");
-    fe_plan_extra extra = {NULL, NULL, &r, 1};
+    fe_plan_extra extra = {sim_group, sim_summary, &r};
     assert_int_equal(fe_plan_write(p, f, 1, &extra, NULL), FE_OK);
     fclose(f);
 

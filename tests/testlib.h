@@ -25,6 +25,27 @@ static inline fe_graph *tl_graph(const char *json)
     return g;
 }
 
+/* The same from JSON written with ' for " (readable inside C strings). */
+static inline fe_graph *tl_graph_q(const char *quoted)
+{
+    char *json = strdup(quoted);
+    for (char *c = json; *c; c++)
+        if (*c == '\'')
+            *c = '"';
+    fe_graph *g = tl_graph(json);
+    free(json);
+    return g;
+}
+
+/* Id of the node called name; fails the test if there is none. */
+static inline int32_t tl_node(const fe_graph *g, const char *name)
+{
+    int32_t id = fe_graph_find_node(g, name);
+    if (id < 0)
+        fail_msg("no node '%s'", name);
+    return id;
+}
+
 /* Load a model expected to fail; returns the message (static buffer). */
 static inline const char *tl_graph_error(const char *json)
 {

@@ -10,6 +10,7 @@
 #include "groupkey.h"
 #include "jsonw.h"
 #include "measure.h"
+#include "ops.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -80,12 +81,6 @@ static double gbps(int64_t bytes, double ms)
     return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0;
 }
 
-static const char *choice_name(int id)
-{
-    const fe_k_choice *c = fe_k_choice_get(id);
-    return c ? c->name : "auto";
-}
-
 static void print_text(const bench_opts *o, const fe_plan *plan, const fe_cli_measured *m,
                        const char *label)
 {
@@ -105,7 +100,7 @@ static void print_text(const bench_opts *o, const fe_plan *plan, const fe_cli_me
         char key[40];
         fe_sim_group_label(g, bg->nodes, bg->n, key, sizeof key);
         printf("  %4d  %-34.34s %5d  %-14s %10.4f %10.4f %10.4f %9.4f %6d %10s %7.1f %11.4f %6.2fx%s\n",
-               gi, key, bg->n, bg->is_fused || bg->n == 1 ? choice_name(bg->kernel) : "per_op",
+               gi, key, bg->n, fe_k_choice_name(bg->is_fused || bg->n == 1 ? bg->kernel : FE_K_CHOICE_PER_OP),
                bg->fused.median_ms, bg->fused.min_ms, bg->fused.max_ms, bg->fused.spread_ms,
                bg->fused.reps, fe_fmt_bytes((double)bg->bytes, b, sizeof b),
                gbps(bg->bytes, bg->fused.median_ms), bg->members_ms,
@@ -175,7 +170,7 @@ static void print_json(const bench_opts *o, const fe_plan *plan, const fe_cli_me
         fe_jw_key(&w, "ops");
         fe_jw_str(&w, key);
         fe_jw_key(&w, "kernel");
-        fe_jw_str(&w, choice_name(bg->kernel));
+        fe_jw_str(&w, fe_k_choice_name(bg->kernel));
         fe_jw_key(&w, "one_kernel");
         fe_jw_bool(&w, bg->is_fused);
         fe_jw_key(&w, "split");

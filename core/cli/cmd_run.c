@@ -302,9 +302,9 @@ static int write_dot(const fe_plan *p, const char *path, fe_error *err)
     return fe_outfile_commit(&out, err);
 }
 
-/* What the plan file's summary adds: the simulator's figures (written by
- * the plan writer, per group too with --verbose), the comparison with the
- * unfused baseline (JSON output) and the execution. */
+/* What the plan file adds to the plan (fe_plan_extra's callbacks): the
+ * simulator's figures (per group too with --verbose), the comparison with
+ * the unfused baseline (JSON output) and the execution. */
 typedef struct summary_parts {
     const fe_sim_report *plan, *base;   /* base NULL: leave the comparison out */
     const fe_plan *p;
@@ -312,9 +312,15 @@ typedef struct summary_parts {
     int groups;                         /* each group's simulated figures */
 } summary_parts;
 
+static void write_group(fe_jw *w, int32_t gi, void *ctx)
+{
+    fe_sim_report_group_json(((const summary_parts *)ctx)->plan, gi, w);
+}
+
 static void write_summary(fe_jw *w, void *ctx)
 {
     const summary_parts *s = ctx;
+    fe_sim_report_plan_summary(s->plan, w);
     if (s->base) {
         fe_jw_key(w, "versus_unfused");
         fe_sim_report_compare_json(s->plan, s->base, w);
@@ -330,7 +336,7 @@ static int write_plan_file(const fe_plan *plan, const char *path, summary_parts 
     fe_outfile out;
     if (fe_outfile_open(&out, path, "the plan", err) != FE_OK)
         return FE_EINPUT;
-    fe_plan_extra extra = {write_summary, parts, parts->plan, parts->groups};
+    fe_plan_extra extra = {parts->groups ? write_group : NULL, write_summary, parts};
     if (fe_plan_write(plan, out.f, 1, &extra, err) != FE_OK)
         return fe_outfile_fail(&out, err);
     return fe_outfile_commit(&out, err);
@@ -380,7 +386,7 @@ static int run(int argc, char **argv)
         goto fail;
     if (o.json) {
         summary_parts all = {&rep, &base_rep, plan, have_exec ? &ex : NULL, o.verbose};
-        fe_plan_extra jextra = {write_summary, &all, &rep, o.verbose};
+        fe_plan_extra jextra = {o.verbose ? write_group : NULL, write_summary, &all};
         if (fe_plan_write(plan, stdout, 1, &jextra, &err) != FE_OK)
             goto fail;
     } else {

@@ -1,25 +1,14 @@
-/* partition.c: groups that grow by legal merges.
+/* partition.c: groups that grow by legal merges (legality.c checks each
+ * merge before a driver makes it).
  *
- * Note on the merge check. Groups S = {G1..Gk} may merge when a kernel
- * class takes their ops together and no path leaves S and comes back:
- *
- *      G1 ---> C ---> G2        merging G1 and G2 would make C both a
- *                               consumer and a producer of the new group
- *
- * The search walks the group DAG forward from S through groups outside S;
- * reaching S again means the merge is illegal. To keep it short the groups
- * carry a topological order (pos): a path back into S must end at a group
- * no later than S's last one, and positions grow along every path, so
- * groups placed after S's last group are never searched. (Node ids do not
- * bound it: a group is not an interval of ids, so a path can enter a group
- * at a late node and leave it from an early one.)
- *
- * After a merge the order is repaired locally, in the spirit of Pearce and
- * Kelly's dynamic topological sort: in the span of positions from S's first
- * group to its last, S's ancestors move first, then the merged group, then
- * everything else, each keeping its relative order. Positions outside the
- * span are untouched; emptied slots stay free (-1). Drivers propose nearby
- * groups (Inductor's +-64 window), so spans and searches stay short.
+ * Note on the order of groups. The groups carry a topological order (pos)
+ * that bounds the merge check's search (legality.c). After a merge the
+ * order is repaired locally, in the spirit of Pearce and Kelly's dynamic
+ * topological sort: in the span of positions from S's first group to its
+ * last, S's ancestors move first, then the merged group, then everything
+ * else, each keeping its relative order. Positions outside the span are
+ * untouched; emptied slots stay free (-1). Drivers propose nearby groups
+ * (Inductor's +-64 window), so spans and searches stay short.
  *
  * Every group is convex and the group DAG acyclic after each merge, so the
  * partition is legal at every moment and fe_part_to_plan needs no check.
@@ -28,7 +17,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "partition.h"
+
+void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node)
+{
+    const fe_node *n = fe_graph_node(g, node);
+    k->n++;
+    if (n->op == FE_OP_ALL_REDUCE)
+        k->collective++;
+    else if (n->op == FE_OP_BATCH_NORM)
+        k->affine++;
+    else if (n->pattern == FE_OUT_FUSABLE)
+        k->gemm++;
+    else if (n->pattern == FE_OPAQUE)
+        k->opaque++;
+    else if (n->pattern == FE_INJECTIVE)
+        k->injective++;
+    else if (n->pattern == FE_REDUCTION)
+        k->reduction++;
+}
+
+void fe_kinds_merge(fe_kinds *into, const fe_kinds *from)
+{
+    into->n += from->n;
+    into->gemm += from->gemm;
+    into->collective += from->collective;
+    into->opaque += from->opaque;
+    into->injective += from->injective;
+    into->reduction += from->reduction;
+    into->affine += from->affine;
+}
 
 fe_part *fe_part_new(const fe_graph *g, fe_error *err)
 {
@@ -84,71 +103,14 @@ void fe_part_free(fe_part *p)
     free(p);
 }
 
-/* Push the groups that consume outputs of group c, are not yet seen and
- * are placed no later than last; returns a node of S reached directly from
- * c (a path back), or -1. */
-static int32_t expand(fe_part *p, int32_t c, int32_t in_s, int32_t seen, int32_t last,
-                      int from_s, int32_t *sp)
+int32_t fe_part_stamps(fe_part *p)
 {
-    const fe_graph *g = p->g;
-    for (int32_t v = p->head[c]; v >= 0; v = p->next[v]) {
-        const fe_node *n = fe_graph_node(g, v);
-        for (int k = 0; k < n->nout; k++) {
-            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
-            for (int32_t i = 0; i < t->ncons; i++) {
-                int32_t u = fe_tensor_consumer(g, t, i);
-                int32_t d = p->gid[u];
-                if (p->mark[d] == in_s) {
-                    if (!from_s)
-                        return u;
-                    continue;   /* an edge inside S */
-                }
-                if (p->mark[d] == seen || p->pos[d] > last)
-                    continue;
-                p->mark[d] = seen;
-                p->stack[(*sp)++] = d;
-            }
-        }
-    }
-    return -1;
-}
-
-int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size)
-{
-    const fe_graph *g = p->g;
-    fe_kinds k = {0};
-    const char *w;
-    int32_t last = -1;
-
-    for (int i = 0; i < n; i++) {
-        fe_kinds_merge(&k, &p->kinds[gids[i]]);
-        if (p->pos[gids[i]] > last)
-            last = p->pos[gids[i]];
-    }
-    if (fe_kinds_class(&k, &w) < 0) {
-        snprintf(why, size, "%s", w);
-        return 0;
-    }
     if (p->stamp > INT32_MAX - 4) {
         memset(p->mark, 0, (size_t)p->n * sizeof *p->mark);
         p->stamp = 0;
     }
-    int32_t in_s = ++p->stamp, seen = ++p->stamp, sp = 0;
-    for (int i = 0; i < n; i++)
-        p->mark[gids[i]] = in_s;
-    for (int i = 0; i < n; i++)
-        expand(p, gids[i], in_s, seen, last, 1, &sp);
-    while (sp > 0) {
-        int32_t c = p->stack[--sp];
-        int32_t back = expand(p, c, in_s, seen, last, 0, &sp);
-        if (back >= 0) {
-            snprintf(why, size, "not convex: a path leaves the group through node '%s' and comes "
-                     "back into node '%s'", fe_node_name(g, fe_graph_node(g, p->head[c])),
-                     fe_node_name(g, fe_graph_node(g, back)));
-            return 0;
-        }
-    }
-    return 1;
+    p->stamp += 2;
+    return p->stamp - 1;
 }
 
 /* Mark S's ancestors placed after first (the span's start) with stamp anc;
@@ -189,11 +151,7 @@ int32_t fe_part_merge(fe_part *p, const int32_t *gids, int n)
         if (p->pos[gids[i]] > last)
             last = p->pos[gids[i]];
     }
-    if (p->stamp > INT32_MAX - 4) {
-        memset(p->mark, 0, (size_t)p->n * sizeof *p->mark);
-        p->stamp = 0;
-    }
-    int32_t in_s = ++p->stamp, anc = ++p->stamp;
+    int32_t in_s = fe_part_stamps(p), anc = in_s + 1;
     for (int i = 0; i < n; i++)
         p->mark[gids[i]] = in_s;
     mark_ancestors(p, gids, n, in_s, anc, first);
@@ -274,42 +232,4 @@ int32_t fe_part_members(const fe_part *p, int32_t gid, int32_t *out)
         qsort(out, (size_t)n, sizeof *out, cmp_i32);
     }
     return n;
-}
-
-/* Groups in the partition's topological order of groups. */
-fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
-{
-    const fe_graph *g = p->g;
-    fe_plan *plan = calloc(1, sizeof *plan);
-    size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
-    if (!plan)
-        goto oom;
-    plan->g = g;
-    plan->policy = plan->machine = -1;
-    plan->strs = fe_strtab_new();
-    plan->groups = calloc(p->ngroups > 0 ? (size_t)p->ngroups : 1u, sizeof *plan->groups);
-    plan->members = malloc(nn * sizeof *plan->members);
-    plan->group_of = malloc(nn * sizeof *plan->group_of);
-    if (!plan->strs || !plan->groups || !plan->members || !plan->group_of)
-        goto oom;
-    int32_t ng = 0, off = 0;
-    for (int32_t at = 0; at < p->n; at++) {
-        int32_t gid = p->order[at];
-        if (gid < 0)
-            continue;
-        const char *why;
-        int32_t cnt = fe_part_members(p, gid, plan->members + off);
-        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 0, .reason = -1,
-                                      .klass = (int8_t)fe_kinds_class(&p->kinds[gid], &why)};
-        for (int32_t m = 0; m < cnt; m++)
-            plan->group_of[plan->members[off + m]] = ng;
-        off += cnt;
-        ng++;
-    }
-    plan->ngroups = ng;
-    return plan;
-oom:
-    fe_plan_free(plan);
-    fe_error_set(err, FE_ENOMEM, "out of memory building a plan");
-    return NULL;
 }

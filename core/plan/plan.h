@@ -1,45 +1,36 @@
-/* plan.h: fusion plans and their legality.
+/* plan.h: fusion plans: a partition of a graph's nodes into groups, each
+ * run as one kernel, with the decision log that made it.
  *
- * A plan partitions a graph's nodes into groups; each group runs as one
- * kernel. plan.c is the one place that decides what is legal: a group must
- * be convex (no path leaves it and comes back), the group DAG acyclic, and
- * some kernel class must take the group's mix of ops. A plan that exists as
- * an fe_plan has passed these checks, so the simulator and the executor
- * never see an illegal one.
+ * A plan that exists as an fe_plan is legal (legality.h): it was built by
+ * legal merges (partition.h) or checked, so the simulator and the executor
+ * never see an illegal one. This file holds the objects; legality.c holds
+ * the rules.
  */
 #ifndef FE_PLAN_H
 #define FE_PLAN_H
 
 #include "graph.h"
 
-/* Kernel classes: what one fused kernel can hold.
- *   single      any one node
- *   pointwise   elemwise, broadcast, injective and reduction ops (and
- *               batch_norm, an affine map per channel in inference)
- *   gemm        one matmul or conv2d with elemwise/broadcast/reduction
- *               (and batch_norm) prologue and epilogue, no data movement
- *   collective  one all_reduce with an elemwise/broadcast epilogue (seed 001)
- * Other opaque ops (sdpa, pools, opaque custom ops) only run alone. */
+/* Kernel classes: what one fused kernel can hold (legality.c's note says
+ * which ops each takes and decides a group's class). */
 typedef enum fe_class {
     FE_CLASS_SINGLE, FE_CLASS_POINTWISE, FE_CLASS_GEMM, FE_CLASS_COLLECTIVE, FE_NCLASS
 } fe_class;
 
-/* Counts of a group's members by role; enough to decide its class. */
-typedef struct fe_kinds {
-    int32_t n, gemm, collective, opaque, injective, reduction, affine;
-} fe_kinds;
-
-void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node);
-void fe_kinds_merge(fe_kinds *into, const fe_kinds *from);
-/* The class that takes a group with these counts, or -1 with *why saying
- * what no kernel can hold (static storage). */
-int fe_kinds_class(const fe_kinds *k, const char **why);
+/* "single", "pointwise", ... as plan files spell them; "illegal" for
+ * anything else. Static storage. */
 const char *fe_class_name(int c);
+
+/* The largest split (tiles of one group) a plan, a plan file, a policy or
+ * a caller may ask for, and the words every message about it uses. The
+ * simulator's own default split never exceeds it either. */
+#define FE_PLAN_MAX_SPLIT (1 << 24)
+#define FE_PLAN_SPLIT_RULE "an integer from 1 to 16777216 (2^24)"
 
 typedef struct fe_group {
     int32_t off, n;      /* members: plan->members[off .. off+n), topo order */
-    int32_t split;       /* TLF split factor; 1 = not tiled, 0 = not chosen yet (a run
-                            resolves it to the simulator's default) */
+    int32_t split;       /* TLF split factor, 0..FE_PLAN_MAX_SPLIT; 1 = not tiled, 0 = not
+                            chosen yet (a run resolves it to the simulator's default) */
     int32_t kernel;      /* kernel choice id (kernels/choice.h); 0 = auto */
     int32_t reason;      /* interned in plan->strs; -1 if none */
     int8_t klass;        /* fe_class */
@@ -73,15 +64,10 @@ typedef struct fe_plan {
  * with fe_plan_free. */
 fe_plan *fe_plan_unfused(const fe_graph *g, fe_error *err);
 
-/* A plan from labels (node -> any non-negative label; equal labels share a
- * group). Returns NULL with FE_EINPUT and a message naming the offending
- * group if the partition is illegal. */
-fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err);
-
-/* Check a plan from scratch (tests, plans read from files): every node in
- * one group, members sorted, classes right, convex, acyclic, groups in
- * dependency order. FE_OK or FE_EINPUT with the first problem. */
-int fe_plan_check(const fe_plan *p, fe_error *err);
+/* ngroups zeroed groups and room for every node in members and group_of,
+ * for builders that fill them (fe_part_to_plan). Caller frees with
+ * fe_plan_free; NULL with FE_ENOMEM. */
+fe_plan *fe_plan_new(const fe_graph *g, int32_t ngroups, fe_error *err);
 
 void fe_plan_free(fe_plan *p);
 

@@ -23,6 +23,7 @@
 #include "ctx_sim.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
+#include "ops.h"
 
 #define CTX_MT "fuseeng.ctx"
 

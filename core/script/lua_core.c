@@ -1,13 +1,14 @@
 /* lua_core.c: the fuseeng.core module: what Lua code may know about the
- * engine itself (the op registry, pattern kinds, the drivers and the
- * fields of a policy, version, hashing, where a script's function was
- * defined). The Lua library (lua/fuseeng.lua and the DSLs) reads them from
- * here, so ops.c stays the one owner of op facts and drivers.c of drivers
- * and policy fields. */
+ * engine itself (the op registry, pattern kinds, kernel choices, the
+ * drivers and the fields of a policy, version, hashing, where a script's
+ * function was defined). The Lua library (lua/fuseeng.lua and the DSLs)
+ * reads them from here, so ops.c stays the one owner of op facts, choice.c
+ * of kernel choices and drivers.c of drivers and policy fields. */
 #include <lauxlib.h>
 #include <openssl/evp.h>
 #include <string.h>
 
+#include "choice.h"
 #include "drivers.h"
 #include "fuseeng.h"
 #include "lua_core.h"
@@ -32,6 +33,23 @@ static void push_ops(lua_State *L)
         fe_lf_str(L, "description", op->desc);
         fe_lf_int(L, "id", i);
         lua_setfield(L, -2, op->name);
+    }
+}
+
+/* kernel_choices = {{name=, id=, takes_epilogue=, gemm=, description=}, ...}
+ * in id order: choice.c's table, so that policies never spell the names. */
+static void push_kernel_choices(lua_State *L)
+{
+    lua_createtable(L, FE_K_NCHOICES, 0);
+    for (int i = 0; i < FE_K_NCHOICES; i++) {
+        const fe_k_choice *c = fe_k_choice_get(i);
+        lua_createtable(L, 0, 5);
+        fe_lf_str(L, "name", c->name);
+        fe_lf_int(L, "id", c->id);
+        fe_lf_bool(L, "takes_epilogue", c->takes_epilogue);
+        fe_lf_bool(L, "gemm", c->gemm);
+        fe_lf_str(L, "description", c->desc);
+        lua_rawseti(L, -2, i + 1);
     }
 }
 
@@ -108,7 +126,7 @@ static int l_where(lua_State *L)
 
 int fe_luaopen_core(lua_State *L)
 {
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     push_policy_schema(L);
     push_ops(L);
     lua_setfield(L, -2, "ops");
@@ -118,6 +136,8 @@ int fe_luaopen_core(lua_State *L)
         lua_rawseti(L, -2, p + 1);
     }
     lua_setfield(L, -2, "kinds");
+    push_kernel_choices(L);
+    lua_setfield(L, -2, "kernel_choices");
     fe_lf_str(L, "version", fe_version());
     lua_pushcfunction(L, l_sha256);
     lua_setfield(L, -2, "sha256");

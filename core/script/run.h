@@ -12,8 +12,8 @@
 
 #include <lua.h>
 
+#include "legality.h"
 #include "machine.h"
-#include "partition.h"
 #include "profile.h"
 #include "sandbox.h"
 

@@ -125,7 +125,6 @@
 #include "sim.h"
 
 #define SMALL 64
-_Static_assert(FE_SIM_MAX_SPLIT == 16777216, "FE_SIM_SPLIT_RULE spells the limit out");
 
 /* A group's membership: its sorted members, and for plans the plan's
  * node -> group map, which makes the test O(1). */
@@ -416,8 +415,8 @@ static int64_t default_split(const step *steps, int32_t n, int64_t l2, int64_t i
             k = need;
     }
     int64_t cap = numel > 1 ? numel : 1;
-    if (cap > FE_SIM_MAX_SPLIT)
-        cap = FE_SIM_MAX_SPLIT;
+    if (cap > FE_PLAN_MAX_SPLIT)
+        cap = FE_PLAN_MAX_SPLIT;
     return k < cap ? k : cap;
 }
 
@@ -644,9 +643,9 @@ int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, i
     int32_t buf[SMALL], *heap;
     step small[SMALL], *steps = small;
     const int32_t *list;
-    if (split < 0 || split > FE_SIM_MAX_SPLIT)
+    if (split < 0 || split > FE_PLAN_MAX_SPLIT)
         return fe_error_set(err, FE_EINPUT, "split must be 0 (the default) or "
-                            FE_SIM_SPLIT_RULE ", got %d", split);
+                            FE_PLAN_SPLIT_RULE ", got %d", split);
     int rc = prepare(g, nodes, n, buf, &heap, &list, err);
     if (rc != FE_OK)
         return rc;
@@ -799,9 +798,9 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
     for (int32_t i = 0; i < ng; i++) {
         if (p->groups[i].n > most)
             most = p->groups[i].n;
-        if (p->groups[i].split < 0 || p->groups[i].split > FE_SIM_MAX_SPLIT)
+        if (p->groups[i].split < 0 || p->groups[i].split > FE_PLAN_MAX_SPLIT)
             return fe_error_set(err, FE_EINPUT, "group %d: split must be 0 (the default) or "
-                                FE_SIM_SPLIT_RULE ", got %d", (int)i, (int)p->groups[i].split);
+                                FE_PLAN_SPLIT_RULE ", got %d", (int)i, (int)p->groups[i].split);
     }
     size_t slots = ng > 0 ? (size_t)ng : 1u;
     out->groups = calloc(slots, sizeof *out->groups);

@@ -55,17 +55,16 @@ typedef struct fe_sim_group_result {
     double l3_s, l2_s, spill_s;
 } fe_sim_group_result;
 
-/* The largest split (tiles of one group) a plan, a plan file, a policy or
- * a caller may ask for, and the words every message about it uses. The
- * simulator's own default split never exceeds it either. */
-#define FE_SIM_MAX_SPLIT (1 << 24)
-#define FE_SIM_SPLIT_RULE "an integer from 1 to 16777216 (2^24)"
+/* The split limit is the plan's (FE_PLAN_MAX_SPLIT, plan.h); these names
+ * stay for callers in core/script until they use the plan's. */
+#define FE_SIM_MAX_SPLIT FE_PLAN_MAX_SPLIT
+#define FE_SIM_SPLIT_RULE FE_PLAN_SPLIT_RULE
 
 /* Price nodes[0..n) (node ids of g, any order, no duplicates) as one kernel
  * tiled split ways (0 = the simulator's default split). Needs no legality
  * check and allocates nothing for groups of up to 64 nodes. Returns FE_OK,
  * or FE_EINPUT with err set: an empty list, an id out of range, a
- * duplicate, a split outside 0..FE_SIM_MAX_SPLIT, or a time that is not
+ * duplicate, a split outside 0..FE_PLAN_MAX_SPLIT, or a time that is not
  * finite (a machine filled in C without fe_machine_check). */
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
                  fe_sim_group_result *out, fe_error *err);
@@ -102,7 +101,7 @@ typedef struct fe_sim_report {
 /* Price every group of p (group split > 0 is used as given, 0 = default)
  * and the schedule. Fills *out (release with fe_sim_report_free) and
  * returns FE_OK, or FE_ENOMEM, or FE_EINPUT when a split is above
- * FE_SIM_MAX_SPLIT or the total time is not finite, with err set (then
+ * FE_PLAN_MAX_SPLIT or the total time is not finite, with err set (then
  * *out holds nothing). */
 int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_error *err);
 void fe_sim_report_free(fe_sim_report *r);
@@ -126,12 +125,14 @@ void fe_sim_group_json(const fe_sim_group_result *r, fe_jw *w);
  * kernels, sim_us, l3_bytes, l2_peak, mem_peak, spill_bytes. */
 void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w);
 
-/* The same keys but kernels, written into an open object (the plan file's
- * "summary", whose writer counts the kernels itself). */
+/* The same keys but kernels, written into an open object: the plan file's
+ * "summary", whose writer counts the kernels itself and takes these
+ * through fe_plan_extra's summary callback (plan_json.h). */
 void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w);
 
 /* Group i of the report as one JSON object: start_us, mem_bytes and its
- * fe_sim_group_json fields. */
+ * fe_sim_group_json fields (a plan file's group "sim", through
+ * fe_plan_extra's group callback). */
 void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w);
 
 /* The whole report as a JSON object: machine, totals and, if groups is

@@ -11,6 +11,7 @@
 #include "ops.h"
 #include "groupkey.h"
 #include "sim.h"
+#include "units.h"
 
 void fe_sim_group_label(const fe_graph *g, const int32_t *nodes, int n, char *buf, size_t size)
 {
@@ -108,7 +109,7 @@ void fe_sim_report_group_json(const fe_sim_report *r, int32_t i, fe_jw *w)
 
 /* The plan-file summary's figures, without "kernels" (the plan writer has
  * it): the keys DESIGN.md's plan file names. */
-static void summary_fields(const fe_sim_report *r, fe_jw *w)
+void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w)
 {
     num_us(w, "sim_us", r->total.time_s);
     int_key(w, "l3_bytes", r->total.l3_bytes);
@@ -117,16 +118,11 @@ static void summary_fields(const fe_sim_report *r, fe_jw *w)
     int_key(w, "spill_bytes", r->total.spill_bytes);
 }
 
-void fe_sim_report_plan_summary(const fe_sim_report *r, fe_jw *w)
-{
-    summary_fields(r, w);
-}
-
 void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
 {
     fe_jw_obj_flat(w);
     int_key(w, "kernels", r->total.kernels);
-    summary_fields(r, w);
+    fe_sim_report_plan_summary(r, w);
     fe_jw_end(w);
 }
 
@@ -210,33 +206,6 @@ void fe_sim_report_compare_json(const fe_sim_report *plan, const fe_sim_report *
 
 /* ---- text ---- */
 
-static const char *fmt_bytes(int64_t b, char *buf, size_t size)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while ((v >= 1024 || v <= -1024) && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, size, "%lld B", (long long)b);
-    else
-        snprintf(buf, size, "%.1f %s", v, units[u]);
-    return buf;
-}
-
-static const char *fmt_time(double s, char *buf, size_t size)
-{
-    if (s >= 1)
-        snprintf(buf, size, "%.3f s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, size, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, size, "%.1f us", s * 1e6);
-    return buf;
-}
-
 static const char *fmt_rate(double bps, char *buf, size_t size)
 {
     if (bps >= 1e12)
@@ -250,7 +219,8 @@ static void machine_line(const fe_machine *m, FILE *f)
 {
     char a[32], b[32], c[32];
     fprintf(f, "machine %s: %s L2 at %s, L3 at %s, %g us launch%s\n", m->name,
-            fmt_bytes(m->l2_bytes, a, sizeof a), fmt_rate(m->l2_bandwidth, b, sizeof b),
+            fe_fmt_bytes_table((double)m->l2_bytes, a, sizeof a),
+            fmt_rate(m->l2_bandwidth, b, sizeof b),
             fmt_rate(m->l3_bandwidth, c, sizeof c), m->launch_us,
             m->overlap ? ", compute overlaps memory" : "");
 }
@@ -268,8 +238,8 @@ static const char *fmt_change(int64_t plan, int64_t base, char *buf, size_t size
 static void bytes_row(FILE *f, const char *what, int64_t base, int64_t plan)
 {
     char a[32], b[32], c[32];
-    fprintf(f, "%-22s %14s %14s %12s\n", what, fmt_bytes(base, a, sizeof a),
-            fmt_bytes(plan, b, sizeof b), fmt_change(plan, base, c, sizeof c));
+    fprintf(f, "%-22s %14s %14s %12s\n", what, fe_fmt_bytes_table((double)base, a, sizeof a),
+            fe_fmt_bytes_table((double)plan, b, sizeof b), fmt_change(plan, base, c, sizeof c));
 }
 
 void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report *base, FILE *f)
@@ -283,8 +253,8 @@ void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report 
     double speedup = p->time_s > 0 ? u->time_s / p->time_s : 1.0;
     snprintf(c, sizeof c, "%.2fx %s", speedup >= 1 ? speedup : 1 / speedup,
              speedup >= 1 ? "faster" : "slower");
-    fprintf(f, "%-22s %14s %14s %12s\n", "time", fmt_time(u->time_s, a, sizeof a),
-            fmt_time(p->time_s, b, sizeof b), c);
+    fprintf(f, "%-22s %14s %14s %12s\n", "time", fe_fmt_time(u->time_s, a, sizeof a),
+            fe_fmt_time(p->time_s, b, sizeof b), c);
     bytes_row(f, "L3 traffic", u->l3_bytes, p->l3_bytes);
     bytes_row(f, "L2 occupancy peak", u->l2_peak, p->l2_peak);
     bytes_row(f, "device memory peak", u->mem_peak, p->mem_peak);
@@ -321,11 +291,13 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
             snprintf(note + at, sizeof note - at, "spills %d regs", (int)gr->spill_regs);
         fprintf(f, "%5d  %-32s %5d %5d %11.1f %11s %11s %11s %5d %11s  %s\n", (int)i, label,
                 (int)gr->nodes, (int)gr->split, gr->time_s * 1e6,
-                fmt_bytes(gr->l3_bytes, l3, sizeof l3), fmt_bytes(gr->working_set, ws, sizeof ws),
-                fmt_bytes(gr->l2_peak, tile, sizeof tile), (int)gr->regs,
-                fmt_bytes(gr->spill_bytes, spill, sizeof spill), note);
+                fe_fmt_bytes_table((double)gr->l3_bytes, l3, sizeof l3),
+                fe_fmt_bytes_table((double)gr->working_set, ws, sizeof ws),
+                fe_fmt_bytes_table((double)gr->l2_peak, tile, sizeof tile), (int)gr->regs,
+                fe_fmt_bytes_table((double)gr->spill_bytes, spill, sizeof spill), note);
     }
     char t[32], l[32];
     fprintf(f, "total: %d kernels, %s, %s of L3 traffic\n", (int)r->total.kernels,
-            fmt_time(r->total.time_s, t, sizeof t), fmt_bytes(r->total.l3_bytes, l, sizeof l));
+            fe_fmt_time(r->total.time_s, t, sizeof t),
+            fe_fmt_bytes_table((double)r->total.l3_bytes, l, sizeof l));
 }

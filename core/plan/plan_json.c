@@ -13,12 +13,13 @@
  *
  * The simulated figures are DESIGN.md's plan-file contract: when the plan
  * was simulated they sit directly in "summary" beside "kernels"; a group's
- * "sim" object (the simulator's per-group writer) is there on request.
+ * "sim" object is there on request. The simulator sits above this layer,
+ * so its writers come in through fe_plan_extra's callbacks.
  *
  * Reading is in two steps so that a reader can load the model at the dims
  * and the machine the file records before matching the plan to it: open
  * (parse, format, header), then plan (groups against a graph). The plan's
- * legality is checked like any plan's (fe_plan_from_labels): a plan file
+ * legality is checked like any plan's (fe_plan_from_labels, legality.c): a plan file
  * cannot smuggle an illegal grouping into the simulator or the executor.
  */
 #include <errno.h>
@@ -28,22 +29,21 @@
 
 #include "choice.h"
 #include "jsonw.h"
+#include "legality.h"
 #include "plan_json.h"
-#include "sim.h"
 
 static const char *str_or(const fe_plan *p, int32_t id, const char *dflt)
 {
     return id >= 0 ? fe_strtab_str(p->strs, id) : dflt;
 }
 
-static void write_groups(fe_jw *w, const fe_plan *p, const fe_sim_report *sim)
+static void write_groups(fe_jw *w, const fe_plan *p, const fe_plan_extra *extra)
 {
     const fe_graph *g = p->g;
     fe_jw_key(w, "groups");
     fe_jw_arr(w);
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         const fe_group *gr = &p->groups[gi];
-        const fe_k_choice *kc = fe_k_choice_get(gr->kernel);
         fe_jw_obj_flat(w);
         fe_jw_key(w, "id");
         fe_jw_int(w, gi);
@@ -55,28 +55,23 @@ static void write_groups(fe_jw *w, const fe_plan *p, const fe_sim_report *sim)
         fe_jw_key(w, "class");
         fe_jw_str(w, fe_class_name(gr->klass));
         fe_jw_key(w, "kernel");
-        fe_jw_str(w, kc ? kc->name : "auto");
+        fe_jw_str(w, fe_k_choice_name(gr->kernel));
         fe_jw_key(w, "split");
         fe_jw_int(w, gr->split);
         if (gr->reason >= 0) {
             fe_jw_key(w, "reason");
             fe_jw_str(w, str_or(p, gr->reason, ""));
         }
-        if (sim) {
+        if (extra && extra->group) {
             fe_jw_key(w, "sim");
-            fe_sim_report_group_json(sim, gi, w);
+            extra->group(w, gi, extra->ctx);
         }
         fe_jw_end(w);
     }
     fe_jw_end(w);
 }
 
-void fe_plan_write_groups(fe_jw *w, const fe_plan *p)
-{
-    write_groups(w, p, NULL);
-}
-
-void fe_plan_write_decisions(fe_jw *w, const fe_plan *p)
+static void write_decisions(fe_jw *w, const fe_plan *p)
 {
     const fe_graph *g = p->g;
     fe_jw_key(w, "decisions");
@@ -172,9 +167,8 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
         }
         fe_jw_end(&w);
     }
-    const fe_sim_report *sim = extra ? extra->sim : NULL;
-    write_groups(&w, p, sim && extra->sim_groups ? sim : NULL);
-    fe_plan_write_decisions(&w, p);
+    write_groups(&w, p, extra);
+    write_decisions(&w, p);
     fe_jw_key(&w, "summary");
     fe_jw_obj(&w);
     fe_jw_key(&w, "nodes");
@@ -200,8 +194,6 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     fe_jw_key(&w, "rejected");
     fe_jw_int(&w, c.rejected);
     fe_jw_end(&w);
-    if (sim)
-        fe_sim_report_plan_summary(sim, &w);
     if (extra && extra->summary)
         extra->summary(&w, extra->ctx);
     fe_jw_end(&w);
@@ -368,8 +360,8 @@ fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *
         }
         splits[gi] = 0;   /* absent: the simulator's default */
         if (split && (!json_is_integer(split) || json_integer_value(split) < 1 ||
-                      json_integer_value(split) > FE_SIM_MAX_SPLIT)) {
-            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be " FE_SIM_SPLIT_RULE,
+                      json_integer_value(split) > FE_PLAN_MAX_SPLIT)) {
+            fe_error_set(err, FE_EINPUT, "%s: group %zu: \"split\" must be " FE_PLAN_SPLIT_RULE,
                          path, gi);
             goto out;
         }

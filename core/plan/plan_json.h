@@ -2,9 +2,8 @@
 #ifndef FE_PLAN_JSON_H
 #define FE_PLAN_JSON_H
 
-#include <stdio.h>
-
 #include <stdint.h>
+#include <stdio.h>
 
 #include "jsonw.h"
 #include "plan.h"
@@ -17,26 +16,20 @@ typedef struct fe_plan_counts {
 
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c);
 
-struct fe_sim_report;
-
-/* What a plan file carries besides the plan. sim: the plan's simulation;
- * when set, "summary" holds DESIGN.md's sim_us, l3_bytes, l2_peak,
- * mem_peak and spill_bytes beside kernels, and with sim_groups each group
- * also carries its figures under "sim" (fe_sim_report_group_json).
- * summary(w, ctx), if set, adds more fields inside "summary". */
+/* What a plan file carries besides the plan, written by its callers
+ * (plan files are this layer's; the figures in them come from above, e.g.
+ * the simulator's). group, if set, writes group gi's "sim" value (one JSON
+ * value); summary, if set, adds fields inside "summary" after its counts:
+ * for a simulated plan DESIGN.md's sim_us, l3_bytes, l2_peak, mem_peak and
+ * spill_bytes (fe_sim_report_plan_summary) come first. Both get ctx. */
 typedef struct fe_plan_extra {
+    void (*group)(fe_jw *w, int32_t gi, void *ctx);
     void (*summary)(fe_jw *w, void *ctx);
     void *ctx;
-    const struct fe_sim_report *sim;
-    int sim_groups;
 } fe_plan_extra;
 
 /* Write p as JSON to f; extra may be NULL. FE_OK or FE_ERUNTIME. */
 int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *extra, fe_error *err);
-
-/* The "groups" and "decisions" members, for other writers. */
-void fe_plan_write_groups(fe_jw *w, const fe_plan *p);
-void fe_plan_write_decisions(fe_jw *w, const fe_plan *p);
 
 /* A plan file parsed and its header read, not yet matched to a model: what
  * it was made for ("model", "machine", "dims"), so that a reader can load

@@ -1,0 +1,319 @@
+/* legality.c: what may fuse (see legality.h).
+ *
+ * Note on legality. A group of nodes runs as one kernel: it reads its
+ * external inputs, keeps its intermediates inside and writes its external
+ * outputs. That is possible only if
+ *
+ *   1. the group is convex: no path leaves it and comes back. Below,
+ *      {a, c} is not convex: c needs b, b needs a, so the kernel for
+ *      {a, c} would need b's result before it can finish, and b needs the
+ *      kernel's result to start;
+ *
+ *          +-----------+
+ *          |  a ------------> b
+ *          |  |        |      |
+ *          |  v        |      |
+ *          |  c <-------------+
+ *          +-----------+
+ *
+ *   2. the group DAG is acyclic: two convex groups can still each need the
+ *      other's output (A1 -> B1, B2 -> A2 with A = {A1, A2}, B = {B1, B2}),
+ *      and then neither can run first;
+ *
+ *   3. a kernel class takes the group's mix of ops:
+ *        single      any one node, whatever its op
+ *        pointwise   elemwise, broadcast, injective (data movement) and
+ *                    reduction ops, and batch_norm (an affine map per
+ *                    channel in inference)
+ *        gemm        one matmul or conv2d, with elemwise, broadcast,
+ *                    reduction and batch_norm ops around it as prologue or
+ *                    epilogue, but no data movement (reshape, transpose,
+ *                    slice, ...): the GEMM reads its operands in place
+ *        collective  one all_reduce with an elemwise/broadcast epilogue
+ *                    (seed 001's all-reduce + add)
+ *      Other opaque ops (sdpa, pools, opaque custom ops) run alone, and a
+ *      kernel holds at most one matmul, conv2d or all_reduce.
+ *
+ * Rule 1 follows from rule 2 (a path out of G and back is a cycle G -> H
+ * -> G), so fe_plan_check need only sort the group DAG: with the groups
+ * listed in a plan's order, any edge to an earlier group is a cycle or a
+ * non-convex group, and the message names the node on the way out and
+ * back.
+ *
+ * Invariants. Drivers grow a partition one merge at a time and ask
+ * fe_part_can_merge first, so every group is legal at every moment and
+ * fe_part_to_plan needs no check; plans from elsewhere (labels, plan
+ * files) are rebuilt through the same merges (fe_plan_from_labels). An
+ * illegal plan is never simulated or run, and a policy cannot override
+ * any of this: it only chooses among legal merges.
+ *
+ * The merge check. Groups S = {G1..Gk} may merge when a class takes their
+ * counts together (the partition keeps each group's fe_kinds, so this is
+ * O(k)) and no path leaves S and comes back. The search walks the group
+ * DAG forward from S through groups outside S; reaching S again means the
+ * merge is illegal. The partition keeps a topological order of groups
+ * (pos): a path back into S must end at a group no later than S's last
+ * one, and positions grow along every path, so groups placed after S's
+ * last group are never searched. (Node ids do not bound it: a group is
+ * not an interval of ids, so a path can enter a group at a late node and
+ * leave it from an early one.)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "legality.h"
+
+int fe_kinds_class(const fe_kinds *k, const char **why)
+{
+    const char *w = NULL;
+    int c = -1;
+    if (k->n == 1)
+        c = FE_CLASS_SINGLE;
+    else if (k->opaque > 0)
+        w = "an opaque op (sdpa, pooling, opaque custom) runs alone";
+    else if (k->gemm + k->collective > 1)
+        w = "one kernel holds at most one matmul, conv2d or all_reduce";
+    else if (k->gemm == 1 && k->injective > 0)
+        w = "a matmul/conv kernel takes only elementwise, broadcast and reduction ops around it, "
+            "no data movement (reshape, transpose, slice, ...)";
+    else if (k->gemm == 1)
+        c = FE_CLASS_GEMM;
+    else if (k->collective == 1 && (k->injective || k->reduction || k->affine))
+        w = "an all_reduce kernel takes only an elementwise/broadcast epilogue";
+    else if (k->collective == 1)
+        c = FE_CLASS_COLLECTIVE;
+    else
+        c = FE_CLASS_POINTWISE;
+    if (why)
+        *why = w;
+    return c;
+}
+
+/* ---- may these groups merge ---- */
+
+/* Push the groups that consume outputs of group c, are not yet seen and
+ * are placed no later than last; returns a node of S reached directly from
+ * c (a path back), or -1. */
+static int32_t expand(fe_part *p, int32_t c, int32_t in_s, int32_t seen, int32_t last,
+                      int from_s, int32_t *sp)
+{
+    const fe_graph *g = p->g;
+    for (int32_t v = p->head[c]; v >= 0; v = p->next[v]) {
+        const fe_node *n = fe_graph_node(g, v);
+        for (int k = 0; k < n->nout; k++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+            for (int32_t i = 0; i < t->ncons; i++) {
+                int32_t u = fe_tensor_consumer(g, t, i);
+                int32_t d = p->gid[u];
+                if (p->mark[d] == in_s) {
+                    if (!from_s)
+                        return u;
+                    continue;   /* an edge inside S */
+                }
+                if (p->mark[d] == seen || p->pos[d] > last)
+                    continue;
+                p->mark[d] = seen;
+                p->stack[(*sp)++] = d;
+            }
+        }
+    }
+    return -1;
+}
+
+int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size)
+{
+    const fe_graph *g = p->g;
+    fe_kinds k = {0};
+    const char *w;
+    int32_t last = -1;
+
+    for (int i = 0; i < n; i++) {
+        fe_kinds_merge(&k, &p->kinds[gids[i]]);
+        if (p->pos[gids[i]] > last)
+            last = p->pos[gids[i]];
+    }
+    if (fe_kinds_class(&k, &w) < 0) {
+        snprintf(why, size, "%s", w);
+        return 0;
+    }
+    int32_t in_s = fe_part_stamps(p), seen = in_s + 1, sp = 0;
+    for (int i = 0; i < n; i++)
+        p->mark[gids[i]] = in_s;
+    for (int i = 0; i < n; i++)
+        expand(p, gids[i], in_s, seen, last, 1, &sp);
+    while (sp > 0) {
+        int32_t c = p->stack[--sp];
+        int32_t back = expand(p, c, in_s, seen, last, 0, &sp);
+        if (back >= 0) {
+            snprintf(why, size, "not convex: a path leaves the group through node '%s' and comes "
+                     "back into node '%s'", fe_node_name(g, fe_graph_node(g, p->head[c])),
+                     fe_node_name(g, fe_graph_node(g, back)));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- plans from partitions ---- */
+
+/* Groups in the partition's topological order of groups. */
+fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
+{
+    fe_plan *plan = fe_plan_new(p->g, p->ngroups, err);
+    if (!plan)
+        return NULL;
+    int32_t ng = 0, off = 0;
+    for (int32_t at = 0; at < p->n; at++) {
+        int32_t gid = p->order[at];
+        if (gid < 0)
+            continue;
+        int32_t cnt = fe_part_members(p, gid, plan->members + off);
+        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 0, .reason = -1,
+                                      .klass = (int8_t)fe_kinds_class(&p->kinds[gid], NULL)};
+        for (int32_t m = 0; m < cnt; m++)
+            plan->group_of[plan->members[off + m]] = ng;
+        off += cnt;
+        ng++;
+    }
+    return plan;
+}
+
+
+fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err)
+{
+    fe_part *part = fe_part_new(g, err);
+    if (!part)
+        return NULL;
+    int32_t maxl = -1;
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        if (labels[v] < 0) {
+            fe_error_set(err, FE_EINPUT, "node '%s' has no group", fe_node_name(g, fe_graph_node(g, v)));
+            fe_part_free(part);
+            return NULL;
+        }
+        if (labels[v] > maxl)
+            maxl = labels[v];
+    }
+    size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    int32_t *gids = malloc(nn * sizeof *gids);
+    int32_t *cnt = calloc((size_t)maxl + 2, sizeof *cnt);
+    int32_t *order = malloc(nn * sizeof *order);
+    fe_plan *plan = NULL;
+    if (!gids || !cnt || !order) {
+        fe_error_set(err, FE_ENOMEM, "out of memory building a plan");
+        goto out;
+    }
+    /* Bucket nodes by label, then merge each bucket in one step. */
+    for (int32_t v = 0; v < g->nnodes; v++)
+        cnt[labels[v] + 1]++;
+    for (int32_t l = 0; l <= maxl; l++)
+        cnt[l + 1] += cnt[l];
+    for (int32_t v = 0; v < g->nnodes; v++)
+        order[cnt[labels[v]]++] = v;
+    int32_t at = 0;
+    for (int32_t l = 0; l <= maxl; l++) {
+        int32_t n = 0;
+        while (at < g->nnodes && labels[order[at]] == l)
+            gids[n++] = part->gid[order[at++]];
+        if (n < 2)
+            continue;
+        char why[512];
+        if (!fe_part_can_merge(part, gids, n, why, sizeof why)) {
+            fe_error_set(err, FE_EINPUT, "group with node '%s' is illegal: %s",
+                         fe_node_name(g, fe_graph_node(g, gids[0])), why);
+            goto out;
+        }
+        fe_part_merge(part, gids, n);
+    }
+    plan = fe_part_to_plan(part, err);
+out:
+    free(gids);
+    free(cnt);
+    free(order);
+    fe_part_free(part);
+    return plan;
+}
+
+/* ---- is this plan legal ---- */
+
+/* Find a node of group a with a consumer in group b (for messages). */
+static int32_t edge_node(const fe_plan *p, int32_t a, int32_t b)
+{
+    const fe_graph *g = p->g;
+    const fe_group *ga = &p->groups[a];
+    for (int32_t i = 0; i < ga->n; i++) {
+        const fe_node *n = fe_graph_node(g, p->members[ga->off + i]);
+        for (int k = 0; k < n->nout; k++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+            for (int32_t c = 0; c < t->ncons; c++)
+                if (p->group_of[fe_tensor_consumer(g, t, c)] == b)
+                    return fe_tensor_consumer(g, t, c);
+        }
+    }
+    return -1;
+}
+
+/* Members distinct, sorted, in this group only, and of the class the
+ * group claims. */
+static int check_group(const fe_plan *p, int32_t gi, int32_t *seen, fe_error *err)
+{
+    const fe_graph *g = p->g;
+    const fe_group *gr = &p->groups[gi];
+    fe_kinds k = {0};
+    const char *why;
+    if (gr->n < 1)
+        return fe_error_set(err, FE_EINPUT, "group %d is empty", gi);
+    for (int32_t i = 0; i < gr->n; i++) {
+        int32_t v = p->members[gr->off + i];
+        if (v < 0 || v >= g->nnodes || seen[v]++ || p->group_of[v] != gi ||
+            (i > 0 && v <= p->members[gr->off + i - 1]))
+            return fe_error_set(err, FE_EINPUT, "group %d: members are not distinct sorted "
+                                "nodes of this graph, each in one group", gi);
+        fe_kinds_add(&k, g, v);
+    }
+    if (fe_kinds_class(&k, &why) != gr->klass)
+        return fe_error_set(err, FE_EINPUT, "group %d (node '%s'): %s", gi,
+                            fe_node_name(g, fe_graph_node(g, p->members[gr->off])),
+                            why ? why : "its kernel class is wrong");
+    return FE_OK;
+}
+
+int fe_plan_check(const fe_plan *p, fe_error *err)
+{
+    const fe_graph *g = p->g;
+    int32_t *seen = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *seen);
+    int rc = FE_OK;
+    if (!seen)
+        return fe_error_set(err, FE_ENOMEM, "out of memory checking a plan");
+    int64_t total = 0;
+    for (int32_t gi = 0; gi < p->ngroups && rc == FE_OK; gi++) {
+        rc = check_group(p, gi, seen, err);
+        total += p->groups[gi].n;
+    }
+    if (rc == FE_OK && total != g->nnodes)
+        rc = fe_error_set(err, FE_EINPUT, "the plan's groups hold %lld of %d nodes",
+                          (long long)total, g->nnodes);
+    /* Dependency order: every producer's group comes no later than its
+     * consumer's (see the note: this rules out cycles and non-convex
+     * groups at once). */
+    for (int32_t v = 0; v < g->nnodes && rc == FE_OK; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        for (int k = 0; k < n->nin && rc == FE_OK; k++) {
+            int32_t prod = fe_graph_tensor(g, fe_node_input(g, n, k))->producer;
+            if (prod < 0 || p->group_of[prod] <= p->group_of[v])
+                continue;
+            int32_t a = p->group_of[v], b = p->group_of[prod];
+            int32_t via = edge_node(p, a, b);
+            rc = fe_error_set(err, FE_EINPUT,
+                              "groups %d and %d depend on each other (node '%s' needs '%s' from "
+                              "group %d%s%s): a group is not convex or the groups form a cycle",
+                              a, b, fe_node_name(g, n), fe_node_name(g, fe_graph_node(g, prod)), b,
+                              via >= 0 ? ", which needs node " : "",
+                              via >= 0 ? fe_node_name(g, fe_graph_node(g, via)) : "");
+        }
+    }
+    free(seen);
+    return rc;
+}
