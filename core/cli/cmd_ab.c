@@ -10,7 +10,7 @@
 #include "exec.h"
 #include "jsonw.h"
 #include "outfile.h"
-#include "run.h"
+#include "planning.h"
 #include "sim.h"
 #include "timing.h"
 

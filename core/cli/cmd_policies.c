@@ -38,7 +38,7 @@ static int run(int argc, char **argv)
             status = 1;
             continue;
         }
-        printf("%-22s %-9s %s\n", p->name, p->driver, p->description);
+        printf("%-22s %-9s %s\n", fe_policy_name(p), fe_policy_driver(p), fe_policy_description(p));
         fe_policy_free(p);
     }
     globfree(&gl);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lua_core.h"
 #include "sandbox.h"
 
 static const char usage[] =
@@ -46,6 +47,7 @@ static int run(int argc, char **argv)
     fe_sandbox *sb = fe_sandbox_new(&opts, &err);
     if (!sb)
         return fe_cli_fail(&err);
+    fe_sandbox_preload(sb, FE_LUA_CORE_MODULES);
     lua_State *L = fe_sandbox_L(sb);
     fe_sandbox_push_env(sb);
     lua_pushliteral(L, "arg");

@@ -9,7 +9,7 @@
 #include "engine.h"
 #include "plan_json.h"
 #include "planfile.h"
-#include "run.h"
+#include "planning.h"
 #include "sim.h"
 
 /* A positive number option value, or -1 after a usage error. */
