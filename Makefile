@@ -159,7 +159,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libfuseeng.so
 	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror $(SAN) -Icore/include -o $@ $< \
 	    -L$(BUILD) -lfuseeng -Wl,-rpath,'$$ORIGIN/..'
 
-test: all $(TEST_BIN) $(EXAMPLE_BIN) $(BUILD)/bench/bench_kernels
+# The benchmark programs are built too, so that they cannot rot unnoticed.
+test: all $(TEST_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) SHARED=$(SHARED) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 demo: all

@@ -75,18 +75,7 @@ float fe_k_bf16_to_f32(uint16_t h)
     return f;
 }
 
-int64_t fe_k_f32_to_i64(float x)
-{
-    if (x != x)
-        return 0;
-    if (x >= 0x1p63f)
-        return INT64_MAX;
-    if (x < -0x1p63f)
-        return INT64_MIN;
-    return (int64_t)x;
-}
-
-int64_t fe_k_f64_to_i64(double x)
+static inline int64_t to_i64(double x)
 {
     if (x != x)
         return 0;
@@ -95,6 +84,17 @@ int64_t fe_k_f64_to_i64(double x)
     if (x < -0x1p63)
         return INT64_MIN;
     return (int64_t)x;
+}
+
+int64_t fe_k_f64_to_i64(double x)
+{
+    return to_i64(x);
+}
+
+/* A float is a double exactly, and truncates to the same integer. */
+int64_t fe_k_f32_to_i64(float x)
+{
+    return to_i64(x);
 }
 
 int fe_k_dtype_is_int(int dt)

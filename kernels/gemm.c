@@ -152,6 +152,23 @@ static void pack_a(const fe_k_gemm *g, float *ap, int64_t p, float *tmp)
     }
 }
 
+/* Row k of B, columns [j0, j0+nc), into its place in the np NR-column
+ * panels at bp (K deep), the last panel padded with zeros. */
+static inline void pack_b_row(const fe_k_gemm *g, float *bp, int64_t k, int64_t j0,
+                              int64_t nc, int64_t np, float *tmp)
+{
+    int64_t K = g->K;
+    const float *row = g->brow ? g->brow(g->bctx, k, j0, nc, tmp)
+                               : strided_row(g->b, g->bdt, g->b_rs, g->b_cs, k, j0, nc, tmp);
+    for (int64_t q = 0; q < np; q++) {
+        float *dst = bp + q * NR * K + k * NR;
+        int64_t jn = nc - q * NR < NR ? nc - q * NR : NR;
+        memcpy(dst, row + q * NR, (size_t)jn * sizeof(float));
+        for (int64_t j = jn; j < NR; j++)
+            dst[j] = 0.0f;
+    }
+}
+
 /* Pack the B column block [j0, j0+nc) for all of K into NR-column panels. */
 static void pack_b(const fe_k_gemm *g, float *bp, int64_t j0, int64_t nc, float *tmp)
 {
@@ -175,17 +192,8 @@ static void pack_b(const fe_k_gemm *g, float *bp, int64_t j0, int64_t nc, float 
         }
         return;
     }
-    for (int64_t k = 0; k < K; k++) {
-        const float *row = g->brow ? g->brow(g->bctx, k, j0, nc, tmp)
-                                   : strided_row(g->b, g->bdt, g->b_rs, g->b_cs, k, j0, nc, tmp);
-        for (int64_t q = 0; q < np; q++) {
-            float *dst = bp + q * NR * K + k * NR;
-            int64_t jn = nc - q * NR < NR ? nc - q * NR : NR;
-            memcpy(dst, row + q * NR, (size_t)jn * sizeof(float));
-            for (int64_t j = jn; j < NR; j++)
-                dst[j] = 0.0f;
-        }
-    }
+    for (int64_t k = 0; k < K; k++)
+        pack_b_row(g, bp, k, j0, nc, np, tmp);
 }
 
 /* One output block: rows [i0, i0+mc), the packed column block bp covering
@@ -262,18 +270,8 @@ int fe_k_gemm_run(const fe_k_gemm *g, fe_error *err)
                 if (!tmp)
                     continue;
                 int64_t k0 = kb * KC, kc = K - k0 < KC ? K - k0 : KC;
-                float *row = tmp;
-                for (int64_t k = k0; k < k0 + kc; k++) {
-                    const float *r = g->brow ? g->brow(g->bctx, k, 0, N, row)
-                                             : strided_row(g->b, g->bdt, g->b_rs, g->b_cs, k, 0, N, row);
-                    for (int64_t q = 0; q < np; q++) {
-                        float *dst = bshared + q * NR * K + k * NR;
-                        int64_t jn = N - q * NR < NR ? N - q * NR : NR;
-                        memcpy(dst, r + q * NR, (size_t)jn * sizeof(float));
-                        for (int64_t j = jn; j < NR; j++)
-                            dst[j] = 0.0f;
-                    }
-                }
+                for (int64_t k = k0; k < k0 + kc; k++)
+                    pack_b_row(g, bshared, k, 0, N, np, tmp);
             }
             fe_k_scratch_put(tmp);
         }

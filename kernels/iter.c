@@ -1,4 +1,7 @@
-/* iter.c: broadcast iteration (axis coalescing and row offsets). */
+/* iter.c: broadcast iteration (axis coalescing and row offsets), and row
+ * iteration on threads. */
+#include <stdlib.h>
+
 #include "iter.h"
 
 int fe_k_coalesce(int rank, int64_t *shape, int nops, int64_t (*st)[FE_MAX_RANK])
@@ -63,4 +66,24 @@ void fe_k_iter_row(const fe_k_iter *it, int64_t row, int64_t *off)
 {
     for (int k = 0; k < it->nops; k++)
         off[k] = fe_k_offset(it->rank - 1, it->shape, it->st[k], row);
+}
+
+int fe_k_each_row(int64_t rows, int64_t n, int threads, fe_k_row_fn fn, void *ctx)
+{
+    int fail = 0;
+    #pragma omp parallel if (threads)
+    {
+        float *row = malloc((size_t)(n ? n : 1) * sizeof(float));
+        #pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; r++) {
+            if (!row) {
+                #pragma omp atomic write
+                fail = 1;
+                continue;
+            }
+            fn(row, r, ctx);
+        }
+        free(row);
+    }
+    return fail ? -1 : 0;
 }

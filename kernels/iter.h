@@ -1,7 +1,9 @@
 /* iter.h: broadcast iteration. An output shape and its operands' strides
  * (0 on broadcast axes) are coalesced into the fewest axes, so that a kernel
  * loops over "rows" (all axes but the last) and runs a contiguous or
- * broadcast inner loop over the last axis.
+ * broadcast inner loop over the last axis. And row iteration on threads,
+ * for the reference kernels that take their rows one at a time through
+ * float32 scratch.
  */
 #ifndef FE_ITER_H
 #define FE_ITER_H
@@ -32,6 +34,14 @@ void fe_k_iter_row(const fe_k_iter *it, int64_t row, int64_t *off);
  * (st[k], nops of them) traverse contiguously, and drop size-1 axes.
  * Works in place and returns the new rank (>= 1). */
 int fe_k_coalesce(int rank, int64_t *shape, int nops, int64_t (*st)[FE_MAX_RANK]);
+
+/* Work on row r, given n floats of scratch private to the calling thread. */
+typedef void (*fe_k_row_fn)(float *row, int64_t r, void *ctx);
+
+/* Call fn(scratch, r, ctx) for every r in [0, rows), on threads if asked.
+ * Returns 0, or -1 when a thread could not have its scratch (its rows were
+ * then skipped). */
+int fe_k_each_row(int64_t rows, int64_t n, int threads, fe_k_row_fn fn, void *ctx);
 
 /* Offset of flattened index idx over axes shape[0..rank) with strides st. */
 static inline int64_t fe_k_offset(int rank, const int64_t *shape, const int64_t *st, int64_t idx)

@@ -27,6 +27,17 @@ typedef struct mmdims {
     int fold;                        /* a's batch folded into M */
 } mmdims;
 
+/* A row-major [r, c] matrix read as itself, or as its transpose when t:
+ * the rows and columns read, and the strides along them in elements. */
+static void mat_view(int64_t r, int64_t c, int t, int64_t *rows, int64_t *cols, int64_t *rs,
+                     int64_t *cs)
+{
+    *rows = t ? c : r;
+    *cols = t ? r : c;
+    *rs = t ? 1 : c;
+    *cs = t ? c : 1;
+}
+
 static int dims(const fe_k_tensor *a, const fe_k_tensor *b, int ta, int tb, mmdims *d,
                 fe_error *err)
 {
@@ -34,30 +45,18 @@ static int dims(const fe_k_tensor *a, const fe_k_tensor *b, int ta, int tb, mmdi
     int ar = a->rank, br = b->rank;
     if (ar < 1 || br < 1)
         return fe_error_set(err, FE_EINPUT, "matmul: operands must have rank >= 1");
-    if (ar == 1) {
+    if (ar == 1) {   /* a row vector whose one row has no stride */
         d->M = 1;
         Ka = a->shape[0];
         d->a_rs = 0;
         d->a_cs = 1;
     } else {
-        int64_t r = a->shape[ar - 2], c = a->shape[ar - 1];
-        d->M = ta ? c : r;
-        Ka = ta ? r : c;
-        d->a_rs = ta ? 1 : c;
-        d->a_cs = ta ? c : 1;
+        mat_view(a->shape[ar - 2], a->shape[ar - 1], ta, &d->M, &Ka, &d->a_rs, &d->a_cs);
     }
-    if (br == 1) {
-        d->N = 1;
-        Kb = b->shape[0];
-        d->b_rs = 1;
-        d->b_cs = 1;
-    } else {
-        int64_t r = b->shape[br - 2], c = b->shape[br - 1];
-        d->N = tb ? r : c;
-        Kb = tb ? c : r;
-        d->b_rs = tb ? 1 : c;
-        d->b_cs = tb ? c : 1;
-    }
+    if (br == 1)     /* a column vector [K, 1] */
+        mat_view(b->shape[0], 1, 0, &Kb, &d->N, &d->b_rs, &d->b_cs);
+    else
+        mat_view(b->shape[br - 2], b->shape[br - 1], tb, &Kb, &d->N, &d->b_rs, &d->b_cs);
     if (Ka != Kb)
         return fe_error_set(err, FE_EINPUT, "matmul: inner dimensions differ (%lld vs %lld)",
                             (long long)Ka, (long long)Kb);

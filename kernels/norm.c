@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "convert.h"
+#include "iter.h"
 #include "norm.h"
 #include "reduce.h"
 #include "vmath.h"
@@ -113,6 +114,28 @@ static float *param_f32(const fe_k_tensor *t, int64_t n, fe_error *err, int *fai
     return p;
 }
 
+/* fe_k_norm's rows: x's row r normalised into y's */
+typedef struct norm_rows {
+    int layer;
+    const float *w, *b;
+    float eps;
+    int64_t n;
+    const fe_k_tensor *x;
+    fe_k_tensor *y;
+} norm_rows;
+
+static void norm_row(float *row, int64_t r, void *ctx)
+{
+    const norm_rows *c = ctx;
+    int64_t n = c->n;
+    fe_k_load_f32(c->x->data, c->x->dtype, r * n, row, n);
+    if (c->layer)
+        fe_k_row_layernorm(row, c->w, c->b, row, n, c->eps);
+    else
+        fe_k_row_rmsnorm(row, c->w, row, n, c->eps, NULL);
+    fe_k_store_f32(c->y->data, c->y->dtype, r * n, row, n);
+}
+
 int fe_k_norm(int layer, const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tensor *b,
               int64_t n, double eps, fe_k_tensor *y, fe_error *err)
 {
@@ -129,31 +152,37 @@ int fe_k_norm(int layer, const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_
         free(bf);
         return FE_ENOMEM;
     }
-    int64_t rows = total / n;
-    #pragma omp parallel if (total >= PAR_MIN)
-    {
-        float *row = malloc((size_t)n * sizeof(float));
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) {
-            if (!row) {
-                #pragma omp atomic write
-                fail = 1;
-                continue;
-            }
-            fe_k_load_f32(x->data, x->dtype, r * n, row, n);
-            if (layer)
-                fe_k_row_layernorm(row, wf, bf, row, n, (float)eps);
-            else
-                fe_k_row_rmsnorm(row, wf, row, n, (float)eps, NULL);
-            fe_k_store_f32(y->data, y->dtype, r * n, row, n);
-        }
-        free(row);
-    }
+    norm_rows c = {layer, wf, bf, (float)eps, n, x, y};
+    fail = fe_k_each_row(total / n, n, total >= PAR_MIN, norm_row, &c);
     free(wf);
     free(bf);
     if (fail)
         return fe_error_set(err, FE_ENOMEM, "norm: out of memory for a row of %lld", (long long)n);
     return FE_OK;
+}
+
+/* fe_k_batch_norm's rows: row t of x, the S values of one channel of one
+ * image, normalised into y's */
+typedef struct bn_rows {
+    const float *w, *b, *mean, *var;
+    float eps;
+    int64_t C, S;
+    const fe_k_tensor *x;
+    fe_k_tensor *y;
+} bn_rows;
+
+static void bn_row(float *row, int64_t t, void *ctx)
+{
+    const bn_rows *p = ctx;
+    int64_t c = t % p->C, S = p->S;
+    float m = p->mean ? p->mean[c] : 0.0f, k = 1.0f / sqrtf((p->var ? p->var[c] : 1.0f) + p->eps);
+    float sc = k * (p->w ? p->w[c] : 1.0f), sh = p->b ? p->b[c] : 0.0f;
+    fe_k_load_f32(p->x->data, p->x->dtype, t * S, row, S);
+    /* one rounding in the multiply-add, as the fused executor does */
+    #pragma omp simd
+    for (int64_t i = 0; i < S; i++)
+        row[i] = fmaf(row[i] - m, sc, sh);
+    fe_k_store_f32(p->y->data, p->y->dtype, t * S, row, S);
 }
 
 int fe_k_batch_norm(const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tensor *b,
@@ -175,28 +204,8 @@ int fe_k_batch_norm(const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_tenso
     float *mf = param_f32(mean, C, err, &fail), *vf = param_f32(var, C, err, &fail);
     if (fail)
         goto out;
-    #pragma omp parallel if (N * C * S >= PAR_MIN)
-    {
-        float *row = malloc((size_t)(S ? S : 1) * sizeof(float));
-        #pragma omp for schedule(static)
-        for (int64_t t = 0; t < N * C; t++) {
-            int64_t c = t % C;
-            if (!row) {
-                #pragma omp atomic write
-                fail = 1;
-                continue;
-            }
-            float m = mf ? mf[c] : 0.0f, k = 1.0f / sqrtf((vf ? vf[c] : 1.0f) + (float)eps);
-            float sc = k * (wf ? wf[c] : 1.0f), sh = bf ? bf[c] : 0.0f;
-            fe_k_load_f32(x->data, x->dtype, t * S, row, S);
-            /* one rounding in the multiply-add, as the fused executor does */
-            #pragma omp simd
-            for (int64_t i = 0; i < S; i++)
-                row[i] = fmaf(row[i] - m, sc, sh);
-            fe_k_store_f32(y->data, y->dtype, t * S, row, S);
-        }
-        free(row);
-    }
+    bn_rows c = {wf, bf, mf, vf, (float)eps, C, S, x, y};
+    fail = fe_k_each_row(N * C, S, N * C * S >= PAR_MIN, bn_row, &c);
     if (fail)
         fe_error_set(err, FE_ENOMEM, "batch_norm: out of memory");
 out:

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "iter.h"
 #include "ops.h"
 #include "reduce.h"
 #include "vmath.h"
@@ -322,6 +323,22 @@ static void reduce_pass(int op, const fe_k_tensor *xt, const double *xd,
     }
 }
 
+/* fe_k_reduce's rows: x's row i of R floats reduced into y's element i */
+typedef struct reduce_rows {
+    int op;
+    int64_t R;
+    const fe_k_tensor *x;
+    fe_k_tensor *y;
+} reduce_rows;
+
+static void reduce_row(float *row, int64_t i, void *ctx)
+{
+    const reduce_rows *c = ctx;
+    fe_k_load_f32(c->x->data, c->x->dtype, i * c->R, row, c->R);
+    float v = fe_k_row_reduce(c->op, row, c->R);
+    fe_k_store_f32(c->y->data, c->y->dtype, i, &v, 1);
+}
+
 int fe_k_reduce(int op, const fe_k_tensor *x, unsigned axes_mask, fe_k_tensor *y,
                 fe_error *err)
 {
@@ -354,24 +371,8 @@ int fe_k_reduce(int op, const fe_k_tensor *x, unsigned axes_mask, fe_k_tensor *y
         nred += red[k];
     if (nb > 0 && nred == 1 && red[nb - 1] && !fe_k_dtype_is_int(x->dtype) && ny * shape[nb - 1] == total) {
         int64_t R = shape[nb - 1];
-        int fail = 0;
-        #pragma omp parallel if (total >= PAR_MIN)
-        {
-            float *row = malloc((size_t)R * sizeof(float));
-            #pragma omp for schedule(static)
-            for (int64_t i = 0; i < ny; i++) {
-                if (!row) {
-                    #pragma omp atomic write
-                    fail = 1;
-                    continue;
-                }
-                fe_k_load_f32(x->data, x->dtype, i * R, row, R);
-                float v = fe_k_row_reduce(op, row, R);
-                fe_k_store_f32(y->data, y->dtype, i, &v, 1);
-            }
-            free(row);
-        }
-        if (fail)
+        reduce_rows c = {op, R, x, y};
+        if (fe_k_each_row(ny, R, total >= PAR_MIN, reduce_row, &c))
             return fe_error_set(err, FE_ENOMEM, "reduction: out of memory for a row of %lld", (long long)R);
         return FE_OK;
     }
@@ -439,6 +440,32 @@ int fe_k_reduce(int op, const fe_k_tensor *x, unsigned axes_mask, fe_k_tensor *y
     return FE_OK;
 }
 
+/* fe_k_softmax's rows: the softmax of x's row t, the R values along the
+ * axis at outer index t / B and inner index t % B, into y's */
+typedef struct softmax_rows {
+    int log;
+    int64_t R, B;
+    const fe_k_tensor *x;
+    fe_k_tensor *y;
+} softmax_rows;
+
+static void softmax_row(float *row, int64_t t, void *ctx)
+{
+    const softmax_rows *c = ctx;
+    int64_t R = c->R, B = c->B, a = t / B, b = t % B;
+    if (B == 1) {
+        fe_k_load_f32(c->x->data, c->x->dtype, a * R, row, R);
+        fe_k_row_softmax(row, row, R, c->log);
+        fe_k_store_f32(c->y->data, c->y->dtype, a * R, row, R);
+    } else {
+        for (int64_t r = 0; r < R; r++)
+            fe_k_load_f32(c->x->data, c->x->dtype, (a * R + r) * B + b, row + r, 1);
+        fe_k_row_softmax(row, row, R, c->log);
+        for (int64_t r = 0; r < R; r++)
+            fe_k_store_f32(c->y->data, c->y->dtype, (a * R + r) * B + b, row + r, 1);
+    }
+}
+
 int fe_k_softmax(const fe_k_tensor *x, int axis, int log, fe_k_tensor *y, fe_error *err)
 {
     int64_t A = 1, R = x->shape[axis], B = 1;
@@ -448,34 +475,8 @@ int fe_k_softmax(const fe_k_tensor *x, int axis, int log, fe_k_tensor *y, fe_err
         B *= x->shape[i];
     if (R == 0 || A * B == 0)
         return FE_OK;
-    int fail = 0;
-    #pragma omp parallel
-    {
-        float *row = malloc((size_t)R * sizeof(float));
-        if (!row) {
-            #pragma omp atomic write
-            fail = 1;
-        }
-        #pragma omp for schedule(static)
-        for (int64_t t = 0; t < A * B; t++) {
-            if (!row)
-                continue;
-            int64_t a = t / B, b = t % B;
-            if (B == 1) {
-                fe_k_load_f32(x->data, x->dtype, a * R, row, R);
-                fe_k_row_softmax(row, row, R, log);
-                fe_k_store_f32(y->data, y->dtype, a * R, row, R);
-            } else {
-                for (int64_t r = 0; r < R; r++)
-                    fe_k_load_f32(x->data, x->dtype, (a * R + r) * B + b, row + r, 1);
-                fe_k_row_softmax(row, row, R, log);
-                for (int64_t r = 0; r < R; r++)
-                    fe_k_store_f32(y->data, y->dtype, (a * R + r) * B + b, row + r, 1);
-            }
-        }
-        free(row);
-    }
-    if (fail)
+    softmax_rows c = {log, R, B, x, y};
+    if (fe_k_each_row(A * B, R, 1, softmax_row, &c))
         return fe_error_set(err, FE_ENOMEM, "softmax: out of memory for a row of %lld", (long long)R);
     return FE_OK;
 }

@@ -3,14 +3,20 @@
 -- A policy is a table made by fe.policy{...}: a name, the C driver that
 -- proposes candidate groups, parameters, and the hooks that driver calls.
 -- Every decision lives here in Lua; the engine (C) owns graphs, legality,
--- the simulator and kernels and calls these hooks:
+-- the simulator and kernels and calls these hooks. The drivers and the
+-- fields a policy may have are the engine's (core/script/drivers.c, read
+-- here as fuseeng.core's drivers and policy_fields):
 --
 --   driver     hooks it calls                      what they return
 --   greedy     score(self, a, b, ctx), decide      a number; verdict
 --   patterns   patterns (list of DSL strings),     verdict
 --              decide(self, group, ctx)
 --   dataflow   dataflow (DSL string), decide       verdict
---   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names)
+--   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names,
+--                                                  each may carry split, kernel, reason)
+--
+-- Every driver then calls split(self, group, ctx) and kernel(self, group,
+-- ctx), if the policy has them, on each final group.
 --
 -- A verdict is true (fuse), false (don't) or nil (no opinion), plus a reason
 -- string that lands in the decision log. When the top-level verdict is nil
@@ -18,9 +24,33 @@
 -- no decide hook fuses every legal candidate its driver proposes; inside a
 -- combination it votes yes.
 --
+-- Tiling is the policy's decision. A group runs as split(...)'s answer k
+-- (1 to 2^24 tiles; the plan driver's group.split likewise); a group given
+-- no split runs whole (split 1) unless the policy says tiling = "auto",
+-- which leaves such groups to the simulator's default for the machine
+-- (split_default: the smallest k whose tile fits the L2 when the group's
+-- intermediates overflow it, else 1). tiling is "none" by default; a split
+-- hook that wants the simulator's choice for one group returns
+-- ctx:simulate(group).split_default.
+--
+-- ctx, the hooks' last argument: ctx.graph, ctx.policy, ctx.driver,
+-- ctx.params, ctx.round (greedy), ctx.state (the policy's scratch table for
+-- the run), ctx.machine (the machine file's fields), ctx.profile (with
+-- --profile: ctx.profile:lookup(group) -> {separate=, fused=, key=}),
+-- ctx:log(...), and the prices of a group (a group object or a list of
+-- nodes), each a table {time (s), l3_bytes, working_set, l2_peak, split,
+-- split_default, fits, ...}:
+--   ctx:simulate(group [, {split = k}])       the group as one kernel
+--   ctx:simulate_unfused(group)               each node its own kernel
+--   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+--                                             each of group.parts its own
+--                                             kernel (what not fusing this
+--                                             candidate costs), summed; .parts
+--   ctx:bench(group [, {split = k, kernel = name}])   measured on the CPU
+--
 -- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
--- fe.vote and fe.with. A combination drives with its first policy's driver
--- and hooks and combines the children's verdicts.
+-- fe.vote and fe.with. A combination drives with its first policy's driver,
+-- hooks and tiling, and combines the children's verdicts.
 
 local core = require "fuseeng.core"
 local pattern = require "fuseeng.pattern"
@@ -29,13 +59,24 @@ local dataflow = require "fuseeng.dataflow"
 local fe = { version = core.version, ops = core.ops, kinds = core.kinds,
              kernel_choices = core.kernel_choices }
 
-local DRIVERS = { greedy = true, patterns = true, dataflow = true, plan = true }
-local FIELDS = {
-  name = "string", driver = "string", description = "string", params = "table",
-  decide = "function", score = "function", plan = "function", patterns = "table",
-  dataflow = "string", default = "boolean", fallback_on_error = "string",
-  split = "function", kernel = "function",
-}
+-- The drivers and the fields of a policy come from the engine
+-- (core/script/drivers.c), their one owner: FIELDS[name] = {type =,
+-- source_type =, values =}, DRIVERS[name] = {hooks =, needs =, needs_what =}.
+local FIELDS, DRIVERS = {}, {}
+for _, f in ipairs(core.policy_fields) do FIELDS[f.name] = f end
+for _, d in ipairs(core.drivers) do DRIVERS[d.name] = d end
+
+-- "a, b or c" (quoted with q) from a list of strings.
+local function either(list, q)
+  q = q or ""
+  local items = {}
+  for i, v in ipairs(list) do items[i] = q .. v .. q end
+  if #items < 2 then return items[1] or "" end
+  return table.concat(items, ", ", 1, #items - 1) .. " or " .. items[#items]
+end
+
+local DRIVER_NAMES = {}
+for i, d in ipairs(core.drivers) do DRIVER_NAMES[i] = d.name end
 
 local Policy = { __fuseeng_policy = true }
 Policy.__index = Policy
@@ -92,49 +133,59 @@ local function compile_patterns(name, list, level)
   return out
 end
 
+local function compile_dataflow(name, src, level)
+  if type(src) ~= "string" then return src end
+  local ok, h = pcall(dataflow.compile, src, ("policy '%s' dataflow"):format(name))
+  if not ok then fail(h, level + 1) end
+  return h
+end
+
+-- What fe.policy compiles, by the field a driver needs.
+local COMPILE = { patterns = compile_patterns, dataflow = compile_dataflow }
+
 --- Make a policy from its description; errors point at the caller's line.
 function fe.policy(spec)
   if type(spec) ~= "table" then fail("fe.policy expects a table {name = ..., driver = ...}", 2) end
   local name = spec.name
   if type(name) ~= "string" or name == "" then fail("fe.policy: 'name' must be a non-empty string", 2) end
   for k, v in pairs(spec) do
-    local want = FIELDS[k]
-    if not want then
+    local f = FIELDS[k]
+    if not f then
       local known = {}
-      for f in pairs(FIELDS) do known[#known + 1] = f end
+      for n in pairs(FIELDS) do known[#known + 1] = n end
       table.sort(known)
       fail(("policy '%s': unknown field '%s'; known fields are %s"):format(name, tostring(k),
            table.concat(known, ", ")), 2)
     end
-    if type(v) ~= want and not (k == "dataflow" and type(v) == "table") then
-      fail(("policy '%s': '%s' is a %s; expected a %s"):format(name, k, type(v), want), 2)
+    if type(v) ~= f.type and type(v) ~= f.source_type then
+      fail(("policy '%s': '%s' is a %s; expected a %s"):format(name, k, type(v), f.source_type or f.type), 2)
     end
   end
-  if not DRIVERS[spec.driver or ""] then
-    fail(("policy '%s': driver '%s' is unknown; expected greedy, patterns, dataflow or plan")
-         :format(name, tostring(spec.driver)), 2)
+  local driver = DRIVERS[spec.driver or ""]
+  if not driver then
+    fail(("policy '%s': driver '%s' is unknown; expected %s")
+         :format(name, tostring(spec.driver), either(DRIVER_NAMES)), 2)
   end
   local p = setmetatable({}, Policy)
   for k, v in pairs(spec) do p[k] = v end
   p.params = p.params or {}
   check_params(name, p.params, 2)
-  p.fallback_on_error = p.fallback_on_error or "stop"
-  if p.fallback_on_error ~= "stop" and p.fallback_on_error ~= "unfused" then
-    fail(("policy '%s': fallback_on_error is '%s'; expected \"stop\" or \"unfused\"")
-         :format(name, p.fallback_on_error), 2)
-  end
-  if p.driver == "patterns" then
-    if not p.patterns then fail(("policy '%s': the patterns driver needs 'patterns'"):format(name), 2) end
-    p.patterns = compile_patterns(name, p.patterns, 2)
-  elseif p.driver == "dataflow" then
-    if not p.dataflow then fail(("policy '%s': the dataflow driver needs 'dataflow'"):format(name), 2) end
-    if type(p.dataflow) == "string" then
-      local ok, h = pcall(dataflow.compile, p.dataflow, ("policy '%s' dataflow"):format(name))
-      if not ok then fail(h, 2) end
-      p.dataflow = h
+  for _, f in ipairs(core.policy_fields) do
+    local k = f.name
+    if f.values then
+      p[k] = p[k] or f.values[1]
+      local ok = false
+      for _, w in ipairs(f.values) do ok = ok or p[k] == w end
+      if not ok then
+        fail(("policy '%s': %s is '%s'; expected %s"):format(name, k, p[k], either(f.values, '"')), 2)
+      end
     end
-  elseif p.driver == "plan" then
-    if not p.plan then fail(("policy '%s': the plan driver needs a plan(self, graph, ctx) hook"):format(name), 2) end
+  end
+  if driver.needs then
+    if p[driver.needs] == nil then
+      fail(("policy '%s': the %s driver needs %s"):format(name, p.driver, driver.needs_what), 2)
+    end
+    if COMPILE[driver.needs] then p[driver.needs] = COMPILE[driver.needs](name, p[driver.needs], 2) end
   end
   return p
 end
@@ -174,6 +225,15 @@ local function show(v)
   return tostring(v)
 end
 
+-- Fail: p has no param key; level is the caller's, as for fail.
+local function no_param(p, key, level)
+  local known = {}
+  for n in pairs(p.params) do known[#known + 1] = n end
+  table.sort(known)
+  fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
+       #known > 0 and table.concat(known, ", ") or "(none)"), level + 1)
+end
+
 --- Copy of p with params replaced by (typed) overrides; names must exist.
 function fe.with(p, overrides, suffix)
   if not fe.is_policy(p) then fail("fe.with expects a policy and a table of params", 2) end
@@ -185,13 +245,7 @@ function fe.with(p, overrides, suffix)
   local parts = {}
   for k, v in pairs(overrides) do
     local old = p.params[k]
-    if old == nil then
-      local known = {}
-      for n in pairs(p.params) do known[#known + 1] = n end
-      table.sort(known)
-      fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(k),
-           #known > 0 and table.concat(known, ", ") or "(none)"), 2)
-    end
+    if old == nil then no_param(p, k, 2) end
     if type(v) ~= type(old) and not (fe.is_set(old) and type(v) == "table") then
       fail(("param '%s' of policy '%s' is a %s; got a %s"):format(k, p.name, type(old), type(v)), 2)
     end
@@ -217,13 +271,7 @@ end
 function fe.set_param(p, key, text)
   if not fe.is_policy(p) then fail("fe.set_param expects a policy", 2) end
   local old = p.params[key]
-  if old == nil then
-    local known = {}
-    for n in pairs(p.params) do known[#known + 1] = n end
-    table.sort(known)
-    fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
-         #known > 0 and table.concat(known, ", ") or "(none)"), 2)
-  end
+  if old == nil then no_param(p, key, 2) end
   local v
   if type(old) == "number" then
     v = tonumber(text)

@@ -6,7 +6,9 @@
 -- Differences: times come from the simulator (ctx:simulate), not the seed's
 -- per-op-name constants (3 ms per matmul...), so they follow bytes, FLOPs and
 -- the machine file. "Apart" is the two groups the driver merges (group.parts),
--- each priced as its own kernel, as the seed prices self and other.
+-- each priced as its own kernel (ctx:simulate_parts), as the seed prices self
+-- and other. AFE does not tile: a group runs whole (the policy's default
+-- tiling, "none").
 local fe = require "fuseeng"
 
 return fe.policy {
@@ -19,11 +21,10 @@ return fe.policy {
     local ws = ("working set %s %s L2 %s"):format(fe.fmt_bytes(fused.working_set),
                                                  fused.working_set > l2 and ">" or "<=", fe.fmt_bytes(l2))
     if fused.working_set > l2 then return false, "waiting for TLF: " .. ws end
-    local parts, apart = group.parts, 0
-    for _, p in ipairs(parts) do apart = apart + ctx:simulate(p).time end
-    local benefit, margin = apart - fused.time, self.params.margin_us * 1e-6
-    local nums = ("%s; apart %s (%d kernels), fused %s, benefit %s"):format(ws, fe.fmt_time(apart),
-                 #parts, fe.fmt_time(fused.time), fe.fmt_time(benefit))
+    local apart = ctx:simulate_parts(group)
+    local benefit, margin = apart.time - fused.time, self.params.margin_us * 1e-6
+    local nums = ("%s; apart %s (%d kernels), fused %s, benefit %s"):format(ws, fe.fmt_time(apart.time),
+                 apart.parts, fe.fmt_time(fused.time), fe.fmt_time(benefit))
     if benefit <= margin then
       return false, ("no benefit: %s <= margin %s"):format(nums, fe.fmt_time(margin))
     end

@@ -7,26 +7,35 @@
 -- like any fusion (tile loop and operands every tile re-reads included), and a
 -- group whose untiled operands (weights, a matmul's B) fill the L2 is refused,
 -- since no k makes its tile fit. Times come from the simulator; the two
--- groups apart are group.parts, as in gcu_afe.lua.
+-- groups apart are group.parts (ctx:simulate_parts, each part at this
+-- policy's split), as in gcu_afe.lua.
 local fe = require "fuseeng"
 
--- A group as this policy runs it. The seed's k leaves a tile over the L2 when
--- operands are read whole by every tile; then the simulator's default (the
--- smallest k that fits) is larger and wins. The simulator would not tile a
--- group without intermediates at all; the seed does, and so do we.
-local function price(self, ctx, nodes)
+-- The split this policy runs nodes at, whether that is tiling, and (when it
+-- is not) the price of the whole group. The seed's k leaves a tile over the
+-- L2 when operands are read whole by every tile; then the simulator's default
+-- (the smallest k that fits) is larger and wins. The simulator would not tile
+-- a group without intermediates at all; the seed does, and so do we.
+local function split_of(self, ctx, nodes)
   local l2, k = ctx.machine.l2_bytes, self.params.split
   if k < 0 then error(("param split must be >= 0 (0 = the seed's split), not %d"):format(k)) end
-  local s = ctx:simulate(nodes, { split = 1 })
-  if #nodes < 2 or s.working_set <= l2 then return s, false end
-  if k == 0 then k = math.max((s.working_set + l2 - 1) // l2, s.split_default) end
-  return ctx:simulate(nodes, { split = k }), true
+  local whole = ctx:simulate(nodes, { split = 1 })
+  if #nodes < 2 or whole.working_set <= l2 then return 1, false, whole end
+  if k == 0 then k = math.max((whole.working_set + l2 - 1) // l2, whole.split_default) end
+  return k, true
+end
+
+-- A group as this policy runs it, and whether it is tiled.
+local function price(self, ctx, nodes)
+  local k, tiled, whole = split_of(self, ctx, nodes)
+  return whole or ctx:simulate(nodes, { split = k }), tiled
 end
 
 return fe.policy {
   name = "gcu_tlf",
   description = "seed 004 AFE + TLF: fuse what fits L2, tile what does not when tiling pays",
   driver = "greedy",
+  tiling = "auto",   -- seed 004 tiles; groups the split hook leaves get the simulator's split
   params = { margin_us = 0, split = 0 },
   decide = function(self, group, ctx)
     local s, tiled = price(self, ctx, group)
@@ -38,11 +47,10 @@ return fe.policy {
     end
     local kind = tiled and ("tiled x%d"):format(s.split) or "fits L2"
     if tiled then ws = ("%s, tile %s"):format(ws, fe.fmt_bytes(s.l2_peak)) end
-    local parts, apart = group.parts, 0
-    for _, p in ipairs(parts) do apart = apart + price(self, ctx, p).time end
-    local benefit, margin = apart - s.time, self.params.margin_us * 1e-6
+    local apart = ctx:simulate_parts(group, { split = function(p) return (split_of(self, ctx, p)) end })
+    local benefit, margin = apart.time - s.time, self.params.margin_us * 1e-6
     local nums = ("%s; apart %s (%d kernels), fused %s, benefit %s")
-                 :format(ws, fe.fmt_time(apart), #parts, fe.fmt_time(s.time), fe.fmt_time(benefit))
+                 :format(ws, fe.fmt_time(apart.time), apart.parts, fe.fmt_time(s.time), fe.fmt_time(benefit))
     if benefit <= margin then
       return false, ("no benefit %s: %s <= margin %s"):format(kind, nums, fe.fmt_time(margin))
     end

@@ -7,23 +7,22 @@
 -- outgrows the L2, its intermediates spilled to L3 when no tile fits), so an
 -- oversized group fuses whenever it still saves time. Times come from the
 -- simulator, not the seed's per-op constants; the two groups apart are
--- group.parts.
+-- group.parts (ctx:simulate_parts). Its plans tile as it priced them: every
+-- group at the simulator's default split (tiling = "auto").
 local fe = require "fuseeng"
 
 return fe.policy {
   name = "memory_aware",
   description = "seed 004's benefit model alone: fuse when it saves more than margin_us",
   driver = "greedy",
+  tiling = "auto",
   params = { margin_us = 0 },
   decide = function(self, group, ctx)
-    local f, parts, t, l3 = ctx:simulate(group), group.parts, 0, 0
-    for _, p in ipairs(parts) do
-      local s = ctx:simulate(p)
-      t, l3 = t + s.time, l3 + s.l3_bytes
-    end
-    local benefit, margin = t - f.time, self.params.margin_us * 1e-6
+    local f, apart = ctx:simulate(group), ctx:simulate_parts(group)
+    local benefit, margin = apart.time - f.time, self.params.margin_us * 1e-6
     local nums = ("L3 %s saved; apart %s (%d kernels), fused %s%s, benefit %s")
-                 :format(fe.fmt_bytes(l3 - f.l3_bytes), fe.fmt_time(t), #parts, fe.fmt_time(f.time),
+                 :format(fe.fmt_bytes(apart.l3_bytes - f.l3_bytes), fe.fmt_time(apart.time), apart.parts,
+                         fe.fmt_time(f.time),
                          f.fits and (f.split > 1 and (" tiled x%d"):format(f.split) or "")
                            or (" over L2 (tile %s)"):format(fe.fmt_bytes(f.l2_peak)),
                          fe.fmt_time(benefit))

@@ -12,7 +12,7 @@
 #include "testgraph.h"
 #include "choice.h"
 #include "ops.h"
-#include "partition.h"
+#include "legality.h"
 #include "plan.h"
 #include "plan_json.h"
 

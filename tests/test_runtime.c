@@ -5,9 +5,11 @@
 #include "testlib.h"
 #include "testgraph.h"
 #include "engine.h"
+#include "model.h"
+#include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
-#include "run.h"
+#include "planning.h"
 
 static fe_engine *new_engine(int64_t instructions, int64_t memory, double seconds)
 {
@@ -455,6 +457,12 @@ static void load_faults(void **s)
          "test.lua: policy 'f': 'dataflow' is a number; expected a table"},
         {"return setmetatable({name = 'f', driver = 'greedy', fallback_on_error = 'maybe'}, "
          "{__fuseeng_policy = true})", "fallback_on_error must be \"stop\" or \"unfused\""},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy', tiling = 'sometimes'}",
+         "test.lua: policy 'x': tiling is 'sometimes'; expected \"none\" or \"auto\""},
+        {"return setmetatable({name = 'f', driver = 'greedy', tiling = 'always'}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': tiling must be \"none\" or \"auto\""},
+        {"return setmetatable({name = 'f', driver = 'greedy', tiling = 4}, {__fuseeng_policy = true})",
+         "test.lua: policy 'f': 'tiling' is a number; expected a string"},
     };
     fe_engine *e = new_engine(20000000, 0, 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -788,6 +796,113 @@ static void kept_ctx(void **s)
     fe_engine_free(e);
 }
 
+/* Plan the model at path with the policy src: it must succeed and log note. */
+static void plan_ok(const char *path, const char *note, const char *src)
+{
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(path);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    assert_true(logged(plan, note));
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* ctx:simulate_parts prices a candidate's parts as separate kernels: the
+ * sums of ctx:simulate over group.parts; a group that merges nothing (or
+ * a list of nodes) is its own only part; wrong arguments are Lua errors. */
+static void simulate_parts(void **s)
+{
+    (void)s;
+    plan_ok(LLAMA, "probed",
+        "local fe = require 'fuseeng'\n"
+        "local function eq(a, b, what) if a ~= b then error(what .. ': ' .. tostring(a) .. ' ~= ' .. tostring(b), 2) end end\n"
+        "local function bad(ctx, what, text, ...)\n"
+        "  local ok, msg = pcall(ctx.simulate_parts, ctx, ...)\n"
+        "  eq(ok, false, what)\n"
+        "  if not msg:find(text, 1, true) then error(what .. ': ' .. msg, 2) end\n"
+        "end\n"
+        "return fe.policy{name = 'parts', driver = 'greedy', params = {max_rounds = 1},\n"
+        "  decide = function(self, grp, ctx)\n"
+        "    local sum = {time = 0, l3_bytes = 0, flops = 0, l2_peak = 0}\n"
+        "    for _, part in ipairs(grp.parts) do\n"
+        "      local f = ctx:simulate(part)\n"
+        "      sum.time, sum.l3_bytes, sum.flops = sum.time + f.time, sum.l3_bytes + f.l3_bytes, sum.flops + f.flops\n"
+        "      sum.l2_peak = math.max(sum.l2_peak, f.l2_peak)\n"
+        "    end\n"
+        "    local got = ctx:simulate_parts(grp)\n"
+        "    eq(got.parts, #grp.parts, 'parts'); eq(got.time, sum.time, 'time')\n"
+        "    eq(got.l3_bytes, sum.l3_bytes, 'l3_bytes'); eq(got.flops, sum.flops, 'flops')\n"
+        "    eq(got.l2_peak, sum.l2_peak, 'l2_peak (the largest)')\n"
+        "    local asked = 0\n"
+        "    local whole = ctx:simulate_parts(grp, {split = function(part) asked = asked + 1; return 1 end})\n"
+        "    eq(asked, #grp.parts, 'split asked per part')\n"
+        "    eq(whole.time, ctx:simulate_parts(grp, {split = 1}).time, 'split function = split')\n"
+        "    local list = {}\n"
+        "    for i = 1, #grp do list[i] = grp[i].name end\n"
+        "    eq(ctx:simulate_parts(list).parts, 1, 'a list is one part')\n"
+        "    eq(ctx:simulate_parts(list).time, ctx:simulate(list).time, 'a list costs as one kernel')\n"
+        "    bad(ctx, 'not a group', 'expected a group or a list of nodes, got a number', 42)\n"
+        "    bad(ctx, 'options', 'simulate_parts: options must be a table such as {split = 4}, got 5', grp, 5)\n"
+        "    bad(ctx, 'option name', \"simulate_parts: unknown option 'splt'\", grp, {splt = 2})\n"
+        "    bad(ctx, 'split', 'simulate_parts: split (a number or a function(part)) must be an integer from 1', grp, {split = -1})\n"
+        "    bad(ctx, 'split answer', \"simulate_parts: split(part) must be an integer from 1 to 16777216 (2^24) (or 0 / nil for the default), got 'x'\",\n"
+        "        grp, {split = function() return 'x' end})\n"
+        "    ctx.state.asked = (ctx.state.asked or 0) + 1\n"
+        "    return ctx.state.asked < 4, 'probed'\n"
+        "  end,\n"
+        "  split = function(self, grp, ctx)\n"
+        "    local one = ctx:simulate_parts(grp)\n"
+        "    eq(one.parts, 1, 'a final group is its own part')\n"
+        "    eq(one.time, ctx:simulate(grp).time, 'and costs as one kernel')\n"
+        "  end}\n");
+}
+
+/* The splits of the one-group plan policy p (NULL: src) makes of m: the
+ * group's split, or -1 if the plan has another number of groups. */
+static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
+{
+    fe_error err = {0};
+    if (!p)
+        p = load(e, src);
+    fe_plan *plan = plan_with(e, p, m, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    int32_t k = plan->ngroups == 1 ? plan->groups[0].split : -1;
+    fe_plan_free(plan);
+    fe_policy_free(p);
+    return k;
+}
+
+/* Tiling is the policy's: fuse_all asks for none and gets none (its SwiGLU
+ * group overflows the L2 and was once tiled x17 by default); tiling = "auto"
+ * takes the simulator's split; a split hook's answer stands either way. */
+static void tiling(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model("examples/bench/swiglu.json");
+    fe_error err = {0};
+    fe_policy *all = fe_engine_load_policy(e, "fuse_all", &err);
+    assert_non_null(all);
+    assert_int_equal(split_of(e, m, all, NULL), 1);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'auto', driver = 'greedy', tiling = 'auto'}\n"), 17);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'three', driver = 'greedy',\n"
+                              "  split = function(self, group, ctx) return 3 end}\n"), 3);
+    assert_int_equal(split_of(e, m, NULL, "local fe = require 'fuseeng'\n"
+                              "return fe.policy{name = 'auto3', driver = 'greedy', tiling = 'auto',\n"
+                              "  split = function(self, group, ctx) return 3 end}\n"), 3);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -796,6 +911,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

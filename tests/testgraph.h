@@ -2,6 +2,7 @@
 #ifndef FE_TESTGRAPH_H
 #define FE_TESTGRAPH_H
 
+#include "build.h"
 #include "testlib.h"
 
 static uint64_t tl_rng = 88172645463325252ull;

@@ -1,7 +1,7 @@
-/* api_engine.c: the public calls that need the engine's own structs
- * (core/script's engine.h and run.h): its machine, home and sandbox, a
- * model's graph, a policy's run with statistics. Every other core/api file
- * goes through these. */
+/* api_engine.c: the public calls that need the script layer's own structs
+ * (engine.h, model.h, policy.h) and its planning run with statistics
+ * (planning.h): an engine's machine, home and sandbox, a model's graph.
+ * Every other core/api file goes through these. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +9,9 @@
 #include "engine.h"
 #include "load.h"
 #include "machine_file.h"
-#include "run.h"
+#include "model.h"
+#include "planning.h"
+#include "policy.h"
 #include "sandbox.h"
 
 int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err)

@@ -3,6 +3,7 @@
 #include <lauxlib.h>
 
 #include "api.h"
+#include "lua_core.h"
 #include "sandbox.h"
 
 int fe_script_run(const char *path, int nargs, const char *const *args,
@@ -21,6 +22,7 @@ int fe_script_run(const char *path, int nargs, const char *const *args,
     fe_sandbox *sb = fe_sandbox_new(&opts, err);
     if (!sb)
         return err ? err->code : FE_ERUNTIME;
+    fe_sandbox_preload(sb, FE_LUA_CORE_MODULES);
     lua_State *L = fe_sandbox_L(sb);
     fe_sandbox_push_env(sb);
     lua_pushliteral(L, "arg");

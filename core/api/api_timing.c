@@ -8,6 +8,7 @@
 #include "api.h"
 #include "choice.h"
 #include "groupkey.h"
+#include "ops.h"
 #include "profile.h"
 #include "units.h"
 

@@ -7,6 +7,7 @@
 
 #include "groupkey.h"
 #include "jsonw.h"
+#include "ops.h"
 #include "outfile.h"
 #include "profile.h"
 #include "strtab.h"

@@ -6,9 +6,11 @@
  * in topological order, so a node's id is its topological index and every
  * producer has a smaller id than its consumers.
  *
- * Graphs are built with fe_builder (in any node order, as a model file lists
- * them) and are read-only once finished: the simulator, the Lua bindings and
- * the kernels only read them, through the accessors at the bottom.
+ * Graphs are built with fe_builder (build.h, in any node order, as a model
+ * file lists them) and are read-only once finished: the simulator, the Lua
+ * bindings and the kernels only read them, through the accessors at the
+ * bottom. The graph does not know the op registry (ops.h, which includes
+ * this header): a node's op is an id into it.
  */
 #ifndef FE_GRAPH_H
 #define FE_GRAPH_H
@@ -128,49 +130,6 @@ int fe_tkind_parse(const char *s);            /* -1 if unknown */
 const char *fe_pattern_name(int pattern);
 int fe_pattern_parse(const char *s);          /* -1 if unknown */
 
-/* ---- building ----
- *
- * Builders take names as NUL-terminated strings and copy them. A builder
- * records the first error and ignores calls after it; fe_builder_finish
- * reports it. Line numbers are only for messages (0 = unknown). */
-
-typedef struct fe_builder fe_builder;
-
-/* New builder; label names the model in messages (usually its path). */
-fe_builder *fe_builder_new(const char *label, fe_error *err);
-/* Discard a builder that will not be finished. */
-void fe_builder_free(fe_builder *b);
-
-int fe_builder_meta(fe_builder *b, const char *name, const char *source);
-int fe_builder_dim(fe_builder *b, const char *name, int64_t value, int line);
-/* Override a dim's default (--dim NAME=V); the dim must exist by finish. */
-int fe_builder_set_dim(fe_builder *b, const char *name, int64_t value);
-/* Declare a tensor. shape items are sizes or FE_SYM(dim id) where dim id
- * comes from fe_builder_dim_id. Returns its id or -1. */
-int32_t fe_builder_tensor(fe_builder *b, const char *name, int dtype, int kind,
-                          int rank, const int64_t *shape, int line);
-/* Id of a dim name for FE_SYM, declared or not yet declared; -1 on error. */
-int32_t fe_builder_dim_id(fe_builder *b, const char *name);
-/* Add a node; returns its builder index (for attributes) or -1. */
-int32_t fe_builder_node(fe_builder *b, const char *name, const char *op,
-                        const char *const *inputs, int nin,
-                        const char *const *outputs, int nout, int line);
-int fe_builder_attr_null(fe_builder *b, int32_t node, const char *key);
-int fe_builder_attr_bool(fe_builder *b, int32_t node, const char *key, int v);
-int fe_builder_attr_int(fe_builder *b, int32_t node, const char *key, int64_t v);
-int fe_builder_attr_float(fe_builder *b, int32_t node, const char *key, double v);
-int fe_builder_attr_str(fe_builder *b, int32_t node, const char *key, const char *v);
-int fe_builder_attr_ints(fe_builder *b, int32_t node, const char *key,
-                         const int64_t *v, int n);
-int fe_builder_attr_json(fe_builder *b, int32_t node, const char *key,
-                         const char *json, size_t len);
-int fe_builder_output(fe_builder *b, const char *tensor, int line);
-
-/* Resolve names, sort topologically, infer and check shapes and dtypes,
- * count FLOPs and bytes. Consumes the builder (also on failure). Returns
- * the graph (caller frees with fe_graph_free) or NULL with err set. */
-fe_graph *fe_builder_finish(fe_builder *b, fe_error *err);
-
 void fe_graph_free(fe_graph *g);
 
 /* Approximate bytes the graph holds in memory. */
@@ -232,9 +191,6 @@ static inline int32_t fe_node_id(const fe_graph *g, const fe_node *n)
 int32_t fe_graph_find_node(const fe_graph *g, const char *name);
 int32_t fe_graph_find_tensor(const fe_graph *g, const char *name);
 int32_t fe_graph_find_dim(const fe_graph *g, const char *name);
-
-/* Name of the node's op (registry name, e.g. "matmul"). */
-const char *fe_node_op_name(const fe_node *n);
 
 /* ---- attributes ----
  * Lookups return the default when the key is absent. Numbers convert between

@@ -1,6 +1,6 @@
 /* infer.c: shape and dtype inference for every op of the registry.
  *
- * Conventions follow numpy and PyTorch (see the README's operator table):
+ * Conventions follow numpy and PyTorch (see the operator set in docs/formats.md):
  * right-aligned broadcasting, negative axes from the end, Python slicing,
  * torch.matmul batch broadcasting, NCHW convolution and pooling. Every
  * function checks what it relies on and says what it found, so a malformed
@@ -83,6 +83,17 @@ static void copy_shape(fe_shape *dst, const fe_shape *src)
     dst->rank = src->rank;
     dst->dtype = src->dtype;
     memcpy(dst->dim, src->dim, sizeof dst->dim);
+}
+
+/* attrs.axis (default dflt) as an axis of x, which messages call `what`;
+ * -1 with the error set when it is out of range. */
+static int axis_attr(fe_infer *in, const fe_shape *x, int64_t dflt, const char *what)
+{
+    int64_t axis = fe_node_attr_int(in->g, in->node, "axis", dflt);
+    int a = fe_axis(axis, x->rank);
+    if (a < 0)
+        bad(in, "attrs.axis is %lld, out of range for %s %s", (long long)axis, what, S(x));
+    return a;
 }
 
 int fe_infer_unary(fe_infer *in)
@@ -253,11 +264,10 @@ int fe_infer_reduce(fe_infer *in)
 int fe_infer_softmax(fe_infer *in)
 {
     const fe_shape *x = &in->in[0];
-    int64_t axis = fe_node_attr_int(in->g, in->node, "axis", -1);
     if (x->rank == 0)
         return bad(in, "input is a scalar; softmax needs at least one axis");
-    if (fe_axis(axis, x->rank) < 0)
-        return bad(in, "attrs.axis is %lld, out of range for input %s", (long long)axis, S(x));
+    if (axis_attr(in, x, -1, "input") < 0)
+        return FE_EINPUT;
     if (!fe_dtype_is_float(x->dtype))
         return bad(in, "input dtype is %s; softmax needs a float dtype", fe_dtype_name(x->dtype));
     copy_shape(&in->out[0], x);
@@ -391,10 +401,9 @@ int fe_infer_slice(fe_infer *in)
 {
     const fe_shape *x = &in->in[0];
     fe_shape *o = &in->out[0];
-    int64_t axis = fe_node_attr_int(in->g, in->node, "axis", 0);
-    int a = fe_axis(axis, x->rank);
+    int a = axis_attr(in, x, 0, "input");
     if (a < 0)
-        return bad(in, "attrs.axis is %lld, out of range for input %s", (long long)axis, S(x));
+        return FE_EINPUT;
     int64_t size = x->dim[a];
     int64_t start = fe_node_attr_int(in->g, in->node, "start", 0);
     int64_t end = fe_node_attr_int(in->g, in->node, "end", INT64_MAX);
@@ -422,10 +431,9 @@ int fe_infer_concat(fe_infer *in)
 {
     const fe_shape *x = &in->in[0];
     fe_shape *o = &in->out[0];
-    int64_t axis = fe_node_attr_int(in->g, in->node, "axis", 0);
-    int a = fe_axis(axis, x->rank);
+    int a = axis_attr(in, x, 0, "input");
     if (a < 0)
-        return bad(in, "attrs.axis is %lld, out of range for input %s", (long long)axis, S(x));
+        return FE_EINPUT;
     copy_shape(o, x);
     for (int t = 1; t < nin(in); t++) {
         const fe_shape *y = &in->in[t];
@@ -530,10 +538,9 @@ static int take(fe_infer *in, const fe_shape *data, const fe_shape *idx, int a)
 int fe_infer_gather(fe_infer *in)
 {
     const fe_shape *data = &in->in[0];
-    int64_t axis = fe_node_attr_int(in->g, in->node, "axis", 0);
-    int a = fe_axis(axis, data->rank);
+    int a = axis_attr(in, data, 0, "data");
     if (a < 0)
-        return bad(in, "attrs.axis is %lld, out of range for data %s", (long long)axis, S(data));
+        return FE_EINPUT;
     return take(in, data, &in->in[1], a);
 }
 
@@ -675,7 +682,8 @@ int fe_infer_conv2d(fe_infer *in)
     return FE_OK;
 }
 
-int fe_infer_pool2d(fe_infer *in)
+/* max_pool2d takes a dilation, avg_pool2d does not. */
+static int pool2d(fe_infer *in, int dilation)
 {
     const fe_shape *x = &in->in[0];
     fe_shape *o = &in->out[0];
@@ -693,7 +701,7 @@ int fe_infer_pool2d(fe_infer *in)
     }
     if ((rc = pair(in, "padding", 0, 0, pd)))
         return rc;
-    if (in->node->op == FE_OP_MAX_POOL2D && (rc = pair(in, "dilation", 1, 1, dl)))
+    if (dilation && (rc = pair(in, "dilation", 1, 1, dl)))
         return rc;
     if (x->rank != 4)
         return bad(in, "input %s must be 4-D NCHW", S(x));
@@ -757,4 +765,14 @@ int fe_infer_batch_norm(fe_infer *in)
                        S(&in->in[t]), (long long)x->dim[1], S(x));
     copy_shape(&in->out[0], x);
     return FE_OK;
+}
+
+int fe_infer_max_pool2d(fe_infer *in)
+{
+    return pool2d(in, 1);
+}
+
+int fe_infer_avg_pool2d(fe_infer *in)
+{
+    return pool2d(in, 0);
 }

@@ -5,7 +5,24 @@
 #ifndef FE_INFER_H
 #define FE_INFER_H
 
-#include "ops.h"
+#include "graph.h"
+
+/* A shape being inferred for one node output. */
+typedef struct fe_shape {
+    int rank;
+    int dtype;
+    int64_t dim[FE_MAX_RANK];
+} fe_shape;
+
+/* What inference sees: the node, its inputs (already inferred, since nodes
+ * are visited in topological order) and room for its outputs. */
+typedef struct fe_infer {
+    const fe_graph *g;
+    const fe_node *node;
+    fe_shape in[FE_MAX_IO];   /* filled from the input tensors */
+    fe_shape *out;            /* nout entries to fill */
+    fe_error *err;
+} fe_infer;
 
 int fe_infer_unary(fe_infer *in);
 int fe_infer_cast(fe_infer *in);
@@ -25,9 +42,18 @@ int fe_infer_embedding(fe_infer *in);
 int fe_infer_matmul(fe_infer *in);
 int fe_infer_conv2d(fe_infer *in);
 int fe_infer_sdpa(fe_infer *in);
-int fe_infer_pool2d(fe_infer *in);
+int fe_infer_max_pool2d(fe_infer *in);
+int fe_infer_avg_pool2d(fe_infer *in);
 int fe_infer_batch_norm(fe_infer *in);
 int fe_infer_all_reduce(fe_infer *in);
+
+/* Shapes in inference: */
+/* Numpy broadcasting of a and b into out; 0 on success, -1 if they do not
+ * broadcast (then *bad_axis is the first output axis that disagrees). */
+int fe_broadcast(const fe_shape *a, const fe_shape *b, fe_shape *out, int *bad_axis);
+
+/* Normalise a possibly negative axis for rank; -1 if out of range. */
+int fe_axis(int64_t axis, int rank);
 
 /* Promote two dtypes as PyTorch does for binary ops. */
 int fe_dtype_promote(int a, int b);

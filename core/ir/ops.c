@@ -257,10 +257,10 @@ static const fe_op ops[FE_NOPS] = {
                     "scaled dot-product attention", fe_infer_sdpa, cost_sdpa},
     [FE_OP_MAX_POOL2D] = {"max_pool2d", FE_OPAQUE, 1, 1, 2, 0,
                           "kernel:ints stride:ints padding:ints dilation:ints ceil_mode:bool", "2-D max pooling",
-                          fe_infer_pool2d, cost_pool},
+                          fe_infer_max_pool2d, cost_pool},
     [FE_OP_AVG_POOL2D] = {"avg_pool2d", FE_OPAQUE, 1, 1, 2, 0,
                           "kernel:ints stride:ints padding:ints ceil_mode:bool count_include_pad:bool",
-                          "2-D average pooling", fe_infer_pool2d, cost_pool},
+                          "2-D average pooling", fe_infer_avg_pool2d, cost_pool},
     [FE_OP_BATCH_NORM] = {"batch_norm", FE_OPAQUE, 5, 5, 3, 2, "eps:num",
                           "inference batch norm over axis 1", fe_infer_batch_norm, NULL},
     [FE_OP_ALL_REDUCE] = {"all_reduce", FE_OPAQUE, 1, 1, 2, 1, "world_size:int reduce:sum|avg|mean|max|min",
@@ -365,6 +365,11 @@ int fe_op_check_attrs(const fe_graph *g, const fe_node *n, char *msg, size_t cap
 const fe_op *fe_op_get(int id)
 {
     return &ops[id];
+}
+
+const char *fe_node_op_name(const fe_node *n)
+{
+    return ops[n->op].name;
 }
 
 int fe_op_find(const char *name)

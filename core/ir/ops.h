@@ -8,25 +8,9 @@
 #define FE_OPS_H
 
 #include "graph.h"
+#include "infer.h"
 
 #define FE_VARIADIC 255
-
-/* A shape being inferred for one node output. */
-typedef struct fe_shape {
-    int rank;
-    int dtype;
-    int64_t dim[FE_MAX_RANK];
-} fe_shape;
-
-/* What inference sees: the node, its inputs (already inferred, since nodes
- * are visited in topological order) and room for its outputs. */
-typedef struct fe_infer {
-    const fe_graph *g;
-    const fe_node *node;
-    fe_shape in[FE_MAX_IO];   /* filled from the input tensors */
-    fe_shape *out;            /* nout entries to fill */
-    fe_error *err;
-} fe_infer;
 
 typedef struct fe_op {
     const char *name;
@@ -74,6 +58,8 @@ enum {
 const fe_op *fe_op_get(int id);
 /* Op id by name, or -1. */
 int fe_op_find(const char *name);
+/* Name of node n's op (registry name, e.g. "matmul"). */
+const char *fe_node_op_name(const fe_node *n);
 /* All op names, comma separated, for "known ops are ..." messages. */
 const char *fe_op_names(void);
 /* Whether node n's attributes have the types its op's spec gives; on a
@@ -84,11 +70,5 @@ int fe_op_check_attrs(const fe_graph *g, const fe_node *n, char *msg, size_t cap
  * (with both saturated) when either overflows 64 bits. */
 int fe_op_cost(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
 
-/* Numpy broadcasting of a and b into out; 0 on success, -1 if they do not
- * broadcast (then *bad_axis is the first output axis that disagrees). */
-int fe_broadcast(const fe_shape *a, const fe_shape *b, fe_shape *out, int *bad_axis);
-
-/* Normalise a possibly negative axis for rank; -1 if out of range. */
-int fe_axis(int64_t axis, int rank);
 
 #endif

@@ -63,36 +63,7 @@
 #include <string.h>
 
 #include "ops.h"
-#include "partition.h"
-
-void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node)
-{
-    const fe_node *n = fe_graph_node(g, node);
-    k->n++;
-    if (n->op == FE_OP_ALL_REDUCE)
-        k->collective++;
-    else if (n->op == FE_OP_BATCH_NORM)
-        k->affine++;
-    else if (n->pattern == FE_OUT_FUSABLE)
-        k->gemm++;
-    else if (n->pattern == FE_OPAQUE)
-        k->opaque++;
-    else if (n->pattern == FE_INJECTIVE)
-        k->injective++;
-    else if (n->pattern == FE_REDUCTION)
-        k->reduction++;
-}
-
-void fe_kinds_merge(fe_kinds *into, const fe_kinds *from)
-{
-    into->n += from->n;
-    into->gemm += from->gemm;
-    into->collective += from->collective;
-    into->opaque += from->opaque;
-    into->injective += from->injective;
-    into->reduction += from->reduction;
-    into->affine += from->affine;
-}
+#include "legality.h"
 
 int fe_kinds_class(const fe_kinds *k, const char **why)
 {
@@ -185,7 +156,30 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
     return 1;
 }
 
-/* ---- plans from labels ---- */
+/* ---- plans from partitions ---- */
+
+/* Groups in the partition's topological order of groups. */
+fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
+{
+    fe_plan *plan = fe_plan_new(p->g, p->ngroups, err);
+    if (!plan)
+        return NULL;
+    int32_t ng = 0, off = 0;
+    for (int32_t at = 0; at < p->n; at++) {
+        int32_t gid = p->order[at];
+        if (gid < 0)
+            continue;
+        int32_t cnt = fe_part_members(p, gid, plan->members + off);
+        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 0, .reason = -1,
+                                      .klass = (int8_t)fe_kinds_class(&p->kinds[gid], NULL)};
+        for (int32_t m = 0; m < cnt; m++)
+            plan->group_of[plan->members[off + m]] = ng;
+        off += cnt;
+        ng++;
+    }
+    return plan;
+}
+
 
 fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err)
 {

@@ -12,22 +12,8 @@
 
 #include <stddef.h>
 
-#include "plan.h"
+#include "partition.h"
 
-/* The partition the merge check walks (partition.h, which includes this
- * header so that drivers growing a partition see the check beside it). */
-typedef struct fe_part fe_part;
-
-/* Counts of a group's members by role; enough to decide its class. A
- * partition keeps one per group and sums them on merges. */
-typedef struct fe_kinds {
-    int32_t n, gemm, collective, opaque, injective, reduction, affine;
-} fe_kinds;
-
-/* Count node in k under its role. */
-void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node);
-/* into += from: the counts of two groups merged. */
-void fe_kinds_merge(fe_kinds *into, const fe_kinds *from);
 /* The class (fe_class) that takes a group with these counts, or -1 with
  * *why (if why is not NULL) saying what no kernel can hold (static
  * storage). */
@@ -48,5 +34,10 @@ int fe_plan_check(const fe_plan *p, fe_error *err);
  * NULL with FE_EINPUT and a message naming the offending group if the
  * partition is illegal. */
 fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err);
+
+/* The plan partition p describes (groups in dependency order, each with
+ * its class). Caller
+ * frees with fe_plan_free. */
+fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err);
 
 #endif

@@ -17,7 +17,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "partition.h"
+
+void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node)
+{
+    const fe_node *n = fe_graph_node(g, node);
+    k->n++;
+    if (n->op == FE_OP_ALL_REDUCE)
+        k->collective++;
+    else if (n->op == FE_OP_BATCH_NORM)
+        k->affine++;
+    else if (n->pattern == FE_OUT_FUSABLE)
+        k->gemm++;
+    else if (n->pattern == FE_OPAQUE)
+        k->opaque++;
+    else if (n->pattern == FE_INJECTIVE)
+        k->injective++;
+    else if (n->pattern == FE_REDUCTION)
+        k->reduction++;
+}
+
+void fe_kinds_merge(fe_kinds *into, const fe_kinds *from)
+{
+    into->n += from->n;
+    into->gemm += from->gemm;
+    into->collective += from->collective;
+    into->opaque += from->opaque;
+    into->injective += from->injective;
+    into->reduction += from->reduction;
+    into->affine += from->affine;
+}
 
 fe_part *fe_part_new(const fe_graph *g, fe_error *err)
 {
@@ -202,26 +232,4 @@ int32_t fe_part_members(const fe_part *p, int32_t gid, int32_t *out)
         qsort(out, (size_t)n, sizeof *out, cmp_i32);
     }
     return n;
-}
-
-/* Groups in the partition's topological order of groups. */
-fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
-{
-    fe_plan *plan = fe_plan_new(p->g, p->ngroups, err);
-    if (!plan)
-        return NULL;
-    int32_t ng = 0, off = 0;
-    for (int32_t at = 0; at < p->n; at++) {
-        int32_t gid = p->order[at];
-        if (gid < 0)
-            continue;
-        int32_t cnt = fe_part_members(p, gid, plan->members + off);
-        plan->groups[ng] = (fe_group){.off = off, .n = cnt, .split = 0, .reason = -1,
-                                      .klass = (int8_t)fe_kinds_class(&p->kinds[gid], NULL)};
-        for (int32_t m = 0; m < cnt; m++)
-            plan->group_of[plan->members[off + m]] = ng;
-        off += cnt;
-        ng++;
-    }
-    return plan;
 }

@@ -11,7 +11,20 @@
 #ifndef FE_PARTITION_H
 #define FE_PARTITION_H
 
-#include "legality.h"
+#include "plan.h"
+
+/* Counts of a group's members by role; enough to decide its class. A
+ * partition keeps one per group and sums them on merges. */
+typedef struct fe_kinds {
+    int32_t n, gemm, collective, opaque, injective, reduction, affine;
+} fe_kinds;
+
+/* Count node in k under its role. */
+void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node);
+/* into += from: the counts of two groups merged. */
+void fe_kinds_merge(fe_kinds *into, const fe_kinds *from);
+
+typedef struct fe_part fe_part;
 
 struct fe_part {
     const fe_graph *g;
@@ -22,7 +35,7 @@ struct fe_part {
     int32_t *minv, *maxv;     /* group id -> smallest and largest member id */
     int32_t *pos;             /* group id -> position in a topological order of groups */
     int32_t *order;           /* position -> group id, or -1 for a free slot */
-    fe_kinds *kinds;          /* group id -> member counts by role (legality.h) */
+    fe_kinds *kinds;          /* group id -> member counts by role */
     int32_t *mark, stamp;     /* search scratch: visit stamps per group id */
     int32_t *stack, *tmp;
 };
@@ -42,9 +55,5 @@ int32_t fe_part_stamps(fe_part *p);
 /* Members of group gid in topological order into out (room for
  * p->size[gid]); returns the count. */
 int32_t fe_part_members(const fe_part *p, int32_t gid, int32_t *out);
-
-/* The plan this partition describes (groups in dependency order). Caller
- * frees with fe_plan_free. */
-fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err);
 
 #endif

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
-#include "run.h"
 
 typedef struct flow {
     fe_run *r;

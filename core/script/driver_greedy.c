@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run.h"
+#include "drivers.h"
 
 typedef struct cand {
     int32_t a, b;
@@ -71,14 +71,10 @@ static int pair_add(pairset *s, int32_t a, int32_t b)
         h = (h + 1) & (s->cap - 1);
     }
     s->keys[h] = key;
-    if (s->n == s->listcap) {
-        int64_t cap = s->listcap ? 2 * s->listcap : 1024;
-        cand *l = realloc(s->list, (size_t)cap * sizeof *l);
-        if (!l)
-            return -1;
-        s->list = l;
-        s->listcap = cap;
-    }
+    cand *l = fe_run_grow(s->list, &s->listcap, s->n + 1, sizeof *l, 1024);
+    if (!l)
+        return -1;
+    s->list = l;
     s->list[s->n++] = (cand){.a = a, .b = b};
     return 0;
 }

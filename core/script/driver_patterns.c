@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
-#include "run.h"
 
 #define MAX_PATHS 64
 
@@ -52,7 +52,8 @@ typedef struct walk {
                            pattern on the path's first d nodes (row d) */
     uint8_t *alive;     /* same rows: may pattern i still grow along the path? */
     cand *cands;
-    int ncands, cap;
+    int ncands;
+    int64_t cap;
 } walk;
 
 /* Row d of best / alive (index i is pattern i, 1-based). */
@@ -67,14 +68,10 @@ static int add_cand(walk *w, const int32_t *nodes, int n, int order)
         if (w->cands[i].n == n && memcmp(w->cands[i].nodes, nodes, (size_t)n * 4) == 0)
             return 0;
     }
-    if (w->ncands == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 16;
-        cand *c = realloc(w->cands, (size_t)cap * sizeof *c);
-        if (!c)
-            return -1;
-        w->cands = c;
-        w->cap = cap;
-    }
+    cand *c = fe_run_grow(w->cands, &w->cap, w->ncands + 1, sizeof *c, 16);
+    if (!c)
+        return -1;
+    w->cands = c;
     int32_t *copy = malloc((size_t)n * sizeof *copy);
     if (!copy)
         return -1;
@@ -130,7 +127,7 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
         fe_run_rawfield(L, -3, "match");
         fe_run_fault(r, "pattern match", lua_gettop(L), "patterns[%d]: match returned %s for a path of "
                      "%d node%s; it must return a length from 0 to %d, or nil", i,
-                     fe_run_describe(L, -3), depth, depth == 1 ? "" : "s", depth);
+                     fe_sandbox_describe(L, -3), depth, depth == 1 ? "" : "s", depth);
         lua_pop(L, 4);
         return -1;
     }
@@ -352,4 +349,37 @@ out:
     free(w.alive);
     lua_settop(L, r->ctx);
     return r->status;
+}
+
+/* Is the value at idx a compiled pattern: a table of kind "chain" or "expr"? */
+static int is_compiled(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return 0;
+    lua_pushliteral(L, "kind");
+    const char *k = lua_rawget(L, idx) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    int yes = strcmp(k, "chain") == 0 || strcmp(k, "expr") == 0;
+    lua_pop(L, 1);
+    return yes;
+}
+
+int fe_drive_patterns_check(lua_State *L, int t, char *why, size_t size)
+{
+    lua_pushliteral(L, "patterns");
+    lua_rawget(L, t);
+    int list = lua_gettop(L);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, list), bad = 0;
+    for (lua_Integer i = 1; !bad && i <= n; i++) {
+        lua_rawgeti(L, list, i);
+        if (!is_compiled(L, lua_gettop(L)))
+            bad = i;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (n == 0)
+        snprintf(why, size, "the patterns driver needs at least one pattern");
+    else if (bad)
+        snprintf(why, size, "patterns[%lld] is not a compiled pattern (give pattern strings to "
+                 "fe.policy)", (long long)bad);
+    return n == 0 || bad;
 }

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "choice.h"
+#include "drivers.h"
 #include "lua_graph.h"
-#include "run.h"
 #include "sim.h"
 
 int fe_drive_plan(fe_run *r)
@@ -42,7 +42,7 @@ int fe_drive_plan(fe_run *r)
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 3, 1, "plan", &e) != FE_OK) {
+    if (fe_sandbox_pcall(r->env.sb, 3, 1, "plan", &e) != FE_OK) {
         fe_run_fault(r, "plan", fn, "%s", e.message);
         goto out;
     }
@@ -69,7 +69,7 @@ int fe_drive_plan(fe_run *r)
             int32_t v = fe_lg_to_node(L, -1, g);
             if (v < 0) {
                 snprintf(why, sizeof why, "group %lld item %lld (%s) is not a node of this graph",
-                         (long long)gi, (long long)k, fe_run_describe(L, -1));
+                         (long long)gi, (long long)k, fe_sandbox_describe(L, -1));
                 bad = 1;
             } else if (owner[v] >= 0) {
                 snprintf(why, sizeof why, "group %lld: node '%s' is already in group %d",
@@ -103,7 +103,7 @@ int fe_drive_plan(fe_run *r)
             }
         }
         /* split / kernel / reason fields */
-        int32_t split = 1, kernel = 0;
+        int32_t split = 0, kernel = 0;   /* 0: not chosen (planning.c) */
         const char *reason = "returned by plan()";
         if (!bad) {
             if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {
@@ -146,7 +146,7 @@ int fe_drive_plan(fe_run *r)
                 owner[nodes[k]] = (int32_t)gi - 1;
             }
             int32_t gid = n > 1 ? fe_part_merge(r->part, gids, n) : gids[0];
-            fe_plan_log(r->log, nodes, n, 1, r->pol->name, reason);
+            fe_plan_log(r->log, nodes, n, 1, r->env.policy, reason);
             /* Applied to the plan's group once it is built (run.c). */
             r->extra_split[gid] = split;
             r->extra_kernel[gid] = kernel;

@@ -1,14 +1,18 @@
 /* lua_core.c: the fuseeng.core module: what Lua code may know about the
- * engine itself (the op registry, pattern kinds, kernel choices, version,
- * hashing, where a script's function was defined). The
- * Lua library (lua/fuseeng.lua and the DSLs) reads ops from here, so the
- * registry in ops.c stays the one owner of op facts. */
+ * engine itself (the op registry, pattern kinds, kernel choices, the
+ * drivers and the fields of a policy, version, hashing, where a script's
+ * function was defined). The Lua library (lua/fuseeng.lua and the DSLs)
+ * reads them from here, so ops.c stays the one owner of op facts, choice.c
+ * of kernel choices and drivers.c of drivers and policy fields. */
 #include <lauxlib.h>
 #include <openssl/evp.h>
 #include <string.h>
 
 #include "choice.h"
+#include "drivers.h"
 #include "fuseeng.h"
+#include "lua_core.h"
+#include "lua_fields.h"
 #include "ops.h"
 #include "sandbox.h"
 
@@ -19,25 +23,15 @@ static void push_ops(lua_State *L)
     for (int i = 0; i < FE_NOPS; i++) {
         const fe_op *op = fe_op_get(i);
         lua_createtable(L, 0, 8);
-        lua_pushstring(L, fe_pattern_name(op->pattern));
-        lua_setfield(L, -2, "kind");
-        lua_pushinteger(L, op->min_in);
-        lua_setfield(L, -2, "min_inputs");
-        if (op->max_in == FE_VARIADIC)
-            lua_pushnil(L);
-        else
-            lua_pushinteger(L, op->max_in);
-        lua_setfield(L, -2, "max_inputs");
-        lua_pushinteger(L, op->flops);
-        lua_setfield(L, -2, "flops");
-        lua_pushinteger(L, op->live);
-        lua_setfield(L, -2, "live");
-        lua_pushstring(L, op->attrs);
-        lua_setfield(L, -2, "attrs");
-        lua_pushstring(L, op->desc);
-        lua_setfield(L, -2, "description");
-        lua_pushinteger(L, i);
-        lua_setfield(L, -2, "id");
+        fe_lf_str(L, "kind", fe_pattern_name(op->pattern));
+        fe_lf_int(L, "min_inputs", op->min_in);
+        if (op->max_in != FE_VARIADIC)
+            fe_lf_int(L, "max_inputs", op->max_in);
+        fe_lf_int(L, "flops", op->flops);
+        fe_lf_int(L, "live", op->live);
+        fe_lf_str(L, "attrs", op->attrs);
+        fe_lf_str(L, "description", op->desc);
+        fe_lf_int(L, "id", i);
         lua_setfield(L, -2, op->name);
     }
 }
@@ -50,18 +44,56 @@ static void push_kernel_choices(lua_State *L)
     for (int i = 0; i < FE_K_NCHOICES; i++) {
         const fe_k_choice *c = fe_k_choice_get(i);
         lua_createtable(L, 0, 5);
-        lua_pushstring(L, c->name);
-        lua_setfield(L, -2, "name");
-        lua_pushinteger(L, c->id);
-        lua_setfield(L, -2, "id");
-        lua_pushboolean(L, c->takes_epilogue);
-        lua_setfield(L, -2, "takes_epilogue");
-        lua_pushboolean(L, c->gemm);
-        lua_setfield(L, -2, "gemm");
-        lua_pushstring(L, c->desc);
-        lua_setfield(L, -2, "description");
+        fe_lf_str(L, "name", c->name);
+        fe_lf_int(L, "id", c->id);
+        fe_lf_bool(L, "takes_epilogue", c->takes_epilogue);
+        fe_lf_bool(L, "gemm", c->gemm);
+        fe_lf_str(L, "description", c->desc);
         lua_rawseti(L, -2, i + 1);
     }
+}
+
+/* A list of the strings words[] (NULL-ended). */
+static void push_words(lua_State *L, const char *const *words)
+{
+    lua_newtable(L);
+    for (int i = 0; words && words[i]; i++) {
+        lua_pushstring(L, words[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* policy_fields = {{name=, type=, source_type=, values={...}}, ...} and
+ * drivers = {{name=, hooks={...}, needs=, needs_what=}, ...}, in
+ * drivers.c's order; values[1] is a string field's default. */
+static void push_policy_schema(lua_State *L)
+{
+    lua_createtable(L, FE_NPOLICY_FIELDS, 0);
+    for (int i = 0; i < FE_NPOLICY_FIELDS; i++) {
+        const fe_policy_field *f = &FE_POLICY_FIELDS[i];
+        lua_createtable(L, 0, 4);
+        fe_lf_str(L, "name", f->name);
+        fe_lf_str(L, "type", lua_typename(L, f->type));
+        fe_lf_str(L, "source_type", f->source_type == LUA_TNONE ? NULL : lua_typename(L, f->source_type));
+        if (f->words) {
+            push_words(L, f->words);
+            lua_setfield(L, -2, "values");
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "policy_fields");
+    lua_createtable(L, FE_NDRIVERS, 0);
+    for (int i = 0; i < FE_NDRIVERS; i++) {
+        const fe_driver *d = &FE_DRIVERS[i];
+        lua_createtable(L, 0, 4);
+        fe_lf_str(L, "name", d->name);
+        push_words(L, d->hooks);
+        lua_setfield(L, -2, "hooks");
+        fe_lf_str(L, "needs", d->needs);
+        fe_lf_str(L, "needs_what", d->needs_what);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "drivers");
 }
 
 /* sha256(s) -> 64 hex digits. */
@@ -94,7 +126,8 @@ static int l_where(lua_State *L)
 
 int fe_luaopen_core(lua_State *L)
 {
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
+    push_policy_schema(L);
     push_ops(L);
     lua_setfield(L, -2, "ops");
     lua_createtable(L, FE_NPATTERN, 0);
@@ -105,11 +138,12 @@ int fe_luaopen_core(lua_State *L)
     lua_setfield(L, -2, "kinds");
     push_kernel_choices(L);
     lua_setfield(L, -2, "kernel_choices");
-    lua_pushstring(L, fe_version());
-    lua_setfield(L, -2, "version");
+    fe_lf_str(L, "version", fe_version());
     lua_pushcfunction(L, l_sha256);
     lua_setfield(L, -2, "sha256");
     lua_pushcfunction(L, l_where);
     lua_setfield(L, -2, "where");
     return 1;
 }
+
+const luaL_Reg FE_LUA_CORE_MODULES[] = {{"fuseeng.core", fe_luaopen_core}, {NULL, NULL}};

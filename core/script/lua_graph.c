@@ -59,17 +59,6 @@ static const fe_graph *live(lua_State *L, lgraph *lg)
 
 /* ---- pushing objects ---- */
 
-void fe_lg_push_graph(lua_State *L, const fe_graph *g)
-{
-    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 2);
-    lg->g = g;
-    lua_newtable(L);
-    lua_setiuservalue(L, -2, 1);   /* node objects by id */
-    lua_newtable(L);
-    lua_setiuservalue(L, -2, 2);   /* tensor objects by id */
-    luaL_setmetatable(L, GRAPH_MT);
-}
-
 void fe_lg_detach(lua_State *L, int idx)
 {
     lgraph *lg = luaL_checkudata(L, idx, GRAPH_MT);
@@ -228,29 +217,29 @@ static void push_shape(lua_State *L, const fe_graph *g, const fe_tensor *t)
     }
 }
 
-/* A list of tensor objects; obj is the index of any object of the graph. */
-static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
+/* A list of objects ids made by push (fe_lg_push_node or _tensor); obj is
+ * the index of any object of the graph. */
+static void push_list(lua_State *L, int obj, const int32_t *ids, int n,
+                      void (*push)(lua_State *, int, int32_t))
 {
     push_graph_of(L, obj);
     int gi = lua_gettop(L);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        fe_lg_push_tensor(L, gi, ids[i]);
+        push(L, gi, ids[i]);
         lua_rawseti(L, -2, i + 1);
     }
     lua_remove(L, gi);
 }
 
+static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
+{
+    push_list(L, obj, ids, n, fe_lg_push_tensor);
+}
+
 static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
 {
-    push_graph_of(L, obj);
-    int gi = lua_gettop(L);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        fe_lg_push_node(L, gi, ids[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-    lua_remove(L, gi);
+    push_list(L, obj, ids, n, fe_lg_push_node);
 }
 
 static void push_attr(lua_State *L, const fe_graph *g, const fe_attr *a)
@@ -794,7 +783,8 @@ static void new_mt(lua_State *L, const char *name, const char *const *fields,
     lua_pop(L, 1);
 }
 
-void fe_lg_open(lua_State *L)
+/* The metatables, registered with the first graph object of a state. */
+static void open_metatables(lua_State *L)
 {
     if (luaL_getmetatable(L, GRAPH_MT) != LUA_TNIL) {
         lua_pop(L, 1);
@@ -811,4 +801,16 @@ void fe_lg_open(lua_State *L)
     lua_pushcfunction(L, eq_obj);
     lua_setfield(L, -2, "__eq");
     lua_pop(L, 1);
+}
+
+void fe_lg_push_graph(lua_State *L, const fe_graph *g)
+{
+    open_metatables(L);
+    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 2);
+    lg->g = g;
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, 1);   /* node objects by id */
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, 2);   /* tensor objects by id */
+    luaL_setmetatable(L, GRAPH_MT);
 }

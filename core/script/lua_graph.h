@@ -9,9 +9,6 @@
 
 #include "graph.h"
 
-/* Register the metatables (once per state). */
-void fe_lg_open(lua_State *L);
-
 /* Push a new graph object for g. g must outlive it or be detached first. */
 void fe_lg_push_graph(lua_State *L, const fe_graph *g);
 /* Cut the graph object at idx from its graph: any later use from Lua

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "drivers.h"
+#include "policy.h"
 
 /* Copy a string field of the table at idx into buf ("" if absent). Raw:
  * a script's metamethods never run from C outside a protected call. */
@@ -43,29 +44,16 @@ static int is_policy(lua_State *L, int idx)
     return yes;
 }
 
-/* The type of each field the engine reads (nil is always allowed here;
- * required fields are checked below). */
-static const struct {
-    const char *field;
-    int type;
-} FIELDS[] = {
-    {"name", LUA_TSTRING},        {"driver", LUA_TSTRING},  {"description", LUA_TSTRING},
-    {"params", LUA_TTABLE},       {"decide", LUA_TFUNCTION}, {"score", LUA_TFUNCTION},
-    {"plan", LUA_TFUNCTION},      {"split", LUA_TFUNCTION}, {"kernel", LUA_TFUNCTION},
-    {"patterns", LUA_TTABLE},     {"dataflow", LUA_TTABLE}, {"default", LUA_TBOOLEAN},
-    {"fallback_on_error", LUA_TSTRING},
-};
-
 /* Does the string field key of the table at t equal one of the words
- * (NULL-terminated)? An absent field matches when nil_ok. */
-static int field_is(lua_State *L, int t, const char *key, const char *const *words, int nil_ok)
+ * (NULL-terminated)? An absent field matches. */
+static int field_is(lua_State *L, int t, const char *key, const char *const *words)
 {
     char v[32];
     lua_pushstring(L, key);
     int type = lua_rawget(L, t);
     lua_pop(L, 1);
     if (type == LUA_TNIL)
-        return nil_ok;
+        return 1;
     field_str(L, t, key, v, sizeof v);
     for (; *words; words++)
         if (strcmp(v, *words) == 0)
@@ -73,68 +61,47 @@ static int field_is(lua_State *L, int t, const char *key, const char *const *wor
     return 0;
 }
 
-/* The patterns driver's list: compiled patterns (tables of kind "chain" or
- * "expr"), at least one. 0 or the 1-based index of the first bad item
- * (-1: the list is empty). */
-static int bad_pattern(lua_State *L, int t)
-{
-    static const char *const kinds[] = {"chain", "expr", NULL};
-    lua_pushliteral(L, "patterns");
-    lua_rawget(L, t);
-    int list = lua_gettop(L), bad = lua_rawlen(L, list) == 0 ? -1 : 0;
-    for (lua_Integer i = 1; !bad && i <= (lua_Integer)lua_rawlen(L, list); i++) {
-        if (lua_rawgeti(L, list, i) != LUA_TTABLE || !field_is(L, lua_gettop(L), "kind", kinds, 0))
-            bad = (int)i;
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return bad;
-}
-
 /* Check the policy table at idx (see fe_policy_check); path names it. */
 static int check_table(lua_State *L, int idx, const char *path, fe_error *err)
 {
-    static const char *const drivers[] = {"greedy", "patterns", "dataflow", "plan", NULL};
-    static const char *const fallbacks[] = {"stop", "unfused", NULL};
     int t = lua_absindex(L, idx);
-    char name[256], driver[32];
+    char name[256], driver[32], list[256];
     field_str(L, t, "name", name, sizeof name);
-    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++) {
-        lua_pushstring(L, FIELDS[i].field);
+    for (int i = 0; i < FE_NPOLICY_FIELDS; i++) {
+        const fe_policy_field *f = &FE_POLICY_FIELDS[i];
+        lua_pushstring(L, f->name);
         int type = lua_rawget(L, t);
         lua_pop(L, 1);
-        if (type != LUA_TNIL && type != FIELDS[i].type)
+        if (type != LUA_TNIL && type != f->type)
             return fe_error_set(err, FE_EINPUT, "%s: policy '%s': '%s' is a %s; expected a %s (make "
-                                "policies with fe.policy{...})", path, name, FIELDS[i].field,
-                                lua_typename(L, type), lua_typename(L, FIELDS[i].type));
+                                "policies with fe.policy{...})", path, name, f->name,
+                                lua_typename(L, type), lua_typename(L, f->type));
     }
     if (!name[0])
         return fe_error_set(err, FE_EINPUT, "%s: a policy needs a non-empty 'name' (make policies "
                             "with fe.policy{...})", path);
     field_str(L, t, "driver", driver, sizeof driver);
-    if (!field_is(L, t, "driver", drivers, 0))
-        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': driver '%s' is unknown; expected "
-                            "greedy, patterns, dataflow or plan", path, name, driver);
-    if (!field_is(L, t, "fallback_on_error", fallbacks, 1))
-        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': fallback_on_error must be \"stop\" or "
-                            "\"unfused\"", path, name);
-    /* The hook each driver cannot run without. */
-    const char *need = strcmp(driver, "patterns") == 0 ? "patterns"
-                       : strcmp(driver, "dataflow") == 0 ? "dataflow"
-                       : strcmp(driver, "plan") == 0 ? "plan" : NULL;
-    if (need) {
-        lua_pushstring(L, need);
+    const fe_driver *d = fe_driver_find(driver);
+    if (!d)
+        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': driver '%s' is unknown; expected %s",
+                            path, name, driver, fe_driver_names(list, sizeof list));
+    for (int i = 0; i < FE_NPOLICY_FIELDS; i++) {
+        const fe_policy_field *f = &FE_POLICY_FIELDS[i];
+        if (f->words && !field_is(L, t, f->name, f->words))
+            return fe_error_set(err, FE_EINPUT, "%s: policy '%s': %s must be %s", path, name,
+                                f->name, fe_policy_field_words(f, list, sizeof list));
+    }
+    if (d->needs) {
+        lua_pushstring(L, d->needs);
         int missing = lua_rawget(L, t) == LUA_TNIL;
         lua_pop(L, 1);
         if (missing)
-            return fe_error_set(err, FE_EINPUT, "%s: policy '%s': the %s driver needs '%s'", path,
-                                name, driver, need);
+            return fe_error_set(err, FE_EINPUT, "%s: policy '%s': the %s driver needs %s", path,
+                                name, driver, d->needs_what);
     }
-    int bad = strcmp(driver, "patterns") == 0 ? bad_pattern(L, t) : 0;
-    if (bad)
-        return fe_error_set(err, FE_EINPUT, bad < 0 ? "%s: policy '%s': the patterns driver needs at "
-                            "least one pattern" : "%s: policy '%s': patterns[%d] is not a compiled "
-                            "pattern (give pattern strings to fe.policy)", path, name, bad);
+    char why[256];
+    if (d->check && d->check(L, t, why, sizeof why))
+        return fe_error_set(err, FE_EINPUT, "%s: policy '%s': %s", path, name, why);
     return FE_OK;
 }
 
@@ -228,6 +195,14 @@ void fe_policy_free(fe_policy *p)
         p->e->active = NULL;
     luaL_unref(fe_sandbox_L(p->e->sb), LUA_REGISTRYINDEX, p->ref);
     free(p);
+}
+
+int fe_engine_use(fe_engine *e, fe_policy *p, fe_error *err)
+{
+    if (!p || p->e != e)
+        return fe_error_set(err, FE_EINPUT, "fe_engine_use: the policy belongs to another engine");
+    e->active = p;
+    return FE_OK;
 }
 
 const char *fe_policy_name(const fe_policy *p) { return p->name; }

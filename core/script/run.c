@@ -1,8 +1,8 @@
 /* run.c: one planning run of a policy on a graph.
  *
- * Note on a run. The run pushes four things on the Lua stack and keeps
- * their slots: the graph object, the policy table, its hooks and ctx. The
- * driver then proposes candidates and the run asks the hooks:
+ * Note on a run. The run pushes the graph object, the policy table and its
+ * hooks on the Lua stack and keeps their slots; ctx (ctx.c) goes above
+ * them. The driver then proposes candidates and the run asks the hooks:
  *
  *     driver --candidate--> legality (partition.c) --legal--> decide()
  *        ^                                                        |
@@ -18,10 +18,8 @@
  * partition before its plan is kept, so their faults fall back the same
  * way; the decision log moves into the plan only after every hook ran.
  *
- * ctx gives hooks the graph, the policy's params, the round and methods
- * (ctx:log, and those other modules add: ctx:simulate...). Its methods are
- * closures over a run handle that is cut when the run ends, so a ctx kept
- * by a script cannot reach a finished run.
+ * planning.c drives a run: fe_run_begin, ctx (ctx.c), the driver from
+ * drivers.c's table, fe_run_group_hooks, fe_run_take_log, fe_run_end.
  */
 #include <lauxlib.h>
 #include <math.h>
@@ -31,58 +29,15 @@
 #include <time.h>
 
 #include "choice.h"
-#include "exec.h"
 #include "lua_graph.h"
-#include "lua_profile.h"
-#include "lua_sim.h"
 #include "run.h"
 #include "sim.h"
-
-#define CTX_METHODS "fuseeng.ctx_methods"
-
-typedef struct run_handle {
-    fe_run *r;
-} run_handle;
 
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-fe_run *fe_run_from_upvalue(lua_State *L)
-{
-    run_handle *h = lua_touserdata(L, lua_upvalueindex(1));
-    if (!h || !h->r)
-        luaL_error(L, "this ctx belongs to a finished run");
-    return h->r;
-}
-
-void fe_run_add_ctx_method(lua_State *L, const char *name, lua_CFunction fn)
-{
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, CTX_METHODS);
-    lua_pushcfunction(L, fn);
-    lua_setfield(L, -2, name);
-    lua_pop(L, 1);
-}
-
-const char *fe_run_describe(lua_State *L, int idx)
-{
-    static _Thread_local char buf[96];
-    switch (lua_type(L, idx)) {
-    case LUA_TNUMBER:
-        snprintf(buf, sizeof buf, "%.60s", lua_tostring(L, idx));
-        return buf;
-    case LUA_TSTRING:
-        snprintf(buf, sizeof buf, "'%.60s'", lua_tostring(L, idx));
-        return buf;
-    case LUA_TBOOLEAN:
-        return lua_toboolean(L, idx) ? "true" : "false";
-    default:
-        snprintf(buf, sizeof buf, "a %s", luaL_typename(L, idx));
-        return buf;
-    }
 }
 
 /* obj[name](obj, args...) inside a protected call: stack on entry is
@@ -108,7 +63,7 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
     lua_rotate(L, base + 1, 3);   /* trampoline, obj, name below the args */
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, nargs + 2, nresults, what, &e) != FE_OK) {
+    if (fe_sandbox_pcall(r->env.sb, nargs + 2, nresults, what, &e) != FE_OK) {
         /* The method itself, if the object holds it, places the message. */
         fe_run_rawfield(L, obj, name);
         fe_run_fault(r, what, lua_gettop(L), "%s", e.message);
@@ -122,7 +77,7 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
 
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
 {
-    if (fe_plan_log(r->log, nodes, n, verdict, r->pol->name, reason) != FE_OK && r->status == FE_OK)
+    if (fe_plan_log(r->log, nodes, n, verdict, r->env.policy, reason) != FE_OK && r->status == FE_OK)
         fe_run_oom(r, "recording decisions");
 }
 
@@ -147,23 +102,6 @@ void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text)
     log_decision(r, nodes, n, -3, text);
 }
 
-static int l_ctx_log(lua_State *L)
-{
-    fe_run *r = fe_run_from_upvalue(L);
-    luaL_Buffer b;
-    int n = lua_gettop(L);
-    luaL_buffinit(L, &b);
-    for (int i = 2; i <= n; i++) {   /* 1 is ctx (method call) */
-        if (i > 2)
-            luaL_addchar(&b, ' ');
-        luaL_tolstring(L, i, NULL);
-        luaL_addvalue(&b);
-    }
-    luaL_pushresult(&b);
-    fe_run_note(r, NULL, 0, lua_tostring(L, -1));
-    return 0;
-}
-
 /* ---- hooks ---- */
 
 int32_t fe_run_members(fe_run *r, const int32_t *gids, int n)
@@ -185,6 +123,19 @@ int32_t fe_run_members(fe_run *r, const int32_t *gids, int n)
     return k;
 }
 
+void *fe_run_grow(void *items, int64_t *cap, int64_t need, size_t elem, int64_t first)
+{
+    if (need <= *cap)
+        return items;
+    int64_t n = *cap > 0 ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(items, (size_t)n * elem);
+    if (p)
+        *cap = n;
+    return p;
+}
+
 /* ---- faults ---- */
 
 /* The fault msg in hook (function at stack slot fn, or 0), about the
@@ -198,11 +149,11 @@ static int fault_at(fe_run *r, const char *hook, int fn, const int32_t *nodes, i
     else if (fn && fe_sandbox_fn_place(r->L, fn, place, sizeof place))
         snprintf(placed, sizeof placed, "%s: %.700s", place, msg);
     else
-        snprintf(placed, sizeof placed, "%.300s: %.700s", r->pol->path, msg);
+        snprintf(placed, sizeof placed, "%.300s: %.700s", r->env.path, msg);
     if (!r->unfused_on_error) {
         if (r->status == FE_OK) {
             r->status = FE_EINPUT;
-            fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", placed, hook, r->pol->name);
+            fe_error_set(r->err, FE_EINPUT, "%s (in %s of policy '%s')", placed, hook, r->env.policy);
         }
         return -1;
     }
@@ -251,7 +202,7 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
     r->stats.hook_calls++;
     r->stats.decide_calls++;
     fe_error e = {0};
-    int rc = fe_sandbox_pcall(r->e->sb, 3, 2, "decide", &e);
+    int rc = fe_sandbox_pcall(r->env.sb, 3, 2, "decide", &e);
     r->stats.hook_seconds += now() - t0;
     if (rc != FE_OK)
         return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
@@ -271,7 +222,7 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
     const char *reason = lua_type(L, -1) == LUA_TNIL ? ""
                          : lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
                              ? lua_tostring(L, -1)
-                             : fe_run_describe(L, -1);
+                             : fe_sandbox_describe(L, -1);
     int fuse = verdict < 0 ? r->default_verdict : verdict;
     if (verdict < 0) {
         char msg[1024];
@@ -330,7 +281,7 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     r->stats.hook_calls++;
     fe_error e = {0};
     double t0 = now();
-    int rc = fe_sandbox_pcall(r->e->sb, 4, 1, "score", &e);
+    int rc = fe_sandbox_pcall(r->env.sb, 4, 1, "score", &e);
     r->stats.hook_seconds += now() - t0;
     *score = 0;
     if (rc != FE_OK)
@@ -359,92 +310,64 @@ int fe_run_rawfield(lua_State *L, int t, const char *k)
     return lua_rawget(L, t);
 }
 
-static int field_bool(lua_State *L, int t, const char *k, int dflt)
+/* Is the string field k of the table at t equal to word? */
+static int field_is(lua_State *L, int t, const char *k, const char *word)
 {
-    int v = fe_run_rawfield(L, t, k) == LUA_TBOOLEAN ? lua_toboolean(L, -1) : dflt;
+    int yes = fe_run_rawfield(L, t, k) == LUA_TSTRING && strcmp(lua_tostring(L, -1), word) == 0;
     lua_pop(L, 1);
-    return v;
+    return yes;
 }
 
-static int ctx_newindex(lua_State *L)
+int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *err)
 {
-    return luaL_error(L, "ctx is read-only; keep per-run data in ctx.state");
-}
-
-void fe_run_open(lua_State *L)
-{
-    if (luaL_newmetatable(L, "fuseeng.ctx")) {
-        lua_pushcfunction(L, ctx_newindex);
-        lua_setfield(L, -2, "__newindex");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
+    lua_State *L = fe_sandbox_L(env->sb);
+    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    *r = (fe_run){.env = *env, .g = g, .L = L, .err = err, .t0 = now()};
+    r->part = fe_part_new(g, err);
+    r->log = fe_plan_unfused(g, err);
+    r->tmp = malloc(n * sizeof *r->tmp);
+    r->parts = malloc(n * sizeof *r->parts);
+    r->part_len = malloc(n * sizeof *r->part_len);
+    r->extra_split = calloc(n, sizeof *r->extra_split);
+    r->extra_kernel = calloc(n, sizeof *r->extra_kernel);
+    if (!r->part || !r->log || !r->tmp || !r->parts || !r->part_len || !r->extra_split ||
+        !r->extra_kernel)
+        return fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
+    r->top = lua_gettop(L);
+    fe_lg_push_graph(L, g);
+    r->gidx = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, env->policy_ref);
+    r->ptab = lua_gettop(L);
+    r->decide = fe_run_rawfield(L, r->ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r->score = fe_run_rawfield(L, r->ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    r->default_verdict = fe_run_rawfield(L, r->ptab, "default") == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_pop(L, 1);
+    r->unfused_on_error = field_is(L, r->ptab, "fallback_on_error", "unfused");
+    r->auto_tiling = field_is(L, r->ptab, "tiling", "auto");
+    return FE_OK;
 }
 
-/* ctx: a read-only table of facts and methods; ctx.state is the policy's
- * scratch table for the run. */
-static void push_ctx(fe_run *r)
+void fe_run_end(fe_run *r, fe_run_stats *stats)
 {
-    lua_State *L = r->L;
-    lua_createtable(L, 0, 12);
-    lua_pushvalue(L, r->gidx);
-    lua_setfield(L, -2, "graph");
-    lua_pushstring(L, r->pol->name);
-    lua_setfield(L, -2, "policy");
-    fe_run_rawfield(L, r->ptab, "params");
-    lua_setfield(L, -2, "params");
-    lua_pushstring(L, r->pol->driver);
-    lua_setfield(L, -2, "driver");
-    lua_pushinteger(L, 0);
-    lua_setfield(L, -2, "round");
-    lua_newtable(L);
-    lua_setfield(L, -2, "state");
-    fe_lua_push_machine(L, &r->e->machine);
-    lua_setfield(L, -2, "machine");
-    run_handle *h = lua_newuserdatauv(L, sizeof *h, 0);
-    h->r = r;
-    int hidx = lua_gettop(L);
-    lua_pushvalue(L, hidx);
-    lua_pushcclosure(L, l_ctx_log, 1);
-    lua_setfield(L, -3, "log");
-    if (r->e->profile) {
-        /* ctx.profile:lookup(group), or ctx.profile == nil without one. */
-        lua_createtable(L, 0, 1);
-        lua_pushvalue(L, hidx);
-        lua_pushcclosure(L, fe_lua_profile_lookup, 1);
-        lua_setfield(L, -2, "lookup");
-        lua_setfield(L, -3, "profile");
+    if (r->gidx) {
+        fe_lg_detach(r->L, r->gidx);
+        lua_settop(r->L, r->top);
     }
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, CTX_METHODS);
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
-        lua_CFunction fn = lua_tocfunction(L, -1);
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);           /* key */
-        lua_pushvalue(L, hidx);
-        lua_pushcclosure(L, fn, 1);
-        lua_settable(L, hidx - 1);      /* ctx[key] = closure */
-    }
-    lua_pop(L, 1);   /* methods table */
-    lua_remove(L, hidx);
-    luaL_getmetatable(L, "fuseeng.ctx");
-    lua_setmetatable(L, -2);
+    r->stats.seconds = now() - r->t0;
+    r->stats.instructions = fe_sandbox_used(r->env.sb);
+    r->stats.lua_bytes = fe_sandbox_memory(r->env.sb);
+    if (stats)
+        *stats = r->stats;
+    fe_plan_free(r->log);
+    fe_part_free(r->part);
+    free(r->tmp);
+    free(r->parts);
+    free(r->part_len);
+    free(r->extra_split);
+    free(r->extra_kernel);
 }
 
-static void cut_ctx(fe_run *r)
-{
-    /* The run handle is the upvalue of ctx.log; nulling it cuts them all. */
-    lua_State *L = r->L;
-    lua_getfield(L, r->ctx, "log");
-    if (lua_getupvalue(L, -1, 1)) {
-        run_handle *h = lua_touserdata(L, -1);
-        if (h)
-            h->r = NULL;
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-}
+/* ---- the final groups ---- */
 
 /* One split or kernel hook (at stack slot fn) on group gr: its answer
  * goes into gr; a fault is fe_run_fault's (-1 stops the run). */
@@ -457,7 +380,7 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->e->sb, 3, 1, name, &e) != FE_OK)
+    if (fe_sandbox_pcall(r->env.sb, 3, 1, name, &e) != FE_OK)
         return fault_at(r, name, fn, fe_group_nodes(plan, gr), gr->n, e.message);
     int rc = 0;
     if (lua_isnil(L, -1)) {
@@ -468,7 +391,7 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
             gr->split = (int32_t)k;
         else
             rc = fe_run_fault(r, name, fn, "split returned %s; it must return " FE_SIM_SPLIT_RULE " (or nil)",
-                              fe_run_describe(L, -1));
+                              fe_sandbox_describe(L, -1));
     } else {
         const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         int id = k ? fe_k_choice_find(k) : -1;
@@ -476,15 +399,13 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
             gr->kernel = id;
         else
             rc = fe_run_fault(r, name, fn, "kernel returned %s; it must return one of: %s (or nil)",
-                              fe_run_describe(L, -1), fe_k_choice_names());
+                              fe_sandbox_describe(L, -1), fe_k_choice_names());
     }
     lua_pop(L, 1);
     return rc;
 }
 
-/* Split and kernel hooks for each final group (TLF and kernel choices),
- * until the policy faults. */
-static int finish_groups(fe_run *r, fe_plan *plan)
+int fe_run_group_hooks(fe_run *r, fe_plan *plan)
 {
     lua_State *L = r->L;
     int split = fe_run_rawfield(L, r->ptab, "split") == LUA_TFUNCTION ? lua_gettop(L) : 0;
@@ -498,61 +419,6 @@ static int finish_groups(fe_run *r, fe_plan *plan)
     }
     lua_settop(L, r->ctx);
     return rc;
-}
-
-/* The plan of the driver's partition, with the splits and kernels the
- * driver chose and the split and kernel hooks' answers. NULL if the run
- * stopped (r->status) or, with the policy disabled by a fault in those
- * hooks, the plan would not stand anyway. */
-static fe_plan *partition_plan(fe_run *r)
-{
-    fe_plan *plan = fe_part_to_plan(r->part, r->err);
-    if (!plan) {
-        r->status = r->err && r->err->code ? r->err->code : FE_ENOMEM;
-        return NULL;
-    }
-    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
-        int32_t gid = r->part->gid[fe_group_nodes(plan, &plan->groups[gi])[0]];
-        if (r->extra_split[gid] > 0)
-            plan->groups[gi].split = r->extra_split[gid];
-        plan->groups[gi].kernel = r->extra_kernel[gid];
-    }
-    if (finish_groups(r, plan) != 0 || fe_run_over(r)) {
-        fe_plan_free(plan);
-        return NULL;
-    }
-    return plan;
-}
-
-/* Move the decision log into the plan; reasons are interned in the log's
- * table, so the plan takes that table too. */
-static void take_log(fe_run *r, fe_plan *plan)
-{
-    fe_strtab *s = plan->strs;
-    plan->strs = r->log->strs;
-    r->log->strs = s;
-    plan->decisions = r->log->decisions;
-    plan->ndecisions = r->log->ndecisions;
-    plan->cap_decisions = r->log->cap_decisions;
-    plan->dnodes = r->log->dnodes;
-    plan->ndnodes = r->log->ndnodes;
-    plan->cap_dnodes = r->log->cap_dnodes;
-    r->log->decisions = NULL;
-    r->log->dnodes = NULL;
-    r->log->ndecisions = 0;
-}
-
-/* The driver for p, or NULL (fe_policy_check has made sure there is one). */
-static int (*driver_of(const fe_policy *p))(fe_run *)
-{
-    static const struct { const char *name; int (*fn)(fe_run *); } drivers[] = {
-        {"greedy", fe_drive_greedy}, {"patterns", fe_drive_patterns},
-        {"dataflow", fe_drive_dataflow}, {"plan", fe_drive_plan},
-    };
-    for (size_t i = 0; i < sizeof drivers / sizeof drivers[0]; i++)
-        if (strcmp(p->driver, drivers[i].name) == 0)
-            return drivers[i].fn;
-    return NULL;
 }
 
 /* Give each group the reason of the last accepted decision that shaped it. */
@@ -569,96 +435,22 @@ static void group_reasons(fe_run *r, fe_plan *plan)
     }
 }
 
-fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
-                       fe_error *err)
+/* Reasons are interned in the log's string table, so the plan takes that
+ * table too. */
+void fe_run_take_log(fe_run *r, fe_plan *plan)
 {
-    lua_State *L = fe_sandbox_L(e->sb);
-    int top = lua_gettop(L);
-    fe_run r = {.e = e, .pol = p, .g = g, .L = L, .err = err};
-    fe_plan *plan = NULL;
-    double t0 = now();
-
-    /* The policy's table may have changed since it was loaded (it is the
-     * script's own table): check again what C reads of it. */
-    if (fe_policy_check(p, err) != FE_OK) {
-        if (stats)
-            *stats = (fe_run_stats){0};
-        return NULL;
-    }
-    r.part = fe_part_new(g, err);
-    r.log = fe_plan_unfused(g, err);
-    r.tmp = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.tmp);
-    r.parts = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.parts);
-    r.part_len = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *r.part_len);
-    r.extra_split = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_split);
-    r.extra_kernel = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *r.extra_kernel);
-    if (!r.part || !r.log || !r.tmp || !r.parts || !r.part_len || !r.extra_split || !r.extra_kernel) {
-        fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
-        goto out;
-    }
-    fe_lg_push_graph(L, g);
-    r.gidx = lua_gettop(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
-    r.ptab = lua_gettop(L);
-    r.decide = fe_run_rawfield(L, r.ptab, "decide") == LUA_TFUNCTION ? lua_gettop(L) : 0;
-    r.score = fe_run_rawfield(L, r.ptab, "score") == LUA_TFUNCTION ? lua_gettop(L) : 0;
-    r.default_verdict = field_bool(L, r.ptab, "default", 0);
-    fe_run_rawfield(L, r.ptab, "fallback_on_error");
-    r.unfused_on_error = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unfused") == 0;
-    lua_pop(L, 1);
-    push_ctx(&r);
-    r.ctx = lua_gettop(L);
-
-    fe_sandbox_begin(e->sb, p->path);
-    int (*drive)(fe_run *) = driver_of(p);
-    if (!drive) {
-        fe_error_set(err, FE_EINPUT, "%s: policy '%s': unknown driver '%s'", p->path, p->name, p->driver);
-        goto out;
-    }
-    if (drive(&r) != FE_OK || r.status != FE_OK)
-        goto out;
-    if (!r.disabled)
-        plan = partition_plan(&r);
-    if (r.status != FE_OK)
-        goto out;
-    if (r.disabled) {
-        /* The policy failed: none of its fusions stand, whatever it had
-         * decided before the fault. */
-        fe_plan_free(plan);
-        if (!(plan = fe_plan_unfused(g, err)))
-            goto out;
-    }
-    take_log(&r, plan);
-    plan->policy = fe_plan_str(plan, p->name);
-    plan->machine = fe_plan_str(plan, e->machine.name);
-    if (!r.disabled)
-        group_reasons(&r, plan);
-    /* Splits nobody chose (0) become the simulator's default for this
-     * machine (seed 004's ceil(working set / L2) when a group overflows),
-     * so every plan says how each group runs. */
-    if (fe_sim_resolve_splits(plan, &e->machine, err) != FE_OK) {
-        fe_plan_free(plan);
-        plan = NULL;
-        goto out;
-    }
-out:
-    if (r.ctx)
-        cut_ctx(&r);
-    if (r.gidx)
-        fe_lg_detach(L, r.gidx);
-    lua_settop(L, top);
-    r.stats.seconds = now() - t0;
-    r.stats.instructions = fe_sandbox_used(e->sb);
-    r.stats.lua_bytes = fe_sandbox_memory(e->sb);
-    if (stats)
-        *stats = r.stats;
-    fe_plan_free(r.log);
-    fe_part_free(r.part);
-    free(r.tmp);
-    free(r.parts);
-    free(r.part_len);
-    free(r.extra_split);
-    free(r.extra_kernel);
-    fe_exec_free(r.exec);
-    return plan;
+    fe_strtab *s = plan->strs;
+    plan->strs = r->log->strs;
+    r->log->strs = s;
+    plan->decisions = r->log->decisions;
+    plan->ndecisions = r->log->ndecisions;
+    plan->cap_decisions = r->log->cap_decisions;
+    plan->dnodes = r->log->dnodes;
+    plan->ndnodes = r->log->ndnodes;
+    plan->cap_dnodes = r->log->cap_dnodes;
+    r->log->decisions = NULL;
+    r->log->dnodes = NULL;
+    r->log->ndecisions = 0;
+    if (!r->disabled)
+        group_reasons(r, plan);
 }

@@ -1,14 +1,21 @@
-/* run.h: one planning run: a policy on a graph, through its driver.
+/* run.h: one planning run of a policy on a graph, below the ctx.
  *
- * The run owns the Lua side of planning (the graph object, ctx, hook
- * calls, the decision log, fallback_on_error) so that drivers are plain C:
- * they propose candidates and merge groups in a partition (partition.h),
- * and ask the run what the policy thinks. */
+ * The run owns the Lua side of planning (the graph object, the policy's
+ * hooks, the decision log, faults and fallback_on_error) so that drivers
+ * are plain C: they propose candidates and merge groups in a partition
+ * (partition.h), and ask the run what the policy thinks. ctx.c builds the
+ * ctx the hooks receive; planning.c starts runs from an engine and a
+ * policy and makes their plans. A run knows neither: it is given what it
+ * plans with (fe_run_env), so everything that drives it sits above it. */
 #ifndef FE_RUN_H
 #define FE_RUN_H
 
-#include "engine.h"
-#include "partition.h"
+#include <lua.h>
+
+#include "legality.h"
+#include "machine.h"
+#include "profile.h"
+#include "sandbox.h"
 
 typedef struct fe_run_stats {
     int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */
@@ -22,15 +29,30 @@ typedef struct fe_run_stats {
                                 fusions were dropped for ("file:LINE: message"); "" if none */
 } fe_run_stats;
 
+/* What a run plans with, borrowed for the run: the engine's and the
+ * policy's. */
+typedef struct fe_run_env {
+    fe_sandbox *sb;
+    const fe_machine *machine;
+    const fe_profile *profile;   /* for ctx.profile; NULL if none */
+    double bench_budget;         /* seconds ctx:bench may spend */
+    double bench_item;           /* seconds of repetitions per measured item */
+    const char *policy;          /* the policy's name, */
+    const char *driver;          /* driver, */
+    const char *path;            /* file (or label), */
+    int policy_ref;              /* and table (registry ref) */
+} fe_run_env;
+
 typedef struct fe_run {
-    fe_engine *e;
-    fe_policy *pol;
+    fe_run_env env;
     const fe_graph *g;
     lua_State *L;
-    int gidx, ctx, ptab;     /* stack slots: graph object, ctx, policy table */
+    int gidx, ptab;          /* stack slots: graph object, policy table */
+    int ctx;                 /* stack slot of ctx (ctx.c pushes it), 0 before */
     int decide, score;       /* stack slots of the hooks, 0 if absent */
     int default_verdict;     /* the policy's `default` */
     int unfused_on_error;    /* fallback_on_error = "unfused" */
+    int auto_tiling;         /* tiling = "auto": unchosen splits are the simulator's */
     fe_part *part;
     fe_plan *log;            /* holds the decision log while planning */
     fe_error *err;
@@ -41,15 +63,19 @@ typedef struct fe_run {
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
-    struct fe_exec *exec;    /* ctx:bench's session, made on first use */
-    double bench_seconds;    /* time ctx:bench spent measuring */
     fe_run_stats stats;
+    double t0;               /* when the run began */
+    int top;                 /* the stack's top before the run */
 } fe_run;
 
-/* Run policy p on g. Returns the plan (caller frees with fe_plan_free; it
- * refers to g) or NULL with err set. stats may be NULL. */
-fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
-                       fe_error *err);
+/* Start a run of env's policy on g: scratch memory, the graph object, the
+ * policy table and its hooks on the stack (the table has passed
+ * fe_policy_check). FE_OK or FE_ENOMEM with err set; either way end it
+ * with fe_run_end. */
+int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *err);
+/* End the run: cut the graph object, pop what the run pushed, free its
+ * memory; the stats into *stats if not NULL. */
+void fe_run_end(fe_run *r, fe_run_stats *stats);
 
 /* Is the run over for the driver? It stopped (r->status), or the policy
  * failed under fallback_on_error = "unfused" and nothing it does counts. */
@@ -79,41 +105,34 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n);
  * run must stop. */
 int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score);
 
+/* The split and kernel hooks on each group of plan (the driver's finished
+ * partition), until the policy faults: 0, or -1 if the run must stop. */
+int fe_run_group_hooks(fe_run *r, fe_plan *plan);
+
 /* Log a candidate the engine rejected as illegal (verdict -2). */
 void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why);
 
 /* Log a note (ctx:log, driver remarks): verdict -3, no nodes needed. */
 void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text);
 
+/* Move the decision log into plan and give each group the reason of the
+ * last accepted decision that shaped it (unless the policy is disabled). */
+void fe_run_take_log(fe_run *r, fe_plan *plan);
+
 /* Members of the union of groups gids, sorted, into r->tmp; returns count. */
 int32_t fe_run_members(fe_run *r, const int32_t *gids, int n);
 
+/* Room for need items of elem bytes in a driver's list items of capacity
+ * *cap (doubling, from first): the list, maybe moved, with *cap updated;
+ * NULL if out of memory (items and *cap unchanged). */
+void *fe_run_grow(void *items, int64_t *cap, int64_t need, size_t elem, int64_t first);
+
 /* Push t[k] without metamethods; returns its type. */
 int fe_run_rawfield(lua_State *L, int t, const char *k);
-/* A Lua value for messages, without calling its metamethods ("a table",
- * "'text'", "42"); static per-thread storage. */
-const char *fe_run_describe(lua_State *L, int idx);
 /* Call method `name` of the object at obj with nargs arguments on top of
  * the stack, protected (objects such as compiled patterns may be fakes
  * made by a script). Leaves nresults; on error returns -1 with nothing
  * left, after fe_run_fault (so the run is over: stopped or disabled). */
 int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults, const char *what);
-
-/* Drivers (driver_*.c). Each grows r->part and returns r->status; a
- * driver ends early, returning FE_OK, when fe_run_over says the policy is
- * disabled. */
-int fe_drive_greedy(fe_run *r);
-int fe_drive_patterns(fe_run *r);
-int fe_drive_dataflow(fe_run *r);
-int fe_drive_plan(fe_run *r);
-
-/* Register the ctx metatable (once per state). */
-void fe_run_open(lua_State *L);
-
-/* Add a method to every run's ctx: fn receives the run handle as upvalue 1
- * (use fe_run_from_upvalue). Called once per state, before runs. */
-void fe_run_add_ctx_method(lua_State *L, const char *name, lua_CFunction fn);
-/* The live run behind a ctx method call, or a Lua error if it is over. */
-fe_run *fe_run_from_upvalue(lua_State *L);
 
 #endif

@@ -7,7 +7,8 @@
  *     its own copies of string/table/math/utf8/coroutine (so a script that
  *     overwrites math.max only breaks itself), print to stderr, load for
  *     text chunks only, and a require that finds only the fuseeng Lua
- *     library and the preloaded C modules (lpeg, fuseeng.core). No os, io,
+ *     library and the preloaded C modules (lpeg; fuseeng.core, which the
+ *     engine adds with fe_sandbox_preload). No os, io,
  *     debug, package, dofile, loadfile, collectgarbage, string.dump (taken
  *     out of the real string table, which strings index through their
  *     shared metatable). Globals are strict: reading or assigning an
@@ -67,8 +68,6 @@
 /* Longer limits are taken as this (a year), which keeps deadlines in range. */
 #define MAX_SECONDS (365 * 86400.0)
 
-int fe_luaopen_core(lua_State *L);   /* lua_core.c */
-
 /* Why a run is being stopped. */
 enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
 
@@ -85,6 +84,7 @@ struct fe_sandbox {
     char script[256];            /* the run's script, for places and the watchdog */
     char libsrc[PATH_MAX + 8];   /* "@HOME/lua/": chunk names of the fuseeng library */
     int env_ref;                 /* make_env from the bootstrap */
+    int preload_ref;             /* the table of preloaded C modules, by name */
     char home[PATH_MAX];
 };
 
@@ -610,9 +610,8 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     lock_metatable(L, -1);
     lua_pop(L, 1);
     lua_setfield(L, -2, "lpeg");
-    lua_pushcfunction(L, fe_luaopen_core);
-    lua_call(L, 0, 1);
-    lua_setfield(L, -2, "fuseeng.core");
+    lua_pushvalue(L, -1);
+    sb->preload_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushcfunction(L, l_setmetatable);
     if (lua_pcall(L, 5, 1, 0) != LUA_OK) {
         fe_error_set(err, FE_ERUNTIME, "sandbox bootstrap: %s", lua_tostring(L, -1));
@@ -622,6 +621,19 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     sb->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     fe_sandbox_begin(sb, NULL);
     return sb;
+}
+
+void fe_sandbox_preload(fe_sandbox *sb, const luaL_Reg *modules)
+{
+    lua_State *L = sb->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, sb->preload_ref);
+    /* Openers may leave more than their result on the stack: call them. */
+    for (const luaL_Reg *m = modules; m->name; m++) {
+        lua_pushcfunction(L, m->func);
+        lua_call(L, 0, 1);
+        lua_setfield(L, -2, m->name);
+    }
+    lua_pop(L, 1);
 }
 
 void fe_sandbox_free(fe_sandbox *sb)
@@ -819,4 +831,22 @@ int fe_sandbox_load_file(fe_sandbox *sb, const char *path, fe_error *err)
     int rc = fe_sandbox_load_string(sb, src, len, path, err);
     free(src);
     return rc;
+}
+
+const char *fe_sandbox_describe(lua_State *L, int idx)
+{
+    static _Thread_local char buf[96];
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        snprintf(buf, sizeof buf, "%.60s", lua_tostring(L, idx));
+        return buf;
+    case LUA_TSTRING:
+        snprintf(buf, sizeof buf, "'%.60s'", lua_tostring(L, idx));
+        return buf;
+    case LUA_TBOOLEAN:
+        return lua_toboolean(L, idx) ? "true" : "false";
+    default:
+        snprintf(buf, sizeof buf, "a %s", luaL_typename(L, idx));
+        return buf;
+    }
 }

@@ -9,7 +9,7 @@
 #ifndef FE_SANDBOX_H
 #define FE_SANDBOX_H
 
-#include <lua.h>
+#include <lauxlib.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -28,12 +28,17 @@ typedef struct fe_sandbox_opts {
 
 typedef struct fe_sandbox fe_sandbox;
 
-/* A new state with the standard safe libraries, LPeg and fuseeng.core
- * preloaded, and require limited to the fuseeng Lua library. NULL with err
+/* A new state with the standard safe libraries and LPeg preloaded, and
+ * require limited to the fuseeng Lua library and preloaded C modules. NULL with err
  * set if the state cannot be created or the library directory not found.
  * Free with fe_sandbox_free (which closes the state). */
 fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err);
 void fe_sandbox_free(fe_sandbox *sb);
+
+/* Open the C modules (NULL-ended) and let scripts require them by name,
+ * e.g. the engine's fuseeng.core (FE_LUA_CORE_MODULES), which the fuseeng
+ * library needs. The sandbox knows no module of the engine's itself. */
+void fe_sandbox_preload(fe_sandbox *sb, const luaL_Reg *modules);
 
 lua_State *fe_sandbox_L(fe_sandbox *sb);
 /* The sandbox of a state made by fe_sandbox_new (for C functions). */
@@ -75,6 +80,11 @@ int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, 
 
 /* Does msg start with a place, "chunk:LINE: "? */
 int fe_sandbox_has_place(const char *msg);
+
+/* A Lua value for messages, without calling its metamethods ("a table",
+ * "'text'", "42"): a script's __tostring is its code and never runs from
+ * C. Static per-thread storage. */
+const char *fe_sandbox_describe(lua_State *L, int idx);
 
 /* The place where the function at idx was defined, "file:LINE", if it is
  * a script's Lua function (not C, not the fuseeng library's own code):

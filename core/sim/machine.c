@@ -35,7 +35,7 @@ typedef struct mfield {
     uint8_t positive;     /* > 0; otherwise >= 0 */
     size_t off, size;     /* where it lives in fe_machine */
     double min, max;      /* the sensible range (numbers) */
-    const char *range;    /* the same in words, for messages and README's machine table */
+    const char *range;    /* the same in words, for messages and docs/simulator.md */
     const char *help;     /* for "missing field" messages */
 } mfield;
 

@@ -3,9 +3,9 @@
  * A machine is a Lua data file (lua/machines/NAME.lua) that returns one
  * table of named fields; script/machine_file.c runs it in the sandbox and
  * machine.c checks every field (type, range, unknown names, consistency)
- * before the simulator sees it. The struct fields carry the file's names and units, so a reader of
- * gcu.lua and of this header sees the same words. README.md ("Simulator:
- * machine files and cost model") documents each field.
+ * before the simulator sees it. The struct fields carry the file's names
+ * and units, so a reader of gcu.lua and of this header sees the same words.
+ * docs/simulator.md documents each field.
  */
 #ifndef FE_MACHINE_H
 #define FE_MACHINE_H

@@ -1,8 +1,7 @@
 /* sim.h: the GCU simulator, a deterministic cost model of an accelerator
  * with a small fast L2 and a large slow L3 (device memory), described by a
  * machine file (machine.h). sim.c opens with the model, its formulas and its
- * limits; README.md ("Simulator: machine files and cost model") repeats
- * them for users.
+ * limits; docs/simulator.md repeats them for users.
  *
  * Two entry points: fe_sim_group prices one candidate group from a node
  * list (cheap, allocation-free for small groups: policies call it in

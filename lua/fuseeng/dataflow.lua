@@ -30,13 +30,10 @@
 -- is computed once per step and the answer memoised per (last, op): the
 -- driver asks once per node and pays a table lookup.
 
-local lpeg = require "lpeg"
 local dsl = require "fuseeng.dsl"
 local core = require "fuseeng.core"
 
-local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
-local C, Cp, Ct = lpeg.C, lpeg.Cp, lpeg.Ct
-local expect, fail = dsl.expect, dsl.fail
+local P, R, S, V, C, Cp, Ct, expect, fail = dsl.vocabulary()
 
 local dataflow = {}
 

@@ -23,6 +23,12 @@ function dsl.is_failure(e)
   return getmetatable(e) == Failure
 end
 
+-- What both grammars are written with: lpeg's P, R, S, V, C, Cp, Ct and
+-- this module's expect and fail.
+function dsl.vocabulary()
+  return lpeg.P, lpeg.R, lpeg.S, lpeg.V, lpeg.C, lpeg.Cp, lpeg.Ct, dsl.expect, dsl.fail
+end
+
 -- `patt`, or else a failure at the current position. Used right after a
 -- token that commits the parser (an arrow, an opening bracket), where a
 -- silent backtrack would only move the error somewhere less helpful.

@@ -31,12 +31,9 @@
 -- tried in both operand orders and a variable used twice binds one tensor,
 -- even when a later goal forces an earlier choice to be revisited.
 
-local lpeg = require "lpeg"
 local dsl = require "fuseeng.dsl"
 
-local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
-local C, Cp, Ct = lpeg.C, lpeg.Cp, lpeg.Ct
-local expect, fail = dsl.expect, dsl.fail
+local P, R, S, V, C, Cp, Ct, expect, fail = dsl.vocabulary()
 
 local pattern = {}
 

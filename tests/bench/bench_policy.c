@@ -13,7 +13,7 @@
 
 #include "engine.h"
 #include "load.h"
-#include "run.h"
+#include "planning.h"
 
 static const char smart[] =
     "local fe = require 'fuseeng'\n"

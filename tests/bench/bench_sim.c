@@ -16,10 +16,13 @@
 #include <time.h>
 
 #include "engine.h"
+#include "machine_file.h"
 #include "load.h"
+#include "legality.h"
 #include "machine.h"
+#include "machine_file.h"
 #include "plan.h"
-#include "run.h"
+#include "planning.h"
 #include "sandbox.h"
 #include "sim.h"
 

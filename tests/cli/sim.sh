@@ -7,7 +7,7 @@
 M=examples/models/llama2_7b_layer.json
 
 expect_ok "run reports plan vs unfused" '^speedup [0-9.]+x' "$FUSEENG" run "$M" --policy fuse_all
-expect_ok "run --verbose adds a line per group" 'tiled x[0-9]+' "$FUSEENG" run "$M" --policy fuse_all --verbose
+expect_ok "run --verbose adds a line per group" 'tiled x[0-9]+' "$FUSEENG" run "$M" --policy gcu_tlf --verbose
 expect_ok "--machine gcu_big" 'machine gcu_big: 50.0 MiB L2' "$FUSEENG" run "$M" --policy fuse_all --machine gcu_big
 check "run --plan-out --trace" "$FUSEENG" run "$M" --policy fuse_all --plan-out "$T/plan.json" --trace "$T/trace.json"
 if grep -q '"traceEvents"' "$T/trace.json" && grep -q '"ph": *"X"' "$T/trace.json" &&

@@ -1,4 +1,4 @@
-/* lua_bench.c: measurement on the real CPU kernels for benchmark-driven
+/* ctx_bench.c: measurement on the real CPU kernels for benchmark-driven
  * policies:
  *
  *   ctx:bench(group [, {split = k, kernel = "name"}])
@@ -23,11 +23,11 @@
 #include <time.h>
 
 #include "choice.h"
-#include "exec.h"
+#include "ctx_bench.h"
 #include "groupkey.h"
-#include "lua_bench.h"
+#include "lua_fields.h"
 #include "lua_graph.h"
-#include "run.h"
+#include "sandbox.h"
 #include "sim.h"
 #include "timing.h"
 
@@ -40,35 +40,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* The result table from a measurement. */
 static void push_result(lua_State *L, const fe_bench_group *b)
 {
     lua_createtable(L, 0, 14);
-    set_num(L, "fused", b->fused.median_ms);
-    set_num(L, "separate", b->members_ms);
-    set_num(L, "speedup", b->fused.median_ms > 0 ? b->members_ms / b->fused.median_ms : 0);
-    set_num(L, "min", b->fused.min_ms);
-    set_num(L, "max", b->fused.max_ms);
-    set_num(L, "spread", b->fused.spread_ms);
-    lua_pushinteger(L, b->fused.reps);
-    lua_setfield(L, -2, "reps");
+    fe_lf_num(L, "fused", b->fused.median_ms);
+    fe_lf_num(L, "separate", b->members_ms);
+    fe_lf_num(L, "speedup", b->fused.median_ms > 0 ? b->members_ms / b->fused.median_ms : 0);
+    fe_lf_num(L, "min", b->fused.min_ms);
+    fe_lf_num(L, "max", b->fused.max_ms);
+    fe_lf_num(L, "spread", b->fused.spread_ms);
+    fe_lf_int(L, "reps", b->fused.reps);
     const fe_k_choice *c = fe_k_choice_get(b->kernel);
-    lua_pushstring(L, c ? c->name : "auto");
-    lua_setfield(L, -2, "kernel");
-    lua_pushboolean(L, b->is_fused);
-    lua_setfield(L, -2, "fused_kernel");
-    lua_pushstring(L, b->how);
-    lua_setfield(L, -2, "how");
-    lua_pushinteger(L, b->bytes);
-    lua_setfield(L, -2, "bytes");
-    lua_pushinteger(L, b->members_bytes);
-    lua_setfield(L, -2, "separate_bytes");
+    fe_lf_str(L, "kernel", c ? c->name : "auto");
+    fe_lf_bool(L, "fused_kernel", b->is_fused);
+    fe_lf_str(L, "how", b->how);
+    fe_lf_int(L, "bytes", b->bytes);
+    fe_lf_int(L, "separate_bytes", b->members_bytes);
 }
 
 /* A shallow copy of the table at idx, so scripts cannot edit the cache. */
@@ -96,7 +84,7 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
         if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
             lua_tointeger(L, -1) > FE_SIM_MAX_SPLIT)
             luaL_error(L, "bench: split must be " FE_SIM_SPLIT_RULE ", got %s",
-                       fe_run_describe(L, -1));
+                       fe_sandbox_describe(L, -1));
         *split = (int)lua_tointeger(L, -1);
     }
     lua_pop(L, 1);
@@ -104,7 +92,7 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
         const char *name = lua_tostring(L, -1);
         int id = name && lua_type(L, -1) == LUA_TSTRING ? fe_k_choice_find(name) : -1;
         if (id < 0)
-            luaL_error(L, "bench: unknown kernel %s (choices: %s)", fe_run_describe(L, -1),
+            luaL_error(L, "bench: unknown kernel %s (choices: %s)", fe_sandbox_describe(L, -1),
                        fe_k_choice_names());
         *kernel = id;
     }
@@ -124,17 +112,17 @@ static int unmeasurable(lua_State *L, const fe_error *err)
     return 2;
 }
 
-static int l_bench(lua_State *L)
+int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
+                 fe_ctx_bench_state *st)
 {
-    fe_run *r = fe_run_from_upvalue(L);
     int split, kernel;
     bench_opts(L, 3, &split, &kernel);
     int32_t buf[64], *heap;
-    int n = fe_lg_group_arg(L, 2, r->g, buf, 64, &heap);
+    int n = fe_lg_group_arg(L, 2, g, buf, 64, &heap);
     const int32_t *nodes = heap ? heap : buf;
 
     char key[17], slot[64];
-    if (fe_group_exact_key(r->g, nodes, n, key) != FE_OK) {
+    if (fe_group_exact_key(g, nodes, n, key) != FE_OK) {
         free(heap);
         return luaL_error(L, "bench: out of memory");
     }
@@ -150,26 +138,27 @@ static int l_bench(lua_State *L)
     lua_pop(L, 1);
 
     fe_error err = {0};
-    double budget = r->e->bench_budget > 0 ? r->e->bench_budget : 60.0;
-    if (r->bench_seconds >= budget) {
+    if (budget <= 0)
+        budget = 60.0;
+    if (st->seconds >= budget) {
         free(heap);
         lua_pushnil(L);
         lua_pushfstring(L, "this run has spent its %f s measuring budget (--bench-budget)",
                         (lua_Number)budget);
         return 2;
     }
-    if (!r->exec) {
+    if (!st->exec) {
         fe_exec_opts eo = {.seed = 1, .lazy = 1};
-        if (!(r->exec = fe_exec_new(r->g, &eo, &err))) {
+        if (!(st->exec = fe_exec_new(g, &eo, &err))) {
             free(heap);
             return unmeasurable(L, &err);
         }
     }
-    fe_bench_opts bo = {.budget_s = r->e->bench_item > 0 ? r->e->bench_item : 0.05};
+    fe_bench_opts bo = {.budget_s = item > 0 ? item : 0.05};
     fe_bench_group b;
     double t0 = now_s();
-    int rc = fe_bench_group_run(r->exec, nodes, n, split, kernel, &bo, &b, &err);
-    r->bench_seconds += now_s() - t0;
+    int rc = fe_bench_group_run(st->exec, nodes, n, split, kernel, &bo, &b, &err);
+    st->seconds += now_s() - t0;
     free(heap);
     if (rc != FE_OK)
         return unmeasurable(L, &err);
@@ -183,7 +172,8 @@ static int l_bench(lua_State *L)
     return 1;
 }
 
-void fe_lua_bench_open(lua_State *L)
+void fe_ctx_bench_end(fe_ctx_bench_state *st)
 {
-    fe_run_add_ctx_method(L, "bench", l_bench);
+    fe_exec_free(st->exec);
+    st->exec = NULL;
 }

@@ -1,0 +1,182 @@
+/* ctx.c: the ctx a policy's hooks receive, built here and only here.
+ *
+ *   ctx.graph, ctx.policy (name), ctx.driver, ctx.params (the policy's)
+ *   ctx.round          the greedy driver's round (it updates the field)
+ *   ctx.state          the policy's scratch table for this run
+ *   ctx.machine        the machine file's fields (ctx_sim.c)
+ *   ctx.profile        :lookup(group) in the engine's profile; nil without one
+ *   ctx:log(...)       a note in the decision log
+ *   ctx:simulate(group [, {split = k}])           ctx_sim.c
+ *   ctx:simulate_unfused(group)                   ctx_sim.c
+ *   ctx:simulate_parts(group [, {split = k | fn}]) ctx_sim.c
+ *   ctx:bench(group [, {split = k, kernel = name}]) ctx_bench.c
+ *
+ * ctx is a table whose metatable refuses new fields (registered here on
+ * first use, so an engine opens nothing). Its methods are closures over a
+ * handle of the run that fe_ctx_end cuts, so a ctx kept by a script
+ * cannot reach a finished run.
+ */
+#include <lauxlib.h>
+
+#include "ctx.h"
+#include "ctx_bench.h"
+#include "ctx_sim.h"
+#include "lua_fields.h"
+#include "lua_graph.h"
+#include "ops.h"
+
+#define CTX_MT "fuseeng.ctx"
+
+/* The upvalue of every method: the run, until it ends. */
+typedef struct handle {
+    fe_run *r;
+    fe_ctx_bench_state bench;
+} handle;
+
+static handle *live_handle(lua_State *L)
+{
+    handle *h = lua_touserdata(L, lua_upvalueindex(1));
+    if (!h || !h->r)
+        luaL_error(L, "this ctx belongs to a finished run");
+    return h;
+}
+
+static fe_run *live_run(lua_State *L)
+{
+    return live_handle(L)->r;
+}
+
+static int l_log(lua_State *L)
+{
+    fe_run *r = live_run(L);
+    luaL_Buffer b;
+    int n = lua_gettop(L);
+    luaL_buffinit(L, &b);
+    for (int i = 2; i <= n; i++) {   /* 1 is ctx (method call) */
+        if (i > 2)
+            luaL_addchar(&b, ' ');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    fe_run_note(r, NULL, 0, lua_tostring(L, -1));
+    return 0;
+}
+
+static int l_simulate(lua_State *L)
+{
+    fe_run *r = live_run(L);
+    return fe_ctx_simulate(L, r->g, r->env.machine);
+}
+
+static int l_simulate_unfused(lua_State *L)
+{
+    fe_run *r = live_run(L);
+    return fe_ctx_simulate_unfused(L, r->g, r->env.machine);
+}
+
+static int l_simulate_parts(lua_State *L)
+{
+    fe_run *r = live_run(L);
+    return fe_ctx_simulate_parts(L, r->g, r->env.machine);
+}
+
+static int l_bench(lua_State *L)
+{
+    handle *h = live_handle(L);
+    return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
+}
+
+/* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single
+ * times summed, and the fused time by exact key, then compat key. Returns
+ * a table: separate (ms, or nil if some member has no time: then missing
+ * = its op), fused (ms, or nil), key ("exact" or "compat": which key gave
+ * the fused time). */
+static int l_profile_lookup(lua_State *L)
+{
+    fe_run *r = live_run(L);
+    int n;
+    const int32_t *nodes = fe_lg_group_nodes(L, 2, r->g, &n);
+    if (!nodes)
+        return luaL_error(L, "profile:lookup expects a group (call it as ctx.profile:lookup(group))");
+    fe_profile_lookup res;
+    fe_profile_lookup_group(r->env.profile, r->g, nodes, n, &res);
+    lua_createtable(L, 0, 4);
+    if (res.have_separate)
+        fe_lf_num(L, "separate", res.separate_ms);
+    else
+        fe_lf_str(L, "missing", fe_node_op_name(fe_graph_node(r->g, res.missing)));
+    if (res.have_fused) {
+        fe_lf_num(L, "fused", res.fused_ms);
+        fe_lf_str(L, "key", res.fused_exact ? "exact" : "compat");
+    }
+    return 1;
+}
+
+static const luaL_Reg METHODS[] = {
+    {"log", l_log},
+    {"simulate", l_simulate},
+    {"simulate_unfused", l_simulate_unfused},
+    {"simulate_parts", l_simulate_parts},
+    {"bench", l_bench},
+    {NULL, NULL},
+};
+
+static int ctx_newindex(lua_State *L)
+{
+    return luaL_error(L, "ctx is read-only; keep per-run data in ctx.state");
+}
+
+void fe_ctx_push(fe_run *r)
+{
+    lua_State *L = r->L;
+    lua_createtable(L, 0, 16);
+    lua_pushvalue(L, r->gidx);
+    lua_setfield(L, -2, "graph");
+    fe_lf_str(L, "policy", r->env.policy);
+    fe_run_rawfield(L, r->ptab, "params");
+    lua_setfield(L, -2, "params");
+    fe_lf_str(L, "driver", r->env.driver);
+    fe_lf_int(L, "round", 0);
+    lua_newtable(L);
+    lua_setfield(L, -2, "state");
+    fe_ctx_push_machine(L, r->env.machine);
+    lua_setfield(L, -2, "machine");
+    handle *h = lua_newuserdatauv(L, sizeof *h, 0);
+    *h = (handle){.r = r};
+    if (r->env.profile) {
+        lua_createtable(L, 0, 1);
+        lua_pushvalue(L, -2);
+        lua_pushcclosure(L, l_profile_lookup, 1);
+        lua_setfield(L, -2, "lookup");
+        lua_setfield(L, -3, "profile");
+    }
+    luaL_setfuncs(L, METHODS, 1);   /* pops the handle */
+    if (luaL_newmetatable(L, CTX_MT)) {
+        lua_pushcfunction(L, ctx_newindex);
+        lua_setfield(L, -2, "__newindex");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_setmetatable(L, -2);
+    r->ctx = lua_gettop(L);
+}
+
+void fe_ctx_end(fe_run *r)
+{
+    if (!r->ctx)
+        return;
+    /* The handle is the upvalue of ctx.log; cutting it cuts every method. */
+    lua_State *L = r->L;
+    lua_pushliteral(L, "log");
+    lua_rawget(L, r->ctx);
+    if (lua_getupvalue(L, -1, 1)) {
+        handle *h = lua_touserdata(L, -1);
+        if (h) {
+            h->r = NULL;
+            fe_ctx_bench_end(&h->bench);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}

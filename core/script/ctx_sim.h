@@ -1,0 +1,21 @@
+/* ctx_sim.h: the simulator as ctx offers it (ctx_sim.c); ctx.c makes the
+ * methods. Each takes its Lua arguments from index 2 on (1 is ctx) and
+ * pushes one result table, or raises a Lua error at the policy's line. */
+#ifndef FE_CTX_SIM_H
+#define FE_CTX_SIM_H
+
+#include <lua.h>
+
+#include "graph.h"
+#include "machine.h"
+
+/* ctx:simulate(group [, {split = k}]) */
+int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m);
+/* ctx:simulate_unfused(group) */
+int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m);
+/* ctx:simulate_parts(group [, {split = k or function(part)}]) */
+int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m);
+/* Push the machine as a plain table (its file's field names): ctx.machine. */
+void fe_ctx_push_machine(lua_State *L, const fe_machine *m);
+
+#endif

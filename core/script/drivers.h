@@ -1,0 +1,59 @@
+/* drivers.h: the one list of what a policy table may hold and of the
+ * drivers that read it (drivers.c). fe.policy (lua/fuseeng.lua, through
+ * fuseeng.core), the checker (policy.c) and the planning run (planning.c)
+ * all read these tables; adding a driver is one row in FE_DRIVERS plus
+ * the driver's file. */
+#ifndef FE_DRIVERS_H
+#define FE_DRIVERS_H
+
+#include <stddef.h>
+
+#include "run.h"
+
+/* A field of a policy table. */
+typedef struct fe_policy_field {
+    const char *name;
+    int type;                 /* its Lua type in a policy fe.policy made (LUA_T...) */
+    int source_type;          /* another type fe.policy accepts and compiles into
+                                 `type` (dataflow text), or LUA_TNONE */
+    const char *const *words; /* a string field's allowed values, NULL-ended, the
+                                 first the default; NULL for any string */
+} fe_policy_field;
+
+/* A driver: the C loop that proposes candidates and asks the hooks. */
+typedef struct fe_driver {
+    const char *name;
+    int (*drive)(fe_run *r);  /* grows r->part; returns r->status (see below) */
+    const char *const *hooks; /* the hooks it calls, NULL-ended (every driver
+                                 also runs split and kernel on the final groups) */
+    const char *needs;        /* the field it cannot run without, or NULL */
+    const char *needs_what;   /* that field in messages: "the X driver needs ..." */
+    /* Check the needed field of the policy table at t beyond its type; 0,
+     * or 1 with the problem written to why. NULL: nothing to check. */
+    int (*check)(lua_State *L, int t, char *why, size_t size);
+} fe_driver;
+
+extern const fe_policy_field FE_POLICY_FIELDS[];
+extern const int FE_NPOLICY_FIELDS;
+extern const fe_driver FE_DRIVERS[];
+extern const int FE_NDRIVERS;
+
+/* The driver called name, or NULL. */
+const fe_driver *fe_driver_find(const char *name);
+
+/* "a, b, c or d": the drivers' names (quoted = 0), or a field's words
+ * (quoted = 1), into buf. */
+const char *fe_driver_names(char *buf, size_t size);
+const char *fe_policy_field_words(const fe_policy_field *f, char *buf, size_t size);
+
+/* Drivers (driver_*.c). Each grows r->part and returns r->status; a
+ * driver ends early, returning FE_OK, when fe_run_over says the policy is
+ * disabled. */
+int fe_drive_greedy(fe_run *r);
+int fe_drive_patterns(fe_run *r);
+int fe_drive_dataflow(fe_run *r);
+int fe_drive_plan(fe_run *r);
+/* The patterns driver's list beyond its type (driver_patterns.c). */
+int fe_drive_patterns_check(lua_State *L, int t, char *why, size_t size);
+
+#endif

@@ -1,0 +1,26 @@
+/* lua_fields.h: setting a field of the table on top of the Lua stack, for
+ * the bindings that build result tables (ctx's figures, fuseeng.core). */
+#ifndef FE_LUA_FIELDS_H
+#define FE_LUA_FIELDS_H
+
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void fe_lf_num(lua_State *L, const char *k, double v);
+void fe_lf_int(lua_State *L, const char *k, int64_t v);
+void fe_lf_str(lua_State *L, const char *k, const char *v);   /* v NULL: nil */
+void fe_lf_bool(lua_State *L, const char *k, int v);
+
+/* A member of a C struct shown to Lua: its Lua name, offset and C type. */
+typedef enum { FE_LF_NUM, FE_LF_I64, FE_LF_I32, FE_LF_BOOL8, FE_LF_BOOL } fe_lf_type;
+typedef struct fe_lf_member {
+    const char *name;
+    size_t offset;
+    fe_lf_type type;
+} fe_lf_member;
+
+/* Set the n members of the struct at base as fields. */
+void fe_lf_members(lua_State *L, const void *base, const fe_lf_member *m, int n);
+
+#endif
