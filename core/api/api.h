@@ -55,7 +55,7 @@ const fe_machine *fe_api_machine(const fe_engine *e);
 int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err);
 /* The graph behind a model. */
 const fe_graph *fe_api_graph(const fe_model *m);
-/* Wrap g (taken) into a model; NULL with FE_ENOMEM (g freed) or when g is NULL. */
+/* Wrap g (taken) into a model: fe_model_wrap (script/model.h). */
 fe_model *fe_api_model(fe_graph *g, fe_error *err);
 
 /* ---- saved plans (api_files.c), for reports ---- */

@@ -43,16 +43,7 @@ const fe_graph *fe_api_graph(const fe_model *m)
 
 fe_model *fe_api_model(fe_graph *g, fe_error *err)
 {
-    if (!g)
-        return NULL;
-    fe_model *m = malloc(sizeof *m);
-    if (!m) {
-        fe_graph_free(g);
-        fe_error_set(err, FE_ENOMEM, "out of memory");
-        return NULL;
-    }
-    m->g = g;
-    return m;
+    return fe_model_wrap(g, err);
 }
 
 const char *fe_engine_home(const fe_engine *e)

@@ -46,8 +46,12 @@ static fe_model *load(const char *path, const char *json, size_t len, const char
     fe_dimset ds;
     if (parse_dims(dims, &ds, names, np, vals, 32, err))
         return NULL;
-    fe_graph *g = path ? fe_load_model_file(path, &ds, err)
-                       : fe_load_model_buffer(json, len, label, &ds, err);
+    return fe_model_wrap(path ? fe_load_model_file(path, &ds, err)
+                              : fe_load_model_buffer(json, len, label, &ds, err), err);
+}
+
+fe_model *fe_model_wrap(fe_graph *g, fe_error *err)
+{
     if (!g)
         return NULL;
     fe_model *m = malloc(sizeof *m);

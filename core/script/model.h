@@ -9,4 +9,9 @@ struct fe_model {
     fe_graph *g;
 };
 
+/* A model handle owning g (caller frees with fe_model_free); NULL if g is
+ * NULL (err already set by whoever failed to make it), or with FE_ENOMEM,
+ * g freed, if the handle cannot be had. */
+fe_model *fe_model_wrap(fe_graph *g, fe_error *err);
+
 #endif
