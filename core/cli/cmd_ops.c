@@ -7,7 +7,7 @@ static const char usage[] =
     "List the operators model files may use: pattern kind, number of inputs,\n"
     "attributes, FLOPs per output element and values per element held in\n"
     "registers (the simulator's register model), and a description. With OP,\n"
-    "only that op. The README's operator reference has the full semantics.\n";
+    "only that op. docs/formats.md (operator set) has the full semantics.\n";
 
 static int run(int argc, char **argv)
 {

@@ -22,7 +22,7 @@ static const char usage[] =
     "                      the machine it records unless --dim / --machine say\n"
     "                      otherwise; --ignore-model-name takes a plan made for\n"
     "                      another model\n"
-    "  --combine HOW       all | any | chain | vote (see the README)\n"
+    "  --combine HOW       all | any | chain | vote (docs/policy-guide.md)\n"
     "  --param K=V         override a policy parameter, typed by its default\n"
     "  --dim NAME=V        override a model dim\n"
     "  --plan-out FILE     write the plan (fuseeng.plan/1 JSON)\n"

@@ -68,7 +68,7 @@ typedef struct fe_engine_options {
     const char *machine;        /* machine name or file (gcu) */
     double bench_budget;        /* seconds ctx:bench may measure per run (60) */
     double max_seconds;         /* wall-clock seconds per run, loading included (300); see
-                                   the README's sandbox section for what it cannot stop */
+                                   docs/policy-guide.md (the sandbox) for what it cannot stop */
 } fe_engine_options;
 
 /* Version string of the library, e.g. "0.1.0"; static storage. */

@@ -7,7 +7,7 @@
 --
 -- Units: bytes, bytes per second, FLOP per second, microseconds. Every
 -- field is required except description; an unknown field is an error.
--- README.md, "Simulator: machine files and cost model", explains each one.
+-- docs/simulator.md ("Machine files") explains each one.
 local MiB, GiB = 1024 * 1024, 1024 * 1024 * 1024
 
 return {

@@ -4,7 +4,7 @@
 # (S=128, 512) to tiled ones (every fused group and split at S=512, 2048 and
 # 8192 is checked), TLF is never slower than AFE or unfused, the machine
 # file changes the plan, reasons carry the numbers, and bad params stop the
-# run. Every row of the README's "GCU policies (seed 004)" table is checked
+# run. Every row of docs/policy-guide.md's GCU policies (seed 004) table is checked
 # against what `fuseeng run` prints.
 . tests/lib.sh
 M=examples/models/llama2_7b_layer.json
@@ -128,9 +128,9 @@ for d in 2048 8192; do
     le "gcu_tlf <= gcu_afe on LLaMA at S=$d ($3 vs $1 us)" "$3" "$1"
 done
 # row POLICY S KERNELS TIME_MS SPEEDUP TILED [OVERFLOWING]: one row of the
-# README's table, as `fuseeng run MODEL --policy POLICY --dim S=S` prints it.
+# that table, as `fuseeng run MODEL --policy POLICY --dim S=S` prints it.
 row() {
-    name="README row: $1 at S=$2: $3 kernels, $4 ms, $5x, $6 tiled${7:+, $7 overflowing}"
+    name="policy-guide row: $1 at S=$2: $3 kernels, $4 ms, $5x, $6 tiled${7:+, $7 overflowing}"
     "$FUSEENG" run "$M" --policy "$1" --dim S="$2" >"$T/row.txt"
     if grep -Eq "^kernels +40 +$3 " "$T/row.txt" &&
        grep -Eq "^time +[0-9.]+ ms +$(echo "$4" | sed 's/\./\\./') ms $(echo "$5" | sed 's/\./\\./')x faster$" "$T/row.txt" &&
