@@ -115,8 +115,21 @@ static int add_fault(fe_ab *ab, const char *fault)
     return 0;
 }
 
-static int measure(fe_engine *e, fe_ab *ab, fe_policy *p, const fe_model *m, const fe_report *base,
-                   cpu_model *cm, cell *c, fe_error *err)
+/* The plan's simulated totals on e's machine (a report against unfused
+ * would simulate the model's unfused plan again for every policy). */
+static int sim_totals(fe_engine *e, const fe_plan *p, fe_sim_totals *t, fe_error *err)
+{
+    fe_sim_report r;
+    int rc = fe_sim_plan(p, fe_api_machine(e), &r, err);
+    if (rc == FE_OK) {
+        *t = r.total;
+        fe_sim_report_free(&r);
+    }
+    return rc;
+}
+
+static int measure(fe_engine *e, fe_ab *ab, fe_policy *p, const fe_model *m,
+                   const fe_sim_totals *bt, cpu_model *cm, cell *c, fe_error *err)
 {
     fe_plan_stats stats;
     fe_plan *plan = fe_policy_plan(p, m, &stats, err);
@@ -126,21 +139,17 @@ static int measure(fe_engine *e, fe_ab *ab, fe_policy *p, const fe_model *m, con
         fe_plan_free(plan);
         return fe_error_set(err, FE_ENOMEM, "out of memory");
     }
-    fe_report *r = NULL;
-    if ((cm && cpu_measure(cm, plan, c, err) != FE_OK) || !(r = fe_engine_simulate(e, plan, err))) {
+    fe_sim_totals pt;
+    if ((cm && cpu_measure(cm, plan, c, err) != FE_OK) || sim_totals(e, plan, &pt, err) != FE_OK) {
         fe_plan_free(plan);
         return -1;
     }
-    fe_figures pf, bf;
-    fe_report_figures(r, 0, &pf);
-    fe_report_figures(base, 1, &bf);
-    c->kernels = pf.kernels;
-    c->tiled = pf.tiled;
-    c->time_s = pf.time_s;
-    c->speedup = pf.time_s > 0 ? bf.time_s / pf.time_s : 0;
-    c->l3_bytes = pf.l3_bytes;
-    c->mem_peak = pf.mem_peak;
-    fe_report_free(r);
+    c->kernels = pt.kernels;
+    c->tiled = pt.tiled;
+    c->time_s = pt.time_s;
+    c->speedup = pt.time_s > 0 ? bt->time_s / pt.time_s : 0;
+    c->l3_bytes = pt.l3_bytes;
+    c->mem_peak = pt.mem_peak;
     fe_plan_free(plan);
     return 0;
 }
@@ -151,17 +160,15 @@ static int one_model(fe_engine *e, const fe_ab_options *o, fe_ab *ab, int mi, fe
     const char *path = o->models[mi];
     fe_model *m = load_model(path, o, err);
     fe_plan *base = m ? fe_model_unfused(m, err) : NULL;
-    fe_report *brep = base ? fe_engine_simulate(e, base, err) : NULL;
+    fe_sim_totals bt;
     int rc = FE_OK;
-    if (!brep) {
+    if (!base || sim_totals(e, base, &bt, err) != FE_OK) {
         rc = err ? err->code : FE_EINPUT;
         goto out;
     }
     const fe_graph *g = fe_api_graph(m);
-    fe_figures bf;
-    fe_report_figures(brep, 0, &bf);
     snprintf(ab->mnames[mi], sizeof ab->mnames[mi], "%s", g->name[0] ? g->name : path);
-    ab->base_ms[mi] = bf.time_s * 1e3;
+    ab->base_ms[mi] = bt.time_s * 1e3;
     cpu_model cm;
     if (o->measure && cpu_begin(g, o->budget, &cm, err) != FE_OK) {
         fe_error_prefix(err, "%s: --measure: ", path);
@@ -170,7 +177,7 @@ static int one_model(fe_engine *e, const fe_ab_options *o, fe_ab *ab, int mi, fe
     if (o->measure)
         ab->cpu_ms[mi] = cm.base.median_ms;
     for (int pi = 0; pi < o->npolicies && rc == FE_OK; pi++)
-        if (measure(e, ab, o->policies[pi], m, brep, o->measure ? &cm : NULL,
+        if (measure(e, ab, o->policies[pi], m, &bt, o->measure ? &cm : NULL,
                     &ab->cells[mi * o->npolicies + pi], err) != 0) {
             fe_error_prefix(err, "%s with %s: ", path, ab->pnames[pi]);
             rc = err ? err->code : FE_ERUNTIME;
@@ -178,7 +185,6 @@ static int one_model(fe_engine *e, const fe_ab_options *o, fe_ab *ab, int mi, fe
     if (o->measure)
         cpu_end(&cm);
 out:
-    fe_report_free(brep);
     fe_plan_free(base);
     fe_model_free(m);
     return rc;
