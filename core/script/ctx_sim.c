@@ -134,21 +134,6 @@ int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m
     return 1;
 }
 
-/* Add one kernel's figures to the sum of separate kernels. */
-static void add_kernel(fe_sim_group_result *sum, const fe_sim_group_result *one)
-{
-    sum->fits &= one->fits;
-#define MAX_OF(f) sum->f = one->f > sum->f ? one->f : sum->f
-    MAX_OF(regs); MAX_OF(split); MAX_OF(split_default); MAX_OF(working_set);
-    MAX_OF(l2_peak); MAX_OF(l2_occupancy);
-#undef MAX_OF
-#define SUM_OF(f) sum->f += one->f
-    SUM_OF(nodes); SUM_OF(flops); SUM_OF(l3_bytes); SUM_OF(l2_bytes); SUM_OF(spill_bytes);
-    SUM_OF(overflow_bytes); SUM_OF(reread_bytes); SUM_OF(intermediate_bytes);
-    SUM_OF(time_s); SUM_OF(launch_s); SUM_OF(compute_s); SUM_OF(memory_s);
-#undef SUM_OF
-}
-
 int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m)
 {
     int kind = split_option(L, 3, "simulate_parts");
@@ -178,7 +163,11 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m)
             lua_pop(L, 1);
         }
         price(L, g, m, part, 0, split, &one);
-        add_kernel(&sum, &one);
+        fe_sim_result_add(&sum, &one);
+        if (one.split > sum.split)
+            sum.split = one.split;
+        if (one.split_default > sum.split_default)
+            sum.split_default = one.split_default;
         lua_pop(L, 1);
     }
     push_result(L, &sum);

@@ -685,38 +685,29 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
             free(heap);
             return too_large(err, 1, 0);
         }
-        sum.collective |= one.collective;
-        sum.fits &= one.fits;
-        if (one.regs > sum.regs)
-            sum.regs = one.regs;
-        if (one.spill_regs > sum.spill_regs)
-            sum.spill_regs = one.spill_regs;
-        if (one.working_set > sum.working_set)
-            sum.working_set = one.working_set;
-        if (one.l2_peak > sum.l2_peak)
-            sum.l2_peak = one.l2_peak;
-        if (one.l2_occupancy > sum.l2_occupancy)
-            sum.l2_occupancy = one.l2_occupancy;
-        sum.flops += one.flops;
-        sum.l3_read += one.l3_read;
-        sum.l3_write += one.l3_write;
-        sum.l3_bytes += one.l3_bytes;
-        sum.l2_bytes += one.l2_bytes;
-        sum.spill_bytes += one.spill_bytes;
-        sum.collective_bytes += one.collective_bytes;
-        sum.time_s += one.time_s;
-        sum.launch_s += one.launch_s;
-        sum.collective_s += one.collective_s;
-        sum.compute_s += one.compute_s;
-        sum.memory_s += one.memory_s;
-        sum.l3_s += one.l3_s;
-        sum.l2_s += one.l2_s;
-        sum.spill_s += one.spill_s;
+        fe_sim_result_add(&sum, &one);
     }
-    sum.nodes = n;
     *out = sum;
     free(heap);
     return finite_time(sum.time_s, m, err);
+}
+
+void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
+{
+    sum->nodes += one->nodes;
+    sum->collective |= one->collective;
+    sum->fits &= one->fits;
+#define MAX_OF(f) sum->f = one->f > sum->f ? one->f : sum->f
+    MAX_OF(regs); MAX_OF(spill_regs); MAX_OF(working_set); MAX_OF(l2_peak);
+    MAX_OF(l2_occupancy);
+#undef MAX_OF
+#define SUM_OF(f) sum->f += one->f
+    SUM_OF(flops); SUM_OF(l3_read); SUM_OF(l3_write); SUM_OF(l3_bytes); SUM_OF(reread_bytes);
+    SUM_OF(overflow_bytes); SUM_OF(intermediate_bytes); SUM_OF(l2_bytes); SUM_OF(spill_bytes);
+    SUM_OF(collective_bytes); SUM_OF(time_s); SUM_OF(launch_s); SUM_OF(tile_s);
+    SUM_OF(collective_s); SUM_OF(compute_s); SUM_OF(memory_s); SUM_OF(l3_s); SUM_OF(l2_s);
+    SUM_OF(spill_s);
+#undef SUM_OF
 }
 
 /* ---- plans ---- */

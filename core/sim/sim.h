@@ -73,6 +73,12 @@ int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, i
 int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
                    fe_sim_group_result *out, fe_error *err);
 
+/* Add one kernel's figures to a sum of kernels run one after another
+ * (unfused nodes, a candidate's parts): counts, traffic, FLOPs and times
+ * add up; registers, working set and L2 peaks are the largest; the sum
+ * fits only if every kernel does. The splits are the caller's to set. */
+void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one);
+
 /* Whole-plan totals. */
 typedef struct fe_sim_totals {
     int32_t kernels;
