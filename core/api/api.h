@@ -44,9 +44,6 @@ char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int for
 /* Sets err to FE_EINPUT "fn: what is NULL" when p is NULL; returns 1 then. */
 int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);
 
-/* "dims": {NAME: value, ...} of g, on one line (api_model.c). */
-void fe_api_dims_json(const fe_graph *g, fe_jw *w);
-
 /* ---- engine internals (api_engine.c) ---- */
 
 /* The machine e plans and simulates for. */

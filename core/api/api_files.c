@@ -14,6 +14,7 @@
 #include "api.h"
 #include "load.h"
 #include "plan_json.h"
+#include "save.h"
 
 #define MAX_DIMS 128
 
@@ -311,7 +312,7 @@ void fe_api_saved_json(const fe_saved_plan *s, fe_jw *w)
     fe_jw_str(w, source_word(machine_source(s)));
     fe_jw_key(w, "plan_machine");
     fe_jw_str(w, s->pf.machine);
-    fe_api_dims_json(g, w);
+    fe_save_dims(w, g, 1);
     fe_jw_key(w, "dims_from");
     fe_jw_obj_flat(w);
     for (int32_t d = 0; d < g->ndims; d++) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "save.h"
 #include "ops.h"
 #include "units.h"
 
@@ -46,17 +47,6 @@ static void sorted_ops(const summary *s, int *order)
     qsort_r(order, FE_NOPS, sizeof *order, by_count_desc, (void *)s->ops);
 }
 
-void fe_api_dims_json(const fe_graph *g, fe_jw *w)
-{
-    fe_jw_key(w, "dims");
-    fe_jw_obj_flat(w);
-    for (int32_t d = 0; d < g->ndims; d++) {
-        fe_jw_key(w, fe_graph_str(g, g->dims[d].name));
-        fe_jw_int(w, g->dims[d].value);
-    }
-    fe_jw_end(w);
-}
-
 static void summary_json(const fe_graph *g, const summary *s, FILE *f)
 {
     fe_jw w;
@@ -68,7 +58,7 @@ static void summary_json(const fe_graph *g, const summary *s, FILE *f)
     fe_jw_str(&w, g->name);
     fe_jw_key(&w, "file");
     fe_jw_str(&w, g->file);
-    fe_api_dims_json(g, &w);
+    fe_save_dims(&w, g, 1);
     fe_jw_key(&w, "nodes");
     fe_jw_int(&w, g->nnodes);
     fe_jw_key(&w, "tensors");

@@ -80,6 +80,20 @@ static void write_node(fe_jw *w, const fe_graph *g, const fe_node *n)
     fe_jw_end(w);
 }
 
+void fe_save_dims(fe_jw *w, const fe_graph *g, int flat)
+{
+    fe_jw_key(w, "dims");
+    if (flat)
+        fe_jw_obj_flat(w);
+    else
+        fe_jw_obj(w);
+    for (int32_t d = 0; d < g->ndims; d++) {
+        fe_jw_key(w, fe_graph_str(g, g->dims[d].name));
+        fe_jw_int(w, g->dims[d].value);
+    }
+    fe_jw_end(w);
+}
+
 int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err)
 {
     fe_jw w;
@@ -91,13 +105,7 @@ int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err)
     fe_jw_str(&w, g->name);
     fe_jw_key(&w, "source");
     fe_jw_str(&w, g->source);
-    fe_jw_key(&w, "dims");
-    fe_jw_obj(&w);
-    for (int32_t d = 0; d < g->ndims; d++) {
-        fe_jw_key(&w, fe_graph_str(g, g->dims[d].name));
-        fe_jw_int(&w, g->dims[d].value);
-    }
-    fe_jw_end(&w);
+    fe_save_dims(&w, g, 0);
     fe_jw_key(&w, "tensors");
     fe_jw_obj(&w);
     for (int32_t t = 0; t < g->ntensors; t++)

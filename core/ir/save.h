@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "graph.h"
+#include "jsonw.h"
 
 /* Write g to f as a fuseeng.model/1 document: declared tensors as declared
  * (dim names kept), inferred ones left out, nodes in topological order.
@@ -14,5 +15,9 @@ int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err);
 
 /* The same into a file at path. */
 int fe_save_model_file(const fe_graph *g, const char *path, int indent, fe_error *err);
+
+/* "dims": {NAME: value, ...} of g into w (the model file's member; plan
+ * files and summaries carry it too), on one line when flat. */
+void fe_save_dims(fe_jw *w, const fe_graph *g, int flat);
 
 #endif

@@ -31,6 +31,7 @@
 #include "jsonw.h"
 #include "legality.h"
 #include "plan_json.h"
+#include "save.h"
 
 static const char *str_or(const fe_plan *p, int32_t id, const char *dflt)
 {
@@ -158,15 +159,8 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
         fe_jw_str(&w, str_or(p, p->machine, ""));
     else
         fe_jw_null(&w);
-    if (g->ndims) {
-        fe_jw_key(&w, "dims");
-        fe_jw_obj_flat(&w);
-        for (int32_t d = 0; d < g->ndims; d++) {
-            fe_jw_key(&w, fe_graph_str(g, g->dims[d].name));
-            fe_jw_int(&w, g->dims[d].value);
-        }
-        fe_jw_end(&w);
-    }
+    if (g->ndims)
+        fe_save_dims(&w, g, 1);
     write_groups(&w, p, extra);
     write_decisions(&w, p);
     fe_jw_key(&w, "summary");
