@@ -186,4 +186,49 @@ install: all
 clean:
 	rm -rf build
 
+# ---- Fuzzing (docs/testing.md) ----
+# make fuzz FUZZ_S=N: build the libFuzzer harnesses tests/fuzz/fuzz_*.c with
+# clang under ASan + UBSan (the library too, in build/fuzz/) and run each for
+# N seconds, at lower priority. make test replays the kept regression
+# inputs and the seeds through the same harnesses built with $(CC).
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_S ?= 60
+FUZZ_CC ?= clang
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Wno-pass-failed -fPIC -fopenmp -D_GNU_SOURCE $(ARCH_CFLAGS) \
+               $(FUZZ_SAN) -Icore/include
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/fuzz_%)
+
+$(foreach l,$(LAYERS),$(eval $(FUZZ_DIR)/obj/$(l)/%.o: LAYER_INC := $(INC_$(l))))
+
+$(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(call say,CLANG,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(LAYER_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/libfuseeng.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DIR)/libfuseeng.a
+	$(call say,CLANG,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(ALL_INC) $(PKG_CFLAGS) -o $@ $< \
+	    $(FUZZ_DIR)/libfuseeng.a $(filter-out -lgomp,$(LDLIBS))
+
+$(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(BUILD)/libfuseeng.a
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(ALL_INC) $(PKG_CFLAGS) -o $@ $< tests/fuzz/replay.c \
+	    $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+
+test: $(FUZZ_REPLAY)
+
+.PHONY: fuzz
+fuzz: all $(FUZZ_BIN)
+	@FUSEENG=$(BUILD)/fuseeng FUZZ_DIR=$(FUZZ_DIR) sh tests/fuzz/fuzz.sh $(FUZZ_S) $(FUZZ_TARGETS)
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -1,0 +1,41 @@
+#!/bin/sh
+# seeds.sh DIR: write the seed inputs of every fuzz target into DIR/TARGET/,
+# made from the project's own files (nothing generated is kept in git):
+#   model    examples/models/*.json, examples/bench/*.json, tests/fuzz/model.json
+#   plan     plans of tests/fuzz/model.json under every shipped policy (fuseeng run --plan-out)
+#   profile  a measured profile of tests/fuzz/model.json (fuseeng profile) and an InfiniCore one
+#   machine  lua/machines/*.lua
+#   policy   policies/*.lua
+#   pattern  pattern sources from tests/lua/test_pattern.lua, policies and docs
+# Needs $FUSEENG (the fuseeng command); lua5.4 for the pattern seeds.
+set -e
+out=$1
+FUSEENG=${FUSEENG:-build/fuseeng}
+mkdir -p "$out/model" "$out/plan" "$out/profile" "$out/machine" "$out/policy" "$out/pattern"
+cp examples/models/*.json examples/bench/*.json tests/fuzz/model.json "$out/model/"
+cp lua/machines/*.lua "$out/machine/"
+cp policies/*.lua "$out/policy/"
+for p in policies/*.lua; do
+    name=$(basename "$p" .lua)
+    "$FUSEENG" run tests/fuzz/model.json --policy "$name" --plan-out "$out/plan/$name.json" \
+        >/dev/null 2>&1 || echo "seeds.sh: no plan from policy $name" >&2
+done
+"$FUSEENG" profile tests/fuzz/model.json --policy fuse_all --budget 0.002 \
+    -o "$out/profile/measured.json" >/dev/null 2>&1 || echo "seeds.sh: no measured profile" >&2
+printf '{"single": {"silu": 0.012, "mul": 0.010, "add": 0.004, "rms_norm": 0.02},\n "fused": {"silu+mul": 0.013, "add+rms_norm": 0.021}}\n' \
+    >"$out/profile/infinicore.json"
+if command -v lua5.4 >/dev/null 2>&1; then
+    lua5.4 tests/fuzz/patterns.lua "$out/pattern" tests/lua/test_pattern.lua policies/*.lua docs/*.md
+else
+    printf 'add -> rms_norm' >"$out/pattern/p001"
+    printf 'silu(x) * y' >"$out/pattern/p002"
+fi
+# A dictionary for the pattern target: its syntax, the op names and kinds
+# (the coverage libFuzzer sees is the C code's, not the Lua grammar's).
+{
+    for tok in '->' '(' ')' '|' '+' '?' '*' '.' '@' ',' '-' '/' 'x' 'y' \
+        '@elemwise' '@broadcast' '@reduction' '@injective' '@out-fusable' '@out_fusable' '@opaque'; do
+        printf '"%s"\n' "$tok"
+    done
+    "$FUSEENG" ops | awk 'NR > 1 { printf "\"%s\"\n", $1 }'
+} >"$out/pattern.dict"
