@@ -214,9 +214,16 @@ int fe_profile_write(const fe_profile *p, const char *path, const char *machine,
     for (int s = 0; s < 2; s++) {
         const table *t = &p->t[s];
         for (int32_t id = 0; id < fe_strtab_count(t->keys); id++) {
+            const char *key = fe_strtab_str(t->keys, id);
             if (t->text[id] < 0)
                 continue;
-            fe_jw_key(&w, fe_strtab_str(t->keys, id));
+            /* One "shapes" object serves both tables: a key in both (a file
+             * can have it) gets the single one's text once, or the file
+             * would not read back (duplicate keys are refused). */
+            int32_t other = s ? fe_strtab_find(p->t[0].keys, key, strlen(key)) : -1;
+            if (other >= 0 && p->t[0].text[other] >= 0)
+                continue;
+            fe_jw_key(&w, key);
             fe_jw_str(&w, fe_strtab_str(p->texts, t->text[id]));
         }
     }
