@@ -2,8 +2,7 @@
 -- directory given as arg[1] one file per op-pattern source found in the
 -- files arg[2..]: the string literal after compile( or compile_error( (the
 -- pattern tests) and every string literal inside a `patterns = { ... }`
--- table (policies, docs), plus one file holding each file's patterns
--- together, separated by NUL bytes (the harness's list form).
+-- table (policies, docs).
 -- Plain Lua 5.4 (lua5.4), run by tests/fuzz/seeds.sh.
 
 -- The Lua string literal starting at s:sub(i, i) (a quote), evaluated, and
@@ -50,5 +49,4 @@ for k = 2, #arg do
     end
   end
   for _, v in ipairs(found) do write(v) end
-  if #found > 1 then write(table.concat(found, "\0", 1, math.min(#found, 8))) end
 end
