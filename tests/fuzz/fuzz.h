@@ -133,4 +133,27 @@ static inline void fz_check_error(const char *what, const fe_error *err)
     }
 }
 
+/* Text a call returned for people or files: freed, or its failure checked. */
+static inline void fz_text(char *text, const char *what, const fe_error *err)
+{
+    if (!text)
+        fz_check_error(what, err);
+    fe_free(text);
+}
+
+/* Simulate p on e's machine against unfused and format the report as text
+ * and JSON with every group (s, the plan file p came from, may be NULL). */
+static inline void fz_simulate(fe_engine *e, const fe_plan *p, const fe_saved_plan *s)
+{
+    fe_error err = {0};
+    fe_report *r = fe_engine_simulate(e, p, &err);
+    if (!r) {
+        fz_check_error("fe_engine_simulate", &err);
+        return;
+    }
+    for (int format = FE_FORMAT_TEXT; format <= FE_FORMAT_JSON; format++)
+        fz_text(fe_report_format(r, s, format | FE_WITH_GROUPS, &err), "fe_report_format", &err);
+    fe_report_free(r);
+}
+
 #endif

@@ -11,22 +11,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_check_error("fe_model_load_buffer", &err);
         return 0;
     }
-    for (int format = FE_FORMAT_TEXT; format <= FE_FORMAT_JSON; format++) {
-        char *text = fe_model_format(m, format, &err);
-        if (!text)
-            fz_check_error("fe_model_format", &err);
-        fe_free(text);
-    }
+    for (int format = FE_FORMAT_TEXT; format <= FE_FORMAT_JSON; format++)
+        fz_text(fe_model_format(m, format, &err), "fe_model_format", &err);
     fe_plan *p = fe_model_unfused(m, &err);
-    if (p) {
-        char *json = fe_plan_to_json(p, &err);
-        if (!json)
-            fz_check_error("fe_plan_to_json", &err);
-        fe_free(json);
-        fe_plan_free(p);
-    } else {
+    if (p)
+        fz_text(fe_plan_to_json(p, &err), "fe_plan_to_json", &err);
+    else
         fz_check_error("fe_model_unfused", &err);
-    }
+    fe_plan_free(p);
     fe_model_free(m);
     return 0;
 }

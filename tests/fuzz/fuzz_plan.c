@@ -11,35 +11,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fz_write(0, ".json", data, size);
     if (!path)
         return 0;
-    fe_engine *e = fz_engine();
     fe_error err = {0};
     fe_read_options o = {0};
     o.ignore_model_name = 1;
-    fe_saved_plan *s = fe_saved_plan_read(e, path, FZ_MODEL, &o, &err);
+    fe_saved_plan *s = fe_saved_plan_read(fz_engine(), path, FZ_MODEL, &o, &err);
     if (!s) {
         fz_check_error("fe_saved_plan_read", &err);
         return 0;
     }
-    char *setup = fe_saved_plan_format(s, FE_FORMAT_TEXT, &err);
-    if (!setup)
-        fz_check_error("fe_saved_plan_format", &err);
-    fe_free(setup);
-    fe_report *r = fe_engine_simulate(e, fe_saved_plan_plan(s), &err);
-    if (r) {
-        for (int format = FE_FORMAT_TEXT; format <= FE_FORMAT_JSON; format++) {
-            char *text = fe_report_format(r, s, format | FE_WITH_GROUPS, &err);
-            if (!text)
-                fz_check_error("fe_report_format", &err);
-            fe_free(text);
-        }
-        fe_report_free(r);
-    } else {
-        fz_check_error("fe_engine_simulate", &err);
-    }
-    char *json = fe_plan_to_json(fe_saved_plan_plan(s), &err);
-    if (!json)
-        fz_check_error("fe_plan_to_json", &err);
-    fe_free(json);
+    fz_text(fe_saved_plan_format(s, FE_FORMAT_TEXT, &err), "fe_saved_plan_format", &err);
+    fz_simulate(fz_engine(), fe_saved_plan_plan(s), s);
+    fz_text(fe_plan_to_json(fe_saved_plan_plan(s), &err), "fe_plan_to_json", &err);
     fe_saved_plan_free(s);
     return 0;
 }
