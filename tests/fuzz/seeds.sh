@@ -39,3 +39,8 @@ fi
     done
     "$FUSEENG" ops | awk 'NR > 1 { printf "\"%s\"\n", $1 }'
 } >"$out/pattern.dict"
+# Dictionaries for the Lua targets: the names their seeds use (fields,
+# drivers, hooks, ctx calls), which Lua compares where libFuzzer cannot see.
+words() { cat "$@" | grep -o '[A-Za-z_][A-Za-z_0-9]*' | sort -u | awk '{ printf "\"%s\"\n", $1 }'; }
+words policies/*.lua >"$out/policy.dict"
+words lua/machines/*.lua >"$out/machine.dict"
