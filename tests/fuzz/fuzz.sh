@@ -30,7 +30,7 @@ for t in "$@"; do
     # targets that run Lua are checked for leaks once, at exit, after the
     # engine is freed (a leak then names no input: replay the corpus).
     opts=
-    case $t in plan | machine | policy | pattern) opts=-detect_leaks=0 ;; esac
+    case $t in model | plan | machine | policy | pattern) opts=-detect_leaks=0 ;; esac
     [ -f "$FUZZ_DIR/seeds/$t.dict" ] && opts="$opts -dict=$FUZZ_DIR/seeds/$t.dict"
     nice -n 5 "$FUZZ_DIR/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$found/" $opts \
