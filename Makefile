@@ -231,4 +231,6 @@ test: $(FUZZ_REPLAY)
 fuzz: all $(FUZZ_BIN)
 	@FUSEENG=$(BUILD)/fuseeng FUZZ_DIR=$(FUZZ_DIR) sh tests/fuzz/fuzz.sh $(FUZZ_S) $(FUZZ_TARGETS)
 
+-include $(FUZZ_LIB_OBJ:.o=.d)
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
