@@ -18,13 +18,25 @@
 
 static int harness_ref = LUA_NOREF;
 
+#define HARNESS "tests/fuzz/pattern_harness.lua"
+
 /* The compiled harness function, loaded once; exits if it cannot be. */
 static void load_harness(fe_sandbox *sb)
 {
     fe_error err = {0};
+    char src[16384];
+    FILE *f = fopen(HARNESS, "rb");
+    size_t len = f ? fread(src, 1, sizeof src, f) : 0;
+    if (f)
+        fclose(f);
+    if (!len || len == sizeof src) {
+        fprintf(stderr, "fuzz: cannot read %s (run from the repository's top directory)\n",
+                HARNESS);
+        exit(1);
+    }
     fe_sandbox_push_env(sb);
-    fe_sandbox_begin(sb, "tests/fuzz/pattern_harness.lua");
-    if (fe_sandbox_load_file(sb, "tests/fuzz/pattern_harness.lua", &err) != FE_OK ||
+    fe_sandbox_begin(sb, HARNESS);
+    if (fe_sandbox_load_string(sb, src, len, HARNESS, &err) != FE_OK ||
         fe_sandbox_pcall(sb, 0, 1, "the pattern harness", &err) != FE_OK) {
         fprintf(stderr, "fuzz: %s\n", err.message);
         exit(1);
