@@ -17,7 +17,9 @@
  * sanitizers' death callback).
  *
  *   difftest [--seed N | --seeds A:B | --list FILE]... [--out DIR] [--tap]
- *            [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [-v]
+ *            [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]
+ *
+ * --print writes the seeds' models to stdout instead of testing them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +37,7 @@
 #include "compare.h"
 #include "fuseeng.h"
 #include "gen.h"
+#include "choice.h"
 #include "legality.h"
 
 #define MAXPOL 32
@@ -46,7 +49,7 @@ typedef struct run {
     const char *out;               /* repro directory */
     char tmp[512];                 /* scratch directory */
     fe_gen_opts gen;
-    int timing_every, verbose;
+    int timing_every, verbose, print;
     /* figures */
     long seeds, graphs, plans, executed, timed, refused, failures;
 } run;
@@ -210,6 +213,36 @@ static void execute(run *r, uint64_t seed, const char *pname, fe_exec *ex, const
     fe_exec_result_free(got);
 }
 
+/* Plan p run again with every kernel choice forced on all its groups, then
+ * with TLF splits of several sizes: what a policy's kernel and split hooks
+ * may ask for. The plan is restored afterwards. */
+static void variants(run *r, uint64_t seed, const char *pname, fe_exec *ex,
+                     const fe_exec_result *ref, fe_plan *p, const char *model)
+{
+    static const int32_t splits[] = {2, 3, 7, 64, 100000};
+    int32_t *keep = malloc(sizeof(int32_t) * 2 * (size_t)(p->ngroups + 1));
+    char label[160];
+    if (!keep)
+        return;
+    for (int i = 0; i < p->ngroups; i++)
+        keep[2 * i] = p->groups[i].kernel, keep[2 * i + 1] = p->groups[i].split;
+    for (int c = 1; c <= FE_K_NCHOICES; c++) {
+        for (int i = 0; i < p->ngroups; i++) {
+            p->groups[i].kernel = c < FE_K_NCHOICES ? c : 0;
+            p->groups[i].split = c < FE_K_NCHOICES ? keep[2 * i + 1]
+                                                   : splits[(seed + (uint64_t)i) % 5];
+        }
+        snprintf(label, sizeof label, "%s+%s", pname,
+                 c < FE_K_NCHOICES ? fe_k_choice_name(c) : "splits");
+        cur_policy = label;
+        execute(r, seed, label, ex, ref, p, model);
+    }
+    for (int i = 0; i < p->ngroups; i++)
+        p->groups[i].kernel = keep[2 * i], p->groups[i].split = keep[2 * i + 1];
+    cur_policy = pname;
+    free(keep);
+}
+
 /* The plan written as a plan file and read back for the model file. */
 static void plan_file(run *r, uint64_t seed, const char *pname, const fe_plan *p,
                       const char *mpath, const char *model)
@@ -299,6 +332,11 @@ static void one_seed(run *r, uint64_t seed)
         fail(r, seed, NULL, "generate", NULL, "out of memory");
         return;
     }
+    if (r->print) {
+        printf("%s\n", model);
+        free(model);
+        return;
+    }
     snprintf(mpath, sizeof mpath, "%s/difftest-%llu.json", r->tmp, (unsigned long long)seed);
     if (write_text(mpath, model)) {
         fail(r, seed, NULL, "generate", model, "cannot write %s", mpath);
@@ -374,6 +412,8 @@ static void one_seed(run *r, uint64_t seed)
         plan_file(r, seed, pname, p, mpath, model);
         if (ex)
             execute(r, seed, pname, ex, ref, p, model);
+        if (ex && (!strcmp(pname, "fuse_all") || !strcmp(pname, "gcu_tlf")))
+            variants(r, seed, pname, ex, ref, p, model);
         if (ex && timed && (!strcmp(pname, "fuse_all") || i == 0))
             timing(r, seed, pname, p, m, model);
         fe_plan_free(p);
@@ -431,7 +471,7 @@ static int run_list(run *r, const char *file)
 static int usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed N | --seeds A:B | --list FILE]... [--out DIR] [--tap]\n"
-                    "                [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [-v]\n");
+                    "                [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]\n");
     return 2;
 }
 
@@ -463,6 +503,8 @@ int main(int argc, char **argv)
             r.gen.only_op = v, i++;
         } else if (!strcmp(a, "--tap")) {
             tap = 1;
+        } else if (!strcmp(a, "--print")) {
+            r.print = 1;
         } else if (!strcmp(a, "-v")) {
             r.verbose = 1;
         } else {
@@ -484,7 +526,7 @@ int main(int argc, char **argv)
         signal(sigs[k], on_signal);
     if (__sanitizer_set_death_callback)
         __sanitizer_set_death_callback(crash_report);
-    if (setup(&r, (char **)only, nonly))
+    if (!r.print && setup(&r, (char **)only, nonly))
         return 1;
     double t0 = now_s();
     for (int i = 0; i < nlists; i++)
@@ -499,7 +541,9 @@ int main(int argc, char **argv)
              "%ld executed, %ld timed, %ld refused by design (custom ops without a kernel), "
              "%ld failures, %.1f s", r.seeds, r.graphs, r.npol, r.plans, r.executed, r.timed,
              r.refused, r.failures, secs);
-    if (tap)
+    if (r.print)
+        ;
+    else if (tap)
         printf("%s 1 - difftest: %s\n1..1\n", r.failures ? "not ok" : "ok", summary);
     else
         printf("%s\n", summary);
