@@ -105,7 +105,7 @@ int fe_k_slice(const fe_k_tensor *x, int axis, int64_t start, int64_t end, int64
     /* start offset folded into the base pointer; the axis steps by step */
     fe_k_tensor xv = *x;
     xv.data = (char *)x->data + start * sx[axis] * fe_dtype_size(x->dtype);
-    sx[axis] *= step;
+    sx[axis] = len > 1 ? sx[axis] * step : 0;   /* one element: a huge step is never taken */
     gather_copy(&xv, sx, y);
     return FE_OK;
 }

@@ -13,8 +13,10 @@
  * The rule under test: whatever `check` accepts, every command executes.
  * A failure prints the seed, the policy, the stage and the message, and
  * leaves the model in the repro directory; `--seed N` replays it. A crash
- * prints the same before the process dies (signal handler, or the
- * sanitizers' death callback).
+ * prints the same before the process dies (signal handler, or ASan's death
+ * callback); UBSan ends the process without a word, but the model it was
+ * on stays in the scratch directory ($TMPDIR/difftest.PID/difftest-N.json),
+ * and -v prints each seed as it starts.
  *
  *   difftest [--seed N | --seeds A:B | --list FILE]... [--out DIR] [--tap]
  *            [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]
@@ -327,6 +329,8 @@ static void one_seed(run *r, uint64_t seed)
     cur_policy = "-";
     cur_stage = "generate";
     r->seeds++;
+    if (r->verbose)
+        fprintf(stderr, "seed %llu\n", (unsigned long long)seed);
     char *model = fe_gen_model(seed, &r->gen, &refused);
     if (!model) {
         fail(r, seed, NULL, "generate", NULL, "out of memory");
@@ -421,8 +425,6 @@ static void one_seed(run *r, uint64_t seed)
     fe_exec_result_free(ref);
     fe_exec_free(ex);
 out:
-    if (r->verbose)
-        fprintf(stderr, "seed %llu done\n", (unsigned long long)seed);
     fe_model_free(m);
     unlink(mpath);
     free(model);
