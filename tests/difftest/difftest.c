@@ -47,7 +47,7 @@
 typedef struct run {
     fe_engine *e, *eprof;          /* eprof plans with a freshly written profile */
     fe_policy *pol[MAXPOL], *prof_pol;
-    int npol;
+    int npol, ncombined;       /* pol[npol - ncombined ..] are combinations */
     const char *out;               /* repro directory */
     char tmp[512];                 /* scratch directory */
     fe_gen_opts gen;
@@ -144,6 +144,14 @@ static int list_policies(const char *home, char names[][64], int max)
     return n;
 }
 
+static fe_policy *find_policy(run *r, const char *name)
+{
+    for (int i = 0; i < r->npol; i++)
+        if (!strcmp(fe_policy_name(r->pol[i]), name))
+            return r->pol[i];
+    return NULL;
+}
+
 static int setup(run *r, char **only, int nonly)
 {
     fe_error err = {0};
@@ -172,6 +180,20 @@ static int setup(run *r, char **only, int nonly)
             return -1;
         }
         r->npol++;
+    }
+    /* the combinators over pairs of the shipped policies, as --combine makes them */
+    static const char *const combos[][3] = {
+        {"all", "static_rules", "memory_aware"}, {"any", "gcu_afe", "static_rules"},
+        {"chain", "profile_lookup", "gcu_tlf"}, {"vote", "memory_aware", "fuse_all"}};
+    for (int k = 0; k < 4 && !nonly && r->npol < MAXPOL; k++) {
+        fe_policy *two[2] = {find_policy(r, combos[k][1]), find_policy(r, combos[k][2])};
+        if (!two[0] || !two[1])
+            continue;   /* a shipped policy renamed: the combination goes */
+        if (!(r->pol[r->npol] = fe_engine_combine(r->e, combos[k][0], two, 2, &err))) {
+            fprintf(stderr, "difftest: combine %s: %s\n", combos[k][0], err.message);
+            return -1;
+        }
+        r->ncombined++, r->npol++;
     }
     if (!(r->prof_pol = fe_engine_load_policy(r->eprof, "profile_lookup", &err))) {
         fprintf(stderr, "difftest: %s\n", err.message);
@@ -280,15 +302,24 @@ static void plan_file(run *r, uint64_t seed, const char *pname, const fe_plan *p
 /* The bench / profile / run --execute timing paths on plan p, and a
  * profile written from them planned with by profile_lookup. */
 static void timing(run *r, uint64_t seed, const char *pname, const fe_plan *p, fe_model *m,
-                   const char *model)
+                   const char *mpath, const char *model, int refused)
 {
     fe_error err = {0};
     char path[600];
     cur_stage = "timing";
     fe_timing_options to = {.seed = seed, .budget = 0.001, .totals = 1};
     fe_timing *t = fe_plan_time(p, &to, &err);
-    char *txt = t ? fe_timing_format(t, pname, FE_FORMAT_TEXT, &err) : NULL;
-    char *js = txt ? fe_timing_format(t, pname, FE_FORMAT_JSON, &err) : NULL;
+    char *txt = NULL, *js = NULL;
+    if (refused) {   /* bench and profile refuse up front too, naming the node */
+        if (t || err.code != FE_EINPUT || !strstr(err.message, "node '"))
+            fail(r, seed, pname, "timing", model, "a custom op without a kernel: %s",
+                 t ? "timed" : err.message);
+        fe_timing_free(t);
+        t = NULL;
+        goto execute;
+    }
+    txt = t ? fe_timing_format(t, pname, FE_FORMAT_TEXT, &err) : NULL;
+    js = txt ? fe_timing_format(t, pname, FE_FORMAT_JSON, &err) : NULL;
     snprintf(path, sizeof path, "%s/profile.json", r->tmp);
     if (!js || fe_timing_write_profile(t, path, NULL, &err) != FE_OK) {
         fail(r, seed, pname, "timing", model, "%s", err.message);
@@ -304,12 +335,34 @@ static void timing(run *r, uint64_t seed, const char *pname, const fe_plan *p, f
         goto out;
     }
     fe_plan_free(q);
+    cur_stage = "ab";
+    const char *models[1] = {mpath};
+    fe_ab_options ao = {.nmodels = 1, .models = models, .npolicies = r->npol - r->ncombined,
+                        .policies = r->pol};
+    fe_ab *ab = fe_engine_ab(r->e, &ao, &err);
+    for (int f = FE_FORMAT_TEXT; ab && f <= FE_FORMAT_SVG; f++) {
+        char *t2 = fe_ab_format(ab, f, &err);
+        if (!t2) {
+            fe_ab_free(ab);
+            ab = NULL;
+        }
+        fe_free(t2);
+    }
+    if (!ab)
+        fail(r, seed, "(all)", "ab", model, "%s", err.message);
+    fe_ab_free(ab);
+execute:
     cur_stage = "run-execute";
     fe_execute_options xo = {.seed = seed, .budget = 0.001};
     fe_result *x = fe_plan_execute(p, &xo, &err);
     char *xt = x ? fe_result_format(x, FE_FORMAT_TEXT, &err) : NULL;
-    if (!xt || fe_result_check(x, &err) != FE_OK)
+    if (refused) {   /* refused up front, naming the node */
+        if (x || err.code != FE_EINPUT || !strstr(err.message, "node '"))
+            fail(r, seed, pname, "run-execute", model, "a custom op without a kernel: %s",
+                 x ? "executed" : err.message);
+    } else if (!xt || fe_result_check(x, &err) != FE_OK) {
         fail(r, seed, pname, "run-execute", model, "%s", err.message);
+    }
     fe_free(xt);
     fe_result_free(x);
     r->timed++;
@@ -384,6 +437,8 @@ static void one_seed(run *r, uint64_t seed)
     }
     int timed = r->timing_every > 0 && seed % (uint64_t)r->timing_every == 0;
     for (int i = 0; i < r->npol; i++) {
+        if (i >= r->npol - r->ncombined && !timed)
+            continue;
         const char *pname = fe_policy_name(r->pol[i]);
         fe_plan_stats st;
         cur_policy = pname;
@@ -418,8 +473,8 @@ static void one_seed(run *r, uint64_t seed)
             execute(r, seed, pname, ex, ref, p, model);
         if (ex && (!strcmp(pname, "fuse_all") || !strcmp(pname, "gcu_tlf")))
             variants(r, seed, pname, ex, ref, p, model);
-        if (ex && timed && (!strcmp(pname, "fuse_all") || i == 0))
-            timing(r, seed, pname, p, m, model);
+        if ((ex || refused) && timed && (!strcmp(pname, "fuse_all") || i == 0))
+            timing(r, seed, pname, p, m, mpath, model, refused);
         fe_plan_free(p);
     }
     fe_exec_result_free(ref);
@@ -539,9 +594,9 @@ int main(int argc, char **argv)
             one_seed(&r, s);
     double secs = now_s() - t0;
     char summary[512];
-    snprintf(summary, sizeof summary, "%ld seeds, %ld graphs x %d policies: %ld plans checked, "
+    snprintf(summary, sizeof summary, "%ld seeds, %ld graphs x %d policies (+%d combined): %ld plans checked, "
              "%ld executed, %ld timed, %ld refused by design (custom ops without a kernel), "
-             "%ld failures, %.1f s", r.seeds, r.graphs, r.npol, r.plans, r.executed, r.timed,
+             "%ld failures, %.1f s", r.seeds, r.graphs, r.npol - r.ncombined, r.ncombined, r.plans, r.executed, r.timed,
              r.refused, r.failures, secs);
     if (r.print)
         ;

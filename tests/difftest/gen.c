@@ -121,7 +121,7 @@ json_t *gen_ints(const int64_t *v, int n)
     return a;
 }
 
-static void declare(gen *g, const gval *v, const char *kind)
+void gen_declare(gen *g, const gval *v, const char *kind)
 {
     json_t *t = json_object();
     json_object_set_new(t, "shape", shape_json(g, v->rank, v->dim));
@@ -143,7 +143,7 @@ int gen_leaf(gen *g, int r, const int64_t *d, int dt)
     v->dt = dt;
     v->leaf = 1;
     memcpy(v->dim, d, sizeof(int64_t) * (size_t)r);
-    declare(g, v, pct(g, 50) ? "input" : "weight");
+    gen_declare(g, v, pct(g, 50) ? "input" : "weight");
     return g->nv++;
 }
 
@@ -202,7 +202,7 @@ int gen_node(gen *g, const char *op, const int *ins, int nin, json_t *attrs, int
         json_decref(attrs);
     json_array_append_new(g->nodes, n);
     if (decl || pct(g, 65) || getenv("DIFFTEST_DECLARE_ALL"))
-        declare(g, v, pct(g, 20) ? "activation" : NULL);
+        gen_declare(g, v, pct(g, 20) ? "activation" : NULL);
     return g->nv++;
 }
 
@@ -231,7 +231,7 @@ char *fe_gen_model(uint64_t seed, const fe_gen_opts *o, int *custom_refused)
         if (i == 0 && g->v[x].rank && pct(g, 30)) {
             g->dimB = g->v[x].dim[0];
             json_object_set_new(dims, "B", json_integer(g->dimB));
-            declare(g, &g->v[x], "input");   /* again, now with "B" in it */
+            gen_declare(g, &g->v[x], "input");   /* again, now with "B" in it */
         }
     }
     int want = (int)ri(g, 1, max_nodes), tries = 0;

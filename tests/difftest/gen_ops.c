@@ -792,7 +792,21 @@ static int g_custom(gen *g)
     json_object_set_new(a, "pattern", json_string(pct(g, 50) ? "opaque" : "elemwise"));
     json_decref(args);
     g->custom_refused = 1;
-    return gen_node(g, "custom", &x, 1, a, r, d, gen_rdtype(g), 1);
+    out = gen_node(g, "custom", &x, 1, a, r, d, gen_rdtype(g), 1);
+    if (out >= 0 && g->nv < MAXV && pct(g, 40)) {
+        /* a second output (custom ops may have several), read on like any value */
+        gval *v = &g->v[g->nv];
+        json_t *n = json_array_get(g->nodes, json_array_size(g->nodes) - 1);
+        memset(v, 0, sizeof *v);
+        snprintf(v->name, sizeof v->name, "t%d", g->nnodes++);
+        v->rank = (int)ri(g, 0, 2);
+        v->dt = gen_rdtype(g);
+        gen_rshape(g, v->rank, v->dim);
+        json_array_append_new(json_object_get(n, "outputs"), json_string(v->name));
+        gen_declare(g, v, NULL);
+        g->nv++;
+    }
+    return out;
 }
 
 static const char *const all_ops[] = {

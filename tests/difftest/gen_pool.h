@@ -77,6 +77,8 @@ int gen_rfloat(gen *g);
 int gen_promote(int a, int b);
 /* Broadcast shape of a and b into rank, d; -1 if they do not broadcast. */
 int gen_bcast(const gval *a, const gval *b, int *rank, int64_t *d);
+/* Declare v in the model's tensors (kind NULL: the default). */
+void gen_declare(gen *g, const gval *v, const char *kind);
 /* A JSON list of ints (new reference). */
 json_t *gen_ints(const int64_t *v, int n);
 /* A new input or weight of shape d (random shape: gen_rleaf) and dtype dt:
