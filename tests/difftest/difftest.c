@@ -463,6 +463,20 @@ static void one_seed(run *r, uint64_t seed)
         char *rt = rep ? fe_report_format(rep, NULL, FE_FORMAT_TEXT | FE_WITH_GROUPS, &err) : NULL;
         char *pj = rt ? fe_plan_format(p, &st, rep, NULL, FE_FORMAT_JSON | FE_WITH_VERSUS |
                                        FE_WITH_GROUPS, &err) : NULL;
+        /* every other form the commands print: sim --json, --trace, --dot,
+         * --explain, --stats */
+        static const int forms[][2] = {{0, FE_FORMAT_JSON}, {0, FE_FORMAT_TRACE},
+                                       {1, FE_FORMAT_DOT}, {1, FE_FORMAT_DECISIONS},
+                                       {1, FE_FORMAT_TEXT | FE_WITH_STATS}};
+        for (int f = 0; pj && f < 5; f++) {
+            char *t = forms[f][0] ? fe_plan_format(p, &st, NULL, NULL, forms[f][1], &err)
+                                  : fe_report_format(rep, NULL, forms[f][1], &err);
+            if (!t) {
+                fe_free(pj);
+                pj = NULL;
+            }
+            fe_free(t);
+        }
         if (!pj)
             fail(r, seed, pname, "simulate", model, "%s", err.message);
         fe_free(rt);
