@@ -1,12 +1,12 @@
 # difftest.sh: the random-graph differential tester (tests/difftest,
 # docs/difftest.md): the kept seeds that once found a bug, then a few
-# hundred more (fewer under SANITIZE=1), and the bugs it found as models run
+# hundred more (250 under SANITIZE=1), and the bugs it found as models run
 # from the command line: whatever check accepts, run --execute executes and
 # agrees with the unfused reference.
 . tests/lib.sh
 DT="$BUILD/difftest/difftest"
 N=${DIFF_SEEDS:-300}
-[ "$SANITIZE" = 1 ] && N=${DIFF_SEEDS:-120}
+[ "$SANITIZE" = 1 ] && N=${DIFF_SEEDS:-250}
 
 # difft NAME ARGS...: one TAP line for a difftest run; the FAIL lines on failure.
 difft() {
