@@ -186,4 +186,21 @@ install: all
 clean:
 	rm -rf build
 
+# ---- the differential tester (tests/difftest, docs/difftest.md) ----
+# `make test` replays the kept seeds and a few hundred more (tests/cli/
+# difftest.sh); `make difftest DIFF_SEEDS=N` runs seeds 1..N, leaving the
+# model of any failure in $(BUILD)/difftest.
+DIFFTEST_BIN := $(BUILD)/difftest/difftest
+DIFF_SEEDS ?= 2000
+$(DIFFTEST_BIN): $(wildcard tests/difftest/*.c tests/difftest/*.h) $(BUILD)/libfuseeng.a | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(call say,CC,tests/difftest)
+	$(Q)$(CC) $(CFLAGS) $(ALL_INC) $(PKG_CFLAGS) -o $@ $(wildcard tests/difftest/*.c) \
+	    $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+test: $(DIFFTEST_BIN)
+difftest: all $(DIFFTEST_BIN)
+	OMP_WAIT_POLICY=passive $(DIFFTEST_BIN) --list tests/difftest/seeds.txt \
+	    --seeds 1:$(DIFF_SEEDS) --out $(BUILD)/difftest
+.PHONY: difftest
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
