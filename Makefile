@@ -65,6 +65,20 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) $(BLAS_RPATH)
 ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
 
+# PORTABLE=1: a build that every x86-64 host runs, and valgrind too, in its
+# own tree. -march=native compiles in what this CPU has, so its binaries
+# stop with SIGILL on an older CPU and under valgrind, which (3.19, Debian
+# 12) decodes up to AVX2 but no AVX-512. The kernels choose their vector
+# paths at compile time (kernels/vmath.h, fe_k_vform_ok): the baseline
+# build runs their scalar and SSE2 paths, PORTABLE_ARCH=x86-64-v3 (its own
+# tree too) keeps the AVX2 ones, which valgrind also runs
+# (docs/architecture.md, "Building").
+PORTABLE_ARCH ?= x86-64
+ifeq ($(PORTABLE),1)
+BUILD := $(BUILD)/portable$(if $(filter-out x86-64,$(PORTABLE_ARCH)),-$(PORTABLE_ARCH))
+ARCH_CFLAGS := $(shell $(CC) -march=$(PORTABLE_ARCH) -E -x c /dev/null >/dev/null 2>&1 && echo -march=$(PORTABLE_ARCH) -mtune=generic)
+endif
+
 LAYERS := core/ir kernels core/plan core/sim core/exec core/script core/api
 # INC_<layer>: the -I flags of that layer and every layer beneath it.
 inc_below :=
@@ -182,6 +196,24 @@ install: all
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc
+
+# make valgrind: tests/valgrind/run.sh's full set under memcheck on the
+# PORTABLE=1 tree, then its kernels set on an x86-64-v3 tree where this CPU
+# has AVX2 (which valgrind decodes), so that the kernels' AVX2 paths are
+# checked as well (the rest is the same code, compiled for another ISA)
+# (docs/architecture.md, "Builds"). Never on the sanitizer tree: ASan and
+# valgrind both replace malloc.
+VG_SET ?= full
+VG_ARCHS ?= x86-64 $(if $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),x86-64-v3)
+.PHONY: valgrind valgrind-tree
+valgrind:
+	$(Q)set=full; for a in $(VG_ARCHS); do \
+	    $(MAKE) --no-print-directory PORTABLE=1 PORTABLE_ARCH=$$a SANITIZE= VG_SET=$$set valgrind-tree || exit 1; \
+	    set=kernels; \
+	done
+valgrind-tree: all $(TEST_BIN) $(EXAMPLE_BIN)
+	@echo "# valgrind ($(VG_SET) set) on $(BUILD) ($(ARCH_CFLAGS))"
+	$(Q)BUILD=$(BUILD) SHARED=$(SHARED) sh tests/valgrind/run.sh $(VG_SET)
 
 clean:
 	rm -rf build
