@@ -5,6 +5,10 @@
 #   make test SANITIZE=1 the same with ASan + UBSan (in build/san/)
 #   make demo            install deps, build, run the main job on a bundled model
 #   make bench           benchmark programs (print their figures)
+#   make fuzz FUZZ_S=N   libFuzzer harnesses, N s each, then FUZZ_SEEDS random graphs
+#   make difftest DIFF_SEEDS=N   the differential tester over N random graphs
+#   make valgrind        memcheck over the PORTABLE=1 build (docs/testing.md)
+#   make ... PORTABLE=1  build for any x86-64 host (and valgrind), in build/portable
 #   make models          regenerate examples/models and examples/bench
 #   make install PREFIX=/usr/local
 #
@@ -64,6 +68,20 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) $(BLAS_RPATH)
 ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
+
+# PORTABLE=1: a build that every x86-64 host runs, and valgrind too, in its
+# own tree. -march=native compiles in what this CPU has, so its binaries
+# stop with SIGILL on an older CPU and under valgrind, which (3.19, Debian
+# 12) decodes up to AVX2 but no AVX-512. The kernels choose their vector
+# paths at compile time (kernels/vmath.h, fe_k_vform_ok): the baseline
+# build runs their scalar and SSE2 paths, PORTABLE_ARCH=x86-64-v3 (its own
+# tree too) keeps the AVX2 ones, which valgrind also runs
+# (docs/architecture.md, "Building").
+PORTABLE_ARCH ?= x86-64
+ifeq ($(PORTABLE),1)
+BUILD := $(BUILD)/portable$(if $(filter-out x86-64,$(PORTABLE_ARCH)),-$(PORTABLE_ARCH))
+ARCH_CFLAGS := $(shell $(CC) -march=$(PORTABLE_ARCH) -E -x c /dev/null >/dev/null 2>&1 && echo -march=$(PORTABLE_ARCH) -mtune=generic)
+endif
 
 LAYERS := core/ir kernels core/plan core/sim core/exec core/script core/api
 # INC_<layer>: the -I flags of that layer and every layer beneath it.
@@ -183,8 +201,43 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc
 
+# make valgrind: tests/valgrind/run.sh's full set under memcheck on the
+# PORTABLE=1 tree, then its kernels set on an x86-64-v3 tree where this CPU
+# has AVX2 (which valgrind decodes), so that the kernels' AVX2 paths are
+# checked as well (the rest is the same code, compiled for another ISA)
+# (docs/architecture.md, "Builds"). Never on the sanitizer tree: ASan and
+# valgrind both replace malloc.
+VG_SET ?= full
+VG_ARCHS ?= x86-64 $(if $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),x86-64-v3)
+.PHONY: valgrind valgrind-tree
+valgrind:
+	$(Q)set=full; for a in $(VG_ARCHS); do \
+	    $(MAKE) --no-print-directory PORTABLE=1 PORTABLE_ARCH=$$a SANITIZE= VG_SET=$$set valgrind-tree || exit 1; \
+	    set=kernels; \
+	done
+valgrind-tree: all $(TEST_BIN) $(EXAMPLE_BIN)
+	@echo "# valgrind ($(VG_SET) set) on $(BUILD) ($(ARCH_CFLAGS))"
+	$(Q)BUILD=$(BUILD) SHARED=$(SHARED) sh tests/valgrind/run.sh $(VG_SET)
+
 clean:
 	rm -rf build
+
+# ---- the differential tester (tests/difftest, docs/testing.md) ----
+# `make test` replays the kept seeds and a few hundred more (tests/cli/
+# difftest.sh); `make difftest DIFF_SEEDS=N` runs seeds 1..N, leaving the
+# model of any failure in $(BUILD)/difftest.
+DIFFTEST_BIN := $(BUILD)/difftest/difftest
+DIFF_SEEDS ?= 2000
+$(DIFFTEST_BIN): $(wildcard tests/difftest/*.c tests/difftest/*.h) $(BUILD)/libfuseeng.a | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(call say,CC,tests/difftest)
+	$(Q)$(CC) $(CFLAGS) $(ALL_INC) $(PKG_CFLAGS) -o $@ $(wildcard tests/difftest/*.c) \
+	    $(BUILD)/libfuseeng.a $(LDFLAGS) $(LDLIBS)
+test: $(DIFFTEST_BIN)
+difftest: all $(DIFFTEST_BIN)
+	OMP_WAIT_POLICY=passive $(DIFFTEST_BIN) --list tests/difftest/seeds.txt \
+	    --seeds 1:$(DIFF_SEEDS) --out $(BUILD)/difftest
+.PHONY: difftest
 
 # ---- Fuzzing (docs/testing.md) ----
 # make fuzz FUZZ_S=N: build the libFuzzer harnesses tests/fuzz/fuzz_*.c with
@@ -227,9 +280,13 @@ $(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/re
 
 test: $(FUZZ_REPLAY)
 
+# Then the differential tester over FUZZ_SEEDS random graphs (make test
+# runs a few hundred).
+FUZZ_SEEDS ?= 5000
 .PHONY: fuzz
-fuzz: all $(FUZZ_BIN)
+fuzz: all $(FUZZ_BIN) $(DIFFTEST_BIN)
 	@FUSEENG=$(BUILD)/fuseeng FUZZ_DIR=$(FUZZ_DIR) sh tests/fuzz/fuzz.sh $(FUZZ_S) $(FUZZ_TARGETS)
+	$(MAKE) --no-print-directory difftest DIFF_SEEDS=$(FUZZ_SEEDS)
 
 -include $(FUZZ_LIB_OBJ:.o=.d)
 

@@ -368,7 +368,10 @@ static void ew_tile(const ewjob *j, const fe_k_iter *it, int64_t row, int64_t c0
         s[k] = (int)it->st[k][it->rank - 1];
         off[k] += c0 * s[k];
     }
-    if (fe_k_dtype_is_int(j->out->dtype)) {
+    /* Integer outputs compute in int64; a bool output is a float result
+     * converted as cast converts (nonzero and NaN are true), which is what
+     * the fused executor computes too. */
+    if (fe_k_dtype_is_int(j->out->dtype) && j->out->dtype != FE_BOOL) {
         int64_t t[3][CH], yb[CH];
         const int64_t *p[3];
         for (int k = 0; k < nin; k++)

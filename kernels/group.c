@@ -493,7 +493,7 @@ out:
 typedef struct pctx {
     fe_k_prog *p;
     fe_k_tensor *bufs;
-    int round_dt;       /* epilogue: the anchor output's dtype when f16 / bf16, else -1 */
+    int round_dt;       /* epilogue: the anchor output's dtype unless f32, else -1 */
     int64_t rows, cols; /* conv prologue: rows (C x H) and columns (W) of one image */
 } pctx;
 
@@ -536,7 +536,7 @@ static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
     const fe_node *an = fe_graph_node(g, gr->anchor);
     int ydt = fe_graph_tensor(g, gr->y)->dtype;
     pctx pc[2] = {{gr->pro[0], bufs, -1, 0, 0}, {gr->pro[1], bufs, -1, 0, 0}},
-         ec = {gr->epi, bufs, ydt == FE_F16 || ydt == FE_BF16 ? ydt : -1, 0, 0};
+         ec = {gr->epi, bufs, ydt != FE_F32 ? ydt : -1, 0, 0};   /* bool, ints too: 7 -> 1 */
     int rc = FE_OK;
     void *tmp[2] = {NULL, NULL};
     int32_t y = gr->y;

@@ -88,7 +88,7 @@ int64_t fe_k_slice_norm(int64_t n, int64_t *start, int64_t *end, int64_t step)
     *end = e;
     if (step <= 0 || e <= s)
         return 0;
-    return (e - s + step - 1) / step;
+    return 1 + (e - s - 1) / step;   /* not (e - s + step - 1) / step: overflows for a huge step */
 }
 
 int fe_k_slice(const fe_k_tensor *x, int axis, int64_t start, int64_t end, int64_t step,
@@ -105,7 +105,7 @@ int fe_k_slice(const fe_k_tensor *x, int axis, int64_t start, int64_t end, int64
     /* start offset folded into the base pointer; the axis steps by step */
     fe_k_tensor xv = *x;
     xv.data = (char *)x->data + start * sx[axis] * fe_dtype_size(x->dtype);
-    sx[axis] *= step;
+    sx[axis] = len > 1 ? sx[axis] * step : 0;   /* one element: a huge step is never taken */
     gather_copy(&xv, sx, y);
     return FE_OK;
 }
@@ -120,12 +120,20 @@ int fe_k_concat(const fe_k_tensor *const *xs, int n, int axis, fe_k_tensor *y, f
         B *= y->shape[i];
     for (int k = 0; k < n; k++) {
         int64_t nk = xs[k]->shape[axis];
-        if (xs[k]->dtype != y->dtype || off + nk > Y || fe_k_numel(xs[k]) != A * nk * B)
+        if (off + nk > Y || fe_k_numel(xs[k]) != A * nk * B)
             return fe_error_set(err, FE_EINPUT, "concat: input %d does not fit the output", k + 1);
+        /* inputs of other dtypes convert to the output's, the promoted
+         * dtype shape inference gives concat (as torch.cat does) */
+        int xdt = xs[k]->dtype, xes = fe_dtype_size(xdt);
         #pragma omp parallel for schedule(static) if (A * nk * B >= PAR_MIN)
-        for (int64_t a = 0; a < A; a++)
-            memcpy((char *)y->data + ((a * Y + off) * B) * es,
-                   (const char *)xs[k]->data + (a * nk * B) * es, (size_t)(nk * B * es));
+        for (int64_t a = 0; a < A; a++) {
+            char *dst = (char *)y->data + ((a * Y + off) * B) * es;
+            const char *src = (const char *)xs[k]->data + (a * nk * B) * xes;
+            if (xdt == y->dtype)
+                memcpy(dst, src, (size_t)(nk * B * es));
+            else
+                fe_k_convert(dst, y->dtype, src, xdt, nk * B);
+        }
         off += nk;
     }
     if (off != Y)

@@ -204,6 +204,14 @@ static int run_blas(const fe_k_mm *mm, const mmdims *d, int64_t r0, int64_t r1, 
             lda = (int)d->K;
         if (mm->b->rank == 1)
             ldb = 1;
+        /* A stored matrix of one column has both strides 1, so it reads as
+         * untransposed with a row stride of 1; its one row (M or K is 1)
+         * never uses the stride, but BLAS still wants at least a row's
+         * length (without this sgemm refused and left the output unset) */
+        if (lda < (ta == CblasTrans ? d->M : d->K))
+            lda = (int)(ta == CblasTrans ? d->M : d->K);
+        if (ldb < (tb == CblasTrans ? d->K : d->N))
+            ldb = (int)(tb == CblasTrans ? d->K : d->N);
         for (int64_t bi = 0; bi < nb; bi++) {
             int64_t lo = bi * M > r0 ? bi * M : r0, hi = (bi + 1) * M < r1 ? (bi + 1) * M : r1;
             if (lo >= hi)

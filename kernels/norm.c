@@ -114,6 +114,47 @@ static float *param_f32(const fe_k_tensor *t, int64_t n, fe_error *err, int *fai
     return p;
 }
 
+/* Weight or bias t as n floats over x's normalized dims (x's trailing dims
+ * whose product is n): shape inference lets t broadcast over them, numpy
+ * style (fewer dims, or dims of 1), as the fused executor reads it. NULL
+ * with *fail set when t does not broadcast or memory runs out. */
+static float *norm_param_f32(const fe_k_tensor *t, const fe_k_tensor *x, int64_t n,
+                             fe_error *err, int *fail)
+{
+    int64_t st[FE_MAX_RANK], idx[FE_MAX_RANK] = {0}, cover = 1;
+    int k = 0;
+    if (!t)
+        return NULL;
+    while (k < x->rank && cover < n)
+        cover *= x->shape[x->rank - 1 - k++];
+    while (k < x->rank && x->shape[x->rank - 1 - k] == 1 && k < t->rank)
+        k++;   /* leading dims of 1 in t: let them line up with x's */
+    const int64_t *dims = x->shape + x->rank - k;
+    if (cover != n || fe_k_bcast_strides(t, k, dims, st) < 0) {
+        *fail = fe_error_set(err, FE_EINPUT, "norm: weight/bias does not broadcast to the %lld "
+                             "normalized elements", (long long)n);
+        return NULL;
+    }
+    float *p = fe_malloc((size_t)n * sizeof(float), err);
+    if (!p) {
+        *fail = FE_ENOMEM;
+        return NULL;
+    }
+    if (fe_k_numel(t) == n) {
+        fe_k_load_f32(t->data, t->dtype, 0, p, n);
+        return p;
+    }
+    for (int64_t i = 0; i < n; i++) {      /* walk the normalized dims, odometer style */
+        int64_t off = 0;
+        for (int d = 0; d < k; d++)
+            off += idx[d] * st[d];
+        fe_k_load_f32(t->data, t->dtype, off, &p[i], 1);
+        for (int d = k - 1; d >= 0 && ++idx[d] == dims[d]; d--)
+            idx[d] = 0;
+    }
+    return p;
+}
+
 /* fe_k_norm's rows: x's row r normalised into y's */
 typedef struct norm_rows {
     int layer;
@@ -144,13 +185,12 @@ int fe_k_norm(int layer, const fe_k_tensor *x, const fe_k_tensor *w, const fe_k_
     if (n <= 0 || total % n)
         return fe_error_set(err, FE_EINPUT, "norm: %lld elements do not split into rows of %lld",
                             (long long)total, (long long)n);
-    if ((w && fe_k_numel(w) != n) || (b && fe_k_numel(b) != n))
-        return fe_error_set(err, FE_EINPUT, "norm: weight/bias must have %lld elements", (long long)n);
-    float *wf = param_f32(w, n, err, &fail), *bf = param_f32(b, n, err, &fail);
+    float *wf = norm_param_f32(w, x, n, err, &fail);
+    float *bf = fail ? NULL : norm_param_f32(b, x, n, err, &fail);
     if (fail) {
         free(wf);
         free(bf);
-        return FE_ENOMEM;
+        return fail;
     }
     norm_rows c = {layer, wf, bf, (float)eps, n, x, y};
     fail = fe_k_each_row(total / n, n, total >= PAR_MIN, norm_row, &c);

@@ -421,7 +421,7 @@ int fe_k_reduce(int op, const fe_k_tensor *x, unsigned axes_mask, fe_k_tensor *y
     if (op == FE_OP_MEAN)
         for (int64_t i = 0; i < ny; i++)
             cur[i] /= (double)count;
-    if (fe_k_dtype_is_int(y->dtype)) {
+    if (fe_k_dtype_is_int(y->dtype) && y->dtype != FE_BOOL) {   /* bool: as elemwise.c */
         for (int64_t i = 0; i < ny; i++) {
             int64_t v = fe_k_f64_to_i64(cur[i]);
             fe_k_store_i64(y->data, y->dtype, i, &v, 1);

@@ -57,7 +57,7 @@ local pattern = require "fuseeng.pattern"
 local dataflow = require "fuseeng.dataflow"
 
 local fe = { version = core.version, ops = core.ops, kinds = core.kinds,
-             kernel_choices = core.kernel_choices }
+             kernel_choices = core.kernel_choices, max_split = core.max_split }
 
 -- The drivers and the fields of a policy come from the engine
 -- (core/script/drivers.c), their one owner: FIELDS[name] = {type =,

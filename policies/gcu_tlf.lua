@@ -18,11 +18,15 @@ local fe = require "fuseeng"
 -- a group without intermediates at all; the seed does, and so do we.
 local function split_of(self, ctx, nodes)
   local l2, k = ctx.machine.l2_bytes, self.params.split
-  if k < 0 then error(("param split must be >= 0 (0 = the seed's split), not %d"):format(k)) end
+  if k < 0 or k > fe.max_split then
+    error(("param split must be 0 (the seed's split) to %d, not %d"):format(fe.max_split, k))
+  end
   local whole = ctx:simulate(nodes, { split = 1 })
   if #nodes < 2 or whole.working_set <= l2 then return 1, false, whole end
   if k == 0 then k = math.max((whole.working_set + l2 - 1) // l2, whole.split_default) end
-  return k, true
+  -- An L2 far smaller than the group needs more tiles than a plan holds:
+  -- no split makes it fit, which decide reports as "no tile fits".
+  return math.min(k, fe.max_split), true
 end
 
 -- A group as this policy runs it, and whether it is tiled.
@@ -42,8 +46,10 @@ return fe.policy {
     local l2 = fe.fmt_bytes(ctx.machine.l2_bytes)
     local ws = ("working set %s %s L2 %s"):format(fe.fmt_bytes(s.working_set), tiled and ">" or "<=", l2)
     if not s.fits then
-      return false, ("no tile fits: %s, tile %s > L2 at x%d%s"):format(ws, fe.fmt_bytes(s.l2_peak), s.split,
-                    self.params.split == 0 and " (untiled operands fill the L2)" or "")
+      local why = s.split >= fe.max_split and " (more tiles than a plan allows)"
+                  or self.params.split == 0 and " (untiled operands fill the L2)" or ""
+      return false, ("no tile fits: %s, tile %s > L2 at x%d%s")
+                    :format(ws, fe.fmt_bytes(s.l2_peak), s.split, why)
     end
     local kind = tiled and ("tiled x%d"):format(s.split) or "fits L2"
     if tiled then ws = ("%s, tile %s"):format(ws, fe.fmt_bytes(s.l2_peak)) end

@@ -19,6 +19,7 @@ dir:openblas-openmp   libopenblas-openmp-dev
 cmd:pkg-config        pkg-config
 cmd:luajit            luajit
 cmd:lua5.4            lua5.4
+cmd:valgrind          valgrind
 "
 
 missing=""

@@ -1115,7 +1115,7 @@ static void plan_files(void **state)
     assert_int_equal(fe_plan_file_open(missing, &pf, &err), FE_EINPUT);
     fe_plan_file_close(&pf);
     char want[160];
-    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", missing);
+    snprintf(want, sizeof want, "%s: cannot open the plan: No such file or directory", missing);
     assert_string_equal(err.message, want);
 #define PLAN1 "{\"format\": \"fuseeng.plan/1\", "
     static const struct { const char *text, *message; } bad[] = {

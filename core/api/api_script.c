@@ -34,7 +34,7 @@ int fe_script_run(const char *path, int nargs, const char *const *args,
         lua_rawseti(L, -2, i + 1);
     }
     lua_rawset(L, -3);   /* raw: the environment's strict guard rejects new globals */
-    int rc = fe_sandbox_load_file(sb, path, err);
+    int rc = fe_sandbox_load_file(sb, path, "the script", err);
     if (rc == FE_OK) {
         fe_sandbox_begin(sb, path);
         rc = fe_sandbox_pcall(sb, 0, 1, path, err);

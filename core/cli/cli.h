@@ -17,7 +17,24 @@ typedef struct fe_cmd {
 /* The command table (main.c). */
 extern const fe_cmd *const fe_cli_commands[];
 
-/* Print "fuseeng CMD: message" and a hint to stderr; returns 2. */
+/* printf to f with control characters escaped, '\n' and '\t' kept
+ * (fe_escape): for text that holds names and paths. */
+void fe_cli_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A file named on the command line, for fe_cli_distinct: the option (or
+ * "the model") and the path (NULL: not given). */
+typedef struct fe_cli_file {
+    const char *opt;
+    const char *path;
+} fe_cli_file;
+
+/* 0, or a usage error (2) when an output names the same file as one of the
+ * inputs or as another output: writing it would destroy what is read. */
+int fe_cli_distinct(const char *cmd, const fe_cli_file *in, int nin, const fe_cli_file *out,
+                    int nout);
+
+/* Print "fuseeng CMD: message (see 'fuseeng help CMD')", one line, to
+ * stderr; returns 2. */
 int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
@@ -84,6 +101,10 @@ int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_o
  * --machine, --profile, --bench-budget, and the Lua limits) at argv[*i],
  * advancing *i: 1 if matched, 0 if not, 2 after a usage error. */
 int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o);
+/* The files o reads beside the model (a --plan, a --profile, policy and
+ * machine files) into in[0..cap), the model first; returns the count. */
+int fe_cli_plan_inputs(const char *model, const fe_cli_plan_opts *o, fe_cli_file *in, int cap);
+
 /* Usage checks after parsing (need_policy: a policy or --plan is required;
  * else no policy means the unfused plan). 0 or 2. */
 int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_policy);

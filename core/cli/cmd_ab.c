@@ -102,7 +102,15 @@ static int parse(int argc, char **argv, ab_opts *o)
         return fe_cli_usage("ab", "give at least two --policy options to compare");
     if (o->json && o->csv)
         return fe_cli_usage("ab", "--json and --csv exclude each other");
-    return 0;
+    fe_cli_file in[64 + 16 + 2], out[] = {{"--svg", o->svg}};
+    int nin = 0;
+    for (int i = 0; i < o->nmodels; i++)
+        in[nin++] = (fe_cli_file){"a model", o->models[i]};
+    for (int i = 0; i < o->npolicies; i++)
+        in[nin++] = (fe_cli_file){"--policy", o->policies[i]};
+    in[nin++] = (fe_cli_file){"--machine", o->machine};
+    in[nin++] = (fe_cli_file){"--profile", o->profile};
+    return fe_cli_distinct("ab", in, nin, out, 1);
 }
 
 /* Apply --param K=V to policy p where it has K; unknown everywhere is an

@@ -34,11 +34,12 @@ static int run(int argc, char **argv)
         base = base ? base + 1 : gl.gl_pathv[i];
         fe_policy *p = fe_engine_load_policy(e, gl.gl_pathv[i], &err);
         if (!p) {
-            printf("%-22s (does not load: %s)\n", base, err.message);
+            fe_cli_printf(stdout, "%-22s (does not load: %s)\n", base, err.message);
             status = 1;
             continue;
         }
-        printf("%-22s %-9s %s\n", fe_policy_name(p), fe_policy_driver(p), fe_policy_description(p));
+        fe_cli_printf(stdout, "%-22s %-9s %s\n", fe_policy_name(p), fe_policy_driver(p),
+                      fe_policy_description(p));
         fe_policy_free(p);
     }
     globfree(&gl);

@@ -65,6 +65,9 @@ static int parse(int argc, char **argv, prof_opts *o)
         return fe_cli_usage("profile", "missing MODEL (a fuseeng.model/1 JSON file)");
     if (!o->out)
         return fe_cli_usage("profile", "missing -o PROFILE (the file to write)");
+    fe_cli_file in[24], out[] = {{"-o", o->out}};
+    if (fe_cli_distinct("profile", in, fe_cli_plan_inputs(o->model, &o->plan, in, 24), out, 1))
+        return 2;
     return fe_cli_plan_check("profile", &o->plan, 0);
 }
 
@@ -85,9 +88,10 @@ static int run(int argc, char **argv)
         rc = fe_cli_fail(&err);
     } else {
         const char *name = fe_model_name(pl.model);
-        printf("wrote %s: %d single and %d fused entries from %d ops and %d groups of %s "
-               "(%s)\n", o.out, info.single, info.fused, fe_model_nodes(pl.model), info.groups,
-               name[0] ? name : o.model, fe_threads());
+        fe_cli_printf(stdout, "wrote %s: %d single and %d fused entries from %d ops and %d "
+                      "groups of %s (%s)\n", o.out, info.single, info.fused,
+                      fe_model_nodes(pl.model), info.groups, name[0] ? name : o.model,
+                      fe_threads());
     }
     fe_timing_free(t);
     fe_cli_planned_free(&pl);

@@ -109,6 +109,11 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (!o->model)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
+    fe_cli_file in[24], out[] = {{"--plan-out", o->plan_out}, {"--trace", o->trace},
+                                 {"--dot", o->dot}};
+    int nin = fe_cli_plan_inputs(o->model, &o->plan, in, 24);
+    if (fe_cli_distinct("run", in, nin, out, 3))
+        return 2;
     return fe_cli_plan_check("run", &o->plan, 1);
 }
 

@@ -76,6 +76,10 @@ static int run(int argc, char **argv)
         return fe_cli_usage("sim", "missing MODEL (a fuseeng.model/1 JSON file)");
     if (!planfile)
         return fe_cli_usage("sim", "missing --plan PLAN (a fuseeng.plan/1 file)");
+    fe_cli_file in[] = {{"the model", model}, {"--plan", planfile}, {"--machine", ro.machine}},
+                out[] = {{"--trace", trace}};
+    if (fe_cli_distinct("sim", in, 3, out, 1))
+        return 2;
     ro.ndims = dims.n;
     ro.dim_names = dims.names;
     ro.dim_values = dims.values;
@@ -101,8 +105,9 @@ static int run(int argc, char **argv)
         if (fe_cli_put(fe_report_format(rep, s, FE_FORMAT_JSON | groups, &err)))
             goto fail;
     } else {
-        printf("model %s, plan %s (%d groups)\n", fe_model_name(fe_saved_plan_model(s)), planfile,
-               fe_plan_groups(fe_saved_plan_plan(s)));
+        fe_cli_printf(stdout, "model %s, plan %s (%d groups)\n",
+                      fe_model_name(fe_saved_plan_model(s)), planfile,
+                      fe_plan_groups(fe_saved_plan_plan(s)));
         if (fe_cli_put(fe_saved_plan_format(s, FE_FORMAT_TEXT, &err)) ||
             fe_cli_put(fe_report_format(rep, NULL, FE_FORMAT_TEXT | groups, &err)))
             goto fail;

@@ -167,8 +167,8 @@ static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_p
     out->model = fe_saved_plan_model(out->saved);
     out->plan = fe_saved_plan_plan(out->saved);
     if (fe_saved_plan_made_for(out->saved))
-        fprintf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
-                o->plan_in, fe_saved_plan_made_for(out->saved));
+        fe_cli_printf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
+                      o->plan_in, fe_saved_plan_made_for(out->saved));
     return FE_OK;
 }
 
@@ -217,4 +217,20 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p)
     if (o->plan_in)
         return o->plan_in;
     return fe_plan_policy(p) ? fe_plan_policy(p) : "unfused";
+}
+
+int fe_cli_plan_inputs(const char *model, const fe_cli_plan_opts *o, fe_cli_file *in, int cap)
+{
+    int n = 0;
+    if (n < cap)
+        in[n++] = (fe_cli_file){"the model", model};
+    if (n < cap)
+        in[n++] = (fe_cli_file){"--plan", o->plan_in};
+    if (n < cap)
+        in[n++] = (fe_cli_file){"--profile", o->profile};
+    if (n < cap)
+        in[n++] = (fe_cli_file){"--machine", o->eng.machine};
+    for (int i = 0; i < o->npolicies && n < cap; i++)
+        in[n++] = (fe_cli_file){"--policy", o->policies[i]};
+    return n;
 }

@@ -3,17 +3,36 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+
+/* Print fmt to f with control characters escaped (fe_escape): the
+ * arguments are names and paths from the command line and input files. */
+static void vput(FILE *f, int keep_lines, const char *fmt, va_list ap)
+{
+    char raw[4096], shown[4 * sizeof raw];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    fe_escape(shown, sizeof shown, raw, keep_lines);
+    fputs(shown, f);
+}
+
+void fe_cli_printf(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vput(f, 1, fmt, ap);
+    va_end(ap);
+}
 
 int fe_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "fuseeng %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vput(stderr, 0, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'fuseeng help %s'.\n", cmd);
+    fprintf(stderr, " (see 'fuseeng help %s')\n", cmd);
     return 2;
 }
 
@@ -54,8 +73,8 @@ void fe_cli_prefix(fe_error *err, const char *fmt, ...)
 void fe_cli_warn_fallback(const char *fault)
 {
     if (fault[0])
-        fprintf(stderr, "fuseeng: warning: %s; continuing without its fusions (fallback_on_error = "
-                "unfused)\n", fault);
+        fe_cli_printf(stderr, "fuseeng: warning: %s; continuing without its fusions "
+                      "(fallback_on_error = unfused)\n", fault);
 }
 
 int fe_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
@@ -116,5 +135,35 @@ int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s
     if (end == val || *end || !(v > 0) || v > 86400)
         return fe_cli_usage(cmd, "%s needs a number of seconds in (0, 86400], got '%s'", name, val);
     *s = v;
+    return 0;
+}
+
+/* Same file: by device and inode when both exist, else (by_name) by name.
+ * An input that does not exist as a file (a shipped policy's bare name)
+ * cannot be overwritten. */
+static int same_file(const char *a, const char *b, int by_name)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return by_name && strcmp(a, b) == 0;
+}
+
+int fe_cli_distinct(const char *cmd, const fe_cli_file *in, int nin, const fe_cli_file *out,
+                    int nout)
+{
+    for (int i = 0; i < nout; i++) {
+        if (!out[i].path)
+            continue;
+        for (int k = 0; k < nin; k++)
+            if (in[k].path && same_file(out[i].path, in[k].path, 0))
+                return fe_cli_usage(cmd, "%s %s is also %s, which this command reads; write "
+                                    "the output to another file", out[i].opt, out[i].path,
+                                    in[k].opt);
+        for (int k = 0; k < i; k++)
+            if (out[k].path && same_file(out[i].path, out[k].path, 1))
+                return fe_cli_usage(cmd, "%s and %s both name %s; give each output its own "
+                                    "file", out[k].opt, out[i].opt, out[i].path);
+    }
     return 0;
 }

@@ -70,6 +70,13 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+void fe_exec_name_file(const fe_graph *g, fe_error *err)
+{
+    size_t n = g->file ? strlen(g->file) : 0;
+    if (err && err->code != FE_OK && n && strncmp(err->message, g->file, n) != 0)
+        fe_error_prefix(err, "%s: ", g->file);
+}
+
 /* ---- random values ---- */
 
 static uint64_t splitmix(uint64_t *s)

@@ -27,6 +27,11 @@ typedef struct fe_exec_opts {
 
 typedef struct fe_exec fe_exec;
 
+/* Put g's file in front of err's message unless it is there already: a
+ * kernel names the node, the caller adds which run; the reader needs the
+ * model file too. */
+void fe_exec_name_file(const fe_graph *g, fe_error *err);
+
 /* FE_OK if every node of g has a kernel; else FE_EINPUT naming the first
  * node that cannot run (custom ops: by their aten attr), so a command can
  * refuse before it allocates anything. Groups without such nodes can still

@@ -58,6 +58,7 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     x->timed = 1;
     return FE_OK;
 fail:
+    fe_exec_name_file(g, err);
     fe_plan_free(base);
     fe_execution_free(x);
     return rc;

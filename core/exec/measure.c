@@ -85,6 +85,7 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
     fe_plan_free(base);
     return FE_OK;
 fail:
+    fe_exec_name_file(g, err);
     progress(1, 1, "");
     fe_plan_free(base);
     fe_measured_free(m);

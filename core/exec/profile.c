@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "groupkey.h"
+#include "infile.h"
 #include "jsonw.h"
 #include "ops.h"
 #include "outfile.h"
@@ -96,7 +97,12 @@ static int get(const fe_profile *p, int fused, const char *key, double *ms)
 fe_profile *fe_profile_read(const char *path, fe_error *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    size_t len;
+    char *text = fe_infile_read(path, "the profile", FE_INFILE_MAX, &len, err);
+    if (!text)
+        return NULL;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!root) {
         fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
         return NULL;

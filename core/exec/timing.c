@@ -85,7 +85,7 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
         if (t < best)
             best = t;
         steady = t <= 1.5 * best ? steady + 1 : 0;
-        if (now_s() - t0 > 0.25 * o.budget_s)
+        if (i + 1 >= o.warmup && now_s() - t0 > 0.25 * o.budget_s)
             break;
     }
     int cap = 64, n = 0;

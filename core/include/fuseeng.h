@@ -77,6 +77,14 @@ const char *fe_version(void);
 /* Release memory returned as "caller frees with fe_free". */
 void fe_free(void *p);
 
+/* Copy src into dst (size bytes, always terminated, truncated if need be)
+ * with each control character written as \xNN, so that text from an input
+ * file cannot move the cursor, recolour or split a line of a terminal:
+ * C0 and DEL bytes, and the C1 controls U+0080..U+009F. keep_lines keeps
+ * '\n' and '\t'. Returns the length of dst. Every fe_error message and
+ * every text result of this library is escaped this way already. */
+size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines);
+
 /* A new engine (caller frees with fe_engine_free), or NULL. opts may be NULL. */
 fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err);
 /* Frees the engine and its Lua state. Free its policies and plans first. */

@@ -95,6 +95,18 @@ void fe_builder_free(fe_builder *b)
     free(b);
 }
 
+/* Names are printed in every report and message: a control character in
+ * one (a newline, a terminal escape) is refused rather than shown. */
+static int bad_name(fe_builder *b, const char *s, int line, const char *what)
+{
+    long at = fe_control_at(s);
+    if (at < 0)
+        return 0;
+    fe_build_err(b, line, "%s '%s' has control character 0x%02x at byte %ld; names may not "
+                 "hold control characters (rename it)", what, s, (unsigned char)s[at], at);
+    return 1;
+}
+
 /* Intern s, growing the name -> node/tensor maps alongside the table. */
 static int32_t intern(fe_builder *b, const char *s, int line, const char *what)
 {
@@ -104,6 +116,8 @@ static int32_t intern(fe_builder *b, const char *s, int line, const char *what)
                      FE_MAX_NAME);
         return -1;
     }
+    if (bad_name(b, s, line, what))
+        return -1;
     int32_t id = fe_strtab_intern(b->g->strs, s, len);
     if (id < 0) {
         fe_build_nomem(b);
@@ -132,6 +146,8 @@ int fe_builder_meta(fe_builder *b, const char *name, const char *source)
     if (failed(b))
         return b->err.code;
     fe_graph *g = b->g;
+    if (name && bad_name(b, name, 0, "the model's name"))
+        return b->err.code;
     free(g->name);
     free(g->source);
     g->name = strdup(name ? name : "");

@@ -6,28 +6,75 @@
 
 #include "error.h"
 
+/* A C0 or DEL byte, or the lead of a UTF-8 C1 control (U+0080..U+009F). */
+static int control(const unsigned char *c)
+{
+    return *c < 0x20 || *c == 0x7f || (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f);
+}
+
+long fe_control_at(const char *s)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (control(c))
+            return (long)(c - (const unsigned char *)s);
+    return -1;
+}
+
+size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    if (!size)
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)(src ? src : ""); *c; c++) {
+        /* U+0080..U+009F in UTF-8 take two bytes (0x9b is CSI, as ESC [) */
+        int c1 = c[0] == 0xc2;
+        if (!control(c) || (keep_lines && (*c == '\n' || *c == '\t'))) {
+            if (k + 1 >= size)
+                break;
+            dst[k++] = (char)*c;
+            continue;
+        }
+        if (k + 4 * (1 + c1) >= size)
+            break;
+        for (int i = 0; i <= c1; i++) {
+            dst[k++] = '\\';
+            dst[k++] = 'x';
+            dst[k++] = hex[c[i] >> 4];
+            dst[k++] = hex[c[i] & 15];
+        }
+        c += c1;
+    }
+    dst[k] = '\0';
+    return k;
+}
+
+/* Messages carry names and text from input files: escaped, one line each. */
 int fe_error_set(fe_error *err, int code, const char *fmt, ...)
 {
     if (err) {
+        char raw[sizeof err->message];
         va_list ap;
         err->code = code;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
+        fe_escape(err->message, sizeof err->message, raw, 0);
     }
     return code;
 }
 
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
 {
-    char head[sizeof err->message];
+    char raw[sizeof err->message], head[sizeof err->message];
     va_list ap;
 
     if (!err || err->code == FE_OK)
         return;
     va_start(ap, fmt);
-    vsnprintf(head, sizeof head, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    fe_escape(head, sizeof head, raw, 0);
     /* Shift the message right to make room, truncating its tail. */
     size_t h = strlen(head), cap = sizeof err->message - 1;
     size_t m = strnlen(err->message, cap);

@@ -15,6 +15,10 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The offset of the first byte of s that fe_escape (fuseeng.h) would
+ * escape with keep_lines off, or -1 if there is none. */
+long fe_control_at(const char *s);
+
 /* Exit status for an error code: 0 ok, 2 bad input or usage, 1 otherwise. */
 int fe_error_exit_code(int code);
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "infile.h"
 #include "jsonr.h"
 #include "load.h"
 
@@ -742,55 +743,14 @@ fe_graph *fe_load_model_buffer(const char *buf, size_t len, const char *label,
     return fe_builder_finish(b, err);
 }
 
-char *fe_load_file_text(const char *path, size_t *len, fe_error *err)
-{
-    struct stat st;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fe_error_set(err, FE_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        fe_error_set(err, FE_EINPUT, "%s: not a regular file", path);
-        return NULL;
-    }
-    size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(f);
-        fe_error_set(err, FE_ENOMEM, "%s: out of memory reading %zu bytes", path, n);
-        return NULL;
-    }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
-        free(buf);
-        fe_error_set(err, FE_EINPUT, "%s: read error", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 fe_graph *fe_load_model_file(const char *path, const fe_dimset *dims, fe_error *err)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fe_error_set(err, FE_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    size_t n;
+    int fd = fe_infile_open(path, "the model", &n, err);
+    if (fd < 0)
         return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        fe_error_set(err, FE_EINPUT, "%s: not a regular file", path);
-        return NULL;
-    }
     /* Map rather than read: the pages come from the page cache and need no
      * zeroing or copying, which matters for files of hundreds of MB. */
-    size_t n = (size_t)st.st_size;
     void *map = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
     close(fd);
     if (n && map == MAP_FAILED) {

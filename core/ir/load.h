@@ -22,8 +22,4 @@ fe_graph *fe_load_model_file(const char *path, const fe_dimset *dims, fe_error *
 fe_graph *fe_load_model_buffer(const char *buf, size_t len, const char *label,
                                const fe_dimset *dims, fe_error *err);
 
-/* Read a whole file into a NUL-terminated buffer (caller frees); NULL with
- * FE_EINPUT naming the path if it cannot be read. */
-char *fe_load_file_text(const char *path, size_t *len, fe_error *err);
-
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "plan.h"
 
 _Static_assert(FE_PLAN_MAX_SPLIT == 16777216, "FE_PLAN_SPLIT_RULE spells the limit out");
@@ -63,9 +64,22 @@ void fe_plan_free(fe_plan *p)
     free(p);
 }
 
+/* A plan's text comes from scripts and plan files and ends up in reports:
+ * control characters are stored escaped, so a reason is one line. */
 int32_t fe_plan_str(fe_plan *p, const char *s)
 {
-    return s ? fe_strtab_intern(p->strs, s, strlen(s)) : -1;
+    if (!s)
+        return -1;
+    size_t n = strlen(s);
+    char small[512], *buf = small;
+    if (fe_control_at(s) < 0)
+        return fe_strtab_intern(p->strs, s, n);
+    if (4 * n + 1 > sizeof small && !(buf = malloc(4 * n + 1)))
+        return -1;
+    int32_t id = fe_strtab_intern(p->strs, buf, fe_escape(buf, 4 * n + 1, s, 0));
+    if (buf != small)
+        free(buf);
+    return id;
 }
 
 void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason)

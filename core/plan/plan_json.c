@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "choice.h"
+#include "infile.h"
 #include "jsonw.h"
 #include "legality.h"
 #include "plan_json.h"
@@ -278,20 +279,17 @@ int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
 {
     memset(pf, 0, sizeof *pf);
     pf->path = path;
-    /* Open it here rather than in Jansson, whose message for a missing
-     * file carries a position of -1:-1. */
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return fe_error_set(err, FE_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    /* Read it here rather than in Jansson, whose message for a missing
+     * file carries a position of -1:-1 and which would wait on a FIFO. */
+    size_t len;
+    char *text = fe_infile_read(path, "the plan", FE_INFILE_MAX, &len, err);
+    if (!text)
+        return FE_EINPUT;
     json_error_t je;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-    int read_failed = ferror(f);
-    fclose(f);
-    if (!root) {
-        if (read_failed)
-            return fe_error_set(err, FE_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!root)
         return fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    }
     pf->doc = root;
     const char *fmt = json_string_value(json_object_get(root, "format"));
     if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
@@ -345,9 +343,14 @@ fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *
                              name ? name : "(not a string)", g->name);
                 goto out;
             }
+            if (labels[v] == (int32_t)gi) {
+                fe_error_set(err, FE_EINPUT, "%s: group %zu lists node '%s' twice (name each "
+                             "node once)", path, gi, name);
+                goto out;
+            }
             if (labels[v] >= 0) {
-                fe_error_set(err, FE_EINPUT, "%s: node '%s' is in groups %d and %zu", path, name,
-                             labels[v], gi);
+                fe_error_set(err, FE_EINPUT, "%s: node '%s' is in groups %d and %zu (a node "
+                             "belongs to one group)", path, name, labels[v], gi);
                 goto out;
             }
             labels[v] = (int32_t)gi;

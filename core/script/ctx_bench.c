@@ -81,11 +81,11 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
         return;
     luaL_checktype(L, idx, LUA_TTABLE);
     if (lua_getfield(L, idx, "split") != LUA_TNIL) {
-        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-            lua_tointeger(L, -1) > FE_SIM_MAX_SPLIT)
+        lua_Integer k;
+        if (!fe_lf_integer(L, -1, &k) || k < 1 || k > FE_SIM_MAX_SPLIT)
             luaL_error(L, "bench: split must be " FE_SIM_SPLIT_RULE ", got %s",
                        fe_sandbox_describe(L, -1));
-        *split = (int)lua_tointeger(L, -1);
+        *split = (int)k;
     }
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "kernel") != LUA_TNIL) {

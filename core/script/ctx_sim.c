@@ -67,8 +67,8 @@ static void push_result(lua_State *L, const fe_sim_group_result *s)
  * integer 0..FE_SIM_MAX_SPLIT, 0 the default. */
 static int split_value(lua_State *L, int idx, const char *what)
 {
-    lua_Integer k = lua_isinteger(L, idx) ? lua_tointeger(L, idx) : -1;
-    if (k < 0 || k > FE_SIM_MAX_SPLIT)
+    lua_Integer k;
+    if (!fe_lf_integer(L, idx, &k) || k < 0 || k > FE_SIM_MAX_SPLIT)
         return luaL_error(L, "%s must be " FE_SIM_SPLIT_RULE " (or 0 / nil for the default), got %s",
                           what, fe_sandbox_describe(L, idx));
     return (int)k;

@@ -16,6 +16,7 @@
 #include "choice.h"
 #include "drivers.h"
 #include "lua_graph.h"
+#include "lua_fields.h"
 #include "sim.h"
 
 int fe_drive_plan(fe_run *r)
@@ -107,8 +108,8 @@ int fe_drive_plan(fe_run *r)
         const char *reason = "returned by plan()";
         if (!bad) {
             if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {
-                lua_Integer s = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-                if (s < 1 || s > FE_SIM_MAX_SPLIT) {
+                lua_Integer s = 0;
+                if (!fe_lf_integer(L, -1, &s) || s < 1 || s > FE_SIM_MAX_SPLIT) {
                     snprintf(why, sizeof why, "group %lld: split must be " FE_SIM_SPLIT_RULE,
                              (long long)gi);
                     bad = 1;

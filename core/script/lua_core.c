@@ -14,6 +14,7 @@
 #include "lua_core.h"
 #include "lua_fields.h"
 #include "ops.h"
+#include "plan.h"
 #include "sandbox.h"
 
 /* ops[name] = {kind=, min_inputs=, max_inputs=, flops=, live=, attrs=, description=} */
@@ -139,6 +140,7 @@ int fe_luaopen_core(lua_State *L)
     push_kernel_choices(L);
     lua_setfield(L, -2, "kernel_choices");
     fe_lf_str(L, "version", fe_version());
+    fe_lf_int(L, "max_split", FE_PLAN_MAX_SPLIT);
     lua_pushcfunction(L, l_sha256);
     lua_setfield(L, -2, "sha256");
     lua_pushcfunction(L, l_where);

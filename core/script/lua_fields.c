@@ -48,3 +48,11 @@ void fe_lf_members(lua_State *L, const void *base, const fe_lf_member *m, int n)
         }
     }
 }
+
+int fe_lf_integer(lua_State *L, int idx, lua_Integer *v)
+{
+    int ok = 0;
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        *v = lua_tointegerx(L, idx, &ok);
+    return ok;
+}

@@ -23,4 +23,9 @@ typedef struct fe_lf_member {
 /* Set the n members of the struct at base as fields. */
 void fe_lf_members(lua_State *L, const void *base, const fe_lf_member *m, int n);
 
+/* 1 and *v set if the value at idx is a number with an integer value: an
+ * integer, or a float such as 2^24 (Lua's ^ always makes floats); 0 for
+ * anything else, strings included. */
+int fe_lf_integer(lua_State *L, int idx, lua_Integer *v);
+
 #endif

@@ -44,13 +44,13 @@ int fe_machine_load(fe_sandbox *sb, const char *name_or_path, fe_machine *m, fe_
     if (!name_or_path || !*name_or_path)
         return fe_error_set(err, FE_EINPUT, "no machine given (use a name such as gcu, or a "
                             "path to a machine file)");
-    if (fe_sandbox_find(sb, "lua/machines", name_or_path, path, sizeof path) != 0) {
+    if (fe_sandbox_find(sb, "lua/machines", "machine", name_or_path, path, sizeof path) != 0) {
         char dir[PATH_MAX], list[600];
         snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
         known_machines(dir, list, sizeof list);
-        return fe_error_set(err, FE_EINPUT, "machine '%s' not found: it is not a readable file "
-                            "and %s has no %s.lua (known machines: %s)", name_or_path, dir,
-                            name_or_path, list[0] ? list : "none");
+        return fe_error_set(err, FE_EINPUT, "machine '%s' not found: %s has no such machine "
+                            "(known machines: %s) and there is no file of that name here",
+                            name_or_path, dir, list[0] ? list : "none");
     }
     return load_path(sb, path, m, err);
 }
@@ -63,14 +63,8 @@ int fe_machine_load_shipped(fe_sandbox *sb, const char *name, fe_machine *m, fe_
     for (const char *c = name; plain && *c; c++)
         plain = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
     if (!plain) {
-        /* Show it, but never print its bytes raw. */
-        char shown[80];
-        size_t k = 0;
-        for (const char *c = name ? name : ""; *c && k + 1 < sizeof shown; c++)
-            shown[k++] = isprint((unsigned char)*c) ? *c : '?';
-        shown[k] = '\0';
-        return fe_error_set(err, FE_EINPUT, "'%s' is not a machine name (at most %zu letters, "
-                            "digits, '_', '-' or '.', not starting with '.')", shown,
+        return fe_error_set(err, FE_EINPUT, "'%.80s' is not a machine name (at most %zu letters, "
+                            "digits, '_', '-' or '.', not starting with '.')", name ? name : "",
                             sizeof m->name - 1);
     }
     snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
@@ -87,7 +81,7 @@ static int load_path(fe_sandbox *sb, const char *path, fe_machine *m, fe_error *
     lua_State *L = fe_sandbox_L(sb);
     int top = lua_gettop(L);
     fe_sandbox_push_env(sb);   /* which starts a fresh metered run for itself */
-    if (fe_sandbox_load_file(sb, path, err) != FE_OK) {
+    if (fe_sandbox_load_file(sb, path, "the machine file", err) != FE_OK) {
         lua_settop(L, top);
         return err ? err->code : FE_EINPUT;
     }

@@ -19,7 +19,8 @@
 #include "drivers.h"
 #include "policy.h"
 
-/* Copy a string field of the table at idx into buf ("" if absent). Raw:
+/* Copy a string field of the table at idx into buf ("" if absent), its
+ * control characters escaped (names and descriptions reach terminals). Raw:
  * a script's metamethods never run from C outside a protected call. */
 static void field_str(lua_State *L, int idx, const char *key, char *buf, size_t size)
 {
@@ -27,7 +28,7 @@ static void field_str(lua_State *L, int idx, const char *key, char *buf, size_t 
     lua_pushstring(L, key);
     lua_rawget(L, idx);
     const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    snprintf(buf, size, "%s", s);
+    fe_escape(buf, size, s, 0);
     lua_pop(L, 1);
 }
 
@@ -165,13 +166,14 @@ static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
 fe_policy *fe_engine_load_policy(fe_engine *e, const char *name_or_path, fe_error *err)
 {
     char path[PATH_MAX];
-    if (fe_sandbox_find(e->sb, "policies", name_or_path, path, sizeof path) != 0) {
-        fe_error_set(err, FE_EINPUT, "policy '%s' not found: not a file, and not in %s/policies "
-                     "(see 'fuseeng policies')", name_or_path, fe_sandbox_home(e->sb));
+    if (fe_sandbox_find(e->sb, "policies", "policy", name_or_path, path, sizeof path) != 0) {
+        fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such policy "
+                     "(see 'fuseeng policies') and there is no file of that name here",
+                     name_or_path, fe_sandbox_home(e->sb));
         return NULL;
     }
     fe_sandbox_push_env(e->sb);
-    if (fe_sandbox_load_file(e->sb, path, err) != FE_OK)
+    if (fe_sandbox_load_file(e->sb, path, "the policy", err) != FE_OK)
         return NULL;
     return run_chunk(e, path, err);
 }

@@ -30,6 +30,7 @@
 
 #include "choice.h"
 #include "lua_graph.h"
+#include "lua_fields.h"
 #include "run.h"
 #include "sim.h"
 
@@ -386,8 +387,8 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
     if (lua_isnil(L, -1)) {
         /* no choice: the default stands */
     } else if (strcmp(name, "split") == 0) {
-        lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-        if (k >= 1 && k <= FE_SIM_MAX_SPLIT)
+        lua_Integer k;
+        if (fe_lf_integer(L, -1, &k) && k >= 1 && k <= FE_SIM_MAX_SPLIT)
             gr->split = (int32_t)k;
         else
             rc = fe_run_fault(r, name, fn, "split returned %s; it must return " FE_SIM_SPLIT_RULE " (or nil)",

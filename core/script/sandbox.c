@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "sandbox.h"
 
 #define HOOK_EVERY 1000
@@ -332,50 +333,36 @@ static int find_home(const char *opt, char *out, size_t size)
     return -1;
 }
 
-int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *name, char *out,
-                    size_t size)
+int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *kind,
+                    const char *name, char *out, size_t size)
 {
     struct stat st;
-    if (strchr(name, '/') || stat(name, &st) == 0) {
-        if (pathf(out, size, "%s", name))
-            return -1;
-        return stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
-    }
-    if (pathf(out, size, "%s/%s/%s", sb->home, subdir, name) == 0 && stat(out, &st) == 0 &&
-        S_ISREG(st.st_mode))
+    size_t n = strlen(name);
+    if (strchr(name, '/'))
+        return pathf(out, size, "%s", name);
+    /* A bare name is the shipped file first, with or without ".lua". */
+    int lua = n > 4 && strcmp(name + n - 4, ".lua") == 0;
+    int here = stat(name, &st) == 0;
+    if (pathf(out, size, "%s/%s/%.*s.lua", sb->home, subdir, (int)(lua ? n - 4 : n), name) == 0 &&
+        stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (here) {
+            char shown[2 * PATH_MAX];
+            fe_escape(shown, sizeof shown, name, 0);
+            fprintf(stderr, "fuseeng: note: %s '%s' is the shipped one, %s; to use the file "
+                    "'%s' in this directory, write ./%s\n", kind, shown, out, shown, shown);
+        }
         return 0;
-    if (pathf(out, size, "%s/%s/%s.lua", sb->home, subdir, name))
-        return -1;
-    return stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+    }
+    if (here)
+        return pathf(out, size, "%s", name);
+    out[0] = '\0';
+    return -1;
 }
 
 /* ---- loading text chunks ---- */
 
-static char *read_file(const char *path, size_t *len, char *why, size_t wsize)
-{
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (!f) {
-        snprintf(why, wsize, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
-        fclose(f);
-        snprintf(why, wsize, "not a regular file of at most 64 MiB");
-        return NULL;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    if (!buf || got != (size_t)st.st_size) {
-        free(buf);
-        snprintf(why, wsize, "read error");
-        return NULL;
-    }
-    buf[got] = '\0';
-    *len = got;
-    return buf;
-}
+/* Scripts are small: a file over 64 MiB is not one. */
+#define SCRIPT_MAX ((size_t)64 << 20)
 
 /* Load text with the environment at index env_idx as its _ENV. */
 static int load_text(lua_State *L, const char *src, size_t len, const char *chunkname, int env_idx)
@@ -394,13 +381,13 @@ static int load_text(lua_State *L, const char *src, size_t len, const char *chun
 static int l_loadlib(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    char why[256];
+    fe_error e = {0};
     size_t len;
     luaL_checktype(L, 2, LUA_TTABLE);
-    char *src = read_file(path, &len, why, sizeof why);
+    char *src = fe_infile_read(path, "the module", SCRIPT_MAX, &len, &e);
     if (!src) {
         lua_pushnil(L);
-        lua_pushfstring(L, "%s: %s", path, why);
+        lua_pushstring(L, e.message);
         return 2;
     }
     char chunk[PATH_MAX + 1];
@@ -475,7 +462,15 @@ static int l_print(lua_State *L)
         luaL_addvalue(&b);
     }
     luaL_pushresult(&b);
-    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+    /* A policy's print reaches the terminal: lines kept, escapes shown. */
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    char *shown = malloc(4 * len + 1);
+    if (!shown)
+        return luaL_error(L, "print: out of memory");
+    fe_escape(shown, 4 * len + 1, s, 1);
+    fprintf(stderr, "%s\n", shown);
+    free(shown);
     return 0;
 }
 
@@ -819,14 +814,13 @@ int fe_sandbox_load_string(fe_sandbox *sb, const char *src, size_t len, const ch
     return FE_OK;
 }
 
-int fe_sandbox_load_file(fe_sandbox *sb, const char *path, fe_error *err)
+int fe_sandbox_load_file(fe_sandbox *sb, const char *path, const char *what, fe_error *err)
 {
-    char why[256];
     size_t len;
-    char *src = read_file(path, &len, why, sizeof why);
+    char *src = fe_infile_read(path, what, SCRIPT_MAX, &len, err);
     if (!src) {
         lua_pop(sb->L, 1);
-        return fe_error_set(err, FE_EINPUT, "%s: %s", path, why);
+        return FE_EINPUT;
     }
     int rc = fe_sandbox_load_string(sb, src, len, path, err);
     free(src);

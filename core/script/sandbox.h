@@ -64,10 +64,11 @@ void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory,
  * or assigning an undeclared global is an error). */
 void fe_sandbox_push_env(fe_sandbox *sb);
 
-/* Load the text chunk in path (binary chunks are refused) with the
- * environment on top of the stack (popped), and leave the loaded function
- * on the stack. label names it in messages (defaults to path). */
-int fe_sandbox_load_file(fe_sandbox *sb, const char *path, fe_error *err);
+/* Load the text chunk in path (a regular file; binary chunks are refused)
+ * with the environment on top of the stack (popped), and leave the loaded
+ * function on the stack. what names the file's role in messages ("the
+ * policy"); for load_string, label names the chunk (defaults to path). */
+int fe_sandbox_load_file(fe_sandbox *sb, const char *path, const char *what, fe_error *err);
 int fe_sandbox_load_string(fe_sandbox *sb, const char *src, size_t len, const char *label,
                            fe_error *err);
 
@@ -101,9 +102,13 @@ int fe_sandbox_fn_place(lua_State *L, int idx, char *buf, size_t size);
  * with status 2. Call it once, before any sandbox runs. */
 void fe_sandbox_watchdog(void);
 
-/* Look a file up: name as given if it is a readable path, else
- * home/subdir/name and home/subdir/name.lua. Writes the path into out. */
-int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *name, char *out,
-                    size_t size);
+/* Resolve a policy or machine name into out: a name with a slash is a
+ * path, taken as given; a bare name (with or without ".lua") is the shipped
+ * file home/subdir/NAME.lua, and only when there is none a file of that
+ * name in the current directory. When both exist the shipped one wins and a
+ * note on stderr (kind: "policy", "machine") says how to reach the other.
+ * 0, or -1 when a bare name is neither. */
+int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *kind,
+                    const char *name, char *out, size_t size);
 
 #endif

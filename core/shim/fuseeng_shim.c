@@ -50,6 +50,7 @@
 /* The calls behind the fuseeng command (core/api). */
 #define FE_API_CLI(X)                                                                       \
     X(fe_engine_home, const char *, (const fe_engine *x), (x), NULL)                        \
+    X(fe_escape, size_t, (char *d, size_t n, const char *s, int k), (d, n, s, k), NULL)     \
     X(fe_engine_set_machine, int, (fe_engine *x, const char *m, fe_error *e), (x, m, e), e) \
     X(fe_engine_set_profile, int, (fe_engine *x, const char *p, fe_error *e), (x, p, e), e) \
     X(fe_engine_machine, const char *, (const fe_engine *x), (x), NULL)                     \

@@ -176,8 +176,8 @@ printf '%s\n{"extra": 1}' "$(cat "$T/good.json")" >"$T/trailing.json"
 expect_fail "data after the model" 2 "trailing\.json:6:1: unexpected data after the model object" \
     "$FUSEENG" check "$T/trailing.json"
 
-expect_fail "a missing file" 2 "nosuch\.json: cannot open: No such file" "$FUSEENG" check "$T/nosuch.json"
-expect_fail "a directory" 2 "not a regular file" "$FUSEENG" check "$T"
+expect_fail "a missing file" 2 "nosuch\.json: cannot open the model: No such file" "$FUSEENG" check "$T/nosuch.json"
+expect_fail "a directory" 2 "must be a regular file, and this is a directory" "$FUSEENG" check "$T"
 
 model attrdup '{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"], "attrs": {"a": 1, "a": 2}}' "$X"
 expect_fail "duplicate attribute keys" 2 "attrdup\.json:4: node 'r' has attribute 'a' twice" "$FUSEENG" check "$T/attrdup.json"

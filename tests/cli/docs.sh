@@ -5,7 +5,7 @@
 #
 #   ```sh            shell commands, run by /bin/sh -e with $BUILD first in
 #                    PATH and $FUSEENG set, outside the make that runs the
-#                    tests (MAKEFLAGS, SANITIZE unset), in a scratch directory
+#                    tests (MAKEFLAGS, SANITIZE, PORTABLE unset), in a scratch directory
 #                    that links every top-level entry of the repo: paths read
 #                    as from the repo root, and files a sample writes stay in
 #                    the scratch directory (one per document, so a later
@@ -85,7 +85,7 @@ scratch() {
 # $T/err; outside the make that runs the tests, as a user's shell would be.
 run_in_scratch() {
     (cd "$T/root" && PATH="$ABS_BUILD:$PATH" FUSEENG="$FUSEENG_ABS" \
-        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE timeout 60 "$@" </dev/null) \
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u PORTABLE -u PORTABLE_ARCH timeout 60 "$@" </dev/null) \
         >"$T/out" 2>"$T/err"
 }
 

@@ -183,7 +183,7 @@ expect_fail "a margin that is not a number" 2 "param 'margin_us' of policy 'gcu_
     "$FUSEENG" run "$M" --policy gcu_afe --param margin_us=lots
 expect_fail "a split that is not an integer" 2 "param 'split' of policy 'gcu_tlf' is an integer; '2\.5' is not" \
     "$FUSEENG" run "$M" --policy gcu_tlf --param split=2.5
-expect_fail "a negative split" 2 "gcu_tlf\.lua:[0-9]+: param split must be >= 0 \(0 = the seed's split\), not -1" \
+expect_fail "a negative split" 2 "gcu_tlf\.lua:[0-9]+: param split must be 0 \(the seed's split\) to 16777216, not -1" \
     "$FUSEENG" run "$M" --policy gcu_tlf --param split=-1
 expect_fail "a misspelt param" 2 "has no param 'spilt'" \
     "$FUSEENG" run "$M" --policy gcu_tlf --param spilt=4

@@ -111,7 +111,7 @@ expect_fail "a plan's dim the model lacks" 2 "pdim\.json: \"dims\": the plan set
 sed 's/"S": 8192/"S": "big"/' "$T/p8k.json" >"$T/pdim2.json"
 expect_fail "a plan's dim that is not a positive integer" 2 "pdim2\.json: \"dims\": \"S\" must be a positive integer" \
     "$FUSEENG" sim "$M" --plan "$T/pdim2.json"
-expect_fail "a missing plan file" 2 "nonexist\.json: cannot open: No such file or directory$" \
+expect_fail "a missing plan file" 2 "nonexist\.json: cannot open the plan: No such file or directory$" \
     "$FUSEENG" sim "$M" --plan "$T/nonexist.json"
 
 # --verbose puts each group's simulated figures in the plan JSON.
