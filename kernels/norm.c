@@ -2,8 +2,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "convert.h"
+#include "injective.h"
 #include "iter.h"
 #include "norm.h"
 #include "reduce.h"
@@ -116,12 +118,13 @@ static float *param_f32(const fe_k_tensor *t, int64_t n, fe_error *err, int *fai
 
 /* Weight or bias t as n floats over x's normalized dims (x's trailing dims
  * whose product is n): shape inference lets t broadcast over them, numpy
- * style (fewer dims, or dims of 1), as the fused executor reads it. NULL
- * with *fail set when t does not broadcast or memory runs out. */
+ * style (fewer dims, or dims of 1), as the fused executor reads it; the
+ * expand kernel lays it out. NULL with *fail set (an FE_E* code) when t
+ * does not broadcast or memory runs out. */
 static float *norm_param_f32(const fe_k_tensor *t, const fe_k_tensor *x, int64_t n,
                              fe_error *err, int *fail)
 {
-    int64_t st[FE_MAX_RANK], idx[FE_MAX_RANK] = {0}, cover = 1;
+    int64_t st[FE_MAX_RANK], cover = 1, numel;
     int k = 0;
     if (!t)
         return NULL;
@@ -129,29 +132,24 @@ static float *norm_param_f32(const fe_k_tensor *t, const fe_k_tensor *x, int64_t
         cover *= x->shape[x->rank - 1 - k++];
     while (k < x->rank && x->shape[x->rank - 1 - k] == 1 && k < t->rank)
         k++;   /* leading dims of 1 in t: let them line up with x's */
-    const int64_t *dims = x->shape + x->rank - k;
-    if (cover != n || fe_k_bcast_strides(t, k, dims, st) < 0) {
+    if (cover != n || fe_k_bcast_strides(t, k, x->shape + x->rank - k, st) < 0) {
         *fail = fe_error_set(err, FE_EINPUT, "norm: weight/bias does not broadcast to the %lld "
                              "normalized elements", (long long)n);
         return NULL;
     }
-    float *p = fe_malloc((size_t)n * sizeof(float), err);
-    if (!p) {
+    numel = fe_k_numel(t);
+    float *own = param_f32(t, numel, err, fail), *p = own;
+    if (own && numel != n) {
+        fe_k_tensor from = *t, to = {.dtype = FE_F32, .rank = k};
+        from.data = own;
+        from.dtype = FE_F32;
+        memcpy(to.shape, x->shape + x->rank - k, (size_t)k * sizeof *to.shape);
+        if ((p = to.data = fe_malloc((size_t)n * sizeof(float), err)))
+            fe_k_expand(&from, &to, err);   /* checked above: it broadcasts */
+        free(own);
+    }
+    if (!p)
         *fail = FE_ENOMEM;
-        return NULL;
-    }
-    if (fe_k_numel(t) == n) {
-        fe_k_load_f32(t->data, t->dtype, 0, p, n);
-        return p;
-    }
-    for (int64_t i = 0; i < n; i++) {      /* walk the normalized dims, odometer style */
-        int64_t off = 0;
-        for (int d = 0; d < k; d++)
-            off += idx[d] * st[d];
-        fe_k_load_f32(t->data, t->dtype, off, &p[i], 1);
-        for (int d = k - 1; d >= 0 && ++idx[d] == dims[d]; d--)
-            idx[d] = 0;
-    }
     return p;
 }
 

@@ -9,19 +9,12 @@
 /* text with its control characters escaped (fe_escape, lines kept): names
  * and reasons reach reports from input files and scripts, and a report is
  * printed on terminals. Takes text; NULL if out of memory. */
-static char *escaped(char *text, size_t len, fe_error *err)
+static char *escaped(char *text, fe_error *err)
 {
-    int clean = 1;
-    for (size_t i = 0; i < len && clean; i++) {
-        unsigned char c = (unsigned char)text[i];
-        clean = (c >= 0x20 && c != 0x7f && c != 0xc2) || c == '\n' || c == '\t';
-    }
-    if (clean)
+    if (fe_control_at(text, 1) < 0)
         return text;
-    char *out = malloc(4 * len + 1);
-    if (out)
-        fe_escape(out, 4 * len + 1, text, 1);
-    else
+    char *out = fe_escape_dup(text, 1);
+    if (!out)
         fe_error_set(err, FE_ENOMEM, "out of memory for a text result");
     free(text);
     return out;
@@ -46,7 +39,7 @@ char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int for
         free(buf);
         return NULL;
     }
-    return escaped(buf, len, err);
+    return escaped(buf, err);
 }
 
 void fe_error_prepend(fe_error *err, const char *text)

@@ -221,15 +221,11 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p)
 
 int fe_cli_plan_inputs(const char *model, const fe_cli_plan_opts *o, fe_cli_file *in, int cap)
 {
+    const fe_cli_file fixed[] = {{"the model", model}, {"--plan", o->plan_in},
+                                 {"--profile", o->profile}, {"--machine", o->eng.machine}};
     int n = 0;
-    if (n < cap)
-        in[n++] = (fe_cli_file){"the model", model};
-    if (n < cap)
-        in[n++] = (fe_cli_file){"--plan", o->plan_in};
-    if (n < cap)
-        in[n++] = (fe_cli_file){"--profile", o->profile};
-    if (n < cap)
-        in[n++] = (fe_cli_file){"--machine", o->eng.machine};
+    for (int i = 0; i < 4 && n < cap; i++)
+        in[n++] = fixed[i];
     for (int i = 0; i < o->npolicies && n < cap; i++)
         in[n++] = (fe_cli_file){"--policy", o->policies[i]};
     return n;

@@ -99,7 +99,7 @@ void fe_builder_free(fe_builder *b)
  * one (a newline, a terminal escape) is refused rather than shown. */
 static int bad_name(fe_builder *b, const char *s, int line, const char *what)
 {
-    long at = fe_control_at(s);
+    long at = fe_control_at(s, 0);
     if (at < 0)
         return 0;
     fe_build_err(b, line, "%s '%s' has control character 0x%02x at byte %ld; names may not "

@@ -6,18 +6,30 @@
 
 #include "error.h"
 
-/* A C0 or DEL byte, or the lead of a UTF-8 C1 control (U+0080..U+009F). */
-static int control(const unsigned char *c)
+/* A C0 or DEL byte, or the lead of a UTF-8 C1 control (U+0080..U+009F);
+ * with keep_lines, not '\n' or '\t'. */
+static int control(const unsigned char *c, int keep_lines)
 {
+    if (keep_lines && (*c == '\n' || *c == '\t'))
+        return 0;
     return *c < 0x20 || *c == 0x7f || (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f);
 }
 
-long fe_control_at(const char *s)
+long fe_control_at(const char *s, int keep_lines)
 {
     for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-        if (control(c))
+        if (control(c, keep_lines))
             return (long)(c - (const unsigned char *)s);
     return -1;
+}
+
+char *fe_escape_dup(const char *s, int keep_lines)
+{
+    size_t size = 4 * strlen(s) + 1;   /* each byte at most \xNN */
+    char *out = malloc(size);
+    if (out)
+        fe_escape(out, size, s, keep_lines);
+    return out;
 }
 
 size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines)
@@ -29,7 +41,7 @@ size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines)
     for (const unsigned char *c = (const unsigned char *)(src ? src : ""); *c; c++) {
         /* U+0080..U+009F in UTF-8 take two bytes (0x9b is CSI, as ESC [) */
         int c1 = c[0] == 0xc2;
-        if (!control(c) || (keep_lines && (*c == '\n' || *c == '\t'))) {
+        if (!control(c, keep_lines)) {
             if (k + 1 >= size)
                 break;
             dst[k++] = (char)*c;

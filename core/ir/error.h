@@ -16,8 +16,12 @@ void fe_error_prefix(fe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The offset of the first byte of s that fe_escape (fuseeng.h) would
- * escape with keep_lines off, or -1 if there is none. */
-long fe_control_at(const char *s);
+ * escape with that keep_lines, or -1 if there is none. */
+long fe_control_at(const char *s, int keep_lines);
+
+/* s escaped as fe_escape does, in a new string (caller frees); NULL if out
+ * of memory. */
+char *fe_escape_dup(const char *s, int keep_lines);
 
 /* Exit status for an error code: 0 ok, 2 bad input or usage, 1 otherwise. */
 int fe_error_exit_code(int code);

@@ -16,7 +16,12 @@ int fe_infile_open(const char *path, const char *what, size_t *size, fe_error *e
         fe_error_set(err, FE_EINPUT, "%s: cannot open %s: %s", path, what, strerror(errno));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        fe_error_set(err, FE_EINPUT, "%s: cannot read %s: %s", path, what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
         const char *kind = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
                            : S_ISSOCK(st.st_mode) ? "a socket" : "a device or special file";
         close(fd);
@@ -48,15 +53,17 @@ char *fe_infile_read(const char *path, const char *what, size_t max, size_t *len
         return NULL;
     }
     size_t got = 0;
+    int bad = 0;   /* errno of a failed read; 0 if the file ended early */
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) {
+            bad = r < 0 ? errno : 0;
             break;
+        }
         got += (size_t)r;
     }
-    int bad = got != n ? errno : 0;
     close(fd);
     if (got != n) {
         free(buf);

@@ -70,15 +70,11 @@ int32_t fe_plan_str(fe_plan *p, const char *s)
 {
     if (!s)
         return -1;
-    size_t n = strlen(s);
-    char small[512], *buf = small;
-    if (fe_control_at(s) < 0)
-        return fe_strtab_intern(p->strs, s, n);
-    if (4 * n + 1 > sizeof small && !(buf = malloc(4 * n + 1)))
-        return -1;
-    int32_t id = fe_strtab_intern(p->strs, buf, fe_escape(buf, 4 * n + 1, s, 0));
-    if (buf != small)
-        free(buf);
+    if (fe_control_at(s, 0) < 0)
+        return fe_strtab_intern(p->strs, s, strlen(s));
+    char *shown = fe_escape_dup(s, 0);
+    int32_t id = shown ? fe_strtab_intern(p->strs, shown, strlen(shown)) : -1;
+    free(shown);
     return id;
 }
 

@@ -463,12 +463,9 @@ static int l_print(lua_State *L)
     }
     luaL_pushresult(&b);
     /* A policy's print reaches the terminal: lines kept, escapes shown. */
-    size_t len;
-    const char *s = lua_tolstring(L, -1, &len);
-    char *shown = malloc(4 * len + 1);
+    char *shown = fe_escape_dup(lua_tostring(L, -1), 1);
     if (!shown)
         return luaL_error(L, "print: out of memory");
-    fe_escape(shown, 4 * len + 1, s, 1);
     fprintf(stderr, "%s\n", shown);
     free(shown);
     return 0;
