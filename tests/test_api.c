@@ -533,6 +533,76 @@ static void ab(void **state)
     fe_engine_free(e);
 }
 
+/* Suites: lists or a file, sharded and merged back to the same JSON, and
+ * the diff of two policies' plans. */
+static void ab_suite(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_engine *e = engine();
+    const char *models[] = {LLAMA, GPT2}, *pols[] = {"no_fusion", "fuse_all",
+                                                     "static_rules{max_graph_size=2}"};
+    const char *dims[] = {"S=64,128", "B=1"}, *machines[] = {"gcu", "gcu_big"};
+    fe_ab_suite_options so = {2, models, 3, pols, 0, NULL, 2, dims, 2, machines};
+    fe_ab_suite *s = fe_ab_suite_new(e, &so, &err);
+    if (!s)
+        fail_msg("suite: %s", err.message);
+    assert_int_equal(fe_ab_suite_rows(s), 8);   /* 2 models x 2 S x 2 machines */
+    assert_int_equal(fe_ab_suite_cols(s), 3);
+    fe_ab *whole = fe_engine_ab_suite(e, s, NULL, &err);
+    assert_non_null(whole);
+    char *want = fe_ab_format(whole, FE_FORMAT_JSON, &err);
+    assert_non_null(strstr(want, "\"dims\": \"S=128\""));
+    assert_non_null(strstr(want, "\"geomean\""));
+    const char *paths[3] = {tmp("p1.json"), tmp("p2.json"), tmp("p3.json")};
+    char p1[4096], p2[4096], p3[4096];
+    snprintf(p1, sizeof p1, "%s", paths[0]);
+    snprintf(p2, sizeof p2, "%s", paths[1]);
+    snprintf(p3, sizeof p3, "%s", paths[2]);
+    const char *parts[3] = {p3, p1, p2};
+    for (int i = 0; i < 3; i++) {
+        fe_ab_run_options ro = {.shard = i + 1, .nshards = 3};
+        fe_ab *a = fe_engine_ab_suite(e, s, &ro, &err);
+        assert_non_null(a);
+        char *t = fe_ab_format(a, FE_FORMAT_PART, &err);
+        assert_int_equal(fe_write_file(i == 0 ? p1 : i == 1 ? p2 : p3, "a shard", t, &err), FE_OK);
+        fe_free(t);
+        fe_ab_free(a);
+    }
+    fe_ab *merged = fe_ab_merge(3, parts, &err);
+    if (!merged)
+        fail_msg("merge: %s", err.message);
+    char *got = fe_ab_format(merged, FE_FORMAT_JSON, &err);
+    assert_string_equal(got, want);
+    fe_free(got);
+    fe_free(want);
+    fe_ab_free(merged);
+    assert_null(fe_ab_merge(2, parts, &err));
+    assert_input_error(&err, "is missing");
+    fe_ab_run_options bad = {.shard = 4, .nshards = 3};
+    assert_null(fe_engine_ab_suite(e, s, &bad, &err));
+    assert_input_error(&err, "shard 4/3");
+    fe_ab_free(whole);
+    fe_ab_suite_free(s);
+
+    fe_policy *a = fe_engine_load_policy(e, "no_fusion", &err), *b = fe_engine_load_policy(e, "fuse_all", &err);
+    char *d = fe_engine_ab_diff(e, LLAMA, "S=64", a, b, FE_FORMAT_TEXT, &err);
+    assert_non_null(d);
+    assert_non_null(strstr(d, "region 1: "));
+    fe_free(d);
+    assert_null(fe_engine_ab_diff(e, LLAMA, NULL, a, NULL, FE_FORMAT_TEXT, &err));
+    assert_input_error(&err, "policy b is NULL");
+    fe_policy_free(a);
+    fe_policy_free(b);
+    const char *bad_pols[] = {"fuse_all", "nosuch_policy"};
+    fe_ab_suite_options bo = {1, models, 2, bad_pols, 0, NULL, 0, NULL, 0, NULL};
+    assert_null(fe_ab_suite_new(e, &bo, &err));
+    assert_input_error(&err, "the command line: --policy: policy 'nosuch_policy' not found");
+    assert_null(fe_ab_suite_read(e, tmp("nosuch_suite.json"), NULL, &err));
+    assert_input_error(&err, "nosuch_suite.json");
+    fe_engine_free(e);
+}
+
 /* A policy names its source; a combination leaves it to its children. */
 static void sources(void **state)
 {
@@ -607,7 +677,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(models), cmocka_unit_test(ops), cmocka_unit_test(planning),
         cmocka_unit_test(simulation), cmocka_unit_test(plan_files), cmocka_unit_test(execution),
-        cmocka_unit_test(timing), cmocka_unit_test(ab), cmocka_unit_test(sources),
+        cmocka_unit_test(timing), cmocka_unit_test(ab), cmocka_unit_test(ab_suite), cmocka_unit_test(sources),
         cmocka_unit_test(scripts),
         cmocka_unit_test(engines),
     };

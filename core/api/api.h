@@ -50,6 +50,8 @@ int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);
 const fe_machine *fe_api_machine(const fe_engine *e);
 /* Make the shipped machine name (never a path) e's machine. */
 int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err);
+/* Make a copy of m (as fe_api_machine gave it) e's machine again. */
+void fe_api_set_machine(fe_engine *e, const fe_machine *m);
 /* The graph behind a model. */
 const fe_graph *fe_api_graph(const fe_model *m);
 /* Wrap g (taken) into a model: fe_model_wrap (script/model.h). */

@@ -36,6 +36,11 @@ int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err)
     return rc;
 }
 
+void fe_api_set_machine(fe_engine *e, const fe_machine *m)
+{
+    e->machine = *m;
+}
+
 const fe_graph *fe_api_graph(const fe_model *m)
 {
     return m->g;

@@ -1,135 +1,267 @@
-/* cmd_ab.c: `fuseeng ab MODEL... --policy A --policy B`: compare policies on
- * the same models and the same simulated machine. */
+/* cmd_ab.c: `fuseeng ab`: compare policies on models, from the command
+ * line or a suite file, whole or in shards that `fuseeng ab merge` joins,
+ * and `fuseeng ab --diff A B MODEL`: where two policies' plans differ. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 static const char usage[] =
     "usage: fuseeng ab MODEL... --policy A --policy B [--policy C ...] [options]\n"
+    "       fuseeng ab --suite SUITE.json|SUITE.lua [options]\n"
+    "       fuseeng ab merge PART.json... [--json|--csv|--md] [--svg FILE] [--out FILE]\n"
+    "       fuseeng ab --diff A B MODEL [--machine M] [--dim NAME=V] [--json]\n"
     "\n"
-    "Plan every MODEL with every policy on one simulated machine and compare them\n"
-    "with the unfused baseline: kernels, simulated time, speedup, L3 traffic,\n"
-    "device-memory peak, tiled groups. The fastest plan of each model is marked.\n"
+    "Plan every model (at every dims setting, on every machine) with every policy,\n"
+    "simulate the plans and compare them with the first policy, the baseline: kernels,\n"
+    "simulated time, ratio (baseline time / policy time), L3 bytes, L2 peak,\n"
+    "device-memory peak, spill bytes, planning time; the fastest plan of each row is\n"
+    "starred, and the summary gives each policy's geometric mean ratio and its wins,\n"
+    "ties and losses. A policy that fails on a model fails its cell only.\n"
+    "docs/ab.md is the reference.\n"
     "\n"
-    "  --policy P        a policy (at least two; a name in policies/ or a file)\n"
-    "  --param K=V       override a parameter in every policy that has it\n"
-    "  --machine M       simulated machine (default gcu)\n"
+    "  --policy SPEC     a policy: a name in policies/ or a file, NAME{K=V,...} with\n"
+    "                    parameters, HOW(SPEC,SPEC,...) a combination (all, any, chain,\n"
+    "                    vote); at least two, the first is the baseline\n"
+    "  --suite FILE      models, dims, machines and policies from a file (docs/ab.md)\n"
+    "  --param K=V       set a parameter in every policy that has it\n"
+    "  --machine M       a simulated machine; repeat for several (default gcu)\n"
+    "  --dim NAME=V      set a dim in every model that has it; NAME=V1,V2,... sweeps it\n"
     "  --profile FILE    measured times for profile-driven policies\n"
-    "  --dim NAME=V      override a dim in every model that has it\n"
-    "  --json            print the results as JSON\n"
-    "  --csv             print one CSV row per model and policy\n"
-    "  --svg FILE        write a bar chart of the speedups\n"
-    "  --measure         also run every plan on this CPU's kernels: measured time\n"
-    "                    (median), speedup over every op as its own kernel, and a\n"
-    "                    check of the results against the unfused reference\n"
+    "  --json, --csv, --md   the results as JSON, CSV or Markdown (default: a table)\n"
+    "  --svg FILE        also write a bar chart of the speedups over unfused\n"
+    "  --out FILE        write the results to FILE instead of the standard output\n"
+    "  --shard I/N       run rows I, I+N, ... only and print a shard file for merge\n"
+    "  --measure         also run the plans on this CPU's kernels, interleaved in\n"
+    "                    shuffled rounds; medians, a 95% bootstrap interval of each\n"
+    "                    ratio (\"same\" when it holds 1), and a check of the results\n"
+    "  --reps N          timed rounds per row with --measure (default: by --budget)\n"
     "  --budget S        seconds of timed runs per plan with --measure (default 0.5)\n"
+    "  --diff A B MODEL  the groups where A's and B's plans differ, the decisions\n"
+    "                    behind each, and each difference simulated\n"
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
     "                    limits of each policy run (as for fuseeng run)\n"
     "\n"
     "Exit status 1 when --measure finds a plan whose results differ from the\n"
     "reference (the table marks it), 2 for bad input.\n";
 
+#define MAXARGS 256
+
 typedef struct ab_opts {
-    const char *models[64];
-    int nmodels;
-    const char *policies[16];
-    int npolicies;
-    const char *params[64];
-    int nparams;
-    fe_cli_dims dims;
-    const char *machine, *svg, *profile;
-    int json, csv, measure;
+    const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
+    int nmodels, npolicies, nparams, ndims, nmachines;
+    const char *suite, *svg, *out, *profile, *shard_arg, *diff[3];
+    int format, measure, reps, shard, nshards, merge;
     double budget;
     fe_engine_options limits;   /* the Lua limits */
 } ab_opts;
 
-static int parse(int argc, char **argv, ab_opts *o)
+static int add(const char **list, int *n, int cap, const char *val, const char *what)
+{
+    if (*n == cap)
+        return fe_cli_usage("ab", "at most %d %s", cap, what);
+    list[(*n)++] = val;
+    return 0;
+}
+
+/* "I/N" with 1 <= I <= N. */
+static int parse_shard(const char *s, ab_opts *o)
+{
+    char *end;
+    long i = strtol(s, &end, 10), n = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+    if (*end || i < 1 || n < 1 || i > n || n > 100000)
+        return fe_cli_usage("ab", "--shard %s: expected I/N with 1 <= I <= N (for example 2/3)", s);
+    o->shard = (int)i;
+    o->nshards = (int)n;
+    return 0;
+}
+
+static int set_format(ab_opts *o, int format)
+{
+    if (o->format && o->format != format)
+        return fe_cli_usage("ab", "--json, --csv and --md exclude each other");
+    o->format = format;
+    return 0;
+}
+
+static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
 {
     const char *val;
-    for (int i = 1; i < argc; i++) {
+    int m;
+    struct { const char *name; const char **list; int *n, cap; } lists[] = {
+        {"--policy", o->policies, &o->npolicies, 64}, {"--param", o->params, &o->nparams, 64},
+        {"--dim", o->dims, &o->ndims, 64}, {"--machine", o->machines, &o->nmachines, 64}};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        if ((m = fe_cli_opt("ab", argc, argv, i, lists[k].name, &val)))
+            return m == 2 ? 2 : add(lists[k].list, lists[k].n, lists[k].cap, val, lists[k].name);
+    struct { const char *name; const char **dst; } singles[] = {
+        {"--suite", &o->suite}, {"--svg", &o->svg}, {"--out", &o->out}, {"--profile", &o->profile},
+        {"--shard", &o->shard_arg}};
+    for (size_t k = 0; k < sizeof singles / sizeof singles[0]; k++)
+        if ((m = fe_cli_opt("ab", argc, argv, i, singles[k].name, singles[k].dst)))
+            return m == 2 ? 2 : 0;
+    if ((m = fe_cli_opt("ab", argc, argv, i, "--budget", &val)))
+        return m == 2 || fe_cli_seconds("ab", "--budget", val, &o->budget) ? 2 : 0;
+    if ((m = fe_cli_opt("ab", argc, argv, i, "--reps", &val))) {
+        char *end;
+        long n = m == 2 ? 0 : strtol(val, &end, 10);
+        if (m == 2 || *end || n < 1 || n > 100000)
+            return fe_cli_usage("ab", "--reps expects a whole number from 1 to 100000");
+        o->reps = (int)n;
+        return 0;
+    }
+    if (strcmp(argv[*i], "--diff") == 0) {
+        if (*i + 3 >= argc)
+            return fe_cli_usage("ab", "--diff expects A B MODEL");
+        for (int k = 0; k < 3; k++)
+            o->diff[k] = argv[++*i];
+        return 0;
+    }
+    if (strcmp(argv[*i], "--measure") == 0)
+        return o->measure = 1, 0;
+    if (strcmp(argv[*i], "--json") == 0)
+        return set_format(o, FE_FORMAT_JSON);
+    if (strcmp(argv[*i], "--csv") == 0)
+        return set_format(o, FE_FORMAT_CSV);
+    if (strcmp(argv[*i], "--md") == 0)
+        return set_format(o, FE_FORMAT_MD);
+    return fe_cli_usage("ab", "unknown option '%s'", argv[*i]);
+}
+
+static int parse(int argc, char **argv, ab_opts *o)
+{
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+        o->merge = 1;
+        first = 2;
+    }
+    for (int i = first; i < argc; i++) {
         int m = fe_cli_limit_opt("ab", argc, argv, &i, &o->limits);
         if (m == 2)
             return 2;
         if (m)
             continue;
-        if ((m = fe_cli_opt("ab", argc, argv, &i, "--policy", &val))) {
-            if (m == 2)
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (parse_opt(argc, argv, &i, o))
                 return 2;
-            if (o->npolicies == 16)
-                return fe_cli_usage("ab", "at most 16 policies");
-            o->policies[o->npolicies++] = val;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--param", &val))) {
-            if (m == 2)
-                return 2;
-            if (!strchr(val, '=') || val[0] == '=' || o->nparams == 64)
-                return fe_cli_usage("ab", "--param expects KEY=VALUE");
-            o->params[o->nparams++] = val;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--machine", &val))) {
-            if (m == 2)
-                return 2;
-            o->machine = val;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--profile", &val))) {
-            if (m == 2)
-                return 2;
-            o->profile = val;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--svg", &val))) {
-            if (m == 2)
-                return 2;
-            o->svg = val;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--dim", &val))) {
-            if (m == 2 || fe_cli_add_dim("ab", &o->dims, val))
-                return 2;
-        } else if ((m = fe_cli_opt("ab", argc, argv, &i, "--budget", &val))) {
-            if (m == 2 || fe_cli_seconds("ab", "--budget", val, &o->budget))
-                return 2;
-        } else if (strcmp(argv[i], "--measure") == 0) {
-            o->measure = 1;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            o->json = 1;
-        } else if (strcmp(argv[i], "--csv") == 0) {
-            o->csv = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return fe_cli_usage("ab", "unknown option '%s'", argv[i]);
-        } else {
-            if (o->nmodels == 64)
-                return fe_cli_usage("ab", "at most 64 models");
-            o->models[o->nmodels++] = argv[i];
+        } else if (add(o->models, &o->nmodels, MAXARGS, argv[i], o->merge ? "shard files" : "models")) {
+            return 2;
         }
     }
-    if (o->nmodels == 0)
-        return fe_cli_usage("ab", "missing MODEL");
-    if (o->npolicies < 2)
+    if (o->shard_arg && parse_shard(o->shard_arg, o))
+        return 2;
+    if (o->merge) {
+        if (o->nmodels == 0)
+            return fe_cli_usage("ab", "merge: give the shard files (fuseeng ab ... --shard I/N)");
+        if (o->npolicies || o->suite || o->shard_arg || o->measure || o->diff[0] || o->nmachines ||
+            o->ndims || o->nparams)
+            return fe_cli_usage("ab", "merge takes shard files and output options only");
+        return 0;
+    }
+    if (o->diff[0]) {
+        if (o->nmodels || o->npolicies || o->suite || o->shard_arg || o->measure || o->nmachines > 1 ||
+            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg)
+            return fe_cli_usage("ab", "--diff A B MODEL takes --machine, --dim, --param, --profile "
+                                "and --json only");
+        return 0;
+    }
+    if (o->suite && (o->nmodels || o->npolicies))
+        return fe_cli_usage("ab", "give the models and policies in the suite or on the command "
+                            "line, not both");
+    if (!o->suite && o->nmodels == 0)
+        return fe_cli_usage("ab", "missing MODEL (or --suite FILE)");
+    if (!o->suite && o->npolicies < 2)
         return fe_cli_usage("ab", "give at least two --policy options to compare");
-    if (o->json && o->csv)
-        return fe_cli_usage("ab", "--json and --csv exclude each other");
-    fe_cli_file in[64 + 16 + 2], out[] = {{"--svg", o->svg}};
+    if (o->shard_arg && (o->format || o->svg))
+        return fe_cli_usage("ab", "--shard prints a shard file; give the output options to "
+                            "'fuseeng ab merge'");
+    fe_cli_file in[MAXARGS + 2], outs[] = {{"--svg", o->svg}, {"--out", o->out}};
     int nin = 0;
     for (int i = 0; i < o->nmodels; i++)
         in[nin++] = (fe_cli_file){"a model", o->models[i]};
-    for (int i = 0; i < o->npolicies; i++)
-        in[nin++] = (fe_cli_file){"--policy", o->policies[i]};
-    in[nin++] = (fe_cli_file){"--machine", o->machine};
+    in[nin++] = (fe_cli_file){"--suite", o->suite};
     in[nin++] = (fe_cli_file){"--profile", o->profile};
-    return fe_cli_distinct("ab", in, nin, out, 1);
+    return fe_cli_distinct("ab", in, nin, outs, 2);
 }
 
-/* Apply --param K=V to policy p where it has K; unknown everywhere is an
- * error (checked by the caller). Returns the number of params applied. */
-static int apply_params(fe_policy *p, const ab_opts *o, int *used, fe_error *err)
+/* Print (or write with --out) text; the SVG chart first. */
+static int emit(const ab_opts *o, fe_ab *ab, int format, fe_error *err)
 {
-    for (int i = 0; i < o->nparams; i++) {
+    if (o->svg && fe_cli_write(o->svg, "the chart", fe_ab_format(ab, FE_FORMAT_SVG, err), err))
+        return -1;
+    char *text = fe_ab_format(ab, format, err);
+    if (o->out)
+        return fe_cli_write(o->out, "the results", text, err) ? -1 : 0;
+    return fe_cli_put(text);
+}
+
+static int merge(const ab_opts *o)
+{
+    fe_error err = {0};
+    fe_ab *ab = fe_ab_merge(o->nmodels, o->models, &err);
+    int rc = !ab || emit(o, ab, o->format, &err) ? fe_cli_fail(&err) : 0;
+    fe_ab_free(ab);
+    return rc;
+}
+
+static int diff(fe_engine *e, const ab_opts *o)
+{
+    fe_error err = {0};
+    fe_policy *a = fe_engine_load_policy(e, o->diff[0], &err), *b = NULL;
+    char dims[1024] = "";
+    for (int i = 0; i < o->ndims; i++)
+        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%s", i ? "," : "", o->dims[i]);
+    int rc = 0;
+    if (!a || !(b = fe_engine_load_policy(e, o->diff[1], &err)))
+        rc = fe_cli_fail(&err);
+    for (int i = 0; rc == 0 && i < o->nparams; i++) {
         char key[256];
         const char *eq = strchr(o->params[i], '=');
-        snprintf(key, sizeof key, "%.*s", (int)(eq - o->params[i]), o->params[i]);
-        fe_error local = {0};
-        if (fe_policy_set_param(p, key, eq + 1, &local) == FE_OK) {
-            used[i] = 1;
-        } else if (!strstr(local.message, "has no param")) {
-            *err = local;
-            return -1;
+        if (!eq || eq == o->params[i]) {
+            rc = fe_cli_usage("ab", "--param %s: expected KEY=VALUE", o->params[i]);
+            break;
         }
+        snprintf(key, sizeof key, "%.*s", (int)(eq - o->params[i]), o->params[i]);
+        fe_error ea = {0}, eb = {0};
+        int ra = fe_policy_set_param(a, key, eq + 1, &ea), rb = fe_policy_set_param(b, key, eq + 1, &eb);
+        if (ra != FE_OK && rb != FE_OK)
+            rc = fe_cli_fail(&ea);
     }
-    return 0;
+    if (rc == 0 &&
+        fe_cli_put(fe_engine_ab_diff(e, o->diff[2], dims[0] ? dims : NULL, a, b,
+                                     o->format == FE_FORMAT_JSON ? FE_FORMAT_JSON : FE_FORMAT_TEXT,
+                                     &err)))
+        rc = fe_cli_fail(&err);
+    fe_policy_free(a);
+    fe_policy_free(b);
+    return rc;
+}
+
+static int compare(fe_engine *e, const ab_opts *o)
+{
+    fe_error err = {0};
+    fe_ab_suite_options so = {o->nmodels, o->models, o->npolicies, o->policies, o->nparams,
+                              o->params, o->ndims, o->dims, o->nmachines, o->machines};
+    fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
+    if (!s)
+        return fe_cli_fail(&err);
+    fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, 0};
+    fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
+    int rc = 0;
+    for (int i = 0; i < fe_ab_faults(ab); i++)
+        fe_cli_warn_fallback(fe_ab_fault(ab, i));
+    if (!ab || emit(o, ab, o->shard ? FE_FORMAT_PART : o->format, &err))
+        rc = fe_cli_fail(&err);
+    int wrong = rc ? 0 : fe_ab_wrong(ab);
+    if (wrong) {
+        fprintf(stderr, "fuseeng: %d plan%s computed results that differ from the unfused reference "
+                "(marked WRONG); 'fuseeng run MODEL --policy P --execute' shows which output\n",
+                wrong, wrong == 1 ? "" : "s");
+        rc = 1;
+    }
+    fe_ab_free(ab);
+    fe_ab_suite_free(s);
+    return rc;
 }
 
 static int run(int argc, char **argv)
@@ -138,56 +270,21 @@ static int run(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.merge)
+        return merge(&o);
     fe_error err = {0};
     fe_engine_options eo = o.limits;
-    eo.machine = o.machine;
+    eo.machine = o.diff[0] && o.nmachines ? o.machines[0] : NULL;
     fe_engine *e = fe_engine_new(&eo, &err);
     if (!e)
         return fe_cli_fail(&err);
-    if (o.profile && fe_engine_set_profile(e, o.profile, &err) != FE_OK) {
-        fe_engine_free(e);
-        return fe_cli_fail(&err);
-    }
-    fe_policy *pols[16] = {0};
-    fe_ab *ab = NULL;
-    int used[64] = {0};
-    for (int i = 0; i < o.npolicies; i++) {
-        if (!(pols[i] = fe_engine_load_policy(e, o.policies[i], &err)) ||
-            apply_params(pols[i], &o, used, &err) != 0) {
-            rc = fe_cli_fail(&err);
-            goto out;
-        }
-    }
-    for (int i = 0; i < o.nparams; i++)
-        if (!used[i]) {
-            rc = fe_cli_usage("ab", "--param %s: no policy given has that parameter", o.params[i]);
-            goto out;
-        }
-    fe_ab_options ao = {o.nmodels, o.models, o.npolicies, pols, o.dims.n, o.dims.names,
-                        o.dims.values, o.measure, o.budget};
-    ab = fe_engine_ab(e, &ao, &err);
-    for (int i = 0; i < fe_ab_faults(ab); i++)
-        fe_cli_warn_fallback(fe_ab_fault(ab, i));
-    if (!ab ||
-        (o.svg && fe_cli_write(o.svg, "the chart", fe_ab_format(ab, FE_FORMAT_SVG, &err), &err)) ||
-        fe_cli_put(fe_ab_format(ab, o.json ? FE_FORMAT_JSON : o.csv ? FE_FORMAT_CSV : FE_FORMAT_TEXT,
-                                &err))) {
+    if (o.profile && fe_engine_set_profile(e, o.profile, &err) != FE_OK)
         rc = fe_cli_fail(&err);
-        goto out;
-    }
-    int wrong = fe_ab_wrong(ab);
-    if (wrong) {
-        fprintf(stderr, "fuseeng: %d plan%s computed results that differ from the unfused reference "
-                "(marked WRONG); 'fuseeng run MODEL --policy P --execute' shows which output\n",
-                wrong, wrong == 1 ? "" : "s");
-        rc = 1;
-    }
-out:
-    fe_ab_free(ab);
-    for (int i = 0; i < o.npolicies; i++)
-        fe_policy_free(pols[i]);
+    else
+        rc = o.diff[0] ? diff(e, &o) : compare(e, &o);
     fe_engine_free(e);
     return rc;
 }
 
-const fe_cmd fe_cmd_ab = {"ab", "compare policies on models (simulated)", usage, run};
+const fe_cmd fe_cmd_ab = {"ab", "compare policies on models (simulated, measured, sharded)", usage,
+                          run};

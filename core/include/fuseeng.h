@@ -153,6 +153,8 @@ enum {
     FE_FORMAT_TRACE = 4,       /* fe_report_format: a Perfetto / Chrome trace */
     FE_FORMAT_DOT = 5,         /* fe_plan_format: Graphviz, one cluster per group */
     FE_FORMAT_DECISIONS = 6,   /* fe_plan_format: every decision, one per line */
+    FE_FORMAT_MD = 7,          /* fe_ab_format: Markdown tables */
+    FE_FORMAT_PART = 9,        /* fe_ab_format: a shard's result file, for fe_ab_merge */
     FE_FORMAT_MASK = 15,
     FE_WITH_GROUPS = 16,       /* add each group's simulated figures */
     FE_WITH_STATS = 32,        /* fe_plan_format text: the run's Lua statistics */
@@ -229,6 +231,32 @@ typedef struct fe_ab_options {
     double budget;                    /* seconds of timed runs per plan (0.5) */
 } fe_ab_options;
 
+/* A suite for fe_engine_ab_suite given as lists (fe_ab_suite_new). A policy
+ * spec is a name or file, "NAME{K=V,K=V}" (with parameters) or
+ * "HOW(SPEC,SPEC,...)" (a combination: all, any, chain, vote). */
+typedef struct fe_ab_suite_options {
+    int nmodels;                      /* model files or globs */
+    const char *const *models;
+    int npolicies;                    /* policy specs; the first is the baseline */
+    const char *const *policies;
+    int nparams;                      /* "K=V" set in every policy that has K */
+    const char *const *params;
+    int ndims;                        /* "NAME=V" or a sweep "NAME=V1,V2,..." in every model */
+    const char *const *dims;          /* that has NAME */
+    int nmachines;                    /* machine names or files (none: the engine's) */
+    const char *const *machines;
+} fe_ab_suite_options;
+
+/* How to run a suite (fe_engine_ab_suite). */
+typedef struct fe_ab_run_options {
+    int measure;                      /* also run the plans on this CPU, interleaved */
+    double budget;                    /* seconds of timed rounds per row and policy (0.5) */
+    int reps;                         /* timed rounds per row (0: as many as budget allows, 5..200) */
+    int shard, nshards;               /* run rows i-1, i-1+n, ... (1 <= i <= n); 0, 0: all */
+    int traces;                       /* keep each plan's trace and diffs (FE_FORMAT_HTML) */
+} fe_ab_run_options;
+
+typedef struct fe_ab_suite fe_ab_suite;       /* models x dims x machines, policy columns */
 typedef struct fe_saved_plan fe_saved_plan;   /* a plan file read for a model */
 typedef struct fe_report fe_report;           /* a plan and the unfused plan, simulated */
 typedef struct fe_result fe_result;           /* a plan executed against the reference */
@@ -355,6 +383,33 @@ int fe_ab_wrong(const fe_ab *ab);
 int fe_ab_faults(const fe_ab *ab);
 const char *fe_ab_fault(const fe_ab *ab, int i);
 void fe_ab_free(fe_ab *ab);
+
+/* A suite from lists, checked whole before any planning (files, globs,
+ * dims, machines, policies, parameters). Caller frees with fe_ab_suite_free
+ * (before the engine). */
+fe_ab_suite *fe_ab_suite_new(fe_engine *e, const fe_ab_suite_options *o, fe_error *err);
+/* A suite file (.json, or .lua returning the same table), checked whole;
+ * the machines of over (may be NULL) replace the file's, its params and
+ * dims add to the file's top-level ones. Errors name the file and the
+ * place ("suite.json: models[1].dims.S[2]: ..."). Caller frees. */
+fe_ab_suite *fe_ab_suite_read(fe_engine *e, const char *path, const fe_ab_suite_options *over,
+                              fe_error *err);
+/* Rows (model x dims x machine) and columns (policies) of s. */
+int fe_ab_suite_rows(const fe_ab_suite *s);
+int fe_ab_suite_cols(const fe_ab_suite *s);
+void fe_ab_suite_free(fe_ab_suite *s);
+/* Run suite s (its shard, with o->nshards) on e; a policy that fails on a
+ * model fails only its cell. o may be NULL. Caller frees with fe_ab_free. */
+fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o,
+                          fe_error *err);
+/* Merge shard files (FE_FORMAT_PART) of one suite into the whole result:
+ * every shard once, all of the same suite. Caller frees with fe_ab_free. */
+fe_ab *fe_ab_merge(int n, const char *const *paths, fe_error *err);
+/* The groups that differ between the plans of policies a and b for model
+ * (with dims "S=512" or NULL) on e's machine: the decisions that made each,
+ * and each difference simulated. Text or JSON; caller frees with fe_free. */
+char *fe_engine_ab_diff(fe_engine *e, const char *model, const char *dims, fe_policy *a,
+                        fe_policy *b, int format, fe_error *err);
 
 /* Run the Lua file path in the policy sandbox under limits (NULL: the
  * defaults) with arg = {[0] = path, args...}; *status gets the integer it

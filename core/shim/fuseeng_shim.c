@@ -100,6 +100,19 @@
     X(fe_ab_wrong, int, (const fe_ab *a), (a), NULL)                                        \
     X(fe_ab_faults, int, (const fe_ab *a), (a), NULL)                                       \
     X(fe_ab_fault, const char *, (const fe_ab *a, int i), (a, i), NULL)                     \
+    X(fe_ab_suite_new, fe_ab_suite *,                                                       \
+      (fe_engine *x, const fe_ab_suite_options *o, fe_error *e), (x, o, e), e)              \
+    X(fe_ab_suite_read, fe_ab_suite *,                                                      \
+      (fe_engine *x, const char *p, const fe_ab_suite_options *o, fe_error *e), (x, p, o, e), e) \
+    X(fe_ab_suite_rows, int, (const fe_ab_suite *s), (s), NULL)                             \
+    X(fe_ab_suite_cols, int, (const fe_ab_suite *s), (s), NULL)                             \
+    X(fe_engine_ab_suite, fe_ab *,                                                          \
+      (fe_engine *x, const fe_ab_suite *s, const fe_ab_run_options *o, fe_error *e),        \
+      (x, s, o, e), e)                                                                      \
+    X(fe_ab_merge, fe_ab *, (int n, const char *const *p, fe_error *e), (n, p, e), e)       \
+    X(fe_engine_ab_diff, char *,                                                            \
+      (fe_engine *x, const char *m, const char *d, fe_policy *a, fe_policy *b, int f,       \
+       fe_error *e), (x, m, d, a, b, f, e), e)                                              \
     X(fe_script_run, int,                                                                   \
       (const char *p, int n, const char *const *a, const fe_engine_options *l, int *s,     \
        fe_error *e), (p, n, a, l, s, e), e)
@@ -118,6 +131,7 @@
     X(fe_result_free, (fe_result *x), (x))                                                  \
     X(fe_timing_free, (fe_timing *t), (t))                                                  \
     X(fe_ab_free, (fe_ab *a), (a))                                                          \
+    X(fe_ab_suite_free, (fe_ab_suite *s), (s))                                              \
     X(fe_watchdog, (void), ())
 
 static struct {

@@ -15,4 +15,100 @@ expect_fail "ab needs two policies" 2 "at least two --policy" "$FUSEENG" ab $A -
 expect_fail "ab --param nobody has" 2 "no policy given has that parameter" \
     "$FUSEENG" ab $A --policy fuse_all --policy no_fusion --param margin=1
 expect_fail "ab on a bad model" 2 "nosuch.json: cannot open" "$FUSEENG" ab "$T/nosuch.json" --policy fuse_all --policy no_fusion
+
+# ---- suites ----
+G=examples/models/gpt2_block.json R=examples/models/resnet50_bottleneck.json L=examples/models/llama2_7b_layer.json
+printf '{"models": ["%s", "%s"], "policies": ["fuse_all", "gcu_tlf"], "machines": ["gcu", "gcu_big"]}\n' "$G" "$R" >"$T/min.json"
+expect_ok "a suite in its minimal form: models x machines" '^resnet50-bottleneck on gcu_big \(unfused' \
+    "$FUSEENG" ab --suite "$T/min.json"
+expect_ok "the summary tallies each policy against the baseline" '^  gcu_tlf +[0-9.]+x +[0-9]+ +[0-9]+ +0 +0$' \
+    "$FUSEENG" ab --suite "$T/min.json"
+cat >"$T/rich.json" <<JSON
+{"models": [{"file": "$L", "dims": {"S": [64, 128]}}, "examples/models/res*.json"],
+ "policies": ["no_fusion", {"policy": "static_rules", "params": {"max_graph_size": 3}, "name": "sr3"},
+              {"combine": "vote", "of": ["fuse_all", "gcu_tlf", "memory_aware"]}],
+ "dims": {"B": 1}}
+JSON
+expect_ok "per-model dim sweeps name their rows" '^llama2-7b-layer S=128 \(unfused' "$FUSEENG" ab --suite "$T/rich.json"
+expect_ok "a parameterised policy is a column under its name" '^  sr3 ' "$FUSEENG" ab --suite "$T/rich.json"
+expect_ok "a combination is a column" 'vote\(fuse_all,gcu_tlf,memory_aware\)' "$FUSEENG" ab --suite "$T/rich.json"
+printf 'return { models = { "%s" }, policies = { "fuse_all", "gcu_tlf" }, dims = { S = { 64, 128 } } }\n' "$G" >"$T/s.lua"
+expect_ok "a suite written in Lua" '^gpt2-block S=64 \(unfused' "$FUSEENG" ab --suite "$T/s.lua"
+expect_ok "--machine repeats and overrides the suite's" '^gpt2-block S=128 on gcu_big' \
+    "$FUSEENG" ab --suite "$T/s.lua" --machine gcu --machine gcu_big
+expect_ok "--dim sweeps on the command line" '^gpt2-block S=128 on gcu_big' \
+    "$FUSEENG" ab "$G" --policy fuse_all --policy 'vote(fuse_all,gcu_tlf)' --dim S=64,128 --machine gcu --machine gcu_big
+cat >"$T/hates_conv.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy {
+  name = "hates_conv", description = "test: fails on any model with a conv", driver = "greedy",
+  decide = function(self, group, ctx)
+    for _, n in ipairs(group.nodes) do
+      if n.op == "conv2d" then error("no conv here") end
+    end
+    return true, "fine"
+  end,
+}
+LUA
+expect_ok "a policy failing on one model fails its cell only" 'hates_conv +FAILED: .*no conv here' \
+    "$FUSEENG" ab "$G" "$R" --policy fuse_all --policy "$T/hates_conv.lua"
+expect_ok "... and the other rows complete" '^  hates_conv +8 +[0-9.]+ +1.000x' \
+    "$FUSEENG" ab "$G" "$R" --policy fuse_all --policy "$T/hates_conv.lua"
+expect_ok "--md prints Markdown tables" '^\| gpt2-block on gcu \| \*\*gcu_tlf\*\* \|' "$FUSEENG" ab --suite "$T/min.json" --md
+expect_ok "--csv has the new figures" '^gpt2-block,gcu_tlf,.*,gcu_big,,[0-9.]+,[0-9]+,[0-9]+,' "$FUSEENG" ab --suite "$T/min.json" --csv
+expect_ok "--json has the summary" '"geomean": ' "$FUSEENG" ab --suite "$T/min.json" --json
+
+# Bad suites: one clear error naming the file and the place, before any work.
+bad() { printf '%s\n' "$2" >"$T/bad.json"; expect_fail "suite: $1" 2 "$3" "$FUSEENG" ab --suite "$T/bad.json"; }
+bad "malformed JSON" '{"models": [' 'bad.json:[0-9]+:[0-9]+: '
+bad "an unknown key" '{"models": ["'$G'"], "policies": ["fuse_all", "gcu_tlf"], "machine": ["gcu"]}' 'bad.json: machine: unknown key'
+bad "no models" '{"models": [], "policies": ["fuse_all", "gcu_tlf"]}' 'bad.json: models: a non-empty list'
+bad "one policy" '{"models": ["'$G'"], "policies": ["fuse_all"]}' 'bad.json: policies: a list of 2 to 64'
+bad "a missing model" '{"models": ["'$G'", "nosuch.json"], "policies": ["fuse_all", "gcu_tlf"]}' 'bad.json: models\[1\]: nosuch.json: cannot open'
+bad "a glob matching nothing" '{"models": ["nosuch/*.json"], "policies": ["fuse_all", "gcu_tlf"]}' "bad.json: models\[0\]: 'nosuch/\*.json' matches no file"
+bad "an unknown machine" '{"models": ["'$G'"], "policies": ["fuse_all", "gcu_tlf"], "machines": ["gcu", "tpu9"]}' "bad.json: machines\[1\]: machine 'tpu9' not found"
+bad "a bad dim value" '{"models": [{"file": "'$G'", "dims": {"S": [64, -2]}}], "policies": ["fuse_all", "gcu_tlf"]}' 'bad.json: models\[0\].dims.S\[1\]: a dim value is a positive integer'
+bad "a dim the model lacks" '{"models": [{"file": "'$G'", "dims": {"Q": 3}}], "policies": ["fuse_all", "gcu_tlf"]}' "bad.json: models\[0\].dims: the model has no dim 'Q'"
+bad "a policy that does not load" '{"models": ["'$G'"], "policies": ["fuse_all", "nosuchpol"]}' "bad.json: policies\[1\]: policy 'nosuchpol' not found"
+bad "an unknown parameter" '{"models": ["'$G'"], "policies": ["fuse_all", {"policy": "static_rules", "params": {"zzz": 1}}]}' "bad.json: policies\[1\].params.zzz: policy 'static_rules' has no param 'zzz'"
+bad "a bad combination" '{"models": ["'$G'"], "policies": ["fuse_all", {"combine": "maybe", "of": ["fuse_all"]}]}' "bad.json: policies\[1\].combine: unknown combinator 'maybe'"
+bad "not an object" '[1, 2]' 'bad.json: the document: a suite is a JSON object'
+echo 'return { models = { print } }' >"$T/bad.lua"
+expect_fail "suite: a Lua suite returning a function" 2 'bad.lua: models\[0\]: a function cannot be data' "$FUSEENG" ab --suite "$T/bad.lua"
+expect_fail "suite and models on the command line" 2 'not both' "$FUSEENG" ab --suite "$T/min.json" "$G" --policy fuse_all --policy gcu_tlf
+expect_fail "--dim with a bad sweep" 2 "the command line: --dim: 'S=64,x'" "$FUSEENG" ab "$G" --policy fuse_all --policy gcu_tlf --dim S=64,x
+expect_fail "--policy with a broken combination" 2 "--policy: 'vote\(fuse_all': a combination is HOW" "$FUSEENG" ab "$G" --policy fuse_all --policy 'vote(fuse_all'
+
+# ---- --diff ----
+expect_ok "--diff lists the regions where two plans differ" '^region 1: A [0-9]+ groups? .* ms, B [0-9]+ groups? .* B - A [-+]' \
+    "$FUSEENG" ab --diff no_fusion fuse_all "$L" --dim S=64
+expect_ok "--diff gives the decisions behind each side" '^    decision fuse +\[.*\] by fuse_all: ' \
+    "$FUSEENG" ab --diff no_fusion fuse_all "$L" --dim S=64
+expect_ok "--diff --json" '"b_minus_a_ms": ' "$FUSEENG" ab --diff no_fusion fuse_all "$L" --dim S=64 --json
+expect_ok "--diff of a policy with itself: nothing differs" '^0 regions differ$' "$FUSEENG" ab --diff fuse_all fuse_all "$G"
+expect_fail "--diff needs A B MODEL" 2 'expects A B MODEL' "$FUSEENG" ab --diff fuse_all gcu_tlf
+
+# ---- shards ----
+cat >"$T/sweep.json" <<JSON
+{"models": [{"file": "$L", "dims": {"S": [64, 128]}}, "$G", "$R"],
+ "policies": ["no_fusion", "fuse_all", "gcu_tlf"], "machines": ["gcu", "gcu_big"]}
+JSON
+"$FUSEENG" ab --suite "$T/sweep.json" --json >"$T/whole.json"
+mkdir -p "$T/parts"
+for i in 1 2 3; do "$FUSEENG" ab --suite "$T/sweep.json" --shard $i/3 --out "$T/parts/$i.json"; done
+"$FUSEENG" ab merge "$T"/parts/*.json --json >"$T/merged.json"
+if cmp -s "$T/whole.json" "$T/merged.json" && [ -s "$T/whole.json" ]; then ok "3 shards merged equal the unsharded run, byte for byte"
+else not_ok "3 shards merged equal the unsharded run" "$(diff "$T/whole.json" "$T/merged.json" | head -5)"; fi
+expect_ok "merge prints the table by default" '^summary over 8 rows' "$FUSEENG" ab merge "$T"/parts/*.json
+expect_fail "--shard 0/3" 2 '--shard 0/3: expected I/N' "$FUSEENG" ab --suite "$T/sweep.json" --shard 0/3
+expect_fail "--shard 4/3" 2 '--shard 4/3: expected I/N' "$FUSEENG" ab --suite "$T/sweep.json" --shard 4/3
+expect_fail "merge with a shard missing" 2 'shard 2/3 is missing' "$FUSEENG" ab merge "$T/parts/1.json" "$T/parts/3.json"
+expect_fail "merge with a shard twice" 2 'are both shard 1/3: the shards overlap' "$FUSEENG" ab merge "$T/parts/1.json" "$T/parts/1.json" "$T/parts/2.json"
+"$FUSEENG" ab --suite "$T/min.json" --shard 1/2 --out "$T/other.json"
+expect_fail "merge of shards of different suites" 2 'shards of different suites' "$FUSEENG" ab merge "$T/parts/1.json" "$T/other.json"
+"$FUSEENG" ab --suite "$T/sweep.json" --shard 1/2 --out "$T/half.json"
+expect_fail "merge of shards of different splits" 2 'is shard 1/2 but .* is shard 2/3' "$FUSEENG" ab merge "$T/half.json" "$T/parts/2.json"
+expect_fail "merge of a file that is no shard" 2 'whole.json: format: not a shard file' "$FUSEENG" ab merge "$T/whole.json"
+sed 's/"index": 1,/"index": 0,/' "$T/parts/2.json" >"$T/wrong.json"
+expect_fail "merge of a row in the wrong shard" 2 'wrong.json: rows\[0\]: the row belongs to another shard' "$FUSEENG" ab merge "$T/parts/1.json" "$T/wrong.json" "$T/parts/3.json"
 finish

@@ -1,0 +1,114 @@
+/* api_ab.h: the objects behind fuseeng ab, shared by its files: the suite
+ * (api_ab_suite.c reads it), the results (api_ab.c runs them, api_ab_stats.c
+ * measures them, api_ab_merge.c reads shard files back), and their outputs
+ * (api_ab_format.c, api_ab_html.c).
+ *
+ * A suite is a table: a row is one model at one dims setting on one
+ * machine, a column one policy (possibly parameterised or a combination).
+ * Column 0 is the baseline every ratio is taken against. Rows are the unit
+ * of sharding: a row's policies always run together, on one host, so the
+ * measured ones can be interleaved and the baseline is at hand.
+ */
+#ifndef FE_API_AB_H
+#define FE_API_AB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "api.h"
+
+#define FE_AB_MAXDIMS 16
+
+/* One row of the suite. */
+typedef struct fe_ab_row {
+    char path[1024];                 /* the model file */
+    int ndims;
+    char dim_names[FE_AB_MAXDIMS][64];
+    int64_t dim_values[FE_AB_MAXDIMS];
+    char dims_label[256];            /* "S=512 B=1": the dims that vary, "" if none */
+    int machine;                     /* index in the suite's machines; -1: the engine's */
+} fe_ab_row;
+
+/* One column: a loaded policy. */
+typedef struct fe_ab_col {
+    fe_policy *policy;
+    int owned;                       /* the suite frees it */
+    char name[256];
+} fe_ab_col;
+
+struct fe_ab_suite {
+    int nrows, ncols, nmachines;
+    fe_ab_row *rows;
+    fe_ab_col *cols;
+    fe_machine *machines;
+    char id[17];                     /* hex fingerprint: shard files of other suites are refused */
+};
+
+/* The figures of one cell (a row planned with a column). */
+typedef struct fe_ab_cell {
+    int status;                      /* FE_AB_* */
+    char *error;                     /* FE_AB_FAILED: why (owned) */
+    char *trace;                     /* the plan's Perfetto trace when asked for (owned) */
+    int kernels, tiled;
+    double time_s, plan_s;
+    int64_t l3_bytes, l2_peak, mem_peak, spill_bytes;
+    /* measured */
+    double cpu_ms;                   /* median */
+    double ratio, lo, hi;            /* baseline / this, median of paired rounds and its 95% CI */
+    int reps, cpu_ok;
+    double cpu_max_rel;
+} fe_ab_cell;
+
+enum { FE_AB_NOTRUN = 0, FE_AB_OK = 1, FE_AB_FAILED = 2 };
+
+typedef struct fe_ab_rowres {
+    char model[256], file[1024], dims[256], machine[64], description[256];
+    int ran;                         /* in this shard (or merged) */
+    double unfused_ms, cpu_unfused_ms;
+} fe_ab_rowres;
+
+struct fe_ab {
+    char id[17];
+    int shard, nshards;              /* 0/0: every row */
+    int nrows, ncols, measure, nmachines;
+    fe_ab_rowres *rows;
+    char (*cnames)[256];
+    fe_ab_cell *cells;               /* row-major */
+    char **faults;
+    int nfaults;
+    char *diffs;                     /* HTML: the baseline against each policy (owned) */
+};
+
+/* A new empty result shaped like the suite (rows and columns named from
+ * nothing yet); NULL on FE_ENOMEM. */
+fe_ab *fe_ab_alloc(int nrows, int ncols, fe_error *err);
+
+/* Does shard (1-based i of n; n = 0: all) run row r? */
+static inline int fe_ab_in_shard(int r, int i, int n)
+{
+    return n == 0 || r % n == i - 1;
+}
+
+/* Per column over the suite's rows: geometric mean of the simulated ratios
+ * against column 0, wins, ties, losses and failures; measured the same
+ * from the confidence intervals ("same" when one holds 1). */
+typedef struct fe_ab_tally {
+    double geomean, cpu_geomean;
+    int wins, ties, losses, failed, cpu_wins, cpu_same, cpu_losses;
+} fe_ab_tally;
+void fe_ab_tally_col(const fe_ab *ab, int col, fe_ab_tally *t);
+/* Simulated ratio of cell (r, c) against the baseline; 0 if either failed. */
+double fe_ab_ratio(const fe_ab *ab, int r, int c);
+/* The column with the least simulated time in row r, -1 if none ran. */
+int fe_ab_winner(const fe_ab *ab, int r);
+
+/* Measure row r's plans (column order; NULL for failed cells) on this CPU,
+ * interleaved, into the cells (api_ab_stats.c). */
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans, double budget,
+                      int reps, fe_error *err);
+
+/* Outputs (api_ab_format.c). */
+void fe_ab_write_json(const fe_ab *ab, FILE *f, int part);
+void fe_ab_write_svg(const fe_ab *ab, FILE *f);
+
+#endif

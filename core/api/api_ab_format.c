@@ -1,0 +1,552 @@
+/* api_ab_format.c: an A/B result as people and programs read it: the
+ * terminal table (fits 100 columns), JSON, CSV, Markdown, an SVG chart and
+ * the shard file that fuseeng ab merge reads back.
+ *
+ * The JSON report is a function of the simulated figures alone, so a run
+ * split into shards and merged prints the same bytes as one run. Planning
+ * time is a property of the host at that moment, not of the plans: it is in
+ * the table, CSV, Markdown, HTML and the shard files, never in the JSON
+ * report. Measured figures (--measure) are in the JSON; they are not
+ * expected to repeat. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_ab.h"
+#include "units.h"
+
+static const char *verdict(const fe_ab_cell *x, int c)
+{
+    if (c == 0)
+        return "baseline";
+    return x->lo > 1 ? "faster" : x->hi < 1 ? "slower" : "same";
+}
+
+/* "llama2-7b-layer S=512 on gcu_big": what varies names the row. */
+static void row_label(const fe_ab *ab, int r, char *buf, size_t size)
+{
+    const fe_ab_rowres *rr = &ab->rows[r];
+    snprintf(buf, size, "%s%s%s%s%s", rr->model, rr->dims[0] ? " " : "", rr->dims,
+             ab->nmachines > 1 ? " on " : "", ab->nmachines > 1 ? rr->machine : "");
+}
+
+/* ---- text ---- */
+
+/* Width of the policy column: the longest name, at least 18 (the table
+ * is 98 columns then). */
+static int name_width(const fe_ab *ab)
+{
+    int w = 18;
+    for (int c = 0; c < ab->ncols; c++)
+        if ((int)strlen(ab->cnames[c]) > w)
+            w = (int)strlen(ab->cnames[c]);
+    return w > 60 ? 60 : w;
+}
+
+static void text_measured(const fe_ab *ab, int r, FILE *f)
+{
+    int nw = name_width(ab);
+    int nc = ab->ncols, reps = 0;
+    for (int c = 0; c < nc; c++)
+        if (ab->cells[r * nc + c].reps > reps)
+            reps = ab->cells[r * nc + c].reps;
+    fprintf(f, "  measured on this CPU: %d interleaved rounds, unfused %.3f ms\n", reps,
+            ab->rows[r].cpu_unfused_ms);
+    fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", "cpu ms", "ratio", "95% CI",
+            "verdict", "results");
+    for (int c = 0; c < nc; c++) {
+        const fe_ab_cell *x = &ab->cells[r * nc + c];
+        if (x->status != FE_AB_OK || !x->reps)
+            continue;
+        char ci[40];
+        snprintf(ci, sizeof ci, "[%.3f, %.3f]", x->lo, x->hi);
+        fprintf(f, "  %-*s %10.3f %7.3fx  %-17s %-8s %7s\n", nw, ab->cnames[c], x->cpu_ms, x->ratio,
+                ci, verdict(x, c), x->cpu_ok ? "ok" : "WRONG");
+    }
+}
+
+static void text_row(const fe_ab *ab, int r, FILE *f)
+{
+    int nw = name_width(ab);
+    int nc = ab->ncols, best = fe_ab_winner(ab, r);
+    char label[600];
+    row_label(ab, r, label, sizeof label);
+    fprintf(f, "\n%s (unfused %.3f ms simulated)\n", label, ab->rows[r].unfused_ms);
+    fprintf(f, "  %-*s %7s %9s %7s %10s %10s %10s %9s %8s\n", nw, "policy", "kernels", "sim ms",
+            "ratio", "L3 bytes", "L2 peak", "mem peak", "spill", "plan ms");
+    for (int c = 0; c < nc; c++) {
+        const fe_ab_cell *x = &ab->cells[r * nc + c];
+        if (x->status != FE_AB_OK) {
+            fprintf(f, "  %-*s FAILED: %s\n", nw, ab->cnames[c], x->error ? x->error : "");
+            continue;
+        }
+        char l3[32], l2[32], mp[32], sp[32];
+        fprintf(f, "%s %-*s %7d %9.3f %6.3fx %10s %10s %10s %9s %8.1f\n", c == best ? "*" : " ",
+                nw, ab->cnames[c], x->kernels, x->time_s * 1e3, fe_ab_ratio(ab, r, c),
+                fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
+                fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
+                fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
+                fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+    }
+    if (ab->measure)
+        text_measured(ab, r, f);
+}
+
+static void text_summary(const fe_ab *ab, FILE *f)
+{
+    int nw = name_width(ab);
+    int n = 0;
+    for (int r = 0; r < ab->nrows; r++)
+        n += ab->rows[r].ran;
+    fprintf(f, "\nsummary over %d row%s against the baseline %s (ratio = baseline time / policy "
+            "time)\n", n, n == 1 ? "" : "s", ab->cnames[0]);
+    fprintf(f, "  %-*s %8s %5s %5s %6s %6s", nw, "policy", "geomean", "wins", "ties", "losses",
+            "failed");
+    if (ab->measure)
+        fprintf(f, " | %8s %5s %5s %6s", "measured", "wins", "same", "losses");
+    fprintf(f, "\n");
+    for (int c = 0; c < ab->ncols; c++) {
+        fe_ab_tally t;
+        fe_ab_tally_col(ab, c, &t);
+        fprintf(f, "  %-*s %7.3fx %5d %5d %6d %6d", nw, ab->cnames[c], t.geomean, t.wins, t.ties,
+                t.losses, t.failed);
+        if (ab->measure)
+            fprintf(f, " | %7.3fx %5d %5d %6d", t.cpu_geomean, t.cpu_wins, t.cpu_same,
+                    t.cpu_losses);
+        fprintf(f, "\n");
+    }
+}
+
+static void ab_text(const fe_ab *ab, FILE *f)
+{
+    /* Each machine once, in the order the rows first use it. */
+    for (int r = 0; r < ab->nrows; r++) {
+        int seen = !ab->rows[r].ran;
+        for (int q = 0; q < r && !seen; q++)
+            seen = ab->rows[q].ran && strcmp(ab->rows[q].machine, ab->rows[r].machine) == 0;
+        if (!seen)
+            fprintf(f, "machine %s: %s\n", ab->rows[r].machine, ab->rows[r].description);
+    }
+    for (int r = 0; r < ab->nrows; r++)
+        if (ab->rows[r].ran)
+            text_row(ab, r, f);
+    text_summary(ab, f);
+}
+
+/* ---- JSON and the shard file ---- */
+
+static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part)
+{
+    const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+    (void)f;
+    fe_jw_obj_flat(w);
+    fe_jw_key(w, "policy");
+    fe_jw_str(w, ab->cnames[c]);
+    if (x->status != FE_AB_OK) {
+        fe_jw_key(w, "error");
+        fe_jw_str(w, x->error ? x->error : "");
+        fe_jw_end(w);
+        return;
+    }
+    fe_jw_key(w, "kernels");
+    fe_jw_int(w, x->kernels);
+    fe_jw_key(w, "sim_ms");
+    fe_jw_num(w, x->time_s * 1e3);
+    if (part) {
+        fe_jw_key(w, "time_s");   /* exact: ratios are recomputed from it */
+        fe_jw_num(w, x->time_s);
+        fe_jw_key(w, "plan_s");
+        fe_jw_num(w, x->plan_s);
+    } else {
+        fe_jw_key(w, "ratio");
+        fe_jw_num(w, fe_ab_ratio(ab, r, c));
+        fe_jw_key(w, "speedup");
+        fe_jw_num(w, x->time_s > 0 ? ab->rows[r].unfused_ms / (x->time_s * 1e3) : 0);
+    }
+    fe_jw_key(w, "l3_bytes");
+    fe_jw_int(w, x->l3_bytes);
+    fe_jw_key(w, "l2_peak");
+    fe_jw_int(w, x->l2_peak);
+    fe_jw_key(w, "mem_peak");
+    fe_jw_int(w, x->mem_peak);
+    fe_jw_key(w, "spill_bytes");
+    fe_jw_int(w, x->spill_bytes);
+    fe_jw_key(w, "tiled_groups");
+    fe_jw_int(w, x->tiled);
+    if (ab->measure && x->reps) {
+        fe_jw_key(w, "cpu_ms");
+        fe_jw_num(w, x->cpu_ms);
+        fe_jw_key(w, "cpu_ratio");
+        fe_jw_num(w, x->ratio);
+        fe_jw_key(w, "cpu_ci");
+        fe_jw_arr_flat(w);
+        fe_jw_num(w, x->lo);
+        fe_jw_num(w, x->hi);
+        fe_jw_end(w);
+        if (!part) {
+            fe_jw_key(w, "cpu_verdict");
+            fe_jw_str(w, verdict(x, c));
+        }
+        fe_jw_key(w, "cpu_reps");
+        fe_jw_int(w, x->reps);
+        fe_jw_key(w, "cpu_ok");
+        fe_jw_bool(w, x->cpu_ok);
+        fe_jw_key(w, "cpu_max_rel");
+        fe_jw_num(w, x->cpu_max_rel);
+    }
+    fe_jw_end(w);
+}
+
+static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
+{
+    const fe_ab_rowres *rr = &ab->rows[r];
+    fe_jw_obj(w);
+    if (part) {
+        fe_jw_key(w, "index");
+        fe_jw_int(w, r);
+    }
+    fe_jw_key(w, "model");
+    fe_jw_str(w, rr->model);
+    fe_jw_key(w, "file");
+    fe_jw_str(w, rr->file);
+    fe_jw_key(w, "dims");
+    fe_jw_str(w, rr->dims);
+    fe_jw_key(w, "machine");
+    fe_jw_str(w, rr->machine);
+    if (part) {
+        fe_jw_key(w, "description");
+        fe_jw_str(w, rr->description);
+    }
+    fe_jw_key(w, "unfused_ms");
+    fe_jw_num(w, rr->unfused_ms);
+    if (ab->measure) {
+        fe_jw_key(w, "cpu_unfused_ms");
+        fe_jw_num(w, rr->cpu_unfused_ms);
+    }
+    if (!part) {
+        int best = fe_ab_winner(ab, r);
+        fe_jw_key(w, "winner");
+        if (best >= 0)
+            fe_jw_str(w, ab->cnames[best]);
+        else
+            fe_jw_null(w);
+    }
+    fe_jw_key(w, "policies");
+    fe_jw_arr(w);
+    for (int c = 0; c < ab->ncols; c++)
+        cell_json(ab, r, c, f, w, part);
+    fe_jw_end(w);
+    fe_jw_end(w);
+}
+
+static void summary_json(const fe_ab *ab, fe_jw *w)
+{
+    fe_jw_key(w, "summary");
+    fe_jw_arr(w);
+    for (int c = 0; c < ab->ncols; c++) {
+        fe_ab_tally t;
+        fe_ab_tally_col(ab, c, &t);
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "policy");
+        fe_jw_str(w, ab->cnames[c]);
+        fe_jw_key(w, "geomean");
+        fe_jw_num(w, t.geomean);
+        fe_jw_key(w, "wins");
+        fe_jw_int(w, t.wins);
+        fe_jw_key(w, "ties");
+        fe_jw_int(w, t.ties);
+        fe_jw_key(w, "losses");
+        fe_jw_int(w, t.losses);
+        fe_jw_key(w, "failed");
+        fe_jw_int(w, t.failed);
+        if (ab->measure) {
+            fe_jw_key(w, "cpu_geomean");
+            fe_jw_num(w, t.cpu_geomean);
+            fe_jw_key(w, "cpu_wins");
+            fe_jw_int(w, t.cpu_wins);
+            fe_jw_key(w, "cpu_same");
+            fe_jw_int(w, t.cpu_same);
+            fe_jw_key(w, "cpu_losses");
+            fe_jw_int(w, t.cpu_losses);
+        }
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+}
+
+void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
+{
+    fe_jw w;
+    fe_jw_init(&w, f, 2);
+    fe_jw_obj(&w);
+    fe_jw_key(&w, "format");
+    fe_jw_str(&w, part ? "fuseeng.ab-part/1" : "fuseeng.ab/1");
+    fe_jw_key(&w, "suite");
+    fe_jw_str(&w, ab->id);
+    if (part) {
+        fe_jw_key(&w, "shard");
+        fe_jw_int(&w, ab->shard ? ab->shard : 1);
+        fe_jw_key(&w, "shards");
+        fe_jw_int(&w, ab->nshards ? ab->nshards : 1);
+        fe_jw_key(&w, "rows_total");
+        fe_jw_int(&w, ab->nrows);
+        fe_jw_key(&w, "machines");
+        fe_jw_int(&w, ab->nmachines);
+        fe_jw_key(&w, "measure");
+        fe_jw_bool(&w, ab->measure);
+    }
+    fe_jw_key(&w, "baseline");
+    fe_jw_str(&w, ab->cnames[0]);
+    fe_jw_key(&w, "policies");
+    fe_jw_arr_flat(&w);
+    for (int c = 0; c < ab->ncols; c++)
+        fe_jw_str(&w, ab->cnames[c]);
+    fe_jw_end(&w);
+    fe_jw_key(&w, "rows");
+    fe_jw_arr(&w);
+    for (int r = 0; r < ab->nrows; r++)
+        if (ab->rows[r].ran)
+            row_json(ab, r, f, &w, part);
+    fe_jw_end(&w);
+    if (part) {
+        fe_jw_key(&w, "faults");
+        fe_jw_arr(&w);
+        for (int i = 0; i < ab->nfaults; i++)
+            fe_jw_str(&w, ab->faults[i]);
+        fe_jw_end(&w);
+    } else {
+        summary_json(ab, &w);
+    }
+    fe_jw_end(&w);
+    fputc('\n', f);
+}
+
+/* ---- CSV and Markdown ---- */
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('"', f);
+}
+
+static void ab_csv(const fe_ab *ab, FILE *f)
+{
+    fprintf(f, "model,policy,kernels,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
+               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s\n",
+            ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "");
+    for (int r = 0; r < ab->nrows; r++) {
+        const fe_ab_rowres *rr = &ab->rows[r];
+        int best = fe_ab_winner(ab, r);
+        for (int c = 0; rr->ran && c < ab->ncols; c++) {
+            const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+            csv_field(f, rr->model);
+            fputc(',', f);
+            csv_field(f, ab->cnames[c]);
+            if (x->status == FE_AB_OK)
+                fprintf(f, ",%d,%.6f,%.4f,%lld,%lld,%d,", x->kernels, x->time_s * 1e3,
+                        rr->unfused_ms / (x->time_s * 1e3), (long long)x->l3_bytes,
+                        (long long)x->mem_peak, x->tiled);
+            else
+                fprintf(f, ",,,,,,,");
+            csv_field(f, rr->machine);
+            fputc(',', f);
+            csv_field(f, rr->dims);
+            if (x->status == FE_AB_OK)
+                fprintf(f, ",%.6f,%lld,%lld,%.3f,%d,", fe_ab_ratio(ab, r, c), (long long)x->l2_peak,
+                        (long long)x->spill_bytes, x->plan_s * 1e3, c == best);
+            else
+                fprintf(f, ",,,,,0,");
+            csv_field(f, x->error ? x->error : "");
+            if (ab->measure && x->reps)
+                fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%s,%d,%.3g", x->cpu_ms, x->ratio, x->lo, x->hi,
+                        verdict(x, c), x->cpu_ok, x->cpu_max_rel);
+            else if (ab->measure)
+                fprintf(f, ",,,,,,,");
+            fprintf(f, "\n");
+        }
+    }
+}
+
+/* A Markdown cell: '|' escaped, line breaks as spaces. */
+static void md_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+static void ab_md(const fe_ab *ab, FILE *f)
+{
+    fprintf(f, "| model | policy | kernels | sim ms | ratio | L3 bytes | L2 peak | mem peak | "
+               "spill | plan ms |%s\n", ab->measure ? " cpu ms | cpu ratio [95% CI] |" : "");
+    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+            ab->measure ? "---:|---|" : "");
+    for (int r = 0; r < ab->nrows; r++) {
+        int best = fe_ab_winner(ab, r);
+        char label[600];
+        row_label(ab, r, label, sizeof label);
+        for (int c = 0; ab->rows[r].ran && c < ab->ncols; c++) {
+            const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+            fputs("| ", f);
+            md_text(f, label);
+            fputs(c == best ? " | **" : " | ", f);
+            md_text(f, ab->cnames[c]);
+            fputs(c == best ? "** |" : " |", f);
+            if (x->status != FE_AB_OK) {
+                fputs(" failed: ", f);
+                md_text(f, x->error ? x->error : "");
+                fprintf(f, " |||||||||%s\n", ab->measure ? "||" : "");
+                continue;
+            }
+            char l3[32], l2[32], mp[32], sp[32];
+            fprintf(f, " %d | %.3f | %.3fx | %s | %s | %s | %s | %.1f |", x->kernels,
+                    x->time_s * 1e3, fe_ab_ratio(ab, r, c),
+                    fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
+                    fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
+                    fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
+                    fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+            if (ab->measure && x->reps)
+                fprintf(f, " %.3f | %.3fx [%.3f, %.3f] %s |", x->cpu_ms, x->ratio, x->lo, x->hi,
+                        verdict(x, c));
+            else if (ab->measure)
+                fputs(" | |", f);
+            fputc('\n', f);
+        }
+    }
+    fprintf(f, "\n| policy | geomean vs %s | wins | ties | losses | failed |%s\n", ab->cnames[0],
+            ab->measure ? " measured geomean | wins | same | losses |" : "");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|%s\n", ab->measure ? "---:|---:|---:|---:|" : "");
+    for (int c = 0; c < ab->ncols; c++) {
+        fe_ab_tally t;
+        fe_ab_tally_col(ab, c, &t);
+        fputs("| ", f);
+        md_text(f, ab->cnames[c]);
+        fprintf(f, " | %.3fx | %d | %d | %d | %d |", t.geomean, t.wins, t.ties, t.losses, t.failed);
+        if (ab->measure)
+            fprintf(f, " %.3fx | %d | %d | %d |", t.cpu_geomean, t.cpu_wins, t.cpu_same,
+                    t.cpu_losses);
+        fputc('\n', f);
+    }
+}
+
+/* ---- SVG: speedup over unfused per row and policy ---- */
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+}
+
+void fe_ab_write_svg(const fe_ab *ab, FILE *f)
+{
+    static const char *const colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                         "#edc948", "#b07aa1", "#ff9da7"};
+    int np = ab->ncols, nm = 0, rows[4096];
+    for (int r = 0; r < ab->nrows && nm < 4096; r++)
+        if (ab->rows[r].ran)
+            rows[nm++] = r;
+    double maxv = 1;
+    for (int i = 0; i < nm; i++)
+        for (int c = 0; c < np; c++) {
+            const fe_ab_cell *x = &ab->cells[rows[i] * np + c];
+            double v = x->status == FE_AB_OK && x->time_s > 0 ?
+                       ab->rows[rows[i]].unfused_ms / (x->time_s * 1e3) : 0;
+            if (v > maxv)
+                maxv = v;
+        }
+    int bar = 18, gap = 14, left = 60, top = 40, h = 260;
+    int width = left + nm * (np * bar + gap) + 220, height = top + h + 140;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n", width, height);
+    fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"14\">Simulated speedup over unfused</text>\n", left);
+    for (int t = 0; t <= 4; t++) {
+        int y = top + h - (int)(h * t / 4);
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", left, y,
+                left + nm * (np * bar + gap), y);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.2fx</text>\n", left - 6, y + 4,
+                maxv * t / 4);
+    }
+    int y1 = top + h - (int)(h / maxv);
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+            left, y1, left + nm * (np * bar + gap), y1);
+    for (int i = 0; i < nm; i++) {
+        int x0 = left + i * (np * bar + gap) + gap / 2;
+        char label[600];
+        row_label(ab, rows[i], label, sizeof label);
+        for (int c = 0; c < np; c++) {
+            const fe_ab_cell *x = &ab->cells[rows[i] * np + c];
+            double v = x->status == FE_AB_OK && x->time_s > 0 ?
+                       ab->rows[rows[i]].unfused_ms / (x->time_s * 1e3) : 0;
+            int bh = (int)(h * v / maxv);
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
+                    x0 + c * bar, top + h - bh, bar - 2, bh, colors[c % 8]);
+            xml_text(f, label);
+            fputs(", ", f);
+            xml_text(f, ab->cnames[c]);
+            fprintf(f, ": %.2fx</title></rect>\n", v);
+        }
+        fprintf(f, "<text transform=\"translate(%d,%d) rotate(35)\">", x0, top + h + 14);
+        xml_text(f, label);
+        fputs("</text>\n", f);
+    }
+    for (int c = 0; c < np; c++) {
+        int x = left + nm * (np * bar + gap) + 20, y = top + c * 18;
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x, y,
+                colors[c % 8]);
+        fprintf(f, "<text x=\"%d\" y=\"%d\">", x + 18, y + 10);
+        xml_text(f, ab->cnames[c]);
+        fputs("</text>\n", f);
+    }
+    fprintf(f, "</svg>\n");
+}
+
+static int write_ab(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    (void)arg, (void)err;
+    const fe_ab *ab = obj;
+    if (format == FE_FORMAT_JSON || format == FE_FORMAT_PART)
+        fe_ab_write_json(ab, f, format == FE_FORMAT_PART);
+    else if (format == FE_FORMAT_CSV)
+        ab_csv(ab, f);
+    else if (format == FE_FORMAT_MD)
+        ab_md(ab, f);
+    else if (format == FE_FORMAT_SVG)
+        fe_ab_write_svg(ab, f);
+    else
+        ab_text(ab, f);
+    return FE_OK;
+}
+
+char *fe_ab_format(const fe_ab *ab, int format, fe_error *err)
+{
+    if (fe_api_null(ab, "fe_ab_format", "the comparison", err))
+        return NULL;
+    int kind = format & FE_FORMAT_MASK;
+    if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_CSV &&
+        kind != FE_FORMAT_SVG && kind != FE_FORMAT_MD && kind != FE_FORMAT_PART) {
+        fe_error_set(err, FE_EINPUT, "fe_ab_format: format %d is not text, JSON, CSV, Markdown, "
+                     "SVG or a shard file", kind);
+        return NULL;
+    }
+    return fe_api_text(write_ab, ab, NULL, kind, err);
+}
