@@ -44,6 +44,23 @@ struct fe_ab_suite {
     char id[17];                     /* hex fingerprint: shard files of other suites are refused */
 };
 
+/* Suite reading (api_ab_spec.c). json_t is Jansson's. */
+struct json_t;
+/* Sets err to FE_EINPUT "src: where: message"; returns FE_EINPUT. */
+int fe_ab_fail(fe_error *err, const char *src, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A policy from a spec string, or from a suite's policy entry (a string
+ * or an object; its "name", if any, into name). Caller frees. */
+fe_policy *fe_ab_load_spec(fe_engine *e, const char *src, const char *where, const char *spec,
+                           fe_error *err);
+fe_policy *fe_ab_load_entry(fe_engine *e, const char *src, const char *where,
+                            const struct json_t *v, char *name, size_t nsize, fe_error *err);
+/* A JSON scalar as parameter text; -1 for arrays, objects and null. */
+int fe_ab_scalar_text(const struct json_t *v, char *buf, size_t size);
+/* FE_OK, or FE_EINPUT naming the first key of o not in keys (NULL-ended). */
+int fe_ab_only_keys(const struct json_t *o, const char *const *keys, const char *src,
+                    const char *where, fe_error *err);
+
 /* The figures of one cell (a row planned with a column). */
 typedef struct fe_ab_cell {
     int status;                      /* FE_AB_* */

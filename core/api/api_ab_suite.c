@@ -19,7 +19,6 @@
 #include <ctype.h>
 #include <glob.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,24 +49,12 @@ typedef struct draft {
     int nparams;
 } draft;
 
-static int fail(fe_error *err, const char *src, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(fe_error *err, const char *src, const char *where, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fe_error_set(err, FE_EINPUT, "%s: %s: %s", src, where, msg);
-}
-
 /* "S=512,2048" (or "S" with values text) into d; where names it. */
 static int parse_dim(const char *src, const char *where, const char *text, dimspec *d, fe_error *err)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof d->name)
-        return fail(err, src, where, "'%s' is not NAME=VALUE or NAME=V1,V2,... (a sweep)", text);
+        return fe_ab_fail(err, src, where, "'%s' is not NAME=VALUE or NAME=V1,V2,... (a sweep)", text);
     memset(d, 0, sizeof *d);
     memcpy(d->name, text, (size_t)(eq - text));
     const char *p = eq + 1;
@@ -77,10 +64,10 @@ static int parse_dim(const char *src, const char *where, const char *text, dimsp
             p++;
         long long v = isdigit((unsigned char)*p) ? strtoll(p, &end, 10) : 0;
         if (v <= 0 || (end != p && *end && *end != ',' && *end != ' '))
-            return fail(err, src, where, "'%s': each value is a positive integer (a sweep is "
+            return fe_ab_fail(err, src, where, "'%s': each value is a positive integer (a sweep is "
                         "V1,V2,...)", text);
         if (d->n == MAXVALUES)
-            return fail(err, src, where, "'%s': at most 64 values in a sweep", text);
+            return fe_ab_fail(err, src, where, "'%s': at most 64 values in a sweep", text);
         d->v[d->n++] = v;
         p = end;
         while (*p == ' ')
@@ -100,7 +87,7 @@ static int add_model(draft *d, const char *pattern, const char *where, fe_error 
         if (glob(pattern, 0, NULL, &gl) != 0 || gl.gl_pathc == 0) {
             if (gl.gl_pathc == 0)
                 globfree(&gl);
-            return fail(err, d->src, where, "'%s' matches no file", pattern);
+            return fe_ab_fail(err, d->src, where, "'%s' matches no file", pattern);
         }
         n = (int)gl.gl_pathc;
     }
@@ -109,7 +96,7 @@ static int add_model(draft *d, const char *pattern, const char *where, fe_error 
         if (d->nmodels == MAXMODELS || strlen(file) >= sizeof d->files[0]) {
             if (magic)
                 globfree(&gl);
-            return fail(err, d->src, where, "%s: too many models (4096) or too long a path", file);
+            return fe_ab_fail(err, d->src, where, "%s: too many models (4096) or too long a path", file);
         }
         snprintf(d->files[d->nmodels], sizeof d->files[0], "%s", file);
         snprintf(d->mwhere[d->nmodels], sizeof d->mwhere[0], "%s", where);
@@ -124,7 +111,7 @@ static int add_model(draft *d, const char *pattern, const char *where, fe_error 
 static int add_dim(draft *d, const char *where, const char *text, fe_error *err)
 {
     if (d->ndims == 256)
-        return fail(err, d->src, where, "%s: at most 256 dims in a suite", text);
+        return fe_ab_fail(err, d->src, where, "%s: at most 256 dims in a suite", text);
     return parse_dim(d->src, where, text, &d->dims[d->ndims++], err);
 }
 
@@ -132,224 +119,12 @@ static int add_param(draft *d, const char *where, const char *kv, fe_error *err)
 {
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv || strlen(kv) >= sizeof d->params[0])
-        return fail(err, d->src, where, "'%s' is not KEY=VALUE", kv);
+        return fe_ab_fail(err, d->src, where, "'%s' is not KEY=VALUE", kv);
     if (d->nparams == 64)
-        return fail(err, d->src, where, "%s: at most 64 parameters", kv);
+        return fe_ab_fail(err, d->src, where, "%s: at most 64 parameters", kv);
     snprintf(d->params[d->nparams], sizeof d->params[0], "%s", kv);
     snprintf(d->pwhere[d->nparams++], sizeof d->pwhere[0], "%s", where);
     return FE_OK;
-}
-
-/* ---- policies: specs and JSON objects ---- */
-
-static fe_policy *load_spec(fe_engine *e, const char *src, const char *where, const char *spec,
-                            fe_error *err);
-
-/* Set "K=V,K=V" (text of len n) in p. */
-static int set_params(fe_policy *p, const char *src, const char *where, const char *text, size_t n,
-                      fe_error *err)
-{
-    char buf[1024];
-    if (n >= sizeof buf)
-        return fail(err, src, where, "%s: parameters too long", text);
-    memcpy(buf, text, n);
-    buf[n] = 0;
-    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq || eq == kv)
-            return fail(err, src, where, "'%s' is not KEY=VALUE", kv);
-        *eq = 0;
-        if (fe_policy_set_param(p, kv, eq + 1, err) != FE_OK) {
-            fe_error_prefix(err, "%s: %s: ", src, where);
-            return err ? err->code : FE_EINPUT;
-        }
-    }
-    return FE_OK;
-}
-
-/* HOW(A,B(C,D),E{k=v}): split the inside at top-level commas. */
-static fe_policy *load_combination(fe_engine *e, const char *src, const char *where, const char *spec,
-                                   const char *open, fe_error *err)
-{
-    char how[16], parts[16][512];
-    int n = 0, depth = 0;
-    size_t len = strlen(spec), start = (size_t)(open - spec) + 1;
-    if ((size_t)(open - spec) >= sizeof how || spec[len - 1] != ')') {
-        fail(err, src, where, "'%s': a combination is HOW(SPEC,SPEC,...)", spec);
-        return NULL;
-    }
-    snprintf(how, sizeof how, "%.*s", (int)(open - spec), spec);
-    for (size_t i = start; i < len; i++) {
-        char c = spec[i];
-        depth += (c == '(' || c == '{') - (c == ')' || c == '}');
-        if ((c == ',' && depth == 0) || (i == len - 1)) {
-            if (n == 16 || i - start >= sizeof parts[0] || i == start) {
-                fail(err, src, where, "'%s': 1 to 16 non-empty policies in a combination", spec);
-                return NULL;
-            }
-            snprintf(parts[n++], sizeof parts[0], "%.*s", (int)(i - start), spec + start);
-            start = i + 1;
-        }
-    }
-    fe_policy *ps[16] = {0}, *out = NULL;
-    int ok = 1;
-    for (int i = 0; i < n && ok; i++)
-        ok = (ps[i] = load_spec(e, src, where, parts[i], err)) != NULL;
-    if (ok && !(out = fe_engine_combine(e, how, ps, n, err)))
-        fe_error_prefix(err, "%s: %s: ", src, where);
-    for (int i = 0; i < n; i++)
-        fe_policy_free(ps[i]);
-    return out;
-}
-
-static fe_policy *load_spec(fe_engine *e, const char *src, const char *where, const char *spec,
-                            fe_error *err)
-{
-    const char *brace = strchr(spec, '{'), *paren = strchr(spec, '(');
-    size_t len = strlen(spec);
-    if (len == 0 || len >= 1024) {
-        fail(err, src, where, "%s", "a policy is a name, a file, NAME{K=V,...} or HOW(A,B,...)");
-        return NULL;
-    }
-    if (paren && (!brace || paren < brace))
-        return load_combination(e, src, where, spec, paren, err);
-    char name[1024];
-    snprintf(name, sizeof name, "%.*s", brace ? (int)(brace - spec) : (int)len, spec);
-    if (brace && spec[len - 1] != '}') {
-        fail(err, src, where, "'%s': parameters are NAME{K=V,K=V}", spec);
-        return NULL;
-    }
-    fe_policy *p = fe_engine_load_policy(e, name, err);
-    if (!p) {
-        fe_error_prefix(err, "%s: %s: ", src, where);
-        return NULL;
-    }
-    if (brace && set_params(p, src, where, brace + 1, len - (size_t)(brace - spec) - 2, err) != FE_OK) {
-        fe_policy_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-/* A JSON scalar as parameter text. */
-static int scalar_text(const json_t *v, char *buf, size_t size)
-{
-    if (json_is_string(v))
-        snprintf(buf, size, "%s", json_string_value(v));
-    else if (json_is_integer(v))
-        snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        snprintf(buf, size, "%.17g", json_real_value(v));
-    else if (json_is_boolean(v))
-        snprintf(buf, size, "%s", json_is_true(v) ? "true" : "false");
-    else
-        return -1;
-    return 0;
-}
-
-static int only_keys(const json_t *o, const char *const *keys, const char *src, const char *where,
-                     fe_error *err)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)o, k, v) {
-        int known = 0;
-        for (int i = 0; keys[i]; i++)
-            known |= strcmp(k, keys[i]) == 0;
-        if (!known) {
-            char w[256];
-            snprintf(w, sizeof w, "%s%s%s", where, where[0] ? "." : "", k);
-            char allowed[256] = "";
-            for (int i = 0; keys[i]; i++)
-                snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
-                         i ? ", " : "", keys[i]);
-            return fail(err, src, w, "unknown key (known: %s)", allowed);
-        }
-    }
-    return FE_OK;
-}
-
-/* A policy entry: a spec string, {"policy", "params", "name"} or
- * {"combine", "of", "name"}. The name, if given, goes to *name. */
-static fe_policy *load_entry(fe_engine *e, const char *src, const char *where, const json_t *v,
-                             char *name, size_t nsize, fe_error *err)
-{
-    if (json_is_string(v))
-        return load_spec(e, src, where, json_string_value(v), err);
-    if (!json_is_object(v)) {
-        fail(err, src, where, "%s", "a policy is a string or an object {\"policy\": ...} or "
-             "{\"combine\": HOW, \"of\": [...]}");
-        return NULL;
-    }
-    static const char *const pkeys[] = {"policy", "params", "name", NULL};
-    static const char *const ckeys[] = {"combine", "of", "name", NULL};
-    const json_t *how = json_object_get(v, "combine"), *nm = json_object_get(v, "name");
-    char w[256];
-    if (nm && !json_is_string(nm)) {
-        snprintf(w, sizeof w, "%s.name", where);
-        fail(err, src, w, "%s", "the column name is a string");
-        return NULL;
-    }
-    if (nm && name)
-        snprintf(name, nsize, "%s", json_string_value(nm));
-    if (how) {
-        const json_t *of = json_object_get(v, "of");
-        if (only_keys(v, ckeys, src, where, err) != FE_OK)
-            return NULL;
-        if (!json_is_string(how) || !json_is_array(of) || json_array_size(of) < 1 ||
-            json_array_size(of) > 16) {
-            fail(err, src, where, "%s", "a combination is {\"combine\": \"all|any|chain|vote\", "
-                 "\"of\": [1 to 16 policies]}");
-            return NULL;
-        }
-        fe_policy *ps[16] = {0}, *out = NULL;
-        size_t n = json_array_size(of);
-        int ok = 1;
-        for (size_t i = 0; i < n && ok; i++) {
-            snprintf(w, sizeof w, "%s.of[%zu]", where, i);
-            ok = (ps[i] = load_entry(e, src, w, json_array_get(of, i), NULL, 0, err)) != NULL;
-        }
-        if (ok && !(out = fe_engine_combine(e, json_string_value(how), ps, (int)n, err)))
-            fe_error_prefix(err, "%s: %s.combine: ", src, where);
-        for (size_t i = 0; i < n; i++)
-            fe_policy_free(ps[i]);
-        return out;
-    }
-    const json_t *pol = json_object_get(v, "policy"), *params = json_object_get(v, "params");
-    if (only_keys(v, pkeys, src, where, err) != FE_OK)
-        return NULL;
-    if (!json_is_string(pol)) {
-        snprintf(w, sizeof w, "%s.policy", where);
-        fail(err, src, w, "%s", "missing or not a string: the policy's name or file");
-        return NULL;
-    }
-    snprintf(w, sizeof w, "%s.policy", where);
-    fe_policy *p = load_spec(e, src, w, json_string_value(pol), err);
-    if (!p || !params)
-        return p;
-    if (!json_is_object(params)) {
-        snprintf(w, sizeof w, "%s.params", where);
-        fail(err, src, w, "%s", "an object {\"name\": value}");
-        fe_policy_free(p);
-        return NULL;
-    }
-    const char *k;
-    json_t *pv;
-    json_object_foreach((json_t *)params, k, pv) {
-        char text[256];
-        snprintf(w, sizeof w, "%s.params.%s", where, k);
-        if (scalar_text(pv, text, sizeof text) != 0) {
-            fail(err, src, w, "%s", "a parameter is a number, a string or a boolean");
-            fe_policy_free(p);
-            return NULL;
-        }
-        if (fe_policy_set_param(p, k, text, err) != FE_OK) {
-            fe_error_prefix(err, "%s: %s: ", src, w);
-            fe_policy_free(p);
-            return NULL;
-        }
-    }
-    return p;
 }
 
 /* ---- the suite ---- */
@@ -385,7 +160,7 @@ static int apply_params(fe_ab_suite *s, const draft *d, fe_error *err)
             }
         }
         if (!used)
-            return fail(err, d->src, d->pwhere[i], "%s: no policy given has that parameter",
+            return fe_ab_fail(err, d->src, d->pwhere[i], "%s: no policy given has that parameter",
                         d->params[i]);
     }
     return FE_OK;
@@ -451,7 +226,7 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
         if (bad >= 0) {
             char w[128];
             snprintf(w, sizeof w, "%s.dims", d->mwhere[mi]);
-            return fail(err, d->src, w, "the model has no dim '%s'", d->dims[bad].name);
+            return fe_ab_fail(err, d->src, w, "the model has no dim '%s'", d->dims[bad].name);
         }
         int combos = 1;
         for (int k = 0; k < nuse; k++)
@@ -459,7 +234,7 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
         for (int c = 0; c < combos; c++)
             for (int mach = 0; mach < nm; mach++) {
                 if (s->nrows == 100000)
-                    return fail(err, d->src, d->mwhere[mi], "%s", "more than 100000 rows");
+                    return fe_ab_fail(err, d->src, d->mwhere[mi], "%s", "more than 100000 rows");
                 if (s->nrows == cap) {
                     fe_ab_row *nr = realloc(s->rows, (size_t)cap * 2 * sizeof *nr);
                     if (!nr)
@@ -559,9 +334,9 @@ static fe_ab_suite *finish(fe_engine *e, fe_ab_suite *s, draft *d, int nmach,
 {
     int rc = FE_OK;
     if (d->nmodels == 0)
-        rc = fail(err, d->src, "models", "%s", "no model given");
+        rc = fe_ab_fail(err, d->src, "models", "%s", "no model given");
     else if (s->ncols < 2)
-        rc = fail(err, d->src, "policies", "%s", "give at least two policies to compare");
+        rc = fe_ab_fail(err, d->src, "policies", "%s", "give at least two policies to compare");
     if (rc == FE_OK)
         rc = load_machines(e, s, nmach, mnames, mwhere, d->src, err);
     if (rc == FE_OK)
@@ -600,7 +375,7 @@ fe_ab_suite *fe_ab_suite_new(fe_engine *e, const fe_ab_suite_options *o, fe_erro
     const char *mwhere[64];
     int rc = d && s ? FE_OK : FE_ENOMEM;
     if (rc == FE_OK && (o->nmachines > 64 || o->npolicies > 64))
-        rc = fail(err, src, "--machine/--policy", "%s", "at most 64 machines and 64 policies");
+        rc = fe_ab_fail(err, src, "--machine/--policy", "%s", "at most 64 machines and 64 policies");
     for (int i = 0; rc == FE_OK && i < o->nmachines; i++)
         mwhere[i] = "--machine";
     for (int i = 0; rc == FE_OK && i < o->ndims; i++)
@@ -612,7 +387,7 @@ fe_ab_suite *fe_ab_suite_new(fe_engine *e, const fe_ab_suite_options *o, fe_erro
     for (int i = 0; rc == FE_OK && i < o->nmodels; i++)
         rc = add_model(d, o->models[i], "a model", err);
     for (int i = 0; rc == FE_OK && i < o->npolicies; i++) {
-        fe_policy *p = load_spec(e, src, "--policy", o->policies[i], err);
+        fe_policy *p = fe_ab_load_spec(e, src, "--policy", o->policies[i], err);
         rc = p ? add_col(s, p, NULL) : FE_EINPUT;
     }
     if (rc != FE_OK) {
@@ -639,14 +414,14 @@ static int read_dims(draft *d, const json_t *v, const char *where, fe_error *err
         json_array_foreach(v, i, x) {
             snprintf(w, sizeof w, "%s[%zu]", where, i);
             if (!json_is_string(x))
-                return fail(err, d->src, w, "%s", "a dim is \"NAME=V\" or \"NAME=V1,V2,...\"");
+                return fe_ab_fail(err, d->src, w, "%s", "a dim is \"NAME=V\" or \"NAME=V1,V2,...\"");
             if (add_dim(d, w, json_string_value(x), err) != FE_OK)
                 return FE_EINPUT;
         }
         return FE_OK;
     }
     if (!json_is_object(v))
-        return fail(err, d->src, where, "%s", "dims are {\"NAME\": value or [values]} or "
+        return fe_ab_fail(err, d->src, where, "%s", "dims are {\"NAME\": value or [values]} or "
                     "[\"NAME=V1,V2\"]");
     const char *k;
     json_t *x;
@@ -659,19 +434,19 @@ static int read_dims(draft *d, const json_t *v, const char *where, fe_error *err
             json_array_foreach(x, i, y) {
                 if (!json_is_integer(y) || json_integer_value(y) <= 0) {
                     snprintf(w, sizeof w, "%s.%s[%zu]", where, k, i);
-                    return fail(err, d->src, w, "%s", "a dim value is a positive integer");
+                    return fe_ab_fail(err, d->src, w, "%s", "a dim value is a positive integer");
                 }
                 n += snprintf(text + n, sizeof text - (size_t)n, "%s%lld", i ? "," : "",
                               (long long)json_integer_value(y));
                 if (n >= (int)sizeof text - 24)
-                    return fail(err, d->src, w, "%s", "too many values");
+                    return fe_ab_fail(err, d->src, w, "%s", "too many values");
             }
         } else if (json_is_integer(x) && json_integer_value(x) > 0) {
             snprintf(text + n, sizeof text - (size_t)n, "%lld", (long long)json_integer_value(x));
         } else if (json_is_string(x)) {
             snprintf(text + n, sizeof text - (size_t)n, "%s", json_string_value(x));
         } else {
-            return fail(err, d->src, w, "%s", "a dim value is a positive integer or a non-empty "
+            return fe_ab_fail(err, d->src, w, "%s", "a dim value is a positive integer or a non-empty "
                         "list of them");
         }
         if (add_dim(d, w, text, err) != FE_OK)
@@ -684,7 +459,7 @@ static int read_models(draft *d, const json_t *v, fe_error *err)
 {
     static const char *const mkeys[] = {"file", "dims", NULL};
     if (!json_is_array(v) || json_array_size(v) == 0)
-        return fail(err, d->src, "models", "%s", "a non-empty list of model files, globs or "
+        return fe_ab_fail(err, d->src, "models", "%s", "a non-empty list of model files, globs or "
                     "{\"file\": ..., \"dims\": ...}");
     size_t i;
     json_t *x;
@@ -692,10 +467,10 @@ static int read_models(draft *d, const json_t *v, fe_error *err)
         char w[64], wd[80];
         snprintf(w, sizeof w, "models[%zu]", i);
         const json_t *file = json_is_object(x) ? json_object_get(x, "file") : x;
-        if (json_is_object(x) && only_keys(x, mkeys, d->src, w, err) != FE_OK)
+        if (json_is_object(x) && fe_ab_only_keys(x, mkeys, d->src, w, err) != FE_OK)
             return FE_EINPUT;
         if (!json_is_string(file))
-            return fail(err, d->src, w, "%s", "a model is a file, a glob or {\"file\": ..., "
+            return fe_ab_fail(err, d->src, w, "%s", "a model is a file, a glob or {\"file\": ..., "
                         "\"dims\": ...}");
         int first = d->nmodels, off = d->ndims;
         if (add_model(d, json_string_value(file), w, err) != FE_OK)
@@ -715,14 +490,14 @@ static int read_models(draft *d, const json_t *v, fe_error *err)
 static int read_params(draft *d, const json_t *v, fe_error *err)
 {
     if (!json_is_object(v))
-        return fail(err, d->src, "params", "%s", "an object {\"name\": value}");
+        return fe_ab_fail(err, d->src, "params", "%s", "an object {\"name\": value}");
     const char *k;
     json_t *x;
     json_object_foreach((json_t *)v, k, x) {
         char w[300], text[256], kv[600];
         snprintf(w, sizeof w, "params.%s", k);
-        if (scalar_text(x, text, sizeof text) != 0)
-            return fail(err, d->src, w, "%s", "a parameter is a number, a string or a boolean");
+        if (fe_ab_scalar_text(x, text, sizeof text) != 0)
+            return fe_ab_fail(err, d->src, w, "%s", "a parameter is a number, a string or a boolean");
         snprintf(kv, sizeof kv, "%s=%s", k, text);
         if (add_param(d, w, kv, err) != FE_OK)
             return FE_EINPUT;
@@ -735,20 +510,20 @@ static fe_ab_suite *read_doc(fe_engine *e, const char *src, const json_t *doc,
 {
     static const char *const keys[] = {"models", "policies", "machines", "dims", "params", NULL};
     if (!json_is_object(doc)) {
-        fail(err, src, "the document", "%s", "a suite is a JSON object with models, policies, "
+        fe_ab_fail(err, src, "the document", "%s", "a suite is a JSON object with models, policies, "
              "machines, dims and params");
         return NULL;
     }
-    if (only_keys(doc, keys, src, "", err) != FE_OK)
+    if (fe_ab_only_keys(doc, keys, src, "", err) != FE_OK)
         return NULL;
     const json_t *pols = json_object_get(doc, "policies"), *machs = json_object_get(doc, "machines");
     if (!json_is_array(pols) || json_array_size(pols) < 2 || json_array_size(pols) > 64) {
-        fail(err, src, "policies", "%s", "a list of 2 to 64 policies (the first is the baseline)");
+        fe_ab_fail(err, src, "policies", "%s", "a list of 2 to 64 policies (the first is the baseline)");
         return NULL;
     }
     if (machs && (!json_is_array(machs) || json_array_size(machs) == 0 ||
                   json_array_size(machs) > 64)) {
-        fail(err, src, "machines", "%s", "a list of 1 to 64 machine names or files");
+        fe_ab_fail(err, src, "machines", "%s", "a list of 1 to 64 machine names or files");
         return NULL;
     }
     draft *d = draft_new(src, err);
@@ -770,7 +545,7 @@ static fe_ab_suite *read_doc(fe_engine *e, const char *src, const json_t *doc,
     for (size_t i = 0; rc == FE_OK && i < json_array_size(pols); i++) {
         char w[64], name[256] = "";
         snprintf(w, sizeof w, "policies[%zu]", i);
-        fe_policy *p = load_entry(e, src, w, json_array_get(pols, i), name, sizeof name, err);
+        fe_policy *p = fe_ab_load_entry(e, src, w, json_array_get(pols, i), name, sizeof name, err);
         rc = p ? add_col(s, p, name) : FE_EINPUT;
     }
     const char *mnames[64], *mwhere[64];
@@ -786,7 +561,7 @@ static fe_ab_suite *read_doc(fe_engine *e, const char *src, const json_t *doc,
             snprintf(mw[i], sizeof mw[i], "machines[%zu]", i);
             mwhere[i] = mw[i];
             if (!(mnames[i] = json_string_value(json_array_get(machs, i))))
-                rc = fail(err, src, mw[i], "%s", "a machine is a name or a file");
+                rc = fe_ab_fail(err, src, mw[i], "%s", "a machine is a name or a file");
         }
     }
     if (rc != FE_OK) {
