@@ -20,6 +20,7 @@ cmd:pkg-config        pkg-config
 cmd:luajit            luajit
 cmd:lua5.4            lua5.4
 cmd:valgrind          valgrind
+cmd:chromium          chromium
 "
 
 missing=""

@@ -182,6 +182,12 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             plans[c] = NULL;
         }
     }
+    for (int c = 1; rc == FE_OK && o->traces && c < s->ncols; c++)
+        if (plans[0] && plans[c] &&
+            !(ab->cells[r * s->ncols + c].diff = fe_ab_diff_text(fe_api_machine(e), plans[0], plans[c],
+                                                                  s->cols[0].name, s->cols[c].name,
+                                                                  err)))
+            rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
     if (rc == FE_OK && o->measure &&
@@ -327,11 +333,11 @@ void fe_ab_free(fe_ab *ab)
     for (int i = 0; ab->cells && i < ab->nrows * ab->ncols; i++) {
         free(ab->cells[i].error);
         free(ab->cells[i].trace);
+        free(ab->cells[i].diff);
     }
     free(ab->faults);
     free(ab->rows);
     free(ab->cnames);
     free(ab->cells);
-    free(ab->diffs);
     free(ab);
 }

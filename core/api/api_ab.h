@@ -66,6 +66,7 @@ typedef struct fe_ab_cell {
     int status;                      /* FE_AB_* */
     char *error;                     /* FE_AB_FAILED: why (owned) */
     char *trace;                     /* the plan's Perfetto trace when asked for (owned) */
+    char *diff;                      /* the same: fuseeng ab --diff baseline this (owned) */
     int kernels, tiled;
     double time_s, plan_s;
     int64_t l3_bytes, l2_peak, mem_peak, spill_bytes;
@@ -93,7 +94,6 @@ struct fe_ab {
     fe_ab_cell *cells;               /* row-major */
     char **faults;
     int nfaults;
-    char *diffs;                     /* HTML: the baseline against each policy (owned) */
 };
 
 /* A new empty result shaped like the suite (rows and columns named from
@@ -124,8 +124,14 @@ int fe_ab_winner(const fe_ab *ab, int r);
 int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans, double budget,
                       int reps, fe_error *err);
 
-/* Outputs (api_ab_format.c). */
+/* The text of fuseeng ab --diff for plans a and b of one model on machine
+ * m (api_ab_diff.c); caller frees with free(). */
+char *fe_ab_diff_text(const fe_machine *m, const fe_plan *a, const fe_plan *b, const char *an,
+                      const char *bn, fe_error *err);
+
+/* Outputs (api_ab_format.c, api_ab_html.c). */
 void fe_ab_write_json(const fe_ab *ab, FILE *f, int part);
 void fe_ab_write_svg(const fe_ab *ab, FILE *f);
+void fe_ab_write_html(const fe_ab *ab, FILE *f);
 
 #endif

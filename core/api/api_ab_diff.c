@@ -253,7 +253,7 @@ static int regions(const fe_plan *a, const fe_plan *b, const fe_sim_report *ra,
         up[i] = i;
     unite_groups(a, up);
     unite_groups(b, up);
-    region *all = calloc((size_t)n, sizeof *all);
+    region *all = calloc(n > 0 ? (size_t)n : 1, sizeof *all);
     if (!all)
         return fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++)
@@ -280,6 +280,69 @@ static int regions(const fe_plan *a, const fe_plan *b, const fe_sim_report *ra,
     return FE_OK;
 }
 
+/* The plans' diff on machine m (both simulated, regions found) into f. */
+static int diff_plans(const fe_machine *m, const fe_plan *pa, const fe_plan *pb, const char *an,
+                      const char *bn, int format, FILE *f, fe_error *err)
+{
+    fe_sim_report ra = {0}, rb = {0};
+    int have_a = 0, have_b = 0, *up = NULL, nregs = 0, rc;
+    region *regs = NULL;
+    if ((rc = fe_sim_plan(pa, m, &ra, err)) != FE_OK)
+        goto out;
+    have_a = 1;
+    if ((rc = fe_sim_plan(pb, m, &rb, err)) != FE_OK)
+        goto out;
+    have_b = 1;
+    if (!(up = malloc((size_t)(pa->g->nnodes ? pa->g->nnodes : 1) * sizeof *up))) {
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = regions(pa, pb, &ra, &rb, up, &regs, &nregs, err)) != FE_OK)
+        goto out;
+    diff_in d = {pa, pb, &ra, &rb, an, bn, up, regs, nregs};
+    rc = write_diff(&d, NULL, format, f, err);
+out:
+    free(regs);
+    free(up);
+    if (have_a)
+        fe_sim_report_free(&ra);
+    if (have_b)
+        fe_sim_report_free(&rb);
+    return rc;
+}
+
+char *fe_ab_diff_text(const fe_machine *m, const fe_plan *a, const fe_plan *b, const char *an,
+                      const char *bn, fe_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        fe_error_set(err, FE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    int rc = diff_plans(m, a, b, an, bn, FE_FORMAT_TEXT, f, err);
+    fclose(f);
+    if (rc != FE_OK) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+typedef struct diff_req {
+    const fe_machine *m;
+    const fe_plan *a, *b;
+    const char *an, *bn;
+} diff_req;
+
+static int write_req(const void *obj, const void *arg, int format, FILE *f, fe_error *err)
+{
+    const diff_req *q = obj;
+    (void)arg;
+    return diff_plans(q->m, q->a, q->b, q->an, q->bn, format, f, err);
+}
+
 char *fe_engine_ab_diff(fe_engine *e, const char *model, const char *dims, fe_policy *a,
                         fe_policy *b, int format, fe_error *err)
 {
@@ -294,10 +357,6 @@ char *fe_engine_ab_diff(fe_engine *e, const char *model, const char *dims, fe_po
     }
     fe_model *m = fe_model_load_file(model, dims, err);
     fe_plan *pa = NULL, *pb = NULL;
-    fe_sim_report ra = {0}, rb = {0};
-    int have_a = 0, have_b = 0, *up = NULL;
-    region *regs = NULL;
-    int nregs = 0;
     char *text = NULL;
     if (!m)
         goto out;
@@ -309,27 +368,9 @@ char *fe_engine_ab_diff(fe_engine *e, const char *model, const char *dims, fe_po
         fe_error_prefix(err, "%s with %s: ", model, fe_policy_name(b));
         goto out;
     }
-    if (fe_sim_plan(pa, fe_api_machine(e), &ra, err) != FE_OK)
-        goto out;
-    have_a = 1;
-    if (fe_sim_plan(pb, fe_api_machine(e), &rb, err) != FE_OK)
-        goto out;
-    have_b = 1;
-    if (!(up = malloc((size_t)(pa->g->nnodes ? pa->g->nnodes : 1) * sizeof *up))) {
-        fe_error_set(err, FE_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (regions(pa, pb, &ra, &rb, up, &regs, &nregs, err) != FE_OK)
-        goto out;
-    diff_in d = {pa, pb, &ra, &rb, fe_policy_name(a), fe_policy_name(b), up, regs, nregs};
-    text = fe_api_text(write_diff, &d, NULL, format, err);
+    diff_req q = {fe_api_machine(e), pa, pb, fe_policy_name(a), fe_policy_name(b)};
+    text = fe_api_text(write_req, &q, NULL, format, err);
 out:
-    free(regs);
-    free(up);
-    if (have_a)
-        fe_sim_report_free(&ra);
-    if (have_b)
-        fe_sim_report_free(&rb);
     fe_plan_free(pa);
     fe_plan_free(pb);
     fe_model_free(m);

@@ -532,6 +532,8 @@ static int write_ab(const void *obj, const void *arg, int format, FILE *f, fe_er
         ab_md(ab, f);
     else if (format == FE_FORMAT_SVG)
         fe_ab_write_svg(ab, f);
+    else if (format == FE_FORMAT_HTML)
+        fe_ab_write_html(ab, f);
     else
         ab_text(ab, f);
     return FE_OK;
@@ -543,9 +545,10 @@ char *fe_ab_format(const fe_ab *ab, int format, fe_error *err)
         return NULL;
     int kind = format & FE_FORMAT_MASK;
     if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_CSV &&
-        kind != FE_FORMAT_SVG && kind != FE_FORMAT_MD && kind != FE_FORMAT_PART) {
+        kind != FE_FORMAT_SVG && kind != FE_FORMAT_MD && kind != FE_FORMAT_PART &&
+        kind != FE_FORMAT_HTML) {
         fe_error_set(err, FE_EINPUT, "fe_ab_format: format %d is not text, JSON, CSV, Markdown, "
-                     "SVG or a shard file", kind);
+                     "SVG, HTML or a shard file", kind);
         return NULL;
     }
     return fe_api_text(write_ab, ab, NULL, kind, err);

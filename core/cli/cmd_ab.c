@@ -9,7 +9,7 @@
 static const char usage[] =
     "usage: fuseeng ab MODEL... --policy A --policy B [--policy C ...] [options]\n"
     "       fuseeng ab --suite SUITE.json|SUITE.lua [options]\n"
-    "       fuseeng ab merge PART.json... [--json|--csv|--md] [--svg FILE] [--out FILE]\n"
+    "       fuseeng ab merge PART.json... [--json|--csv|--md] [--svg|--html FILE] [--out FILE]\n"
     "       fuseeng ab --diff A B MODEL [--machine M] [--dim NAME=V] [--json]\n"
     "\n"
     "Plan every model (at every dims setting, on every machine) with every policy,\n"
@@ -30,6 +30,9 @@ static const char usage[] =
     "  --profile FILE    measured times for profile-driven policies\n"
     "  --json, --csv, --md   the results as JSON, CSV or Markdown (default: a table)\n"
     "  --svg FILE        also write a bar chart of the speedups over unfused\n"
+    "  --html FILE       also write one self-contained page: the tables, a chart per\n"
+    "                    row with the intervals, the diffs against the baseline and\n"
+    "                    each plan's Perfetto trace\n"
     "  --out FILE        write the results to FILE instead of the standard output\n"
     "  --shard I/N       run rows I, I+N, ... only and print a shard file for merge\n"
     "  --measure         also run the plans on this CPU's kernels, interleaved in\n"
@@ -50,7 +53,7 @@ static const char usage[] =
 typedef struct ab_opts {
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
     int nmodels, npolicies, nparams, ndims, nmachines;
-    const char *suite, *svg, *out, *profile, *shard_arg, *diff[3];
+    const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
     int format, measure, reps, shard, nshards, merge;
     double budget;
     fe_engine_options limits;   /* the Lua limits */
@@ -95,8 +98,8 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
         if ((m = fe_cli_opt("ab", argc, argv, i, lists[k].name, &val)))
             return m == 2 ? 2 : add(lists[k].list, lists[k].n, lists[k].cap, val, lists[k].name);
     struct { const char *name; const char **dst; } singles[] = {
-        {"--suite", &o->suite}, {"--svg", &o->svg}, {"--out", &o->out}, {"--profile", &o->profile},
-        {"--shard", &o->shard_arg}};
+        {"--suite", &o->suite}, {"--svg", &o->svg}, {"--html", &o->html}, {"--out", &o->out},
+        {"--profile", &o->profile}, {"--shard", &o->shard_arg}};
     for (size_t k = 0; k < sizeof singles / sizeof singles[0]; k++)
         if ((m = fe_cli_opt("ab", argc, argv, i, singles[k].name, singles[k].dst)))
             return m == 2 ? 2 : 0;
@@ -160,7 +163,7 @@ static int parse(int argc, char **argv, ab_opts *o)
     }
     if (o->diff[0]) {
         if (o->nmodels || o->npolicies || o->suite || o->shard_arg || o->measure || o->nmachines > 1 ||
-            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg)
+            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg || o->html)
             return fe_cli_usage("ab", "--diff A B MODEL takes --machine, --dim, --param, --profile "
                                 "and --json only");
         return 0;
@@ -172,22 +175,24 @@ static int parse(int argc, char **argv, ab_opts *o)
         return fe_cli_usage("ab", "missing MODEL (or --suite FILE)");
     if (!o->suite && o->npolicies < 2)
         return fe_cli_usage("ab", "give at least two --policy options to compare");
-    if (o->shard_arg && (o->format || o->svg))
+    if (o->shard_arg && (o->format || o->svg || o->html))
         return fe_cli_usage("ab", "--shard prints a shard file; give the output options to "
                             "'fuseeng ab merge'");
-    fe_cli_file in[MAXARGS + 2], outs[] = {{"--svg", o->svg}, {"--out", o->out}};
+    fe_cli_file in[MAXARGS + 2], outs[] = {{"--svg", o->svg}, {"--html", o->html}, {"--out", o->out}};
     int nin = 0;
     for (int i = 0; i < o->nmodels; i++)
         in[nin++] = (fe_cli_file){"a model", o->models[i]};
     in[nin++] = (fe_cli_file){"--suite", o->suite};
     in[nin++] = (fe_cli_file){"--profile", o->profile};
-    return fe_cli_distinct("ab", in, nin, outs, 2);
+    return fe_cli_distinct("ab", in, nin, outs, 3);
 }
 
 /* Print (or write with --out) text; the SVG chart first. */
 static int emit(const ab_opts *o, fe_ab *ab, int format, fe_error *err)
 {
     if (o->svg && fe_cli_write(o->svg, "the chart", fe_ab_format(ab, FE_FORMAT_SVG, err), err))
+        return -1;
+    if (o->html && fe_cli_write(o->html, "the page", fe_ab_format(ab, FE_FORMAT_HTML, err), err))
         return -1;
     char *text = fe_ab_format(ab, format, err);
     if (o->out)
@@ -245,7 +250,7 @@ static int compare(fe_engine *e, const ab_opts *o)
     fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
     if (!s)
         return fe_cli_fail(&err);
-    fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, 0};
+    fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL};
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)

@@ -154,6 +154,7 @@ enum {
     FE_FORMAT_DOT = 5,         /* fe_plan_format: Graphviz, one cluster per group */
     FE_FORMAT_DECISIONS = 6,   /* fe_plan_format: every decision, one per line */
     FE_FORMAT_MD = 7,          /* fe_ab_format: Markdown tables */
+    FE_FORMAT_HTML = 8,        /* fe_ab_format: one self-contained page */
     FE_FORMAT_PART = 9,        /* fe_ab_format: a shard's result file, for fe_ab_merge */
     FE_FORMAT_MASK = 15,
     FE_WITH_GROUPS = 16,       /* add each group's simulated figures */

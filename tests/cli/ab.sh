@@ -111,4 +111,21 @@ expect_fail "merge of shards of different splits" 2 'is shard 1/2 but .* is shar
 expect_fail "merge of a file that is no shard" 2 'whole.json: format: not a shard file' "$FUSEENG" ab merge "$T/whole.json"
 sed 's/"index": 1,/"index": 0,/' "$T/parts/2.json" >"$T/wrong.json"
 expect_fail "merge of a row in the wrong shard" 2 'wrong.json: rows\[0\]: the row belongs to another shard' "$FUSEENG" ab merge "$T/parts/1.json" "$T/wrong.json" "$T/parts/3.json"
+
+# ---- --measure: interleaved rounds, intervals, "same" is never a win ----
+B=examples/bench/swiglu.json
+expect_ok "--measure interleaves rounds and gives an interval per ratio" \
+    '^  fuse_all +[0-9.]+ +[0-9.]+x  \[[0-9.]+, [0-9.]+\] +(faster|slower|same) +ok$' \
+    "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 5
+expect_ok "--measure: the baseline is the baseline" '^  no_fusion +[0-9.]+ +1.000x  \[1.000, 1.000\] +baseline +ok$' \
+    "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 5
+expect_fail "--reps 0" 2 '--reps expects a whole number' "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 0
+# An interval holding 1 is "same" even when the median ratio is above 1:
+# a measured shard edited to say so, merged, tallies no win.
+"$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 5 --shard 1/1 --out "$T/m.json"
+sed '/"policy": "fuse_all"/s/"cpu_ratio": [0-9.e+-]*, "cpu_ci": \[[0-9.e+-]*, [0-9.e+-]*\]/"cpu_ratio": 1.2, "cpu_ci": [0.95, 1.4]/' "$T/m.json" >"$T/m2.json"
+expect_ok "an interval holding 1 is same, not a win" '"policy": "fuse_all", "geomean".*"cpu_wins": 0, "cpu_same": 1' \
+    "$FUSEENG" ab merge "$T/m2.json" --json
+sed '/"policy": "fuse_all"/s/"cpu_ratio": [0-9.e+-]*, "cpu_ci": \[[0-9.e+-]*, [0-9.e+-]*\]/"cpu_ratio": 1.2, "cpu_ci": [1.05, 1.4]/' "$T/m.json" >"$T/m3.json"
+expect_ok "an interval above 1 is a win" '"policy": "fuse_all", "geomean".*"cpu_wins": 1, "cpu_same": 0' "$FUSEENG" ab merge "$T/m3.json" --json
 finish

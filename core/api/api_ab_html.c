@@ -1,0 +1,243 @@
+/* api_ab_html.c: fuseeng ab --html FILE: the whole comparison as one
+ * self-contained page (no script, no network: it opens from a mail
+ * attachment or an artifact store): the summary, a speedup chart per row
+ * with the measured confidence intervals, each row's table, the diff of the
+ * baseline against every policy, and each plan's Perfetto trace as a
+ * download link (a data: URL; open it in ui.perfetto.dev). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_ab.h"
+#include "units.h"
+
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++)
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+}
+
+static void base64(FILE *f, const char *s)
+{
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(s);
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)u[i] << 16 | (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0) |
+                     (i + 2 < n ? u[i + 2] : 0);
+        fputc(t[v >> 18 & 63], f);
+        fputc(t[v >> 12 & 63], f);
+        fputc(i + 1 < n ? t[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < n ? t[v & 63] : '=', f);
+    }
+}
+
+static void label(const fe_ab *ab, int r, FILE *f)
+{
+    const fe_ab_rowres *rr = &ab->rows[r];
+    esc(f, rr->model);
+    if (rr->dims[0]) {
+        fputc(' ', f);
+        esc(f, rr->dims);
+    }
+    if (ab->nmachines > 1) {
+        fputs(" on ", f);
+        esc(f, rr->machine);
+    }
+}
+
+static const char style[] =
+    "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1200px}"
+    "table{border-collapse:collapse;margin:8px 0 16px}"
+    "th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;font-size:13px}"
+    "th:first-child,td:first-child{text-align:left}"
+    "tr.best td{font-weight:bold}td.fail{color:#b00;text-align:left}"
+    "h2{font-size:17px;margin-top:28px}pre{font-size:12px;background:#f6f6f6;padding:8px;"
+    "overflow-x:auto}summary{cursor:pointer;font-size:13px}.note{color:#666;font-size:13px}";
+
+/* Ratios of row r: a bar per policy (simulated, against the baseline) and,
+ * measured, the median with its 95% interval as a whisker. */
+static void row_chart(const fe_ab *ab, int r, FILE *f)
+{
+    int nc = ab->ncols, left = 230, width = 460, bar = 14, gap = 10;
+    double maxv = 1.2;
+    for (int c = 0; c < nc; c++) {
+        const fe_ab_cell *x = &ab->cells[r * nc + c];
+        double q = fe_ab_ratio(ab, r, c), hi = ab->measure && x->reps ? x->hi : 0;
+        maxv = q > maxv ? q : maxv;
+        maxv = hi > maxv ? hi : maxv;
+    }
+    maxv *= 1.05;
+    int h = nc * (bar * 2 + gap) + 30;
+    fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-size=\"11\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            left + width + 80, h);
+    int x1 = left + (int)(width / maxv);
+    fprintf(f, "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
+               "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">1x (%s)</text>\n",
+            x1, x1, h - 18, x1, h - 4, "baseline");
+    for (int c = 0; c < nc; c++) {
+        const fe_ab_cell *x = &ab->cells[r * nc + c];
+        int y = 4 + c * (bar * 2 + gap);
+        double q = fe_ab_ratio(ab, r, c);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6, y + bar);
+        esc(f, ab->cnames[c]);
+        fputs("</text>\n", f);
+        if (x->status != FE_AB_OK) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#b00\">failed</text>\n", left + 4, y + bar);
+            continue;
+        }
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>simulated "
+                   "%.3fx</title></rect><text x=\"%d\" y=\"%d\">%.3fx sim</text>\n",
+                left, y, (int)(width * q / maxv), bar, q >= 1 ? "#4e79a7" : "#e15759", q,
+                left + (int)(width * q / maxv) + 4, y + bar - 3, q);
+        if (ab->measure && x->reps) {
+            int ym = y + bar + bar / 2, xl = left + (int)(width * x->lo / maxv),
+                xh = left + (int)(width * x->hi / maxv), xm = left + (int)(width * x->ratio / maxv);
+            fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>"
+                       "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>"
+                       "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>"
+                       "<circle cx=\"%d\" cy=\"%d\" r=\"3.5\" fill=\"#f28e2b\"><title>measured %.3fx "
+                       "[%.3f, %.3f]</title></circle><text x=\"%d\" y=\"%d\">%.3fx cpu [%.3f, %.3f]"
+                       "</text>\n",
+                    xl, ym, xh, ym, xl, ym - 4, xl, ym + 4, xh, ym - 4, xh, ym + 4, xm, ym, x->ratio,
+                    x->lo, x->hi, xh + 4, ym + 4, x->ratio, x->lo, x->hi);
+        }
+    }
+    fputs("</svg>\n", f);
+}
+
+static void row_table(const fe_ab *ab, int r, FILE *f)
+{
+    int nc = ab->ncols, best = fe_ab_winner(ab, r);
+    fputs("<table><tr><th>policy</th><th>kernels</th><th>sim ms</th><th>ratio</th><th>L3 bytes</th>"
+          "<th>L2 peak</th><th>mem peak</th><th>spill</th><th>plan ms</th>", f);
+    if (ab->measure)
+        fputs("<th>cpu ms</th><th>cpu ratio</th><th>95% CI</th><th>verdict</th><th>results</th>", f);
+    fputs("<th>trace</th></tr>\n", f);
+    for (int c = 0; c < nc; c++) {
+        const fe_ab_cell *x = &ab->cells[r * nc + c];
+        fprintf(f, "<tr%s><td>", c == best ? " class=\"best\"" : "");
+        esc(f, ab->cnames[c]);
+        fputs("</td>", f);
+        if (x->status != FE_AB_OK) {
+            fputs("<td class=\"fail\" colspan=\"8\">failed: ", f);
+            esc(f, x->error);
+            fputs("</td></tr>\n", f);
+            continue;
+        }
+        char l3[32], l2[32], mp[32], sp[32];
+        fprintf(f, "<td>%d</td><td>%.3f</td><td>%.3fx</td><td>%s</td><td>%s</td><td>%s</td>"
+                   "<td>%s</td><td>%.1f</td>", x->kernels, x->time_s * 1e3, fe_ab_ratio(ab, r, c),
+                fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
+                fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
+                fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
+                fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+        if (ab->measure && x->reps)
+            fprintf(f, "<td>%.3f</td><td>%.3fx</td><td>[%.3f, %.3f]</td><td>%s</td><td>%s</td>",
+                    x->cpu_ms, x->ratio, x->lo, x->hi,
+                    c == 0 ? "baseline" : x->lo > 1 ? "faster" : x->hi < 1 ? "slower" : "same",
+                    x->cpu_ok ? "ok" : "WRONG");
+        else if (ab->measure)
+            fputs("<td></td><td></td><td></td><td></td><td></td>", f);
+        if (x->trace) {
+            fprintf(f, "<td><a download=\"row%d-%d.trace.json\" href=\"data:application/json;base64,",
+                    r, c);
+            base64(f, x->trace);
+            fputs("\">trace</a></td></tr>\n", f);
+        } else {
+            fputs("<td></td></tr>\n", f);
+        }
+    }
+    fputs("</table>\n", f);
+}
+
+static void summary(const fe_ab *ab, FILE *f)
+{
+    fputs("<table id=\"summary\"><tr><th>policy</th><th>geomean ratio</th><th>wins</th><th>ties</th>"
+          "<th>losses</th><th>failed</th>", f);
+    if (ab->measure)
+        fputs("<th>measured geomean</th><th>wins</th><th>same</th><th>losses</th>", f);
+    fputs("</tr>\n", f);
+    for (int c = 0; c < ab->ncols; c++) {
+        fe_ab_tally t;
+        fe_ab_tally_col(ab, c, &t);
+        fputs("<tr><td>", f);
+        esc(f, ab->cnames[c]);
+        fprintf(f, "</td><td>%.3fx</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>", t.geomean,
+                t.wins, t.ties, t.losses, t.failed);
+        if (ab->measure)
+            fprintf(f, "<td>%.3fx</td><td>%d</td><td>%d</td><td>%d</td>", t.cpu_geomean, t.cpu_wins,
+                    t.cpu_same, t.cpu_losses);
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+void fe_ab_write_html(const fe_ab *ab, FILE *f)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+               "<link rel=\"icon\" href=\"data:,\"><title>fuseeng ab: ");
+    esc(f, ab->cnames[0]);
+    fprintf(f, " and %d other%s</title><style>%s</style></head><body>\n", ab->ncols - 1,
+            ab->ncols == 2 ? "" : "s", style);
+    fputs("<h1>fuseeng ab</h1>\n<p class=\"note\">Ratio = baseline time / policy time (above 1: "
+          "faster than the baseline, ", f);
+    esc(f, ab->cnames[0]);
+    fputs(").", f);
+    if (ab->measure)
+        fputs(" Measured: the plans ran interleaved in shuffled rounds on the CPU kernels; the "
+              "interval is a 95% bootstrap interval of the paired ratio, and one that holds 1 is "
+              "\"same\", never a win.", f);
+    fputs(" Traces open in ui.perfetto.dev.</p>\n<ul class=\"note\">\n", f);
+    for (int r = 0; r < ab->nrows; r++) {
+        int seen = !ab->rows[r].ran;
+        for (int q = 0; q < r && !seen; q++)
+            seen = ab->rows[q].ran && strcmp(ab->rows[q].machine, ab->rows[r].machine) == 0;
+        if (seen)
+            continue;
+        fputs("<li>machine ", f);
+        esc(f, ab->rows[r].machine);
+        fputs(": ", f);
+        esc(f, ab->rows[r].description);
+        fputs("</li>\n", f);
+    }
+    fputs("</ul>\n<h2>Summary</h2>\n", f);
+    summary(ab, f);
+    fputs("<h2>Speedup over unfused</h2>\n<div id=\"overview\">", f);
+    fe_ab_write_svg(ab, f);
+    fputs("</div>\n", f);
+    for (int r = 0; r < ab->nrows; r++) {
+        if (!ab->rows[r].ran)
+            continue;
+        fprintf(f, "<h2 id=\"row%d\">", r);
+        label(ab, r, f);
+        fprintf(f, " <span class=\"note\">(unfused %.3f ms simulated", ab->rows[r].unfused_ms);
+        if (ab->measure)
+            fprintf(f, ", %.3f ms measured", ab->rows[r].cpu_unfused_ms);
+        fputs(")</span></h2>\n", f);
+        row_chart(ab, r, f);
+        row_table(ab, r, f);
+        for (int c = 1; c < ab->ncols; c++) {
+            const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+            if (!x->diff)
+                continue;
+            fputs("<details><summary>diff ", f);
+            esc(f, ab->cnames[0]);
+            fputs(" vs ", f);
+            esc(f, ab->cnames[c]);
+            fputs("</summary><pre>", f);
+            esc(f, x->diff);
+            fputs("</pre></details>\n", f);
+        }
+    }
+    fputs("</body></html>\n", f);
+}
