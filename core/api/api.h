@@ -57,6 +57,9 @@ const fe_graph *fe_api_graph(const fe_model *m);
 /* Wrap g (taken) into a model: fe_model_wrap (script/model.h). */
 fe_model *fe_api_model(fe_graph *g, fe_error *err);
 
+/* The whole-plan figures of simulated totals t (api_sim.c). */
+void fe_api_figures(const fe_sim_totals *t, fe_figures *out);
+
 /* ---- saved plans (api_files.c), for reports ---- */
 
 /* The plan file's path. */

@@ -36,9 +36,9 @@ fe_ab *fe_ab_alloc(int nrows, int ncols, fe_error *err)
 double fe_ab_ratio(const fe_ab *ab, int r, int c)
 {
     const fe_ab_cell *b = &ab->cells[r * ab->ncols], *x = &ab->cells[r * ab->ncols + c];
-    if (b->status != FE_AB_OK || x->status != FE_AB_OK || x->time_s <= 0)
+    if (b->status != FE_AB_OK || x->status != FE_AB_OK || x->fig.time_s <= 0)
         return 0;
-    return b->time_s / x->time_s;
+    return b->fig.time_s / x->fig.time_s;
 }
 
 int fe_ab_winner(const fe_ab *ab, int r)
@@ -47,7 +47,7 @@ int fe_ab_winner(const fe_ab *ab, int r)
     for (int c = 0; c < ab->ncols; c++) {
         const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
         if (x->status == FE_AB_OK &&
-            (best < 0 || x->time_s < ab->cells[r * ab->ncols + best].time_s * (1 - TIE)))
+            (best < 0 || x->fig.time_s < ab->cells[r * ab->ncols + best].fig.time_s * (1 - TIE)))
             best = c;
     }
     return best;
@@ -115,14 +115,7 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
     int rc = fe_sim_plan(p, fe_api_machine(e), &rep, err);
     if (rc != FE_OK)
         return rc;
-    const fe_sim_totals *t = &rep.total;
-    x->kernels = t->kernels;
-    x->tiled = t->tiled;
-    x->time_s = t->time_s;
-    x->l3_bytes = t->l3_bytes;
-    x->l2_peak = t->l2_peak;
-    x->mem_peak = t->mem_peak;
-    x->spill_bytes = t->spill_bytes;
+    fe_api_figures(&rep.total, &x->fig);
     fe_sim_report_free(&rep);
     if (trace) {
         fe_report *r = fe_engine_simulate(e, p, err);
@@ -159,7 +152,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         snprintf(rr->dims, sizeof rr->dims, "%s", row->dims_label);
         snprintf(rr->machine, sizeof rr->machine, "%s", fe_engine_machine(e));
         snprintf(rr->description, sizeof rr->description, "%s", fe_engine_machine_description(e));
-        rr->unfused_ms = unf.time_s * 1e3;
+        rr->unfused_ms = unf.fig.time_s * 1e3;
         rr->ran = 1;
     }
     for (int c = 0; c < s->ncols && rc == FE_OK; c++) {

@@ -67,9 +67,8 @@ typedef struct fe_ab_cell {
     char *error;                     /* FE_AB_FAILED: why (owned) */
     char *trace;                     /* the plan's Perfetto trace when asked for (owned) */
     char *diff;                      /* the same: fuseeng ab --diff baseline this (owned) */
-    int kernels, tiled;
-    double time_s, plan_s;
-    int64_t l3_bytes, l2_peak, mem_peak, spill_bytes;
+    fe_figures fig;                  /* simulated */
+    double plan_s;                   /* planning time */
     /* measured */
     double cpu_ms;                   /* median */
     double ratio, lo, hi;            /* baseline / this, median of paired rounds and its 95% CI */
@@ -125,9 +124,29 @@ int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans
                       int reps, fe_error *err);
 
 /* The text of fuseeng ab --diff for plans a and b of one model on machine
- * m (api_ab_diff.c); caller frees with free(). */
+ * m (api_ab_diff.c); caller frees with fe_free. */
 char *fe_ab_diff_text(const fe_machine *m, const fe_plan *a, const fe_plan *b, const char *an,
                       const char *bn, fe_error *err);
+
+/* A key and its value, for the JSON writers of these files. */
+static inline void fe_ab_jint(fe_jw *w, const char *key, int64_t v)
+{
+    fe_jw_key(w, key);
+    fe_jw_int(w, v);
+}
+static inline void fe_ab_jnum(fe_jw *w, const char *key, double v)
+{
+    fe_jw_key(w, key);
+    fe_jw_num(w, v);
+}
+static inline void fe_ab_jstr(fe_jw *w, const char *key, const char *v)
+{
+    fe_jw_key(w, key);
+    fe_jw_str(w, v);
+}
+
+/* Text escaped for HTML and SVG (api_ab_format.c). */
+void fe_ab_xml_text(FILE *f, const char *s);
 
 /* Outputs (api_ab_format.c, api_ab_html.c). */
 void fe_ab_write_json(const fe_ab *ab, FILE *f, int part);

@@ -54,17 +54,6 @@ static const char *pstr(const fe_plan *p, int32_t id)
     return id >= 0 ? fe_strtab_str(p->strs, id) : "";
 }
 
-static const char *verdict_word(int v)
-{
-    switch (v) {
-    case 1: return "fuse";
-    case 0: return "no";
-    case -1: return "none";
-    case -2: return "rejected";
-    default: return "note";
-    }
-}
-
 static void node_list(const fe_graph *g, const int32_t *nodes, int n, FILE *f, fe_jw *w)
 {
     if (w)
@@ -119,10 +108,8 @@ static void side(const fe_plan *p, const fe_sim_report *rep, const int *up, int 
             fe_jw_obj_flat(w);
             fe_jw_key(w, "nodes");
             node_list(g, nodes, gr->n, f, w);
-            fe_jw_key(w, "sim_ms");
-            fe_jw_num(w, t);
-            fe_jw_key(w, "reason");
-            fe_jw_str(w, pstr(p, gr->reason));
+            fe_ab_jnum(w, "sim_ms", t);
+            fe_ab_jstr(w, "reason", pstr(p, gr->reason));
             fe_jw_end(w);
         } else {
             fprintf(f, "    group ");
@@ -146,15 +133,12 @@ static void side(const fe_plan *p, const fe_sim_report *rep, const int *up, int 
             fe_jw_obj_flat(w);
             fe_jw_key(w, "nodes");
             node_list(g, &p->dnodes[dc->off], dc->n, f, w);
-            fe_jw_key(w, "verdict");
-            fe_jw_str(w, verdict_word(dc->verdict));
-            fe_jw_key(w, "by");
-            fe_jw_str(w, pstr(p, dc->by));
-            fe_jw_key(w, "reason");
-            fe_jw_str(w, pstr(p, dc->reason));
+            fe_ab_jstr(w, "verdict", fe_verdict_name(dc->verdict));
+            fe_ab_jstr(w, "by", pstr(p, dc->by));
+            fe_ab_jstr(w, "reason", pstr(p, dc->reason));
             fe_jw_end(w);
         } else {
-            fprintf(f, "    decision %-8s ", verdict_word(dc->verdict));
+            fprintf(f, "    decision %-8s ", fe_verdict_name(dc->verdict));
             node_list(g, &p->dnodes[dc->off], dc->n, f, NULL);
             fprintf(f, " by %s: %s\n", pstr(p, dc->by), pstr(p, dc->reason));
         }
@@ -194,16 +178,11 @@ static int write_diff(const void *obj, const void *arg, int format, FILE *f, fe_
         w = &jw;
         fe_jw_init(w, f, 2);
         fe_jw_obj(w);
-        fe_jw_key(w, "model");
-        fe_jw_str(w, g->name);
-        fe_jw_key(w, "a");
-        fe_jw_str(w, d->an);
-        fe_jw_key(w, "b");
-        fe_jw_str(w, d->bn);
-        fe_jw_key(w, "a_ms");
-        fe_jw_num(w, ta);
-        fe_jw_key(w, "b_ms");
-        fe_jw_num(w, tb);
+        fe_ab_jstr(w, "model", g->name);
+        fe_ab_jstr(w, "a", d->an);
+        fe_ab_jstr(w, "b", d->bn);
+        fe_ab_jnum(w, "a_ms", ta);
+        fe_ab_jnum(w, "b_ms", tb);
         fe_jw_key(w, "regions");
         fe_jw_arr(w);
     } else {
@@ -217,12 +196,9 @@ static int write_diff(const void *obj, const void *arg, int format, FILE *f, fe_
         const region *rg = &d->regs[i];
         if (w) {
             fe_jw_obj(w);
-            fe_jw_key(w, "a_ms");
-            fe_jw_num(w, rg->a_s * 1e3);
-            fe_jw_key(w, "b_ms");
-            fe_jw_num(w, rg->b_s * 1e3);
-            fe_jw_key(w, "b_minus_a_ms");
-            fe_jw_num(w, (rg->b_s - rg->a_s) * 1e3);
+            fe_ab_jnum(w, "a_ms", rg->a_s * 1e3);
+            fe_ab_jnum(w, "b_ms", rg->b_s * 1e3);
+            fe_ab_jnum(w, "b_minus_a_ms", (rg->b_s - rg->a_s) * 1e3);
         } else {
             fprintf(f, "\nregion %d: A %d group%s %.4f ms, B %d group%s %.4f ms, B - A %+.4f ms\n",
                     i + 1, rg->na, rg->na == 1 ? "" : "s", rg->a_s * 1e3, rg->nb,
@@ -311,25 +287,6 @@ out:
     return rc;
 }
 
-char *fe_ab_diff_text(const fe_machine *m, const fe_plan *a, const fe_plan *b, const char *an,
-                      const char *bn, fe_error *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        fe_error_set(err, FE_ENOMEM, "out of memory");
-        return NULL;
-    }
-    int rc = diff_plans(m, a, b, an, bn, FE_FORMAT_TEXT, f, err);
-    fclose(f);
-    if (rc != FE_OK) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
 typedef struct diff_req {
     const fe_machine *m;
     const fe_plan *a, *b;
@@ -341,6 +298,13 @@ static int write_req(const void *obj, const void *arg, int format, FILE *f, fe_e
     const diff_req *q = obj;
     (void)arg;
     return diff_plans(q->m, q->a, q->b, q->an, q->bn, format, f, err);
+}
+
+char *fe_ab_diff_text(const fe_machine *m, const fe_plan *a, const fe_plan *b, const char *an,
+                      const char *bn, fe_error *err)
+{
+    diff_req q = {m, a, b, an, bn};
+    return fe_api_text(write_req, &q, NULL, FE_FORMAT_TEXT, err);
 }
 
 char *fe_engine_ab_diff(fe_engine *e, const char *model, const char *dims, fe_policy *a,

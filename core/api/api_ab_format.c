@@ -81,11 +81,11 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
         }
         char l3[32], l2[32], mp[32], sp[32];
         fprintf(f, "%s %-*s %7d %9.3f %6.3fx %10s %10s %10s %9s %8.1f\n", c == best ? "*" : " ",
-                nw, ab->cnames[c], x->kernels, x->time_s * 1e3, fe_ab_ratio(ab, r, c),
-                fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
-                fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
-                fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
-                fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+                nw, ab->cnames[c], x->fig.kernels, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+                fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
+                fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
+                fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
+                fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
     }
     if (ab->measure)
         text_measured(ab, r, f);
@@ -139,59 +139,42 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
     const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
     (void)f;
     fe_jw_obj_flat(w);
-    fe_jw_key(w, "policy");
-    fe_jw_str(w, ab->cnames[c]);
+    fe_ab_jstr(w, "policy", ab->cnames[c]);
     if (x->status != FE_AB_OK) {
-        fe_jw_key(w, "error");
-        fe_jw_str(w, x->error ? x->error : "");
+        fe_ab_jstr(w, "error", x->error ? x->error : "");
         fe_jw_end(w);
         return;
     }
-    fe_jw_key(w, "kernels");
-    fe_jw_int(w, x->kernels);
-    fe_jw_key(w, "sim_ms");
-    fe_jw_num(w, x->time_s * 1e3);
+    fe_ab_jint(w, "kernels", x->fig.kernels);
+    fe_ab_jnum(w, "sim_ms", x->fig.time_s * 1e3);
     if (part) {
         fe_jw_key(w, "time_s");   /* exact: ratios are recomputed from it */
-        fe_jw_num(w, x->time_s);
-        fe_jw_key(w, "plan_s");
-        fe_jw_num(w, x->plan_s);
+        fe_jw_num(w, x->fig.time_s);
+        fe_ab_jnum(w, "plan_s", x->plan_s);
     } else {
-        fe_jw_key(w, "ratio");
-        fe_jw_num(w, fe_ab_ratio(ab, r, c));
-        fe_jw_key(w, "speedup");
-        fe_jw_num(w, x->time_s > 0 ? ab->rows[r].unfused_ms / (x->time_s * 1e3) : 0);
+        fe_ab_jnum(w, "ratio", fe_ab_ratio(ab, r, c));
+        fe_ab_jnum(w, "speedup", x->fig.time_s > 0 ? ab->rows[r].unfused_ms / (x->fig.time_s * 1e3) : 0);
     }
-    fe_jw_key(w, "l3_bytes");
-    fe_jw_int(w, x->l3_bytes);
-    fe_jw_key(w, "l2_peak");
-    fe_jw_int(w, x->l2_peak);
-    fe_jw_key(w, "mem_peak");
-    fe_jw_int(w, x->mem_peak);
-    fe_jw_key(w, "spill_bytes");
-    fe_jw_int(w, x->spill_bytes);
-    fe_jw_key(w, "tiled_groups");
-    fe_jw_int(w, x->tiled);
+    fe_ab_jint(w, "l3_bytes", x->fig.l3_bytes);
+    fe_ab_jint(w, "l2_peak", x->fig.l2_peak);
+    fe_ab_jint(w, "mem_peak", x->fig.mem_peak);
+    fe_ab_jint(w, "spill_bytes", x->fig.spill_bytes);
+    fe_ab_jint(w, "tiled_groups", x->fig.tiled);
     if (ab->measure && x->reps) {
-        fe_jw_key(w, "cpu_ms");
-        fe_jw_num(w, x->cpu_ms);
-        fe_jw_key(w, "cpu_ratio");
-        fe_jw_num(w, x->ratio);
+        fe_ab_jnum(w, "cpu_ms", x->cpu_ms);
+        fe_ab_jnum(w, "cpu_ratio", x->ratio);
         fe_jw_key(w, "cpu_ci");
         fe_jw_arr_flat(w);
         fe_jw_num(w, x->lo);
         fe_jw_num(w, x->hi);
         fe_jw_end(w);
         if (!part) {
-            fe_jw_key(w, "cpu_verdict");
-            fe_jw_str(w, verdict(x, c));
+            fe_ab_jstr(w, "cpu_verdict", verdict(x, c));
         }
-        fe_jw_key(w, "cpu_reps");
-        fe_jw_int(w, x->reps);
+        fe_ab_jint(w, "cpu_reps", x->reps);
         fe_jw_key(w, "cpu_ok");
         fe_jw_bool(w, x->cpu_ok);
-        fe_jw_key(w, "cpu_max_rel");
-        fe_jw_num(w, x->cpu_max_rel);
+        fe_ab_jnum(w, "cpu_max_rel", x->cpu_max_rel);
     }
     fe_jw_end(w);
 }
@@ -201,26 +184,18 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     const fe_ab_rowres *rr = &ab->rows[r];
     fe_jw_obj(w);
     if (part) {
-        fe_jw_key(w, "index");
-        fe_jw_int(w, r);
+        fe_ab_jint(w, "index", r);
     }
-    fe_jw_key(w, "model");
-    fe_jw_str(w, rr->model);
-    fe_jw_key(w, "file");
-    fe_jw_str(w, rr->file);
-    fe_jw_key(w, "dims");
-    fe_jw_str(w, rr->dims);
-    fe_jw_key(w, "machine");
-    fe_jw_str(w, rr->machine);
+    fe_ab_jstr(w, "model", rr->model);
+    fe_ab_jstr(w, "file", rr->file);
+    fe_ab_jstr(w, "dims", rr->dims);
+    fe_ab_jstr(w, "machine", rr->machine);
     if (part) {
-        fe_jw_key(w, "description");
-        fe_jw_str(w, rr->description);
+        fe_ab_jstr(w, "description", rr->description);
     }
-    fe_jw_key(w, "unfused_ms");
-    fe_jw_num(w, rr->unfused_ms);
+    fe_ab_jnum(w, "unfused_ms", rr->unfused_ms);
     if (ab->measure) {
-        fe_jw_key(w, "cpu_unfused_ms");
-        fe_jw_num(w, rr->cpu_unfused_ms);
+        fe_ab_jnum(w, "cpu_unfused_ms", rr->cpu_unfused_ms);
     }
     if (!part) {
         int best = fe_ab_winner(ab, r);
@@ -246,27 +221,17 @@ static void summary_json(const fe_ab *ab, fe_jw *w)
         fe_ab_tally t;
         fe_ab_tally_col(ab, c, &t);
         fe_jw_obj_flat(w);
-        fe_jw_key(w, "policy");
-        fe_jw_str(w, ab->cnames[c]);
-        fe_jw_key(w, "geomean");
-        fe_jw_num(w, t.geomean);
-        fe_jw_key(w, "wins");
-        fe_jw_int(w, t.wins);
-        fe_jw_key(w, "ties");
-        fe_jw_int(w, t.ties);
-        fe_jw_key(w, "losses");
-        fe_jw_int(w, t.losses);
-        fe_jw_key(w, "failed");
-        fe_jw_int(w, t.failed);
+        fe_ab_jstr(w, "policy", ab->cnames[c]);
+        fe_ab_jnum(w, "geomean", t.geomean);
+        fe_ab_jint(w, "wins", t.wins);
+        fe_ab_jint(w, "ties", t.ties);
+        fe_ab_jint(w, "losses", t.losses);
+        fe_ab_jint(w, "failed", t.failed);
         if (ab->measure) {
-            fe_jw_key(w, "cpu_geomean");
-            fe_jw_num(w, t.cpu_geomean);
-            fe_jw_key(w, "cpu_wins");
-            fe_jw_int(w, t.cpu_wins);
-            fe_jw_key(w, "cpu_same");
-            fe_jw_int(w, t.cpu_same);
-            fe_jw_key(w, "cpu_losses");
-            fe_jw_int(w, t.cpu_losses);
+            fe_ab_jnum(w, "cpu_geomean", t.cpu_geomean);
+            fe_ab_jint(w, "cpu_wins", t.cpu_wins);
+            fe_ab_jint(w, "cpu_same", t.cpu_same);
+            fe_ab_jint(w, "cpu_losses", t.cpu_losses);
         }
         fe_jw_end(w);
     }
@@ -278,24 +243,17 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
     fe_jw w;
     fe_jw_init(&w, f, 2);
     fe_jw_obj(&w);
-    fe_jw_key(&w, "format");
-    fe_jw_str(&w, part ? "fuseeng.ab-part/1" : "fuseeng.ab/1");
-    fe_jw_key(&w, "suite");
-    fe_jw_str(&w, ab->id);
+    fe_ab_jstr(&w, "format", part ? "fuseeng.ab-part/1" : "fuseeng.ab/1");
+    fe_ab_jstr(&w, "suite", ab->id);
     if (part) {
-        fe_jw_key(&w, "shard");
-        fe_jw_int(&w, ab->shard ? ab->shard : 1);
-        fe_jw_key(&w, "shards");
-        fe_jw_int(&w, ab->nshards ? ab->nshards : 1);
-        fe_jw_key(&w, "rows_total");
-        fe_jw_int(&w, ab->nrows);
-        fe_jw_key(&w, "machines");
-        fe_jw_int(&w, ab->nmachines);
+        fe_ab_jint(&w, "shard", ab->shard ? ab->shard : 1);
+        fe_ab_jint(&w, "shards", ab->nshards ? ab->nshards : 1);
+        fe_ab_jint(&w, "rows_total", ab->nrows);
+        fe_ab_jint(&w, "machines", ab->nmachines);
         fe_jw_key(&w, "measure");
         fe_jw_bool(&w, ab->measure);
     }
-    fe_jw_key(&w, "baseline");
-    fe_jw_str(&w, ab->cnames[0]);
+    fe_ab_jstr(&w, "baseline", ab->cnames[0]);
     fe_jw_key(&w, "policies");
     fe_jw_arr_flat(&w);
     for (int c = 0; c < ab->ncols; c++)
@@ -352,17 +310,17 @@ static void ab_csv(const fe_ab *ab, FILE *f)
             fputc(',', f);
             csv_field(f, ab->cnames[c]);
             if (x->status == FE_AB_OK)
-                fprintf(f, ",%d,%.6f,%.4f,%lld,%lld,%d,", x->kernels, x->time_s * 1e3,
-                        rr->unfused_ms / (x->time_s * 1e3), (long long)x->l3_bytes,
-                        (long long)x->mem_peak, x->tiled);
+                fprintf(f, ",%d,%.6f,%.4f,%lld,%lld,%d,", x->fig.kernels, x->fig.time_s * 1e3,
+                        rr->unfused_ms / (x->fig.time_s * 1e3), (long long)x->fig.l3_bytes,
+                        (long long)x->fig.mem_peak, x->fig.tiled);
             else
                 fprintf(f, ",,,,,,,");
             csv_field(f, rr->machine);
             fputc(',', f);
             csv_field(f, rr->dims);
             if (x->status == FE_AB_OK)
-                fprintf(f, ",%.6f,%lld,%lld,%.3f,%d,", fe_ab_ratio(ab, r, c), (long long)x->l2_peak,
-                        (long long)x->spill_bytes, x->plan_s * 1e3, c == best);
+                fprintf(f, ",%.6f,%lld,%lld,%.3f,%d,", fe_ab_ratio(ab, r, c), (long long)x->fig.l2_peak,
+                        (long long)x->fig.spill_bytes, x->plan_s * 1e3, c == best);
             else
                 fprintf(f, ",,,,,0,");
             csv_field(f, x->error ? x->error : "");
@@ -410,12 +368,12 @@ static void ab_md(const fe_ab *ab, FILE *f)
                 continue;
             }
             char l3[32], l2[32], mp[32], sp[32];
-            fprintf(f, " %d | %.3f | %.3fx | %s | %s | %s | %s | %.1f |", x->kernels,
-                    x->time_s * 1e3, fe_ab_ratio(ab, r, c),
-                    fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
-                    fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
-                    fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
-                    fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+            fprintf(f, " %d | %.3f | %.3fx | %s | %s | %s | %s | %.1f |", x->fig.kernels,
+                    x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+                    fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
+                    fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
+                    fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
+                    fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
             if (ab->measure && x->reps)
                 fprintf(f, " %.3f | %.3fx [%.3f, %.3f] %s |", x->cpu_ms, x->ratio, x->lo, x->hi,
                         verdict(x, c));
@@ -442,7 +400,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
 
 /* ---- SVG: speedup over unfused per row and policy ---- */
 
-static void xml_text(FILE *f, const char *s)
+void fe_ab_xml_text(FILE *f, const char *s)
 {
     for (; *s; s++)
         if (*s == '<')
@@ -469,8 +427,8 @@ void fe_ab_write_svg(const fe_ab *ab, FILE *f)
     for (int i = 0; i < nm; i++)
         for (int c = 0; c < np; c++) {
             const fe_ab_cell *x = &ab->cells[rows[i] * np + c];
-            double v = x->status == FE_AB_OK && x->time_s > 0 ?
-                       ab->rows[rows[i]].unfused_ms / (x->time_s * 1e3) : 0;
+            double v = x->status == FE_AB_OK && x->fig.time_s > 0 ?
+                       ab->rows[rows[i]].unfused_ms / (x->fig.time_s * 1e3) : 0;
             if (v > maxv)
                 maxv = v;
         }
@@ -495,18 +453,18 @@ void fe_ab_write_svg(const fe_ab *ab, FILE *f)
         row_label(ab, rows[i], label, sizeof label);
         for (int c = 0; c < np; c++) {
             const fe_ab_cell *x = &ab->cells[rows[i] * np + c];
-            double v = x->status == FE_AB_OK && x->time_s > 0 ?
-                       ab->rows[rows[i]].unfused_ms / (x->time_s * 1e3) : 0;
+            double v = x->status == FE_AB_OK && x->fig.time_s > 0 ?
+                       ab->rows[rows[i]].unfused_ms / (x->fig.time_s * 1e3) : 0;
             int bh = (int)(h * v / maxv);
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
                     x0 + c * bar, top + h - bh, bar - 2, bh, colors[c % 8]);
-            xml_text(f, label);
+            fe_ab_xml_text(f, label);
             fputs(", ", f);
-            xml_text(f, ab->cnames[c]);
+            fe_ab_xml_text(f, ab->cnames[c]);
             fprintf(f, ": %.2fx</title></rect>\n", v);
         }
         fprintf(f, "<text transform=\"translate(%d,%d) rotate(35)\">", x0, top + h + 14);
-        xml_text(f, label);
+        fe_ab_xml_text(f, label);
         fputs("</text>\n", f);
     }
     for (int c = 0; c < np; c++) {
@@ -514,7 +472,7 @@ void fe_ab_write_svg(const fe_ab *ab, FILE *f)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x, y,
                 colors[c % 8]);
         fprintf(f, "<text x=\"%d\" y=\"%d\">", x + 18, y + 10);
-        xml_text(f, ab->cnames[c]);
+        fe_ab_xml_text(f, ab->cnames[c]);
         fputs("</text>\n", f);
     }
     fprintf(f, "</svg>\n");

@@ -10,21 +10,6 @@
 #include "api_ab.h"
 #include "units.h"
 
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++)
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
-}
-
 static void base64(FILE *f, const char *s)
 {
     static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -43,14 +28,14 @@ static void base64(FILE *f, const char *s)
 static void label(const fe_ab *ab, int r, FILE *f)
 {
     const fe_ab_rowres *rr = &ab->rows[r];
-    esc(f, rr->model);
+    fe_ab_xml_text(f, rr->model);
     if (rr->dims[0]) {
         fputc(' ', f);
-        esc(f, rr->dims);
+        fe_ab_xml_text(f, rr->dims);
     }
     if (ab->nmachines > 1) {
         fputs(" on ", f);
-        esc(f, rr->machine);
+        fe_ab_xml_text(f, rr->machine);
     }
 }
 
@@ -89,7 +74,7 @@ static void row_chart(const fe_ab *ab, int r, FILE *f)
         int y = 4 + c * (bar * 2 + gap);
         double q = fe_ab_ratio(ab, r, c);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6, y + bar);
-        esc(f, ab->cnames[c]);
+        fe_ab_xml_text(f, ab->cnames[c]);
         fputs("</text>\n", f);
         if (x->status != FE_AB_OK) {
             fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#b00\">failed</text>\n", left + 4, y + bar);
@@ -126,21 +111,21 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
         fprintf(f, "<tr%s><td>", c == best ? " class=\"best\"" : "");
-        esc(f, ab->cnames[c]);
+        fe_ab_xml_text(f, ab->cnames[c]);
         fputs("</td>", f);
         if (x->status != FE_AB_OK) {
             fputs("<td class=\"fail\" colspan=\"8\">failed: ", f);
-            esc(f, x->error);
+            fe_ab_xml_text(f, x->error);
             fputs("</td></tr>\n", f);
             continue;
         }
         char l3[32], l2[32], mp[32], sp[32];
         fprintf(f, "<td>%d</td><td>%.3f</td><td>%.3fx</td><td>%s</td><td>%s</td><td>%s</td>"
-                   "<td>%s</td><td>%.1f</td>", x->kernels, x->time_s * 1e3, fe_ab_ratio(ab, r, c),
-                fe_fmt_bytes((double)x->l3_bytes, l3, sizeof l3),
-                fe_fmt_bytes((double)x->l2_peak, l2, sizeof l2),
-                fe_fmt_bytes((double)x->mem_peak, mp, sizeof mp),
-                fe_fmt_bytes((double)x->spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+                   "<td>%s</td><td>%.1f</td>", x->fig.kernels, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+                fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
+                fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
+                fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
+                fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
         if (ab->measure && x->reps)
             fprintf(f, "<td>%.3f</td><td>%.3fx</td><td>[%.3f, %.3f]</td><td>%s</td><td>%s</td>",
                     x->cpu_ms, x->ratio, x->lo, x->hi,
@@ -171,7 +156,7 @@ static void summary(const fe_ab *ab, FILE *f)
         fe_ab_tally t;
         fe_ab_tally_col(ab, c, &t);
         fputs("<tr><td>", f);
-        esc(f, ab->cnames[c]);
+        fe_ab_xml_text(f, ab->cnames[c]);
         fprintf(f, "</td><td>%.3fx</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>", t.geomean,
                 t.wins, t.ties, t.losses, t.failed);
         if (ab->measure)
@@ -186,12 +171,12 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                "<link rel=\"icon\" href=\"data:,\"><title>fuseeng ab: ");
-    esc(f, ab->cnames[0]);
+    fe_ab_xml_text(f, ab->cnames[0]);
     fprintf(f, " and %d other%s</title><style>%s</style></head><body>\n", ab->ncols - 1,
             ab->ncols == 2 ? "" : "s", style);
     fputs("<h1>fuseeng ab</h1>\n<p class=\"note\">Ratio = baseline time / policy time (above 1: "
           "faster than the baseline, ", f);
-    esc(f, ab->cnames[0]);
+    fe_ab_xml_text(f, ab->cnames[0]);
     fputs(").", f);
     if (ab->measure)
         fputs(" Measured: the plans ran interleaved in shuffled rounds on the CPU kernels; the "
@@ -205,9 +190,9 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
         if (seen)
             continue;
         fputs("<li>machine ", f);
-        esc(f, ab->rows[r].machine);
+        fe_ab_xml_text(f, ab->rows[r].machine);
         fputs(": ", f);
-        esc(f, ab->rows[r].description);
+        fe_ab_xml_text(f, ab->rows[r].description);
         fputs("</li>\n", f);
     }
     fputs("</ul>\n<h2>Summary</h2>\n", f);
@@ -231,11 +216,11 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
             if (!x->diff)
                 continue;
             fputs("<details><summary>diff ", f);
-            esc(f, ab->cnames[0]);
+            fe_ab_xml_text(f, ab->cnames[0]);
             fputs(" vs ", f);
-            esc(f, ab->cnames[c]);
+            fe_ab_xml_text(f, ab->cnames[c]);
             fputs("</summary><pre>", f);
-            esc(f, x->diff);
+            fe_ab_xml_text(f, x->diff);
             fputs("</pre></details>\n", f);
         }
     }

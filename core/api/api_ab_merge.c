@@ -121,12 +121,12 @@ static int read_cell(const json_t *c, fe_ab_cell *x, int measure)
     }
     int64_t kernels, tiled;
     if (get_i64(c, "kernels", &kernels) || get_i64(c, "tiled_groups", &tiled) ||
-        get_num(c, "time_s", &x->time_s) || get_num(c, "plan_s", &x->plan_s) ||
-        get_i64(c, "l3_bytes", &x->l3_bytes) || get_i64(c, "l2_peak", &x->l2_peak) ||
-        get_i64(c, "mem_peak", &x->mem_peak) || get_i64(c, "spill_bytes", &x->spill_bytes))
+        get_num(c, "time_s", &x->fig.time_s) || get_num(c, "plan_s", &x->plan_s) ||
+        get_i64(c, "l3_bytes", &x->fig.l3_bytes) || get_i64(c, "l2_peak", &x->fig.l2_peak) ||
+        get_i64(c, "mem_peak", &x->fig.mem_peak) || get_i64(c, "spill_bytes", &x->fig.spill_bytes))
         return -1;
-    x->kernels = (int)kernels;
-    x->tiled = (int)tiled;
+    x->fig.kernels = (int)kernels;
+    x->fig.tiled = (int)tiled;
     x->status = FE_AB_OK;
     if (measure && json_object_get(c, "cpu_ms")) {
         const json_t *ci = json_object_get(c, "cpu_ci");

@@ -14,17 +14,6 @@ const char *fe_plan_policy(const fe_plan *p)
     return p && p->policy >= 0 ? fe_strtab_str(p->strs, p->policy) : NULL;
 }
 
-static const char *verdict_word(int v)
-{
-    switch (v) {
-    case 1: return "fuse";
-    case 0: return "no";
-    case -1: return "none";
-    case -2: return "rejected";
-    default: return "note";
-    }
-}
-
 static void print_group_nodes(const fe_plan *p, const int32_t *nodes, int n, FILE *f)
 {
     fputc('[', f);
@@ -40,7 +29,7 @@ static void decisions(const fe_plan *p, FILE *f)
     fprintf(f, "decisions (%d):\n", p->ndecisions);
     for (int32_t d = 0; d < p->ndecisions; d++) {
         const fe_decision *dc = &p->decisions[d];
-        fprintf(f, "  %-8s ", verdict_word(dc->verdict));
+        fprintf(f, "  %-8s ", fe_verdict_name(dc->verdict));
         if (dc->n > 0) {
             print_group_nodes(p, p->dnodes + dc->off, dc->n, f);
             fprintf(f, "  ");

@@ -30,14 +30,8 @@ fe_report *fe_engine_simulate(fe_engine *e, const fe_plan *p, fe_error *err)
     return r;
 }
 
-void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
+void fe_api_figures(const fe_sim_totals *t, fe_figures *out)
 {
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    if (!r)
-        return;
-    const fe_sim_totals *t = unfused ? &r->base.total : &r->plan.total;
     out->time_s = t->time_s;
     out->kernels = t->kernels;
     out->tiled = t->tiled;
@@ -45,6 +39,16 @@ void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
     out->l2_peak = t->l2_peak;
     out->mem_peak = t->mem_peak;
     out->spill_bytes = t->spill_bytes;
+}
+
+void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!r)
+        return;
+    fe_api_figures(unfused ? &r->base.total : &r->plan.total, out);
 }
 
 static int write_report(const void *obj, const void *arg, int format, FILE *f, fe_error *err)

@@ -112,3 +112,14 @@ int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char
     p->ndnodes += n;
     return FE_OK;
 }
+
+const char *fe_verdict_name(int verdict)
+{
+    switch (verdict) {
+    case 1: return "fuse";
+    case 0: return "no";
+    case -1: return "none";
+    case -2: return "rejected";
+    default: return "note";
+    }
+}

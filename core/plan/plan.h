@@ -43,6 +43,10 @@ typedef struct fe_decision {
     int32_t reason;      /* interned */
 } fe_decision;
 
+/* A decision's verdict as the decision lists print it: "fuse", "no",
+ * "none" (no opinion), "rejected" (illegal), else "note". Static storage. */
+const char *fe_verdict_name(int verdict);
+
 typedef struct fe_plan {
     const fe_graph *g;   /* not owned: free the plan before the graph */
     fe_strtab *strs;     /* reasons, policy names */
