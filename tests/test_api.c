@@ -551,6 +551,7 @@ static void ab_suite(void **state)
     assert_int_equal(fe_ab_suite_cols(s), 3);
     fe_ab *whole = fe_engine_ab_suite(e, s, NULL, &err);
     assert_non_null(whole);
+    assert_int_equal(fe_ab_failed(whole), 0);
     char *md = fe_ab_format(whole, FE_FORMAT_MD, &err), *page = fe_ab_format(whole, FE_FORMAT_HTML, &err);
     assert_non_null(strstr(md, "| model | policy |"));
     assert_memory_equal(page, "<!DOCTYPE html>", 15);

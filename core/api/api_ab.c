@@ -307,6 +307,15 @@ int fe_ab_wrong(const fe_ab *ab)
     return wrong;
 }
 
+int fe_ab_failed(const fe_ab *ab)
+{
+    int failed = 0;
+    for (int r = 0; ab && r < ab->nrows; r++)
+        for (int c = 0; ab->rows[r].ran && c < ab->ncols; c++)
+            failed += ab->cells[r * ab->ncols + c].status == FE_AB_FAILED;
+    return failed;
+}
+
 int fe_ab_faults(const fe_ab *ab)
 {
     return ab ? ab->nfaults : 0;

@@ -45,8 +45,9 @@ static const char usage[] =
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
     "                    limits of each policy run (as for fuseeng run)\n"
     "\n"
-    "Exit status 1 when --measure finds a plan whose results differ from the\n"
-    "reference (the table marks it), 2 for bad input.\n";
+    "Exit status 1 when a policy failed on a model (its cell says FAILED; the table\n"
+    "completes) or --measure finds a plan whose results differ from the reference\n"
+    "(marked WRONG), 2 for bad input.\n";
 
 #define MAXARGS 256
 
@@ -205,6 +206,11 @@ static int merge(const ab_opts *o)
     fe_error err = {0};
     fe_ab *ab = fe_ab_merge(o->nmodels, o->models, &err);
     int rc = !ab || emit(o, ab, o->format, &err) ? fe_cli_fail(&err) : 0;
+    if (rc == 0 && fe_ab_failed(ab)) {
+        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED)\n", fe_ab_failed(ab),
+                fe_ab_failed(ab) == 1 ? "" : "s");
+        rc = 1;
+    }
     fe_ab_free(ab);
     return rc;
 }
@@ -257,7 +263,12 @@ static int compare(fe_engine *e, const ab_opts *o)
         fe_cli_warn_fallback(fe_ab_fault(ab, i));
     if (!ab || emit(o, ab, o->shard ? FE_FORMAT_PART : o->format, &err))
         rc = fe_cli_fail(&err);
-    int wrong = rc ? 0 : fe_ab_wrong(ab);
+    int failed = rc ? 0 : fe_ab_failed(ab), wrong = rc ? 0 : fe_ab_wrong(ab);
+    if (failed) {
+        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED: the policy failed on that model; "
+                "the other cells are complete)\n", failed, failed == 1 ? "" : "s");
+        rc = 1;
+    }
     if (wrong) {
         fprintf(stderr, "fuseeng: %d plan%s computed results that differ from the unfused reference "
                 "(marked WRONG); 'fuseeng run MODEL --policy P --execute' shows which output\n",

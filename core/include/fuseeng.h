@@ -380,6 +380,8 @@ fe_ab *fe_engine_ab(fe_engine *e, const fe_ab_options *o, fe_error *err);
 char *fe_ab_format(const fe_ab *ab, int format, fe_error *err);
 /* Plans whose results differed from the reference (with measure). */
 int fe_ab_wrong(const fe_ab *ab);
+/* Cells whose policy failed on the model (each says why in the table). */
+int fe_ab_failed(const fe_ab *ab);
 /* Faults of policies that fell back to unfused, in run order; owned by ab. */
 int fe_ab_faults(const fe_ab *ab);
 const char *fe_ab_fault(const fe_ab *ab, int i);

@@ -99,6 +99,7 @@
     X(fe_ab_format, char *, (const fe_ab *a, int f, fe_error *e), (a, f, e), e)             \
     X(fe_ab_wrong, int, (const fe_ab *a), (a), NULL)                                        \
     X(fe_ab_faults, int, (const fe_ab *a), (a), NULL)                                       \
+    X(fe_ab_failed, int, (const fe_ab *a), (a), NULL)                                       \
     X(fe_ab_fault, const char *, (const fe_ab *a, int i), (a, i), NULL)                     \
     X(fe_ab_suite_new, fe_ab_suite *,                                                       \
       (fe_engine *x, const fe_ab_suite_options *o, fe_error *e), (x, o, e), e)              \

@@ -50,10 +50,14 @@ return fe.policy {
   end,
 }
 LUA
-expect_ok "a policy failing on one model fails its cell only" 'hates_conv +FAILED: .*no conv here' \
-    "$FUSEENG" ab "$G" "$R" --policy fuse_all --policy "$T/hates_conv.lua"
-expect_ok "... and the other rows complete" '^  hates_conv +8 +[0-9.]+ +1.000x' \
-    "$FUSEENG" ab "$G" "$R" --policy fuse_all --policy "$T/hates_conv.lua"
+"$FUSEENG" ab "$G" "$R" --policy fuse_all --policy "$T/hates_conv.lua" >"$T/fail.out" 2>"$T/fail.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -Eq 'hates_conv +FAILED: .*no conv here' "$T/fail.out" && grep -q '^fuseeng: 1 cell failed' "$T/fail.err"
+then ok "a policy failing on one model fails its cell only (exit 1)"
+else not_ok "a policy failing on one model fails its cell only (exit 1)" "exit $rc" "$(cat "$T/fail.err")"; fi
+if grep -Eq '^  hates_conv +8 +[0-9.]+ +1.000x' "$T/fail.out" && grep -Eq '^  hates_conv .* 1$' "$T/fail.out"
+then ok "... the other rows complete and the summary counts the failure"
+else not_ok "... the other rows complete and the summary counts the failure" "$(cat "$T/fail.out")"; fi
 expect_ok "--md prints Markdown tables" '^\| gpt2-block on gcu \| \*\*gcu_tlf\*\* \|' "$FUSEENG" ab --suite "$T/min.json" --md
 expect_ok "--csv has the new figures" '^gpt2-block,gcu_tlf,.*,gcu_big,,[0-9.]+,[0-9]+,[0-9]+,' "$FUSEENG" ab --suite "$T/min.json" --csv
 expect_ok "--json has the summary" '"geomean": ' "$FUSEENG" ab --suite "$T/min.json" --json
