@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,6 +276,62 @@ static int read_header(fe_plan_file *pf, json_t *root, fe_error *err)
     return FE_OK;
 }
 
+/* A dispatch table: "dim", then "buckets", a list of {"bucket": value,
+ * "serves": [from, to], "plan": {a fuseeng.plan/1 object made at that
+ * value}} in increasing order. Every bucket's plan header is checked here,
+ * so that a bad bucket is reported whatever value picks. */
+static int read_dispatch(fe_plan_file *pf, json_t *root, fe_error *err)
+{
+    const char *path = pf->path;
+    json_t *dim = json_object_get(root, "dim"), *buckets = json_object_get(root, "buckets");
+    if (!json_is_string(dim) || json_string_length(dim) == 0)
+        return fe_error_set(err, FE_EINPUT, "%s: \"dim\" must name the dim the buckets are "
+                            "values of, e.g. \"B\"", path);
+    pf->dispatch_dim = json_string_value(dim);
+    size_t n = json_array_size(buckets);
+    if (!json_is_array(buckets) || n == 0 || n > FE_PLAN_FILE_MAX_DIMS)
+        return fe_error_set(err, FE_EINPUT, "%s: \"buckets\" must be a list of 1 to %d buckets",
+                            path, FE_PLAN_FILE_MAX_DIMS);
+    int rc = read_header(pf, root, err);
+    for (size_t i = 0; rc == FE_OK && i < n; i++) {
+        json_t *b = json_array_get(buckets, i);
+        json_t *value = json_object_get(b, "bucket"), *serves = json_object_get(b, "serves");
+        json_t *plan = json_object_get(b, "plan");
+        json_int_t v = json_is_integer(value) ? json_integer_value(value) : 0;
+        json_int_t from = i ? pf->buckets[i - 1] + 1 : 1;
+        if (v < 1 || (i && v <= pf->buckets[i - 1]))
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"bucket\" must be a positive "
+                                "integer above the bucket before it", path, i);
+        if (serves && (json_array_size(serves) != 2 ||
+                       json_integer_value(json_array_get(serves, 0)) != from ||
+                       json_integer_value(json_array_get(serves, 1)) != v))
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"serves\" must be [%lld, %lld]: "
+                                "a bucket serves the values above the bucket before it, up to "
+                                "its own", path, i, (long long)from, (long long)v);
+        const char *fmt = json_string_value(json_object_get(plan, "format"));
+        if (!json_is_object(plan) || !fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"plan\" must be a plan "
+                                "(\"format\": \"fuseeng.plan/1\")", path, i);
+        pf->buckets[i] = v;
+        pf->nbuckets = (int)i + 1;
+        char where[PATH_MAX + 32];
+        snprintf(where, sizeof where, "%s: bucket %zu", path, i);
+        fe_plan_file sub = {.path = where};
+        if ((rc = read_header(&sub, plan, err)) != FE_OK)
+            return rc;
+        for (int d = 0; d < sub.ndims; d++)
+            if (strcmp(sub.dim_names[d], pf->dispatch_dim) == 0 && sub.dim_values[d] != v)
+                return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: its plan was made at %s=%lld, "
+                                    "not at the bucket's %lld", path, i, pf->dispatch_dim,
+                                    (long long)sub.dim_values[d], (long long)v);
+        if (pf->model && sub.model && strcmp(pf->model, sub.model) != 0)
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: its plan is for model '%s', the "
+                                "table for '%s'", path, i, sub.model, pf->model);
+    }
+    pf->plan_doc = NULL;   /* until a bucket is picked */
+    return rc;
+}
+
 int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
 {
     memset(pf, 0, sizeof *pf);
@@ -291,10 +348,32 @@ int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
     if (!root)
         return fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     pf->doc = root;
+    pf->plan_doc = root;
+    pf->picked = -1;
     const char *fmt = json_string_value(json_object_get(root, "format"));
+    if (fmt && strcmp(fmt, "fuseeng.dispatch/1") == 0)
+        return read_dispatch(pf, root, err);
     if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
-        return fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\"", path);
+        return fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\" (or "
+                            "\"fuseeng.dispatch/1\")", path);
     return read_header(pf, root, err);
+}
+
+int fe_plan_file_pick(fe_plan_file *pf, int64_t value, fe_error *err)
+{
+    int i = 0;
+    while (i < pf->nbuckets && pf->buckets[i] < value)
+        i++;
+    if (i == pf->nbuckets)
+        return fe_error_set(err, FE_EINPUT, "%s: no bucket serves %s=%lld: the largest bucket is "
+                            "%s=%lld (plan again with a bucket of at least %lld)", pf->path,
+                            pf->dispatch_dim, (long long)value, pf->dispatch_dim,
+                            (long long)pf->buckets[pf->nbuckets - 1], (long long)value);
+    json_t *bucket = json_array_get(json_object_get(pf->doc, "buckets"), (size_t)i);
+    pf->plan_doc = json_object_get(bucket, "plan");
+    pf->picked = i;
+    pf->ndims = 0;
+    return read_header(pf, pf->plan_doc, err);
 }
 
 void fe_plan_file_close(fe_plan_file *pf)
@@ -306,8 +385,14 @@ void fe_plan_file_close(fe_plan_file *pf)
 fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *err)
 {
     const char *path = pf->path;
-    json_t *root = pf->doc;
+    json_t *root = pf->plan_doc;
     fe_plan *plan = NULL;
+    if (!root) {
+        fe_error_set(err, FE_EINPUT, "%s is a dispatch table over dim '%s': read it with "
+                     "`fuseeng sim` or `run --plan`, which pick the bucket for the model's %s",
+                     path, pf->dispatch_dim, pf->dispatch_dim);
+        return NULL;
+    }
     int32_t *labels = NULL, *splits = NULL, *kernels = NULL;
     json_t *groups = json_object_get(root, "groups");
     if (!json_is_array(groups)) {
