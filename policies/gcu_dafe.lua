@@ -10,7 +10,8 @@
 -- Differences: the seed leaves DAFE unimplemented ("当前只有 AFE 和 TLF"), so
 -- how buckets are chosen is ours: the caller lists them, and bucket v serves
 -- the values above the bucket before it, up to v. Every reason names the
--- bucket (param `dim`, the bucketed dim; B, the seed's batch, by default).
+-- bucket (param `dim`, the bucketed dim; B, the seed's batch, by default);
+-- a model without that dim has one shape and gets gcu_tlf's plan.
 local fe = require "fuseeng"
 local tlf = require "policies.gcu_tlf"
 
@@ -19,17 +20,11 @@ dafe.name = "gcu_dafe"
 dafe.description = "seed 004 DAFE: per shape bucket (--dim B=1,8,32), AFE + TLF at the bucket's shapes"
 dafe.params.dim = "B"
 
--- "B=8: " for the run's value of the bucketed dim, or "" if the model has none.
+-- "B=8: " for the run's value of the bucketed dim; "" for a model without
+-- that dim, which has one shape and is planned as gcu_tlf plans it.
 local function bucket(self, ctx)
   local v = ctx.graph.dims[self.params.dim]
-  if v == nil then
-    local names = {}
-    for k in pairs(ctx.graph.dims) do names[#names + 1] = k end
-    table.sort(names)
-    error(("param dim: model '%s' has no dim '%s' (its dims: %s)")
-          :format(ctx.graph.name, self.params.dim, #names > 0 and table.concat(names, ", ") or "none"))
-  end
-  return ("%s=%d: "):format(self.params.dim, v)
+  return v and ("%s=%d: "):format(self.params.dim, v) or ""
 end
 
 dafe.decide = function(self, group, ctx)
