@@ -373,7 +373,14 @@ int fe_plan_file_pick(fe_plan_file *pf, int64_t value, fe_error *err)
     pf->plan_doc = json_object_get(bucket, "plan");
     pf->picked = i;
     pf->ndims = 0;
-    return read_header(pf, pf->plan_doc, err);
+    /* The bucket's plan may leave its model and machine to the table. */
+    const char *model = pf->model, *machine = pf->machine;
+    int rc = read_header(pf, pf->plan_doc, err);
+    if (!pf->model)
+        pf->model = model;
+    if (!pf->machine)
+        pf->machine = machine;
+    return rc;
 }
 
 void fe_plan_file_close(fe_plan_file *pf)
