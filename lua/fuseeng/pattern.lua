@@ -593,7 +593,7 @@ function solve(st, top)
     ok = producer ~= nil and match_call(st, pat, producer, top)
     -- An optional op that is not there: its operand stands for it.
     if not ok and pat.optional then
-      gp[top] = pat.args[1]
+      gp[top], gv[top], gk[top] = pat.args[1], val, kind   -- match_call reused the slot
       ok = solve(st, top)
     end
   end

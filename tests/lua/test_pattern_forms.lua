@@ -86,6 +86,13 @@ is(pattern.compile("w * cast(x * rsqrt(mean(x * x) + #eps))"):match_expr(out2), 
 is(pattern.compile("w * cast?((x := cast?(a + r)) * rsqrt(mean(x * x) + #eps))"):match_expr(out), nil,
    "x * x does not match pow(x, 2)")
 
+-- An optional op whose node is there but whose operand does not match:
+-- the operand pattern is then tried on the node's own output.
+local t = tensor"t"
+local c1 = op_node("c1", "cast", { t }, { dtype = "f16" })
+is(summary(pattern.compile("relu(cast?(cast(x)))"):match_expr(op_node("r", "relu", { c1.out }))),
+   { { x = "t" }, "c1 r" }, "an optional op that is there but does not lead to a match is skipped")
+
 -- A bound name used again must be the same tensor, whichever comes first.
 local other = op_node("other", "mul", { tensor"z", rs.out })
 is(pattern.compile(NORM:format("(x := cast?(h))")):match_expr(op_node("o", "mul", { w, other.out })), nil,
