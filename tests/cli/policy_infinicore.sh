@@ -106,8 +106,9 @@ expect_ok "a decide that raises: unfused, said in the summary" \
     '^fallback +.*profile_lookup\.lua:[0-9]+: param profile_fallback must be "fuse" or "no_fuse", not "maybe"; the policy.s fusions were dropped' \
     r swiglu --param profile_fallback=maybe
 if grep -q 'warning: .*profile_lookup\.lua:[0-9]*: param profile_fallback must be' "$T/err" &&
-   grep -Eq '^kernels +2 -> 2 ' "$T/out"; then
-    ok "and warned on stderr, every node unfused"
+   grep -Eq '^kernels +2 -> 2 ' "$T/out" &&
+   grep -Eq '^  no +\[s, out\] +error in decide: .*profile_lookup\.lua:[0-9]+: param profile_fallback must be .*; fallback_on_error = "unfused": the policy.s fusions are dropped$' "$T/out"; then
+    ok "and warned on stderr, logged in the decisions, every node unfused"
 else
     not_ok "fallback warning" "$(cat "$T/err")"
 fi
