@@ -18,6 +18,7 @@ local tlf = require "policies.gcu_tlf"
 local dafe = fe.with(tlf, {})
 dafe.name = "gcu_dafe"
 dafe.description = "seed 004 DAFE: per shape bucket (--dim B=1,8,32), AFE + TLF at the bucket's shapes"
+dafe.source = "seed 004, GCU DAFE (per-shape kernel versions, run-time dispatch)"
 dafe.params.dim = "B"
 
 -- "B=8: " for the run's value of the bucketed dim; "" for a model without

@@ -28,5 +28,6 @@ end
 local should_fuse = fe.chain { stage1, profile_lookup }
 should_fuse.name = "infinicore"
 should_fuse.description = "InfiniCore should_fuse: static rules, then the profile; errors fall back to unfused"
+should_fuse.source = "seed 000, InfiniCore should_fuse (both stages) and dispatch fallback_on_error"
 should_fuse.fallback_on_error = "unfused"
 return should_fuse

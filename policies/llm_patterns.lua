@@ -58,6 +58,7 @@ end
 return fe.policy {
   name = "llm_patterns",
   description = "seed 000's LLM patterns (SwiGLU, Add+RMSNorm, GELU), decomposed forms included",
+  source = "seed 000, InfiniCore llm_patterns.py and find_fusable_subgraphs",
   driver = "patterns",
   patterns = sources,
   decide = function(self, group, ctx)
