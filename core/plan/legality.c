@@ -31,8 +31,15 @@
  *                    slice, ...): the GEMM reads its operands in place
  *        collective  one all_reduce with an elemwise/broadcast epilogue
  *                    (seed 001's all-reduce + add)
- *      Other opaque ops (sdpa, pools, opaque custom ops) run alone, and a
- *      kernel holds at most one matmul, conv2d or all_reduce.
+ *        pool        one max_pool2d or avg_pool2d with an elemwise/
+ *                    broadcast epilogue (TVM's FuseOps marks pooling
+ *                    kOutEWiseFusable and fuses max_pool2d + add; the CPU
+ *                    executor applies the epilogue to each pooled plane)
+ *      Other opaque ops (sdpa, opaque custom ops) run alone, and a kernel
+ *      holds at most one matmul, conv2d, all_reduce or pool. Like the
+ *      collective class, the pool class counts kinds and does not ask that
+ *      the elementwise ops come after the pool: ops before it are legal
+ *      and run op by op on the CPU (kernels/group.c says why).
  *
  * Rule 1 follows from rule 2 (a path out of G and back is a cycle G -> H
  * -> G), so fe_plan_check need only sort the group DAG: with the groups
@@ -72,9 +79,13 @@ int fe_kinds_class(const fe_kinds *k, const char **why)
     if (k->n == 1)
         c = FE_CLASS_SINGLE;
     else if (k->opaque > 0)
-        w = "an opaque op (sdpa, pooling, opaque custom) runs alone";
-    else if (k->gemm + k->collective > 1)
-        w = "one kernel holds at most one matmul, conv2d or all_reduce";
+        w = "an opaque op (sdpa, opaque custom) runs alone";
+    else if (k->gemm + k->collective + k->pool > 1)
+        w = "one kernel holds at most one matmul, conv2d, all_reduce or pool";
+    else if (k->pool == 1 && (k->injective || k->reduction || k->affine))
+        w = "a pooling kernel takes only an elementwise/broadcast epilogue";
+    else if (k->pool == 1)
+        c = FE_CLASS_POOL;
     else if (k->gemm == 1 && k->injective > 0)
         w = "a matmul/conv kernel takes only elementwise, broadcast and reduction ops around it, "
             "no data movement (reshape, transpose, slice, ...)";

@@ -28,6 +28,8 @@ void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node)
         k->collective++;
     else if (n->op == FE_OP_BATCH_NORM)
         k->affine++;
+    else if (n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D)
+        k->pool++;
     else if (n->pattern == FE_OUT_FUSABLE)
         k->gemm++;
     else if (n->pattern == FE_OPAQUE)
@@ -43,6 +45,7 @@ void fe_kinds_merge(fe_kinds *into, const fe_kinds *from)
     into->n += from->n;
     into->gemm += from->gemm;
     into->collective += from->collective;
+    into->pool += from->pool;
     into->opaque += from->opaque;
     into->injective += from->injective;
     into->reduction += from->reduction;
