@@ -8,8 +8,8 @@
  *
  *   graph:  name, nnodes (#g), ntensors, g[i] (i-th node in topological
  *           order), g:node(name|index), g:tensor(name), inputs, weights,
- *           outputs (tensor lists), dims (name -> size), g:postdom()
- *           (immediate post-dominators and tree depths, postdom.h)
+ *           outputs (tensor lists), dims (name -> size), g:postdom() and
+ *           g:arrays() (plain arrays of the whole graph, lua_graph_flat.h)
  *   node:   name, op, pattern, index (1-based topological), inputs,
  *           outputs (tensor lists), output (the first), shape, dtype, numel,
  *           bytes (read + written), bytes_read, bytes_written, flops, live,
@@ -27,8 +27,8 @@
 
 #include "groupkey.h"
 #include "lua_graph.h"
+#include "lua_graph_flat.h"
 #include "ops.h"
-#include "postdom.h"
 
 #define GRAPH_MT "fuseeng.graph"
 #define NODE_MT "fuseeng.node"
@@ -443,9 +443,9 @@ static int tensor_tostring(lua_State *L)
 /* ---- graphs ---- */
 
 enum { G_NAME = 1, G_NNODES, G_NTENSORS, G_NODE, G_TENSOR, G_INPUTS, G_WEIGHTS, G_OUTPUTS,
-       G_DIMS, G_POSTDOM };
+       G_DIMS, G_POSTDOM, G_ARRAYS };
 static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node", "tensor",
-    "inputs", "weights", "outputs", "dims", "postdom", NULL};
+    "inputs", "weights", "outputs", "dims", "postdom", "arrays", NULL};
 
 static int graph_node(lua_State *L)
 {
@@ -469,27 +469,16 @@ static int graph_tensor(lua_State *L)
     return 1;
 }
 
-/* g:postdom() -> ipdom, depth: two arrays by 1-based node index, plain
- * integers so that a policy walking 100k nodes pays no object per node;
- * ipdom[i] is 0 for the virtual sink. */
 static int graph_postdom(lua_State *L)
 {
     lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
-    const fe_graph *g = live(L, lg);
-    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
-    int32_t *ipdom = lua_newuserdatauv(L, 2 * n * sizeof *ipdom, 0), *depth = ipdom + n;
-    fe_error err = {0};
-    if (fe_graph_postdom(g, ipdom, depth, &err) != FE_OK)
-        return luaL_error(L, "%s", err.message);
-    lua_createtable(L, g->nnodes, 0);
-    lua_createtable(L, g->nnodes, 0);
-    for (int32_t v = 0; v < g->nnodes; v++) {
-        lua_pushinteger(L, ipdom[v] + 1);   /* FE_POSTDOM_SINK (-1) becomes 0 */
-        lua_rawseti(L, -3, v + 1);
-        lua_pushinteger(L, depth[v]);
-        lua_rawseti(L, -2, v + 1);
-    }
-    return 2;
+    return fe_lg_postdom(L, live(L, lg));
+}
+
+static int graph_arrays(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    return fe_lg_arrays(L, live(L, lg));
 }
 
 static int graph_index(lua_State *L)
@@ -510,6 +499,7 @@ static int graph_index(lua_State *L)
     case G_NODE: lua_pushcfunction(L, graph_node); return 1;
     case G_TENSOR: lua_pushcfunction(L, graph_tensor); return 1;
     case G_POSTDOM: lua_pushcfunction(L, graph_postdom); return 1;
+    case G_ARRAYS: lua_pushcfunction(L, graph_arrays); return 1;
     case G_INPUTS:
     case G_WEIGHTS: {
         int want = field(L) == G_INPUTS ? FE_INPUT : FE_WEIGHT, k = 0;
