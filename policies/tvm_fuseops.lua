@@ -22,8 +22,8 @@
 -- where it differs from our registry's kind (TVM_PATTERN below). Where TVM
 -- counts a node's group again for every member met on the way (a quirk of
 -- CountNodesUptoSink_), max_depth counts each group once; function arguments
--- are counted as distinct input and output tensors of the fused group rather
--- than TVM's per-target parameter rules. The engine checks every group: one
+-- are counted as TVM counts them, without its postponed fusions (which, for
+-- static shapes, end in the same groups). The engine checks every group: one
 -- our kernels cannot hold (data movement inside a conv2d group, which TVM can
 -- reach through a side branch) is rejected and runs unfused.
 local fe = require "fuseeng"
@@ -177,31 +177,49 @@ return fe.policy {
       end
       return total
     end
-    -- Tensors crossing the fused group's boundary (inputs it reads from
-    -- outside, outputs read outside or leaving the graph).
-    local function fused_args(src, cnt, target)
-      local member, roots = {}, { [target] = true, [find(src)] = true }
-      for k = 1, cnt do roots[find(list[k])] = true end
-      for i = 1, n do
-        if roots[find(i)] then member[i] = true end
+    -- Function arguments, TVM's way (CountArgs_): a group's own arguments
+    -- are the graph inputs and weights its members read; a node's count
+    -- adds, once per producer group, that group's arguments, or, for a group
+    -- that has none, its producer's count, recursively. Only with
+    -- max_function_args > 0 (TVM's default for CPUs is no limit).
+    local inputs, producer = arrays.inputs, arrays.producer
+    local args = {}
+    for i = 1, n do
+      local c, ins = 0, inputs[i]
+      for k = 1, #ins do
+        if producer[ins[k]] == 0 then c = c + 1 end
       end
-      local seen, args = {}, 0
-      for i in pairs(member) do
-        local ins, outs = arrays.inputs[i], arrays.outputs[i]
-        for k = 1, #ins do
-          local t = ins[k]
-          if not member[arrays.producer[t]] and not seen[t] then seen[t], args = true, args + 1 end
-        end
-        for k = 1, #outs do
-          local t = outs[k]
-          local out = arrays.is_output[t] == 1
-          for _, c in ipairs(arrays.consumers[t]) do
-            if not member[c] then out = true break end
+      args[i] = c
+    end
+    local function count_args(u)
+      local r = find(u)
+      local sum, seen, ins = args[r], { [r] = true }, inputs[u]
+      for k = 1, #ins do
+        local p = producer[ins[k]]
+        if p > 0 then
+          local pr = find(p)
+          if not seen[pr] then
+            seen[pr] = true
+            sum = sum + (args[pr] > 0 and args[pr] or count_args(p))
           end
-          if out then args = args + 1 end
         end
       end
-      return args
+      return sum
+    end
+    -- Would fusing src exceed the limit? Each consumer edge of src is an
+    -- output argument; the fused count is the largest over its consumers.
+    local function too_many_args(src)
+      local edges, most, outs = 0, 0, outputs[src]
+      for j = 1, #outs do
+        local tc = consumers[outs[j]]
+        for k = 1, #tc do
+          edges = edges + 1
+          local c = count_args(tc[k])
+          if c > most then most = c end
+        end
+      end
+      local limit = max_args - edges
+      return limit > 0 and most > limit
     end
     local function commit(src, cnt, sink)
       local target = find(sink)
@@ -210,6 +228,7 @@ return fe.policy {
         if r ~= target then
           up[r] = target
           size[target] = size[target] + size[r]
+          args[target] = args[target] + args[r]
           if anchor[r] then
             anchor[target] = true
             if gpat[r] > gpat[target] then gpat[target] = gpat[r] end
@@ -247,7 +266,7 @@ return fe.policy {
             cond = upto_injective
           end
           if cond and fused_size(v, cnt, find(sink)) <= max_depth
-              and (max_args == 0 or fused_args(v, cnt, find(sink)) <= max_args)
+              and (max_args == 0 or not too_many_args(v))
               and check_path(cnt, sink, cond) then
             commit(v, cnt, sink)
           end
