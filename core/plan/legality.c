@@ -36,10 +36,12 @@
  *                    kOutEWiseFusable and fuses max_pool2d + add; the CPU
  *                    executor applies the epilogue to each pooled plane)
  *      Other opaque ops (sdpa, opaque custom ops) run alone, and a kernel
- *      holds at most one matmul, conv2d, all_reduce or pool. Like the
- *      collective class, the pool class counts kinds and does not ask that
- *      the elementwise ops come after the pool: ops before it are legal
- *      and run op by op on the CPU (kernels/group.c says why).
+ *      holds at most one matmul, conv2d, all_reduce or pool. The pool class
+ *      alone also looks at the shape of the group: every member but the
+ *      pool reads a tensor made inside the group, so following producers
+ *      back inside the group always ends at the pool: the other ops are an
+ *      epilogue, never a prologue (a window over a computed input would be
+ *      computed again for every overlapping window).
  *
  * Rule 1 follows from rule 2 (a path out of G and back is a cycle G -> H
  * -> G), so fe_plan_check need only sort the group DAG: with the groups
@@ -102,6 +104,33 @@ int fe_kinds_class(const fe_kinds *k, const char **why)
     return c;
 }
 
+/* A pool group's members other than the pool each read a tensor made in
+ * the group (in_group(ctx, producer) says which producers are in it), so
+ * they all follow the pool. Returns a member that does not, or -1. */
+static int32_t not_epilogue(const fe_graph *g, int32_t v, int (*in_group)(const void *, int32_t),
+                            const void *ctx)
+{
+    const fe_node *n = fe_graph_node(g, v);
+    if (n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D)
+        return -1;
+    for (int k = 0; k < n->nin; k++) {
+        int32_t pr = fe_graph_tensor(g, fe_node_input(g, n, k))->producer;
+        if (pr >= 0 && in_group(ctx, pr))
+            return -1;
+    }
+    return v;
+}
+
+#define NOT_EPILOGUE "a pooling kernel takes only an epilogue: node '%s' does not follow the pool"
+
+typedef struct part_set { const fe_part *p; int32_t stamp; } part_set;
+
+static int in_part_set(const void *ctx, int32_t v)
+{
+    const part_set *s = ctx;
+    return s->p->mark[s->p->gid[v]] == s->stamp;
+}
+
 /* ---- may these groups merge ---- */
 
 /* Push the groups that consume outputs of group c, are not yet seen and
@@ -152,6 +181,15 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
     int32_t in_s = fe_part_stamps(p), seen = in_s + 1, sp = 0;
     for (int i = 0; i < n; i++)
         p->mark[gids[i]] = in_s;
+    if (k.pool == 1) {
+        part_set set = {p, in_s};
+        for (int i = 0; i < n; i++)
+            for (int32_t v = p->head[gids[i]]; v >= 0; v = p->next[v])
+                if (not_epilogue(g, v, in_part_set, &set) >= 0) {
+                    snprintf(why, size, NOT_EPILOGUE, fe_node_name(g, fe_graph_node(g, v)));
+                    return 0;
+                }
+    }
     for (int i = 0; i < n; i++)
         expand(p, gids[i], in_s, seen, last, 1, &sp);
     while (sp > 0) {
@@ -266,8 +304,16 @@ static int32_t edge_node(const fe_plan *p, int32_t a, int32_t b)
     return -1;
 }
 
+typedef struct plan_set { const fe_plan *p; int32_t gi; } plan_set;
+
+static int in_plan_set(const void *ctx, int32_t v)
+{
+    const plan_set *s = ctx;
+    return s->p->group_of[v] == s->gi;
+}
+
 /* Members distinct, sorted, in this group only, and of the class the
- * group claims. */
+ * group claims (a pool group: an epilogue after the pool). */
 static int check_group(const fe_plan *p, int32_t gi, int32_t *seen, fe_error *err)
 {
     const fe_graph *g = p->g;
@@ -288,6 +334,15 @@ static int check_group(const fe_plan *p, int32_t gi, int32_t *seen, fe_error *er
         return fe_error_set(err, FE_EINPUT, "group %d (node '%s'): %s", gi,
                             fe_node_name(g, fe_graph_node(g, p->members[gr->off])),
                             why ? why : "its kernel class is wrong");
+    if (gr->klass == FE_CLASS_POOL) {
+        plan_set set = {p, gi};
+        for (int32_t i = 0; i < gr->n; i++) {
+            int32_t bad = not_epilogue(g, p->members[gr->off + i], in_plan_set, &set);
+            if (bad >= 0)
+                return fe_error_set(err, FE_EINPUT, "group %d: " NOT_EPILOGUE, gi,
+                                    fe_node_name(g, fe_graph_node(g, bad)));
+        }
+    }
     return FE_OK;
 }
 
