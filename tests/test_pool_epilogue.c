@@ -5,7 +5,9 @@
  * avg_pool2d and the elementwise/broadcast ops after it is legal and runs
  * as one kernel whose result equals the unfused reference; data movement,
  * reductions, a second pool, a conv2d or an op before the pool (a
- * prologue) in the group are not legal. */
+ * prologue) in the group are not legal. A pad read only by a conv2d or a
+ * pool, as its input, may join their kernel (the OPU's pad -> conv2d and
+ * pool_pad -> pool); read by anything else, or before a matmul, it may not. */
 #include "testlib.h"
 
 #include "exec.h"
@@ -79,7 +81,8 @@ static void classes(void **state)
     assert_contains(err.message, "does not follow the pool");
     fe_plan_free(p);
     assert_int_equal(class_of(g, &why, (const char *[]){"pool", "plus", "act", "view", NULL}), -1);
-    assert_string_equal(why, "a pooling kernel takes only an elementwise/broadcast epilogue");
+    assert_string_equal(why, "a pooling kernel takes only an elementwise/broadcast epilogue (and one "
+                        "pad before it)");
     assert_int_equal(class_of(g, &why, (const char *[]){"pool", "plus", "act", "rows", NULL}), -1);
     assert_int_equal(class_of(g, &why, (const char *[]){"pool", "plus", "act", "again", NULL}), -1);
     assert_string_equal(why, "one kernel holds at most one matmul, conv2d, all_reduce or pool");
@@ -130,8 +133,98 @@ static void executes(void **state)
              "fused_rows: avg_pool2d plane by plane; epilogue (2 ops: add, sigmoid)");
 }
 
+/* labels: the named nodes share group 0, every other node is alone */
+static int merge_ok(const fe_graph *g, const char *const *names, char *why)
+{
+    fe_error err = {0};
+    int32_t *labels = malloc((size_t)g->nnodes * sizeof *labels);
+    for (int32_t v = 0; v < g->nnodes; v++)
+        labels[v] = v + 1;
+    for (int i = 0; names[i]; i++)
+        labels[tl_node(g, names[i])] = 0;
+    fe_plan *p = fe_plan_from_labels(g, labels, &err);
+    free(labels);
+    snprintf(why, 512, "%.500s", p ? "" : err.message);
+    if (p)
+        assert_int_equal(fe_plan_check(p, &err), FE_OK);
+    fe_plan_free(p);
+    return p != NULL;
+}
+
+static void pads(void **state)
+{
+    (void)state;
+    fe_graph *g = tl_graph_q(
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'x': {'shape': [1, 4, 8, 8], 'dtype': 'f32', 'kind': 'input'},"
+        "  'w': {'shape': [4, 4, 3, 3], 'dtype': 'f32', 'kind': 'weight'},"
+        "  'm': {'shape': [5, 5], 'dtype': 'f32', 'kind': 'weight'}},"
+        " 'nodes': [{'name': 'pre', 'op': 'relu', 'inputs': ['x'], 'outputs': ['t0']},"
+        "  {'name': 'pad', 'op': 'pad', 'inputs': ['t0'], 'outputs': ['t1'], 'attrs': {'pads': [1, 1, 1, 1]}},"
+        "  {'name': 'conv', 'op': 'conv2d', 'inputs': ['t1', 'w'], 'outputs': ['t2']},"
+        "  {'name': 'act', 'op': 'relu', 'inputs': ['t2'], 'outputs': ['t3']},"
+        "  {'name': 'ppad', 'op': 'pad', 'inputs': ['t3'], 'outputs': ['t4'], 'attrs': {'pads': [1, 1, 1, 1]}},"
+        "  {'name': 'pool', 'op': 'max_pool2d', 'inputs': ['t4'], 'outputs': ['t5'], 'attrs': {'kernel': 3}},"
+        "  {'name': 'post', 'op': 'neg', 'inputs': ['t5'], 'outputs': ['t6']},"
+        "  {'name': 'spad', 'op': 'pad', 'inputs': ['t6'], 'outputs': ['t7'], 'attrs': {'pads': [1, 1, 1, 1]}},"
+        "  {'name': 'mm', 'op': 'matmul', 'inputs': ['t7', 'm'], 'outputs': ['t8']},"
+        "  {'name': 'tap', 'op': 'exp', 'inputs': ['t1'], 'outputs': ['t9']}],"
+        " 'outputs': ['t8', 't9']}");
+    char why[512];
+    /* 'pad' is also read by 'tap': it cannot fold into the conv */
+    assert_false(merge_ok(g, (const char *[]){"pad", "conv", "act", NULL}, why));
+    assert_contains(why, "pad 'pad' is read elsewhere");
+    assert_true(merge_ok(g, (const char *[]){"ppad", "pool", "post", NULL}, why));
+    assert_true(merge_ok(g, (const char *[]){"conv", "act", NULL}, why));
+    /* a pad before a matmul, or two pads, do not fold */
+    assert_false(merge_ok(g, (const char *[]){"spad", "mm", NULL}, why));
+    assert_contains(why, "but one pad before a conv2d");
+    /* a pad after the pool is no prologue */
+    assert_false(merge_ok(g, (const char *[]){"pool", "post", "spad", NULL}, why));
+    assert_contains(why, "pad 'spad' is read elsewhere");
+    fe_graph_free(g);
+
+    /* Without the tap, pad -> conv folds, with the relu before it as a
+     * prologue; the CPU runs that group op by op and agrees with the
+     * reference. */
+    g = tl_graph_q(
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'x': {'shape': [1, 4, 8, 8], 'dtype': 'f32', 'kind': 'input'},"
+        "  'w': {'shape': [4, 4, 3, 3], 'dtype': 'f32', 'kind': 'weight'}},"
+        " 'nodes': [{'name': 'pre', 'op': 'relu', 'inputs': ['x'], 'outputs': ['t0']},"
+        "  {'name': 'pad', 'op': 'pad', 'inputs': ['t0'], 'outputs': ['t1'], 'attrs': {'pads': [1, 1, 1, 1]}},"
+        "  {'name': 'conv', 'op': 'conv2d', 'inputs': ['t1', 'w'], 'outputs': ['t2']},"
+        "  {'name': 'act', 'op': 'relu', 'inputs': ['t2'], 'outputs': ['t3']},"
+        "  {'name': 'ppad', 'op': 'pad', 'inputs': ['t3'], 'outputs': ['t4'], 'attrs': {'pads': [1, 1, 1, 1], 'value': -3.4028235e38}},"
+        "  {'name': 'pool', 'op': 'max_pool2d', 'inputs': ['t4'], 'outputs': ['t5'], 'attrs': {'kernel': 3}},"
+        "  {'name': 'post', 'op': 'neg', 'inputs': ['t5'], 'outputs': ['t6']}],"
+        " 'outputs': ['t6']}");
+    assert_true(merge_ok(g, (const char *[]){"pre", "pad", "conv", "act", NULL}, why));
+    /* but not a relu before a pool's pad */
+    assert_false(merge_ok(g, (const char *[]){"act", "ppad", "pool", NULL}, why));
+    assert_contains(why, "node 'act' does not follow the pool");
+    fe_error err = {0};
+    int32_t labels[7] = {0, 0, 0, 0, 1, 1, 1};
+    fe_plan *p = fe_plan_from_labels(g, labels, &err);
+    assert_non_null(p);
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    fe_exec_result *ref = NULL, *got = NULL;
+    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
+    assert_int_equal(fe_exec_plan(ex, p, &got, &err), FE_OK);
+    fe_cmp cmp;
+    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
+    assert_true(cmp.ok);
+    fe_cmp_free(&cmp);
+    fe_exec_result_free(ref);
+    fe_exec_result_free(got);
+    fe_exec_free(ex);
+    fe_plan_free(p);
+    fe_graph_free(g);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(classes), cmocka_unit_test(executes)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(classes), cmocka_unit_test(executes),
+                                       cmocka_unit_test(pads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

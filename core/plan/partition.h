@@ -17,6 +17,7 @@
  * partition keeps one per group and sums them on merges. */
 typedef struct fe_kinds {
     int32_t n, gemm, collective, pool, opaque, injective, reduction, affine;
+    int32_t conv, pad;        /* conv2d among gemm, pad among injective */
 } fe_kinds;
 
 /* Count node in k under its role. */
