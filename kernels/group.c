@@ -127,6 +127,21 @@ static void op_list(const fe_graph *g, const int32_t *ids, int n, char *buf, siz
                                 fe_node_op_name(fe_graph_node(g, ids[i])));
 }
 
+/* "add, gelu": the ops of the members with role r */
+static void role_ops(const fe_exec_group *gr, const int *role, int r, char *buf, size_t size)
+{
+    int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
+    int m = 0;
+    buf[0] = 0;
+    if (!ids)
+        return;
+    for (int i = 0; i < gr->n; i++)
+        if (role[i] == r)
+            ids[m++] = gr->nodes[i];
+    op_list(gr->g, ids, m, buf, size);
+    free(ids);
+}
+
 static void split_note(const fe_exec_group *gr, char *buf, size_t size)
 {
     if (gr->split > 1)
@@ -419,15 +434,7 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
                                   ot->rank, ot->rank - 1 < 0 ? 0 : ot->rank - 1, &cnt, why);
         if (!gr->pro[k])
             goto out;
-        int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
-        int m = 0;
-        if (ids) {
-            for (int i = 0; i < gr->n; i++)
-                if (role[i] == k + 1)
-                    ids[m++] = gr->nodes[i];
-            op_list(g, ids, m, ops, sizeof ops);
-            free(ids);
-        }
+        role_ops(gr, role, k + 1, ops, sizeof ops);
         if (is_conv)
             snprintf(pro_s[k], sizeof pro_s[k], "; prologue on the input (%d ops: %s), one image "
                      "ahead of the convolution", cnt, ops);
@@ -447,15 +454,7 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
         if (cnt && !gr->epi)
             goto out;
         if (cnt) {
-            int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
-            int m = 0;
-            if (ids) {
-                for (int i = 0; i < gr->n; i++)
-                    if (role[i] == 3)
-                        ids[m++] = gr->nodes[i];
-                op_list(g, ids, m, ops, sizeof ops);
-                free(ids);
-            }
+            role_ops(gr, role, 3, ops, sizeof ops);
             snprintf(epi_s, sizeof epi_s, blas ? "; epilogue (%d ops: %s) as a separate pass over "
                      "the output" : "; epilogue (%d ops: %s) on each output block in cache%s", cnt, ops,
                      fe_k_prog_full_rows(gr->epi) ? " (whole rows)" : "");
@@ -703,15 +702,7 @@ static int try_pool(fe_exec_group *gr, fe_error *why)
     gr->epi = sub_prog(gr, role, 3, gr->y, -1, -1, fe_tensor_shape(g, yt), yt->rank, 2, &cnt, why);
     if (!gr->epi)
         goto out;
-    int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
-    int m = 0;
-    if (ids) {
-        for (int i = 0; i < gr->n; i++)
-            if (role[i] == 3)
-                ids[m++] = gr->nodes[i];
-        op_list(g, ids, m, ops, sizeof ops);
-        free(ids);
-    }
+    role_ops(gr, role, 3, ops, sizeof ops);
     sn[0] = 0;
     if (gr->split > 1)
         snprintf(sn, sizeof sn, "; TLF split not applied (the pool already runs plane by plane)");

@@ -89,6 +89,28 @@ static void classes(void **state)
     fe_graph_free(g);
 }
 
+/* Run plan p and the reference: the outputs must agree and, when how is
+ * not NULL, the group of node `at` must have run as it says. */
+static void agree(const fe_graph *g, const fe_plan *p, const char *at, const char *how)
+{
+    fe_error err = {0};
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    fe_exec_result *ref = NULL, *got = NULL;
+    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
+    if (fe_exec_plan(ex, p, &got, &err) != FE_OK)
+        fail_msg("%s", err.message);
+    fe_cmp cmp;
+    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
+    assert_true(cmp.ok);
+    if (how)
+        assert_contains(got->how[p->group_of[tl_node(g, at)]], how);
+    fe_cmp_free(&cmp);
+    fe_exec_result_free(ref);
+    fe_exec_result_free(got);
+    fe_exec_free(ex);
+}
+
 /* Run the plan {pool, plus, act} and the reference; the outputs must agree
  * and the group must have run as `how` says. */
 static void run_case(const char *pool, const char *dtype, int leak, const char *how)
@@ -102,22 +124,8 @@ static void run_case(const char *pool, const char *dtype, int leak, const char *
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     if (!p)
         fail_msg("%s", err.message);
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_exec_result *ref = NULL, *got = NULL;
-    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
-    if (fe_exec_plan(ex, p, &got, &err) != FE_OK)
-        fail_msg("%s", err.message);
-    fe_cmp cmp;
-    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
-    assert_true(cmp.ok);
-    int32_t gi = p->group_of[tl_node(g, "pool")];
-    assert_int_equal(p->groups[gi].klass, FE_CLASS_POOL);
-    assert_contains(got->how[gi], how);
-    fe_cmp_free(&cmp);
-    fe_exec_result_free(ref);
-    fe_exec_result_free(got);
-    fe_exec_free(ex);
+    assert_int_equal(p->groups[p->group_of[tl_node(g, "pool")]].klass, FE_CLASS_POOL);
+    agree(g, p, "pool", how);
     fe_plan_free(p);
     fe_graph_free(g);
 }
@@ -207,17 +215,7 @@ static void pads(void **state)
     int32_t labels[7] = {0, 0, 0, 0, 1, 1, 1};
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     assert_non_null(p);
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    fe_exec_result *ref = NULL, *got = NULL;
-    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
-    assert_int_equal(fe_exec_plan(ex, p, &got, &err), FE_OK);
-    fe_cmp cmp;
-    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
-    assert_true(cmp.ok);
-    fe_cmp_free(&cmp);
-    fe_exec_result_free(ref);
-    fe_exec_result_free(got);
-    fe_exec_free(ex);
+    agree(g, p, "conv", "per_op");
     fe_plan_free(p);
     fe_graph_free(g);
 }
