@@ -189,6 +189,16 @@ chain chain20 20
 expect_groups "fuse_max: max_depth=10 cuts 20 exps in two" chain20 "$(seq_names 1 10)
 $(seq_names 11 20)" --param max_depth=10
 
+# An injective chain (phase 1): reshape -> transpose -> slice -> reshape and
+# the exp after it, one group.
+model inj_chain "$X" '
+ {"name": "r1", "op": "reshape", "inputs": ["x"], "outputs": ["r1"], "attrs": {"shape": [20, 10]}},
+ {"name": "tr", "op": "transpose", "inputs": ["r1"], "outputs": ["tr"], "attrs": {"perm": [1, 0]}},
+ {"name": "sl", "op": "slice", "inputs": ["tr"], "outputs": ["sl"], "attrs": {"axis": 0, "start": 0, "end": 5}},
+ {"name": "r2", "op": "reshape", "inputs": ["sl"], "outputs": ["r2"], "attrs": {"shape": [100]}},
+ {"name": "ex", "op": "exp", "inputs": ["r2"], "outputs": ["ex"]}' '"ex"'
+expect_groups "an injective chain and the exp after it in one group" inj_chain "r1 tr sl r2 ex"
+
 # test_fuse_take / test_fuse_gather_nd: concatenate + take fuse.
 model take '"x": {"shape": [10, 1], "dtype": "f32", "kind": "input"},
  "idx": {"shape": [1], "dtype": "i64", "kind": "weight"}' '
