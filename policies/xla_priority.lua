@@ -36,25 +36,25 @@ end
 
 -- One pass over a part's nodes: the first op XLA would not fuse, the first
 -- significant reduce, whether it holds a concat or a model output, and its
--- largest node output (elements). Decide runs once per popped producer, so
--- this stays a plain loop over node fields.
+-- largest node output (elements). decide runs for every popped producer, so
+-- this is a plain loop that allocates nothing.
 local function survey(part, min_extent)
-  local s = { largest = 0 }
+  local unfusible, reduce, concat, output, largest = nil, nil, false, false, 0
   for i = 1, #part do
     local n = part[i]
     local pat = n.pattern
     if pat == "out_fusable" or pat == "opaque" then
-      s.unfusible = s.unfusible or n.op
+      unfusible = unfusible or n.op
     elseif pat == "reduction" then
-      if not s.reduce and reduced_extent(n) >= min_extent then s.reduce = n end
-    elseif n.op == "concat" then
-      s.concat = true
+      if not reduce and reduced_extent(n) >= min_extent then reduce = n end
+    elseif pat == "injective" and n.op == "concat" then
+      concat = true
     end
-    if n.is_output then s.output = true end
+    if n.is_output then output = true end
     local e = n.numel
-    if e > s.largest then s.largest = e end
+    if e > largest then largest = e end
   end
-  return s
+  return unfusible, reduce, concat, output, largest
 end
 
 return fe.policy {
@@ -67,24 +67,24 @@ return fe.policy {
   decide = function(self, group, ctx)
     local P = self.params
     local parts = group.parts
-    local prod = survey(parts[1], P.min_reduce)
-    if prod.unfusible and not P.fuse_gemm then
-      return false, ("the producer is not fusible (%s)"):format(prod.unfusible)
+    local unfusible, reduce, concat, output = survey(parts[1], P.min_reduce)
+    if unfusible and not P.fuse_gemm then
+      return false, ("the producer is not fusible (%s)"):format(unfusible)
     end
-    if prod.output then return false, "its value is a model output (XLA's root tuple is not fusible)" end
-    if prod.concat then return false, "concatenate is not fused into its consumers" end
+    if output then return false, "its value is a model output (XLA's root tuple is not fusible)" end
+    if concat then return false, "concatenate is not fused into its consumers" end
     for i = 2, #parts do
-      local c = survey(parts[i], P.min_reduce)
-      if c.unfusible and not P.fuse_gemm then
-        return false, ("the consumer is not fusible (%s)"):format(c.unfusible)
+      local c_unfusible, c_reduce, _, _, c_largest = survey(parts[i], P.min_reduce)
+      if c_unfusible and not P.fuse_gemm then
+        return false, ("the consumer is not fusible (%s)"):format(c_unfusible)
       end
-      if prod.reduce and c.reduce then
+      if reduce and c_reduce then
         return false, ("both the producer and the consumer contain a reduce (%s, %s)")
-                      :format(prod.reduce.op, c.reduce.op)
+                      :format(reduce.op, c_reduce.op)
       end
-      if prod.reduce and c.largest > prod.reduce.numel then
+      if reduce and c_largest > reduce.numel then
         return false, ("fusion into the output of a reduce (%s) would make it a loop fusion")
-                      :format(prod.reduce.op)
+                      :format(reduce.op)
       end
     end
     local n = #parts - 1
