@@ -143,6 +143,8 @@ group "max_nodes = 2 keeps the group at two nodes" '"bias_add", "act"' \
 M=examples/models/llama2_7b_layer.json
 expect_ok "LLaMA-2 layer: 40 -> 23 kernels" '^kernels +40 -> 23 \(10 fused groups holding 27 nodes' \
     "$FUSEENG" run "$M" --policy $P
+expect_ok "LLaMA-2 layer: 1.43x faster than unfused" '^time +51\.643 ms +36\.204 ms 1\.43x faster$' \
+    "$FUSEENG" run "$M" --policy $P
 explain "LLaMA-2 layer: the softmax block first" '^  fuse +\[scores_masked, probs\] +into 1 consumer: saves 5\.346 ms$' \
     "$M" --policy $P
 
