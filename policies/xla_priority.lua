@@ -34,12 +34,13 @@ local function reduced_extent(node)
   return x.numel // math.max(node.output.numel, 1)
 end
 
--- One pass over a part's nodes: the first op XLA would not fuse, the first
--- significant reduce, whether it holds a concat or a model output, and its
--- largest node output (elements). decide runs for every popped producer, so
--- this is a plain loop that allocates nothing.
-local function survey(part, min_extent)
-  local unfusible, reduce, concat, output, largest = nil, nil, false, false, 0
+-- decide runs for every popped producer, so these are plain loops that
+-- allocate nothing and read as few node fields as they can.
+
+-- The producer: the first op XLA would not fuse, its first significant
+-- reduce, whether it holds a concat or a model output.
+local function survey_producer(part, min_extent)
+  local unfusible, reduce, concat, output = nil, nil, false, false
   for i = 1, #part do
     local n = part[i]
     local pat = n.pattern
@@ -51,10 +52,28 @@ local function survey(part, min_extent)
       concat = true
     end
     if n.is_output then output = true end
-    local e = n.numel
-    if e > largest then largest = e end
   end
-  return unfusible, reduce, concat, output, largest
+  return unfusible, reduce, concat, output
+end
+
+-- A consumer: the first op XLA would not fuse, and, when the producer holds
+-- a reduce (with_reduce), its first significant reduce and its largest node
+-- output (elements).
+local function survey_consumer(part, min_extent, with_reduce)
+  local unfusible, reduce, largest = nil, nil, 0
+  for i = 1, #part do
+    local n = part[i]
+    local pat = n.pattern
+    if pat == "out_fusable" or pat == "opaque" then
+      unfusible = unfusible or n.op
+    end
+    if with_reduce then
+      if pat == "reduction" and not reduce and reduced_extent(n) >= min_extent then reduce = n end
+      local e = n.numel
+      if e > largest then largest = e end
+    end
+  end
+  return unfusible, reduce, largest
 end
 
 return fe.policy {
@@ -67,14 +86,14 @@ return fe.policy {
   decide = function(self, group, ctx)
     local P = self.params
     local parts = group.parts
-    local unfusible, reduce, concat, output = survey(parts[1], P.min_reduce)
+    local unfusible, reduce, concat, output = survey_producer(parts[1], P.min_reduce)
     if unfusible and not P.fuse_gemm then
       return false, ("the producer is not fusible (%s)"):format(unfusible)
     end
     if output then return false, "its value is a model output (XLA's root tuple is not fusible)" end
     if concat then return false, "concatenate is not fused into its consumers" end
     for i = 2, #parts do
-      local c_unfusible, c_reduce, _, _, c_largest = survey(parts[i], P.min_reduce)
+      local c_unfusible, c_reduce, c_largest = survey_consumer(parts[i], P.min_reduce, reduce ~= nil)
       if c_unfusible and not P.fuse_gemm then
         return false, ("the consumer is not fusible (%s)"):format(c_unfusible)
       end
