@@ -49,6 +49,7 @@
 #include <time.h>
 
 #include "drivers.h"
+#include "lua_fields.h"
 #include "lua_graph.h"
 #include "sim.h"
 
@@ -128,11 +129,7 @@ static int param_int(pq *q, const char *key, int32_t lo, int32_t hi, int32_t *ou
     int rc = 0;
     if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE && fe_run_rawfield(L, -1, key) != LUA_TNIL) {
         lua_Integer v = 0;
-        int ok = lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1)
-                 ? (v = lua_tointeger(L, -1), 1)
-                 : lua_type(L, -1) == LUA_TNUMBER && floor(lua_tonumber(L, -1)) == lua_tonumber(L, -1) &&
-                       fabs(lua_tonumber(L, -1)) < 1e15 ? (v = (lua_Integer)lua_tonumber(L, -1), 1) : 0;
-        if (ok && v >= lo && v <= hi) {
+        if (fe_lf_integer(L, -1, &v) && v >= lo && v <= hi) {
             *out = (int32_t)v;
         } else {
             fe_error_set(r->err, FE_EINPUT, "%s: policy '%s': params.%s must be an integer from %d "
