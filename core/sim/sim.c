@@ -90,6 +90,14 @@
  * An all_reduce grouped with its elementwise epilogue (seed 001) is one
  * collective kernel: one launch, and its output stays on chip.
  *
+ * Launches (launch.h). A group made only of views (reshape, transpose,
+ * slice, expand) launches nothing: its consumers read the producer's
+ * buffer through a strided index, so it costs no time and no bytes and
+ * is not a kernel. A lone matmul, conv2d or sdpa is an extern library
+ * call: priced like any group, counted apart from generated kernels.
+ * Views inside a fused group still count their bytes and registers
+ * there (the model does not see that the index math is free).
+ *
  * Plan. Groups run back to back in plan order; a group starts when the one
  * before ends. Device memory while group i runs:
  *     all weights (resident throughout)
@@ -102,8 +110,7 @@
  * own l2_peak is what its tile needs, which may.
  *
  * What the model ignores: L3 data cached across kernels (every kernel reads
- * its inputs from L3 again); overlap between kernels; views (reshape and
- * transpose are copies like any op); tiling along more than one dimension
+ * its inputs from L3 again); overlap between kernels; tiling along more than one dimension
  * (attention with q @ k^T inside a group cannot tile heads and rows at
  * once); tile shapes (a tile is exactly 1/k of everything tiled, even when
  * k exceeds the tiled dimension); partial sums
@@ -427,6 +434,15 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
                  fe_sim_group_result *r)
 {
     const fe_graph *g = s->g;
+    fe_launch launch = fe_group_launch(g, s->nodes, s->n);
+    if (launch == FE_LAUNCH_NONE) {
+        memset(r, 0, sizeof *r);
+        r->nodes = s->n;
+        r->split = r->split_default = 1;
+        r->fits = 1;
+        r->launch = FE_LAUNCH_NONE;
+        return 0;
+    }
     anchor a = find_anchor(s);
     int64_t T = 0, U = 0, ws = 0, untiled_in = 0, ext_in = 0, ext_out = 0, inter = 0;
     int64_t l2 = 0, flops = 0, words = 0;
@@ -543,6 +559,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     r->spill_regs = spill_regs > INT32_MAX ? INT32_MAX : (int32_t)spill_regs;
     r->fits = (int8_t)fits;
     r->collective = (int8_t)collective;
+    r->launch = (int8_t)launch;
     r->flops = flops;
     r->l3_read = l3_read;
     r->l3_write = l3_write;
@@ -715,7 +732,9 @@ void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
 /* Add a group to the totals; -1 if a byte total would overflow 64 bits. */
 static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
 {
-    t->kernels++;
+    t->kernels += r->launch == FE_LAUNCH_KERNEL;
+    t->extern_calls += r->launch == FE_LAUNCH_EXTERN;
+    t->views += r->launch == FE_LAUNCH_NONE;
     t->tiled += r->split > 1;
     t->overflowing += r->overflow_bytes > 0;
     t->spilling += r->spill_bytes > 0;
