@@ -1,0 +1,41 @@
+-- inductor_greedy.lua: Inductor's fuse_nodes (seed 003, 003_1ebe7ff3cf0b46d9.txt,
+-- "Deep Dive into fuse_nodes": candidates through shared buffers within +-64,
+-- can_fuse's gates, score_fusion, greedy in score order, up to 10 rounds)
+-- and, with benchmark = true, "speedup_by_fusion": each pair is fused only
+-- when the fused kernel beats its two parts apart, logged like Inductor's
+-- "can fuse (benchmark): fusing ... cause 2.462x speedup" line.
+-- The gates and the score are lua/fuseeng/inductor.lua's; the loop is the
+-- greedy driver's.
+-- Differences: Inductor schedules loop nests after lowering, we fuse graph
+-- ops: views are free index math (a view group launches nothing), a small
+-- pointwise producer is inlined into one reader only (Inductor recomputes
+-- it in each); matmul, conv2d and sdpa stay extern with nothing fused into
+-- them (no max-autotune templates); pools and opaque custom ops run alone
+-- (the engine's legality), where Inductor generates pooling code it can
+-- fuse a prologue into. Benchmarks run on the simulator (measure = true:
+-- the CPU kernels through ctx:bench, where nothing spills, so nothing is
+-- vetoed). Counts on ../shared/models against Inductor 2.11 on an H200
+-- are in docs/policy-guide.md ("inductor_greedy"), with each difference.
+local fe = require "fuseeng"
+local inductor = require "fuseeng.inductor"
+
+return fe.policy {
+  name = "inductor_greedy",
+  description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
+  driver = "greedy",
+  params = { window = 64, max_rounds = 10, benchmark = false, measure = false },
+  score = function(self, a, b, ctx)
+    ctx.state.domains = ctx.state.domains or {}
+    return inductor.score(a, b, ctx.state.domains)
+  end,
+  decide = function(self, group, ctx)
+    ctx.state.domains = ctx.state.domains or {}
+    local a, b = group.parts[1], group.parts[2]
+    local ok, how = inductor.can_fuse(a, b, ctx.state.domains)
+    if not ok then return false, "cannot fuse: " .. how end
+    if self.params.benchmark then
+      return inductor.benchmark(group, ctx, "veto", self.params.measure)
+    end
+    return true, ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(inductor.shared_bytes(a, b)))
+  end,
+}
