@@ -95,8 +95,9 @@
  * buffer through a strided index, so it costs no time and no bytes and
  * is not a kernel. A lone matmul, conv2d or sdpa is an extern library
  * call: priced like any group, counted apart from generated kernels.
- * Views inside a fused group still count their bytes and registers
- * there (the model does not see that the index math is free).
+ * Inside a fused group a view is index math too: its output, unless
+ * read outside the group, is an alias that takes no buffer, no L2 traffic
+ * and no registers (what it reads is charged to the group as usual).
  *
  * Plan. Groups run back to back in plan order; a group starts when the one
  * before ends. Device memory while group i runs:
@@ -393,6 +394,13 @@ static anchor find_anchor(const gview *s)
     return a;
 }
 
+/* Does node v only reinterpret memory (a view, ops.h)? Inside a group
+ * its output is an alias: no intermediate buffer, no registers. */
+static int is_view(const fe_graph *g, int32_t v)
+{
+    return v >= 0 && (fe_op_get(fe_graph_node(g, v)->op)->flags & FE_OPF_VIEW) != 0;
+}
+
 static int dup_input(const fe_graph *g, const fe_node *n, int k)
 {
     int32_t t = fe_node_input(g, n, k);
@@ -452,6 +460,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     for (int32_t i = 0; i < s->n; i++) {
         int32_t v = s->nodes[i];
         const fe_node *n = fe_graph_node(g, v);
+        int view = is_view(g, v);
         int64_t free_t = 0, free_u = 0;
         for (int k = 0; k < n->nin; k++) {
             if (dup_input(g, n, k))
@@ -460,6 +469,12 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
             const fe_tensor *t = fe_graph_tensor(g, tid);
             int32_t pos = reader_pos(g, t, v);
             int external = t->producer < 0 || !member(s, t->producer);
+            if (!external && is_view(g, t->producer) && !(t->flags & FE_T_OUTPUT)) {
+                int outside, inside;
+                output_readers(s, t, &outside, &inside);
+                if (!outside)
+                    continue;   /* an alias inside the group: never held */
+            }
             int tl = external ? input_tiled(s, &a, tid, t) : tiled(g, &a, t);
             int64_t b = t->bytes;
             if (external) {
@@ -487,6 +502,8 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
             const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
             int outside, inside;
             output_readers(s, t, &outside, &inside);
+            if (view && !outside && !(t->flags & FE_T_OUTPUT))
+                continue;   /* an alias its readers here index through */
             if (outside || (t->flags & FE_T_OUTPUT))
                 ext_out += t->bytes;
             else
@@ -512,8 +529,10 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
         int dt = n->nout ? fe_graph_tensor(g, fe_node_output(g, n, 0))->dtype : FE_F32;
         flops += n->flops;
         compute += (double)n->flops / fe_machine_flops(m, n->op, dt);
-        l2 += n->bytes_read + n->bytes_written;
-        words += (int64_t)n->live * (fe_dtype_size(dt) > 4 ? 2 : 1);
+        if (!view) {
+            l2 += n->bytes_read + n->bytes_written;
+            words += (int64_t)n->live * (fe_dtype_size(dt) > 4 ? 2 : 1);
+        }
         if (n->op == FE_OP_ALL_REDUCE && n->nin > 0) {
             int64_t p = fe_node_attr_int(g, n, "world_size", 1);
             collective = 1;
