@@ -286,6 +286,9 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
         fe_sim_group_label(g, fe_group_nodes(p, pg), pg->n, label, sizeof label);
         size_t at = 0;
         note[0] = '\0';
+        if (gr->launch != FE_LAUNCH_KERNEL)
+            at += (size_t)snprintf(note + at, sizeof note - at, "%s ",
+                                   gr->launch == FE_LAUNCH_NONE ? "view: no launch" : "extern");
         if (gr->collective)
             at += (size_t)snprintf(note + at, sizeof note - at, "collective ");
         if (gr->split > 1)
