@@ -252,6 +252,10 @@ function M.benchmark(group, ctx, spill, measure)
     end
     fused, apart, unit = s.time, ctx:simulate_parts(group).time, "simulated"
   end
+  if fused == apart then
+    return false, ("cannot fuse (benchmark): fusing %s gains nothing (%s %s either way)")
+                  :format(pair, unit, fe.fmt_time(fused))
+  end
   local speedup = fused > 0 and apart / fused or math.huge
   if fused < apart then
     return true, ("can fuse (benchmark): fusing %s cause %.3fx speedup (%s %s vs %s)")
