@@ -24,18 +24,8 @@ return fe.policy {
   description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
   driver = "greedy",
   params = { window = 64, max_rounds = 10, benchmark = false, measure = false },
-  score = function(self, a, b, ctx)
-    ctx.state.domains = ctx.state.domains or {}
-    return inductor.score(a, b, ctx.state.domains)
-  end,
+  score = inductor.score_hook,
   decide = function(self, group, ctx)
-    ctx.state.domains = ctx.state.domains or {}
-    local a, b = group.parts[1], group.parts[2]
-    local ok, how = inductor.can_fuse(a, b, ctx.state.domains)
-    if not ok then return false, "cannot fuse: " .. how end
-    if self.params.benchmark then
-      return inductor.benchmark(group, ctx, "veto", self.params.measure)
-    end
-    return true, ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(inductor.shared_bytes(a, b)))
+    return inductor.decide(group, ctx, self.params.benchmark and "veto", self.params.measure)
   end,
 }

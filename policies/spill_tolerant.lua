@@ -15,14 +15,6 @@ return fe.policy {
   description = "benchmark_fusion without the spill veto: fuse when faster, spill cost included",
   driver = "greedy",
   params = { window = 64, max_rounds = 10 },
-  score = function(self, a, b, ctx)
-    ctx.state.domains = ctx.state.domains or {}
-    return inductor.score(a, b, ctx.state.domains)
-  end,
-  decide = function(self, group, ctx)
-    ctx.state.domains = ctx.state.domains or {}
-    local ok, why = inductor.can_fuse(group.parts[1], group.parts[2], ctx.state.domains)
-    if not ok then return false, "cannot fuse: " .. why end
-    return inductor.benchmark(group, ctx, "price")
-  end,
+  score = inductor.score_hook,
+  decide = function(self, group, ctx) return inductor.decide(group, ctx, "price") end,
 }

@@ -265,4 +265,22 @@ function M.benchmark(group, ctx, spill, measure)
                 :format(pair, 1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
 end
 
+--- score_hook(self, a, b, ctx): score as a greedy policy's score hook
+--- (domains cached in ctx.state for the run).
+function M.score_hook(self, a, b, ctx)
+  ctx.state.domains = ctx.state.domains or {}
+  return M.score(a, b, ctx.state.domains)
+end
+
+--- decide(group, ctx, spill, measure): a greedy candidate's verdict and
+--- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
+function M.decide(group, ctx, spill, measure)
+  ctx.state.domains = ctx.state.domains or {}
+  local a, b = group.parts[1], group.parts[2]
+  local ok, how = M.can_fuse(a, b, ctx.state.domains)
+  if not ok then return false, "cannot fuse: " .. how end
+  if spill then return M.benchmark(group, ctx, spill, measure) end
+  return true, ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(M.shared_bytes(a, b)))
+end
+
 return M
