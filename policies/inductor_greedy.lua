@@ -27,6 +27,7 @@ local inductor = require "fuseeng.inductor"
 
 return fe.policy {
   name = "inductor_greedy",
+  source = "seed 003, Inductor fuse_nodes (can_fuse, score_fusion, benchmark_fusion)",
   description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
   driver = "greedy",
   params = { window = 64, max_rounds = 10, benchmark = false, measure = false },

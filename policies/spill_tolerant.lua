@@ -12,6 +12,7 @@ local inductor = require "fuseeng.inductor"
 
 return fe.policy {
   name = "spill_tolerant",
+  source = "seed 003, benchmark_fusion timing spilling kernels (the article's proposal)",
   description = "benchmark_fusion without the spill veto: fuse when faster, spill cost included",
   driver = "greedy",
   params = { window = 64, max_rounds = 10 },

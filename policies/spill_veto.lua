@@ -14,6 +14,7 @@ local inductor = require "fuseeng.inductor"
 
 return fe.policy {
   name = "spill_veto",
+  source = "seed 003, Inductor benchmark_fusion with its register-spill veto",
   description = "Inductor benchmark_fusion: reject any fusion whose registers spill, else fuse when faster",
   driver = "greedy",
   params = { window = 64, max_rounds = 10 },
