@@ -11,7 +11,7 @@
 #include "units.h"
 
 typedef struct cell {
-    int kernels, tiled;
+    int kernels, extern_calls, tiled;
     double time_s, speedup;
     int64_t l3_bytes, mem_peak;
     double cpu_ms, cpu_speedup, cpu_max_rel;   /* measure */
@@ -145,6 +145,7 @@ static int measure(fe_engine *e, fe_ab *ab, fe_policy *p, const fe_model *m,
         return -1;
     }
     c->kernels = pt.kernels;
+    c->extern_calls = pt.extern_calls;
     c->tiled = pt.tiled;
     c->time_s = pt.time_s;
     c->speedup = pt.time_s > 0 ? bt->time_s / pt.time_s : 0;
@@ -325,6 +326,8 @@ static void cell_json(const fe_ab *ab, const cell *c, int pi, fe_jw *w)
     fe_jw_str(w, ab->pnames[pi]);
     fe_jw_key(w, "kernels");
     fe_jw_int(w, c->kernels);
+    fe_jw_key(w, "extern");
+    fe_jw_int(w, c->extern_calls);
     fe_jw_key(w, "sim_ms");
     fe_jw_num(w, c->time_s * 1e3);
     fe_jw_key(w, "speedup");
@@ -380,13 +383,13 @@ static void ab_json(const fe_ab *ab, FILE *f)
 
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
-    fprintf(f, "model,policy,kernels,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine%s\n",
+    fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine%s\n",
             ab->measure ? ",cpu_ms,cpu_speedup,cpu_ok,cpu_max_rel" : "");
     for (int mi = 0; mi < ab->nmodels; mi++)
         for (int pi = 0; pi < ab->npolicies; pi++) {
             const cell *c = &ab->cells[mi * ab->npolicies + pi];
-            fprintf(f, "%s,%s,%d,%.6f,%.4f,%lld,%lld,%d,%s", ab->mnames[mi], ab->pnames[pi],
-                    c->kernels, c->time_s * 1e3, c->speedup, (long long)c->l3_bytes,
+            fprintf(f, "%s,%s,%d,%d,%.6f,%.4f,%lld,%lld,%d,%s", ab->mnames[mi], ab->pnames[pi],
+                    c->kernels, c->extern_calls, c->time_s * 1e3, c->speedup, (long long)c->l3_bytes,
                     (long long)c->mem_peak, c->tiled, ab->machine);
             if (ab->measure)
                 fprintf(f, ",%.6f,%.4f,%d,%.3g", c->cpu_ms, c->cpu_speedup, c->cpu_ok,
@@ -408,7 +411,7 @@ static void ab_text(const fe_ab *ab, FILE *f)
         if (ab->measure)
             fprintf(f, ", %.3f ms measured", ab->cpu_ms[mi]);
         fprintf(f, ")\n");
-        fprintf(f, "  %-32s %8s %12s %8s %12s %12s %6s", "policy", "kernels", "sim ms", "speedup",
+        fprintf(f, "  %-32s %8s %6s %12s %8s %12s %12s %6s", "policy", "kernels", "extern", "sim ms", "speedup",
                 "L3 traffic", "mem peak", "tiled");
         if (ab->measure)
             fprintf(f, " %10s %8s %8s", "cpu ms", "speedup", "results");
@@ -416,8 +419,8 @@ static void ab_text(const fe_ab *ab, FILE *f)
         for (int pi = 0; pi < np; pi++) {
             const cell *c = &ab->cells[mi * np + pi];
             char l3[32], mp[32];
-            fprintf(f, "%s %-32s %8d %12.3f %7.2fx %12s %12s %6d", pi == best ? "*" : " ",
-                    ab->pnames[pi], c->kernels, c->time_s * 1e3, c->speedup,
+            fprintf(f, "%s %-32s %8d %6d %12.3f %7.2fx %12s %12s %6d", pi == best ? "*" : " ",
+                    ab->pnames[pi], c->kernels, c->extern_calls, c->time_s * 1e3, c->speedup,
                     fe_fmt_bytes((double)c->l3_bytes, l3, sizeof l3),
                     fe_fmt_bytes((double)c->mem_peak, mp, sizeof mp), c->tiled);
             if (ab->measure)

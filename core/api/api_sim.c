@@ -40,6 +40,8 @@ void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
     const fe_sim_totals *t = unfused ? &r->base.total : &r->plan.total;
     out->time_s = t->time_s;
     out->kernels = t->kernels;
+    out->extern_calls = t->extern_calls;
+    out->views = t->views;
     out->tiled = t->tiled;
     out->l3_bytes = t->l3_bytes;
     out->l2_peak = t->l2_peak;

@@ -175,12 +175,14 @@ typedef struct fe_plan_stats {
 /* Simulated figures of a whole plan (fe_report_figures). */
 typedef struct fe_figures {
     double time_s;             /* simulated time */
-    int kernels;               /* kernel launches: one per group */
+    int kernels;               /* generated kernels (not extern calls, not view groups) */
     int tiled;                 /* groups split into tiles */
     int64_t l3_bytes;          /* traffic to the large slow memory */
     int64_t l2_peak;           /* largest working set of a group in L2 */
     int64_t mem_peak;          /* device-memory peak over the schedule */
     int64_t spill_bytes;       /* register spill traffic */
+    int extern_calls;          /* library calls: a lone matmul, conv2d or sdpa */
+    int views;                 /* groups of views only: they launch nothing */
 } fe_figures;
 
 /* How to read a plan file (fe_saved_plan_read). */

@@ -3,13 +3,17 @@
  *
  *   {"format": "fuseeng.plan/1", "model": ..., "policy": ..., "machine": ...,
  *    "dims": {"B": 1, "S": 2048},
- *    "groups": [{"id", "nodes", "class", "kernel", "split", "reason",
- *                "sim": {...}}],
+ *    "groups": [{"id", "nodes", "class", "kernel", "split", "extern" | "view",
+ *                "reason", "sim": {...}}],
  *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
  *                  | {..., "fuse": false, "rejected": true}
  *                  | {"note": ..., "by": ...}],
- *    "summary": {"nodes", "kernels", "fused_groups", "largest_group", ...,
+ *    "summary": {"nodes", "kernels", "extern", "views", "fused_groups", ...,
  *                "sim_us", "l3_bytes", "l2_peak", "mem_peak", "spill_bytes"}}
+ *
+ * "extern": true and "view": true mark a group launched as a library call
+ * or not at all (launch.h); they are written only when true, derived from
+ * the op registry, and ignored on reading.
  *
  * The simulated figures are DESIGN.md's plan-file contract: when the plan
  * was simulated they sit directly in "summary" beside "kernels"; a group's
@@ -31,6 +35,7 @@
 #include "choice.h"
 #include "infile.h"
 #include "jsonw.h"
+#include "launch.h"
 #include "legality.h"
 #include "plan_json.h"
 #include "save.h"
@@ -61,6 +66,11 @@ static void write_groups(fe_jw *w, const fe_plan *p, const fe_plan_extra *extra)
         fe_jw_str(w, fe_k_choice_name(gr->kernel));
         fe_jw_key(w, "split");
         fe_jw_int(w, gr->split);
+        fe_launch l = fe_group_launch(g, fe_group_nodes(p, gr), gr->n);
+        if (l != FE_LAUNCH_KERNEL) {
+            fe_jw_key(w, fe_launch_name(l));
+            fe_jw_bool(w, 1);
+        }
         if (gr->reason >= 0) {
             fe_jw_key(w, "reason");
             fe_jw_str(w, str_or(p, gr->reason, ""));
@@ -118,9 +128,13 @@ static void write_decisions(fe_jw *w, const fe_plan *p)
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c)
 {
     memset(c, 0, sizeof *c);
-    c->kernels = p->ngroups;
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         int32_t n = p->groups[gi].n;
+        switch (fe_group_launch(p->g, fe_group_nodes(p, &p->groups[gi]), n)) {
+        case FE_LAUNCH_EXTERN: c->extern_calls++; break;
+        case FE_LAUNCH_NONE: c->views++; break;
+        default: c->kernels++; break;
+        }
         if (n > 1)
             c->fused_groups++, c->fused_nodes += n;
         if (n > c->largest)
@@ -171,6 +185,10 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     fe_jw_int(&w, g->nnodes);
     fe_jw_key(&w, "kernels");
     fe_jw_int(&w, c.kernels);
+    fe_jw_key(&w, "extern");
+    fe_jw_int(&w, c.extern_calls);
+    fe_jw_key(&w, "views");
+    fe_jw_int(&w, c.views);
     fe_jw_key(&w, "fused_groups");
     fe_jw_int(&w, c.fused_groups);
     fe_jw_key(&w, "fused_nodes");

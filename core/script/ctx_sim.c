@@ -11,7 +11,8 @@
  * indices); a group that merges no parts, or a list, is its own only part.
  * Each returns a table: time (seconds), l3_bytes, l2_peak (what a tile
  * needs on chip), l2_occupancy (the same, at most the L2), working_set,
- * regs, spill_bytes, split, split_default, fits, overflow_bytes,
+ * regs, spill_regs (registers over the machine's), spill_bytes, spill
+ * (seconds of spill traffic), split, split_default, fits, overflow_bytes,
  * reread_bytes, intermediate_bytes, l2_bytes, flops, compute, memory,
  * launch (seconds). The sums of unfused and parts follow fe_sim_unfused:
  * times, bytes and FLOPs add up, peaks, registers and splits are the
@@ -43,6 +44,7 @@ static const fe_lf_member RESULT[] = {
     R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_bytes, FE_LF_I64),
     R("flops", flops, FE_LF_I64), R("compute", compute_s, FE_LF_NUM),
     R("memory", memory_s, FE_LF_NUM), R("launch", launch_s, FE_LF_NUM),
+    R("spill_regs", spill_regs, FE_LF_I32), R("spill", spill_s, FE_LF_NUM),
 };
 #undef R
 

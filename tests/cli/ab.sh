@@ -3,7 +3,7 @@
 A="examples/models/llama2_7b_layer.json examples/models/resnet50_bottleneck.json"
 expect_ok "ab compares and stars the fastest" '^\* fuse_all +[0-9]+' \
     "$FUSEENG" ab $A --policy no_fusion --policy fuse_all
-expect_ok "ab --csv" '^llama2-7b-layer,fuse_all,12,' "$FUSEENG" ab $A --policy no_fusion --policy fuse_all --csv
+expect_ok "ab --csv" '^llama2-7b-layer,fuse_all,7,3,' "$FUSEENG" ab $A --policy no_fusion --policy fuse_all --csv
 expect_ok "ab --json" '"speedup"' "$FUSEENG" ab $A --policy no_fusion --policy fuse_all --json
 expect_ok "ab --dim applies to the models that have the dim" 'llama2-7b-layer \(unfused ' \
     "$FUSEENG" ab $A --policy no_fusion --policy fuse_all --dim S=512
