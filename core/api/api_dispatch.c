@@ -6,7 +6,7 @@
  * above v(i-1) up to vi, and its plan was made at vi, the largest shape it
  * serves (a tile that fits at vi fits below it). The table is written as
  * fuseeng.dispatch/1 (plan_json.c reads it back and picks the bucket for
- * the model's value) or as a text report: per bucket kernels, simulated
+ * the model's value) or as a text report: per bucket kernels, extern calls, simulated
  * time and gain over unfused, then the groups that are not the same in
  * every bucket. */
 #include <stdlib.h>
@@ -200,8 +200,8 @@ static void write_text(const fe_dispatch *d, FILE *f)
     fprintf(f, "dispatch   %d bucket%s of %s on %s; bucket v serves the values above the bucket "
             "before it, up to v, with the plan made at v\n", d->n, d->n == 1 ? "" : "s", d->dim,
             d->b[0].report->plan.machine.name);
-    fprintf(f, "  %-12s %-16s %8s %12s %12s %8s %6s\n", "bucket", "serves", "kernels", "sim ms",
-            "unfused ms", "gain", "tiled");
+    fprintf(f, "  %-12s %-16s %8s %7s %12s %12s %8s %6s\n", "bucket", "serves", "kernels",
+            "extern", "sim ms", "unfused ms", "gain", "tiled");
     for (int i = 0; i < d->n; i++) {
         fe_figures plan, base;
         fe_report_figures(d->b[i].report, 0, &plan);
@@ -210,8 +210,8 @@ static void write_text(const fe_dispatch *d, FILE *f)
         snprintf(name, sizeof name, "%s=%lld", d->dim, (long long)d->b[i].value);
         snprintf(range, sizeof range, "%lld..%lld", (long long)serves_from(d, i),
                  (long long)d->b[i].value);
-        fprintf(f, "  %-12s %-16s %8d %12.3f %12.3f %7.2fx %6d\n", name, range, plan.kernels,
-                plan.time_s * 1e3, base.time_s * 1e3,
+        fprintf(f, "  %-12s %-16s %8d %7d %12.3f %12.3f %7.2fx %6d\n", name, range, plan.kernels,
+                plan.extern_calls, plan.time_s * 1e3, base.time_s * 1e3,
                 plan.time_s > 0 ? base.time_s / plan.time_s : 1.0, plan.tiled);
     }
     /* Counted first, printed second: the header says how many. */

@@ -144,9 +144,10 @@ static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, F
     fprintf(f, "policy     %s\n", p->policy >= 0 ? fe_strtab_str(p->strs, p->policy) : "?");
     fprintf(f, "kernels    %d -> %d (+%d extern", g->nnodes, c.kernels, c.extern_calls);
     if (c.views)
-        fprintf(f, "; %d view group%s launch nothing", c.views, c.views == 1 ? "" : "s");
-    fprintf(f, "; %d fused group%s holding %d nodes; largest %d node%s", c.fused_groups, c.fused_groups == 1 ? "" : "s", c.fused_nodes,
-            c.largest, c.largest == 1 ? "" : "s");
+        fprintf(f, "; %d view group%s nothing", c.views,
+                c.views == 1 ? " launches" : "s launch");
+    fprintf(f, "; %d fused group%s holding %d nodes; largest %d node%s", c.fused_groups,
+            c.fused_groups == 1 ? "" : "s", c.fused_nodes, c.largest, c.largest == 1 ? "" : "s");
     if (c.tiled_groups)
         fprintf(f, "; %d tiled", c.tiled_groups);
     fprintf(f, ")\n");

@@ -52,7 +52,7 @@ bad=$(groups "$M" | awk '{ p = 0; c = 0; for (i = 1; i <= NF; i++) { p += $i ~ /
 if [ -z "$bad" ]; then ok "opu_convnet: at most one pad and one conv per group"; else not_ok "pads/convs" "$bad"; fi
 
 # Each new conv block restarts at the root: its pad opens the group.
-expect_ok "opu_convnet: 57 nodes in 15 kernels" '^kernels +57 -> 15 \(15 fused groups holding 57 nodes' \
+expect_ok "opu_convnet: 57 nodes in 15 kernels" '^kernels +57 -> 15 \(\+0 extern; 15 fused groups holding 57 nodes' \
     "$FUSEENG" run "$M" --policy hdfg_opu
 # The weights of a group's ops are read by its kernel (weights are tensors,
 # not nodes: they are in their consumer's group by construction).

@@ -87,7 +87,7 @@ expect_ok "... and the gate says why" '> max_fusion_size 64' run chain
 # Views: a reshape between two matmuls is a group that launches nothing.
 model views '"a": {"shape": [8, 64], "dtype": "f32", "kind": "input"}, "w": {"shape": [64, 64], "dtype": "f32", "kind": "weight"}, "v": {"shape": [4, 64], "dtype": "f32", "kind": "weight"}' \
     '{"name": "mm1", "op": "matmul", "inputs": ["a", "w"], "outputs": ["y"]}, {"name": "flip", "op": "transpose", "inputs": ["y"], "outputs": ["yt"], "attrs": {"perm": [1, 0]}}, {"name": "mm2", "op": "matmul", "inputs": ["yt", "a"], "outputs": ["z"]}' '"z"'
-expect_ok "a view between two matmuls launches nothing" '^kernels +3 -> 0 \(\+2 extern; 1 view group launch nothing' run views
+expect_ok "a view between two matmuls launches nothing" '^kernels +3 -> 0 \(\+2 extern; 1 view group launches nothing' run views
 expect_ok "... the plan file marks it" '"nodes": \["flip"\], [^}]*"view": true' \
     "$FUSEENG" run "$T/views.json" --policy inductor_greedy --json
 expect_ok "... and the simulator charges it nothing" '^    1  transpose +1 +1 +0\.0 +0 B' \
