@@ -156,13 +156,15 @@ return fe.policy {
           end
         end
         if skipped > 0 then
-          ctx:log(("choice: %s: %d choices skipped: they hold nodes of earlier groups"):format(a.name, skipped))
+          ctx:log(("choice: %s: %d %s skipped: %s nodes of earlier groups"):format(a.name, skipped,
+                  skipped == 1 and "choice" or "choices", skipped == 1 and "it holds" or "they hold"))
         end
         if best then
           groups[#groups + 1] = kept_group(p, a, best, #list, list.truncated, taken)
         else
-          ctx:log(("choice: %s: no fused choice reaches %.2fx; %s runs alone"):format(a.name,
-                  p.fusion_speedup_threshold, a.name))
+          ctx:log(("choice: %s: no fused choice reaches %.2fx (%d %s illegal); %s runs alone")
+                  :format(a.name, p.fusion_speedup_threshold, list.illegal,
+                          list.illegal == 1 and "set" or "sets", a.name))
           if alone and alone.kernel then   -- measured: keep its fastest kernel choice
             groups[#groups + 1] = { a, kernel = alone.kernel, reason = "its fastest kernel choice, alone" }
             taken[a.name] = true

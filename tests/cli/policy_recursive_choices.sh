@@ -5,7 +5,8 @@
 # max_fusion_depth bounds the epilogue; a fused choice at exactly the
 # threshold is kept and one just below it is not (the threshold is the
 # simulator's own ratio, printed exactly); every choice considered is in
-# the decision log with its time; measuring names each kernel choice; bad
+# the decision log with its time; custom ops anchor choices (an opaque one
+# runs alone); measuring names each kernel choice; bad
 # params and bad ctx:choices arguments stop the run with exit 2.
 . tests/lib.sh
 M=examples/models/allreduce_epilogue.json
@@ -42,7 +43,7 @@ for c in '#1 anchor depth 0 \[all_reduce\]' '#2 epilogue depth 1 \[all_reduce, r
         not_ok "logged: $c" "$(cat "$T/explain")"; fi
 done
 expect_ok "an anchor without a fused choice says so" \
-    '^  note +choice: matmul: no fused choice reaches 1\.10x; matmul runs alone$' \
+    '^  note +choice: matmul: no fused choice reaches 1\.10x \(1 set illegal\); matmul runs alone$' \
     "$FUSEENG" run "$M" --policy "$P" --explain
 
 # Depth: a 4-deep epilogue at the default depth 3 fuses 3 of its nodes;
@@ -82,6 +83,43 @@ expect_ok "threshold = depth 2's speedup: the deeper choice, saving more, still 
 expect_ok "fusion_types=epilogue: no prologue choice considered" '^decisions' \
     "$FUSEENG" run examples/models/llama2_7b_layer.json --policy "$P" --param fusion_types=epilogue --explain
 if grep -Eq 'prologue depth|cross depth' "$T/out"; then not_ok "... none logged" "$(grep -E 'prologue|cross' "$T/out" | head -3)"; else ok "... none logged"; fi
+
+# Custom ops (seed 001's subject): one declaring out_fusable anchors a
+# GEMM-like kernel and takes an epilogue that runs through two elementwise
+# custom ops; at depth 1 the two custom ops fuse with each other (the
+# seed's adjacent subgraphs); an opaque custom op runs alone.
+cat >"$T/custom.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "custom-ops",
+ "tensors": {
+  "x": {"shape": [1024, 1024], "dtype": "f16", "kind": "input"},
+  "w": {"shape": [1024, 1024], "dtype": "f16", "kind": "weight"},
+  "mm": {"shape": [1024, 1024], "dtype": "f16"},
+  "op1": {"shape": [1024, 1024], "dtype": "f16"},
+  "op2": {"shape": [1024, 1024], "dtype": "f16"},
+  "opq": {"shape": [1024, 1024], "dtype": "f16"}},
+ "nodes": [
+  {"name": "mm", "op": "custom", "inputs": ["x", "w"], "outputs": ["mm"],
+   "attrs": {"pattern": "out_fusable", "flops": 2147483648, "bytes": 4194304}},
+  {"name": "act", "op": "gelu", "inputs": ["mm"], "outputs": ["act"]},
+  {"name": "op1", "op": "custom", "inputs": ["act"], "outputs": ["op1"],
+   "attrs": {"pattern": "elemwise", "flops": 1048576, "bytes": 2097152}},
+  {"name": "op2", "op": "custom", "inputs": ["op1"], "outputs": ["op2"],
+   "attrs": {"pattern": "elemwise", "flops": 1048576, "bytes": 2097152}},
+  {"name": "opq", "op": "custom", "inputs": ["op2"], "outputs": ["opq"],
+   "attrs": {"pattern": "opaque", "flops": 1048576, "bytes": 2097152}},
+  {"name": "tail", "op": "relu", "inputs": ["opq"], "outputs": ["tail"]}],
+ "outputs": ["tail"]}
+JSON
+expect_ok "custom out_fusable op: its epilogue runs through two custom ops" \
+    '"nodes": \["mm", "act", "op1", "op2"\], "class": "gemm"' "$FUSEENG" run "$T/custom.json" --policy "$P" --json
+expect_ok "... an opaque custom op runs alone: every fused set is illegal" \
+    '^  note +choice: opq: no fused choice reaches 1\.10x \(2 sets illegal\); opq runs alone$' \
+    "$FUSEENG" run "$T/custom.json" --policy "$P" --explain
+expect_ok "... at depth 1 the two adjacent custom ops fuse" '"nodes": \["op1", "op2"\], "class": "pointwise"' \
+    "$FUSEENG" run "$T/custom.json" --policy "$P" --param max_fusion_depth=1 --json
+expect_ok "... and op1's choice holding act (taken by mm) is skipped" \
+    '^  note +choice: op1: 1 choice skipped: it holds nodes of earlier groups$' \
+    "$FUSEENG" run "$T/custom.json" --policy "$P" --param max_fusion_depth=1 --explain
 
 # Measuring: each kernel choice of each choice is timed on this CPU and
 # logged; a group the CPU runs op by op (all_reduce + epilogue) is no fused
