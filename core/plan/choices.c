@@ -31,6 +31,8 @@
  * Bounds: at most o->max choices in all, and at most 8 * o->max
  * candidate sets examined per level, so a node read by thousands of
  * others costs a bounded amount of work; either cut sets `truncated`.
+ * The level's hash grows with its candidates and is emptied slot by slot,
+ * so a large max costs nothing until a level is that large.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ typedef struct cand {
     int64_t off;      /* into cnodes */
     int32_t n, parent;
     int kind;
+    uint32_t slot;    /* its slot in the level's hash */
 } cand;
 
 struct fe_chooser {
@@ -60,8 +63,8 @@ struct fe_chooser {
     int32_t *cnodes;
     int8_t *croles;
     int64_t ncn, cap_cn;
-    int32_t *hash;           /* cand index + 1, 0 empty */
-    int32_t hcap;
+    int32_t *hash;           /* cand index + 1, 0 empty; all empty between levels */
+    int32_t hcap;            /* a power of two, kept at least twice ncands */
     int32_t tmp[FE_CHOICE_MAX_DEPTH + 2];
     int8_t tmp_roles[FE_CHOICE_MAX_DEPTH + 2];
 };
@@ -187,14 +190,37 @@ static uint64_t hash_members(const int32_t *m, int n)
 
 /* Slot of members m (n of them) in the level's hash: the slot holding
  * them, or the empty slot where they go. */
-static int32_t *slot_of(fe_chooser *c, const int32_t *m, int n)
+static uint32_t slot_of(const fe_chooser *c, const int32_t *m, int n)
 {
     uint32_t mask = (uint32_t)c->hcap - 1, i = (uint32_t)hash_members(m, n) & mask;
     for (;; i = (i + 1) & mask) {
-        int32_t *s = &c->hash[i];
-        if (*s == 0 || !memcmp(c->cnodes + c->cands[*s - 1].off, m, (size_t)n * sizeof *m))
-            return s;
+        int32_t s = c->hash[i];
+        if (s == 0 || !memcmp(c->cnodes + c->cands[s - 1].off, m, (size_t)n * sizeof *m))
+            return i;
     }
+}
+
+/* Room in the hash for one more candidate: double it and place the level's
+ * candidates again when it would be over half full. The hash grows with
+ * the candidates a level really has, so a small level costs little
+ * whatever max allows. 0 on out-of-memory. */
+static int hash_room(fe_chooser *c)
+{
+    if (2 * ((int64_t)c->ncands + 1) <= c->hcap)
+        return 1;
+    int32_t cap = c->hcap > 0 ? 2 * c->hcap : 64;
+    int32_t *h = calloc((size_t)cap, sizeof *h);
+    if (!h)
+        return 0;
+    free(c->hash);
+    c->hash = h;
+    c->hcap = cap;
+    for (int32_t i = 0; i < c->ncands; i++) {
+        cand *x = &c->cands[i];
+        x->slot = slot_of(c, c->cnodes + x->off, x->n);
+        c->hash[x->slot] = i + 1;
+    }
+    return 1;
 }
 
 /* Try parent + v as a candidate of the level: 1 added or skipped, 0 on
@@ -223,8 +249,10 @@ static int try_add(fe_chooser *c, const fe_choice_opts *o, int32_t pi, int32_t v
     c->tmp_roles[at] = (int8_t)role;
     memcpy(c->tmp + at + 1, m + at, (size_t)(n - at) * sizeof *m);
     memcpy(c->tmp_roles + at + 1, roles + at, (size_t)(n - at));
-    int32_t *slot = slot_of(c, c->tmp, n + 1);
-    if (*slot)
+    if (!hash_room(c))
+        return 0;
+    uint32_t slot = slot_of(c, c->tmp, n + 1);
+    if (c->hash[slot])
         return 1;
     /* An illegal set stays in the level (kind 0, never returned) so that
      * other parents reaching it do not ask legality again. */
@@ -238,9 +266,10 @@ static int try_add(fe_chooser *c, const fe_choice_opts *o, int32_t pi, int32_t v
         return 0;
     memcpy(c->cnodes + c->ncn, c->tmp, (size_t)(n + 1) * sizeof *c->tmp);
     memcpy(c->croles + c->ncn, c->tmp_roles, (size_t)(n + 1));
-    c->cands[c->ncands] = (cand){.off = c->ncn, .n = n + 1, .parent = pi, .kind = kind};
+    c->cands[c->ncands] = (cand){.off = c->ncn, .n = n + 1, .parent = pi, .kind = kind,
+                                 .slot = slot};
     c->ncn += n + 1;
-    *slot = ++c->ncands;
+    c->hash[slot] = ++c->ncands;
     return 1;
 }
 
@@ -280,19 +309,7 @@ static int grow_level(fe_chooser *c, const fe_choice_opts *o, int32_t from, int3
 {
     const fe_graph *g = c->g;
     int64_t limit = 8 * (int64_t)o->max;
-    int32_t hcap = 16;
-    while (hcap < 2 * limit + 2)
-        hcap *= 2;
-    if (hcap > c->hcap) {
-        free(c->hash);
-        c->hash = malloc((size_t)hcap * sizeof *c->hash);
-        if (!c->hash) {
-            c->hcap = 0;
-            return 0;
-        }
-        c->hcap = hcap;
-    }
-    memset(c->hash, 0, (size_t)c->hcap * sizeof *c->hash);
+    int ok = 1;
     c->ncands = 0;
     c->ncn = 0;
     for (int32_t pi = from; pi < to; pi++) {
@@ -305,8 +322,8 @@ static int grow_level(fe_chooser *c, const fe_choice_opts *o, int32_t from, int3
                         out->truncated = 1;
                         goto sort;
                     }
-                    if (!try_add(c, o, pi, fe_tensor_consumer(g, t, i), out))
-                        return 0;
+                    if (!(ok = try_add(c, o, pi, fe_tensor_consumer(g, t, i), out)))
+                        goto sort;
                 }
             }
             for (int k = 0; k < nd->nin; k++) {
@@ -317,12 +334,16 @@ static int grow_level(fe_chooser *c, const fe_choice_opts *o, int32_t from, int3
                     out->truncated = 1;
                     goto sort;
                 }
-                if (!try_add(c, o, pi, p, out))
-                    return 0;
+                if (!(ok = try_add(c, o, pi, p, out)))
+                    goto sort;
             }
         }
     }
 sort:
+    for (int32_t i = 0; i < c->ncands; i++)   /* empty the hash for the next level */
+        c->hash[c->cands[i].slot] = 0;
+    if (!ok)
+        return 0;
     qsort_r(c->cands, (size_t)c->ncands, sizeof *c->cands, cmp_cand, c);
     for (int32_t i = 0; i < c->ncands; i++) {
         if (c->nitems >= o->max && c->cands[i].kind != 0) {
