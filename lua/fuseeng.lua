@@ -353,6 +353,7 @@ local function combine(how, list, level)
   for k, v in pairs(first) do p[k] = v end
   p.name = how .. "(" .. table.concat(names, ",") .. ")"
   p.description = how .. " of " .. table.concat(names, ", ")
+  p.source = nil   -- each child names its own
   p.children = list
   p.combine = how
   p.params = {}

@@ -15,6 +15,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "benchmark_fusion",
   description = "fuse a candidate when it measures >= threshold x faster on the CPU kernels",
+  source = "seed 003, Inductor benchmark_fusion; seed 001, 1.1x threshold",
   driver = "greedy",
   params = { threshold = 1.1, choices = true },
   decide = function(self, group, ctx)

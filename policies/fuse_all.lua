@@ -10,6 +10,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "fuse_all",
   description = "baseline: every legal fusion (greedy, Inductor's loop, no veto)",
+  source = "seed 003, Inductor fuse_nodes without a veto",
   driver = "greedy",
   params = { window = 64, max_rounds = 10 },
 }

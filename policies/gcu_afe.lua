@@ -14,6 +14,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "gcu_afe",
   description = "seed 004 AFE: fuse when the working set fits L2 and fusing saves time",
+  source = "seed 004, GCU AFE (_can_fuse_gcu)",
   driver = "greedy",
   params = { margin_us = 0 },
   decide = function(self, group, ctx)

@@ -38,6 +38,7 @@ end
 return fe.policy {
   name = "gcu_tlf",
   description = "seed 004 AFE + TLF: fuse what fits L2, tile what does not when tiling pays",
+  source = "seed 004, GCU AFE + TLF (_apply_tlf_if_needed)",
   driver = "greedy",
   tiling = "auto",   -- seed 004 tiles; groups the split hook leaves get the simulator's split
   params = { margin_us = 0, split = 0 },

@@ -14,6 +14,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "memory_aware",
   description = "seed 004's benefit model alone: fuse when it saves more than margin_us",
+  source = "seed 004, compute_fusion_benefit",
   driver = "greedy",
   tiling = "auto",
   params = { margin_us = 0 },

@@ -6,6 +6,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "no_fusion",
   description = "baseline: every node runs as its own kernel",
+  source = "the unfused baseline",
   driver = "plan",
   plan = function(self, graph, ctx)
     return {}   -- nodes in no group run unfused

@@ -20,6 +20,7 @@ end
 return fe.policy {
   name = "profile_lookup",
   description = "InfiniCore stage 2: fuse if separate > fused x (1 + margin) in a measured profile",
+  source = "seed 000, InfiniCore should_fuse stage 2 (profile)",
   driver = "patterns",
   patterns = { "silu -> mul", "add -> rms_norm", "(@elemwise|@broadcast|@reduction)+" },
   params = { margin = 0.0, profile_fallback = "fuse" },

@@ -15,6 +15,7 @@ local fe = require "fuseeng"
 return fe.policy {
   name = "static_rules",
   description = "InfiniCore stage 1: enable switch, 2..10 nodes, inputs >= 1024 elements, V1 op set",
+  source = "seed 000, InfiniCore should_fuse stage 1 (static rules)",
   driver = "patterns",
   patterns = {
     "silu -> mul",                                  -- SwiGLU: silu(gate) * up

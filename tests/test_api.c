@@ -533,6 +533,36 @@ static void ab(void **state)
     fe_engine_free(e);
 }
 
+/* A policy names its source; a combination leaves it to its children. */
+static void sources(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_engine *e = engine();
+    fe_policy *pols[2];
+    assert_non_null(pols[0] = fe_engine_load_policy(e, "gcu_tlf", &err));
+    assert_non_null(pols[1] = fe_engine_load_policy(e, "static_rules", &err));
+    assert_non_null(strstr(fe_policy_source(pols[0]), "seed 004"));
+    assert_non_null(strstr(fe_policy_source(pols[1]), "seed 000"));
+    fe_policy *both = fe_engine_combine(e, "all", pols, 2, &err);
+    assert_non_null(both);
+    assert_string_equal(fe_policy_source(both), "");
+    static const char bare[] = "local fe = require 'fuseeng'\n"
+                               "return fe.policy { name = 'bare', driver = 'greedy' }\n";
+    fe_policy *b = fe_engine_load_policy_buffer(e, bare, sizeof bare - 1, "bare.lua", &err);
+    assert_non_null(b);
+    assert_string_equal(fe_policy_source(b), "");
+    static const char wrong[] = "local fe = require 'fuseeng'\n"
+                                "return fe.policy { name = 'w', driver = 'greedy', source = 4 }\n";
+    assert_null(fe_engine_load_policy_buffer(e, wrong, sizeof wrong - 1, "w.lua", &err));
+    assert_input_error(&err, "source");
+    fe_policy_free(b);
+    fe_policy_free(both);
+    fe_policy_free(pols[0]);
+    fe_policy_free(pols[1]);
+    fe_engine_free(e);
+}
+
 static void scripts(void **state)
 {
     (void)state;
@@ -577,7 +607,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(models), cmocka_unit_test(ops), cmocka_unit_test(planning),
         cmocka_unit_test(simulation), cmocka_unit_test(plan_files), cmocka_unit_test(execution),
-        cmocka_unit_test(timing), cmocka_unit_test(ab), cmocka_unit_test(scripts),
+        cmocka_unit_test(timing), cmocka_unit_test(ab), cmocka_unit_test(sources),
+        cmocka_unit_test(scripts),
         cmocka_unit_test(engines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -116,6 +116,9 @@ int fe_policy_set_param(fe_policy *p, const char *key, const char *value, fe_err
 const char *fe_policy_name(const fe_policy *p);
 const char *fe_policy_driver(const fe_policy *p);
 const char *fe_policy_description(const fe_policy *p);
+/* The document and section the policy reproduces ("" if it does not say);
+ * owned by the policy. */
+const char *fe_policy_source(const fe_policy *p);
 void fe_policy_free(fe_policy *p);
 
 /* Make p the engine's active policy (swapping out the previous one). */

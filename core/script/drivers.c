@@ -18,6 +18,7 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"name", LUA_TSTRING, LUA_TNONE, NULL},
     {"driver", LUA_TSTRING, LUA_TNONE, NULL},
     {"description", LUA_TSTRING, LUA_TNONE, NULL},
+    {"source", LUA_TSTRING, LUA_TNONE, NULL},
     {"params", LUA_TTABLE, LUA_TNONE, NULL},
     {"decide", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"score", LUA_TFUNCTION, LUA_TNONE, NULL},

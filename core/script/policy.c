@@ -115,6 +115,7 @@ int fe_policy_check(fe_policy *p, fe_error *err)
         field_str(L, -1, "name", p->name, sizeof p->name);
         field_str(L, -1, "driver", p->driver, sizeof p->driver);
         field_str(L, -1, "description", p->description, sizeof p->description);
+        field_str(L, -1, "source", p->source, sizeof p->source);
     }
     lua_pop(L, 1);
     return rc;
@@ -144,6 +145,7 @@ fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
     field_str(L, -1, "name", p->name, sizeof p->name);
     field_str(L, -1, "driver", p->driver, sizeof p->driver);
     field_str(L, -1, "description", p->description, sizeof p->description);
+    field_str(L, -1, "source", p->source, sizeof p->source);
     snprintf(p->path, sizeof p->path, "%s", path);
     p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return p;
@@ -210,6 +212,7 @@ int fe_engine_use(fe_engine *e, fe_policy *p, fe_error *err)
 const char *fe_policy_name(const fe_policy *p) { return p->name; }
 const char *fe_policy_driver(const fe_policy *p) { return p->driver; }
 const char *fe_policy_description(const fe_policy *p) { return p->description; }
+const char *fe_policy_source(const fe_policy *p) { return p->source; }
 
 fe_policy *fe_engine_combine(fe_engine *e, const char *how, fe_policy *const *policies, int n,
                              fe_error *err)

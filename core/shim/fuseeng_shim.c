@@ -38,6 +38,7 @@
     X(fe_policy_name, const char *, (const fe_policy *p), (p), NULL)                        \
     X(fe_policy_driver, const char *, (const fe_policy *p), (p), NULL)                      \
     X(fe_policy_description, const char *, (const fe_policy *p), (p), NULL)                 \
+    X(fe_policy_source, const char *, (const fe_policy *p), (p), NULL)                      \
     X(fe_engine_use, int, (fe_engine *x, fe_policy *p, fe_error *e), (x, p, e), e)          \
     X(fe_engine_plan, fe_plan *, (fe_engine *x, const fe_model *m, fe_error *e), (x, m, e), e) \
     X(fe_plan_to_json, char *, (const fe_plan *p, fe_error *e), (p, e), e)                  \
