@@ -127,6 +127,7 @@ end
 
 return fe.policy {
   name = "recursive_choices",
+  source = "seed 001, custom-op MultiTemplateBuffer + recursive fusion",
   description = "seed 001: kernel + recursively fused choices per out-fusable/collective/custom op, kept at >= 1.1x",
   driver = "plan",
   params = { max_fusion_depth = 3, fusion_speedup_threshold = 1.1, max_choices = 64,
