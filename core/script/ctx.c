@@ -10,6 +10,7 @@
  *   ctx:simulate_unfused(group)                   ctx_sim.c
  *   ctx:simulate_parts(group [, {split = k | fn}]) ctx_sim.c
  *   ctx:bench(group [, {split = k, kernel = name}]) ctx_bench.c
+ *   ctx:choices(anchor [, {depth, max, kinds}])    ctx_choices.c
  *
  * ctx is a table whose metatable refuses new fields (registered here on
  * first use, so an engine opens nothing). Its methods are closures over a
@@ -20,6 +21,7 @@
 
 #include "ctx.h"
 #include "ctx_bench.h"
+#include "ctx_choices.h"
 #include "ctx_sim.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
@@ -31,6 +33,7 @@
 typedef struct handle {
     fe_run *r;
     fe_ctx_bench_state bench;
+    fe_chooser *chooser;   /* ctx:choices', made on its first call */
 } handle;
 
 static handle *live_handle(lua_State *L)
@@ -85,6 +88,15 @@ static int l_bench(lua_State *L)
 {
     handle *h = live_handle(L);
     return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
+}
+
+/* Upvalues: the handle and the run's graph object (its groups' owner). */
+static int l_choices(lua_State *L)
+{
+    handle *h = live_handle(L);
+    lua_settop(L, 3);   /* ctx, anchor, options */
+    lua_pushvalue(L, lua_upvalueindex(2));
+    return fe_ctx_choices(L, h->r->g, lua_gettop(L), &h->chooser);
 }
 
 /* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single
@@ -151,6 +163,10 @@ void fe_ctx_push(fe_run *r)
         lua_setfield(L, -2, "lookup");
         lua_setfield(L, -3, "profile");
     }
+    lua_pushvalue(L, -1);
+    lua_pushvalue(L, r->gidx);
+    lua_pushcclosure(L, l_choices, 2);
+    lua_setfield(L, -3, "choices");
     luaL_setfuncs(L, METHODS, 1);   /* pops the handle */
     if (luaL_newmetatable(L, CTX_MT)) {
         lua_pushcfunction(L, ctx_newindex);
@@ -175,6 +191,8 @@ void fe_ctx_end(fe_run *r)
         if (h) {
             h->r = NULL;
             fe_ctx_bench_end(&h->bench);
+            fe_chooser_free(h->chooser);
+            h->chooser = NULL;
         }
         lua_pop(L, 1);
     }
