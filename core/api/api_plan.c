@@ -67,14 +67,48 @@ typedef struct reason_count {
     int count;
 } reason_count;
 
+static int by_text(const void *a, const void *b)
+{
+    const reason_count *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->text, y->text, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
 static int by_count(const void *a, const void *b)
 {
     const reason_count *x = a, *y = b;
-    if (x->count != y->count)
-        return y->count - x->count;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->text, y->text, n);
-    return c ? c : (int)x->len - (int)y->len;
+    return x->count != y->count ? y->count - x->count : by_text(a, b);
+}
+
+/* The commonest kinds of reason. Sorted by text and counted in runs: a plan
+ * can hold 100k distinct reasons, too many to compare pairwise. */
+static void reasons(const fe_plan *p, FILE *f)
+{
+    reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
+    int n = 0, nr = 0;
+    if (!rc)
+        return;
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        const char *s = p->decisions[d].reason >= 0 ? fe_strtab_str(p->strs, p->decisions[d].reason) : "";
+        size_t len = reason_key(s);
+        if (len > 0)
+            rc[n++] = (reason_count){s, len, 1};
+    }
+    qsort(rc, (size_t)n, sizeof *rc, by_text);
+    for (int i = 0; i < n; i++) {
+        if (nr > 0 && by_text(&rc[nr - 1], &rc[i]) == 0)
+            rc[nr - 1].count++;
+        else
+            rc[nr++] = rc[i];
+    }
+    qsort(rc, (size_t)nr, sizeof *rc, by_count);
+    for (int i = 0; i < nr && i < 8; i++)
+        fprintf(f, "%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
+                (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
+    if (nr > 8)
+        fprintf(f, "           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
+    free(rc);
 }
 
 static int by_size_desc(const void *a, const void *b, void *ctx)
@@ -105,33 +139,6 @@ static void largest_groups(const fe_plan *p, FILE *f)
         fprintf(f, "\n");
     }
     free(ids);
-}
-
-static void reasons(const fe_plan *p, FILE *f)
-{
-    reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
-    int nr = 0;
-    if (!rc)
-        return;
-    for (int32_t d = 0; d < p->ndecisions; d++) {
-        const char *s = p->decisions[d].reason >= 0 ? fe_strtab_str(p->strs, p->decisions[d].reason) : "";
-        size_t len = reason_key(s);
-        if (len == 0)
-            continue;
-        int found = 0;
-        for (int i = 0; i < nr && !found; i++)
-            if (rc[i].len == len && memcmp(rc[i].text, s, len) == 0)
-                found = ++rc[i].count;
-        if (!found)
-            rc[nr++] = (reason_count){s, len, 1};
-    }
-    qsort(rc, (size_t)nr, sizeof *rc, by_count);
-    for (int i = 0; i < nr && i < 8; i++)
-        fprintf(f, "%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
-                (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
-    if (nr > 8)
-        fprintf(f, "           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
-    free(rc);
 }
 
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)

@@ -23,7 +23,7 @@ expect_ok "allreduce_epilogue: the collective takes its whole epilogue" \
     "$FUSEENG" run "$M" --policy "$P" --json
 expect_ok "... the matmul before it runs alone" '"nodes": \["matmul"\], "class": "single"' \
     "$FUSEENG" run "$M" --policy "$P" --json
-expect_ok "... 5 kernels become 2" '^kernels +5 -> 2 \(1 fused group holding 4 nodes' \
+expect_ok "... 5 nodes become 1 kernel beside the extern matmul" '^kernels +5 -> 1 \(\+1 extern; 1 fused group holding 4 nodes' \
     "$FUSEENG" run "$M" --policy "$P"
 expect_ok "... the reason gives kind, depth, speedup and threshold" \
     '^  fuse +\[all_reduce, relu, scale, out\] +epilogue depth 3: 1\.792x >= 1\.10 around all_reduce \(unfused 4\.610 ms, fused 2\.573 ms; 4 choices\)$' \
@@ -58,7 +58,7 @@ expect_ok "... depth 4: all four" \
     "$FUSEENG" run "$T/deep.json" --policy "$P" --param max_fusion_depth=4 --json
 expect_ok "... depth 1: relu only" '"nodes": \["all_reduce", "relu"\], "class": "collective"' \
     "$FUSEENG" run "$M" --policy "$P" --param max_fusion_depth=1 --json
-expect_ok "... depth 0: nothing fuses" '^kernels +5 -> 5 \(0 fused groups' \
+expect_ok "... depth 0: nothing fuses" '^kernels +5 -> 4 \(\+1 extern; 0 fused groups' \
     "$FUSEENG" run "$M" --policy "$P" --param max_fusion_depth=0
 if grep -q 'depth 4' "$T/explain"; then not_ok "no choice deeper than 3 is considered"; else
     ok "no choice deeper than 3 is considered"; fi
@@ -71,7 +71,7 @@ above=$(awk -v r="$ratio" 'BEGIN { printf "%.17g", r * (1 + 1e-15) }')
 expect_ok "threshold = the choice's speedup ($ratio): kept" \
     '"nodes": \["all_reduce", "relu", "scale", "out"\]' \
     "$FUSEENG" run "$M" --policy "$P" --param fusion_speedup_threshold="$ratio" --json
-expect_ok "threshold just above it ($above): not kept" '^kernels +5 -> 5 \(0 fused groups' \
+expect_ok "threshold just above it ($above): not kept" '^kernels +5 -> 4 \(\+1 extern; 0 fused groups' \
     "$FUSEENG" run "$M" --policy "$P" --param fusion_speedup_threshold="$above"
 ratio2=$(sed -n 's/.*#3 epilogue depth 2 .*x (\([0-9.]*\))$/\1/p' "$T/explain")
 expect_ok "threshold = depth 2's speedup: the deeper choice, saving more, still wins" \
