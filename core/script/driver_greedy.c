@@ -115,22 +115,27 @@ static int cmp_pos(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* Candidate pairs for this round into s. */
+/* Candidate pairs for this round into s. A tensor's groups are made
+ * distinct with a visit stamp per tensor (not by comparing each with the
+ * ones before: rope tables and masks feed every layer, so that was
+ * quadratic in the model's depth). */
 static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf)
 {
     const fe_graph *g = r->g;
     fe_part *p = r->part;
     for (int32_t t = 0; t < g->ntensors; t++) {
         const fe_tensor *ts = fe_graph_tensor(g, t);
-        int32_t n = 0;
-        if (ts->producer >= 0)
+        int32_t n = 0, seen = fe_part_stamps(p);
+        if (ts->producer >= 0) {
             buf[n++] = p->gid[ts->producer];
+            p->mark[buf[0]] = seen;
+        }
         for (int32_t c = 0; c < ts->ncons; c++) {
-            int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)], dup = 0;
-            for (int32_t j = 0; j < n && !dup; j++)
-                dup = buf[j] == gid;
-            if (!dup)
+            int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)];
+            if (p->mark[gid] != seen) {
+                p->mark[gid] = seen;
                 buf[n++] = gid;
+            }
         }
         if (n < 2)
             continue;
