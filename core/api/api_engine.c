@@ -110,6 +110,12 @@ fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, f
         stats->rounds = st.rounds;
         stats->seconds = st.seconds;
         memcpy(stats->fault, st.fault, sizeof stats->fault);
+        stats->sim_calls = st.sim_calls;
+        stats->sim_seconds = st.sim_seconds;
+        stats->bench_measured = st.bench_measured;
+        stats->bench_cached = st.bench_cached;
+        stats->bench_fallbacks = st.bench_fallbacks;
+        stats->bench_seconds = st.bench_seconds;
     }
     return plan;
 }

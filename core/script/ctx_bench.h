@@ -12,6 +12,9 @@
 typedef struct fe_ctx_bench_state {
     fe_exec *exec;
     double seconds;
+    int64_t measured;   /* items timed (fused groups and single ops) */
+    int64_t cached;     /* calls answered from the kernel cache */
+    int64_t refused;    /* calls refused: the budget was spent */
 } fe_ctx_bench_state;
 
 /* ctx:bench(group [, {split = k, kernel = "name"}]) on g, spending at most
