@@ -85,7 +85,9 @@ static int l_simulate_parts(lua_State *L)
 static int l_bench(lua_State *L)
 {
     handle *h = live_handle(L);
-    return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
+    fe_ctx_bench_limits lim = {.budget = h->r->env.bench_budget, .item = h->r->env.bench_item,
+                               .pending = h->r->pending};
+    return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
 }
 
 /* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single

@@ -203,6 +203,7 @@ int fe_drive_greedy(fe_run *r)
             int32_t gids[2] = {c->a, c->b};
             if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
+            r->pending = keep - i;
             int v = fe_run_decide(r, gids, 2);
             if (v < 0 || fe_run_over(r)) {
                 rc = r->status;
@@ -218,6 +219,7 @@ int fe_drive_greedy(fe_run *r)
             break;
     }
 out:
+    r->pending = 0;
     lua_settop(L, r->ctx);
     free(s.keys);
     free(s.list);

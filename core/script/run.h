@@ -69,6 +69,9 @@ typedef struct fe_run {
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
+    int64_t pending;         /* candidates the driver has still to decide in this pass, the
+                                one being decided included (0: unknown): ctx:bench shares
+                                its budget among them */
     fe_run_stats stats;
     double t0;               /* when the run began */
     int top;                 /* the stack's top before the run */
