@@ -84,11 +84,18 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
             return rc;
         if (t < best)
             best = t;
+        if (o.bounded && i == 0 && t > o.budget_s) {
+            /* One call outlasts the item's share: it is its own warm-up
+             * (caches settle within a call this long) and the measurement. */
+            double one = t * 1e3;
+            fe_bench_summary(&one, 1, st);
+            return FE_OK;
+        }
         steady = t <= 1.5 * best ? steady + 1 : 0;
         if (i + 1 >= o.warmup && now_s() - t0 > 0.25 * o.budget_s)
             break;
     }
-    if (o.bounded && best > o.budget_s)
+    if (o.bounded && best > o.budget_s / 3)
         o.min_reps = 1;
     int cap = 64, n = 0;
     double *ms = malloc((size_t)cap * sizeof(double));

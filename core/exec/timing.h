@@ -17,9 +17,11 @@ typedef struct fe_bench_opts {
     int warmup;         /* warm-up calls; 0 means 1 (then more until steady, within 25% of the budget) */
     int min_reps;       /* 0 means 3 */
     int max_reps;       /* 0 means 10000 */
-    int bounded;        /* a call that alone takes longer than budget_s is timed once after
-                           its warm-up (one such call is its own median), so an item costs
-                           about budget_s or two calls; else min_reps calls whatever they take */
+    int bounded;        /* the minimum repetitions rule for a budget: a first call longer
+                           than budget_s is the measurement (its own warm-up); calls
+                           longer than budget_s / 3 are timed once after the warm-up; else
+                           min_reps calls. So an item costs about budget_s, or one call;
+                           unbounded, min_reps calls whatever they take */
     const double *known_ms;   /* fe_bench_group_run: members' medians measured before (member
                                  order: ascending ids), < 0 for one to time; NULL times all */
 } fe_bench_opts;

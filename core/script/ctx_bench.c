@@ -31,16 +31,18 @@
  * (fe_run.pending; the greedy driver counts its sorted list, stale pairs
  * included, which keeps a reserve for later rounds), split over the items
  * it still has to time (the group, and its members not in the cache), at
- * most 50 ms of repetitions each. The minimum repetitions rule:
- * three timed calls after a warm-up, unless one call alone outlasts the
- * item's share, when one timed call after the warm-up is the measurement
- * (fe_bench_opts.bounded). Candidates are measured in the driver's order
- * (for the greedy driver, most memory saved first: the largest expected
- * benefits while the budget is fullest). Past the budget a call returns
- * nil, a message and "budget" (cached results are still returned), and
- * the policy decides without a measurement; a group this machine cannot
- * run gives nil, why and "unmeasurable". The session (inputs, weights) is
- * made on the first call of a run and fills only what the measured groups
+ * most 50 ms of repetitions each. The minimum repetitions rule
+ * (fe_bench_opts.bounded): three timed calls after a warm-up; one timed
+ * call after it when three would outlast the item's share; and when the
+ * first call alone outlasts it, that call is the measurement. So every
+ * item costs at least one call. Candidates are measured in the driver's
+ * order (for the greedy driver, most memory saved first: the largest
+ * expected benefits while the budget is fullest). Past the budget a call
+ * returns nil, a message and "budget" (cached results are still
+ * returned), and the policy decides without a measurement
+ * (benchmark_fusion asks the simulator); a group this machine cannot run
+ * gives nil, why and "unmeasurable". The session (inputs, weights) is made
+ * on the first call of a run and fills only what the measured groups
  * read. */
 #include <lauxlib.h>
 #include <stdlib.h>

@@ -19,10 +19,11 @@
  * left out of the targets (its time is then wall time: the kernels use
  * every core): measuring is bounded by its budget, not by the model's size.
  *
- * Two policies written here complete the picture: `decide_only` (a greedy
- * policy whose decide says no: the cost of a hook call itself) and `smart`
- * (score and decide hooks reading group fields, as a hand-written Inductor
- * policy would). BENCH_SIZES="2500,7500" (layers) and BENCH_POLICIES
+ * Three policies written here complete the picture: `decide_only` (a
+ * greedy policy whose decide says no: the cost of a hook call itself),
+ * `smart` (score and decide hooks reading group fields, as a hand-written
+ * Inductor policy would) and `flow` (the dataflow driver, which no shipped
+ * policy uses yet). BENCH_SIZES="2500,7500" (layers) and BENCH_POLICIES
  * ("fuse_all,gcu_tlf") narrow a run while iterating.
  */
 #include <dirent.h>
@@ -68,6 +69,16 @@ static const char smart[] =
     "    return true, 'saves ' .. fe.fmt_bytes(g.internal_bytes)\n"
     "  end,\n"
     "}\n";
+
+/* The dataflow driver (no shipped policy uses it yet): a LLaMA MLP's flow. */
+static const char flow[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy { name = 'flow', driver = 'dataflow',\n"
+    "  dataflow = [[\n"
+    "    norm -> proj -> act -> gate -> down -> res\n"
+    "    norm = rms_norm; proj = matmul; act = silu; gate = mul; down = matmul; res = add\n"
+    "  ]],\n"
+    "  decide = function(self, g, ctx) return #g > 1, 'along the flow' end }\n";
 
 static const char decide_only[] =
     "local fe = require 'fuseeng'\n"
@@ -133,12 +144,12 @@ static int list_policies(row *rows, const char *only)
         closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     for (int i = 0; i < n; i++) {
-        if (wanted(only, names[i]) && nr < MAX_POLICIES - 2)
+        if (wanted(only, names[i]) && nr < MAX_POLICIES - 3)
             snprintf(rows[nr++].name, sizeof rows[0].name, "%s", names[i]);
         free(names[i]);
     }
-    const char *own[][2] = {{"decide_only", decide_only}, {"smart", smart}};
-    for (int i = 0; i < 2; i++)
+    const char *own[][2] = {{"decide_only", decide_only}, {"smart", smart}, {"flow", flow}};
+    for (int i = 0; i < 3; i++)
         if (wanted(only, own[i][0])) {
             snprintf(rows[nr].name, sizeof rows[0].name, "%s", own[i][0]);
             rows[nr++].src = own[i][1];
