@@ -80,4 +80,28 @@ LUA
 expect_ok "ctx:bench past the budget says \"budget\"" 'refused: budget' \
     "$FUSEENG" run "$T/l1.json" --policy "$T/kind.lua" --bench-budget 1e-9 --explain
 
+# Inputs ctx:bench makes for an exported index.Tensor are in range of the
+# dim they index (issue 16's random indices), through a reshape, with
+# args.indices placing a None entry: x[i] on [1, 8] and x[:, i] on [8, 1].
+for case in '1, 8|[true]' '8, 1|[null, true]'; do
+    shape=${case%%|*} indices=${case#*|}
+    cat >"$T/index.json" <<JSON
+{"format": "fuseeng.model/1", "name": "index_in_range",
+ "tensors": {"x": {"shape": [$shape], "dtype": "f32", "kind": "input"},
+             "i": {"shape": [2, 2], "dtype": "i64", "kind": "input"},
+             "y": {"shape": [$( [ "$shape" = "1, 8" ] && echo "4, 8" || echo "8, 4" )], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "flat", "op": "reshape", "inputs": ["i"], "outputs": ["j"], "attrs": {"shape": [4]}},
+           {"name": "pick", "op": "custom", "inputs": ["x", "j"], "outputs": ["y"],
+            "attrs": {"aten": "index.Tensor", "args": {"indices": $indices}, "pattern": "injective"}},
+           {"name": "act", "op": "relu", "inputs": ["y"], "outputs": ["z"]}],
+ "outputs": ["z"]}
+JSON
+    "$FUSEENG" run "$T/index.json" --policy "$T/count.lua" --explain >"$T/index.out" 2>&1
+    if [ "$(grep -Ec '^  no +\[(flat, pick|pick, act)\] +measured$' "$T/index.out")" -eq 2 ]; then
+        ok "index.Tensor inputs are made in range (x [$shape], indices $indices)"
+    else
+        not_ok "index.Tensor inputs are made in range (x [$shape], indices $indices)" "$(tail -4 "$T/index.out")"
+    fi
+done
+
 finish
