@@ -183,6 +183,7 @@ void fe_ctx_end(fe_run *r)
             r->stats.bench_cached = h->bench.cached;
             r->stats.bench_fallbacks = h->bench.refused;
             r->stats.bench_seconds = h->bench.seconds;
+            r->stats.bench_cpu_seconds = h->bench.cpu_seconds;
             fe_ctx_bench_end(&h->bench);
         }
         lua_pop(L, 1);

@@ -67,6 +67,13 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* The result table from a measurement. */
 static void push_result(lua_State *L, const fe_bench_group *b)
 {
@@ -240,9 +247,10 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
     fe_bench_opts bo = {.budget_s = per_item < item ? (per_item > 1e-3 ? per_item : 1e-3) : item,
                         .bounded = 1, .known_ms = known};
     fe_bench_group b;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     int rc = fe_bench_group_run(st->exec, nodes, n, split, kernel, &bo, &b, &err);
     st->seconds += now_s() - t0;
+    st->cpu_seconds += cpu_s() - c0;
     free(heap);
     free(known);
     if (rc != FE_OK)

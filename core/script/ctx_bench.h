@@ -12,6 +12,7 @@
 typedef struct fe_ctx_bench_state {
     fe_exec *exec;
     double seconds;
+    double cpu_seconds; /* process CPU time of the measuring (every core) */
     int64_t measured;   /* items timed (fused groups and single ops) */
     int64_t cached;     /* calls answered from the kernel cache */
     int64_t refused;    /* calls refused: the budget was spent */

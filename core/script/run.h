@@ -26,6 +26,7 @@ typedef struct fe_run_stats {
     int64_t bench_cached;    /* ctx:bench: answers from the run's kernel cache */
     int64_t bench_fallbacks; /* ctx:bench: calls refused for a spent budget */
     double bench_seconds;    /* time spent measuring */
+    double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;
     int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
     int64_t lua_bytes;       /* Lua state's memory at the end */
