@@ -141,6 +141,33 @@ static void largest_groups(const fe_plan *p, FILE *f)
     free(ids);
 }
 
+/* --stats: the whole planning time, then its parts. The hooks' time holds
+ * their simulator and ctx:bench calls; the engine's is the rest (driver,
+ * legality checks, group bookkeeping, splits). */
+static void stats(const fe_plan_stats *st, FILE *f)
+{
+    char b[32];
+    double lua = st->hook_seconds - st->sim_seconds - st->bench_seconds;
+    double engine = st->seconds - st->hook_seconds;
+    double pct = st->seconds > 0 ? 100.0 / st->seconds : 0;
+    fprintf(f, "stats      planning %.3f s: engine %.3f s (%.0f%%: driver, legality, groups), "
+            "Lua hooks %.3f s (%.0f%%), simulator calls %.3f s (%.0f%%, %lld kernels priced)",
+            st->seconds, engine < 0 ? 0 : engine, engine < 0 ? 0 : engine * pct, lua < 0 ? 0 : lua,
+            lua < 0 ? 0 : lua * pct, st->sim_seconds, st->sim_seconds * pct,
+            (long long)st->sim_calls);
+    if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
+        fprintf(f, ", measuring %.3f s (%.0f%%)", st->bench_seconds, st->bench_seconds * pct);
+    fprintf(f, "\n           %lld Lua hook calls (%.0f per second of hook time), %lld instructions, "
+            "Lua memory %s, %d round%s\n", (long long)st->hook_calls,
+            st->hook_seconds > 0 ? (double)st->hook_calls / st->hook_seconds : 0.0,
+            (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
+            st->rounds, st->rounds == 1 ? "" : "s");
+    if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
+        fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
+                "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,
+                (long long)st->bench_fallbacks);
+}
+
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)
 {
     const fe_graph *g = p->g;
@@ -165,14 +192,8 @@ static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, F
         fprintf(f, "fallback   %s; the policy's fusions were dropped (fallback_on_error = unfused)\n",
                 st->fault);
     reasons(p, f);
-    if (with_stats && st) {
-        char b[32];
-        fprintf(f, "stats      %.3f s, %lld Lua hook calls (%.0f per second), %lld instructions, "
-                "Lua memory %s, %d round%s\n", st->seconds, (long long)st->hook_calls,
-                st->seconds > 0 ? (double)st->hook_calls / st->seconds : 0.0,
-                (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
-                st->rounds, st->rounds == 1 ? "" : "s");
-    }
+    if (with_stats && st)
+        stats(st, f);
 }
 
 static void dot(const fe_plan *p, FILE *f)

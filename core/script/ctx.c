@@ -34,6 +34,7 @@ typedef struct handle {
     fe_run *r;
     fe_ctx_bench_state bench;
     fe_chooser *chooser;   /* ctx:choices', made on its first call */
+    fe_ctx_sim_tally sim;
 } handle;
 
 static handle *live_handle(lua_State *L)
@@ -68,26 +69,28 @@ static int l_log(lua_State *L)
 
 static int l_simulate(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_simulate_unfused(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate_unfused(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate_unfused(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_simulate_parts(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate_parts(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate_parts(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_bench(lua_State *L)
 {
     handle *h = live_handle(L);
-    return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
+    fe_ctx_bench_limits lim = {.budget = h->r->env.bench_budget, .item = h->r->env.bench_item,
+                               .pending = h->r->pending};
+    return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
 }
 
 /* Upvalues: the handle and the run's graph object (its groups' owner). */
@@ -190,6 +193,13 @@ void fe_ctx_end(fe_run *r)
         handle *h = lua_touserdata(L, -1);
         if (h) {
             h->r = NULL;
+            r->stats.sim_calls = h->sim.calls;
+            r->stats.sim_seconds = h->sim.seconds;
+            r->stats.bench_measured = h->bench.measured;
+            r->stats.bench_cached = h->bench.cached;
+            r->stats.bench_fallbacks = h->bench.refused;
+            r->stats.bench_seconds = h->bench.seconds;
+            r->stats.bench_cpu_seconds = h->bench.cpu_seconds;
             fe_ctx_bench_end(&h->bench);
             fe_chooser_free(h->chooser);
             h->chooser = NULL;
