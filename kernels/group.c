@@ -18,6 +18,12 @@
  * group run op by op, and the reason is reported. Groups without an anchor
  * compile into one fused program when every member is elementwise,
  * broadcast or a row reduction.
+ *
+ * A group with a max_pool2d or avg_pool2d (legality's pool class) is
+ * anchored on the pool the same way, with an epilogue only: the pool
+ * computes one output plane (n, c) at a time and the epilogue program runs
+ * on it while it is in cache, as on a conv2d's output rows. Elementwise
+ * ops before the pool make the group run op by op.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +39,7 @@
 #include "ops.h"
 #include "tensor_mem.h"
 
-enum { MODE_FUSED, MODE_ANCHOR, MODE_PEROP };
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP };
 
 struct fe_exec_group {
     const fe_graph *g;
@@ -46,8 +52,8 @@ struct fe_exec_group {
     int64_t temp_bytes;
     fe_k_prog *prog;                  /* MODE_FUSED */
     /* MODE_ANCHOR */
-    int32_t anchor;                   /* node id */
-    fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue */
+    int32_t anchor;                   /* node id (MODE_POOL too) */
+    fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
     int pro_sep[2];                   /* prologue materialised by a separate pass */
     int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
 };
@@ -119,6 +125,21 @@ static void op_list(const fe_graph *g, const int32_t *ids, int n, char *buf, siz
     for (int i = 0; i < n && len + 16 < size; i++)
         len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
                                 fe_node_op_name(fe_graph_node(g, ids[i])));
+}
+
+/* "add, gelu": the ops of the members with role r */
+static void role_ops(const fe_exec_group *gr, const int *role, int r, char *buf, size_t size)
+{
+    int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
+    int m = 0;
+    buf[0] = 0;
+    if (!ids)
+        return;
+    for (int i = 0; i < gr->n; i++)
+        if (role[i] == r)
+            ids[m++] = gr->nodes[i];
+    op_list(gr->g, ids, m, buf, size);
+    free(ids);
 }
 
 static void split_note(const fe_exec_group *gr, char *buf, size_t size)
@@ -413,15 +434,7 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
                                   ot->rank, ot->rank - 1 < 0 ? 0 : ot->rank - 1, &cnt, why);
         if (!gr->pro[k])
             goto out;
-        int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
-        int m = 0;
-        if (ids) {
-            for (int i = 0; i < gr->n; i++)
-                if (role[i] == k + 1)
-                    ids[m++] = gr->nodes[i];
-            op_list(g, ids, m, ops, sizeof ops);
-            free(ids);
-        }
+        role_ops(gr, role, k + 1, ops, sizeof ops);
         if (is_conv)
             snprintf(pro_s[k], sizeof pro_s[k], "; prologue on the input (%d ops: %s), one image "
                      "ahead of the convolution", cnt, ops);
@@ -441,15 +454,7 @@ static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
         if (cnt && !gr->epi)
             goto out;
         if (cnt) {
-            int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
-            int m = 0;
-            if (ids) {
-                for (int i = 0; i < gr->n; i++)
-                    if (role[i] == 3)
-                        ids[m++] = gr->nodes[i];
-                op_list(g, ids, m, ops, sizeof ops);
-                free(ids);
-            }
+            role_ops(gr, role, 3, ops, sizeof ops);
             snprintf(epi_s, sizeof epi_s, blas ? "; epilogue (%d ops: %s) as a separate pass over "
                      "the output" : "; epilogue (%d ops: %s) on each output block in cache%s", cnt, ops,
                      fe_k_prog_full_rows(gr->epi) ? " (whole rows)" : "");
@@ -656,6 +661,88 @@ out:
     return rc;
 }
 
+/* ---- pool with an epilogue ---- */
+
+static int is_pool(const fe_node *n)
+{
+    return n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D;
+}
+
+static int try_pool(fe_exec_group *gr, fe_error *why)
+{
+    const fe_graph *g = gr->g;
+    int np = 0, pi = -1, cnt = 0, rc = -1;
+    char ops[256], sn[96];
+    for (int i = 0; i < gr->n; i++)
+        if (is_pool(fe_graph_node(g, gr->nodes[i]))) {
+            np++;
+            pi = i;
+        }
+    if (np != 1)
+        return fe_error_set(why, FE_EINPUT, "the group has %d pooling ops (one kernel takes one)", np), -1;
+    int *role = calloc((size_t)gr->n, sizeof(int));
+    if (!role)
+        return fe_error_set(why, FE_ENOMEM, "out of memory"), -1;
+    const fe_node *pn = fe_graph_node(g, gr->nodes[pi]);
+    gr->anchor = gr->nodes[pi];
+    gr->opnd[0] = fe_node_input(g, pn, 0);
+    gr->y = fe_node_output(g, pn, 0);
+    role[pi] = 9;
+    mark_fwd(gr, gr->y, role);
+    for (int i = 0; i < gr->n; i++)
+        if (!role[i]) {
+            const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+            fe_error_set(why, FE_EINPUT, "node '%s' (%s) is not an epilogue of %s '%s'",
+                         fe_node_name(g, n), fe_node_op_name(n), fe_node_op_name(pn),
+                         fe_node_name(g, pn));
+            goto out;
+        }
+    const fe_tensor *yt = fe_graph_tensor(g, gr->y);
+    /* rows (n, c), columns (oh, ow): one pooled plane per row */
+    gr->epi = sub_prog(gr, role, 3, gr->y, -1, -1, fe_tensor_shape(g, yt), yt->rank, 2, &cnt, why);
+    if (!gr->epi)
+        goto out;
+    role_ops(gr, role, 3, ops, sizeof ops);
+    sn[0] = 0;
+    if (gr->split > 1)
+        snprintf(sn, sizeof sn, "; TLF split not applied (the pool already runs plane by plane)");
+    gr->mode = MODE_POOL;
+    gr->kernel = FE_K_CHOICE_FUSED;
+    snprintf(gr->how, sizeof gr->how, "%s: %s plane by plane; epilogue (%d ops: %s) on each "
+             "pooled plane in cache%s", fe_k_choice_name(FE_K_CHOICE_FUSED), fe_node_op_name(pn),
+             cnt, ops, sn);
+    rc = 0;
+out:
+    free(role);
+    if (rc) {
+        fe_k_prog_free(gr->epi);
+        gr->epi = NULL;
+    }
+    return rc;
+}
+
+static int run_pool(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    const fe_node *pn = fe_graph_node(g, gr->anchor);
+    int ydt = fe_graph_tensor(g, gr->y)->dtype;
+    pctx ec = {gr->epi, bufs, ydt != FE_F32 ? ydt : -1, 0, 0};
+    fe_k_pool p;
+    int rc = fe_k_node_pool(g, pn, &p, err);
+    if (rc)
+        return rc;
+    p.epi = epi_block;
+    p.ectx = &ec;
+    fe_k_prog_reset(gr->epi);
+    fe_k_tensor xv = fe_k_graph_view(g, gr->opnd[0], bufs[gr->opnd[0]].data);
+    fe_k_tensor yv = fe_k_graph_view(g, gr->y, bufs[gr->y].data);
+    rc = pn->op == FE_OP_MAX_POOL2D ? fe_k_max_pool2d(&xv, &p, &yv, err)
+                                    : fe_k_avg_pool2d(&xv, &p, &yv, err);
+    if (rc && err && strncmp(err->message, "node '", 6))
+        fe_error_prefix(err, "node '%s' (%s): ", fe_node_name(g, pn), fe_node_op_name(pn));
+    return rc;
+}
+
 /* ---- public ---- */
 
 fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n, int split,
@@ -691,11 +778,12 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         fe_exec_group_free(gr);
         return NULL;
     }
-    int nanchor = 0, fusable = 1;
+    int nanchor = 0, npool = 0, fusable = 1;
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, gr->nodes[i]);
         if (nd->op == FE_OP_MATMUL || nd->op == FE_OP_CONV2D)
             nanchor++;
+        npool += n > 1 && is_pool(nd);
         if (nd->op == FE_OP_CUSTOM)
             fusable = 0;
     }
@@ -707,7 +795,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
-        if (try_fused(gr, &why)) {
+        if (npool ? try_pool(gr, &why) : try_fused(gr, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_name(kernel), why.message);
             set_perop(gr, reason);
@@ -737,6 +825,9 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
             set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
         } else if (nanchor) {
             if (try_anchor(gr, 0, &why))
+                set_perop(gr, why.message);
+        } else if (npool) {
+            if (try_pool(gr, &why))
                 set_perop(gr, why.message);
         } else if (try_fused(gr, &why)) {
             set_perop(gr, n > 1 ? why.message : NULL);
@@ -793,6 +884,8 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         return FE_OK;
     case MODE_ANCHOR:
         return run_anchor(gr, bufs, err);
+    case MODE_POOL:
+        return run_pool(gr, bufs, err);
     default:
         return run_perop(gr, bufs, err);
     }

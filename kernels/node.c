@@ -215,21 +215,11 @@ static int run_opaque(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
     case FE_OP_MAX_POOL2D:
     case FE_OP_AVG_POOL2D: {
         fe_k_pool p;
-        if (pair(g, n, "kernel", -1, p.kernel) || p.kernel[0] <= 0 || p.kernel[1] <= 0)
-            return bad_attr(err, g, n, "kernel (an int or [h, w] > 0) is required");
-        const fe_attr *sa = fe_node_attr(g, n, "stride");
-        if (!sa || sa->type == FE_ATTR_NULL || (sa->type == FE_ATTR_INTS && sa->n == 0)) {
-            p.stride[0] = p.kernel[0];      /* stride defaults to the kernel */
-            p.stride[1] = p.kernel[1];
-        } else if (pair(g, n, "stride", 1, p.stride) || p.stride[0] <= 0 || p.stride[1] <= 0) {
-            return bad_attr(err, g, n, "stride must be an int or [h, w] > 0");
-        }
-        if (pair(g, n, "padding", 0, p.pad) || pair(g, n, "dilation", 1, p.dil))
-            return bad_attr(err, g, n, "padding and dilation must be an int or [h, w]");
-        p.count_include_pad = fe_node_attr_bool(g, n, "count_include_pad", 1);
+        int rc = fe_k_node_pool(g, n, &p, err);
+        if (rc)
+            return rc;
         if (n->op == FE_OP_MAX_POOL2D)
             return fe_k_max_pool2d(&in[0], &p, out, err);
-        p.dil[0] = p.dil[1] = 1;
         return fe_k_avg_pool2d(&in[0], &p, out, err);
     }
     case FE_OP_BATCH_NORM:
@@ -259,6 +249,26 @@ static int run_opaque(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
     default:
         return bad_attr(err, g, n, "not an opaque op");
     }
+}
+
+int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (pair(g, n, "kernel", -1, p->kernel) || p->kernel[0] <= 0 || p->kernel[1] <= 0)
+        return bad_attr(err, g, n, "kernel (an int or [h, w] > 0) is required");
+    const fe_attr *sa = fe_node_attr(g, n, "stride");
+    if (!sa || sa->type == FE_ATTR_NULL || (sa->type == FE_ATTR_INTS && sa->n == 0)) {
+        p->stride[0] = p->kernel[0];      /* stride defaults to the kernel */
+        p->stride[1] = p->kernel[1];
+    } else if (pair(g, n, "stride", 1, p->stride) || p->stride[0] <= 0 || p->stride[1] <= 0) {
+        return bad_attr(err, g, n, "stride must be an int or [h, w] > 0");
+    }
+    if (pair(g, n, "padding", 0, p->pad) || pair(g, n, "dilation", 1, p->dil))
+        return bad_attr(err, g, n, "padding and dilation must be an int or [h, w]");
+    p->count_include_pad = fe_node_attr_bool(g, n, "count_include_pad", 1);
+    if (n->op == FE_OP_AVG_POOL2D)
+        p->dil[0] = p->dil[1] = 1;
+    return FE_OK;
 }
 
 int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,

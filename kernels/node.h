@@ -9,6 +9,7 @@
 #include "error.h"
 #include "graph.h"
 #include "ktensor.h"
+#include "pool.h"
 
 /* Run node n. in[k] / out[k] are the buffers of the node's k-th input and
  * output tensor (preallocated, shapes and dtypes as in the graph). Returns
@@ -16,6 +17,10 @@
  * ops, bad attributes, out-of-range indices), FE_ENOMEM. */
 int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err);
+
+/* The pooling parameters of a max_pool2d / avg_pool2d node (no epilogue)
+ * into *p; FE_EINPUT naming the node for bad attributes. */
+int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *err);
 
 /* The scalar operand of a binary / where node as a rank-0 tensor of the
  * compute type (i64 for integer outputs, else f32) in *storage, and its

@@ -1,5 +1,6 @@
 /* pool.c: max_pool2d and avg_pool2d (see pool.h). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "convert.h"
@@ -17,9 +18,10 @@ static int pool(const fe_k_tensor *x, const fe_k_pool *p, fe_k_tensor *y, int is
 {
     int64_t H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
     int64_t planes = x->shape[0] * x->shape[1];
-    int fail = 0;
+    int fail = 0, efail = 0;
     #pragma omp parallel
     {
+        int tid = omp_get_thread_num();
         float *in = malloc((size_t)(H * W + 1) * sizeof(float));
         float *out = malloc((size_t)(OH * OW + 1) * sizeof(float));
         if (!in || !out) {
@@ -74,13 +76,20 @@ static int pool(const fe_k_tensor *x, const fe_k_pool *p, fe_k_tensor *y, int is
                 done:
                     out[oy * OW + ox] = v;
                 }
-            fe_k_store_f32(y->data, y->dtype, pl * OH * OW, out, OH * OW);
+            if (!p->epi)
+                fe_k_store_f32(y->data, y->dtype, pl * OH * OW, out, OH * OW);
+            else if (p->epi(p->ectx, pl, 1, 0, OH * OW, out, OH * OW, tid)) {
+                #pragma omp atomic write
+                efail = 1;
+            }
         }
         free(in);
         free(out);
     }
     if (fail)
         return fe_error_set(err, FE_ENOMEM, "pool2d: out of memory");
+    if (efail)
+        return fe_error_set(err, FE_ERUNTIME, "pool2d: epilogue failed");
     return FE_OK;
 }
 

@@ -14,6 +14,8 @@
 --   dataflow   dataflow (DSL string), decide       verdict
 --   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names,
 --                                                  each may carry split, kernel, reason)
+--   priority   priority(self, producer, consumers,  seconds saved (or nil: the
+--              ctx), decide                        simulator's); verdict
 --
 -- Every driver then calls split(self, group, ctx) and kernel(self, group,
 -- ctx), if the policy has them, on each final group.
@@ -34,7 +36,7 @@
 -- ctx:simulate(group).split_default.
 --
 -- ctx, the hooks' last argument: ctx.graph, ctx.policy, ctx.driver,
--- ctx.params, ctx.round (greedy), ctx.state (the policy's scratch table for
+-- ctx.params, ctx.round (greedy), ctx.priority (priority), ctx.state (the policy's scratch table for
 -- the run), ctx.machine (the machine file's fields), ctx.profile (with
 -- --profile: ctx.profile:lookup(group) -> {separate=, fused=, key=}),
 -- ctx:log(...), and the prices of a group (a group object or a list of

@@ -201,7 +201,7 @@ static void cases(void **state)
         " \"outputs\": [\"t3\"]}");
     int32_t two[3] = {0, 0, 1};
     assert_null(fe_plan_from_labels(g, two, &err));
-    assert_contains(err.message, "at most one matmul, conv2d or all_reduce");
+    assert_contains(err.message, "at most one matmul, conv2d, all_reduce or pool");
     int32_t mv[3] = {0, 1, 1};
     assert_null(fe_plan_from_labels(g, mv, &err));
     assert_contains(err.message, "no data movement");
@@ -334,7 +334,7 @@ static void classes(void **state)
     assert_string_equal(fe_class_name(FE_CLASS_GEMM), "gemm");
     /* Two matmuls never share a kernel, nor a matmul and an all_reduce. */
     assert_int_equal(class_of(g, &why, "m1", "act", "norm", "m2", NULL), -1);
-    assert_string_equal(why, "one kernel holds at most one matmul, conv2d or all_reduce");
+    assert_string_equal(why, "one kernel holds at most one matmul, conv2d, all_reduce or pool");
     assert_int_equal(class_of(g, &why, "m2", "ar", NULL), -1);
     /* A collective takes an elementwise/broadcast epilogue, nothing else. */
     assert_int_equal(class_of(g, &why, "ar", "bias", NULL), FE_CLASS_COLLECTIVE);
@@ -347,14 +347,14 @@ static void classes(void **state)
     assert_int_equal(class_of(g, &why, "bias", "view", "flip", NULL), FE_CLASS_POINTWISE);
     /* Opaque ops run alone. */
     assert_int_equal(class_of(g, &why, "att", "after", NULL), -1);
-    assert_string_equal(why, "an opaque op (sdpa, pooling, opaque custom) runs alone");
+    assert_string_equal(why, "an opaque op (sdpa, opaque custom) runs alone");
 
     /* The merge check gives the class rule's reason; plans carry the class. */
     fe_error err = {0};
     fe_part *p = fe_part_new(g, &err);
     char buf[512];
     assert_false(can_merge(p, buf, sizeof buf, "m2", "ar", NULL));
-    assert_string_equal(buf, "one kernel holds at most one matmul, conv2d or all_reduce");
+    assert_string_equal(buf, "one kernel holds at most one matmul, conv2d, all_reduce or pool");
     assert_true(can_merge(p, buf, sizeof buf, "ar", "bias", NULL));
     fe_part_free(p);
     int32_t *labels = malloc((size_t)g->nnodes * sizeof *labels);

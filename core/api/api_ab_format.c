@@ -79,9 +79,10 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
             fprintf(f, "  %-*s FAILED: %s\n", nw, ab->cnames[c], x->error ? x->error : "");
             continue;
         }
-        char l3[32], l2[32], mp[32], sp[32];
-        fprintf(f, "%s %-*s %7d %9.3f %6.3fx %10s %10s %10s %9s %8.1f\n", c == best ? "*" : " ",
-                nw, ab->cnames[c], x->fig.kernels, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+        char l3[32], l2[32], mp[32], sp[32], k[32];
+        snprintf(k, sizeof k, "%d+%d", x->fig.kernels, x->fig.extern_calls);
+        fprintf(f, "%s %-*s %7s %9.3f %6.3fx %10s %10s %10s %9s %8.1f\n", c == best ? "*" : " ",
+                nw, ab->cnames[c], k, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
                 fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
                 fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
                 fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
@@ -146,6 +147,7 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
         return;
     }
     fe_ab_jint(w, "kernels", x->fig.kernels);
+    fe_ab_jint(w, "extern", x->fig.extern_calls);
     fe_ab_jnum(w, "sim_ms", x->fig.time_s * 1e3);
     if (part) {
         fe_jw_key(w, "time_s");   /* exact: ratios are recomputed from it */
@@ -298,7 +300,7 @@ static void csv_field(FILE *f, const char *s)
 
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
-    fprintf(f, "model,policy,kernels,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
+    fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
                "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s\n",
             ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "");
     for (int r = 0; r < ab->nrows; r++) {
@@ -310,11 +312,12 @@ static void ab_csv(const fe_ab *ab, FILE *f)
             fputc(',', f);
             csv_field(f, ab->cnames[c]);
             if (x->status == FE_AB_OK)
-                fprintf(f, ",%d,%.6f,%.4f,%lld,%lld,%d,", x->fig.kernels, x->fig.time_s * 1e3,
+                fprintf(f, ",%d,%d,%.6f,%.4f,%lld,%lld,%d,", x->fig.kernels, x->fig.extern_calls,
+                        x->fig.time_s * 1e3,
                         rr->unfused_ms / (x->fig.time_s * 1e3), (long long)x->fig.l3_bytes,
                         (long long)x->fig.mem_peak, x->fig.tiled);
             else
-                fprintf(f, ",,,,,,,");
+                fprintf(f, ",,,,,,,,");
             csv_field(f, rr->machine);
             fputc(',', f);
             csv_field(f, rr->dims);
@@ -346,9 +349,9 @@ static void md_text(FILE *f, const char *s)
 
 static void ab_md(const fe_ab *ab, FILE *f)
 {
-    fprintf(f, "| model | policy | kernels | sim ms | ratio | L3 bytes | L2 peak | mem peak | "
+    fprintf(f, "| model | policy | kernels | extern | sim ms | ratio | L3 bytes | L2 peak | mem peak | "
                "spill | plan ms |%s\n", ab->measure ? " cpu ms | cpu ratio [95% CI] |" : "");
-    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
             ab->measure ? "---:|---|" : "");
     for (int r = 0; r < ab->nrows; r++) {
         int best = fe_ab_winner(ab, r);
@@ -364,12 +367,12 @@ static void ab_md(const fe_ab *ab, FILE *f)
             if (x->status != FE_AB_OK) {
                 fputs(" failed: ", f);
                 md_text(f, x->error ? x->error : "");
-                fprintf(f, " |||||||||%s\n", ab->measure ? "||" : "");
+                fprintf(f, " ||||||||||%s\n", ab->measure ? "||" : "");
                 continue;
             }
             char l3[32], l2[32], mp[32], sp[32];
-            fprintf(f, " %d | %.3f | %.3fx | %s | %s | %s | %s | %.1f |", x->fig.kernels,
-                    x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+            fprintf(f, " %d | %d | %.3f | %.3fx | %s | %s | %s | %s | %.1f |", x->fig.kernels,
+                    x->fig.extern_calls, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
                     fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
                     fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
                     fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),

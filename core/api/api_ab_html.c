@@ -103,7 +103,7 @@ static void row_chart(const fe_ab *ab, int r, FILE *f)
 static void row_table(const fe_ab *ab, int r, FILE *f)
 {
     int nc = ab->ncols, best = fe_ab_winner(ab, r);
-    fputs("<table><tr><th>policy</th><th>kernels</th><th>sim ms</th><th>ratio</th><th>L3 bytes</th>"
+    fputs("<table><tr><th>policy</th><th>kernels+extern</th><th>sim ms</th><th>ratio</th><th>L3 bytes</th>"
           "<th>L2 peak</th><th>mem peak</th><th>spill</th><th>plan ms</th>", f);
     if (ab->measure)
         fputs("<th>cpu ms</th><th>cpu ratio</th><th>95% CI</th><th>verdict</th><th>results</th>", f);
@@ -120,8 +120,9 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
             continue;
         }
         char l3[32], l2[32], mp[32], sp[32];
-        fprintf(f, "<td>%d</td><td>%.3f</td><td>%.3fx</td><td>%s</td><td>%s</td><td>%s</td>"
-                   "<td>%s</td><td>%.1f</td>", x->fig.kernels, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
+        fprintf(f, "<td>%d+%d</td><td>%.3f</td><td>%.3fx</td><td>%s</td><td>%s</td><td>%s</td>"
+                   "<td>%s</td><td>%.1f</td>", x->fig.kernels, x->fig.extern_calls,
+                x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
                 fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
                 fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
                 fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),

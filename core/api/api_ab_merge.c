@@ -119,13 +119,15 @@ static int read_cell(const json_t *c, fe_ab_cell *x, int measure)
         x->status = FE_AB_FAILED;
         return (x->error = strdup(e)) ? 0 : -1;
     }
-    int64_t kernels, tiled;
-    if (get_i64(c, "kernels", &kernels) || get_i64(c, "tiled_groups", &tiled) ||
+    int64_t kernels, externs, tiled;
+    if (get_i64(c, "kernels", &kernels) || get_i64(c, "extern", &externs) ||
+        get_i64(c, "tiled_groups", &tiled) ||
         get_num(c, "time_s", &x->fig.time_s) || get_num(c, "plan_s", &x->plan_s) ||
         get_i64(c, "l3_bytes", &x->fig.l3_bytes) || get_i64(c, "l2_peak", &x->fig.l2_peak) ||
         get_i64(c, "mem_peak", &x->fig.mem_peak) || get_i64(c, "spill_bytes", &x->fig.spill_bytes))
         return -1;
     x->fig.kernels = (int)kernels;
+    x->fig.extern_calls = (int)externs;
     x->fig.tiled = (int)tiled;
     x->status = FE_AB_OK;
     if (measure && json_object_get(c, "cpu_ms")) {
@@ -176,8 +178,9 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
             snprintf(w, sizeof w, "rows[%zu].policies[%d]", i, c);
             if (!pol || strcmp(pol, ab->cnames[c]) != 0 ||
                 read_cell(cell, &ab->cells[idx * ab->ncols + c], p->measure) != 0)
-                return bad(err, p->path, w, "not this policy's figures (policy, kernels, time_s, "
-                           "plan_s, l3_bytes, l2_peak, mem_peak, spill_bytes, tiled_groups)");
+                return bad(err, p->path, w, "not this policy's figures (policy, kernels, extern, "
+                           "time_s, plan_s, l3_bytes, l2_peak, mem_peak, spill_bytes, "
+                           "tiled_groups)");
         }
     }
     return FE_OK;

@@ -29,6 +29,8 @@ struct fe_saved_plan {
     int machine_opt;           /* the caller chose the machine */
     char machine[64];          /* the machine's name when read */
     int forced;                /* ignore_model_name was needed */
+    int64_t dispatch_value;    /* a dispatch table: the dim's value, which picked the bucket */
+    int dispatch_default;      /* that value is the model's default, not the caller's */
 };
 
 /* Where the model's dims and the machine came from, for the report. */
@@ -53,6 +55,8 @@ static int option_dim(const fe_saved_plan *s, const char *name)
 
 static int dim_source(const fe_saved_plan *s, const char *name)
 {
+    if (s->dispatch_default && strcmp(name, s->pf.dispatch_dim) == 0)
+        return FROM_MODEL;
     if (option_dim(s, name))
         return FROM_OPTION;
     return plan_dim(&s->pf, name) ? FROM_PLAN : FROM_MODEL;
@@ -135,6 +139,46 @@ static fe_graph *load_model(const char *model, fe_saved_plan *s, fe_error *err)
     return fe_load_model_file(model, &ds, err);
 }
 
+/* A dispatch table: the bucket that serves the model's value of the
+ * table's dim (the caller's, else the model file's), which the model is
+ * then loaded at, not at the bucket's value the plan was made at. */
+static int pick_bucket(const char *model, fe_saved_plan *s, fe_error *err)
+{
+    const char *dim = s->pf.dispatch_dim;
+    for (int i = 0; i < s->ndims; i++)
+        if (strcmp(s->dim_names[i], dim) == 0)
+            s->dispatch_value = s->dim_values[i];
+    if (!s->dispatch_value) {
+        const char *names[MAX_DIMS];
+        for (int i = 0; i < s->ndims; i++)
+            names[i] = s->dim_names[i];
+        fe_dimset ds = {s->ndims, names, s->dim_values};
+        fe_graph *g = fe_load_model_file(model, &ds, err);
+        if (!g)
+            return err ? err->code : FE_EINPUT;
+        char list[512];
+        s->dispatch_value = model_dim(g, dim, list, sizeof list);
+        if (!s->dispatch_value) {
+            fe_error_set(err, FE_EINPUT, "%s: the buckets are values of dim '%s', which model '%s' "
+                         "does not have (its dims: %s)", s->path, dim, g->name, list[0] ? list : "none");
+            fe_graph_free(g);
+            return FE_EINPUT;
+        }
+        fe_graph_free(g);
+        char **names2 = realloc(s->dim_names, (size_t)(s->ndims + 1) * sizeof *names2);
+        if (names2)
+            s->dim_names = names2;
+        int64_t *values = names2 ? realloc(s->dim_values, (size_t)(s->ndims + 1) * sizeof *values) : NULL;
+        if (values)
+            s->dim_values = values;
+        if (!names2 || !values || !(s->dim_names[s->ndims] = strdup(dim)))
+            return fe_error_set(err, FE_ENOMEM, "out of memory");
+        s->dim_values[s->ndims++] = s->dispatch_value;
+        s->dispatch_default = 1;
+    }
+    return fe_plan_file_pick(&s->pf, s->dispatch_value, err);
+}
+
 /* The machine: the caller's, else the plan's (a shipped machine by name,
  * never a path read from the file), else the engine's. */
 static int load_machine(fe_engine *e, const fe_saved_plan *s, const char *opt, fe_error *err)
@@ -196,6 +240,8 @@ fe_saved_plan *fe_saved_plan_read(fe_engine *e, const char *path, const char *mo
     int rc = copy_dims(s, o, err);
     if (rc == FE_OK)
         rc = fe_plan_file_open(s->path, &s->pf, err);
+    if (rc == FE_OK && s->pf.dispatch_dim)
+        rc = pick_bucket(model, s, err);
     if (rc == FE_OK && !(s->model = fe_api_model(g = load_model(model, s, err), err)))
         rc = err ? err->code : FE_EINPUT;
     if (rc == FE_OK)
@@ -219,6 +265,15 @@ fe_model *fe_saved_plan_model(const fe_saved_plan *s)
 fe_plan *fe_saved_plan_plan(const fe_saved_plan *s)
 {
     return s ? s->plan : NULL;
+}
+
+int64_t fe_saved_plan_bucket(const fe_saved_plan *s, const char **dim)
+{
+    if (!s || !s->pf.dispatch_dim)
+        return 0;
+    if (dim)
+        *dim = s->pf.dispatch_dim;
+    return s->pf.buckets[s->pf.picked];
 }
 
 const char *fe_saved_plan_made_for(const fe_saved_plan *s)
@@ -259,6 +314,14 @@ static void setup_text(const fe_saved_plan *s, FILE *f)
         all_plan &= dim_source(s, fe_graph_str(g, g->dims[d].name)) == FROM_PLAN;
     if (s->forced)
         fprintf(f, "note: the plan was made for model '%s' (--ignore-model-name)\n", s->pf.model);
+    if (s->pf.dispatch_dim) {
+        int i = s->pf.picked;
+        fprintf(f, "bucket     %s=%lld%s is served by bucket %s=%lld (values %lld..%lld), %d of %d\n",
+                s->pf.dispatch_dim, (long long)s->dispatch_value,
+                s->dispatch_default ? " (the model's)" : "", s->pf.dispatch_dim,
+                (long long)s->pf.buckets[i], (long long)(i ? s->pf.buckets[i - 1] + 1 : 1),
+                (long long)s->pf.buckets[i], i + 1, s->pf.nbuckets);
+    }
     if (g->ndims > 0) {
         fprintf(f, "dims       ");
         for (int32_t d = 0; d < g->ndims; d++) {
@@ -267,6 +330,10 @@ static void setup_text(const fe_saved_plan *s, FILE *f)
             fprintf(f, "%s%s=%lld", d ? ", " : "", name, (long long)g->dims[d].value);
             if (all_plan)
                 continue;
+            if (s->pf.dispatch_dim && strcmp(name, s->pf.dispatch_dim) == 0) {
+                fprintf(f, " (%s; picks the bucket)", s->dispatch_default ? "the model's" : "--dim");
+                continue;
+            }
             switch (dim_source(s, name)) {
             case FROM_PLAN: fprintf(f, " (plan)"); break;
             case FROM_MODEL: fprintf(f, " (the model's; the plan records none)"); break;
@@ -321,6 +388,23 @@ void fe_api_saved_json(const fe_saved_plan *s, fe_jw *w)
         fe_jw_str(w, source_word(dim_source(s, name)));
     }
     fe_jw_end(w);
+    if (s->pf.dispatch_dim) {
+        int i = s->pf.picked;
+        fe_jw_key(w, "bucket");
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "dim");
+        fe_jw_str(w, s->pf.dispatch_dim);
+        fe_jw_key(w, "value");
+        fe_jw_int(w, s->dispatch_value);
+        fe_jw_key(w, "bucket");
+        fe_jw_int(w, s->pf.buckets[i]);
+        fe_jw_key(w, "serves");
+        fe_jw_arr_flat(w);
+        fe_jw_int(w, i ? s->pf.buckets[i - 1] + 1 : 1);
+        fe_jw_int(w, s->pf.buckets[i]);
+        fe_jw_end(w);
+        fe_jw_end(w);
+    }
     fe_jw_key(w, "plan_dims");
     fe_jw_obj_flat(w);
     for (int i = 0; i < s->pf.ndims; i++) {

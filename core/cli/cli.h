@@ -90,6 +90,10 @@ typedef struct fe_cli_plan_opts {
     int ignore_model;        /* --ignore-model-name: a plan made for another model */
     const char *profile;
     fe_engine_options eng;
+    /* --dim NAME=v1,v2,...: plan once per value, a dispatch table (run only) */
+    int nbuckets;
+    int64_t buckets[64];
+    char bucket_dim[128];
 } fe_cli_plan_opts;
 
 /* Match one of the Lua limits (--max-instructions, --max-memory,

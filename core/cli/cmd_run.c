@@ -18,13 +18,20 @@ static const char usage[] =
     "and in total; exit status 1 when an output is outside tolerance.\n"
     "\n"
     "  --policy P          a policy; repeat it and give --combine to combine several\n"
-    "  --plan FILE         a saved plan instead (fuseeng.plan/1): at the dims and on\n"
+    "  --plan FILE         a saved plan instead (fuseeng.plan/1, or a dispatch table): at the dims and on\n"
     "                      the machine it records unless --dim / --machine say\n"
     "                      otherwise; --ignore-model-name takes a plan made for\n"
     "                      another model\n"
     "  --combine HOW       all | any | chain | vote (docs/policy-guide.md)\n"
     "  --param K=V         override a policy parameter, typed by its default\n"
     "  --dim NAME=V        override a model dim\n"
+    "  --dim NAME=V1,V2,.. plan once per value (increasing): a dispatch table, seed\n"
+    "                      004's DAFE. Bucket Vi serves the values above V(i-1) up to\n"
+    "                      Vi with the plan made at Vi; the report gives each bucket's\n"
+    "                      kernels, simulated time and gain over unfused, and the groups\n"
+    "                      that differ between buckets; --json / --plan-out write the\n"
+    "                      table (fuseeng.dispatch/1), which --plan and `fuseeng sim`\n"
+    "                      read, picking the bucket for the model's value of NAME\n"
     "  --plan-out FILE     write the plan (fuseeng.plan/1 JSON)\n"
     "  --dot FILE          write the plan as Graphviz, one cluster per group\n"
     "  --machine M         simulated machine: a name in lua/machines (default gcu) or a file\n"
@@ -40,7 +47,7 @@ static const char usage[] =
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
     "  --explain           print every decision: candidate, verdict, policy, reason\n"
-    "  --stats             print Lua hook calls per second and memory\n"
+    "  --stats             planning time by part, hook calls/s, memory\n"
     "  --max-instructions N  Lua instruction budget for the run (default 2e9)\n"
     "  --max-memory MIB      Lua memory cap (default 512)\n"
     "  --max-seconds S       wall-clock limit of each Lua run: loading the policy, planning\n"
@@ -117,12 +124,74 @@ static int parse(int argc, char **argv, run_opts *o)
     return fe_cli_plan_check("run", &o->plan, 1);
 }
 
+/* --dim NAME=v1,v2,...: a plan per value and the dispatch table of them
+ * (fe_dispatch_*): its report, or the fuseeng.dispatch/1 file. */
+static int run_buckets(const run_opts *o)
+{
+    if (o->execute || o->trace || o->dot)
+        return fe_cli_usage("run", "--dim %s with several values makes a dispatch table: %s "
+                            "takes one plan (run --plan TABLE --dim %s=V picks a bucket's)",
+                            o->plan.bucket_dim, o->execute ? "--execute" : o->trace ? "--trace" : "--dot",
+                            o->plan.bucket_dim);
+    if (o->plan.dims.n >= 64)
+        return fe_cli_usage("run", "at most 64 --dim options");
+    static fe_cli_planned pl[64];
+    fe_report *rep[64] = {0};
+    fe_error err = {0};
+    fe_dispatch *d = NULL;
+    int rc = 0, n = 0, groups = o->verbose ? FE_WITH_GROUPS : 0;
+    fe_cli_plan_opts po = o->plan;
+    int at = po.dims.n++;
+    po.dims.names[at] = o->plan.bucket_dim;
+    memset(pl, 0, sizeof pl);
+    if (!(d = fe_dispatch_new(o->plan.bucket_dim, &err)))
+        goto fail;
+    for (; n < o->plan.nbuckets; n++) {
+        int64_t v = o->plan.buckets[n];
+        po.dims.values[at] = v;
+        if (fe_cli_plan_make(o->model, &po, &pl[n], &err) != FE_OK ||
+            !(rep[n] = fe_engine_simulate(pl[n].e, pl[n].plan, &err)) ||
+            fe_dispatch_add(d, v, pl[n].plan, rep[n], &err) != FE_OK) {
+            fe_cli_prefix(&err, "bucket %s=%lld: ", o->plan.bucket_dim, (long long)v);
+            n++;
+            goto fail;
+        }
+    }
+    if (o->plan_out && fe_cli_write(o->plan_out, "the dispatch table",
+                                    fe_dispatch_format(d, FE_FORMAT_JSON | groups, &err), &err) != FE_OK)
+        goto fail;
+    if (o->json) {
+        if (fe_cli_put(fe_dispatch_format(d, FE_FORMAT_JSON | groups, &err)))
+            goto fail;
+        goto out;
+    }
+    if (fe_cli_put(fe_dispatch_format(d, FE_FORMAT_TEXT, &err)))
+        goto fail;
+    for (int i = 0; o->explain && i < n; i++) {
+        fe_cli_printf(stdout, "\nbucket %s=%lld\n", o->plan.bucket_dim, (long long)o->plan.buckets[i]);
+        if (fe_cli_put(fe_plan_format(pl[i].plan, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err)))
+            goto fail;
+    }
+    goto out;
+fail:
+    rc = fe_cli_fail(&err);
+out:
+    for (int i = 0; i < n; i++) {
+        fe_report_free(rep[i]);
+        fe_cli_planned_free(&pl[i]);
+    }
+    fe_dispatch_free(d);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
     run_opts o = {0};
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.plan.nbuckets)
+        return run_buckets(&o);
     fe_error err = {0};
     fe_cli_planned pl;
     fe_report *rep = NULL;

@@ -1,6 +1,7 @@
 /* planopts.c: the options that say how to plan a model (policies, params,
  * dims, machine, profile, Lua limits, a saved plan) and making that plan;
  * shared by run, bench and profile. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,45 @@ int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_o
     return 1;
 }
 
+/* --dim NAME=v1,v2,...: the buckets of a dispatch table, positive and
+ * increasing (bucket v serves the values above the one before it, up to
+ * v, so their order is their meaning). 0 or 2 after a usage error. */
+static int add_buckets(const char *cmd, fe_cli_plan_opts *o, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof o->bucket_dim)
+        return fe_cli_usage(cmd, "--dim expects NAME=V or NAME=V1,V2,..., e.g. --dim B=1,8,32; "
+                            "got '%s'", arg);
+    if (o->nbuckets)
+        return fe_cli_usage(cmd, "--dim %s: only one dim may take several values (%s already does)",
+                            arg, o->bucket_dim);
+    snprintf(o->bucket_dim, sizeof o->bucket_dim, "%.*s", (int)(eq - arg), arg);
+    const char *at = eq + 1;
+    for (int k = 1;; k++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(at, &end, 10);
+        if (end == at || (*end && *end != ',') || errno || v < 1)
+            return fe_cli_usage(cmd, "--dim %s: value %d %s; give positive integers separated by "
+                                "commas, e.g. %s=1,8,32", arg, k,
+                                end == at && (*at == ',' || !*at) ? "is empty" : "is not a positive integer",
+                                o->bucket_dim);
+        for (int j = 0; j < o->nbuckets; j++)
+            if (o->buckets[j] == v)
+                return fe_cli_usage(cmd, "--dim %s: %lld is given twice", arg, v);
+        if (o->nbuckets && v < o->buckets[o->nbuckets - 1])
+            return fe_cli_usage(cmd, "--dim %s: list the buckets in increasing order (%lld after "
+                                "%lld): bucket v serves the values above the bucket before it, "
+                                "up to v", arg, v, (long long)o->buckets[o->nbuckets - 1]);
+        if (o->nbuckets == 64)
+            return fe_cli_usage(cmd, "--dim %s: at most 64 buckets", arg);
+        o->buckets[o->nbuckets++] = v;
+        if (!*end)
+            return 0;
+        at = end + 1;
+    }
+}
+
 int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o)
 {
     const char *val;
@@ -72,7 +112,7 @@ int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_
             return fe_cli_usage(cmd, "at most 64 --param options");
         o->params[o->nparams++] = val;
     } else if (OPT("--dim")) {
-        if (m == 2 || fe_cli_add_dim(cmd, &o->dims, val))
+        if (m == 2 || (strchr(val, ',') ? add_buckets(cmd, o, val) : fe_cli_add_dim(cmd, &o->dims, val)))
             return 2;
     } else if (strcmp(argv[*i], "--ignore-model-name") == 0) {
         o->ignore_model = 1;
@@ -108,6 +148,16 @@ int fe_cli_plan_check(const char *cmd, const fe_cli_plan_opts *o, int need_polic
         return fe_cli_usage(cmd, "--ignore-model-name goes with --plan");
     if (need_policy && !o->plan_in && o->npolicies == 0)
         return fe_cli_usage(cmd, "missing --policy (try 'fuseeng policies' for the shipped ones)");
+    if (o->nbuckets && strcmp(cmd, "run") != 0)
+        return fe_cli_usage(cmd, "--dim %s=V1,V2,...: several values of a dim go with 'fuseeng "
+                            "run' only", o->bucket_dim);
+    if (o->nbuckets && o->plan_in)
+        return fe_cli_usage(cmd, "--dim %s with several values plans buckets, --plan reads a "
+                            "plan: give one or the other (the model's %s picks the bucket of a "
+                            "dispatch table)", o->bucket_dim, o->bucket_dim);
+    for (int i = 0; o->nbuckets && i < o->dims.n; i++)
+        if (strcmp(o->dims.names[i], o->bucket_dim) == 0)
+            return fe_cli_usage(cmd, "--dim %s is given twice", o->bucket_dim);
     if (o->npolicies > 1 && !o->combine)
         return fe_cli_usage(cmd, "%d policies given: say how to combine them with --combine "
                             "all|any|chain|vote", o->npolicies);
@@ -166,6 +216,12 @@ static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_p
     }
     out->model = fe_saved_plan_model(out->saved);
     out->plan = fe_saved_plan_plan(out->saved);
+    const char *dim = NULL;
+    int64_t bucket = fe_saved_plan_bucket(out->saved, &dim);
+    if (bucket)
+        fe_cli_printf(stderr, "fuseeng: note: %s is a dispatch table: %s=%lld runs the plan of "
+                      "bucket %s=%lld\n", o->plan_in, dim,
+                      (long long)fe_model_dim(out->model, dim), dim, (long long)bucket);
     if (fe_saved_plan_made_for(out->saved))
         fe_cli_printf(stderr, "fuseeng: note: %s was made for model '%s' (--ignore-model-name)\n",
                       o->plan_in, fe_saved_plan_made_for(out->saved));

@@ -165,25 +165,33 @@ enum {
 /* What a planning run cost and whether the policy fell back. */
 typedef struct fe_plan_stats {
     int64_t hook_calls;        /* Lua hooks called (decide, score, plan, ...) */
-    double hook_seconds;       /* time in decide and score calls */
+    double hook_seconds;       /* time in them (their simulator calls included) */
     int64_t decide_calls;
     int64_t instructions;      /* Lua instructions used */
     int64_t lua_bytes;         /* the Lua state's memory at the end */
     int rounds;                /* greedy rounds */
-    double seconds;            /* the whole run */
+    double seconds;            /* the whole run: driver, legality, hooks, simulator calls */
     char fault[1024];          /* "file:LINE: message" when fallback_on_error = "unfused"
                                   dropped the policy's fusions; "" if none */
+    int64_t sim_calls;         /* kernels the hooks priced with ctx:simulate* */
+    double sim_seconds;        /* time in those calls (part of hook_seconds) */
+    int64_t bench_measured;    /* ctx:bench: items timed on the CPU kernels */
+    int64_t bench_cached;      /* ctx:bench: answers from the run's kernel cache */
+    int64_t bench_fallbacks;   /* ctx:bench: calls refused, the budget spent */
+    double bench_seconds;      /* ctx:bench: time spent measuring */
 } fe_plan_stats;
 
 /* Simulated figures of a whole plan (fe_report_figures). */
 typedef struct fe_figures {
     double time_s;             /* simulated time */
-    int kernels;               /* kernel launches: one per group */
+    int kernels;               /* generated kernels (not extern calls, not view groups) */
     int tiled;                 /* groups split into tiles */
     int64_t l3_bytes;          /* traffic to the large slow memory */
     int64_t l2_peak;           /* largest working set of a group in L2 */
     int64_t mem_peak;          /* device-memory peak over the schedule */
     int64_t spill_bytes;       /* register spill traffic */
+    int extern_calls;          /* library calls: a lone matmul, conv2d or sdpa */
+    int views;                 /* groups of views only: they launch nothing */
 } fe_figures;
 
 /* How to read a plan file (fe_saved_plan_read). */
@@ -327,6 +335,10 @@ fe_model *fe_saved_plan_model(const fe_saved_plan *s);
 fe_plan *fe_saved_plan_plan(const fe_saved_plan *s);
 /* The model the file names when ignore_model_name let it differ, else NULL. */
 const char *fe_saved_plan_made_for(const fe_saved_plan *s);
+/* For a dispatch table (fuseeng.dispatch/1): the bucket whose plan was read
+ * (the smallest at or above the model's value of the table's dim, whose
+ * name goes to *dim, owned by s); 0 for a plain plan file. */
+int64_t fe_saved_plan_bucket(const fe_saved_plan *s, const char **dim);
 /* Where the dims and the machine came from (plan, option, default) as text
  * lines or a JSON object; caller frees with fe_free. */
 char *fe_saved_plan_format(const fe_saved_plan *s, int format, fe_error *err);
@@ -343,6 +355,23 @@ void fe_report_figures(const fe_report *r, int unfused, fe_figures *out);
  * Caller frees with fe_free. */
 char *fe_report_format(const fe_report *r, const fe_saved_plan *s, int format, fe_error *err);
 void fe_report_free(fe_report *r);
+
+/* A dispatch table (seed 004's DAFE): a plan per bucket value of one dim,
+ * bucket v serving the values above the bucket before it, up to v. */
+typedef struct fe_dispatch fe_dispatch;
+/* An empty table over dim (copied). Caller frees with fe_dispatch_free. */
+fe_dispatch *fe_dispatch_new(const char *dim, fe_error *err);
+/* Add bucket value (above the last one) with the plan made at it and that
+ * plan's report; both are borrowed and must outlive the table's use.
+ * FE_OK or FE_EINPUT. */
+int fe_dispatch_add(fe_dispatch *d, int64_t value, const fe_plan *p, const fe_report *r,
+                    fe_error *err);
+/* The table as fuseeng.dispatch/1 JSON (FE_WITH_GROUPS: each plan's group
+ * figures) or as text: per bucket kernels, simulated time and gain over
+ * unfused, then the groups that differ between buckets. Caller frees with
+ * fe_free. */
+char *fe_dispatch_format(const fe_dispatch *d, int format, fe_error *err);
+void fe_dispatch_free(fe_dispatch *d);
 
 /* Run p and its unfused reference on this CPU's kernels on the same seeded
  * inputs, compare every output and time both. A result comes back whether

@@ -30,7 +30,14 @@ typedef struct fe_op {
      * flops x output elements and every input read once in full (use
      * fe_op_cost). Bytes written are always the outputs. */
     int (*cost)(const fe_graph *g, const fe_node *n, int64_t *flops, int64_t *bytes_read);
+    uint8_t flags;          /* FE_OPF_* */
 } fe_op;
+
+/* How a backend runs an op (fe_op.flags). A view only reinterprets its
+ * input's memory (new shape, strides or offset), so a group made of views
+ * launches nothing; a library op (matmul, conv, attention) run alone is a
+ * vendor library call, an "extern" kernel, not generated code. */
+enum { FE_OPF_VIEW = 1, FE_OPF_LIBRARY = 2 };
 
 enum {
     /* elemwise */

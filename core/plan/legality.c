@@ -28,11 +28,27 @@
  *        gemm        one matmul or conv2d, with elemwise, broadcast,
  *                    reduction and batch_norm ops around it as prologue or
  *                    epilogue, but no data movement (reshape, transpose,
- *                    slice, ...): the GEMM reads its operands in place
+ *                    slice, ...): the GEMM reads its operands in place.
+ *                    One exception: a pad that only the conv2d reads, as
+ *                    its input, folds into the convolution's padding (the
+ *                    OPU's pad -> ipa, seed 002)
  *        collective  one all_reduce with an elemwise/broadcast epilogue
  *                    (seed 001's all-reduce + add)
- *      Other opaque ops (sdpa, pools, opaque custom ops) run alone, and a
- *      kernel holds at most one matmul, conv2d or all_reduce.
+ *        pool        one max_pool2d or avg_pool2d with an elemwise/
+ *                    broadcast epilogue (TVM's FuseOps marks pooling
+ *                    kOutEWiseFusable and fuses max_pool2d + add; the CPU
+ *                    executor applies the epilogue to each pooled plane),
+ *                    and, as for conv2d, one pad before it that only the
+ *                    pool reads (the OPU's pool_pad -> pool)
+ *      Other opaque ops (sdpa, opaque custom ops) run alone, and a kernel
+ *      holds at most one matmul, conv2d, all_reduce or pool. Two rules
+ *      look at the shape of the group, not only its counts: a pad in a
+ *      conv2d or pool group is read only by that op, as its input; and in
+ *      a pool group every member but the pool and its pad reads a tensor
+ *      made inside the group, so following producers back inside the group
+ *      always ends at the pool: the other ops are an epilogue, never a
+ *      prologue (a window over a computed input would be computed again
+ *      for every overlapping window).
  *
  * Rule 1 follows from rule 2 (a path out of G and back is a cycle G -> H
  * -> G), so fe_plan_check need only sort the group DAG: with the groups
@@ -72,12 +88,16 @@ int fe_kinds_class(const fe_kinds *k, const char **why)
     if (k->n == 1)
         c = FE_CLASS_SINGLE;
     else if (k->opaque > 0)
-        w = "an opaque op (sdpa, pooling, opaque custom) runs alone";
-    else if (k->gemm + k->collective > 1)
-        w = "one kernel holds at most one matmul, conv2d or all_reduce";
-    else if (k->gemm == 1 && k->injective > 0)
+        w = "an opaque op (sdpa, opaque custom) runs alone";
+    else if (k->gemm + k->collective + k->pool > 1)
+        w = "one kernel holds at most one matmul, conv2d, all_reduce or pool";
+    else if (k->pool == 1 && (k->injective > k->pad || k->pad > 1 || k->reduction || k->affine))
+        w = "a pooling kernel takes only an elementwise/broadcast epilogue (and one pad before it)";
+    else if (k->pool == 1)
+        c = FE_CLASS_POOL;
+    else if (k->gemm == 1 && (k->injective > k->pad || k->pad > 1 || (k->pad && !k->conv)))
         w = "a matmul/conv kernel takes only elementwise, broadcast and reduction ops around it, "
-            "no data movement (reshape, transpose, slice, ...)";
+            "no data movement (reshape, transpose, slice, ...) but one pad before a conv2d";
     else if (k->gemm == 1)
         c = FE_CLASS_GEMM;
     else if (k->collective == 1 && (k->injective || k->reduction || k->affine))
@@ -89,6 +109,55 @@ int fe_kinds_class(const fe_kinds *k, const char **why)
     if (why)
         *why = w;
     return c;
+}
+
+static int is_window(const fe_node *n)
+{
+    return n->op == FE_OP_CONV2D || n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D;
+}
+
+/* The shape rules of the note for member v of a group with a conv2d or a
+ * pool (in_group(ctx, node) says which nodes are in it): a pad is read only
+ * by the window op, as its input 0; in a pool group (pool_group) every
+ * other member but the pool reads a tensor made in the group. 0 if v keeps
+ * them, else 1 with the reason in why. */
+static int shape_rule(const fe_graph *g, int32_t v, int pool_group,
+                      int (*in_group)(const void *, int32_t), const void *ctx, char *why, size_t size)
+{
+    const fe_node *n = fe_graph_node(g, v);
+    const char *name = fe_node_name(g, n);
+    if (n->op == FE_OP_PAD) {
+        const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, 0));
+        int ok = !(t->flags & FE_T_OUTPUT) && t->ncons > 0;
+        for (int32_t c = 0; c < t->ncons && ok; c++) {
+            const fe_node *cn = fe_graph_node(g, fe_tensor_consumer(g, t, c));
+            ok = in_group(ctx, fe_tensor_consumer(g, t, c)) && is_window(cn);
+            for (int k = 1; k < cn->nin && ok; k++)
+                ok = fe_node_input(g, cn, k) != fe_node_output(g, n, 0);
+        }
+        if (!ok)
+            snprintf(why, size, "a pad joins a conv2d/pool kernel only as its input, read by it "
+                     "alone: pad '%s' is read elsewhere", name);
+        return !ok;
+    }
+    if (!pool_group || n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D)
+        return 0;
+    for (int k = 0; k < n->nin; k++) {
+        int32_t pr = fe_graph_tensor(g, fe_node_input(g, n, k))->producer;
+        if (pr >= 0 && in_group(ctx, pr))
+            return 0;
+    }
+    snprintf(why, size, "a pooling kernel takes only an epilogue: node '%s' does not follow the "
+             "pool", name);
+    return 1;
+}
+
+typedef struct part_set { const fe_part *p; int32_t stamp; } part_set;
+
+static int in_part_set(const void *ctx, int32_t v)
+{
+    const part_set *s = ctx;
+    return s->p->mark[s->p->gid[v]] == s->stamp;
 }
 
 /* ---- may these groups merge ---- */
@@ -141,6 +210,13 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
     int32_t in_s = fe_part_stamps(p), seen = in_s + 1, sp = 0;
     for (int i = 0; i < n; i++)
         p->mark[gids[i]] = in_s;
+    if (k.pool == 1 || (k.pad > 0 && k.conv > 0)) {
+        part_set set = {p, in_s};
+        for (int i = 0; i < n; i++)
+            for (int32_t v = p->head[gids[i]]; v >= 0; v = p->next[v])
+                if (shape_rule(g, v, k.pool == 1, in_part_set, &set, why, size))
+                    return 0;
+    }
     for (int i = 0; i < n; i++)
         expand(p, gids[i], in_s, seen, last, 1, &sp);
     while (sp > 0) {
@@ -255,8 +331,16 @@ static int32_t edge_node(const fe_plan *p, int32_t a, int32_t b)
     return -1;
 }
 
+typedef struct plan_set { const fe_plan *p; int32_t gi; } plan_set;
+
+static int in_plan_set(const void *ctx, int32_t v)
+{
+    const plan_set *s = ctx;
+    return s->p->group_of[v] == s->gi;
+}
+
 /* Members distinct, sorted, in this group only, and of the class the
- * group claims. */
+ * group claims (a pool group: an epilogue after the pool). */
 static int check_group(const fe_plan *p, int32_t gi, int32_t *seen, fe_error *err)
 {
     const fe_graph *g = p->g;
@@ -277,6 +361,14 @@ static int check_group(const fe_plan *p, int32_t gi, int32_t *seen, fe_error *er
         return fe_error_set(err, FE_EINPUT, "group %d (node '%s'): %s", gi,
                             fe_node_name(g, fe_graph_node(g, p->members[gr->off])),
                             why ? why : "its kernel class is wrong");
+    if (gr->klass == FE_CLASS_POOL || (k.pad > 0 && k.conv > 0)) {
+        plan_set set = {p, gi};
+        char msg[400];
+        for (int32_t i = 0; i < gr->n; i++)
+            if (shape_rule(g, p->members[gr->off + i], gr->klass == FE_CLASS_POOL, in_plan_set, &set,
+                           msg, sizeof msg))
+                return fe_error_set(err, FE_EINPUT, "group %d: %s", gi, msg);
+    }
     return FE_OK;
 }
 

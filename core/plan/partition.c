@@ -24,10 +24,14 @@ void fe_kinds_add(fe_kinds *k, const fe_graph *g, int32_t node)
 {
     const fe_node *n = fe_graph_node(g, node);
     k->n++;
+    k->conv += n->op == FE_OP_CONV2D;
+    k->pad += n->op == FE_OP_PAD;
     if (n->op == FE_OP_ALL_REDUCE)
         k->collective++;
     else if (n->op == FE_OP_BATCH_NORM)
         k->affine++;
+    else if (n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D)
+        k->pool++;
     else if (n->pattern == FE_OUT_FUSABLE)
         k->gemm++;
     else if (n->pattern == FE_OPAQUE)
@@ -43,6 +47,9 @@ void fe_kinds_merge(fe_kinds *into, const fe_kinds *from)
     into->n += from->n;
     into->gemm += from->gemm;
     into->collective += from->collective;
+    into->pool += from->pool;
+    into->conv += from->conv;
+    into->pad += from->pad;
     into->opaque += from->opaque;
     into->injective += from->injective;
     into->reduction += from->reduction;

@@ -16,7 +16,8 @@
 /* Counts of a group's members by role; enough to decide its class. A
  * partition keeps one per group and sums them on merges. */
 typedef struct fe_kinds {
-    int32_t n, gemm, collective, opaque, injective, reduction, affine;
+    int32_t n, gemm, collective, pool, opaque, injective, reduction, affine;
+    int32_t conv, pad;        /* conv2d among gemm, pad among injective */
 } fe_kinds;
 
 /* Count node in k under its role. */

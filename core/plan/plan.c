@@ -8,7 +8,8 @@
 
 _Static_assert(FE_PLAN_MAX_SPLIT == 16777216, "FE_PLAN_SPLIT_RULE spells the limit out");
 
-static const char *const class_names[FE_NCLASS] = {"single", "pointwise", "gemm", "collective"};
+static const char *const class_names[FE_NCLASS] = {"single", "pointwise", "gemm", "collective",
+                                                            "pool"};
 
 const char *fe_class_name(int c)
 {

@@ -14,7 +14,7 @@
 /* Kernel classes: what one fused kernel can hold (legality.c's note says
  * which ops each takes and decides a group's class). */
 typedef enum fe_class {
-    FE_CLASS_SINGLE, FE_CLASS_POINTWISE, FE_CLASS_GEMM, FE_CLASS_COLLECTIVE, FE_NCLASS
+    FE_CLASS_SINGLE, FE_CLASS_POINTWISE, FE_CLASS_GEMM, FE_CLASS_COLLECTIVE, FE_CLASS_POOL, FE_NCLASS
 } fe_class;
 
 /* "single", "pointwise", ... as plan files spell them; "illegal" for

@@ -3,13 +3,17 @@
  *
  *   {"format": "fuseeng.plan/1", "model": ..., "policy": ..., "machine": ...,
  *    "dims": {"B": 1, "S": 2048},
- *    "groups": [{"id", "nodes", "class", "kernel", "split", "reason",
- *                "sim": {...}}],
+ *    "groups": [{"id", "nodes", "class", "kernel", "split", "extern" | "view",
+ *                "reason", "sim": {...}}],
  *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
  *                  | {..., "fuse": false, "rejected": true}
  *                  | {"note": ..., "by": ...}],
- *    "summary": {"nodes", "kernels", "fused_groups", "largest_group", ...,
+ *    "summary": {"nodes", "kernels", "extern", "views", "fused_groups", ...,
  *                "sim_us", "l3_bytes", "l2_peak", "mem_peak", "spill_bytes"}}
+ *
+ * "extern": true and "view": true mark a group launched as a library call
+ * or not at all (launch.h); they are written only when true, derived from
+ * the op registry, and ignored on reading.
  *
  * The simulated figures are DESIGN.md's plan-file contract: when the plan
  * was simulated they sit directly in "summary" beside "kernels"; a group's
@@ -24,12 +28,14 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "choice.h"
 #include "infile.h"
 #include "jsonw.h"
+#include "launch.h"
 #include "legality.h"
 #include "plan_json.h"
 #include "save.h"
@@ -60,6 +66,11 @@ static void write_groups(fe_jw *w, const fe_plan *p, const fe_plan_extra *extra)
         fe_jw_str(w, fe_k_choice_name(gr->kernel));
         fe_jw_key(w, "split");
         fe_jw_int(w, gr->split);
+        fe_launch l = fe_group_launch(g, fe_group_nodes(p, gr), gr->n);
+        if (l != FE_LAUNCH_KERNEL) {
+            fe_jw_key(w, fe_launch_name(l));
+            fe_jw_bool(w, 1);
+        }
         if (gr->reason >= 0) {
             fe_jw_key(w, "reason");
             fe_jw_str(w, str_or(p, gr->reason, ""));
@@ -117,9 +128,13 @@ static void write_decisions(fe_jw *w, const fe_plan *p)
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c)
 {
     memset(c, 0, sizeof *c);
-    c->kernels = p->ngroups;
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         int32_t n = p->groups[gi].n;
+        switch (fe_group_launch(p->g, fe_group_nodes(p, &p->groups[gi]), n)) {
+        case FE_LAUNCH_EXTERN: c->extern_calls++; break;
+        case FE_LAUNCH_NONE: c->views++; break;
+        default: c->kernels++; break;
+        }
         if (n > 1)
             c->fused_groups++, c->fused_nodes += n;
         if (n > c->largest)
@@ -170,6 +185,10 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     fe_jw_int(&w, g->nnodes);
     fe_jw_key(&w, "kernels");
     fe_jw_int(&w, c.kernels);
+    fe_jw_key(&w, "extern");
+    fe_jw_int(&w, c.extern_calls);
+    fe_jw_key(&w, "views");
+    fe_jw_int(&w, c.views);
     fe_jw_key(&w, "fused_groups");
     fe_jw_int(&w, c.fused_groups);
     fe_jw_key(&w, "fused_nodes");
@@ -275,6 +294,62 @@ static int read_header(fe_plan_file *pf, json_t *root, fe_error *err)
     return FE_OK;
 }
 
+/* A dispatch table: "dim", then "buckets", a list of {"bucket": value,
+ * "serves": [from, to], "plan": {a fuseeng.plan/1 object made at that
+ * value}} in increasing order. Every bucket's plan header is checked here,
+ * so that a bad bucket is reported whatever value picks. */
+static int read_dispatch(fe_plan_file *pf, json_t *root, fe_error *err)
+{
+    const char *path = pf->path;
+    json_t *dim = json_object_get(root, "dim"), *buckets = json_object_get(root, "buckets");
+    if (!json_is_string(dim) || json_string_length(dim) == 0)
+        return fe_error_set(err, FE_EINPUT, "%s: \"dim\" must name the dim the buckets are "
+                            "values of, e.g. \"B\"", path);
+    pf->dispatch_dim = json_string_value(dim);
+    size_t n = json_array_size(buckets);
+    if (!json_is_array(buckets) || n == 0 || n > FE_PLAN_FILE_MAX_DIMS)
+        return fe_error_set(err, FE_EINPUT, "%s: \"buckets\" must be a list of 1 to %d buckets",
+                            path, FE_PLAN_FILE_MAX_DIMS);
+    int rc = read_header(pf, root, err);
+    for (size_t i = 0; rc == FE_OK && i < n; i++) {
+        json_t *b = json_array_get(buckets, i);
+        json_t *value = json_object_get(b, "bucket"), *serves = json_object_get(b, "serves");
+        json_t *plan = json_object_get(b, "plan");
+        json_int_t v = json_is_integer(value) ? json_integer_value(value) : 0;
+        json_int_t from = i ? pf->buckets[i - 1] + 1 : 1;
+        if (v < 1 || (i && v <= pf->buckets[i - 1]))
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"bucket\" must be a positive "
+                                "integer above the bucket before it", path, i);
+        if (serves && (json_array_size(serves) != 2 ||
+                       json_integer_value(json_array_get(serves, 0)) != from ||
+                       json_integer_value(json_array_get(serves, 1)) != v))
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"serves\" must be [%lld, %lld]: "
+                                "a bucket serves the values above the bucket before it, up to "
+                                "its own", path, i, (long long)from, (long long)v);
+        const char *fmt = json_string_value(json_object_get(plan, "format"));
+        if (!json_is_object(plan) || !fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: \"plan\" must be a plan "
+                                "(\"format\": \"fuseeng.plan/1\")", path, i);
+        pf->buckets[i] = v;
+        pf->nbuckets = (int)i + 1;
+        char where[PATH_MAX + 32];
+        snprintf(where, sizeof where, "%s: bucket %zu", path, i);
+        fe_plan_file sub = {.path = where};
+        if ((rc = read_header(&sub, plan, err)) != FE_OK)
+            return rc;
+        for (int d = 0; d < sub.ndims; d++)
+            if (strcmp(sub.dim_names[d], pf->dispatch_dim) == 0 && sub.dim_values[d] != v)
+                return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: its plan was made at %s=%lld, "
+                                    "not at the bucket's %lld", path, i, pf->dispatch_dim,
+                                    (long long)sub.dim_values[d], (long long)v);
+        if (pf->model && sub.model && strcmp(pf->model, sub.model) != 0)
+            return fe_error_set(err, FE_EINPUT, "%s: bucket %zu: its plan is for model '%s', the "
+                                "table for '%s'", path, i, sub.model, pf->model);
+    }
+    pf->plan_doc = NULL;   /* until a bucket is picked */
+    return rc;
+}
+
 int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
 {
     memset(pf, 0, sizeof *pf);
@@ -291,10 +366,39 @@ int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err)
     if (!root)
         return fe_error_set(err, FE_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     pf->doc = root;
+    pf->plan_doc = root;
+    pf->picked = -1;
     const char *fmt = json_string_value(json_object_get(root, "format"));
+    if (fmt && strcmp(fmt, "fuseeng.dispatch/1") == 0)
+        return read_dispatch(pf, root, err);
     if (!fmt || strcmp(fmt, "fuseeng.plan/1") != 0)
-        return fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\"", path);
+        return fe_error_set(err, FE_EINPUT, "%s: \"format\" must be \"fuseeng.plan/1\" (or "
+                            "\"fuseeng.dispatch/1\")", path);
     return read_header(pf, root, err);
+}
+
+int fe_plan_file_pick(fe_plan_file *pf, int64_t value, fe_error *err)
+{
+    int i = 0;
+    while (i < pf->nbuckets && pf->buckets[i] < value)
+        i++;
+    if (i == pf->nbuckets)
+        return fe_error_set(err, FE_EINPUT, "%s: no bucket serves %s=%lld: the largest bucket is "
+                            "%s=%lld (plan again with a bucket of at least %lld)", pf->path,
+                            pf->dispatch_dim, (long long)value, pf->dispatch_dim,
+                            (long long)pf->buckets[pf->nbuckets - 1], (long long)value);
+    json_t *bucket = json_array_get(json_object_get(pf->doc, "buckets"), (size_t)i);
+    pf->plan_doc = json_object_get(bucket, "plan");
+    pf->picked = i;
+    pf->ndims = 0;
+    /* The bucket's plan may leave its model and machine to the table. */
+    const char *model = pf->model, *machine = pf->machine;
+    int rc = read_header(pf, pf->plan_doc, err);
+    if (!pf->model)
+        pf->model = model;
+    if (!pf->machine)
+        pf->machine = machine;
+    return rc;
 }
 
 void fe_plan_file_close(fe_plan_file *pf)
@@ -306,8 +410,14 @@ void fe_plan_file_close(fe_plan_file *pf)
 fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *err)
 {
     const char *path = pf->path;
-    json_t *root = pf->doc;
+    json_t *root = pf->plan_doc;
     fe_plan *plan = NULL;
+    if (!root) {
+        fe_error_set(err, FE_EINPUT, "%s is a dispatch table over dim '%s': read it with "
+                     "`fuseeng sim` or `run --plan`, which pick the bucket for the model's %s",
+                     path, pf->dispatch_dim, pf->dispatch_dim);
+        return NULL;
+    }
     int32_t *labels = NULL, *splits = NULL, *kernels = NULL;
     json_t *groups = json_object_get(root, "groups");
     if (!json_is_array(groups)) {

@@ -8,9 +8,10 @@
 #include "jsonw.h"
 #include "plan.h"
 
-/* Counts for summaries. */
+/* Counts for summaries: kernels are generated kernels, extern_calls the
+ * library calls and views the groups that launch nothing (launch.h). */
 typedef struct fe_plan_counts {
-    int32_t kernels, fused_groups, fused_nodes, largest, tiled_groups;
+    int32_t kernels, extern_calls, views, fused_groups, fused_nodes, largest, tiled_groups;
     int32_t yes, no, none, rejected, notes;
 } fe_plan_counts;
 
@@ -43,6 +44,13 @@ typedef struct fe_plan_file {
     const char *dim_names[FE_PLAN_FILE_MAX_DIMS];
     int64_t dim_values[FE_PLAN_FILE_MAX_DIMS];
     void *doc;                 /* the parsed file; the strings above live in it */
+    void *plan_doc;            /* the plan object read: the file's root, or a picked bucket's */
+    /* A dispatch table (fuseeng.dispatch/1): a plan per bucket of one dim,
+     * bucket i serving the values buckets[i-1] + 1 .. buckets[i]. */
+    const char *dispatch_dim;  /* NULL for a plain plan file */
+    int nbuckets;
+    int64_t buckets[FE_PLAN_FILE_MAX_DIMS];
+    int picked;                /* the bucket fe_plan_file_pick chose, or -1 */
 } fe_plan_file;
 
 /* Parse path and check its format and header. FE_OK, or FE_EINPUT with
@@ -50,6 +58,11 @@ typedef struct fe_plan_file {
  * "p.json:3:7: ...", "p.json: \"dims\": ..."); release with
  * fe_plan_file_close either way. */
 int fe_plan_file_open(const char *path, fe_plan_file *pf, fe_error *err);
+
+/* For a dispatch table: make the plan of the bucket that serves dim value
+ * `value` the one pf holds (its header and groups). FE_OK, or FE_EINPUT
+ * when no bucket serves it. */
+int fe_plan_file_pick(fe_plan_file *pf, int64_t value, fe_error *err);
 
 /* The plan the file holds, for graph g; legality is checked. Caller frees
  * with fe_plan_free. NULL with FE_EINPUT naming the file and what is wrong. */

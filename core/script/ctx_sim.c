@@ -11,7 +11,8 @@
  * indices); a group that merges no parts, or a list, is its own only part.
  * Each returns a table: time (seconds), l3_bytes, l2_peak (what a tile
  * needs on chip), l2_occupancy (the same, at most the L2), working_set,
- * regs, spill_bytes, split, split_default, fits, overflow_bytes,
+ * regs, spill_regs (registers over the machine's), spill_bytes, spill
+ * (seconds of spill traffic), split, split_default, fits, overflow_bytes,
  * reread_bytes, intermediate_bytes, l2_bytes, flops, compute, memory,
  * launch (seconds). The sums of unfused and parts follow fe_sim_unfused:
  * times, bytes and FLOPs add up, peaks, registers and splits are the
@@ -25,6 +26,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctx_sim.h"
 #include "lua_fields.h"
@@ -43,6 +45,7 @@ static const fe_lf_member RESULT[] = {
     R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_bytes, FE_LF_I64),
     R("flops", flops, FE_LF_I64), R("compute", compute_s, FE_LF_NUM),
     R("memory", memory_s, FE_LF_NUM), R("launch", launch_s, FE_LF_NUM),
+    R("spill_regs", spill_regs, FE_LF_I32), R("spill", spill_s, FE_LF_NUM),
 };
 #undef R
 
@@ -56,6 +59,13 @@ static const fe_lf_member MACHINE[] = {
     M(link_latency_us, FE_LF_NUM), M(overlap, FE_LF_BOOL),
 };
 #undef M
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void push_result(lua_State *L, const fe_sim_group_result *s)
 {
@@ -113,28 +123,36 @@ static void price(lua_State *L, const fe_graph *g, const fe_machine *m, int idx,
         luaL_error(L, "simulate: %s", err.message);
 }
 
-int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m)
+int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m, fe_ctx_sim_tally *t)
 {
     /* Options first: nothing to free yet if they are wrong. */
     int split = split_option(L, 3, "simulate") == LUA_TNIL ? 0 : split_value(L, -1, "simulate: split");
     fe_sim_group_result res;
+    double t0 = now();
     price(L, g, m, 2, 0, split, &res);
     push_result(L, &res);
+    t->calls++;
+    t->seconds += now() - t0;
     return 1;
 }
 
-int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m)
+int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m,
+                            fe_ctx_sim_tally *t)
 {
     if (!lua_isnoneornil(L, 3))
         return luaL_error(L, "simulate_unfused takes no options (got %s); each node runs at its "
                           "default split", fe_sandbox_describe(L, 3));
     fe_sim_group_result res;
+    double t0 = now();
     price(L, g, m, 2, 1, 0, &res);
     push_result(L, &res);
+    t->calls++;
+    t->seconds += now() - t0;
     return 1;
 }
 
-int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m)
+int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
+                          fe_ctx_sim_tally *t)
 {
     int kind = split_option(L, 3, "simulate_parts");
     int opt = lua_gettop(L), fixed = 0;
@@ -162,7 +180,10 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m)
             split = lua_isnil(L, -1) ? 0 : split_value(L, -1, "simulate_parts: split(part)");
             lua_pop(L, 1);
         }
+        double t0 = now();
         price(L, g, m, part, 0, split, &one);
+        t->seconds += now() - t0;
+        t->calls++;
         fe_sim_result_add(&sum, &one);
         if (one.split > sum.split)
             sum.split = one.split;
@@ -170,8 +191,10 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m)
             sum.split_default = one.split_default;
         lua_pop(L, 1);
     }
+    double t0 = now();
     push_result(L, &sum);
     fe_lf_int(L, "parts", np);
+    t->seconds += now() - t0;
     return 1;
 }
 

@@ -41,9 +41,8 @@ int fe_drive_plan(fe_run *r)
     lua_pushvalue(L, r->ptab);
     lua_pushvalue(L, r->gidx);
     lua_pushvalue(L, r->ctx);
-    r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->env.sb, 3, 1, "plan", &e) != FE_OK) {
+    if (fe_run_pcall(r, 3, 1, "plan", &e) != FE_OK) {
         fe_run_fault(r, "plan", fn, "%s", e.message);
         goto out;
     }

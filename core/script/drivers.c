@@ -22,6 +22,7 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"params", LUA_TTABLE, LUA_TNONE, NULL},
     {"decide", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"score", LUA_TFUNCTION, LUA_TNONE, NULL},
+    {"priority", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"plan", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"split", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"kernel", LUA_TFUNCTION, LUA_TNONE, NULL},
@@ -36,12 +37,14 @@ const int FE_NPOLICY_FIELDS = sizeof FE_POLICY_FIELDS / sizeof FE_POLICY_FIELDS[
 static const char *const GREEDY_HOOKS[] = {"score", "decide", NULL};
 static const char *const DECIDE_HOOK[] = {"decide", NULL};
 static const char *const PLAN_HOOK[] = {"plan", NULL};
+static const char *const PRIORITY_HOOKS[] = {"priority", "decide", NULL};
 
 const fe_driver FE_DRIVERS[] = {
     {"greedy", fe_drive_greedy, GREEDY_HOOKS, NULL, NULL, NULL},
     {"patterns", fe_drive_patterns, DECIDE_HOOK, "patterns", "'patterns'", fe_drive_patterns_check},
     {"dataflow", fe_drive_dataflow, DECIDE_HOOK, "dataflow", "'dataflow'", NULL},
     {"plan", fe_drive_plan, PLAN_HOOK, "plan", "a plan(self, graph, ctx) hook", NULL},
+    {"priority", fe_drive_priority, PRIORITY_HOOKS, NULL, NULL, NULL},
 };
 const int FE_NDRIVERS = sizeof FE_DRIVERS / sizeof FE_DRIVERS[0];
 

@@ -53,6 +53,7 @@ int fe_drive_greedy(fe_run *r);
 int fe_drive_patterns(fe_run *r);
 int fe_drive_dataflow(fe_run *r);
 int fe_drive_plan(fe_run *r);
+int fe_drive_priority(fe_run *r);
 /* The patterns driver's list beyond its type (driver_patterns.c). */
 int fe_drive_patterns_check(lua_State *L, int t, char *why, size_t size);
 

@@ -17,19 +17,22 @@
 #include "plan.h"
 #include "sandbox.h"
 
-/* ops[name] = {kind=, min_inputs=, max_inputs=, flops=, live=, attrs=, description=} */
+/* ops[name] = {kind=, min_inputs=, max_inputs=, flops=, live=, view=, library=, attrs=,
+ * description=} */
 static void push_ops(lua_State *L)
 {
     lua_createtable(L, 0, FE_NOPS);
     for (int i = 0; i < FE_NOPS; i++) {
         const fe_op *op = fe_op_get(i);
-        lua_createtable(L, 0, 8);
+        lua_createtable(L, 0, 10);
         fe_lf_str(L, "kind", fe_pattern_name(op->pattern));
         fe_lf_int(L, "min_inputs", op->min_in);
         if (op->max_in != FE_VARIADIC)
             fe_lf_int(L, "max_inputs", op->max_in);
         fe_lf_int(L, "flops", op->flops);
         fe_lf_int(L, "live", op->live);
+        fe_lf_bool(L, "view", (op->flags & FE_OPF_VIEW) != 0);
+        fe_lf_bool(L, "library", (op->flags & FE_OPF_LIBRARY) != 0);
         fe_lf_str(L, "attrs", op->attrs);
         fe_lf_str(L, "description", op->desc);
         fe_lf_int(L, "id", i);

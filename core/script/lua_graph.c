@@ -8,7 +8,8 @@
  *
  *   graph:  name, nnodes (#g), ntensors, g[i] (i-th node in topological
  *           order), g:node(name|index), g:tensor(name), inputs, weights,
- *           outputs (tensor lists), dims (name -> size)
+ *           outputs (tensor lists), dims (name -> size), g:postdom() and
+ *           g:arrays() (plain arrays of the whole graph, lua_graph_flat.h)
  *   node:   name, op, pattern, index (1-based topological), inputs,
  *           outputs (tensor lists), output (the first), shape, dtype, numel,
  *           bytes (read + written), bytes_read, bytes_written, flops, live,
@@ -26,6 +27,7 @@
 
 #include "groupkey.h"
 #include "lua_graph.h"
+#include "lua_graph_flat.h"
 #include "ops.h"
 
 #define GRAPH_MT "fuseeng.graph"
@@ -441,9 +443,9 @@ static int tensor_tostring(lua_State *L)
 /* ---- graphs ---- */
 
 enum { G_NAME = 1, G_NNODES, G_NTENSORS, G_NODE, G_TENSOR, G_INPUTS, G_WEIGHTS, G_OUTPUTS,
-       G_DIMS };
+       G_DIMS, G_POSTDOM, G_ARRAYS };
 static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node", "tensor",
-    "inputs", "weights", "outputs", "dims", NULL};
+    "inputs", "weights", "outputs", "dims", "postdom", "arrays", NULL};
 
 static int graph_node(lua_State *L)
 {
@@ -467,6 +469,18 @@ static int graph_tensor(lua_State *L)
     return 1;
 }
 
+static int graph_postdom(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    return fe_lg_postdom(L, live(L, lg));
+}
+
+static int graph_arrays(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    return fe_lg_arrays(L, live(L, lg));
+}
+
 static int graph_index(lua_State *L)
 {
     lgraph *lg = lua_touserdata(L, 1);
@@ -484,6 +498,8 @@ static int graph_index(lua_State *L)
     case G_NTENSORS: lua_pushinteger(L, g->ntensors); return 1;
     case G_NODE: lua_pushcfunction(L, graph_node); return 1;
     case G_TENSOR: lua_pushcfunction(L, graph_tensor); return 1;
+    case G_POSTDOM: lua_pushcfunction(L, graph_postdom); return 1;
+    case G_ARRAYS: lua_pushcfunction(L, graph_arrays); return 1;
     case G_INPUTS:
     case G_WEIGHTS: {
         int want = field(L) == G_INPUTS ? FE_INPUT : FE_WEIGHT, k = 0;

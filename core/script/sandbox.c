@@ -402,7 +402,9 @@ static int l_loadlib(lua_State *L)
     return 1;
 }
 
-/* findlib(name): path of module name in home/lua, or nil. */
+/* findlib(name): path of module name in home/lua, or nil. A name
+ * "policies.X" is the shipped policy home/policies/X.lua, so that a policy
+ * can build on another (require "policies.static_rules"). */
 static int l_findlib(lua_State *L)
 {
     fe_sandbox *sb = fe_sandbox_of(L);
@@ -412,6 +414,16 @@ static int l_findlib(lua_State *L)
     size_t n = strlen(name);
     if (n == 0 || n >= sizeof rel - 16)
         return 0;
+    if (strncmp(name, "policies.", 9) == 0) {
+        const char *p = name + 9;
+        if (!*p || strpbrk(p, "./\\"))
+            return 0;
+        if (pathf(path, sizeof path, "%s/policies/%s.lua", sb->home, p) || stat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            return 0;
+        lua_pushstring(L, path);
+        return 1;
+    }
     for (size_t i = 0; i <= n; i++) {
         char c = name[i];
         if (c == '/' || c == '\\' || (c == '.' && i + 1 < n && name[i + 1] == '.'))
@@ -506,7 +518,7 @@ static const char bootstrap[] =
     "    if preload[name] then m = copy(preload[name]) else\n"
     "      local path = findlib(name)\n"
     "      if not path then error(\"module '\" .. name .. \"' not found (scripts may require \" ..\n"
-    "        \"the fuseeng library, lpeg and fuseeng.core only)\", 2) end\n"
+    "        \"the fuseeng library, policies.NAME, lpeg and fuseeng.core only)\", 2) end\n"
     "      local f, err = loadlib(path, make_env(loaded))\n"
     "      if not f then error(err, 0) end\n"
     "      m = f(name)\n"

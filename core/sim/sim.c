@@ -90,6 +90,15 @@
  * An all_reduce grouped with its elementwise epilogue (seed 001) is one
  * collective kernel: one launch, and its output stays on chip.
  *
+ * Launches (launch.h). A group made only of views (reshape, transpose,
+ * slice, expand) launches nothing: its consumers read the producer's
+ * buffer through a strided index, so it costs no time and no bytes and
+ * is not a kernel. A lone matmul, conv2d or sdpa is an extern library
+ * call: priced like any group, counted apart from generated kernels.
+ * Inside a fused group a view is index math too: its output, unless
+ * read outside the group, is an alias that takes no buffer, no L2 traffic
+ * and no registers (what it reads is charged to the group as usual).
+ *
  * Plan. Groups run back to back in plan order; a group starts when the one
  * before ends. Device memory while group i runs:
  *     all weights (resident throughout)
@@ -102,8 +111,7 @@
  * own l2_peak is what its tile needs, which may.
  *
  * What the model ignores: L3 data cached across kernels (every kernel reads
- * its inputs from L3 again); overlap between kernels; views (reshape and
- * transpose are copies like any op); tiling along more than one dimension
+ * its inputs from L3 again); overlap between kernels; tiling along more than one dimension
  * (attention with q @ k^T inside a group cannot tile heads and rows at
  * once); tile shapes (a tile is exactly 1/k of everything tiled, even when
  * k exceeds the tiled dimension); partial sums
@@ -386,6 +394,13 @@ static anchor find_anchor(const gview *s)
     return a;
 }
 
+/* Does node v only reinterpret memory (a view, ops.h)? Inside a group
+ * its output is an alias: no intermediate buffer, no registers. */
+static int is_view(const fe_graph *g, int32_t v)
+{
+    return v >= 0 && (fe_op_get(fe_graph_node(g, v)->op)->flags & FE_OPF_VIEW) != 0;
+}
+
 static int dup_input(const fe_graph *g, const fe_node *n, int k)
 {
     int32_t t = fe_node_input(g, n, k);
@@ -427,6 +442,15 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
                  fe_sim_group_result *r)
 {
     const fe_graph *g = s->g;
+    fe_launch launch = fe_group_launch(g, s->nodes, s->n);
+    if (launch == FE_LAUNCH_NONE) {
+        memset(r, 0, sizeof *r);
+        r->nodes = s->n;
+        r->split = r->split_default = 1;
+        r->fits = 1;
+        r->launch = FE_LAUNCH_NONE;
+        return 0;
+    }
     anchor a = find_anchor(s);
     int64_t T = 0, U = 0, ws = 0, untiled_in = 0, ext_in = 0, ext_out = 0, inter = 0;
     int64_t l2 = 0, flops = 0, words = 0;
@@ -436,6 +460,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     for (int32_t i = 0; i < s->n; i++) {
         int32_t v = s->nodes[i];
         const fe_node *n = fe_graph_node(g, v);
+        int view = is_view(g, v);
         int64_t free_t = 0, free_u = 0;
         for (int k = 0; k < n->nin; k++) {
             if (dup_input(g, n, k))
@@ -444,6 +469,12 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
             const fe_tensor *t = fe_graph_tensor(g, tid);
             int32_t pos = reader_pos(g, t, v);
             int external = t->producer < 0 || !member(s, t->producer);
+            if (!external && is_view(g, t->producer) && !(t->flags & FE_T_OUTPUT)) {
+                int outside, inside;
+                output_readers(s, t, &outside, &inside);
+                if (!outside)
+                    continue;   /* an alias inside the group: never held */
+            }
             int tl = external ? input_tiled(s, &a, tid, t) : tiled(g, &a, t);
             int64_t b = t->bytes;
             if (external) {
@@ -471,6 +502,8 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
             const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
             int outside, inside;
             output_readers(s, t, &outside, &inside);
+            if (view && !outside && !(t->flags & FE_T_OUTPUT))
+                continue;   /* an alias its readers here index through */
             if (outside || (t->flags & FE_T_OUTPUT))
                 ext_out += t->bytes;
             else
@@ -496,8 +529,10 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
         int dt = n->nout ? fe_graph_tensor(g, fe_node_output(g, n, 0))->dtype : FE_F32;
         flops += n->flops;
         compute += (double)n->flops / fe_machine_flops(m, n->op, dt);
-        l2 += n->bytes_read + n->bytes_written;
-        words += (int64_t)n->live * (fe_dtype_size(dt) > 4 ? 2 : 1);
+        if (!view) {
+            l2 += n->bytes_read + n->bytes_written;
+            words += (int64_t)n->live * (fe_dtype_size(dt) > 4 ? 2 : 1);
+        }
         if (n->op == FE_OP_ALL_REDUCE && n->nin > 0) {
             int64_t p = fe_node_attr_int(g, n, "world_size", 1);
             collective = 1;
@@ -543,6 +578,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     r->spill_regs = spill_regs > INT32_MAX ? INT32_MAX : (int32_t)spill_regs;
     r->fits = (int8_t)fits;
     r->collective = (int8_t)collective;
+    r->launch = (int8_t)launch;
     r->flops = flops;
     r->l3_read = l3_read;
     r->l3_write = l3_write;
@@ -715,7 +751,9 @@ void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
 /* Add a group to the totals; -1 if a byte total would overflow 64 bits. */
 static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
 {
-    t->kernels++;
+    t->kernels += r->launch == FE_LAUNCH_KERNEL;
+    t->extern_calls += r->launch == FE_LAUNCH_EXTERN;
+    t->views += r->launch == FE_LAUNCH_NONE;
     t->tiled += r->split > 1;
     t->overflowing += r->overflow_bytes > 0;
     t->spilling += r->spill_bytes > 0;

@@ -17,6 +17,7 @@
 
 #include "graph.h"
 #include "jsonw.h"
+#include "launch.h"
 #include "machine.h"
 #include "plan.h"
 
@@ -30,6 +31,8 @@ typedef struct fe_sim_group_result {
     int32_t spill_regs;         /* regs above the machine's limit */
     int8_t fits;                /* l2_peak <= L2: intermediates stay on chip */
     int8_t collective;          /* holds an all_reduce */
+    int8_t launch;              /* fe_launch: a generated kernel, an extern library call,
+                                   or nothing (a view group: every figure is zero) */
 
     int64_t flops;
     int64_t l3_read, l3_write;  /* device-memory traffic */
@@ -81,7 +84,9 @@ void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
 
 /* Whole-plan totals. */
 typedef struct fe_sim_totals {
-    int32_t kernels;
+    int32_t kernels;            /* generated kernels (launch "kernel") */
+    int32_t extern_calls;       /* library calls: lone matmul, conv2d, sdpa */
+    int32_t views;              /* view groups: no launch */
     int32_t tiled;              /* groups with split > 1 */
     int32_t overflowing;        /* groups whose intermediates went through L3 */
     int32_t spilling;           /* groups with register spills */

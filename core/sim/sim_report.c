@@ -122,6 +122,7 @@ void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
 {
     fe_jw_obj_flat(w);
     int_key(w, "kernels", r->total.kernels);
+    int_key(w, "extern", r->total.extern_calls);
     fe_sim_report_plan_summary(r, w);
     fe_jw_end(w);
 }
@@ -130,6 +131,8 @@ static void totals_fields(const fe_sim_report *r, fe_jw *w)
 {
     const fe_sim_totals *t = &r->total;
     int_key(w, "kernels", t->kernels);
+    int_key(w, "extern", t->extern_calls);
+    int_key(w, "views", t->views);
     num_us(w, "time_us", t->time_s);
     int_key(w, "l3_bytes", t->l3_bytes);
     int_key(w, "l2_bytes", t->l2_bytes);
@@ -250,6 +253,8 @@ void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report 
     fprintf(f, "%-22s %14s %14s %12s\n", "", "unfused", "plan", "change");
     fprintf(f, "%-22s %14d %14d %+12d\n", "kernels", (int)u->kernels, (int)p->kernels,
             (int)(p->kernels - u->kernels));
+    fprintf(f, "%-22s %14d %14d %+12d\n", "extern calls", (int)u->extern_calls,
+            (int)p->extern_calls, (int)(p->extern_calls - u->extern_calls));
     double speedup = p->time_s > 0 ? u->time_s / p->time_s : 1.0;
     snprintf(c, sizeof c, "%.2fx %s", speedup >= 1 ? speedup : 1 / speedup,
              speedup >= 1 ? "faster" : "slower");
@@ -281,6 +286,9 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
         fe_sim_group_label(g, fe_group_nodes(p, pg), pg->n, label, sizeof label);
         size_t at = 0;
         note[0] = '\0';
+        if (gr->launch != FE_LAUNCH_KERNEL)
+            at += (size_t)snprintf(note + at, sizeof note - at, "%s ",
+                                   gr->launch == FE_LAUNCH_NONE ? "view: no launch" : "extern");
         if (gr->collective)
             at += (size_t)snprintf(note + at, sizeof note - at, "collective ");
         if (gr->split > 1)
@@ -297,7 +305,8 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
                 fe_fmt_bytes_table((double)gr->spill_bytes, spill, sizeof spill), note);
     }
     char t[32], l[32];
-    fprintf(f, "total: %d kernels, %s, %s of L3 traffic\n", (int)r->total.kernels,
+    fprintf(f, "total: %d kernels (+%d extern), %s, %s of L3 traffic\n", (int)r->total.kernels,
+            (int)r->total.extern_calls,
             fe_fmt_time(r->total.time_s, t, sizeof t),
             fe_fmt_bytes_table((double)r->total.l3_bytes, l, sizeof l));
 }

@@ -79,7 +79,11 @@ end
 
 local function var_node(pos, name) return { tag = "var", name = name, pos = pos } end
 local function num_node(pos, text) return { tag = "num", value = tonumber(text), pos = pos } end
-local function call_node(pos, name, args) return { tag = "call", op = name, args = args, pos = pos } end
+local function scalar_var_node(pos, name) return { tag = "svar", name = name, pos = pos } end
+local function call_node(pos, name, optional, args)
+  return { tag = "call", op = name, optional = optional == "?", args = args, pos = pos }
+end
+local function bind_node(pos, name, body) return { tag = "bind", name = name, body = body, pos = pos } end
 
 -- "a + b - c" arrives as {a, pos, "+", b, pos, "-", c}; operators are left
 -- associative, so fold from the left.
@@ -131,9 +135,11 @@ local expr_grammar = P{ "expression",
   sum           = Ct(V"product" * (Cp() * C(S"+-") * space * expect(V"product", OPERAND))^0) / fold_infix,
   product       = Ct(V"unary" * (Cp() * C(S"*/") * space * expect(V"unary", OPERAND))^0) / fold_infix,
   unary         = Cp() * "-" * space * expect(V"unary", OPERAND) / negate + V"primary",
-  primary       = V"number" + V"call" + V"variable" + V"parenthesised",
+  primary       = V"number" + V"scalar" + V"binding" + V"call" + V"variable" + V"parenthesised",
   number        = Cp() * C(number_literal) * space / num_node,
-  call          = Cp() * C(identifier) * space * token"(" * Ct(V"arguments")
+  scalar        = Cp() * "#" * expect(C(identifier), "expected a name after '#'") * space / scalar_var_node,
+  binding       = Cp() * C(identifier) * space * token":=" * expect(V"unary", OPERAND) / bind_node,
+  call          = Cp() * C(identifier) * C(P"?"^-1) * space * token"(" * Ct(V"arguments")
                   * expect(token")", "expected ',' or ')'") / call_node,
   arguments     = #P")" + expect(V"sum", OPERAND) * (token"," * expect(V"sum", OPERAND))^0,
   variable      = Cp() * C(identifier) * space / var_node,
@@ -448,13 +454,27 @@ end
 -- Expressions.
 
 local function expr_facts(node, ops, facts)
-  if node.tag == "var" then
-    if not facts.seen[node.name] then facts.seen[node.name] = true; facts.vars[#facts.vars + 1] = node.name end
+  if node.tag == "var" or node.tag == "bind" or node.tag == "svar" then
+    local kind = node.tag == "svar" and "scalar" or "tensor"
+    local seen = facts.seen[node.name]
+    if seen and seen ~= kind then
+      fail(node.pos, string.format("'%s' names a %s elsewhere in the pattern", node.name, seen))
+    end
+    if not seen then facts.seen[node.name] = kind; facts.vars[#facts.vars + 1] = node.name end
+    if node.tag == "bind" then
+      if facts.bound[node.name] then fail(node.pos, "'" .. node.name .. "' is bound to an expression twice") end
+      facts.bound[node.name] = true
+      facts.binds = true
+      expr_facts(node.body, ops, facts)
+    end
     return
   elseif node.tag == "num" then
     return
   end
   check_op(node.op, node.pos, ops)
+  if node.optional and #node.args ~= 1 then
+    fail(node.pos, string.format("an optional op (%s?) takes one operand, which stands for it when it is absent", node.op))
+  end
   local info = ops and ops[node.op]
   local n = #node.args
   if info and (n < info.min or n > info.max) then
@@ -464,7 +484,7 @@ local function expr_facts(node, ops, facts)
   end
   local scalars = 0
   for _, arg in ipairs(node.args) do
-    if arg.tag == "num" then scalars = scalars + 1 end
+    if arg.tag == "num" or arg.tag == "svar" then scalars = scalars + 1 end
   end
   if scalars > 1 then fail(node.pos, node.op .. " can take at most one scalar operand") end
   facts.calls = facts.calls + 1
@@ -543,22 +563,39 @@ function solve(st, top)
   local ok
   if tag == "num" then
     ok = kind == SCALAR and same_number(val, pat.value) and solve(st, top - 1)
+  elseif tag == "svar" then
+    local bound = st.bind[pat.name]
+    if kind ~= SCALAR then
+      ok = false
+    elseif bound ~= nil then
+      ok = same_number(val, bound) and solve(st, top - 1)
+    else
+      st.bind[pat.name] = val
+      ok = solve(st, top - 1)
+      if not ok then st.bind[pat.name] = nil end
+    end
   elseif kind ~= TENSOR or val == nil then
     ok = false
-  elseif tag == "var" then
+  elseif tag == "var" or tag == "bind" then
     local name, id = pat.name, st.id
     local key = id and id(val) or val
     local bound = st.bound[name]
-    if bound ~= nil then
-      ok = bound == key and solve(st, top - 1)
+    if bound ~= nil and bound ~= key then
+      ok = false
     else
-      st.bound[name], st.bind[name] = key, val
-      ok = solve(st, top - 1)
-      if not ok then st.bound[name], st.bind[name] = nil, nil end
+      if bound == nil then st.bound[name], st.bind[name] = key, val end
+      -- A binding's body then matches the same tensor, in this goal's slot.
+      if tag == "bind" then gp[top] = pat.body; ok = solve(st, top) else ok = solve(st, top - 1) end
+      if not ok and bound == nil then st.bound[name], st.bind[name] = nil, nil end
     end
   else
     local producer = val.producer
     ok = producer ~= nil and match_call(st, pat, producer, top)
+    -- An optional op that is not there: its operand stands for it.
+    if not ok and pat.optional then
+      gp[top], gv[top], gk[top] = pat.args[1], val, kind   -- match_call reused the slot
+      ok = solve(st, top)
+    end
   end
   if not ok then gp[top], gv[top], gk[top] = pat, val, kind end
   return ok
@@ -566,6 +603,26 @@ end
 
 local Expr = {}
 Expr.__index = Expr
+
+-- nodes in an order where each comes after the matched producers of its
+-- inputs, stable otherwise. Needed when a bound name's body is matched after
+-- a plain use of the name has led elsewhere (n is a few dozen at most).
+local function producers_first(nodes, id)
+  local key = function(o) return id and id(o) or o end
+  local index, placed, out = {}, {}, {}
+  for i, n in ipairs(nodes) do index[key(n)] = i end
+  local function place(i)
+    if placed[i] then return end
+    placed[i] = true
+    for _, t in ipairs(nodes[i].inputs or {}) do
+      local j = t.producer and index[key(t.producer)]
+      if j then place(j) end
+    end
+    out[#out + 1] = nodes[i]
+  end
+  for i = 1, #nodes do place(i) end
+  return out
+end
 
 local function new_state()
   return { gp = {}, gv = {}, gk = {}, bound = {}, bind = {}, matched = {}, depth = 0 }
@@ -609,6 +666,7 @@ function Expr:match_expr(node, opts)
         nodes[#nodes + 1] = n
       end
     end
+    if self._binds then nodes = producers_first(nodes, id) end
   end
   st.busy, st.id = false, nil
   return bindings, nodes
@@ -620,6 +678,7 @@ end
 Expr.match_tokens = Expr.match
 
 local function mark_commutative(node)
+  if node.tag == "bind" then return mark_commutative(node.body) end
   if node.tag ~= "call" then return end
   node.commutative = COMMUTATIVE[node.op] or false
   for _, arg in ipairs(node.args) do mark_commutative(arg) end
@@ -629,13 +688,14 @@ local function compile_expr(tree, ops, opts)
   if tree.tag ~= "call" then
     fail(tree.pos, "an expression pattern needs an op at its root, e.g. 'silu(x) * y'")
   end
-  local facts = { vars = {}, seen = {}, calls = 0, ops = {}, repeats_op = false }
+  if tree.optional then fail(tree.pos, "the root of an expression pattern cannot be optional") end
+  local facts = { vars = {}, seen = {}, bound = {}, calls = 0, ops = {}, repeats_op = false }
   expr_facts(tree, ops, facts)
   mark_commutative(tree)
   return setmetatable({
     kind = "expr", tree = tree, vars = facts.vars, root_op = tree.op,
     size = facts.calls, _state = new_state(), _id = opts and opts.id,
-    _repeats_op = facts.repeats_op,
+    _repeats_op = facts.repeats_op or facts.binds, _binds = facts.binds,
   }, Expr)
 end
 

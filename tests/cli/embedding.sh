@@ -45,6 +45,6 @@ else
     expect_ok "LuaJIT FFI drives libfuseeng.so (fuseeng.h block through ffi.cdef)" '^ok$' \
         luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
     expect_ok "LuaJIT FFI simulates a plan (fe_engine_simulate, fe_report_figures)" \
-        '^gcu_tlf on gcu: .* kernels, unfused' luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
+        '^gcu_tlf on gcu: .* kernels \(\+[0-9]+ extern\), unfused' luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
 fi
 finish

@@ -20,7 +20,7 @@ fi
 
 expect_ok "the list names every shipped policy" "^gcu_tlf +greedy +seed 004" "$FUSEENG" policies
 expect_ok "--results: a row per policy, the unfused figures first" \
-    "\| unfused \| 29, [0-9.]+ ms \|" "$FUSEENG" policies --results "$M" --policy fuse_all
+    "\| unfused \| 12\+6, [0-9.]+ ms \|" "$FUSEENG" policies --results "$M" --policy fuse_all
 expect_ok "--results: source and description of each policy" \
     "\| .gcu_tlf. \| greedy \| seed 004, GCU AFE \+ TLF" "$FUSEENG" policies --results "$M" --skip benchmark_fusion
 expect_ok "--machine changes the machine" "^Simulated on gcu_big " \
@@ -52,9 +52,9 @@ LUA
 "$FUSEENG" policies --results "$M" examples/models/hub_conflict.json --policy "$T/picky.lua" \
     --policy fuse_all >"$T/out" 2>"$T/err"
 rc=$?
-if [ "$rc" -eq 1 ] && grep -Eq '^\| .picky. \| error \[1\] \| [0-9]+, [0-9.]+x \|$' "$T/out" &&
+if [ "$rc" -eq 1 ] && grep -Eq '^\| .picky. \| error \[1\] \| [0-9]+\+[0-9]+, [0-9.]+x \|$' "$T/out" &&
    grep -q '^1\. picky on gpt2-block: .*no gpt2 here' "$T/out" &&
-   grep -Eq '^\| .fuse_all. \| [0-9]+, [0-9.]+x \| [0-9]+, [0-9.]+x \|$' "$T/out"; then
+   grep -Eq '^\| .fuse_all. \| [0-9]+\+[0-9]+, [0-9.]+x \| [0-9]+\+[0-9]+, [0-9.]+x \|$' "$T/out"; then
     ok "a policy failing on one model: error in its cell, a note, the rest completes, exit 1"
 else
     not_ok "a policy failing on one model: error in its cell, a note, the rest completes, exit 1" \

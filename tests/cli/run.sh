@@ -17,7 +17,7 @@ for p in no_fusion fuse_all static_rules; do
     done
 done
 expect_ok "static_rules on LLaMA: SwiGLU and Add+RMSNorm" 'silu\+mul \(2\)' "$FUSEENG" run "$M" --policy static_rules
-expect_ok "no_fusion keeps every kernel" 'kernels +40 -> 40' "$FUSEENG" run "$M" --policy no_fusion
+expect_ok "no_fusion keeps every kernel" 'kernels +40 -> 19 \(\+9 extern; 12 view groups launch nothing; 0 fused' "$FUSEENG" run "$M" --policy no_fusion
 expect_ok "--explain lists decisions" '^  fuse +\[gate_silu, swiglu\] +static rules passed' \
     "$FUSEENG" run "$M" --policy static_rules --explain
 expect_ok "--json prints the plan" '"format": "fuseeng.plan/1"' "$FUSEENG" run "$M" --policy fuse_all --json
@@ -81,7 +81,7 @@ printf 'return 7\n' >"$T/notpolicy.lua"
 expect_fail "a file that returns no policy" 2 "notpolicy\.lua: a policy file must return fe.policy" \
     "$FUSEENG" run "$M" --policy "$T/notpolicy.lua"
 policy fallback 'error("out of ideas")' unfused
-expect_ok "fallback_on_error = unfused keeps going, unfused" 'kernels +40 -> 40' \
+expect_ok "fallback_on_error = unfused keeps going, unfused" 'kernels +40 -> 19 \(\+9 extern; 12 view groups launch nothing; 0 fused' \
     "$FUSEENG" run "$M" --policy "$T/fallback.lua"
 if grep -Eq '^fuseeng: warning: .*fallback\.lua:5: out of ideas; continuing without its fusions \(fallback_on_error = unfused\)$' "$T/err" &&
     [ "$(wc -l <"$T/err")" -eq 1 ]; then
@@ -96,7 +96,7 @@ expect_ok "... and the decision log says why" 'fallback\.lua:5: out of ideas.*fa
 expect_ok "a policy that does not fault has no fallback line" '^decisions ' "$FUSEENG" run "$M" --policy fuse_all
 if grep -q '^fallback' "$T/out" || [ -s "$T/err" ]; then not_ok "... and no warning" "$(cat "$T/out" "$T/err" | grep -m2 'fallback\|warning')"; else ok "... and no warning"; fi
 printf 'local fe = require "fuseeng"\nreturn fe.policy {\n  name = "badsplit", driver = "greedy", fallback_on_error = "unfused",\n  split = function() error("split broke") end,\n}\n' >"$T/badsplit.lua"
-expect_ok "a split hook's fault under unfused drops the fusions already decided" 'kernels +40 -> 40' \
+expect_ok "a split hook's fault under unfused drops the fusions already decided" 'kernels +40 -> 19 \(\+9 extern; 12 view groups launch nothing; 0 fused' \
     "$FUSEENG" run "$M" --policy "$T/badsplit.lua"
 grep -q 'badsplit\.lua:4: split broke' "$T/err" && ok "... with the warning" || not_ok "... with the warning" "$(cat "$T/err")"
 

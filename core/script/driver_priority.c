@@ -1,0 +1,451 @@
+/* driver_priority.c: the priority driver, XLA's GPU priority fusion
+ * (openxla/xla, xla/service/gpu/transforms/priority_fusion.cc).
+ *
+ * Note on the loop. Producers wait in a max-heap keyed by their priority,
+ * the time saved by fusing the producer into all its consumers:
+ *
+ *     P ---> C1      apart:  t(P) + t(C1) + t(C2)
+ *       \--> C2      fused:  t(P+C1+C2)           price = "merge" (default)
+ *                         or t(P+C1) + t(P+C2)    price = "duplicate" (XLA's:
+ *                                                 P recomputed in each consumer)
+ *     priority = apart - fused (seconds, the simulator's times)
+ *
+ *   1. every group with consumers is priced: by the policy's
+ *      priority(self, producer, consumers, ctx) if it has one and it
+ *      returns a number, else as above. A producer is not queued when its
+ *      priority is below min_priority (0: fusing must not lose time), when
+ *      it has more than max_consumers consumer groups, or when the fused
+ *      group would hold more than max_nodes nodes ("the fusion would be
+ *      too large");
+ *   2. pop the best (ties: the later group id first, as XLA's unique ids);
+ *      an entry whose version stamp is old is skipped: its group was
+ *      merged or re-priced since it was pushed (lazy invalidation);
+ *   3. the producer and all its consumer groups become one group if the
+ *      engine's legality check allows it (else the rejection is logged)
+ *      and decide(self, group, ctx) agrees: group.parts[1] is the
+ *      producer, the other parts its consumers, ctx.priority the price;
+ *   4. the new group and the groups producing its inputs are re-priced:
+ *      a priority depends only on a group and its consumers, and only
+ *      their consumers changed. A producer popped and refused waits until
+ *      a neighbour's merge re-prices it, as XLA re-runs CanFuse then.
+ *
+ * Plans are partitions (every node in one group), so a producer cannot
+ * be duplicated into several consumers as XLA does: it joins them all in
+ * one group (one kernel with several outputs). price = "duplicate" prices
+ * the candidate as XLA would, so that the producers chosen are XLA's.
+ *
+ * Cost. Pricing a producer reads its group, its consumer groups and their
+ * members, at most max_nodes nodes; a merge re-prices the new group and
+ * its producers and pushes one entry each. With max_nodes bounded, n nodes
+ * plan in O(n log n) heap work plus the legality checks.
+ *
+ * Params (from the policy's params; out of range is bad input):
+ * max_nodes (64), max_consumers (8), min_priority (0 s), price ("merge").
+ */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drivers.h"
+#include "lua_fields.h"
+#include "lua_graph.h"
+#include "sim.h"
+
+typedef struct entry {
+    double prio;
+    int32_t gid;
+    uint32_t ver;
+} entry;
+
+typedef struct pq {
+    fe_run *r;
+    entry *heap;
+    int64_t n, cap;
+    uint32_t *ver;       /* group id -> version; an entry with another is stale */
+    double *time;        /* group id -> its simulated time, NAN if unknown */
+    uint32_t *seen, stamp;
+    int32_t *cons;       /* consumer groups of the producer being priced */
+    int32_t *buf;        /* members of a candidate, for the simulator */
+    int32_t *nbrs;       /* the producers of a new group, to re-price */
+    int32_t max_nodes, max_consumers;
+    double min_priority;
+    int duplicate;       /* price = "duplicate" */
+    int hook;            /* stack slot of the priority hook, 0 if none */
+} pq;
+
+/* ---- the heap ---- */
+
+static int better(const entry *a, const entry *b)
+{
+    return a->prio > b->prio || (a->prio == b->prio && a->gid > b->gid);
+}
+
+static int push(pq *q, double prio, int32_t gid)
+{
+    entry *h = fe_run_grow(q->heap, &q->cap, q->n + 1, sizeof *h, 1024);
+    if (!h)
+        return fe_run_oom(q->r, "in the priority driver");
+    q->heap = h;
+    int64_t i = q->n++;
+    entry e = {prio, gid, q->ver[gid]};
+    while (i > 0 && better(&e, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+    return 0;
+}
+
+static entry pop(pq *q)
+{
+    entry *h = q->heap, top = h[0], last = h[--q->n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && better(&h[c + 1], &h[c]))
+            c++;
+        if (!better(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (q->n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* ---- params ---- */
+
+/* params[key] into *out: absent keeps the default; a value that is not an
+ * integer in lo..hi stops the run with a message naming it. */
+static int param_int(pq *q, const char *key, int32_t lo, int32_t hi, int32_t *out)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    int rc = 0;
+    if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE && fe_run_rawfield(L, -1, key) != LUA_TNIL) {
+        lua_Integer v = 0;
+        if (fe_lf_integer(L, -1, &v) && v >= lo && v <= hi) {
+            *out = (int32_t)v;
+        } else {
+            fe_error_set(r->err, FE_EINPUT, "%s: policy '%s': params.%s must be an integer from %d "
+                         "to %d, got %s (fix the policy's params or --param %s=N)", r->env.path,
+                         r->env.policy, key, lo, hi, fe_sandbox_describe(L, -1), key);
+            r->status = FE_EINPUT;
+            rc = -1;
+        }
+    }
+    lua_settop(L, r->ctx);
+    return rc;
+}
+
+static int read_params(pq *q)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    q->max_nodes = 64;
+    q->max_consumers = 8;
+    q->min_priority = 0;
+    if (param_int(q, "max_nodes", 1, INT32_MAX, &q->max_nodes) != 0 ||
+        param_int(q, "max_consumers", 1, 1 << 20, &q->max_consumers) != 0)
+        return -1;
+    const char *bad = NULL;
+    if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE) {
+        int t = lua_gettop(L);
+        int mt = fe_run_rawfield(L, t, "min_priority");
+        if (mt == LUA_TNUMBER && !isnan(lua_tonumber(L, -1)))
+            q->min_priority = lua_tonumber(L, -1);
+        else if (mt != LUA_TNIL)
+            bad = "min_priority must be a number of seconds (negative fuses losing producers too)";
+        if (!bad) {
+            lua_pop(L, 1);
+            int pt = fe_run_rawfield(L, t, "price");
+            const char *s = pt == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            if (s && strcmp(s, "duplicate") == 0)
+                q->duplicate = 1;
+            else if (pt != LUA_TNIL && !(s && strcmp(s, "merge") == 0))
+                bad = "price must be \"merge\" or \"duplicate\"";
+        }
+    }
+    if (bad) {
+        fe_error_set(r->err, FE_EINPUT, "%s: policy '%s': params.%s, got %s", r->env.path,
+                     r->env.policy, bad, fe_sandbox_describe(L, -1));
+        r->status = FE_EINPUT;
+    }
+    lua_settop(L, r->ctx);
+    return bad ? -1 : 0;
+}
+
+/* ---- pricing ---- */
+
+/* The distinct groups consuming outputs of group p, into q->cons; returns
+ * their count, or max_consumers + 1 when there are more. */
+static int consumers(pq *q, int32_t p)
+{
+    const fe_graph *g = q->r->g;
+    const fe_part *part = q->r->part;
+    if (++q->stamp == 0) {
+        memset(q->seen, 0, (size_t)g->nnodes * sizeof *q->seen);
+        q->stamp = 1;
+    }
+    q->seen[p] = q->stamp;
+    int k = 0;
+    for (int32_t v = part->head[p]; v >= 0; v = part->next[v]) {
+        const fe_node *nd = fe_graph_node(g, v);
+        for (int o = 0; o < nd->nout; o++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, nd, o));
+            for (int32_t c = 0; c < t->ncons; c++) {
+                int32_t d = part->gid[fe_tensor_consumer(g, t, c)];
+                if (q->seen[d] == q->stamp)
+                    continue;
+                q->seen[d] = q->stamp;
+                if (k == q->max_consumers)
+                    return k + 1;
+                q->cons[k++] = d;
+            }
+        }
+    }
+    return k;
+}
+
+/* Append the members of group gid to q->buf at *n. */
+static void gather(pq *q, int32_t gid, int32_t *n)
+{
+    const fe_part *part = q->r->part;
+    for (int32_t v = part->head[gid]; v >= 0; v = part->next[v])
+        q->buf[(*n)++] = v;
+}
+
+/* The simulator's time for q->buf[0..n) as one kernel, or NAN with the
+ * run stopped. */
+static double sim_time(pq *q, int32_t n)
+{
+    fe_sim_group_result res;
+    fe_error e = {0};
+    if (fe_sim_group(q->r->g, q->r->env.machine, q->buf, n, 0, &res, &e) != FE_OK) {
+        fe_error_set(q->r->err, e.code ? e.code : FE_EINPUT, "priority driver: %s", e.message);
+        q->r->status = e.code ? e.code : FE_EINPUT;
+        return NAN;
+    }
+    return res.time_s;
+}
+
+static double group_time(pq *q, int32_t gid)
+{
+    if (isnan(q->time[gid])) {
+        int32_t n = 0;
+        gather(q, gid, &n);
+        q->time[gid] = sim_time(q, n);
+    }
+    return q->time[gid];
+}
+
+/* The simulator's saving for producer p and its k consumers in q->cons. */
+static double default_priority(pq *q, int32_t p, int k)
+{
+    double apart = group_time(q, p), fused = 0;
+    for (int i = 0; i < k; i++)
+        apart += group_time(q, q->cons[i]);
+    if (q->duplicate) {
+        for (int i = 0; i < k; i++) {
+            int32_t n = 0;
+            gather(q, p, &n);
+            gather(q, q->cons[i], &n);
+            fused += sim_time(q, n);
+        }
+    } else {
+        int32_t n = 0;
+        gather(q, p, &n);
+        for (int i = 0; i < k; i++)
+            gather(q, q->cons[i], &n);
+        fused = sim_time(q, n);
+    }
+    return apart - fused;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The policy's priority hook on producer p and its k consumers: 1 with its
+ * number in *out, 0 when it returned nil (the default applies), -1 when
+ * the run is over (a fault). */
+static int hook_priority(pq *q, int32_t p, int k, double *out)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    int top = lua_gettop(L);
+    lua_pushvalue(L, q->hook);
+    lua_pushvalue(L, r->ptab);
+    fe_lg_push_group(L, r->gidx, r->tmp, fe_part_members(r->part, p, r->tmp));
+    lua_createtable(L, k, 0);
+    for (int i = 0; i < k; i++) {
+        fe_lg_push_group(L, r->gidx, r->tmp, fe_part_members(r->part, q->cons[i], r->tmp));
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    double t0 = now();
+    int rc = fe_sandbox_pcall(r->env.sb, 4, 1, "priority", &e);
+    r->stats.hook_seconds += now() - t0;
+    if (rc != FE_OK) {
+        fe_run_fault(r, "priority", q->hook, "%s", e.message);
+        return -1;
+    }
+    int t = lua_type(L, -1), got = 0;
+    if (t == LUA_TNUMBER && !isnan(lua_tonumber(L, -1))) {
+        *out = lua_tonumber(L, -1);
+        got = 1;
+    } else if (t != LUA_TNIL) {
+        fe_run_fault(r, "priority", q->hook, "priority returned %s; it must return a number (the "
+                     "seconds fusing saves; larger fuses first) or nil for the simulator's estimate",
+                     t == LUA_TNUMBER ? "NaN" : fe_sandbox_describe(L, -1));
+        got = -1;
+    }
+    lua_settop(L, top);
+    return got;
+}
+
+/* Re-price group gid and queue it if it qualifies; -1 if the run is over. */
+static int reprice(pq *q, int32_t gid)
+{
+    q->ver[gid]++;
+    int k = consumers(q, gid);
+    if (k == 0 || k > q->max_consumers)
+        return 0;
+    int64_t size = q->r->part->size[gid];
+    for (int i = 0; i < k; i++)
+        size += q->r->part->size[q->cons[i]];
+    if (size > q->max_nodes)
+        return 0;
+    double prio = 0;
+    int got = q->hook ? hook_priority(q, gid, k, &prio) : 0;
+    if (got < 0 || fe_run_over(q->r))
+        return -1;
+    if (!got) {
+        prio = default_priority(q, gid, k);
+        if (q->r->status != FE_OK)
+            return -1;
+    }
+    return prio >= q->min_priority ? push(q, prio, gid) : 0;
+}
+
+/* The groups producing inputs of group m (m excluded), re-priced. */
+static int reprice_producers(pq *q, int32_t m)
+{
+    const fe_graph *g = q->r->g;
+    const fe_part *part = q->r->part;
+    int32_t n = 0;
+    if (++q->stamp == 0) {
+        memset(q->seen, 0, (size_t)g->nnodes * sizeof *q->seen);
+        q->stamp = 1;
+    }
+    q->seen[m] = q->stamp;
+    for (int32_t v = part->head[m]; v >= 0; v = part->next[v]) {
+        const fe_node *nd = fe_graph_node(g, v);
+        for (int i = 0; i < nd->nin; i++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_input(g, nd, i));
+            if (t->producer < 0 || q->seen[part->gid[t->producer]] == q->stamp)
+                continue;
+            q->seen[part->gid[t->producer]] = q->stamp;
+            q->nbrs[n++] = part->gid[t->producer];
+        }
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++)
+        rc = reprice(q, q->nbrs[i]);
+    return rc;
+}
+
+/* Try the popped producer p: legality, decide, merge, re-price. */
+static int try_fuse(pq *q, entry e)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    int k = consumers(q, e.gid);
+    if (k == 0 || k > q->max_consumers)
+        return 0;
+    int32_t *gids = malloc((size_t)(k + 1) * sizeof *gids);
+    if (!gids)
+        return fe_run_oom(r, "in the priority driver");
+    gids[0] = e.gid;
+    memcpy(gids + 1, q->cons, (size_t)k * sizeof *gids);
+    char why[512];
+    int rc = 0;
+    if (!fe_part_can_merge(r->part, gids, k + 1, why, sizeof why)) {
+        fe_run_reject(r, r->tmp, fe_run_members(r, gids, k + 1), why);
+        goto out;
+    }
+    lua_pushliteral(L, "priority");
+    lua_pushnumber(L, e.prio);
+    lua_rawset(L, r->ctx);
+    int v = fe_run_decide(r, gids, k + 1);
+    if (v < 0 || fe_run_over(r)) {
+        rc = -1;
+        goto out;
+    }
+    if (v == 1) {
+        for (int i = 0; i <= k; i++)
+            q->ver[gids[i]]++;
+        int32_t m = fe_part_merge(r->part, gids, k + 1);
+        q->time[m] = NAN;
+        rc = reprice(q, m);
+        if (rc == 0)
+            rc = reprice_producers(q, m);
+    }
+out:
+    free(gids);
+    return rc;
+}
+
+int fe_drive_priority(fe_run *r)
+{
+    const fe_graph *g = r->g;
+    lua_State *L = r->L;
+    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    pq q = {.r = r};
+    int rc = 0;
+    if (read_params(&q) != 0)
+        return r->status;
+    q.ver = calloc(n, sizeof *q.ver);
+    q.time = malloc(n * sizeof *q.time);
+    q.seen = calloc(n, sizeof *q.seen);
+    q.cons = malloc(((size_t)q.max_consumers + 1) * sizeof *q.cons);
+    q.buf = malloc(n * sizeof *q.buf);
+    q.nbrs = malloc(n * sizeof *q.nbrs);
+    if (!q.ver || !q.time || !q.seen || !q.cons || !q.buf || !q.nbrs) {
+        fe_run_oom(r, "in the priority driver");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        q.time[i] = NAN;
+    q.hook = fe_run_rawfield(L, r->ptab, "priority") == LUA_TFUNCTION ? lua_gettop(L) : 0;
+    if (!q.hook)
+        lua_pop(L, 1);
+    for (int32_t v = 0; v < g->nnodes && rc == 0; v++)
+        rc = reprice(&q, v);   /* every node is its own group yet */
+    while (rc == 0 && q.n > 0 && !fe_run_over(r)) {
+        entry e = pop(&q);
+        if (e.ver != q.ver[e.gid] || r->part->gid[e.gid] != e.gid)
+            continue;   /* stale: merged or re-priced since */
+        rc = try_fuse(&q, e);
+    }
+out:
+    lua_settop(L, r->ctx);
+    free(q.heap);
+    free(q.ver);
+    free(q.time);
+    free(q.seen);
+    free(q.cons);
+    free(q.buf);
+    free(q.nbrs);
+    return r->status;
+}

@@ -1,0 +1,102 @@
+/* lua_graph_flat.c: whole-graph views for policies that walk every node
+ * (see lua_graph_flat.h).
+ *
+ * Node and tensor objects are made one at a time, which is right for hooks
+ * that look at a few nodes; a plan() that walks 100k nodes and their edges
+ * pays about 1 us per object access. These calls build plain Lua arrays of
+ * integers and strings once, so such a walk costs table reads only.
+ */
+#include <lauxlib.h>
+
+#include "lua_graph_flat.h"
+#include "ops.h"
+#include "postdom.h"
+
+int fe_lg_postdom(lua_State *L, const fe_graph *g)
+{
+    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    int32_t *ipdom = lua_newuserdatauv(L, 2 * n * sizeof *ipdom, 0), *depth = ipdom + n;
+    fe_error err = {0};
+    if (fe_graph_postdom(g, ipdom, depth, &err) != FE_OK)
+        return luaL_error(L, "%s", err.message);
+    lua_createtable(L, g->nnodes, 0);
+    lua_createtable(L, g->nnodes, 0);
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        lua_pushinteger(L, ipdom[v] + 1);   /* FE_POSTDOM_SINK (-1) becomes 0 */
+        lua_rawseti(L, -3, v + 1);
+        lua_pushinteger(L, depth[v]);
+        lua_rawseti(L, -2, v + 1);
+    }
+    return 2;
+}
+
+/* t[key] = a new array of n integers from get(g, i) */
+static void int_array(lua_State *L, const char *key, int32_t n,
+                      lua_Integer (*get)(const fe_graph *, int32_t), const fe_graph *g)
+{
+    lua_createtable(L, n, 0);
+    for (int32_t i = 0; i < n; i++) {
+        lua_pushinteger(L, get(g, i));
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, key);
+}
+
+static lua_Integer t_producer(const fe_graph *g, int32_t t) { return g->tensors[t].producer + 1; }
+static lua_Integer t_numel(const fe_graph *g, int32_t t) { return g->tensors[t].numel; }
+static lua_Integer t_rank(const fe_graph *g, int32_t t) { return g->tensors[t].rank; }
+static lua_Integer t_is_output(const fe_graph *g, int32_t t)
+{
+    return (g->tensors[t].flags & FE_T_OUTPUT) != 0;
+}
+
+/* t[key] = per node, the list of its input (which = 0) or output tensors */
+static void node_tensors(lua_State *L, const char *key, const fe_graph *g, int which)
+{
+    lua_createtable(L, g->nnodes, 0);
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        int cnt = which ? n->nout : n->nin;
+        lua_createtable(L, cnt, 0);
+        for (int k = 0; k < cnt; k++) {
+            lua_pushinteger(L, (which ? fe_node_output(g, n, k) : fe_node_input(g, n, k)) + 1);
+            lua_rawseti(L, -2, k + 1);
+        }
+        lua_rawseti(L, -2, v + 1);
+    }
+    lua_setfield(L, -2, key);
+}
+
+int fe_lg_arrays(lua_State *L, const fe_graph *g)
+{
+    lua_createtable(L, 0, 10);
+    lua_createtable(L, g->nnodes, 0);
+    lua_createtable(L, g->nnodes, 0);
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        lua_pushstring(L, fe_node_op_name(n));
+        lua_rawseti(L, -3, v + 1);
+        lua_pushstring(L, fe_pattern_name(n->pattern));
+        lua_rawseti(L, -2, v + 1);
+    }
+    lua_setfield(L, -3, "pattern");
+    lua_setfield(L, -2, "op");
+    node_tensors(L, "inputs", g, 0);
+    node_tensors(L, "outputs", g, 1);
+    int_array(L, "producer", g->ntensors, t_producer, g);
+    int_array(L, "numel", g->ntensors, t_numel, g);
+    int_array(L, "rank", g->ntensors, t_rank, g);
+    int_array(L, "is_output", g->ntensors, t_is_output, g);
+    lua_createtable(L, g->ntensors, 0);
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *te = fe_graph_tensor(g, t);
+        lua_createtable(L, te->ncons, 0);
+        for (int32_t c = 0; c < te->ncons; c++) {
+            lua_pushinteger(L, fe_tensor_consumer(g, te, c) + 1);
+            lua_rawseti(L, -2, c + 1);
+        }
+        lua_rawseti(L, -2, t + 1);
+    }
+    lua_setfield(L, -2, "consumers");
+    return 1;
+}

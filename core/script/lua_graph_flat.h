@@ -1,0 +1,22 @@
+/* lua_graph_flat.h: whole-graph views as plain Lua arrays, for policies
+ * whose plan() walks every node (graph:postdom(), graph:arrays()). All
+ * indices are 1-based; node indices are topological. */
+#ifndef FE_LUA_GRAPH_FLAT_H
+#define FE_LUA_GRAPH_FLAT_H
+
+#include <lua.h>
+
+#include "graph.h"
+
+/* Push ipdom and depth, two arrays by node index: the immediate
+ * post-dominator (0: the virtual sink every output feeds) and the depth in
+ * the post-dominator tree (postdom.h). Returns 2; raises on out-of-memory. */
+int fe_lg_postdom(lua_State *L, const fe_graph *g);
+
+/* Push one table of arrays: by node, op and pattern (names), inputs and
+ * outputs (lists of tensor indices); by tensor, producer (node index, 0 for
+ * graph inputs and weights), consumers (lists of node indices, one per
+ * reading input slot), numel, rank and is_output (1 or 0). Returns 1. */
+int fe_lg_arrays(lua_State *L, const fe_graph *g);
+
+#endif

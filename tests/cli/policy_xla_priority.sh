@@ -1,0 +1,229 @@
+# policy_xla_priority.sh: the priority driver and policies/xla_priority.lua,
+# XLA's GPU priority fusion. The expectations of XLA's priority_fusion_test.cc
+# in our ops (each model below names its test): a shared argument and a chain
+# of elementwise ops end in one kernel, no reduce fuses into a reduce, a
+# reduction takes an elementwise epilogue but not one that broadcasts it
+# back, concatenate is not fused into its consumers, a matmul is left alone, a
+# producer whose recomputation in each consumer would cost more than it saves
+# is not fused while a cheap broadcast is (into one group with all its
+# consumers: plans cannot duplicate a node). The decision log shows the best
+# producer first. Bad params and bad priority hooks stop the run (exit 2).
+. tests/lib.sh
+P=xla_priority
+
+# model NAME JSON-NODES JSON-TENSORS OUTPUTS: a small model file $T/NAME.json.
+model() {
+    printf '{"format": "fuseeng.model/1", "name": "%s", "tensors": {%s},\n "nodes": [%s],\n "outputs": [%s]}\n' \
+        "$1" "$3" "$2" "$4" > "$T/$1.json"
+}
+# explain NAME 'regex' MODEL ARGS...: the --explain output matches.
+explain() {
+    name=$1 re=$2; shift 2
+    expect_ok "$name" "$re" "$FUSEENG" run "$@" --explain
+}
+# group NAME 'node list' MODEL ARGS...: the plan has exactly that group.
+group() {
+    name=$1 nodes=$2; shift 2
+    expect_ok "$name" "\"nodes\": \[$nodes\]," "$FUSEENG" run "$@" --json
+}
+
+# FuseWithSharedArgument: sub feeds two consumers, add shares p0 and p1;
+# everything ends in one loop fusion.
+model shared '{"name": "sub", "op": "sub", "inputs": ["p0", "p1"], "outputs": ["sub"]},
+  {"name": "sq", "op": "mul", "inputs": ["sub", "sub"], "outputs": ["sq"]},
+  {"name": "add", "op": "add", "inputs": ["p0", "p1"], "outputs": ["add"]},
+  {"name": "abs", "op": "abs", "inputs": ["sub"], "outputs": ["abs"]},
+  {"name": "t", "op": "add", "inputs": ["sq", "add"], "outputs": ["t"]},
+  {"name": "out", "op": "maximum", "inputs": ["t", "abs"], "outputs": ["out"]}' \
+  '"p0": {"shape": [1024, 1024], "dtype": "f32", "kind": "input"},
+   "p1": {"shape": [1024, 1024], "dtype": "f32", "kind": "input"}' '"out"'
+group "shared argument: one kernel" '"sub", "sq", "add", "abs", "t", "out"' "$T/shared.json" --policy $P
+explain "shared argument: sub fuses into both its consumers at once" \
+    '^  fuse +\[sub, sq, abs, t, out\] +into 1 consumer' "$T/shared.json" --policy $P
+
+# Priority order: the large chain saves more and is fused first although the
+# small one comes first in topological order; after each fusion the new
+# group is re-priced and fuses on.
+model chains '{"name": "s_exp", "op": "exp", "inputs": ["xs"], "outputs": ["s1"]},
+  {"name": "s_neg", "op": "neg", "inputs": ["s1"], "outputs": ["s2"]},
+  {"name": "s_sqrt", "op": "sqrt", "inputs": ["s2"], "outputs": ["s3"]},
+  {"name": "b_exp", "op": "exp", "inputs": ["xb"], "outputs": ["b1"]},
+  {"name": "b_neg", "op": "neg", "inputs": ["b1"], "outputs": ["b2"]},
+  {"name": "b_sqrt", "op": "sqrt", "inputs": ["b2"], "outputs": ["b3"]}' \
+  '"xs": {"shape": [64, 64], "dtype": "f32", "kind": "input"},
+   "xb": {"shape": [2048, 2048], "dtype": "f32", "kind": "input"}' '"s3", "b3"'
+"$FUSEENG" run "$T/chains.json" --policy $P --explain > "$T/chains.txt" 2>&1
+if sed -n '/^decisions (/,$p' "$T/chains.txt" | sed -n '2,5p' | tr -s ' ' | cut -d' ' -f3- | tr '\n' '|' |
+    grep -qx '\[b_neg, b_sqrt\] into 1 consumer: saves 343.5 us|\[b_exp, b_neg, b_sqrt\] into 1 consumer: saves 345.5 us|\[s_exp, s_neg\] into 1 consumer: saves 10.3 us|\[s_exp, s_neg, s_sqrt\] into 1 consumer: saves 10.3 us|'; then
+    ok "priority order: the best producer first, neighbours re-priced"
+else
+    not_ok "priority order: the best producer first, neighbours re-priced" "$(cat "$T/chains.txt")"
+fi
+group "a chain of elementwise ops is one kernel" '"b_exp", "b_neg", "b_sqrt"' "$T/chains.json" --policy $P
+
+# DoNotFuseReduceIntoReduce, EpilogueFusion: two sums stay apart; the logs
+# after the second fuse into it.
+model reduce2 '{"name": "r0", "op": "sum", "inputs": ["p0"], "outputs": ["r0"], "attrs": {"axes": [3]}},
+  {"name": "r1", "op": "sum", "inputs": ["r0"], "outputs": ["r1"], "attrs": {"axes": [2]}},
+  {"name": "l1", "op": "log", "inputs": ["r1"], "outputs": ["l1"]},
+  {"name": "l2", "op": "log", "inputs": ["l1"], "outputs": ["l2"]}' \
+  '"p0": {"shape": [8, 4, 128, 226], "dtype": "f32", "kind": "input"}' '"l2"'
+group "reduce into reduce: the first sum alone" '"r0"' "$T/reduce2.json" --policy $P
+group "... the second with its epilogue" '"r1", "l1", "l2"' "$T/reduce2.json" --policy $P
+explain "... and the reason" '^  no +\[r0, r1\] +both the producer and the consumer contain a reduce \(sum, sum\)$' \
+    "$T/reduce2.json" --policy $P
+group "the rule is the policy's: the driver alone fuses them" '"r0", "r1", "l1", "l2"' \
+    "$T/reduce2.json" --policy $P --param min_reduce=100000
+
+# A reduction whose consumer broadcasts it back (x - max) would become a
+# loop fusion in XLA; a producer whose value is a model output stays.
+model epilogue '{"name": "mx", "op": "amax", "inputs": ["x"], "outputs": ["m"], "attrs": {"axes": [1], "keepdim": true}},
+  {"name": "shift", "op": "sub", "inputs": ["x", "m"], "outputs": ["d"]},
+  {"name": "e", "op": "exp", "inputs": ["d"], "outputs": ["e"]},
+  {"name": "f", "op": "neg", "inputs": ["e"], "outputs": ["f"]}' \
+  '"x": {"shape": [1024, 1024], "dtype": "f32", "kind": "input"}' '"e", "f"'
+explain "a reduce does not fuse into a consumer that broadcasts it back" \
+    '^  no +\[mx, shift, e\] +fusion into the output of a reduce \(amax\) would make it a loop fusion$' \
+    "$T/epilogue.json" --policy $P
+explain "a model output is not fused into its consumers" \
+    '^  no +\[shift, e, f\] +its value is a model output' "$T/epilogue.json" --policy $P
+
+# DontFuseConcat: the add fuses into the concat; the concat does not fuse
+# into the column reduction.
+model concat '{"name": "add", "op": "add", "inputs": ["a", "b"], "outputs": ["add"]},
+  {"name": "concat", "op": "concat", "inputs": ["add", "c"], "outputs": ["cat"], "attrs": {"axis": 0}},
+  {"name": "colmax", "op": "amax", "inputs": ["cat"], "outputs": ["m"], "attrs": {"axes": [0]}}' \
+  '"a": {"shape": [1023, 512], "dtype": "f32", "kind": "input"},
+   "b": {"shape": [1023, 512], "dtype": "f32", "kind": "input"},
+   "c": {"shape": [401, 512], "dtype": "f32", "kind": "input"}' '"m"'
+group "concat takes its producer" '"add", "concat"' "$T/concat.json" --policy $P
+group "... but is not fused into its consumer" '"colmax"' "$T/concat.json" --policy $P
+explain "... and says why" '^  no +\[concat, colmax\] +concatenate is not fused into its consumers$' \
+    "$T/concat.json" --policy $P
+
+# Duplication: XLA recomputes a producer in each consumer and prices it so
+# (price = "duplicate"). A 64 MiB row sum read by three consumers would be
+# read three times: never queued. A broadcast read by two is cheap: XLA
+# recomputes it in each; here an expand is a view, free in the simulator,
+# so it launches nothing and its consumers stay two kernels, as in XLA.
+# price = "merge" prices the group the driver really builds.
+model fanout '{"name": "rowsum", "op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"axes": [1], "keepdim": true}},
+  {"name": "e1", "op": "exp", "inputs": ["s"], "outputs": ["e1"]},
+  {"name": "e2", "op": "log", "inputs": ["s"], "outputs": ["e2"]},
+  {"name": "e3", "op": "neg", "inputs": ["s"], "outputs": ["e3"]},
+  {"name": "bcast", "op": "expand", "inputs": ["v"], "outputs": ["vb"], "attrs": {"shape": [4096, 4096]}},
+  {"name": "c1", "op": "add", "inputs": ["vb", "a"], "outputs": ["c1"]},
+  {"name": "c2", "op": "mul", "inputs": ["vb", "b"], "outputs": ["c2"]}' \
+  '"x": {"shape": [4096, 4096], "dtype": "f32", "kind": "input"},
+   "v": {"shape": [4096], "dtype": "f32", "kind": "input"},
+   "a": {"shape": [4096, 4096], "dtype": "f32", "kind": "input"},
+   "b": {"shape": [4096, 4096], "dtype": "f32", "kind": "input"}' '"e1", "e2", "e3", "c1", "c2"'
+group "expensive work is not duplicated: the row sum stays alone" '"rowsum"' "$T/fanout.json" --policy $P
+expect_ok "... it is never offered (no decision)" \
+    '^decisions  0 fuse, 0 do not fuse, 0 no opinion, 0 rejected' "$FUSEENG" run "$T/fanout.json" --policy $P
+expect_ok "a broadcast launches nothing; its two consumers stay two kernels" \
+    '^kernels +7 -> 6 \(\+0 extern; 1 view group launches nothing; 0 fused groups' \
+    "$FUSEENG" run "$T/fanout.json" --policy $P
+group "price = merge fuses the row sum with its three consumers" '"rowsum", "e1", "e2", "e3"' \
+    "$T/fanout.json" --policy $P --param price=merge
+group "max_consumers = 2 keeps it apart even then" '"rowsum"' \
+    "$T/fanout.json" --policy $P --param price=merge --param max_consumers=2
+
+# A matmul is not fused (cuBLAS's in XLA); fuse_gemm lets its epilogue in.
+model gemm '{"name": "mm", "op": "matmul", "inputs": ["x", "w"], "outputs": ["y"]},
+  {"name": "bias_add", "op": "add", "inputs": ["y", "bias"], "outputs": ["z"]},
+  {"name": "act", "op": "relu", "inputs": ["z"], "outputs": ["r"]}' \
+  '"x": {"shape": [512, 512], "dtype": "f32", "kind": "input"},
+   "w": {"shape": [512, 512], "dtype": "f32", "kind": "weight"},
+   "bias": {"shape": [512], "dtype": "f32", "kind": "weight"}' '"r"'
+explain "a matmul producer is not fused" '^  no +\[mm, bias_add, act\] +the producer is not fusible \(matmul\)$' \
+    "$T/gemm.json" --policy $P
+group "fuse_gemm = true takes the epilogue" '"mm", "bias_add", "act"' "$T/gemm.json" --policy $P --param fuse_gemm=true
+group "max_nodes = 2 keeps the group at two nodes" '"bias_add", "act"' \
+    "$T/gemm.json" --policy $P --param fuse_gemm=true --param max_nodes=2
+
+# The LLaMA-2 layer, as docs/policy-guide.md shows it.
+M=examples/models/llama2_7b_layer.json
+expect_ok "LLaMA-2 layer: 40 -> 10 kernels" '^kernels +40 -> 10 \(\+9 extern; 4 view groups launch nothing; 10 fused groups holding 27 nodes' \
+    "$FUSEENG" run "$M" --policy $P
+expect_ok "LLaMA-2 layer: 1.39x faster than unfused" '^time +47\.832 ms +34\.479 ms 1\.39x faster$' \
+    "$FUSEENG" run "$M" --policy $P
+explain "LLaMA-2 layer: the softmax block first" '^  fuse +\[scores_masked, probs\] +into 1 consumer: saves 5\.346 ms$' \
+    "$M" --policy $P
+
+# The driver without hooks: every legal candidate by the simulator's
+# saving; the engine's rejections are logged.
+cat > "$T/bare.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "bare", driver = "priority" }
+EOF
+explain "the bare driver fuses by the simulator's saving" '^  fuse +\[rowsum, e1, e2, e3\] +legal; the policy has no decide hook$' \
+    "$T/fanout.json" --policy "$T/bare.lua"
+explain "illegal candidates are rejected by the engine" \
+    '^  rejected \[input_layernorm, q_proj, k_proj, v_proj\] +rejected by the engine: one kernel holds at most one matmul' \
+    "$M" --policy "$T/bare.lua"
+
+# A priority hook: a number reorders, nil is the simulator's estimate; the
+# hook sees the producer and a list of consumer groups.
+cat > "$T/small_first.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "small_first", driver = "priority",
+  priority = function(self, producer, consumers, ctx)
+    if producer[1].name:sub(1, 2) == "s_" then return 1 end   -- 1 s: before anything
+    if #consumers ~= 1 then error("expected one consumer") end
+    return nil
+  end,
+  decide = function(self, group, ctx) return true, ("priority %g"):format(ctx.priority) end }
+EOF
+"$FUSEENG" run "$T/chains.json" --policy "$T/small_first.lua" --explain 2>&1 | sed -n '/^decisions (/{n;p;}' > "$T/first.txt"
+if grep -Eq '^  fuse +\[s_neg, s_sqrt\] +priority 1$' "$T/first.txt"; then
+    ok "a priority hook reorders: the small chain first, with the hook's number in ctx.priority"
+else
+    not_ok "a priority hook reorders: the small chain first, with the hook's number in ctx.priority" "$(cat "$T/first.txt")"
+fi
+
+# Bad input: params out of range, a hook that returns no number or fails.
+expect_fail "max_nodes = 0 is refused" 2 "params\.max_nodes must be an integer from 1 to 2147483647, got 0" \
+    "$FUSEENG" run "$T/gemm.json" --policy $P --param max_nodes=0
+expect_fail "max_consumers = -1 is refused" 2 "params\.max_consumers must be an integer from 1 to 1048576, got -1" \
+    "$FUSEENG" run "$T/gemm.json" --policy $P --param max_consumers=-1
+expect_fail "an unknown price is refused" 2 "params\.price must be \"merge\" or \"duplicate\", got 'fast'" \
+    "$FUSEENG" run "$T/gemm.json" --policy $P --param price=fast
+cat > "$T/bad_min.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "bad_min", driver = "priority", params = { min_priority = "soon" } }
+EOF
+expect_fail "min_priority must be a number" 2 "bad_min\.lua: policy 'bad_min': params\.min_priority must be a number of seconds.*got 'soon'" \
+    "$FUSEENG" run "$T/gemm.json" --policy "$T/bad_min.lua"
+cat > "$T/bad_max.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "bad_max", driver = "priority", params = { max_nodes = 2.5 } }
+EOF
+expect_fail "max_nodes must be an integer" 2 "params\.max_nodes must be an integer from 1 to 2147483647, got 2\.5" \
+    "$FUSEENG" run "$T/gemm.json" --policy "$T/bad_max.lua"
+for bad in '"fast"' '0/0' 'error("boom")' '{}'; do
+    cat > "$T/bad_hook.lua" <<EOF
+local fe = require "fuseeng"
+return fe.policy { name = "bad_hook", driver = "priority",
+  priority = function(self, producer, consumers, ctx)
+    return $bad
+  end }
+EOF
+    case $bad in
+    '"fast"') re="bad_hook\.lua:3: priority returned 'fast'; it must return a number .*or nil" ;;
+    '0/0') re="bad_hook\.lua:3: priority returned NaN; it must return a number" ;;
+    'error("boom")') re="bad_hook\.lua:4: boom \(in priority of policy 'bad_hook'\)" ;;
+    *) re="bad_hook\.lua:3: priority returned a table; it must return a number" ;;
+    esac
+    expect_fail "a priority hook returning $bad stops the run" 2 "$re" \
+        "$FUSEENG" run "$T/chains.json" --policy "$T/bad_hook.lua"
+done
+cat > "$T/soft.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "soft", driver = "priority", fallback_on_error = "unfused",
+  priority = function(self, producer, consumers, ctx) error("boom") end }
+EOF
+expect_ok "with fallback_on_error = unfused a failing hook leaves the plan unfused" '^kernels +6 -> 6 ' \
+    "$FUSEENG" run "$T/chains.json" --policy "$T/soft.lua"
+
+finish
