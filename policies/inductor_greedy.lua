@@ -30,9 +30,13 @@ return fe.policy {
   source = "seed 003, Inductor fuse_nodes (can_fuse, score_fusion, benchmark_fusion)",
   description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
   driver = "greedy",
-  params = { window = 64, max_rounds = 10, benchmark = false, measure = false },
+  params = { window = 64, max_rounds = 10, benchmark = false, measure = false,
+             layout_optimization = true },
   score = inductor.score_hook,
   decide = function(self, group, ctx)
     return inductor.decide(group, ctx, self.params.benchmark and "veto", self.params.measure)
+  end,
+  copies = function(self, graph, ctx)
+    if self.params.layout_optimization then return inductor.layout_copies(graph) end
   end,
 }

@@ -42,6 +42,7 @@ void fe_report_figures(const fe_report *r, int unfused, fe_figures *out)
     out->kernels = t->kernels;
     out->extern_calls = t->extern_calls;
     out->views = t->views;
+    out->copies = t->copies;
     out->tiled = t->tiled;
     out->l3_bytes = t->l3_bytes;
     out->l2_peak = t->l2_peak;

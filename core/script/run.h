@@ -109,6 +109,11 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score);
  * partition), until the policy faults: 0, or -1 if the run must stop. */
 int fe_run_group_hooks(fe_run *r, fe_plan *plan);
 
+/* The copies hook, once, on plan (the driver's finished partition): the
+ * layout copies it asks for go into plan. 0, or -1 if the run must stop;
+ * a bad answer is a fault of the policy (fe_run_fault). */
+int fe_run_copies_hook(fe_run *r, fe_plan *plan);
+
 /* Log a candidate the engine rejected as illegal (verdict -2). */
 void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why);
 
