@@ -179,6 +179,22 @@ int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
     return fault_at(r, hook, fn, NULL, 0, msg);
 }
 
+int fe_run_graph_hook(fe_run *r, int fn, const char *name)
+{
+    lua_State *L = r->L;
+    lua_pushvalue(L, fn);
+    lua_pushvalue(L, r->ptab);
+    lua_pushvalue(L, r->gidx);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    fe_error e = {0};
+    if (fe_sandbox_pcall(r->env.sb, 3, 1, name, &e) != FE_OK) {
+        fe_run_fault(r, name, fn, "%s", e.message);
+        return FE_EINPUT;
+    }
+    return FE_OK;
+}
+
 int fe_run_decide(fe_run *r, const int32_t *gids, int n)
 {
     lua_State *L = r->L;
@@ -465,16 +481,9 @@ int fe_run_copies_hook(fe_run *r, fe_plan *plan)
         return 0;
     }
     int fn = lua_gettop(L);
-    lua_pushvalue(L, fn);
-    lua_pushvalue(L, r->ptab);
-    lua_pushvalue(L, r->gidx);
-    lua_pushvalue(L, r->ctx);
-    r->stats.hook_calls++;
-    fe_error e = {0};
-    if (fe_sandbox_pcall(r->env.sb, 3, 1, "copies", &e) != FE_OK) {
-        int rc = fault_at(r, "copies", fn, NULL, 0, e.message);
+    if (fe_run_graph_hook(r, fn, "copies") != FE_OK) {
         lua_settop(L, r->ctx);
-        return rc;
+        return -1;
     }
     int rc = 0, list = lua_gettop(L);
     if (!lua_isnil(L, list) && lua_type(L, list) != LUA_TTABLE) {

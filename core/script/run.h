@@ -95,6 +95,11 @@ int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
 /* Out of memory in a driver: stops the run; returns -1. */
 int fe_run_oom(fe_run *r, const char *where);
 
+/* Call the policy's hook `name` (its function at stack slot fn) as
+ * name(self, graph, ctx): FE_OK with its one answer on top, or FE_EINPUT
+ * after a fault, reported as fe_run_fault does (nothing pushed). */
+int fe_run_graph_hook(fe_run *r, int fn, const char *name);
+
 /* Ask the policy about merging groups gids[0..n) of r->part: 1 fuse, 0 do
  * not (also once the policy is disabled), -1 the run must stop (r->status
  * is set). The decision is logged. */

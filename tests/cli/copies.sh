@@ -51,6 +51,12 @@ for case in 'notlist|42|copies returned 42; it must return a list of tensors' \
         "$name\.lua:[0-9]+: $msg" run "$name"
 done
 
+# fallback_on_error = "unfused": a bad answer drops the policy's plan.
+sed 's/^  driver = "greedy",/  driver = "greedy", fallback_on_error = "unfused",/' "$T/produced.lua" >"$T/fallback.lua"
+expect_ok "with fallback_on_error = unfused a bad answer gives the unfused plan, no copies" \
+    '^kernels +3 -> 1 \(\+2 extern; 0 fused groups' run fallback
+expect_ok "... and says why" '^fallback .*fallback\.lua:[0-9]+: copies: item 1: tensor .a. is produced' run fallback
+
 # Bad plan files: exit 2 naming the file and the copy.
 awk '/^ "copies": \[/ { print " \"copies\": [],"; skip = 1; next } skip && /^ \],/ { skip = 0; next } !skip' \
     "$T/good.json" >"$T/empty.plan"
