@@ -7,10 +7,26 @@
 -- Differences: the timings come from fuseeng's CPU kernels (ctx:bench), not
 -- a GPU; there is no register-spilling veto (the seed's author argues the
 -- measurement should decide, and on a CPU there is nothing to veto); a
--- candidate that cannot be measured (the run's bench budget is spent, or
--- an op in it has no CPU kernel) is not fused; and for a final group holding a matmul or conv2d both matmul
+-- candidate that cannot be measured (an op in it has no CPU kernel) is not
+-- fused; and for a final group holding a matmul or conv2d both matmul
 -- choices are timed and the faster one kept (`choices = false` skips it).
+-- Each distinct group and each distinct op alone is measured once (ctx:bench's
+-- kernel cache, seed 000's: by exact key) and the run's --bench-budget is
+-- shared among the candidates left; a candidate met after the budget is spent
+-- is decided by the simulator on the run's machine (`--machine host` is the
+-- CPU's), with the same threshold, as Inductor falls back to its heuristics
+-- when it does not benchmark. The reason says which: measured, from the
+-- kernel cache, or the simulator's.
 local fe = require "fuseeng"
+
+-- Where a measurement came from, for the reason.
+local function source(m, n)
+  if m.cached then return "; from the kernel cache" end
+  if (m.members_cached or 0) > 0 then
+    return ("; %d of %d ops alone from the kernel cache"):format(m.members_cached, n)
+  end
+  return ""
+end
 
 return fe.policy {
   name = "benchmark_fusion",
@@ -19,12 +35,20 @@ return fe.policy {
   driver = "greedy",
   params = { threshold = 1.1, choices = true },
   decide = function(self, group, ctx)
-    local m, why = ctx:bench(group)
+    local t = self.params.threshold
+    local m, why, kind = ctx:bench(group)
+    if not m and kind == "budget" then
+      local fused, apart = ctx:simulate(group), ctx:simulate_parts(group)
+      local fuse = apart.time >= fused.time * t
+      return fuse, ("not measured (budget spent); simulator on %s: apart %s, fused %s%s")
+                   :format(ctx.machine.name, fe.fmt_time(apart.time), fe.fmt_time(fused.time),
+                           fuse and "" or (" below %.2fx"):format(t))
+    end
     if not m then return false, "not measured: " .. why end
-    local fuse = m.separate >= m.fused * self.params.threshold
-    return fuse, ("measured %.2fx (separate %.3f ms, fused %.3f ms, %s)%s")
+    local fuse = m.separate >= m.fused * t
+    return fuse, ("measured %.2fx (separate %.3f ms, fused %.3f ms, %s)%s%s")
                  :format(m.speedup, m.separate, m.fused, m.kernel,
-                         fuse and "" or (" below %.2fx"):format(self.params.threshold))
+                         fuse and "" or (" below %.2fx"):format(t), source(m, #group))
   end,
   kernel = function(self, group, ctx)
     if not self.params.choices then return nil end

@@ -230,7 +230,7 @@ static void test_timing(void **state)
     (void)state;
     fe_bench_stats st;
     fe_error err = {0};
-    fe_bench_opts o = {0.05, 2, 5, 0};
+    fe_bench_opts o = {.budget_s = 0.05, .warmup = 2, .min_reps = 5};
     int calls = 0;
     assert_int_equal(fe_bench_run(sleep_2ms, &calls, &o, &st, &err), FE_OK);
     assert_true(st.reps >= 5 && calls >= st.reps + 2);
@@ -249,7 +249,7 @@ static void test_timing(void **state)
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     int32_t nodes[3] = {2, 0, 1};     /* any order */
     fe_bench_group b;
-    fe_bench_opts q = {0.01, 1, 3, 0};
+    fe_bench_opts q = {.budget_s = 0.01, .warmup = 1, .min_reps = 3};
     assert_int_equal(fe_bench_group_run(ex, nodes, 3, 1, FE_K_CHOICE_AUTO, &q, &b, &err), FE_OK);
     assert_int_equal(b.n, 3);
     assert_true(b.is_fused);

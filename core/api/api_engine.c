@@ -102,13 +102,12 @@ fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, f
     memset(&st, 0, sizeof st);
     fe_plan *plan = fe_run_policy(p->e, p, m->g, &st, err);
     if (plan && stats) {
-        stats->hook_calls = st.hook_calls;
-        stats->hook_seconds = st.hook_seconds;
-        stats->decide_calls = st.decide_calls;
-        stats->instructions = st.instructions;
-        stats->lua_bytes = st.lua_bytes;
-        stats->rounds = st.rounds;
-        stats->seconds = st.seconds;
+        /* The run's figures, field by field (the public struct is its own). */
+#define COPY(f) stats->f = st.f
+        COPY(hook_calls); COPY(hook_seconds); COPY(decide_calls); COPY(instructions);
+        COPY(lua_bytes); COPY(rounds); COPY(seconds); COPY(sim_calls); COPY(sim_seconds);
+        COPY(bench_measured); COPY(bench_cached); COPY(bench_fallbacks); COPY(bench_seconds);
+#undef COPY
         memcpy(stats->fault, st.fault, sizeof stats->fault);
     }
     return plan;

@@ -67,14 +67,48 @@ typedef struct reason_count {
     int count;
 } reason_count;
 
+static int by_text(const void *a, const void *b)
+{
+    const reason_count *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->text, y->text, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
 static int by_count(const void *a, const void *b)
 {
     const reason_count *x = a, *y = b;
-    if (x->count != y->count)
-        return y->count - x->count;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->text, y->text, n);
-    return c ? c : (int)x->len - (int)y->len;
+    return x->count != y->count ? y->count - x->count : by_text(a, b);
+}
+
+/* The commonest kinds of reason. Sorted by text and counted in runs: a plan
+ * can hold 100k distinct reasons, too many to compare pairwise. */
+static void reasons(const fe_plan *p, FILE *f)
+{
+    reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
+    int n = 0, nr = 0;
+    if (!rc)
+        return;
+    for (int32_t d = 0; d < p->ndecisions; d++) {
+        const char *s = p->decisions[d].reason >= 0 ? fe_strtab_str(p->strs, p->decisions[d].reason) : "";
+        size_t len = reason_key(s);
+        if (len > 0)
+            rc[n++] = (reason_count){s, len, 1};
+    }
+    qsort(rc, (size_t)n, sizeof *rc, by_text);
+    for (int i = 0; i < n; i++) {
+        if (nr > 0 && by_text(&rc[nr - 1], &rc[i]) == 0)
+            rc[nr - 1].count++;
+        else
+            rc[nr++] = rc[i];
+    }
+    qsort(rc, (size_t)nr, sizeof *rc, by_count);
+    for (int i = 0; i < nr && i < 8; i++)
+        fprintf(f, "%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
+                (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
+    if (nr > 8)
+        fprintf(f, "           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
+    free(rc);
 }
 
 static int by_size_desc(const void *a, const void *b, void *ctx)
@@ -107,31 +141,31 @@ static void largest_groups(const fe_plan *p, FILE *f)
     free(ids);
 }
 
-static void reasons(const fe_plan *p, FILE *f)
+/* --stats: the whole planning time, then its parts. The hooks' time holds
+ * their simulator and ctx:bench calls; the engine's is the rest (driver,
+ * legality checks, group bookkeeping, splits). */
+static void stats(const fe_plan_stats *st, FILE *f)
 {
-    reason_count *rc = calloc((size_t)(p->ndecisions > 0 ? p->ndecisions : 1), sizeof *rc);
-    int nr = 0;
-    if (!rc)
-        return;
-    for (int32_t d = 0; d < p->ndecisions; d++) {
-        const char *s = p->decisions[d].reason >= 0 ? fe_strtab_str(p->strs, p->decisions[d].reason) : "";
-        size_t len = reason_key(s);
-        if (len == 0)
-            continue;
-        int found = 0;
-        for (int i = 0; i < nr && !found; i++)
-            if (rc[i].len == len && memcmp(rc[i].text, s, len) == 0)
-                found = ++rc[i].count;
-        if (!found)
-            rc[nr++] = (reason_count){s, len, 1};
-    }
-    qsort(rc, (size_t)nr, sizeof *rc, by_count);
-    for (int i = 0; i < nr && i < 8; i++)
-        fprintf(f, "%s %5d  %.*s%s\n", i ? "          " : "reasons   ", rc[i].count,
-                (int)rc[i].len, rc[i].text, rc[i].text[rc[i].len] ? " ..." : "");
-    if (nr > 8)
-        fprintf(f, "           ... %d more kinds of reason (--explain lists all)\n", nr - 8);
-    free(rc);
+    char b[32];
+    double lua = st->hook_seconds - st->sim_seconds - st->bench_seconds;
+    double engine = st->seconds - st->hook_seconds;
+    double pct = st->seconds > 0 ? 100.0 / st->seconds : 0;
+    fprintf(f, "stats      planning %.3f s: engine %.3f s (%.0f%%: driver, legality, groups), "
+            "Lua hooks %.3f s (%.0f%%), simulator calls %.3f s (%.0f%%, %lld kernels priced)",
+            st->seconds, engine < 0 ? 0 : engine, engine < 0 ? 0 : engine * pct, lua < 0 ? 0 : lua,
+            lua < 0 ? 0 : lua * pct, st->sim_seconds, st->sim_seconds * pct,
+            (long long)st->sim_calls);
+    if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
+        fprintf(f, ", measuring %.3f s (%.0f%%)", st->bench_seconds, st->bench_seconds * pct);
+    fprintf(f, "\n           %lld Lua hook calls (%.0f per second of hook time), %lld instructions, "
+            "Lua memory %s, %d round%s\n", (long long)st->hook_calls,
+            st->hook_seconds > 0 ? (double)st->hook_calls / st->hook_seconds : 0.0,
+            (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
+            st->rounds, st->rounds == 1 ? "" : "s");
+    if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
+        fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
+                "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,
+                (long long)st->bench_fallbacks);
 }
 
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)
@@ -165,14 +199,8 @@ static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, F
         fprintf(f, "fallback   %s; the policy's fusions were dropped (fallback_on_error = unfused)\n",
                 st->fault);
     reasons(p, f);
-    if (with_stats && st) {
-        char b[32];
-        fprintf(f, "stats      %.3f s, %lld Lua hook calls (%.0f per second), %lld instructions, "
-                "Lua memory %s, %d round%s\n", st->seconds, (long long)st->hook_calls,
-                st->seconds > 0 ? (double)st->hook_calls / st->seconds : 0.0,
-                (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
-                st->rounds, st->rounds == 1 ? "" : "s");
-    }
+    if (with_stats && st)
+        stats(st, f);
 }
 
 static void dot(const fe_plan *p, FILE *f)

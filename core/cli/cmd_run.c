@@ -47,7 +47,7 @@ static const char usage[] =
     "  --trace FILE        write a Perfetto / Chrome trace of the plan and the unfused baseline\n"
     "  --json              print the plan JSON instead of the summary\n"
     "  --explain           print every decision: candidate, verdict, policy, reason\n"
-    "  --stats             print Lua hook calls per second and memory\n"
+    "  --stats             planning time by part, hook calls/s, memory\n"
     "  --max-instructions N  Lua instruction budget for the run (default 2e9)\n"
     "  --max-memory MIB      Lua memory cap (default 512)\n"
     "  --max-seconds S       wall-clock limit of each Lua run: loading the policy, planning\n"

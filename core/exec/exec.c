@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "aten.h"
+#include "aten_bounds.h"
 #include "convert.h"
 #include "exec.h"
 #include "group.h"
@@ -115,6 +116,13 @@ static int64_t index_bound(const fe_graph *g, int32_t t, int depth)
                 b = fe_tensor_shape(g, d)[ax];
         } else if ((n->op >= FE_OP_RESHAPE && n->op <= FE_OP_EXPAND) || n->op == FE_OP_CAST) {
             b = index_bound(g, fe_node_output(g, n, 0), depth + 1);
+        } else if (n->op == FE_OP_CUSTOM) {
+            for (int q = 1; q < n->nin; q++)   /* exported index.Tensor */
+                if (fe_node_input(g, n, q) == t) {
+                    int64_t c = fe_k_aten_index_bound(g, n, q);
+                    if (c >= 0 && (b < 0 || c < b))
+                        b = c;
+                }
         }
         if (b >= 0 && (best < 0 || b < best))
             best = b;

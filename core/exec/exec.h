@@ -46,7 +46,8 @@ int fe_exec_executable(const fe_graph *g, fe_error *err);
  * them (activations keep their scale through deep models) and batch_norm
  * running variances in [0.5, 1.5] so they stay valid; bools true with probability
  * 3/4, integers in [0, n) where n is the size of the axis they index (gather
- * / embedding, followed through reshapes, casts and other injective ops),
+ * / embedding and exported index.Tensor, followed through reshapes, casts
+ * and other injective ops),
  * else in [0, 16). Values depend only on the seed and the tensor's name.
  * Caller frees with fe_exec_free. */
 fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err);

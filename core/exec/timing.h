@@ -17,6 +17,13 @@ typedef struct fe_bench_opts {
     int warmup;         /* warm-up calls; 0 means 1 (then more until steady, within 25% of the budget) */
     int min_reps;       /* 0 means 3 */
     int max_reps;       /* 0 means 10000 */
+    int bounded;        /* the minimum repetitions rule for a budget: a first call longer
+                           than budget_s is the measurement (its own warm-up); calls
+                           longer than budget_s / 3 are timed once after the warm-up; else
+                           min_reps calls. So an item costs about budget_s, or one call;
+                           unbounded, min_reps calls whatever they take */
+    const double *known_ms;   /* fe_bench_group_run: members' medians measured before (member
+                                 order: ascending ids), < 0 for one to time; NULL times all */
 } fe_bench_opts;
 
 typedef struct fe_bench_stats {
@@ -52,7 +59,8 @@ typedef struct fe_bench_group {
 /* Time the group of nodes[0..n) in session ex: external inputs that are not
  * graph inputs or weights get random values (exec.h rules); members are
  * timed on the intermediates the group itself computes (a group of one is
- * timed once: its member time is its fused time). Buffers it needed
+ * timed once: its member time is its fused time). A member whose time
+ * opts->known_ms gives is not run: its outputs get random values instead. Buffers it needed
  * are released before return. Free the result with fe_bench_group_free. */
 int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
                        const fe_bench_opts *opts, fe_bench_group *out, fe_error *err);

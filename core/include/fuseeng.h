@@ -162,14 +162,20 @@ enum {
 /* What a planning run cost and whether the policy fell back. */
 typedef struct fe_plan_stats {
     int64_t hook_calls;        /* Lua hooks called (decide, score, plan, ...) */
-    double hook_seconds;       /* time in decide and score calls */
+    double hook_seconds;       /* time in them (their simulator calls included) */
     int64_t decide_calls;
     int64_t instructions;      /* Lua instructions used */
     int64_t lua_bytes;         /* the Lua state's memory at the end */
     int rounds;                /* greedy rounds */
-    double seconds;            /* the whole run */
+    double seconds;            /* the whole run: driver, legality, hooks, simulator calls */
     char fault[1024];          /* "file:LINE: message" when fallback_on_error = "unfused"
                                   dropped the policy's fusions; "" if none */
+    int64_t sim_calls;         /* kernels the hooks priced with ctx:simulate* */
+    double sim_seconds;        /* time in those calls (part of hook_seconds) */
+    int64_t bench_measured;    /* ctx:bench: items timed on the CPU kernels */
+    int64_t bench_cached;      /* ctx:bench: answers from the run's kernel cache */
+    int64_t bench_fallbacks;   /* ctx:bench: calls refused, the budget spent */
+    double bench_seconds;      /* ctx:bench: time spent measuring */
 } fe_plan_stats;
 
 /* Simulated figures of a whole plan (fe_report_figures). */

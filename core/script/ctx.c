@@ -10,6 +10,7 @@
  *   ctx:simulate_unfused(group)                   ctx_sim.c
  *   ctx:simulate_parts(group [, {split = k | fn}]) ctx_sim.c
  *   ctx:bench(group [, {split = k, kernel = name}]) ctx_bench.c
+ *   ctx:choices(anchor [, {depth, max, kinds}])    ctx_choices.c
  *
  * ctx is a table whose metatable refuses new fields (registered here on
  * first use, so an engine opens nothing). Its methods are closures over a
@@ -20,6 +21,7 @@
 
 #include "ctx.h"
 #include "ctx_bench.h"
+#include "ctx_choices.h"
 #include "ctx_sim.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
@@ -31,6 +33,8 @@
 typedef struct handle {
     fe_run *r;
     fe_ctx_bench_state bench;
+    fe_chooser *chooser;   /* ctx:choices', made on its first call */
+    fe_ctx_sim_tally sim;
 } handle;
 
 static handle *live_handle(lua_State *L)
@@ -65,26 +69,37 @@ static int l_log(lua_State *L)
 
 static int l_simulate(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_simulate_unfused(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate_unfused(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate_unfused(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_simulate_parts(lua_State *L)
 {
-    fe_run *r = live_run(L);
-    return fe_ctx_simulate_parts(L, r->g, r->env.machine);
+    handle *h = live_handle(L);
+    return fe_ctx_simulate_parts(L, h->r->g, h->r->env.machine, &h->sim);
 }
 
 static int l_bench(lua_State *L)
 {
     handle *h = live_handle(L);
-    return fe_ctx_bench(L, h->r->g, h->r->env.bench_budget, h->r->env.bench_item, &h->bench);
+    fe_ctx_bench_limits lim = {.budget = h->r->env.bench_budget, .item = h->r->env.bench_item,
+                               .pending = h->r->pending};
+    return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
+}
+
+/* Upvalues: the handle and the run's graph object (its groups' owner). */
+static int l_choices(lua_State *L)
+{
+    handle *h = live_handle(L);
+    lua_settop(L, 3);   /* ctx, anchor, options */
+    lua_pushvalue(L, lua_upvalueindex(2));
+    return fe_ctx_choices(L, h->r->g, lua_gettop(L), &h->chooser);
 }
 
 /* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single
@@ -151,6 +166,10 @@ void fe_ctx_push(fe_run *r)
         lua_setfield(L, -2, "lookup");
         lua_setfield(L, -3, "profile");
     }
+    lua_pushvalue(L, -1);
+    lua_pushvalue(L, r->gidx);
+    lua_pushcclosure(L, l_choices, 2);
+    lua_setfield(L, -3, "choices");
     luaL_setfuncs(L, METHODS, 1);   /* pops the handle */
     if (luaL_newmetatable(L, CTX_MT)) {
         lua_pushcfunction(L, ctx_newindex);
@@ -174,7 +193,16 @@ void fe_ctx_end(fe_run *r)
         handle *h = lua_touserdata(L, -1);
         if (h) {
             h->r = NULL;
+            r->stats.sim_calls = h->sim.calls;
+            r->stats.sim_seconds = h->sim.seconds;
+            r->stats.bench_measured = h->bench.measured;
+            r->stats.bench_cached = h->bench.cached;
+            r->stats.bench_fallbacks = h->bench.refused;
+            r->stats.bench_seconds = h->bench.seconds;
+            r->stats.bench_cpu_seconds = h->bench.cpu_seconds;
             fe_ctx_bench_end(&h->bench);
+            fe_chooser_free(h->chooser);
+            h->chooser = NULL;
         }
         lua_pop(L, 1);
     }

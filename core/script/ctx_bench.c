@@ -10,13 +10,40 @@
  * one kernel; false when the executor had to run it op by op), how, bytes
  * (read once + written once), separate_bytes, cached.
  *
- * Results are cached in the engine per exact key, split and kernel (the
- * exact key covers ops, attributes, edges, dtypes and shapes, so a result
- * holds for any graph). The session (inputs, weights) is made on the first
- * call of a run and fills only what the measured groups read. Measuring
- * takes real time, so a run may spend at most the engine's bench budget
- * in ctx:bench; past it the call returns nil and a message (cached results
- * are still returned), and the policy decides without a measurement. */
+ * (read once + written once), separate_bytes, cached, members_cached.
+ *
+ * Note on the kernel cache and the budget (seed 000's kernel cache,
+ * InfiniCore's exact keys). Real graphs repeat: every layer of a
+ * transformer offers the same candidates. So
+ *
+ *   - every result is cached in the engine by the group's exact key,
+ *     split and kernel (the key covers ops, attributes, edges, dtypes and
+ *     shapes, so a result holds for any graph): a group measured once is
+ *     never measured again; cached = true says a result came from there;
+ *   - the members timed alone are cached too, each under the key of its
+ *     group of one: an op alone is timed once however many candidates hold
+ *     it (a 7B layer's matmul is not re-timed for each of its epilogues);
+ *     members_cached counts the members a result took from there.
+ *
+ * Measuring takes real time, so a run spends at most the engine's bench
+ * budget (--bench-budget). A candidate gets a share of what is left: the
+ * budget left divided by the candidates the driver has still to decide
+ * (fe_run.pending; the greedy driver counts its sorted list, stale pairs
+ * included, which keeps a reserve for later rounds), split over the items
+ * it still has to time (the group, and its members not in the cache), at
+ * most 50 ms of repetitions each. The minimum repetitions rule
+ * (fe_bench_opts.bounded): three timed calls after a warm-up; one timed
+ * call after it when three would outlast the item's share; and when the
+ * first call alone outlasts it, that call is the measurement. So every
+ * item costs at least one call. Candidates are measured in the driver's
+ * order (for the greedy driver, most memory saved first: the largest
+ * expected benefits while the budget is fullest). Past the budget a call
+ * returns nil, a message and "budget" (cached results are still
+ * returned), and the policy decides without a measurement
+ * (benchmark_fusion asks the simulator); a group this machine cannot run
+ * gives nil, why and "unmeasurable". The session (inputs, weights) is made
+ * on the first call of a run and fills only what the measured groups
+ * read. */
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +64,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -103,16 +137,53 @@ static void bench_opts(lua_State *L, int idx, int *split, int *kernel)
  * too large for its memory) has no measurement: nil and why, as for a spent
  * budget, so that the policy decides what that means. Other failures are
  * errors. */
+/* nil, why and the kind of refusal. */
+static int refuse(lua_State *L, const char *kind, const char *why)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    lua_pushstring(L, kind);
+    return 3;
+}
+
 static int unmeasurable(lua_State *L, const fe_error *err)
 {
     if (err->code != FE_EINPUT)
         return luaL_error(L, "bench: %s", err->message);
-    lua_pushnil(L);
-    lua_pushstring(L, err->message);
-    return 2;
+    return refuse(L, "unmeasurable", err->message);
 }
 
-int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
+/* A member's time alone from the cache (the slot of its group of one at
+ * split 1, auto kernel), or -1. */
+static double cached_single(lua_State *L, int cache, const fe_graph *g, int32_t node)
+{
+    char key[17], slot[64];
+    double ms = -1;
+    if (fe_group_exact_key(g, &node, 1, key) != FE_OK)
+        return -1;
+    snprintf(slot, sizeof slot, "%s/1/0", key);
+    if (lua_getfield(L, cache, slot) == LUA_TTABLE && lua_getfield(L, -1, "fused") == LUA_TNUMBER)
+        ms = lua_tonumber(L, -1);
+    lua_settop(L, cache);
+    return ms;
+}
+
+/* Cache member i of b, timed alone just now, as its group of one. */
+static void cache_single(lua_State *L, int cache, const fe_graph *g, const fe_bench_group *b,
+                         int i)
+{
+    char key[17], slot[64];
+    if (fe_group_exact_key(g, &b->nodes[i], 1, key) != FE_OK)
+        return;
+    snprintf(slot, sizeof slot, "%s/1/0", key);
+    fe_bench_group one = {.fused = b->members[i], .kernel = 0, .is_fused = 1, .n = 1,
+                          .members_ms = b->members[i].median_ms, .bytes = b->member_bytes[i],
+                          .members_bytes = b->member_bytes[i]};
+    push_result(L, &one);
+    lua_setfield(L, cache, slot);
+}
+
+int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim,
                  fe_ctx_bench_state *st)
 {
     int split, kernel;
@@ -128,8 +199,10 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
     }
     snprintf(slot, sizeof slot, "%s/%d/%d", key, split, kernel);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, BENCH_CACHE);
-    if (lua_getfield(L, -1, slot) == LUA_TTABLE) {
+    int cache = lua_gettop(L);
+    if (lua_getfield(L, cache, slot) == LUA_TTABLE) {
         free(heap);
+        st->cached++;
         push_copy(L, -1);
         lua_pushboolean(L, 1);
         lua_setfield(L, -2, "cached");
@@ -137,38 +210,63 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
     }
     lua_pop(L, 1);
 
-    fe_error err = {0};
-    if (budget <= 0)
-        budget = 60.0;
-    if (st->seconds >= budget) {
+    double budget = lim->budget > 0 ? lim->budget : 60.0, left = budget - st->seconds;
+    if (left <= 0) {
         free(heap);
-        lua_pushnil(L);
+        st->refused++;
         lua_pushfstring(L, "this run has spent its %f s measuring budget (--bench-budget)",
                         (lua_Number)budget);
-        return 2;
+        return refuse(L, "budget", lua_tostring(L, -1));
     }
+    /* Members timed before (alone, or in another candidate) are not timed
+     * again: the kernel cache holds single ops under their own keys. */
+    double *known = malloc((size_t)n * sizeof *known);
+    if (!known) {
+        free(heap);
+        return luaL_error(L, "bench: out of memory");
+    }
+    int items = 1;
+    for (int i = 0; i < n; i++) {
+        known[i] = n > 1 ? cached_single(L, cache, g, nodes[i]) : -1;
+        items += n > 1 && known[i] < 0;
+    }
+    int nknown = n > 1 ? n + 1 - items : 0;
+    fe_error err = {0};
     if (!st->exec) {
         fe_exec_opts eo = {.seed = 1, .lazy = 1};
         if (!(st->exec = fe_exec_new(g, &eo, &err))) {
             free(heap);
+            free(known);
             return unmeasurable(L, &err);
         }
     }
-    fe_bench_opts bo = {.budget_s = item > 0 ? item : 0.05};
+    /* This candidate's share of what is left, split over its items; a
+     * call longer than its item's share is timed once (bounded). */
+    double share = left / (double)(lim->pending > 1 ? lim->pending : 1);
+    double per_item = share / items, item = lim->item > 0 ? lim->item : 0.05;
+    fe_bench_opts bo = {.budget_s = per_item < item ? (per_item > 1e-3 ? per_item : 1e-3) : item,
+                        .bounded = 1, .known_ms = known};
     fe_bench_group b;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     int rc = fe_bench_group_run(st->exec, nodes, n, split, kernel, &bo, &b, &err);
     st->seconds += now_s() - t0;
+    st->cpu_seconds += cpu_s() - c0;
     free(heap);
+    free(known);
     if (rc != FE_OK)
         return unmeasurable(L, &err);
+    st->measured += items;
+    for (int i = 0; n > 1 && i < n; i++)
+        if (b.members[i].reps > 0)
+            cache_single(L, cache, g, &b, i);
     push_result(L, &b);
     fe_bench_group_free(&b);
     lua_pushvalue(L, -1);
-    lua_setfield(L, -3, slot);
+    lua_setfield(L, cache, slot);
     push_copy(L, -1);
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "cached");
+    fe_lf_int(L, "members_cached", nknown);
     return 1;
 }
 

@@ -12,13 +12,25 @@
 typedef struct fe_ctx_bench_state {
     fe_exec *exec;
     double seconds;
+    double cpu_seconds; /* process CPU time of the measuring (every core) */
+    int64_t measured;   /* items timed (fused groups and single ops) */
+    int64_t cached;     /* calls answered from the kernel cache */
+    int64_t refused;    /* calls refused: the budget was spent */
 } fe_ctx_bench_state;
 
-/* ctx:bench(group [, {split = k, kernel = "name"}]) on g, spending at most
- * budget seconds per run (0: 60), item seconds of repetitions per measured
- * item (0: 0.05): pushes the result table, or nil and why (no budget
- * left, a group this machine cannot run); other failures are Lua errors. */
-int fe_ctx_bench(lua_State *L, const fe_graph *g, double budget, double item,
+/* What one ctx:bench call may spend. */
+typedef struct fe_ctx_bench_limits {
+    double budget;      /* seconds per run (0: 60) */
+    double item;        /* seconds of repetitions per measured item at most (0: 0.05) */
+    int64_t pending;    /* candidates the driver has still to decide, this one included
+                           (0: unknown); the budget left is shared among them */
+} fe_ctx_bench_limits;
+
+/* ctx:bench(group [, {split = k, kernel = "name"}]) on g within lim:
+ * pushes the result table, or nil, why and what kind of refusal ("budget":
+ * the run's budget is spent; "unmeasurable": a group this machine cannot
+ * run); other failures are Lua errors. */
+int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim,
                  fe_ctx_bench_state *st);
 
 /* Free st's session (the run is over). */

@@ -115,22 +115,27 @@ static int cmp_pos(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* Candidate pairs for this round into s. */
+/* Candidate pairs for this round into s. A tensor's groups are made
+ * distinct with a visit stamp per tensor (not by comparing each with the
+ * ones before: rope tables and masks feed every layer, so that was
+ * quadratic in the model's depth). */
 static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf)
 {
     const fe_graph *g = r->g;
     fe_part *p = r->part;
     for (int32_t t = 0; t < g->ntensors; t++) {
         const fe_tensor *ts = fe_graph_tensor(g, t);
-        int32_t n = 0;
-        if (ts->producer >= 0)
+        int32_t n = 0, seen = fe_part_stamps(p);
+        if (ts->producer >= 0) {
             buf[n++] = p->gid[ts->producer];
+            p->mark[buf[0]] = seen;
+        }
         for (int32_t c = 0; c < ts->ncons; c++) {
-            int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)], dup = 0;
-            for (int32_t j = 0; j < n && !dup; j++)
-                dup = buf[j] == gid;
-            if (!dup)
+            int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)];
+            if (p->mark[gid] != seen) {
+                p->mark[gid] = seen;
                 buf[n++] = gid;
+            }
         }
         if (n < 2)
             continue;
@@ -198,6 +203,7 @@ int fe_drive_greedy(fe_run *r)
             int32_t gids[2] = {c->a, c->b};
             if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
+            r->pending = keep - i;
             int v = fe_run_decide(r, gids, 2);
             if (v < 0 || fe_run_over(r)) {
                 rc = r->status;
@@ -213,6 +219,7 @@ int fe_drive_greedy(fe_run *r)
             break;
     }
 out:
+    r->pending = 0;
     lua_settop(L, r->ctx);
     free(s.keys);
     free(s.list);

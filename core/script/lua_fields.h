@@ -20,7 +20,9 @@ typedef struct fe_lf_member {
     fe_lf_type type;
 } fe_lf_member;
 
-/* Set the n members of the struct at base as fields. */
+/* Set the n members of the struct at base as fields of the table on top
+ * (raw sets: for fresh tables). m must be a static array: its names are
+ * kept as Lua strings in the registry under m's address. */
 void fe_lf_members(lua_State *L, const void *base, const fe_lf_member *m, int n);
 
 /* 1 and *v set if the value at idx is a number with an integer value: an

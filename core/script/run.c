@@ -53,6 +53,15 @@ static int trampoline(lua_State *L)
     return lua_gettop(L);
 }
 
+int fe_run_pcall(fe_run *r, int nargs, int nresults, const char *what, fe_error *e)
+{
+    double t0 = now();
+    r->stats.hook_calls++;
+    int rc = fe_sandbox_pcall(r->env.sb, nargs, nresults, what, e);
+    r->stats.hook_seconds += now() - t0;
+    return rc;
+}
+
 int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults, const char *what)
 {
     lua_State *L = r->L;
@@ -62,9 +71,8 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
     lua_pushvalue(L, obj);
     lua_pushstring(L, name);
     lua_rotate(L, base + 1, 3);   /* trampoline, obj, name below the args */
-    r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->env.sb, nargs + 2, nresults, what, &e) != FE_OK) {
+    if (fe_run_pcall(r, nargs + 2, nresults, what, &e) != FE_OK) {
         /* The method itself, if the object holds it, places the message. */
         fe_run_rawfield(L, obj, name);
         fe_run_fault(r, what, lua_gettop(L), "%s", e.message);
@@ -186,9 +194,8 @@ int fe_run_graph_hook(fe_run *r, int fn, const char *name)
     lua_pushvalue(L, r->ptab);
     lua_pushvalue(L, r->gidx);
     lua_pushvalue(L, r->ctx);
-    r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->env.sb, 3, 1, name, &e) != FE_OK) {
+    if (fe_run_pcall(r, 3, 1, name, &e) != FE_OK) {
         fe_run_fault(r, name, fn, "%s", e.message);
         return FE_EINPUT;
     }
@@ -395,9 +402,8 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
     lua_pushvalue(L, r->ptab);
     fe_lg_push_group(L, r->gidx, fe_group_nodes(plan, gr), gr->n);
     lua_pushvalue(L, r->ctx);
-    r->stats.hook_calls++;
     fe_error e = {0};
-    if (fe_sandbox_pcall(r->env.sb, 3, 1, name, &e) != FE_OK)
+    if (fe_run_pcall(r, 3, 1, name, &e) != FE_OK)
         return fault_at(r, name, fn, fe_group_nodes(plan, gr), gr->n, e.message);
     int rc = 0;
     if (lua_isnil(L, -1)) {

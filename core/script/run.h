@@ -19,7 +19,14 @@
 
 typedef struct fe_run_stats {
     int64_t hook_calls;      /* Lua hooks called (decide, score, plan, ...) */
-    double hook_seconds;     /* time spent in decide and score calls */
+    double hook_seconds;     /* time spent in them, simulator calls included */
+    int64_t sim_calls;       /* ctx:simulate* calls the hooks made */
+    double sim_seconds;      /* time in them (part of hook_seconds) */
+    int64_t bench_measured;  /* ctx:bench: items timed on the CPU kernels */
+    int64_t bench_cached;    /* ctx:bench: answers from the run's kernel cache */
+    int64_t bench_fallbacks; /* ctx:bench: calls refused for a spent budget */
+    double bench_seconds;    /* time spent measuring */
+    double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;
     int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
     int64_t lua_bytes;       /* Lua state's memory at the end */
@@ -63,6 +70,9 @@ typedef struct fe_run {
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
+    int64_t pending;         /* candidates the driver has still to decide in this pass, the
+                                one being decided included (0: unknown): ctx:bench shares
+                                its budget among them */
     fe_run_stats stats;
     double t0;               /* when the run began */
     int top;                 /* the stack's top before the run */
@@ -91,6 +101,10 @@ static inline int fe_run_over(const fe_run *r)
  * are dropped, the fault is logged and reported (returns 0). */
 int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* fe_sandbox_pcall of a policy hook (function and nargs arguments on the
+ * stack), counted and timed in r->stats as a hook call. */
+int fe_run_pcall(fe_run *r, int nargs, int nresults, const char *what, fe_error *e);
 
 /* Out of memory in a driver: stops the run; returns -1. */
 int fe_run_oom(fe_run *r, const char *where);

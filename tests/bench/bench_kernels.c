@@ -286,7 +286,7 @@ static double in_cache_rate(const workload *w)
     fe_error err = {0};
     fe_graph *g = load_workload(w, 1);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
-    fe_bench_opts o = {budget, 20, 50, 0};
+    fe_bench_opts o = {.budget_s = budget, .warmup = 20, .min_reps = 50};
     fe_bench_group b;
     int32_t *all = all_nodes(g);
     double best = 1e30, elems = 0;
@@ -466,7 +466,7 @@ static void run_workload(const workload *w, wres *res)
     fe_error err = {0};
     fe_graph *g = load_workload(w, 0);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
-    fe_bench_opts o = {budget, 2, 5, 0};
+    fe_bench_opts o = {.budget_s = budget, .warmup = 2, .min_reps = 5};
     fe_bench_group b;
     double fr[ROUNDS], ur[ROUNDS], elems = 0;
     int32_t *all = all_nodes(g);
@@ -540,7 +540,7 @@ static void run_matmul(mres *r)
     fe_error err = {0};
     fe_graph *g = load("matmul_bias_gelu", NULL);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
-    fe_bench_opts o = {budget, 1, 3, 0};
+    fe_bench_opts o = {.budget_s = budget, .warmup = 1, .min_reps = 3};
     fe_bench_group mb, mblas, fused, fblas;
     int32_t mm = 0, all[3] = {0, 1, 2};
     double a[ROUNDS], b[ROUNDS], c[ROUNDS], d[ROUNDS], e[ROUNDS];

@@ -1,20 +1,56 @@
-/* bench_policy.c: the policy runtime on a ~100k-node model: planning time
- * for fuse_all, for tvm_fuseops (a Lua plan() over the whole graph) and for
- * a Lua greedy policy with a non-trivial score and decide, Lua decide calls
- * per second, and peak RSS.
+/* bench_policy.c: planning at scale. Every shipped policy (each .lua file in policies/,
+ * so a policy added later is covered) plans LLaMA-style models of ~100k,
+ * ~300k and ~1M nodes; per policy it prints the planning time at each
+ * size, the growth exponent between sizes, Lua hook calls per second and
+ * PASS/FAIL against the targets of issue 13:
  *
- * Targets (issue: Lua policy runtime): each plan in at most 2 s; at least
- * 1,000,000 simple decide calls per second. The rate is measured around the
- * calls themselves (group object, protected call, verdict, log entry). */
+ *   ~100k nodes            <= 2 s
+ *   ~1M nodes              <= 10 s, or <= 5 s for a run without Lua hooks
+ *   Lua hooks              >= 300,000 calls per second of hook time (the
+ *                          hooks' share of the run's wall time, applied to
+ *                          its CPU time)
+ *   growth                 exponent <= 1.15 between sizes (n log n from
+ *                          100k to 1M nodes is an exponent of about 1.08)
+ *
+ * Times are the process's CPU time during fe_run_policy: planning is one
+ * thread, and on a quiet machine this is its wall time (which --stats
+ * prints), but the machines this runs on are shared, and wall time there
+ * measures the neighbours. A policy that measures on the CPU kernels
+ * (ctx:bench, benchmark_fusion) runs with a bench budget of MEASURE_BUDGET
+ * seconds per run, and its measuring time is reported on its own line and
+ * left out of the targets (wall and CPU time both): measuring is bounded by
+ * its budget, not by the model's size.
+ *
+ * Three policies written here complete the picture: `decide_only` (a
+ * greedy policy whose decide says no: the cost of a hook call itself),
+ * `smart` (score and decide hooks reading group fields, as a hand-written
+ * Inductor policy would) and `flow` (the dataflow driver, which no shipped
+ * policy uses yet). BENCH_SIZES="2500,7500" (layers) and BENCH_POLICIES
+ * ("fuse_all,gcu_tlf") narrow a run while iterating.
+ */
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "engine.h"
 #include "load.h"
 #include "planning.h"
+#include "policy.h"
+
+#define MAX_POLICIES 64
+#define MAX_SIZES 4
+#define MEASURE_BUDGET 2.0
+#define T_100K 2.0
+#define T_1M 10.0
+#define T_1M_NO_HOOKS 5.0
+#define MIN_RATE 300000.0
+#define MAX_EXPONENT 1.15
+#define MIN_HOOKS 1000      /* fewer hook calls (no_fusion's one plan call) give no rate */
 
 static const char smart[] =
     "local fe = require 'fuseeng'\n"
@@ -37,69 +73,242 @@ static const char smart[] =
     "  end,\n"
     "}\n";
 
-static const char simple[] =
+/* The dataflow driver (no shipped policy uses it yet): a LLaMA MLP's flow. */
+static const char flow[] =
     "local fe = require 'fuseeng'\n"
-    "return fe.policy { name = 'simple', driver = 'greedy',\n"
+    "return fe.policy { name = 'flow', driver = 'dataflow',\n"
+    "  dataflow = [[\n"
+    "    norm -> proj -> act -> gate -> down -> res\n"
+    "    norm = rms_norm; proj = matmul; act = silu; gate = mul; down = matmul; res = add\n"
+    "  ]],\n"
+    "  decide = function(self, g, ctx) return #g > 1, 'along the flow' end }\n";
+
+static const char decide_only[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy { name = 'decide_only', driver = 'greedy',\n"
     "  decide = function(self, g, ctx) return false, 'no' end }\n";
 
-static long peak_rss_kib(void)
+typedef struct row {
+    char name[64];
+    const char *src;            /* Lua source for the bench's own, else NULL */
+    fe_policy *p;
+    double cpu[MAX_SIZES], wall[MAX_SIZES], measuring[MAX_SIZES];
+    int64_t hooks[MAX_SIZES];
+    double hook_s[MAX_SIZES];
+    int kernels[MAX_SIZES];
+    int measures;               /* called ctx:bench */
+    char error[1100];
+} row;
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double peak_rss_mib(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is name in the comma list (NULL: everything)? */
+static int wanted(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *s = list; (s = strstr(s, name)); s += n)
+        if ((s == list || s[-1] == ',') && (s[n] == ',' || s[n] == 0))
+            return 1;
+    return 0;
+}
+
+/* The shipped policies, sorted, then the bench's own. */
+static int list_policies(row *rows, const char *only)
+{
+    char *names[MAX_POLICIES];
+    int n = 0, nr = 0;
+    DIR *d = opendir("policies");
+    struct dirent *ent;
+    while (d && (ent = readdir(d)) && n < MAX_POLICIES) {
+        size_t len = strlen(ent->d_name);
+        if (len > 4 && strcmp(ent->d_name + len - 4, ".lua") == 0)
+            names[n++] = strndup(ent->d_name, len - 4);
+    }
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++) {
+        if (wanted(only, names[i]) && nr < MAX_POLICIES - 3)
+            snprintf(rows[nr++].name, sizeof rows[0].name, "%s", names[i]);
+        free(names[i]);
+    }
+    const char *own[][2] = {{"decide_only", decide_only}, {"smart", smart}, {"flow", flow}};
+    for (int i = 0; i < 3; i++)
+        if (wanted(only, own[i][0])) {
+            snprintf(rows[nr].name, sizeof rows[0].name, "%s", own[i][0]);
+            rows[nr++].src = own[i][1];
+        }
+    return nr;
+}
+
+static const char *model_path(int layers, char *buf, size_t size)
+{
+    snprintf(buf, size, "build/bench/llama_%d.json", layers);
+    struct stat st;
+    if (stat(buf, &st) == 0)
+        return buf;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "lua5.4 examples/gen_models.lua --layers %d --compact --out %s",
+             layers, buf);
+    return system(cmd) == 0 ? buf : NULL;
+}
+
+static double exponent(double t0, double t1, int n0, int n1)
+{
+    if (t0 <= 0 || t1 <= 0 || n0 <= 0 || n1 <= n0)
+        return NAN;
+    return log(t1 / t0) / log((double)n1 / n0);
 }
 
 int main(void)
 {
-    const char *path = "build/bench/llama_100k.json";
-    struct stat st;
-    if (stat(path, &st) != 0 &&
-        system("lua5.4 examples/gen_models.lua --layers 2500 --compact --out build/bench/llama_100k.json") != 0) {
-        fprintf(stderr, "cannot generate %s\n", path);
-        return 1;
+    int layers[MAX_SIZES] = {2500, 7500, 25000}, nsizes = 3, nodes[MAX_SIZES] = {0};
+    const char *env = getenv("BENCH_SIZES");
+    if (env) {
+        nsizes = 0;
+        for (const char *s = env; *s && nsizes < MAX_SIZES; s = strchr(s, ',') ? strchr(s, ',') + 1 : "")
+            layers[nsizes++] = atoi(s);
     }
+    static row rows[MAX_POLICIES];
+    int nr = list_policies(rows, getenv("BENCH_POLICIES"));
     fe_error err = {0};
-    fe_graph *g = fe_load_model_file(path, NULL, &err);
-    fe_engine *e = g ? fe_engine_new(NULL, &err) : NULL;
+    /* A shared machine may take many times the CPU time in wall time: no
+     * wall-clock limit short of an hour per run. */
+    fe_engine_options eo = {.bench_budget = MEASURE_BUDGET, .max_seconds = 3600};
+    fe_engine *e = fe_engine_new(&eo, &err);
     if (!e) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
-    printf("model %s: %d nodes\n", path, g->nnodes);
-    printf("%-12s %8s %8s %12s %14s %12s  %s\n", "policy", "plan s", "kernels", "hook calls",
-           "calls/s (Lua)", "Lua memory", "target");
-    int bad = 0;
-    struct { const char *name, *src; double max_s; double min_rate; } runs[] = {
-        {"fuse_all", NULL, 2.0, 0},
-        {"tvm_fuseops", NULL, 2.0, 0},   /* plan driver, graph:postdom() + graph:arrays() */
-        {"smart", smart, 2.0, 0},
-        {"simple", simple, 1e9, 1e6},
-    };
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        fe_policy *p = runs[i].src
-                           ? fe_engine_load_policy_buffer(e, runs[i].src, strlen(runs[i].src), runs[i].name, &err)
-                           : fe_engine_load_policy(e, runs[i].name, &err);
-        fe_run_stats s;
-        fe_plan *plan = p ? fe_run_policy(e, p, g, &s, &err) : NULL;
-        if (!plan) {
-            fprintf(stderr, "%s\n", err.message);
+    for (int i = 0; i < nr; i++) {
+        row *w = &rows[i];
+        w->p = w->src ? fe_engine_load_policy_buffer(e, w->src, strlen(w->src), w->name, &err)
+                      : fe_engine_load_policy(e, w->name, &err);
+        if (!w->p)
+            snprintf(w->error, sizeof w->error, "%s", err.message);
+    }
+
+    printf("planning time, CPU seconds of the run (wall seconds in brackets), %d policies\n", nr);
+    for (int s = 0; s < nsizes; s++) {
+        char buf[128];
+        const char *path = model_path(layers[s], buf, sizeof buf);
+        double t0 = clock_s(CLOCK_MONOTONIC);
+        fe_graph *g = path ? fe_load_model_file(path, NULL, &err) : NULL;
+        if (!g) {
+            fprintf(stderr, "%s: %s\n", buf, path ? err.message : "cannot generate it");
             return 1;
         }
-        double rate = s.hook_seconds > 0 ? (double)s.hook_calls / s.hook_seconds : 0;
-        int ok = s.seconds <= runs[i].max_s && rate >= runs[i].min_rate;
-        bad |= !ok;
-        char target[64];
-        if (runs[i].min_rate > 0)
-            snprintf(target, sizeof target, ">= 1e6 decide calls/s: %s", ok ? "met" : "MISSED");
-        else
-            snprintf(target, sizeof target, "plan <= 2 s: %s", ok ? "met" : "MISSED");
-        printf("%-12s %8.3f %8d %12lld %14.0f %10.1f MiB  %s\n", runs[i].name, s.seconds, plan->ngroups,
-               (long long)s.hook_calls, rate, (double)s.lua_bytes / 1048576.0, target);
-        fe_plan_free(plan);
-        fe_policy_free(p);
+        nodes[s] = g->nnodes;
+        printf("\nmodel %s: %d nodes, loaded in %.2f s\n", path, g->nnodes, clock_s(CLOCK_MONOTONIC) - t0);
+        for (int i = 0; i < nr; i++) {
+            row *w = &rows[i];
+            if (!w->p || w->error[0])
+                continue;
+            fe_run_stats st;
+            double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
+            fe_plan *plan = fe_run_policy(e, w->p, g, &st, &err);
+            double c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w1 = clock_s(CLOCK_MONOTONIC);
+            if (!plan) {
+                snprintf(w->error, sizeof w->error, "%s", err.message);
+                continue;
+            }
+            w->measures |= st.bench_measured + st.bench_cached + st.bench_fallbacks > 0;
+            /* Measuring is bounded by its budget, not the model: left out. */
+            w->measuring[s] = st.bench_seconds;
+            w->wall[s] = w1 - w0 - st.bench_seconds;
+            w->cpu[s] = c1 - c0 - st.bench_cpu_seconds;
+            w->hooks[s] = st.hook_calls;
+            /* The hooks' share of the run's wall time, applied to its CPU
+             * time: on a busy machine wall time counts the neighbours. */
+            double share = st.seconds > st.bench_seconds
+                               ? (st.hook_seconds - st.bench_seconds) / (st.seconds - st.bench_seconds) : 0;
+            w->hook_s[s] = share * w->cpu[s];
+            w->kernels[s] = plan->ngroups;
+            printf("  %-24s %8.3f s (%7.3f)  %7d kernels  %9lld hook calls%s\n", w->name, w->cpu[s],
+                   w->wall[s], plan->ngroups, (long long)st.hook_calls,
+                   w->measures ? "  (measuring left out)" : "");
+            fflush(stdout);
+            fe_plan_free(plan);
+        }
+        fe_graph_free(g);
+        printf("peak RSS so far %.0f MiB\n", peak_rss_mib());
     }
-    printf("peak RSS %.1f MiB\n", (double)peak_rss_kib() / 1024.0);
+
+    printf("\n%-24s", "policy");
+    for (int s = 0; s < nsizes; s++)
+        printf(" %7dk", (nodes[s] + 500) / 1000);
+    for (int s = 1; s < nsizes; s++)
+        printf("  exp %3dk", (nodes[s] + 500) / 1000);
+    printf(" %12s  verdict\n", "hook calls/s");
+    int failed = 0;
+    for (int i = 0; i < nr; i++) {
+        row *w = &rows[i];
+        if (w->error[0]) {
+            printf("%-24s FAIL: %s\n", w->name, w->error);
+            failed = 1;
+            continue;
+        }
+        char why[512] = "";
+        size_t at = 0;
+        printf("%-24s", w->name);
+        for (int s = 0; s < nsizes; s++) {
+            printf(" %7.3fs", w->cpu[s]);
+            int n = nodes[s];
+            double limit = n < 200000 ? T_100K : n > 700000 ? (w->hooks[s] ? T_1M : T_1M_NO_HOOKS) : 0;
+            if (limit > 0 && w->cpu[s] > limit)
+                at += (size_t)snprintf(why + at, sizeof why - at, "%s%.2f s > %.0f s at %dk",
+                                       at ? "; " : "", w->cpu[s], limit, (n + 500) / 1000);
+        }
+        for (int s = 1; s < nsizes; s++) {
+            double x = exponent(w->cpu[s - 1], w->cpu[s], nodes[s - 1], nodes[s]);
+            printf("  %8.2f", x);
+            /* Runs under 50 ms are mostly noise and start-up. */
+            if (x > MAX_EXPONENT && w->cpu[s] > 0.05)
+                at += (size_t)snprintf(why + at, sizeof why - at, "%sgrows as n^%.2f", at ? "; " : "", x);
+        }
+        double rate = w->hook_s[nsizes - 1] > 0 ? (double)w->hooks[nsizes - 1] / w->hook_s[nsizes - 1] : 0;
+        if (w->hooks[nsizes - 1] >= MIN_HOOKS) {
+            printf(" %12.0f", rate);
+            if (rate < MIN_RATE)
+                at += (size_t)snprintf(why + at, sizeof why - at, "%s%.0f hook calls/s < %.0f",
+                                       at ? "; " : "", rate, MIN_RATE);
+        } else {
+            printf(" %12s", w->hooks[nsizes - 1] ? "few hooks" : "no hooks");
+        }
+        printf("  %s%s%s\n", at ? "FAIL: " : "PASS", why, "");
+        if (w->measures) {
+            printf("%-24s measures on the CPU kernels (ctx:bench): budget %.0f s per run, spent",
+                   "", MEASURE_BUDGET);
+            for (int s = 0; s < nsizes; s++)
+                printf(" %.2f s", w->measuring[s]);
+            printf("; left out of the times above\n");
+        }
+        failed |= at > 0;
+    }
+    printf("targets: %.0f s at ~100k nodes, %.0f s at ~1M (%.0f s without Lua hooks), >= %.0f hook "
+           "calls/s, growth exponent <= %.2f\n", T_100K, T_1M, T_1M_NO_HOOKS, MIN_RATE, MAX_EXPONENT);
+    printf("peak RSS %.0f MiB\n", peak_rss_mib());
+    for (int i = 0; i < nr; i++)
+        fe_policy_free(rows[i].p);
     fe_engine_free(e);
-    fe_graph_free(g);
-    return bad;
+    return failed;
 }

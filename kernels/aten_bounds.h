@@ -1,0 +1,17 @@
+/* aten_bounds.h: the values an exported aten op's integer inputs must hold
+ * to be valid, so that measuring code can make random inputs that run
+ * (aten_bounds.c). */
+#ifndef FE_ATEN_BOUNDS_H
+#define FE_ATEN_BOUNDS_H
+
+#include <stdint.h>
+
+#include "graph.h"
+
+/* The exclusive upper bound of the values input `input` of custom node n
+ * may hold because n indexes with it (aten index.Tensor: the size of the
+ * dim it indexes, args.indices placing None entries), or -1 if n does not
+ * index with that input. */
+int64_t fe_k_aten_index_bound(const fe_graph *g, const fe_node *n, int input);
+
+#endif
