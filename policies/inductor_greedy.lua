@@ -17,11 +17,13 @@
 -- vetoed). Against Inductor 2.11 on an H200 (docs/policy-guide.md, "Against
 -- Inductor"): llama2-7b-2l-sdpa 13 kernels (+18 extern) vs 12 (+18): the
 -- converter's opaque aten.diff runs alone with its 1-element sub; gpt2 13
--- (+13) vs 13 (+13); resnet50 52 (+54) vs 68 (+54), where Inductor's 68
--- hold 18 channels_last copies of the input and the >1x1 conv weights
--- (layout optimization; our IR has no layouts) and our 52 hold two kernels
--- Inductor folds: avg_pool2d alone (Inductor: a mean reduction taking the
--- last block as prologue) and the fc bias add (Inductor: addmm's bias).
+-- (+13) vs 13 (+13); resnet50 70 (+54) vs 68 (+54). Both hold the same 18
+-- channels_last copies of the input and the >1x1 conv weights: with
+-- layout_optimization (Inductor's config.layout_optimization, default on)
+-- the copies hook asks for them (fuseeng.inductor.layout_copies). Of the
+-- other 52, two are kernels Inductor folds: avg_pool2d alone (Inductor: a
+-- mean reduction taking the last block as prologue) and the fc bias add
+-- (Inductor: addmm's bias).
 local fe = require "fuseeng"
 local inductor = require "fuseeng.inductor"
 
@@ -30,9 +32,13 @@ return fe.policy {
   source = "seed 003, Inductor fuse_nodes (can_fuse, score_fusion, benchmark_fusion)",
   description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
   driver = "greedy",
-  params = { window = 64, max_rounds = 10, benchmark = false, measure = false },
+  params = { window = 64, max_rounds = 10, benchmark = false, measure = false,
+             layout_optimization = true },
   score = inductor.score_hook,
   decide = function(self, group, ctx)
     return inductor.decide(group, ctx, self.params.benchmark and "veto", self.params.measure)
+  end,
+  copies = function(self, graph, ctx)
+    if self.params.layout_optimization then return inductor.layout_copies(graph) end
   end,
 }

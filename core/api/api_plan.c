@@ -173,7 +173,14 @@ static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, F
             c.fused_groups == 1 ? "" : "s", c.fused_nodes, c.largest, c.largest == 1 ? "" : "s");
     if (c.tiled_groups)
         fprintf(f, "; %d tiled", c.tiled_groups);
+    if (c.copies)
+        fprintf(f, "; %d layout cop%s", c.copies, c.copies == 1 ? "y" : "ies");
     fprintf(f, ")\n");
+    for (int32_t i = 0; i < p->ncopies; i++)
+        fprintf(f, "%s %s%s%s\n", i ? "          " : "copies    ",
+                fe_tensor_name(g, fe_graph_tensor(g, p->copies[i].tensor)),
+                p->copies[i].reason >= 0 ? ": " : "",
+                p->copies[i].reason >= 0 ? fe_strtab_str(p->strs, p->copies[i].reason) : "");
     largest_groups(p, f);
     fprintf(f, "decisions  %d fuse, %d do not fuse, %d no opinion, %d rejected by the engine\n",
             c.yes, c.no, c.none, c.rejected);

@@ -36,6 +36,7 @@ void fe_api_figures(const fe_sim_totals *t, fe_figures *out)
     out->kernels = t->kernels;
     out->extern_calls = t->extern_calls;
     out->views = t->views;
+    out->copies = t->copies;
     out->tiled = t->tiled;
     out->l3_bytes = t->l3_bytes;
     out->l2_peak = t->l2_peak;

@@ -184,7 +184,8 @@ typedef struct fe_plan_stats {
 /* Simulated figures of a whole plan (fe_report_figures). */
 typedef struct fe_figures {
     double time_s;             /* simulated time */
-    int kernels;               /* generated kernels (not extern calls, not view groups) */
+    int kernels;               /* generated kernels (not extern calls, not view groups),
+                                  layout copies included */
     int tiled;                 /* groups split into tiles */
     int64_t l3_bytes;          /* traffic to the large slow memory */
     int64_t l2_peak;           /* largest working set of a group in L2 */
@@ -192,6 +193,8 @@ typedef struct fe_figures {
     int64_t spill_bytes;       /* register spill traffic */
     int extern_calls;          /* library calls: a lone matmul, conv2d or sdpa */
     int views;                 /* groups of views only: they launch nothing */
+    int copies;                /* layout copies (a policy's copies hook, a plan file's
+                                  "copies"): part of kernels */
 } fe_figures;
 
 /* How to read a plan file (fe_saved_plan_read). */

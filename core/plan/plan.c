@@ -62,6 +62,7 @@ void fe_plan_free(fe_plan *p)
     free(p->group_of);
     free(p->decisions);
     free(p->dnodes);
+    free(p->copies);
     free(p);
 }
 
@@ -123,4 +124,44 @@ const char *fe_verdict_name(int verdict)
     case -2: return "rejected";
     default: return "note";
     }
+}
+
+/* ---- layout copies ---- */
+
+const char *fe_plan_copy_refusal(const fe_plan *p, int32_t t)
+{
+    if (t < 0 || t >= p->g->ntensors)
+        return "is no tensor of the model";
+    const fe_tensor *x = fe_graph_tensor(p->g, t);
+    if (x->producer >= 0)
+        return "is produced by a node (only graph inputs and weights are copied: a kernel "
+               "writes its output in the layout its readers want)";
+    if (x->ncons == 0)
+        return "is read by no node";
+    for (int32_t i = 0; i < p->ncopies; i++)
+        if (p->copies[i].tensor == t)
+            return "is copied twice";
+    return NULL;
+}
+
+int fe_plan_add_copy(fe_plan *p, int32_t t, const char *reason)
+{
+    fe_copy *c = realloc(p->copies, ((size_t)p->ncopies + 1) * sizeof *c);
+    if (!c)
+        return FE_ENOMEM;
+    p->copies = c;
+    c[p->ncopies++] = (fe_copy){.tensor = t, .reason = fe_plan_str(p, reason)};
+    return FE_OK;
+}
+
+int32_t fe_plan_copy_group(const fe_plan *p, int32_t t)
+{
+    const fe_tensor *x = fe_graph_tensor(p->g, t);
+    int32_t first = p->ngroups;
+    for (int32_t j = 0; j < x->ncons; j++) {
+        int32_t gr = p->group_of[fe_tensor_consumer(p->g, x, j)];
+        if (gr < first)
+            first = gr;
+    }
+    return first;
 }

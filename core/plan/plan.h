@@ -47,6 +47,17 @@ typedef struct fe_decision {
  * "none" (no opinion), "rejected" (illegal), else "note". Static storage. */
 const char *fe_verdict_name(int verdict);
 
+/* A layout copy: a graph input or weight copied into another memory order
+ * (channels_last for convolutions, as Inductor's layout optimization
+ * does) by a generated kernel of its own, run before its first reader.
+ * Our kernels take one layout, so the copy changes no value: it costs a
+ * launch, the tensor's bytes read and written, and device memory for the
+ * copy while its readers run (sim.c); the CPU executor skips it. */
+typedef struct fe_copy {
+    int32_t tensor;      /* tensor id: no producer, read by some node */
+    int32_t reason;      /* interned in plan->strs; -1 if none */
+} fe_copy;
+
 typedef struct fe_plan {
     const fe_graph *g;   /* not owned: free the plan before the graph */
     fe_strtab *strs;     /* reasons, policy names */
@@ -57,6 +68,9 @@ typedef struct fe_plan {
     fe_group *groups;    /* ordered so that every group runs after its producers */
     int32_t *members;    /* nnodes entries */
     int32_t *group_of;   /* node id -> group id */
+
+    int32_t ncopies;
+    fe_copy *copies;     /* distinct tensors, in the order asked */
 
     int32_t ndecisions, cap_decisions;
     fe_decision *decisions;
@@ -84,6 +98,20 @@ int32_t fe_plan_str(fe_plan *p, const char *s);
 
 /* Set a group's reason / policy name. */
 void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason);
+
+/* Why tensor t (an id of p->g) cannot be copied, or NULL if it can: it
+ * must exist, have no producer (activations are written in the layout
+ * their readers want), be read by some node, and not be copied already.
+ * Static storage. */
+const char *fe_plan_copy_refusal(const fe_plan *p, int32_t t);
+
+/* Append a copy of tensor t (fe_plan_copy_refusal(p, t) == NULL) with its
+ * reason (may be NULL). FE_OK or FE_ENOMEM. */
+int fe_plan_add_copy(fe_plan *p, int32_t t, const char *reason);
+
+/* The group that first reads a copied tensor t: its copy runs just
+ * before it. */
+int32_t fe_plan_copy_group(const fe_plan *p, int32_t t);
 
 static inline const int32_t *fe_group_nodes(const fe_plan *p, const fe_group *gr)
 {

@@ -5,11 +5,16 @@
  *    "dims": {"B": 1, "S": 2048},
  *    "groups": [{"id", "nodes", "class", "kernel", "split", "extern" | "view",
  *                "reason", "sim": {...}}],
+ *    "copies": [{"tensor": "x", "reason": "..."}],
  *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
  *                  | {..., "fuse": false, "rejected": true}
  *                  | {"note": ..., "by": ...}],
  *    "summary": {"nodes", "kernels", "extern", "views", "fused_groups", ...,
  *                "sim_us", "l3_bytes", "l2_peak", "mem_peak", "spill_bytes"}}
+ *
+ * "copies" lists the layout copies (plan.h's fe_copy) and is written only
+ * when there are some, as is the summary's "copies" count; "kernels"
+ * counts them, since each copy is a generated kernel.
  *
  * "extern": true and "view": true mark a group launched as a library call
  * or not at all (launch.h); they are written only when true, derived from
@@ -125,9 +130,30 @@ static void write_decisions(fe_jw *w, const fe_plan *p)
     fe_jw_end(w);
 }
 
+static void write_copies(fe_jw *w, const fe_plan *p)
+{
+    if (p->ncopies == 0)
+        return;
+    fe_jw_key(w, "copies");
+    fe_jw_arr(w);
+    for (int32_t i = 0; i < p->ncopies; i++) {
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "tensor");
+        fe_jw_str(w, fe_tensor_name(p->g, fe_graph_tensor(p->g, p->copies[i].tensor)));
+        if (p->copies[i].reason >= 0) {
+            fe_jw_key(w, "reason");
+            fe_jw_str(w, str_or(p, p->copies[i].reason, ""));
+        }
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+}
+
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c)
 {
     memset(c, 0, sizeof *c);
+    c->copies = p->ncopies;
+    c->kernels = p->ncopies;
     for (int32_t gi = 0; gi < p->ngroups; gi++) {
         int32_t n = p->groups[gi].n;
         switch (fe_group_launch(p->g, fe_group_nodes(p, &p->groups[gi]), n)) {
@@ -178,6 +204,7 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     if (g->ndims)
         fe_save_dims(&w, g, 1);
     write_groups(&w, p, extra);
+    write_copies(&w, p);
     write_decisions(&w, p);
     fe_jw_key(&w, "summary");
     fe_jw_obj(&w);
@@ -187,6 +214,10 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     fe_jw_int(&w, c.kernels);
     fe_jw_key(&w, "extern");
     fe_jw_int(&w, c.extern_calls);
+    if (c.copies) {
+        fe_jw_key(&w, "copies");
+        fe_jw_int(&w, c.copies);
+    }
     fe_jw_key(&w, "views");
     fe_jw_int(&w, c.views);
     fe_jw_key(&w, "fused_groups");
@@ -251,6 +282,38 @@ const char *fe_plan_group_node(const fe_plan *p, int group, int k)
 }
 
 /* ---- reading ---- */
+
+/* "copies": a list of {"tensor": name, "reason": text}, each tensor a
+ * graph input or weight read by some node, listed once. */
+static int read_copies(const char *path, json_t *root, fe_plan *plan, fe_error *err)
+{
+    json_t *copies = json_object_get(root, "copies");
+    if (!copies)
+        return FE_OK;
+    if (!json_is_array(copies))
+        return fe_error_set(err, FE_EINPUT, "%s: \"copies\" must be a list of {\"tensor\": "
+                            "name, \"reason\": text}", path);
+    for (size_t i = 0; i < json_array_size(copies); i++) {
+        json_t *c = json_array_get(copies, i);
+        json_t *reason = json_object_get(c, "reason");
+        const char *name = json_string_value(json_object_get(c, "tensor"));
+        if (!json_is_object(c) || !name || (reason && !json_is_string(reason)))
+            return fe_error_set(err, FE_EINPUT, "%s: copy %zu must be {\"tensor\": name, "
+                                "\"reason\": text} (reason optional)", path, i);
+        int32_t t = fe_graph_find_tensor(plan->g, name);
+        if (t < 0)
+            return fe_error_set(err, FE_EINPUT, "%s: copy %zu names tensor '%s', which model "
+                                "'%s' does not have (a plan for another model?)", path, i, name,
+                                plan->g->name);
+        const char *why = fe_plan_copy_refusal(plan, t);
+        if (why)
+            return fe_error_set(err, FE_EINPUT, "%s: copy %zu: tensor '%s' %s", path, i, name,
+                                why);
+        if (fe_plan_add_copy(plan, t, json_string_value(reason)) != FE_OK)
+            return fe_error_set(err, FE_ENOMEM, "out of memory reading %s", path);
+    }
+    return FE_OK;
+}
 
 /* The header: "model" and "machine" are strings or null, "dims" an object
  * of positive integers. */
@@ -510,6 +573,10 @@ fe_plan *fe_plan_file_plan(const fe_plan_file *pf, const fe_graph *g, fe_error *
     const char *pol = json_string_value(json_object_get(root, "policy"));
     if (pol)
         plan->policy = fe_plan_str(plan, pol);
+    if (read_copies(path, root, plan, err) != FE_OK) {
+        fe_plan_free(plan);
+        plan = NULL;
+    }
 out:
     free(labels);
     free(splits);

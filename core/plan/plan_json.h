@@ -8,10 +8,11 @@
 #include "jsonw.h"
 #include "plan.h"
 
-/* Counts for summaries: kernels are generated kernels, extern_calls the
- * library calls and views the groups that launch nothing (launch.h). */
+/* Counts for summaries: kernels are generated kernels (layout copies
+ * included, also counted in copies), extern_calls the library calls and
+ * views the groups that launch nothing (launch.h). */
 typedef struct fe_plan_counts {
-    int32_t kernels, extern_calls, views, fused_groups, fused_nodes, largest, tiled_groups;
+    int32_t kernels, copies, extern_calls, views, fused_groups, fused_nodes, largest, tiled_groups;
     int32_t yes, no, none, rejected, notes;
 } fe_plan_counts;
 

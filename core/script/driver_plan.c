@@ -37,15 +37,8 @@ int fe_drive_plan(fe_run *r)
 
     fe_run_rawfield(L, r->ptab, "plan");
     int fn = lua_gettop(L);
-    lua_pushvalue(L, fn);
-    lua_pushvalue(L, r->ptab);
-    lua_pushvalue(L, r->gidx);
-    lua_pushvalue(L, r->ctx);
-    fe_error e = {0};
-    if (fe_run_pcall(r, 3, 1, "plan", &e) != FE_OK) {
-        fe_run_fault(r, "plan", fn, "%s", e.message);
+    if (fe_run_graph_hook(r, fn, "plan") != FE_OK)
         goto out;
-    }
     int list = lua_gettop(L);
     if (!lua_istable(L, list)) {
         fe_run_fault(r, "plan", fn, "plan returned a %s; it must return a list of groups (lists of "

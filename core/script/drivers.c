@@ -26,6 +26,7 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"plan", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"split", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"kernel", LUA_TFUNCTION, LUA_TNONE, NULL},
+    {"copies", LUA_TFUNCTION, LUA_TNONE, NULL},
     {"patterns", LUA_TTABLE, LUA_TNONE, NULL},
     {"dataflow", LUA_TTABLE, LUA_TSTRING, NULL},
     {"default", LUA_TBOOLEAN, LUA_TNONE, NULL},

@@ -188,6 +188,16 @@ static int int_index(lua_State *L, int idx, lua_Integer *i)
     return ok;
 }
 
+int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g)
+{
+    lobj *o = luaL_testudata(L, idx, TENSOR_MT);
+    if (o)
+        return o->lg->g == g ? o->id : -1;
+    if (lua_type(L, idx) == LUA_TSTRING)
+        return fe_graph_find_tensor(g, lua_tostring(L, idx));
+    return -1;
+}
+
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
 {
     lobj *o = luaL_testudata(L, idx, NODE_MT);

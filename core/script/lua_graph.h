@@ -30,6 +30,10 @@ void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
  * 1-based topological index. -1 if it names none. */
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g);
 
+/* The tensor id a Lua value names in g: a tensor object of g or a tensor
+ * name. -1 if it names none. */
+int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g);
+
 /* The members of a group object at idx (NULL if it is not one); raises a
  * Lua error if the group belongs to a graph other than g. */
 const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n);

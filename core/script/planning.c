@@ -38,7 +38,8 @@ static fe_plan *partition_plan(fe_run *r)
             plan->groups[gi].split = r->extra_split[gid];
         plan->groups[gi].kernel = r->extra_kernel[gid];
     }
-    if (fe_run_group_hooks(r, plan) != 0 || fe_run_over(r)) {
+    if (fe_run_group_hooks(r, plan) != 0 || fe_run_over(r) || fe_run_copies_hook(r, plan) != 0 ||
+        fe_run_over(r)) {
         fe_plan_free(plan);
         return NULL;
     }

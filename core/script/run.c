@@ -187,6 +187,21 @@ int fe_run_fault(fe_run *r, const char *hook, int fn, const char *fmt, ...)
     return fault_at(r, hook, fn, NULL, 0, msg);
 }
 
+int fe_run_graph_hook(fe_run *r, int fn, const char *name)
+{
+    lua_State *L = r->L;
+    lua_pushvalue(L, fn);
+    lua_pushvalue(L, r->ptab);
+    lua_pushvalue(L, r->gidx);
+    lua_pushvalue(L, r->ctx);
+    fe_error e = {0};
+    if (fe_run_pcall(r, 3, 1, name, &e) != FE_OK) {
+        fe_run_fault(r, name, fn, "%s", e.message);
+        return FE_EINPUT;
+    }
+    return FE_OK;
+}
+
 int fe_run_decide(fe_run *r, const int32_t *gids, int n)
 {
     lua_State *L = r->L;
@@ -429,6 +444,69 @@ int fe_run_group_hooks(fe_run *r, fe_plan *plan)
     return rc;
 }
 
+/* ---- layout copies ---- */
+
+/* Item i of the copies hook's answer (at stack top): a tensor object or
+ * name, or {tensor = ..., reason = "..."}; added to plan, or a fault. */
+static int copy_item(fe_run *r, fe_plan *plan, int fn, int i)
+{
+    lua_State *L = r->L;
+    const char *reason = NULL;
+    int item = lua_gettop(L);
+    if (lua_type(L, item) == LUA_TTABLE && !lua_getmetatable(L, item)) {
+        int rt = lua_getfield(L, item, "reason");
+        if (rt == LUA_TSTRING)
+            reason = lua_tostring(L, -1);
+        else if (rt != LUA_TNIL)
+            return fe_run_fault(r, "copies", fn, "copies: item %d: reason is %s; it must be a "
+                                "string (or nil)", i, fe_sandbox_describe(L, -1));
+        lua_getfield(L, item, "tensor");
+        item = lua_gettop(L);
+    } else if (lua_type(L, item) == LUA_TTABLE) {
+        lua_pop(L, 1);   /* the metatable: a tensor object */
+    }
+    int32_t t = fe_lg_to_tensor(L, item, r->g);
+    if (t < 0)
+        return fe_run_fault(r, "copies", fn, "copies: item %d is %s; it must be a tensor of the "
+                            "model (object or name), or {tensor = ..., reason = \"...\"}", i,
+                            fe_sandbox_describe(L, item));
+    const char *why = fe_plan_copy_refusal(plan, t);
+    if (why)
+        return fe_run_fault(r, "copies", fn, "copies: item %d: tensor '%s' %s", i,
+                            fe_tensor_name(r->g, fe_graph_tensor(r->g, t)), why);
+    if (fe_plan_add_copy(plan, t, reason) != FE_OK)
+        return fe_run_oom(r, "recording layout copies");
+    return 0;
+}
+
+int fe_run_copies_hook(fe_run *r, fe_plan *plan)
+{
+    lua_State *L = r->L;
+    if (fe_run_rawfield(L, r->ptab, "copies") != LUA_TFUNCTION) {
+        lua_settop(L, r->ctx);
+        return 0;
+    }
+    int fn = lua_gettop(L);
+    if (fe_run_graph_hook(r, fn, "copies") != FE_OK) {
+        lua_settop(L, r->ctx);
+        return -1;
+    }
+    int rc = 0, list = lua_gettop(L);
+    if (!lua_isnil(L, list) && lua_type(L, list) != LUA_TTABLE) {
+        rc = fe_run_fault(r, "copies", fn, "copies returned %s; it must return a list of tensors "
+                          "(or nil)", fe_sandbox_describe(L, list));
+    } else if (!lua_isnil(L, list)) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, list);
+        for (lua_Integer i = 1; i <= n && rc == 0 && !fe_run_over(r); i++) {
+            lua_rawgeti(L, list, i);
+            rc = copy_item(r, plan, fn, (int)i);
+            lua_settop(L, list);
+        }
+    }
+    lua_settop(L, r->ctx);
+    return rc;
+}
+
 /* Give each group the reason of the last accepted decision that shaped it. */
 static void group_reasons(fe_run *r, fe_plan *plan)
 {
@@ -459,6 +537,10 @@ void fe_run_take_log(fe_run *r, fe_plan *plan)
     r->log->decisions = NULL;
     r->log->dnodes = NULL;
     r->log->ndecisions = 0;
+    /* The copies' reasons were interned in the table the plan gave up. */
+    for (int32_t i = 0; i < plan->ncopies; i++)
+        if (plan->copies[i].reason >= 0)
+            plan->copies[i].reason = fe_plan_str(plan, fe_strtab_str(s, plan->copies[i].reason));
     if (!r->disabled)
         group_reasons(r, plan);
 }

@@ -109,6 +109,11 @@ int fe_run_pcall(fe_run *r, int nargs, int nresults, const char *what, fe_error 
 /* Out of memory in a driver: stops the run; returns -1. */
 int fe_run_oom(fe_run *r, const char *where);
 
+/* Call the policy's hook `name` (its function at stack slot fn) as
+ * name(self, graph, ctx): FE_OK with its one answer on top, or FE_EINPUT
+ * after a fault, reported as fe_run_fault does (nothing pushed). */
+int fe_run_graph_hook(fe_run *r, int fn, const char *name);
+
 /* Ask the policy about merging groups gids[0..n) of r->part: 1 fuse, 0 do
  * not (also once the policy is disabled), -1 the run must stop (r->status
  * is set). The decision is logged. */
@@ -122,6 +127,11 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score);
 /* The split and kernel hooks on each group of plan (the driver's finished
  * partition), until the policy faults: 0, or -1 if the run must stop. */
 int fe_run_group_hooks(fe_run *r, fe_plan *plan);
+
+/* The copies hook, once, on plan (the driver's finished partition): the
+ * layout copies it asks for go into plan. 0, or -1 if the run must stop;
+ * a bad answer is a fault of the policy (fe_run_fault). */
+int fe_run_copies_hook(fe_run *r, fe_plan *plan);
 
 /* Log a candidate the engine rejected as illegal (verdict -2). */
 void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why);

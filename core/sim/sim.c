@@ -106,9 +106,17 @@
  *     (group 0 for graph inputs) to its last reader's group (the end for
  *     graph outputs)
  *   + group i's intermediates if they overflow the L2
+ *   + each layout copy, from its kernel to its last reader's group
  * and mem_peak is the maximum over groups. The plan's l2_peak is the
  * largest occupancy of any group, so it never exceeds the L2; a group's
  * own l2_peak is what its tile needs, which may.
+ *
+ * Layout copies (plan.h's fe_copy) are generated kernels of their own,
+ * run just before the group that first reads the tensor: a launch plus
+ * the tensor's bytes read and written through L3, nothing on chip, and
+ * device memory for the copy (the original stays: weights are resident,
+ * inputs are the caller's) until its last reader's group ends. Readers
+ * then read the copy instead, at the same bytes.
  *
  * What the model ignores: L3 data cached across kernels (every kernel reads
  * its inputs from L3 again); overlap between kernels; tiling along more than one dimension
@@ -775,6 +783,22 @@ static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
     return 0;
 }
 
+/* The price of copying tensor t into another layout (see the note). */
+static void price_copy(const fe_tensor *t, const fe_machine *m, fe_sim_group_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nodes = 0;
+    r->split = r->split_default = 1;
+    r->fits = 1;
+    r->launch = FE_LAUNCH_KERNEL;
+    r->l3_read = r->l3_write = t->bytes;
+    r->l3_bytes = 2 * t->bytes;
+    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
+    r->memory_s = r->l3_s;
+    r->launch_s = m->launch_us * 1e-6;
+    r->time_s = r->launch_s + r->memory_s;
+}
+
 /* Device memory while each group runs (see the note); fills r->mem_bytes
  * and the totals' peak. diff has room for ngroups + 1. */
 static void device_memory(const fe_plan *p, fe_sim_report *r, int64_t *diff)
@@ -809,6 +833,17 @@ static void device_memory(const fe_plan *p, fe_sim_report *r, int64_t *diff)
         diff[start] += t->bytes;
         diff[end + 1] -= t->bytes;
     }
+    for (int32_t i = 0; i < p->ncopies; i++) {
+        const fe_tensor *t = fe_graph_tensor(g, p->copies[i].tensor);
+        int32_t end = fe_plan_copy_group(p, p->copies[i].tensor);
+        for (int32_t j = 0; j < t->ncons; j++) {
+            int32_t gr = p->group_of[fe_tensor_consumer(g, t, j)];
+            if (gr > end)
+                end = gr;
+        }
+        diff[fe_plan_copy_group(p, p->copies[i].tensor)] += t->bytes;
+        diff[end + 1] -= t->bytes;
+    }
     int64_t live = 0, peak = weights;
     for (int32_t i = 0; i < ng; i++) {
         live += diff[i];
@@ -835,9 +870,13 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
     out->groups = calloc(slots, sizeof *out->groups);
     out->start_s = calloc(slots, sizeof *out->start_s);
     out->mem_bytes = calloc(slots, sizeof *out->mem_bytes);
+    out->copies = calloc(p->ncopies > 0 ? (size_t)p->ncopies : 1u, sizeof *out->copies);
+    int32_t *copy_at = calloc(p->ncopies > 0 ? (size_t)p->ncopies : 1u, sizeof *copy_at);
     step *steps = malloc((size_t)most * sizeof *steps);
     int64_t *diff = malloc((slots + 1) * sizeof *diff);
-    if (!out->groups || !out->start_s || !out->mem_bytes || !steps || !diff) {
+    if (!out->groups || !out->start_s || !out->mem_bytes || !out->copies || !copy_at || !steps ||
+        !diff) {
+        free(copy_at);
         free(steps);
         free(diff);
         fe_sim_report_free(out);
@@ -848,13 +887,24 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
     out->plan = p;
     out->machine = *m;
     out->ngroups = ng;
+    out->ncopies = p->ncopies;
+    for (int32_t c = 0; c < p->ncopies; c++) {
+        copy_at[c] = fe_plan_copy_group(p, p->copies[c].tensor);
+        price_copy(fe_graph_tensor(p->g, p->copies[c].tensor), m, &out->copies[c]);
+        add_totals(&out->total, &out->copies[c]);   /* one tensor's bytes cannot overflow */
+        out->total.copies++;
+    }
     double clock = 0;
     for (int32_t i = 0; i < ng; i++) {
         const fe_group *gr = &p->groups[i];
+        for (int32_t c = 0; c < p->ncopies; c++)
+            if (copy_at[c] == i)
+                clock += out->copies[c].time_s;
         const int32_t *mem = fe_group_nodes(p, gr);
         gview s = {p->g, mem, gr->n, p->group_of, i, mem[0], mem[gr->n - 1]};
         if (price(&s, m, gr->split > 0 ? gr->split : 0, steps, &out->groups[i]) != 0 ||
             add_totals(&out->total, &out->groups[i]) != 0) {
+            free(copy_at);
             free(steps);
             free(diff);
             fe_sim_report_free(out);
@@ -866,6 +916,7 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
         clock += out->groups[i].time_s;
     }
     device_memory(p, out, diff);
+    free(copy_at);
     free(steps);
     free(diff);
     int rc = finite_time(out->total.time_s, m, err);
@@ -881,6 +932,7 @@ void fe_sim_report_free(fe_sim_report *r)
     free(r->groups);
     free(r->start_s);
     free(r->mem_bytes);
+    free(r->copies);
     memset(r, 0, sizeof *r);
 }
 

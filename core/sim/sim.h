@@ -84,7 +84,8 @@ void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
 
 /* Whole-plan totals. */
 typedef struct fe_sim_totals {
-    int32_t kernels;            /* generated kernels (launch "kernel") */
+    int32_t kernels;            /* generated kernels (launch "kernel"), layout copies included */
+    int32_t copies;             /* layout copies (plan.h's fe_copy), part of kernels */
     int32_t extern_calls;       /* library calls: lone matmul, conv2d, sdpa */
     int32_t views;              /* view groups: no launch */
     int32_t tiled;              /* groups with split > 1 */
@@ -105,6 +106,9 @@ typedef struct fe_sim_report {
     fe_sim_group_result *groups;/* per plan group, in plan order */
     double *start_s;            /* when each group starts (kernels run back to back) */
     int64_t *mem_bytes;         /* device memory in use while each group runs */
+    int32_t ncopies;
+    fe_sim_group_result *copies;/* per plan copy (plan->copies), priced as a kernel; each runs
+                                   just before the group that first reads its tensor */
     fe_sim_totals total;
 } fe_sim_report;
 

@@ -123,6 +123,8 @@ void fe_sim_report_summary_json(const fe_sim_report *r, fe_jw *w)
     fe_jw_obj_flat(w);
     int_key(w, "kernels", r->total.kernels);
     int_key(w, "extern", r->total.extern_calls);
+    if (r->total.copies)
+        int_key(w, "copies", r->total.copies);
     fe_sim_report_plan_summary(r, w);
     fe_jw_end(w);
 }
@@ -132,6 +134,8 @@ static void totals_fields(const fe_sim_report *r, fe_jw *w)
     const fe_sim_totals *t = &r->total;
     int_key(w, "kernels", t->kernels);
     int_key(w, "extern", t->extern_calls);
+    if (t->copies)
+        int_key(w, "copies", t->copies);
     int_key(w, "views", t->views);
     num_us(w, "time_us", t->time_s);
     int_key(w, "l3_bytes", t->l3_bytes);
@@ -255,6 +259,9 @@ void fe_sim_report_compare_table(const fe_sim_report *plan, const fe_sim_report 
             (int)(p->kernels - u->kernels));
     fprintf(f, "%-22s %14d %14d %+12d\n", "extern calls", (int)u->extern_calls,
             (int)p->extern_calls, (int)(p->extern_calls - u->extern_calls));
+    if (p->copies || u->copies)
+        fprintf(f, "%-22s %14d %14d %+12d\n", "layout copies", (int)u->copies, (int)p->copies,
+                (int)(p->copies - u->copies));
     double speedup = p->time_s > 0 ? u->time_s / p->time_s : 1.0;
     snprintf(c, sizeof c, "%.2fx %s", speedup >= 1 ? speedup : 1 / speedup,
              speedup >= 1 ? "faster" : "slower");
@@ -283,6 +290,17 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
     for (int32_t i = 0; i < r->ngroups; i++) {
         const fe_sim_group_result *gr = &r->groups[i];
         const fe_group *pg = &p->groups[i];
+        for (int32_t c = 0; c < r->ncopies; c++) {
+            if (fe_plan_copy_group(p, p->copies[c].tensor) != i)
+                continue;
+            snprintf(label, sizeof label, "copy %s",
+                     fe_tensor_name(g, fe_graph_tensor(g, p->copies[c].tensor)));
+            fprintf(f, "%5s  %-32s %5d %5d %11.1f %11s %11s %11s %5d %11s  %s\n", "", label, 0, 1,
+                    r->copies[c].time_s * 1e6,
+                    fe_fmt_bytes_table((double)r->copies[c].l3_bytes, l3, sizeof l3),
+                    fe_fmt_bytes_table(0, ws, sizeof ws), fe_fmt_bytes_table(0, tile, sizeof tile),
+                    0, fe_fmt_bytes_table(0, spill, sizeof spill), "layout copy");
+        }
         fe_sim_group_label(g, fe_group_nodes(p, pg), pg->n, label, sizeof label);
         size_t at = 0;
         note[0] = '\0';
@@ -305,8 +323,12 @@ void fe_sim_report_groups_table(const fe_sim_report *r, FILE *f)
                 fe_fmt_bytes_table((double)gr->spill_bytes, spill, sizeof spill), note);
     }
     char t[32], l[32];
-    fprintf(f, "total: %d kernels (+%d extern), %s, %s of L3 traffic\n", (int)r->total.kernels,
-            (int)r->total.extern_calls,
+    char copies[48] = "";
+    if (r->total.copies)
+        snprintf(copies, sizeof copies, "; %d layout cop%s", (int)r->total.copies,
+                 r->total.copies == 1 ? "y" : "ies");
+    fprintf(f, "total: %d kernels (+%d extern%s), %s, %s of L3 traffic\n", (int)r->total.kernels,
+            (int)r->total.extern_calls, copies,
             fe_fmt_time(r->total.time_s, t, sizeof t),
             fe_fmt_bytes_table((double)r->total.l3_bytes, l, sizeof l));
 }

@@ -265,6 +265,33 @@ function M.benchmark(group, ctx, spill, measure)
                 :format(pair, 1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
 end
 
+--- layout_copies(graph): Inductor's layout optimization
+--- (config.layout_optimization) for conv nets: when the graph holds a
+--- conv2d, convolutions run channels_last, so every conv2d input that
+--- arrives in NCHW order from outside, a graph input or a weight, is
+--- copied into NHWC by a kernel of its own (Inductor's
+--- triton_poi_fused_convolution_N). Activations need none: the kernels
+--- that produce them write channels_last directly. Nor does a rank-4
+--- tensor whose two orders coincide: C == 1 or H*W == 1 (a 1x1 weight
+--- [O, I, 1, 1]). Each tensor once, in node order; the reason names the
+--- first conv that reads it. The list a copies hook returns.
+function M.layout_copies(graph)
+  local copies, seen = {}, {}
+  for i = 1, graph.nnodes do
+    local n = graph:node(i)
+    if n.op == "conv2d" then
+      for _, t in ipairs(n.inputs) do
+        local s = t.shape
+        if not seen[t.name] and not t.producer and t.rank == 4 and s[2] ~= 1 and s[3] * s[4] ~= 1 then
+          seen[t.name] = true
+          copies[#copies + 1] = { tensor = t, reason = ("channels_last for conv2d '%s'"):format(n.name) }
+        end
+      end
+    end
+  end
+  return copies
+end
+
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
 --- (domains cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)

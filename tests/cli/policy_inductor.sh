@@ -33,9 +33,9 @@ real llama2-7b-2l-sdpa 12 18
 real gpt2-small-2l-eager 13 13
 # ResNet-50: Inductor's 68 include 18 channels_last copies that layout
 # optimization adds for the input and the 17 conv weights wider than 1x1
-# (triton_poi_fused_convolution_N); our IR has no layouts, so the fused
-# kernels are compared: 68 - 18 = 50 (docs/policy-guide.md, inductor_greedy).
-real resnet50 50 54
+# (triton_poi_fused_convolution_N); layout_optimization asks for the same
+# copies, so the raw counts are compared (docs/policy-guide.md).
+real resnet50 68 54
 
 # A model from nodes: model NAME 'TENSORS' 'NODES' 'OUTPUTS'.
 model() {
@@ -116,6 +116,24 @@ if [ "$order" = "[w, z] [u, v2] " ]; then
 else
     not_ok "with equal memory the closer pair goes first" "order: $order" "$(grep -E '^  (fuse|no) ' "$T/d.txt")"
 fi
+
+# Layout optimization: with a conv2d in the graph, every conv2d input from
+# outside (graph input or weight) whose NCHW and NHWC orders differ is
+# copied, once: the input and the 3x3 weight, not the 1x1 weight, not the
+# activation, not the bias; w3 read by two convs is copied once.
+model conv '"x": {"shape": [1, 3, 8, 8], "dtype": "f32", "kind": "input"}, "w1": {"shape": [4, 3, 3, 3], "dtype": "f32", "kind": "weight"}, "b1": {"shape": [4], "dtype": "f32", "kind": "weight"}, "w2": {"shape": [4, 4, 1, 1], "dtype": "f32", "kind": "weight"}, "w3": {"shape": [4, 4, 3, 3], "dtype": "f32", "kind": "weight"}' \
+    '{"name": "c1", "op": "conv2d", "inputs": ["x", "w1", "b1"], "outputs": ["a"], "attrs": {"stride": 1, "padding": 1}}, {"name": "r1", "op": "relu", "inputs": ["a"], "outputs": ["b"]}, {"name": "c2", "op": "conv2d", "inputs": ["b", "w2"], "outputs": ["c"], "attrs": {"stride": 1, "padding": 0}}, {"name": "c3", "op": "conv2d", "inputs": ["c", "w3"], "outputs": ["d"], "attrs": {"stride": 1, "padding": 1}}, {"name": "c4", "op": "conv2d", "inputs": ["d", "w3"], "outputs": ["e"], "attrs": {"stride": 1, "padding": 1}}' '"e"'
+"$FUSEENG" run "$T/conv.json" --policy inductor_greedy >"$T/conv.txt"
+got=$(sed -n '/^copies /,/^[a-z]/p' "$T/conv.txt" | grep -E '^(copies)? +' | sed 's/^copies *//; s/^ *//' | tr '\n' '|')
+want="x: channels_last for conv2d 'c1'|w1: channels_last for conv2d 'c1'|w3: channels_last for conv2d 'c3'|"
+if [ "$got" = "$want" ]; then ok "a conv graph copies its input and its weights wider than 1x1, once"
+else not_ok "a conv graph copies its input and its weights wider than 1x1, once" "got: $got" "want: $want"; fi
+expect_ok "... counted among the generated kernels" '^kernels +5 -> 4 \(\+4 extern; .*; 3 layout copies\)$' run conv
+expect_ok "layout_optimization = false asks for none" '^kernels +5 -> 1 \(\+4 extern; [^;]*; largest 1 node\)$' \
+    "$FUSEENG" run "$T/conv.json" --policy inductor_greedy --param layout_optimization=false
+"$FUSEENG" run "$T/norm.json" --policy inductor_greedy --json >"$T/nc.json"
+if grep -q '"copies"' "$T/nc.json"; then not_ok "a model without conv2d gets no copies" "$(grep copies "$T/nc.json")"
+else ok "a model without conv2d gets no copies"; fi
 
 # benchmark = true: each pair is timed fused and apart, logged as Inductor does.
 expect_ok "benchmark mode logs Inductor's speedup line" \
