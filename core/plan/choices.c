@@ -344,7 +344,8 @@ sort:
         c->hash[c->cands[i].slot] = 0;
     if (!ok)
         return 0;
-    qsort_r(c->cands, (size_t)c->ncands, sizeof *c->cands, cmp_cand, c);
+    if (c->ncands > 1)   /* cands is NULL while empty */
+        qsort_r(c->cands, (size_t)c->ncands, sizeof *c->cands, cmp_cand, c);
     for (int32_t i = 0; i < c->ncands; i++) {
         if (c->nitems >= o->max && c->cands[i].kind != 0) {
             out->truncated = 1;
