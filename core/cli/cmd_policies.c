@@ -126,19 +126,22 @@ static int list(void)
     return status;
 }
 
-/* --skip NAME matches the file policies/NAME.lua (with or without .lua). */
-static int skipped(const opts *o, const char *path)
+/* Does --skip NAME name the file policies/NAME.lua (NAME with or without
+ * .lua)? */
+static int names_file(const char *skip, const char *path)
 {
     const char *b = base_name(path);
-    size_t n = strlen(b) - 4;   /* without ".lua" */
-    for (int i = 0; i < o->nskip; i++) {
-        const char *s = o->skip[i];
-        size_t k = strlen(s);
-        if (k > 4 && strcmp(s + k - 4, ".lua") == 0)
-            k -= 4;
-        if (k == n && strncmp(s, b, n) == 0)
+    size_t n = strlen(b) - 4, k = strlen(skip);   /* n: without ".lua" */
+    if (k > 4 && strcmp(skip + k - 4, ".lua") == 0)
+        k -= 4;
+    return k == n && strncmp(skip, b, n) == 0;
+}
+
+static int skipped(const opts *o, const char *path)
+{
+    for (int i = 0; i < o->nskip; i++)
+        if (names_file(o->skip[i], path))
             return 1;
-    }
     return 0;
 }
 
@@ -159,16 +162,12 @@ static int load_policies(fe_engine *e, const opts *o, fe_policy **pols)
         return -1;
     for (int s = 0; s < o->nskip; s++) {
         int found = 0;
-        for (size_t i = 0; i < gl.gl_pathc; i++) {
-            opts one = {.nskip = 1, .skip = {o->skip[s]}};
-            found |= skipped(&one, gl.gl_pathv[i]);
-        }
+        for (size_t i = 0; i < gl.gl_pathc; i++)
+            found |= names_file(o->skip[s], gl.gl_pathv[i]);
         if (!found) {
             globfree(&gl);
-            for (int i = 0; i < n; i++)
-                fe_policy_free(pols[i]);
-            return fe_cli_usage("policies", "--skip %s: no such shipped policy", o->skip[s]),
-                   -1;
+            fe_cli_usage("policies", "--skip %s: no such shipped policy", o->skip[s]);
+            return -1;
         }
     }
     for (size_t i = 0; i < gl.gl_pathc && n < MAX_POLICIES; i++) {
