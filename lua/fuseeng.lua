@@ -367,6 +367,11 @@ local function combine(how, list, level)
   for _, c in ipairs(list) do
     if c.fallback_on_error == "stop" then p.fallback_on_error = "stop" end
   end
+  -- One child whose verdicts need re-asking makes the whole re-ask.
+  p.reask = nil
+  for _, c in ipairs(list) do
+    if c.reask then p.reask = true end
+  end
   local rule = RULES[how]
   p.decide = function(self, group, ctx)
     local ops, parts = {}, {}

@@ -863,6 +863,66 @@ static void simulate_parts(void **s)
         "  end}\n");
 }
 
+/* The greedy driver asks decide once about a pair of unchanged groups: a
+ * pair it refused is not re-asked in later rounds (stats.decide_reused),
+ * unless the policy says reask = true. Both give the same plan. */
+static const char reask_src[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy{name = 'ask', driver = 'greedy', reask = %s,\n"
+    "  decide = function(self, grp, ctx)\n"
+    "    local parts = {}\n"
+    "    for i, part in ipairs(grp.parts) do\n"
+    "      local names = {}\n"
+    "      for j = 1, #part do names[j] = part[j].name end\n"
+    "      parts[i] = table.concat(names, ',')\n"
+    "    end\n"
+    "    table.sort(parts)\n"
+    "    local key = table.concat(parts, '|')\n"
+    "    ctx.state[key] = (ctx.state[key] or 0) + 1\n"
+    "    ctx.state.most = math.max(ctx.state.most or 0, ctx.state[key])\n"
+    "    if ctx.state.most > 1 and not self.reask then error('asked twice: ' .. key) end\n"
+    "    for i = 1, #grp do if grp[i].op == 'matmul' then return false, 'matmul' end end\n"
+    "    return #grp <= 3, 'size'\n"
+    "  end}\n";
+
+static fe_plan *reask_plan(fe_engine *e, fe_model *m, const char *reask, fe_plan_stats *st)
+{
+    char src[sizeof reask_src + 16];
+    snprintf(src, sizeof src, reask_src, reask);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = fe_policy_plan(p, m, st, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    fe_policy_free(p);
+    return plan;
+}
+
+static void reask(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(LLAMA);
+    fe_plan_stats once = {0}, again = {0};
+    fe_plan *a = reask_plan(e, m, "false", &once), *b = reask_plan(e, m, "true", &again);
+    assert_true(once.decide_reused > 0);
+    assert_int_equal(again.decide_reused, 0);
+    /* A reused refusal may be of a pair that this round's earlier merges
+     * make stale, which the re-asking run then skips unasked. */
+    assert_true(again.decide_calls > once.decide_calls);
+    assert_true(again.decide_calls <= once.decide_calls + once.decide_reused);
+    assert_int_equal(a->ngroups, b->ngroups);
+    for (int32_t i = 0; i < a->ngroups; i++) {
+        assert_int_equal(a->groups[i].n, b->groups[i].n);
+        assert_memory_equal(a->members + a->groups[i].off, b->members + b->groups[i].off,
+                            (size_t)a->groups[i].n * sizeof *a->members);
+    }
+    fe_plan_free(a);
+    fe_plan_free(b);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the
  * group's split, or -1 if the plan has another number of groups. */
 static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
@@ -911,7 +971,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
-        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@ typedef struct fe_run_stats {
     double bench_seconds;    /* time spent measuring */
     double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;
+    int64_t decide_reused;   /* greedy: refusals of unchanged pairs not asked again */
     int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
     int64_t lua_bytes;       /* Lua state's memory at the end */
     int rounds;              /* greedy rounds */
