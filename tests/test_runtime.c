@@ -923,6 +923,55 @@ static void reask(void **s)
     fe_engine_free(e);
 }
 
+/* memo = true: a candidate of a structure asked about before gets the
+ * first answer without a call; plan and decision log are those of the run
+ * that asks every time, and the calls saved are the answers reused. */
+static const char memo_src[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy{name = 'memo', driver = 'greedy', memo = %s,\n"
+    "  decide = function(self, grp, ctx)\n"
+    "    for i = 1, #grp do if grp[i].op == 'matmul' then return false, 'a matmul' end end\n"
+    "    local s = ctx:simulate(grp)\n"
+    "    return #grp <= 4 and s.fits, ('%%d nodes, working set %%d'):format(#grp, s.working_set)\n"
+    "  end}\n";
+
+static fe_plan *memo_plan(fe_engine *e, fe_model *m, const char *memo, fe_plan_stats *st)
+{
+    char src[sizeof memo_src + 16];
+    snprintf(src, sizeof src, memo_src, memo);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = fe_policy_plan(p, m, st, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    fe_policy_free(p);
+    return plan;
+}
+
+static void memo(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(LLAMA);
+    fe_plan_stats on = {0}, off = {0};
+    fe_plan *a = memo_plan(e, m, "true", &on), *b = memo_plan(e, m, "false", &off);
+    assert_true(on.hook_memo > 0);
+    assert_int_equal(off.hook_memo, 0);
+    assert_int_equal(off.decide_calls, on.decide_calls + on.hook_memo);
+    fe_error err = {0};
+    char *la = fe_plan_format(a, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err);
+    char *lb = fe_plan_format(b, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err);
+    assert_non_null(la);
+    assert_non_null(lb);
+    assert_string_equal(la, lb);
+    fe_free(la);
+    fe_free(lb);
+    fe_plan_free(a);
+    fe_plan_free(b);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the
  * group's split, or -1 if the plan has another number of groups. */
 static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
@@ -971,7 +1020,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
-        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

@@ -154,6 +154,9 @@ static void stats(const fe_plan_stats *st, FILE *f)
     if (st->decide_reused)
         fprintf(f, "           %lld refusals of unchanged pairs reused across rounds (decide not "
                 "asked again)\n", (long long)st->decide_reused);
+    if (st->hook_memo)
+        fprintf(f, "           %lld hook answers reused for candidates of a structure asked "
+                "about before (memo = true)\n", (long long)st->hook_memo);
     if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
         fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
                 "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,

@@ -181,6 +181,8 @@ typedef struct fe_plan_stats {
     double bench_seconds;      /* ctx:bench: time spent measuring */
     int64_t decide_reused;     /* greedy: refused pairs of unchanged groups that decide
                                   was not asked about again in later rounds */
+    int64_t hook_memo;         /* memo = true: hook answers reused for candidates of a
+                                  structure asked about before, without a call */
 } fe_plan_stats;
 
 /* Simulated figures of a whole plan (fe_report_figures). */
