@@ -78,7 +78,7 @@ end
 -- the group as it would by default (a fused epilogue streams through the
 -- L2 tile by tile) and the plan runs it so; it prices a group the same
 -- whatever its kernel choice. Measuring times every applicable choice.
-local function timings(self, ctx, group)
+local function price(self, ctx, group)
   if not self.params.measure then
     local s = ctx:simulate(group)
     return { { unfused = ctx:simulate_unfused(group).time, fused = s.time, split = s.split } }
@@ -101,14 +101,35 @@ local function timings(self, ctx, group)
 end
 
 -- Log one priced way to run choice c (the j-th around anchor a).
+-- Timings by the group's structure (ctx:signature): a model's repeated
+-- blocks ask about the same choices once per block; one answer serves all.
+local function timings(self, ctx, group)
+  local known = ctx.state.timings
+  if not known then
+    known = {}
+    ctx.state.timings = known
+  end
+  local sig = ctx:signature(group)
+  local t = known[sig]
+  if not t then
+    t = price(self, ctx, group)
+    known[sig] = t
+  end
+  return t
+end
+
 local function log_timing(ctx, a, j, c, t)
   local label = ("choice: %s #%d %s depth %d [%s]%s"):format(a.name, j, c.kind, c.depth,
                 names(c.group), t.kernel and (" " .. t.kernel) or "")
   if not t.unfused then return ctx:log(label .. " " .. t.why) end
-  local speedup = t.unfused / t.fused
-  ctx:log(("%s: unfused %s, fused %s%s, %.3fx (%.17g)"):format(label, fe.fmt_time(t.unfused),
-          fe.fmt_time(t.fused), t.split and t.split > 1 and (" in %d tiles"):format(t.split) or "",
-          speedup, speedup))
+  -- The times' text, made once per timing (timings are shared by structure).
+  if not t.text then
+    local speedup = t.unfused / t.fused
+    t.text = (": unfused %s, fused %s%s, %.3fx (%.17g)"):format(fe.fmt_time(t.unfused),
+             fe.fmt_time(t.fused), t.split and t.split > 1 and (" in %d tiles"):format(t.split) or "",
+             speedup, speedup)
+  end
+  ctx:log(label .. t.text)
 end
 
 -- The group a kept choice becomes in the plan, marking its nodes taken.

@@ -972,6 +972,33 @@ static void memo(void **s)
     fe_engine_free(e);
 }
 
+/* ctx:signature(group): 32 hex digits, the same for a group given as
+ * nodes, names or indices, the same for q_proj and k_proj (matmuls of the
+ * same shapes reading the same normalised input), another for a different
+ * op; bad arguments are errors at the policy's line. */
+static void signature(void **s)
+{
+    (void)s;
+    plan_ok(LLAMA, "signed",
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'sig', driver = 'plan',\n"
+        "  plan = function(self, graph, ctx)\n"
+        "    local q, k, norm = graph:node('q_proj'), graph:node('k_proj'), graph:node('input_layernorm')\n"
+        "    local a = ctx:signature({q})\n"
+        "    assert(#a == 32 and a:match('^%x+$'), a)\n"
+        "    assert(ctx:signature({'q_proj'}) == a, 'by name')\n"
+        "    assert(ctx:signature({q.index}) == a, 'by index')\n"
+        "    assert(ctx:signature({k}) == a, 'k_proj is q_proj again')\n"
+        "    assert(ctx:signature({norm}) ~= a, 'another op')\n"
+        "    assert(ctx:signature({norm, q}) == ctx:signature({norm, k}), 'norm with q or with k: alike')\n"
+        "    assert(ctx:signature({norm, q}) ~= ctx:signature({q}), 'a member more')\n"
+        "    local ok, msg = pcall(ctx.signature, ctx, 42)\n"
+        "    assert(not ok and msg:find('expected a group or a list of nodes', 1, true), msg)\n"
+        "    ctx:log('signed')\n"
+        "    return {}\n"
+        "  end}\n");
+}
+
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the
  * group's split, or -1 if the plan has another number of groups. */
 static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
@@ -1020,7 +1047,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
-        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo), cmocka_unit_test(signature),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }
