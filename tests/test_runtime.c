@@ -999,6 +999,31 @@ static void signature(void **s)
         "  end}\n");
 }
 
+/* The patterns driver asks a chain pattern about each sequence of (op,
+ * kind) once, however often the model repeats it, and an expression
+ * pattern with a root_op only at nodes of that op. */
+static void patterns_asked_once(void **s)
+{
+    (void)s;
+    plan_ok(LLAMA, "probed",
+        "local fe = require 'fuseeng'\n"
+        "local seen = {}\n"
+        "local chain = { kind = 'chain', match = function(self, seq)\n"
+        "  local t = {}\n"
+        "  for i, n in ipairs(seq) do t[i] = n.op .. ':' .. n.pattern end\n"
+        "  local key = table.concat(t, ';')\n"
+        "  if seen[key] then error('asked twice about ' .. key) end\n"
+        "  seen[key] = true\n"
+        "  return #seq >= 2 and 2 or nil, #seq < 3\n"
+        "end }\n"
+        "local expr = { kind = 'expr', root_op = 'rms_norm', match_expr = function(self, node)\n"
+        "  if node.op ~= 'rms_norm' then error('asked at ' .. node.op) end\n"
+        "  return nil\n"
+        "end }\n"
+        "return fe.policy{name = 'once', driver = 'patterns', patterns = {chain, expr},\n"
+        "  decide = function(self, grp, ctx) return false, 'probed' end}\n");
+}
+
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the
  * group's split, or -1 if the plan has another number of groups. */
 static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
@@ -1047,7 +1072,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
-        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo), cmocka_unit_test(signature),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo), cmocka_unit_test(signature), cmocka_unit_test(patterns_asked_once),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }
