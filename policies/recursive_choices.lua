@@ -57,6 +57,8 @@ local function is_anchor(n)
 end
 
 local function names(group)
+  -- tostring(group) is "group {a, b, c}", built in C; it lists 12 at most.
+  if #group <= 12 then return tostring(group):sub(8, -2) end
   local t = {}
   for _, n in ipairs(group.nodes) do t[#t + 1] = n.name end
   return table.concat(t, ", ")
@@ -137,7 +139,7 @@ local function kept_group(p, a, best, nchoices, truncated, taken)
   local g = { kernel = best.t.kernel, split = best.t.split }
   for _, n in ipairs(best.c.group.nodes) do
     g[#g + 1] = n
-    taken[n.name] = true
+    taken[n.index] = true
   end
   g.reason = ("%s depth %d: %.3fx >= %.2f around %s (unfused %s, fused %s; %d choices%s)")
              :format(best.c.kind, best.c.depth, best.t.unfused / best.t.fused,
@@ -159,12 +161,13 @@ return fe.policy {
     local taken, groups = {}, {}
     for i = 1, #graph do
       local a = graph[i]
-      if is_anchor(a) and not taken[a.name] then
+      if is_anchor(a) and not taken[a.index] then
         local list = ctx:choices(a, { depth = p.max_fusion_depth, max = p.max_choices, kinds = kinds })
         local best, alone, skipped = nil, nil, 0
         for j, c in ipairs(list) do
           local free = true
-          for _, n in ipairs(c.group.nodes) do free = free and not taken[n.name] end
+          local cg = c.group
+          for k = 1, #cg do free = free and not taken[cg[k].index] end
           if not free then skipped = skipped + 1 end
           for _, t in ipairs(free and timings(self, ctx, c.group) or {}) do
             log_timing(ctx, a, j, c, t)
@@ -189,7 +192,7 @@ return fe.policy {
                           list.illegal == 1 and "set" or "sets", a.name))
           if alone and alone.kernel then   -- measured: keep its fastest kernel choice
             groups[#groups + 1] = { a, kernel = alone.kernel, reason = "its fastest kernel choice, alone" }
-            taken[a.name] = true
+            taken[a.index] = true
           end
         end
       end
