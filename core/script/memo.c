@@ -61,7 +61,8 @@ const fe_memo_answer *fe_memo_get(const fe_memo *m, const uint64_t key[2])
     return a->key[0] || a->key[1] ? a : NULL;
 }
 
-int fe_memo_put(fe_memo *m, const uint64_t key[2], int32_t value, const char *reason)
+int fe_memo_put(fe_memo *m, const uint64_t key[2], int32_t value, const char *reason,
+                int32_t reason_id)
 {
     if ((m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
@@ -88,6 +89,6 @@ int fe_memo_put(fe_memo *m, const uint64_t key[2], int32_t value, const char *re
     } else {
         m->n++;
     }
-    *a = (fe_memo_answer){{key[0], key[1]}, value, copy};
+    *a = (fe_memo_answer){{key[0], key[1]}, value, copy, reason_id};
     return FE_OK;
 }

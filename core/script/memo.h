@@ -21,6 +21,7 @@ typedef struct fe_memo_answer {
     uint64_t key[2];
     int32_t value;       /* decide: 1, 0 or -1 (no opinion); split: k or 0; kernel: id or -1 */
     char *reason;        /* decide's reason (owned), NULL otherwise */
+    int32_t reason_id;   /* the reason interned in the run's decision log, -1 if not */
 } fe_memo_answer;
 
 /* An empty memo for runs on g; NULL on out-of-memory (err set). */
@@ -35,8 +36,9 @@ void fe_memo_key(fe_memo *m, int what, const int32_t *nodes, int n, const int32_
 /* The answer stored under key, or NULL; valid until the next put. */
 const fe_memo_answer *fe_memo_get(const fe_memo *m, const uint64_t key[2]);
 
-/* Store value and a copy of reason (may be NULL) under key. FE_OK or
- * FE_ENOMEM. */
-int fe_memo_put(fe_memo *m, const uint64_t key[2], int32_t value, const char *reason);
+/* Store value, a copy of reason (may be NULL) and its id in the run's log
+ * (-1: none) under key. FE_OK or FE_ENOMEM. */
+int fe_memo_put(fe_memo *m, const uint64_t key[2], int32_t value, const char *reason,
+                int32_t reason_id);
 
 #endif

@@ -85,10 +85,16 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
 
 /* ---- the decision log ---- */
 
+/* A decision whose reason is interned in the log already (fe_plan_str). */
+static void log_decision_id(fe_run *r, const int32_t *nodes, int n, int verdict, int32_t reason)
+{
+    if (fe_plan_log_ids(r->log, nodes, n, verdict, r->by, reason) != FE_OK && r->status == FE_OK)
+        fe_run_oom(r, "recording decisions");
+}
+
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
 {
-    if (fe_plan_log(r->log, nodes, n, verdict, r->env.policy, reason) != FE_OK && r->status == FE_OK)
-        fe_run_oom(r, "recording decisions");
+    log_decision_id(r, nodes, n, verdict, fe_plan_str(r->log, reason));
 }
 
 int fe_run_oom(fe_run *r, const char *where)
@@ -268,6 +274,13 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         fe_memo_key(r->memo, FE_MEMO_DECIDE, r->tmp, cnt, r->part_len, r->parts, n, key);
         known = fe_memo_get(r->memo, key);
     }
+    if (known && known->value >= 0) {
+        /* The common case of a repeated block: no call, no interning. */
+        r->stats.hook_memo++;
+        log_decision_id(r, r->tmp, cnt, known->value, known->reason_id >= 0 ? known->reason_id
+                        : fe_plan_str(r->log, known->reason));
+        return r->status == FE_OK ? known->value : -1;
+    }
     if (known) {
         verdict = known->value;
         reason = known->reason;
@@ -278,7 +291,8 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
             lua_settop(L, top);
             return r->status == FE_OK ? 0 : -1;   /* disabled: nothing fuses */
         }
-        if (r->memo && fe_memo_put(r->memo, key, verdict, reason) != FE_OK)
+        if (r->memo && fe_memo_put(r->memo, key, verdict, reason,
+                                   verdict >= 0 ? fe_plan_str(r->log, reason) : -1) != FE_OK)
             fe_run_oom(r, "remembering answers");
     }
     int fuse = verdict < 0 ? r->default_verdict : verdict;
@@ -391,6 +405,7 @@ int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *
     if (!r->part || !r->log || !r->tmp || !r->parts || !r->part_len || !r->extra_split ||
         !r->extra_kernel)
         return fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
+    r->by = fe_plan_str(r->log, env->policy);
     r->top = lua_gettop(L);
     fe_lg_push_graph(L, g);
     r->gidx = lua_gettop(L);
@@ -482,7 +497,7 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
                               fe_sandbox_describe(L, -1), fe_k_choice_names());
     }
     lua_pop(L, 1);
-    if (rc == 0 && !fe_run_over(r) && r->memo && fe_memo_put(r->memo, key, value, NULL) != FE_OK)
+    if (rc == 0 && !fe_run_over(r) && r->memo && fe_memo_put(r->memo, key, value, NULL, -1) != FE_OK)
         rc = fe_run_oom(r, "remembering answers");
     return rc;
 }

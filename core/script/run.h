@@ -65,6 +65,7 @@ typedef struct fe_run {
     int auto_tiling;         /* tiling = "auto": unchosen splits are the simulator's */
     fe_part *part;
     struct fe_memo *memo;    /* memo = true: hook answers by structure; else NULL */
+    int32_t by;              /* the policy's name, interned in log */
     fe_plan *log;            /* holds the decision log while planning */
     fe_error *err;
     int status;              /* FE_OK, or what stopped the run */
