@@ -519,17 +519,24 @@ local solve
 -- Match call pattern `pat` against `node`, which satisfies the goal in slot
 -- `slot`; its operands become goals in slots slot.. and the search goes on.
 -- A node's op and inputs, and a tensor's producer, read once: a match
--- backtracks over the same nodes, and fields of C-backed nodes are built
--- on every read. Weak keys: the objects of a finished run go.
-local OPS = setmetatable({}, { __mode = "k" })
-local INPUTS = setmetatable({}, { __mode = "k" })
-local PRODUCERS = setmetatable({}, { __mode = "k" })
+-- backtracks over the same nodes, neighbouring roots share producers, and
+-- fields of C-backed nodes are built on every read. The tables are emptied
+-- when they fill (weak tables cost the collector more than they save).
+local CACHE_MAX = 4096
+local OPS, INPUTS, PRODUCERS, cached = {}, {}, {}, 0
+
+local function remember()
+  cached = cached + 1
+  if cached > CACHE_MAX then
+    OPS, INPUTS, PRODUCERS, cached = {}, {}, {}, 0
+  end
+end
 
 local function op_of(node)
   local op = OPS[node]
   if op == nil then
     op = node.op
-    if type(node) ~= "table" then OPS[node] = op end
+    if type(node) ~= "table" then remember(); OPS[node] = op end
   end
   return op
 end
@@ -539,7 +546,7 @@ local function match_call(st, pat, node, slot)
   local inputs = INPUTS[node]
   if inputs == nil then
     inputs = node.inputs
-    if type(node) ~= "table" and inputs ~= nil then INPUTS[node] = inputs end
+    if type(node) ~= "table" and inputs ~= nil then remember(); INPUTS[node] = inputs end
   end
   local nin = inputs and #inputs or 0
   local args = pat.args
@@ -612,7 +619,7 @@ function solve(st, top)
     local producer = PRODUCERS[val]
     if producer == nil then
       producer = val.producer
-      if type(val) ~= "table" then PRODUCERS[val] = producer or false end
+      if type(val) ~= "table" then remember(); PRODUCERS[val] = producer or false end
     end
     ok = producer and match_call(st, pat, producer, top) or false
     -- An optional op that is not there: its operand stands for it.
