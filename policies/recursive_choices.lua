@@ -120,9 +120,10 @@ local function timings(self, ctx, group)
   return t
 end
 
-local function log_timing(ctx, a, j, c, t)
-  local label = ("choice: %s #%d %s depth %d [%s]%s"):format(a.name, j, c.kind, c.depth,
-                names(c.group), t.kernel and (" " .. t.kernel) or "")
+local function log_timing(ctx, a, j, c, t)   -- a: the anchor's name
+  -- One concatenation, not string.format: this runs for every choice.
+  local label = "choice: " .. a .. " #" .. j .. " " .. c.kind .. " depth " .. c.depth .. " ["
+                .. names(c.group) .. "]" .. (t.kernel and (" " .. t.kernel) or "")
   if not t.unfused then return ctx:log(label .. " " .. t.why) end
   -- The times' text, made once per timing (timings are shared by structure).
   if not t.text then
@@ -163,14 +164,14 @@ return fe.policy {
       local a = graph[i]
       if is_anchor(a) and not taken[a.index] then
         local list = ctx:choices(a, { depth = p.max_fusion_depth, max = p.max_choices, kinds = kinds })
-        local best, alone, skipped = nil, nil, 0
+        local best, alone, skipped, aname = nil, nil, 0, a.name
         for j, c in ipairs(list) do
           local free = true
           local cg = c.group
           for k = 1, #cg do free = free and not taken[cg[k].index] end
           if not free then skipped = skipped + 1 end
           for _, t in ipairs(free and timings(self, ctx, c.group) or {}) do
-            log_timing(ctx, a, j, c, t)
+            log_timing(ctx, aname, j, c, t)
             if not t.unfused then -- not priced
             elseif c.depth == 0 then
               if not alone or t.fused < alone.fused then alone = t end
