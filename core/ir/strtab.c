@@ -11,9 +11,13 @@ struct fe_strtab {
     struct { uint32_t off, len; } *ent;   /* id -> where its text is */
     size_t ent_cap;
     int32_t count;       /* ids in use */
+    int32_t nhashed;     /* of them, those in the hash (not appended) */
     int32_t *slots;      /* hash slot -> id, -1 empty */
     uint32_t nslots;     /* power of two */
 };
+
+/* An appended string's len has this bit: it is in no hash slot. */
+#define APPENDED 0x80000000u
 
 /* FNV-1a: fast, good enough spread for identifiers. */
 static uint32_t hash(const char *s, size_t len)
@@ -73,6 +77,8 @@ static int rehash(fe_strtab *t)
         return -1;
     memset(slots, 0xff, n * sizeof *slots);
     for (int32_t id = 0; id < t->count; id++) {
+        if (t->ent[id].len & APPENDED)
+            continue;
         uint32_t i = hash(t->text + t->ent[id].off, t->ent[id].len) & (n - 1);
         while (slots[i] >= 0)
             i = (i + 1) & (n - 1);
@@ -122,11 +128,28 @@ int32_t fe_strtab_intern(fe_strtab *t, const char *s, size_t len)
     t->text[t->text_len + len] = '\0';
     t->text_len += len + 1;
     t->slots[slot] = id;
-    if ((uint32_t)t->count * 2 > t->nslots && rehash(t) != 0) {
+    t->nhashed++;
+    if ((uint32_t)t->nhashed * 2 > t->nslots && rehash(t) != 0) {
         /* The id is stored; a failed rehash only leaves the table fuller. */
-        if ((uint32_t)t->count + 1 >= t->nslots)
+        if ((uint32_t)t->nhashed + 1 >= t->nslots)
             return -1;
     }
+    return id;
+}
+
+int32_t fe_strtab_append(fe_strtab *t, const char *s, size_t len)
+{
+    if (len > UINT32_MAX / 2 || t->count == INT32_MAX || t->text_len + len + 1 > UINT32_MAX)
+        return -1;
+    if (grow((void **)&t->ent, sizeof *t->ent, (size_t)t->count + 1, &t->ent_cap) ||
+        grow((void **)&t->text, 1, t->text_len + len + 1, &t->text_cap))
+        return -1;
+    int32_t id = t->count++;
+    t->ent[id].off = (uint32_t)t->text_len;
+    t->ent[id].len = (uint32_t)len | APPENDED;
+    memcpy(t->text + t->text_len, s, len);
+    t->text[t->text_len + len] = '\0';
+    t->text_len += len + 1;
     return id;
 }
 
@@ -143,7 +166,7 @@ const char *fe_strtab_str(const fe_strtab *t, int32_t id)
 
 size_t fe_strtab_len(const fe_strtab *t, int32_t id)
 {
-    return t->ent[id].len;
+    return t->ent[id].len & ~APPENDED;
 }
 
 int32_t fe_strtab_count(const fe_strtab *t)

@@ -16,6 +16,11 @@ void fe_strtab_free(fe_strtab *t);
 /* Id of s[0..len), adding it if new; -1 when out of memory. */
 int32_t fe_strtab_intern(fe_strtab *t, const char *s, size_t len);
 
+/* Add s as a new id without looking for an equal string, nor making it
+ * findable: for text stored once (notes) that interning would only hash.
+ * The id, or -1 when out of memory. */
+int32_t fe_strtab_append(fe_strtab *t, const char *s, size_t len);
+
 /* Id of s[0..len) if present, else -1. */
 int32_t fe_strtab_find(const fe_strtab *t, const char *s, size_t len);
 

@@ -80,6 +80,18 @@ int32_t fe_plan_str(fe_plan *p, const char *s)
     return id;
 }
 
+int32_t fe_plan_note_str(fe_plan *p, const char *s)
+{
+    if (!s)
+        return -1;
+    if (fe_control_at(s, 0) < 0)
+        return fe_strtab_append(p->strs, s, strlen(s));
+    char *shown = fe_escape_dup(s, 0);
+    int32_t id = shown ? fe_strtab_append(p->strs, shown, strlen(shown)) : -1;
+    free(shown);
+    return id;
+}
+
 void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason)
 {
     p->groups[group].reason = fe_plan_str(p, reason);

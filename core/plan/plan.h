@@ -100,6 +100,10 @@ int fe_plan_log_ids(fe_plan *p, const int32_t *nodes, int n, int verdict, int32_
 /* Intern s in the plan's table (-1 for NULL or on failure). */
 int32_t fe_plan_str(fe_plan *p, const char *s);
 
+/* Store s in the plan's table without interning it, for text stored once
+ * such as a policy's notes (-1 for NULL or on failure). */
+int32_t fe_plan_note_str(fe_plan *p, const char *s);
+
 /* Set a group's reason / policy name. */
 void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason);
 

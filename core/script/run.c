@@ -115,7 +115,7 @@ void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why)
 
 void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text)
 {
-    log_decision(r, nodes, n, -3, text);
+    log_decision_id(r, nodes, n, -3, fe_plan_note_str(r->log, text));
 }
 
 /* ---- hooks ---- */
