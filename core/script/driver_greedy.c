@@ -7,7 +7,8 @@
  *      positions in the topological order of groups (Inductor checks 64
  *      neighbours in its node list: O(64 n), not O(n^2));
  *   2. gates: the engine's legality check (partition.c); illegal pairs are
- *      dropped silently, as can_fuse's failures are in Inductor;
+ *      dropped silently, as can_fuse's failures are in Inductor (before
+ *      scoring when a score hook would see them, else only at step 4);
  *   3. score: the policy's score(self, a, b, ctx), or the bytes the pair
  *      shares (Inductor's "memory saved"); sort by score, highest first,
  *      ties by position so results are deterministic;
@@ -253,8 +254,12 @@ int fe_drive_greedy(fe_run *r)
                 r->stats.decide_reused++;
                 continue;
             }
+            /* Without a score hook nothing sees a pair before decide, and
+             * the try below checks legality anyway: an illegal pair stays
+             * illegal as groups merge (paths only join), so checking it
+             * here too would only repeat the search. */
             int32_t gids[2] = {c->a, c->b};
-            if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
+            if (r->score && !fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
             if (fe_run_score(r, c->a, c->b, &c->score) != 0 || fe_run_over(r)) {
                 rc = r->status;
