@@ -1001,11 +1001,13 @@ static void signature(void **s)
 
 /* The patterns driver asks a chain pattern about each sequence of (op,
  * kind) once, however often the model repeats it, and an expression
- * pattern with a root_op only at nodes of that op. */
+ * pattern with a root_op only at nodes of that op, and with root_needs
+ * only where a producer of the root's inputs has one of the needed ops
+ * (the swiglu mul, which gate_silu feeds, is asked and matches). */
 static void patterns_asked_once(void **s)
 {
     (void)s;
-    plan_ok(LLAMA, "probed",
+    plan_ok(LLAMA, "probed swiglu",
         "local fe = require 'fuseeng'\n"
         "local seen = {}\n"
         "local chain = { kind = 'chain', match = function(self, seq)\n"
@@ -1020,8 +1022,17 @@ static void patterns_asked_once(void **s)
         "  if node.op ~= 'rms_norm' then error('asked at ' .. node.op) end\n"
         "  return nil\n"
         "end }\n"
-        "return fe.policy{name = 'once', driver = 'patterns', patterns = {chain, expr},\n"
-        "  decide = function(self, grp, ctx) return false, 'probed' end}\n");
+        "local swiglu = { kind = 'expr', root_op = 'mul', root_needs = {{'silu'}},\n"
+        "  match_expr = function(self, node)\n"
+        "    local made = false\n"
+        "    for _, t in ipairs(node.inputs) do made = made or (t.producer and t.producer.op == 'silu') end\n"
+        "    if not made then error('asked at ' .. node.name .. ', which no silu feeds') end\n"
+        "    return {}, {node.inputs[1].producer, node}\n"
+        "  end }\n"
+        "return fe.policy{name = 'once', driver = 'patterns', patterns = {chain, expr, swiglu},\n"
+        "  decide = function(self, grp, ctx)\n"
+        "    return false, #grp == 2 and grp[2].name == 'swiglu' and 'probed swiglu' or 'probed'\n"
+        "  end}\n");
 }
 
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the

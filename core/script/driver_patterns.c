@@ -21,7 +21,9 @@
  * model of repeated blocks walks the same few sequences at every block,
  * and each is matched once per pattern. An expression pattern that names
  * its root op (root_op, as compiled ones do) is asked only at nodes of that
- * op: match_expr would say no anywhere else.
+ * op, and whose root_needs says which ops must make the root's operands,
+ * only at nodes whose inputs' producers have them: match_expr would say
+ * no anywhere else.
  *
  * Candidates are tried largest first (then in pattern order); each goes
  * through the engine's legality check and then the policy's decide. The
@@ -63,6 +65,9 @@ typedef struct walk {
     int64_t cap;
     int *root;          /* [1..npats]: an expression pattern's root op id, -1 any,
                            -2 not an expression pattern */
+    uint64_t *needs;    /* root_needs of pattern i: needs[need_at[i] .. need_at[i + 1]),
+                           each a mask of the op ids one of the root's producers must have */
+    int *need_at;
     uint64_t *seqkey;   /* [0..window]: the path's first d (op, kind)s hashed */
     uint64_t *known;    /* chain answers: key, then value (len << 1 | alive) */
     size_t known_cap, known_n;
@@ -280,9 +285,20 @@ static int match_exprs(walk *w, int32_t v)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
-    int op = fe_graph_node(r->g, v)->op;
+    const fe_node *nd = fe_graph_node(r->g, v);
+    uint64_t made = 0;   /* the ops of v's inputs' producers */
+    for (int k = 0; k < nd->nin; k++) {
+        int32_t p = fe_graph_tensor(r->g, fe_node_input(r->g, nd, k))->producer;
+        if (p >= 0)
+            made |= (uint64_t)1 << fe_graph_node(r->g, p)->op;
+    }
     for (int i = 1; i <= w->npats; i++) {
-        if (w->root[i] == -2 || (w->root[i] >= 0 && w->root[i] != op))
+        if (w->root[i] == -2 || (w->root[i] >= 0 && w->root[i] != nd->op))
+            continue;
+        int missing = 0;
+        for (int k = w->need_at[i]; k < w->need_at[i + 1] && !missing; k++)
+            missing = !(w->needs[k] & made);
+        if (missing)
             continue;
         lua_rawgeti(L, w->pats, i);
         fe_lg_push_node(L, r->gidx, v);
@@ -321,6 +337,48 @@ static int by_size(const void *x, const void *y)
     return memcmp(a->nodes, b->nodes, (size_t)a->n * 4);
 }
 
+_Static_assert(FE_NOPS <= 64, "op ids must fit the masks of root_needs");
+
+/* Pattern i's root_needs (the pattern table is at stack slot pat) into
+ * w->needs; an op name the registry does not know, or anything that is
+ * not a list of names, constrains nothing. 0, or -1 when out of memory. */
+static int needs_of(walk *w, int i, int pat)
+{
+    lua_State *L = w->r->L;
+    int top = lua_gettop(L);
+    if (fe_run_rawfield(L, pat, "root_needs") != LUA_TTABLE) {
+        lua_settop(L, top);
+        return 0;
+    }
+    int list = lua_gettop(L);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, list);
+    for (lua_Integer k = 1; k <= n; k++) {
+        uint64_t mask = 0;
+        int known = lua_rawgeti(L, list, k) == LUA_TTABLE;
+        lua_Integer m = known ? (lua_Integer)lua_rawlen(L, -1) : 0;
+        for (lua_Integer j = 1; known && j <= m; j++) {
+            int op = lua_rawgeti(L, -1, j) == LUA_TSTRING ? fe_op_find(lua_tostring(L, -1)) : -1;
+            lua_pop(L, 1);
+            if (op < 0)
+                known = 0;
+            else
+                mask |= (uint64_t)1 << op;
+        }
+        lua_pop(L, 1);
+        if (!known || !m)
+            continue;
+        uint64_t *grown = realloc(w->needs, ((size_t)w->need_at[i + 1] + 1) * sizeof *grown);
+        if (!grown) {
+            lua_settop(L, top);
+            return -1;
+        }
+        w->needs = grown;
+        w->needs[w->need_at[i + 1]++] = mask;
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
 int fe_drive_patterns(fe_run *r)
 {
     const fe_graph *g = r->g;
@@ -350,7 +408,9 @@ int fe_drive_patterns(fe_run *r)
     w.alive = calloc(row(&w, w.window + 1), 1);
     w.root = calloc((size_t)w.npats + 1, sizeof *w.root);
     w.seqkey = calloc((size_t)w.window + 1, sizeof *w.seqkey);
-    if (!w.path || !w.busy || !w.chain || !w.best || !w.alive || !w.root || !w.seqkey) {
+    w.need_at = calloc((size_t)w.npats + 2, sizeof *w.need_at);
+    if (!w.path || !w.busy || !w.chain || !w.best || !w.alive || !w.root || !w.seqkey ||
+        !w.need_at) {
         fe_run_oom(r, "in the patterns driver");
         goto out;
     }
@@ -362,6 +422,11 @@ int fe_drive_patterns(fe_run *r)
         w.root[i] = expr ? -1 : -2;
         if (expr && fe_run_rawfield(L, -2, "root_op") == LUA_TSTRING)
             w.root[i] = fe_op_find(lua_tostring(L, -1));   /* unknown: -1, any */
+        w.need_at[i + 1] = w.need_at[i];
+        if (expr && w.root[i] >= 0 && needs_of(&w, i, w.proxies + 1) != 0) {
+            fe_run_oom(r, "in the patterns driver");
+            goto out;
+        }
         lua_settop(L, w.proxies);
     }
     for (int32_t v = 0; v < g->nnodes && !fe_run_over(r); v++) {
@@ -419,6 +484,8 @@ out:
     free(w.alive);
     free(w.root);
     free(w.seqkey);
+    free(w.needs);
+    free(w.need_at);
     free(w.known);
     lua_settop(L, r->ctx);
     return r->status;

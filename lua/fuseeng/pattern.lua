@@ -715,6 +715,20 @@ local function mark_commutative(node)
   for _, arg in ipairs(node.args) do mark_commutative(arg) end
 end
 
+-- The ops that can produce the tensor an operand pattern matches: its op,
+-- or for an optional op also what its operand can be; nil when anything
+-- can (a variable).
+local function first_ops(node)
+  if node.tag == "bind" then return first_ops(node.body) end
+  if node.tag ~= "call" then return nil end
+  if not node.optional then return { node.op } end
+  local inner = first_ops(node.args[1])
+  if not inner then return nil end
+  local list = { node.op }
+  for _, op in ipairs(inner) do list[#list + 1] = op end
+  return list
+end
+
 local function compile_expr(tree, ops, opts)
   if tree.tag ~= "call" then
     fail(tree.pos, "an expression pattern needs an op at its root, e.g. 'silu(x) * y'")
@@ -723,8 +737,13 @@ local function compile_expr(tree, ops, opts)
   local facts = { vars = {}, seen = {}, bound = {}, calls = 0, ops = {}, repeats_op = false }
   expr_facts(tree, ops, facts)
   mark_commutative(tree)
+  -- root_needs: for each operand of the root that must be made by some op,
+  -- the ops that may make it. A root whose inputs' producers miss one
+  -- cannot match, which the patterns driver checks before asking.
+  local needs = {}
+  for _, arg in ipairs(tree.args) do needs[#needs + 1] = first_ops(arg) end
   return setmetatable({
-    kind = "expr", tree = tree, vars = facts.vars, root_op = tree.op,
+    kind = "expr", tree = tree, vars = facts.vars, root_op = tree.op, root_needs = needs,
     size = facts.calls, _state = new_state(), _id = opts and opts.id,
     _repeats_op = facts.repeats_op or facts.binds, _binds = facts.binds,
   }, Expr)
