@@ -885,10 +885,12 @@ static const char reask_src[] =
     "    return #grp <= 3, 'size'\n"
     "  end}\n";
 
-static fe_plan *reask_plan(fe_engine *e, fe_model *m, const char *reask, fe_plan_stats *st)
+/* Plan m with the policy src_fmt % arg; its stats into st. */
+static fe_plan *plan_src(fe_engine *e, fe_model *m, const char *src_fmt, const char *arg,
+                         fe_plan_stats *st)
 {
-    char src[sizeof reask_src + 16];
-    snprintf(src, sizeof src, reask_src, reask);
+    char src[2048];
+    snprintf(src, sizeof src, src_fmt, arg);
     fe_error err = {0};
     fe_policy *p = load(e, src);
     fe_plan *plan = fe_policy_plan(p, m, st, &err);
@@ -904,7 +906,7 @@ static void reask(void **s)
     fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_plan_stats once = {0}, again = {0};
-    fe_plan *a = reask_plan(e, m, "false", &once), *b = reask_plan(e, m, "true", &again);
+    fe_plan *a = plan_src(e, m, reask_src, "false", &once), *b = plan_src(e, m, reask_src, "true", &again);
     assert_true(once.decide_reused > 0);
     assert_int_equal(again.decide_reused, 0);
     /* A reused refusal may be of a pair that this round's earlier merges
@@ -935,26 +937,13 @@ static const char memo_src[] =
     "    return #grp <= 4 and s.fits, ('%%d nodes, working set %%d'):format(#grp, s.working_set)\n"
     "  end}\n";
 
-static fe_plan *memo_plan(fe_engine *e, fe_model *m, const char *memo, fe_plan_stats *st)
-{
-    char src[sizeof memo_src + 16];
-    snprintf(src, sizeof src, memo_src, memo);
-    fe_error err = {0};
-    fe_policy *p = load(e, src);
-    fe_plan *plan = fe_policy_plan(p, m, st, &err);
-    if (!plan)
-        fail_msg("%s", err.message);
-    fe_policy_free(p);
-    return plan;
-}
-
 static void memo(void **s)
 {
     (void)s;
     fe_engine *e = new_engine(0, 0, 0);
     fe_model *m = model(LLAMA);
     fe_plan_stats on = {0}, off = {0};
-    fe_plan *a = memo_plan(e, m, "true", &on), *b = memo_plan(e, m, "false", &off);
+    fe_plan *a = plan_src(e, m, memo_src, "true", &on), *b = plan_src(e, m, memo_src, "false", &off);
     assert_true(on.hook_memo > 0);
     assert_int_equal(off.hook_memo, 0);
     assert_int_equal(off.decide_calls, on.decide_calls + on.hook_memo);

@@ -68,28 +68,27 @@ void fe_plan_free(fe_plan *p)
 
 /* A plan's text comes from scripts and plan files and ends up in reports:
  * control characters are stored escaped, so a reason is one line. */
-int32_t fe_plan_str(fe_plan *p, const char *s)
+/* s escaped (one line, no control characters) into p's table by add. */
+static int32_t store(fe_plan *p, const char *s, int32_t (*add)(fe_strtab *, const char *, size_t))
 {
     if (!s)
         return -1;
     if (fe_control_at(s, 0) < 0)
-        return fe_strtab_intern(p->strs, s, strlen(s));
+        return add(p->strs, s, strlen(s));
     char *shown = fe_escape_dup(s, 0);
-    int32_t id = shown ? fe_strtab_intern(p->strs, shown, strlen(shown)) : -1;
+    int32_t id = shown ? add(p->strs, shown, strlen(shown)) : -1;
     free(shown);
     return id;
 }
 
+int32_t fe_plan_str(fe_plan *p, const char *s)
+{
+    return store(p, s, fe_strtab_intern);
+}
+
 int32_t fe_plan_note_str(fe_plan *p, const char *s)
 {
-    if (!s)
-        return -1;
-    if (fe_control_at(s, 0) < 0)
-        return fe_strtab_append(p->strs, s, strlen(s));
-    char *shown = fe_escape_dup(s, 0);
-    int32_t id = shown ? fe_strtab_append(p->strs, shown, strlen(shown)) : -1;
-    free(shown);
-    return id;
+    return store(p, s, fe_strtab_append);
 }
 
 void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason)
