@@ -148,7 +148,8 @@ static int stop(lua_State *L, fe_sandbox *sb)
     if (!sb->stop_msg[0]) {
         const char *place = sb->where[0] ? sb->where : sb->script;
         if (sb->stop == STOP_MEMORY)
-            snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: memory cap of %lld MiB exceeded", place,
+            snprintf(sb->stop_msg, sizeof sb->stop_msg,
+                     "%s: memory cap of %lld MiB exceeded (raise it with --max-memory MIB)", place,
                      (long long)(sb->mem_cap >> 20));
         else if (sb->stop == STOP_TIME)
             snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: time limit of %g s exceeded (an "
@@ -753,7 +754,8 @@ static const char *stop_message(fe_sandbox *sb)
         /* stop() formats it; a memory refusal that ended the call before
          * the hook ran has not. */
         const char *place = sb->where[0] ? sb->where : sb->script;
-        snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: memory cap of %lld MiB exceeded", place,
+        snprintf(sb->stop_msg, sizeof sb->stop_msg,
+                 "%s: memory cap of %lld MiB exceeded (raise it with --max-memory MIB)", place,
                  (long long)(sb->mem_cap >> 20));
         if (sb->stop == STOP_TIME)
             snprintf(sb->stop_msg, sizeof sb->stop_msg, "%s: time limit of %g s exceeded", place,
