@@ -102,38 +102,71 @@ local function domain(n, cache)
   return d
 end
 
-local function has_library(g)
-  for _, n in ipairs(g.nodes) do
-    local op = fe.ops[n.op]
-    if op and op.library then return n end
-  end
-  return nil
-end
-
--- A node list's domain: its reduction (the first; nil and why if two
--- disagree) and the most elements any pointwise member iterates.
-local function summarize(nodes, cache)
-  local red, numel, key = nil, 0, nil
+-- Group g's facts, memoised in cache under g.id (a string; node domains
+-- use integer keys): lib (its first extern node, or false); why (set when
+-- two of its reductions disagree); its domain: red (the first reduction's,
+-- or false), numel and key (the most elements a pointwise member iterates,
+-- and that member's shape; at is its index, the first such in order);
+-- n, first and last (its size and its first and last node's index).
+-- These loops over up to max_fusion_size members were most of a plan's
+-- time: the greedy driver scores each pair of groups each round, and most
+-- groups are new each round. So a fused pair's facts are made from its
+-- parts' (merge) when decide says yes, and the parts', which a greedy
+-- driver never shows again (its groups only grow), are dropped; a group
+-- the cache does not know is summarised from its nodes.
+local function facts(g, cache)
+  local id = g.id
+  local f = cache[id]
+  if f then return f end
+  local lib = false
+  local red, numel, key, at = false, 0, nil, nil
+  local why
+  local nodes = g.nodes
   for _, n in ipairs(nodes) do
+    local op = fe.ops[n.op]
+    if not lib and op and op.library then lib = n end
     local d = domain(n, cache)
     if d and d.red then
-      if red and red.axes ~= d.axes then
-        return nil, ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
+      if red and red.axes ~= d.axes and not why then
+        why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
       end
       red = red or d
     elseif d and d.numel > numel then
-      numel, key = d.numel, d.key
+      numel, key, at = d.numel, d.key, n.index
     end
   end
-  return { red = red, numel = numel, key = key }
+  f = { lib = lib, why = why, red = red, numel = numel, key = key, at = at, n = #nodes,
+        first = nodes[1].index, last = nodes[#nodes].index }
+  cache[id] = f
+  return f
+end
+
+-- The facts of a and b fused, from theirs (both passed can_fuse: no
+-- extern, reductions that agree, so either reduction's domain is the
+-- other's).
+local function merge(fa, fb)
+  local p = fa
+  if fb.numel > fa.numel or (fb.numel == fa.numel and fb.numel > 0 and fb.at < fa.at) then
+    p = fb
+  end
+  return { lib = false, red = fa.red or fb.red, numel = p.numel, key = p.key, at = p.at,
+           n = fa.n + fb.n, first = math.min(fa.first, fb.first), last = math.max(fa.last, fb.last) }
+end
+
+-- decide said yes to fusing parts a and b into group: remember the fused
+-- group's facts, forget the parts'.
+local function fused(group, a, b, cache)
+  local ia, ib = a.id, b.id
+  local fa, fb = cache[ia], cache[ib]
+  if fa and fb then
+    cache[ia], cache[ib] = nil, nil
+    cache[group.id] = merge(fa, fb)
+  end
 end
 
 -- Is a the producer side of b (some output of a read by b)?
 local function feeds(a, b)
-  local out = {}
-  for _, t in ipairs(a.outputs) do out[t.name] = true end
-  for _, t in ipairs(b.inputs) do if out[t.name] then return true end end
-  return false
+  return a:feeds(b)
 end
 
 -- The elements a domain iterates: a reduction's full range, else its
@@ -146,19 +179,18 @@ end
 --- groups of a greedy candidate (group.parts). The engine has already
 --- checked legality (cycles, kernel classes); these are Inductor's own
 --- gates: extern kernels, max_fusion_size, and domains that line up.
+--- cache holds node domains and per-group facts for the run.
 function M.can_fuse(a, b, cache)
-  local lib = has_library(a) or has_library(b)
+  local sa, sb = facts(a, cache), facts(b, cache)
+  local lib = sa.lib or sb.lib
   if lib then
     return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
   end
-  if #a + #b > M.MAX_FUSION_SIZE then
-    return false, ("%d nodes > max_fusion_size %d"):format(#a + #b, M.MAX_FUSION_SIZE)
+  if sa.n + sb.n > M.MAX_FUSION_SIZE then
+    return false, ("%d nodes > max_fusion_size %d"):format(sa.n + sb.n, M.MAX_FUSION_SIZE)
   end
-  local sa, why = summarize(a.nodes, cache)
-  if not sa then return false, why end
-  local sb
-  sb, why = summarize(b.nodes, cache)
-  if not sb then return false, why end
+  if sa.why then return false, sa.why end
+  if sb.why then return false, sb.why end
   if sa.red and sb.red then
     if sa.red.axes ~= sb.red.axes then
       return false, ("reductions over different ranges (%s vs %s)"):format(sa.red.axes, sb.red.axes)
@@ -166,11 +198,11 @@ function M.can_fuse(a, b, cache)
     return true, "reduction"
   end
   -- A pointwise-only producer of a larger domain is inlined into it.
-  for _, pc in ipairs({ { a, b, sa, sb }, { b, a, sb, sa } }) do
-    local p, c, sp, sc = pc[1], pc[2], pc[3], pc[4]
-    if not sp.red and sp.numel > 0 and sp.numel < size(sc) and feeds(p, c) then
-      return true, "inlined"
-    end
+  if not sa.red and sa.numel > 0 and sa.numel < size(sb) and feeds(a, b) then
+    return true, "inlined"
+  end
+  if not sb.red and sb.numel > 0 and sb.numel < size(sa) and feeds(b, a) then
+    return true, "inlined"
   end
   local red = sa.red or sb.red
   if red then
@@ -188,29 +220,10 @@ function M.can_fuse(a, b, cache)
 end
 
 --- Bytes a and b both touch (Inductor's score_fusion_memory): tensors one
---- writes and the other reads, or both read.
+--- writes and the other reads, or both read (group:shared_bytes; the two
+--- must not overlap).
 function M.shared_bytes(a, b)
-  local mine = {}
-  for _, t in ipairs(a.inputs) do mine[t.name] = t.bytes end
-  for _, t in ipairs(a.outputs) do mine[t.name] = t.bytes end
-  local seen, sum = {}, 0
-  for _, list in ipairs({ b.inputs, b.outputs }) do
-    for _, t in ipairs(list) do
-      if mine[t.name] and not seen[t.name] then
-        seen[t.name] = true
-        sum = sum + t.bytes
-      end
-    end
-  end
-  return sum
-end
-
-local function is_reduction(g, cache)
-  for _, n in ipairs(g.nodes) do
-    local d = domain(n, cache)
-    if d and d.red then return true end
-  end
-  return false
+  return a:shared_bytes(b)
 end
 
 --- score_fusion(a, b, cache): Inductor's key (same reduction-ness with
@@ -218,27 +231,36 @@ end
 --- lexicographically: bit 52 the type, bits 10..51 the bytes (up to 4 TiB),
 --- bits 0..9 1023 - distance (distances over 1023 nodes tie).
 function M.score(a, b, cache)
-  local mem = M.shared_bytes(a, b)
-  local same = is_reduction(a, cache) == is_reduction(b, cache) and mem > 0
-  local dist = math.max(math.abs(a.first.index - b.last.index), math.abs(b.first.index - a.last.index))
+  local mem = a:shared_bytes(b)
+  local fa, fb = facts(a, cache), facts(b, cache)
+  local same = not fa.red == not fb.red and mem > 0
+  local dist = math.max(math.abs(fa.first - fb.last), math.abs(fb.first - fa.last))
   return (same and 2^52 or 0) + math.min(mem, 2^42 - 1) * 1024 + (1023 - math.min(dist, 1023))
 end
 
-local function names(g)
-  local t = {}
-  for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
-  return "{" .. table.concat(t, ", ") .. "}"
+-- "{'a', 'b'}": a group as Inductor's fusion log names it (kept with its
+-- facts, since a part is named in every pair it is benchmarked in).
+local function names(g, cache)
+  local f = facts(g, cache)
+  if not f.names then
+    local t = {}
+    for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
+    f.names = "{" .. table.concat(t, ", ") .. "}"
+  end
+  return f.names
 end
 
---- benchmark(group, ctx, spill): benchmark mode's verdict on a candidate
+--- benchmark(group, ctx, spill, measure): benchmark mode's verdict on a candidate
 --- that passed can_fuse: the fused kernel against its two parts apart, on
 --- the simulator (measure = false) or this CPU's kernels (ctx:bench).
 --- spill = "veto" rejects a fused kernel that spills registers before
 --- timing it, as Inductor does; "price" lets the time (spill traffic
 --- included) decide. The reason is Inductor's fusion log line.
 function M.benchmark(group, ctx, spill, measure)
-  local a, b = group.parts[1], group.parts[2]
-  local pair = ("%s with %s"):format(names(a), names(b))
+  ctx.state.domains = ctx.state.domains or {}
+  local cache = ctx.state.domains
+  local parts = group.parts
+  local pair = names(parts[1], cache) .. " with " .. names(parts[2], cache)
   local fused, apart, unit
   if measure then
     local m, why = ctx:bench(group)
@@ -303,11 +325,19 @@ end
 --- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
 function M.decide(group, ctx, spill, measure)
   ctx.state.domains = ctx.state.domains or {}
-  local a, b = group.parts[1], group.parts[2]
-  local ok, how = M.can_fuse(a, b, ctx.state.domains)
+  local parts = group.parts
+  local a, b = parts[1], parts[2]
+  local cache = ctx.state.domains
+  local ok, how = M.can_fuse(a, b, cache)
   if not ok then return false, "cannot fuse: " .. how end
-  if spill then return M.benchmark(group, ctx, spill, measure) end
-  return true, ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(M.shared_bytes(a, b)))
+  local why
+  if spill then
+    ok, why = M.benchmark(group, ctx, spill, measure)
+  else
+    why = ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(a:shared_bytes(b)))
+  end
+  if ok then fused(group, a, b, cache) end
+  return ok, why
 end
 
 return M
