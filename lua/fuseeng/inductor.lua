@@ -36,9 +36,7 @@ local REDUCE_AXIS = { softmax = true, log_softmax = true }
 local NORMS = { layer_norm = true, rms_norm = true }
 
 local function shape_key(shape)
-  local t = {}
-  for i, d in ipairs(shape) do t[i] = tostring(d) end
-  return table.concat(t, "x")
+  return table.concat(shape, "x")
 end
 
 local function as_list(v)
@@ -52,18 +50,18 @@ end
 -- The axes node n reduces (0-based, sorted), or nil if it is no reduction
 -- Inductor would schedule as one (custom reductions such as cumsum are
 -- scans: treated as pointwise).
-local function reduced_axes(n, rank)
+local function reduced_axes(n, op, rank)
   local a = n.attrs
   local axes
-  if REDUCE_AXES[n.op] then
+  if REDUCE_AXES[op] then
     axes = as_list(a.axes)
     if not axes then
       axes = {}
       for i = 1, rank do axes[i] = i - 1 end
     end
-  elseif REDUCE_AXIS[n.op] then
+  elseif REDUCE_AXIS[op] then
     axes = { a.axis or -1 }
-  elseif NORMS[n.op] then
+  elseif NORMS[op] then
     local k = a.normalized_shape and #as_list(a.normalized_shape) or 1
     axes = {}
     for i = 1, k do axes[i] = rank - k + i - 1 end
@@ -78,16 +76,18 @@ end
 -- Node n's iteration domain (cached per run in cache): nil for a view,
 -- {numel, key} for pointwise, {red = true, full, rows, rows_key, axes} for
 -- a reduction.
-local function domain(n, cache)
-  local d = cache[n.index]
+local function domain(n, index, name, op, cache)
+  local d = cache[index]
   if d ~= nil then return d or nil end
-  local op = fe.ops[n.op]
   if op and op.view then
-    cache[n.index] = false
+    cache[index] = false
     return nil
   end
-  local input = n.inputs[1]
-  local axes = input and reduced_axes(n, input.rank)
+  local input, axes
+  if REDUCE_AXES[name] or REDUCE_AXIS[name] or NORMS[name] then
+    input = n.inputs[1]
+    axes = input and reduced_axes(n, name, input.rank)
+  end
   if axes then
     local rows, shape = 1, {}
     for i, s in ipairs(input.shape) do shape[i] = s end
@@ -98,7 +98,7 @@ local function domain(n, cache)
   else
     d = { numel = n.numel, key = shape_key(n.shape) }
   end
-  cache[n.index] = d
+  cache[index] = d
   return d
 end
 
@@ -107,7 +107,7 @@ end
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
 -- and that member's shape; at is its index, the first such in order);
--- n, first and last (its size and its first and last node's index).
+-- n, first and last (its size and its first and last node's index); id.
 -- These loops over up to max_fusion_size members were most of a plan's
 -- time: the greedy driver scores each pair of groups each round, and most
 -- groups are new each round. So a fused pair's facts are made from its
@@ -120,23 +120,26 @@ local function facts(g, cache)
   if f then return f end
   local lib = false
   local red, numel, key, at = false, 0, nil, nil
-  local why
+  local why, first, last
   local nodes = g.nodes
-  for _, n in ipairs(nodes) do
-    local op = fe.ops[n.op]
+  for i = 1, #nodes do
+    local n = nodes[i]
+    local name, index = n.op, n.index
+    first, last = first or index, index
+    local op = fe.ops[name]
     if not lib and op and op.library then lib = n end
-    local d = domain(n, cache)
+    local d = domain(n, index, name, op, cache)
     if d and d.red then
       if red and red.axes ~= d.axes and not why then
         why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
       end
       red = red or d
     elseif d and d.numel > numel then
-      numel, key, at = d.numel, d.key, n.index
+      numel, key, at = d.numel, d.key, index
     end
   end
-  f = { lib = lib, why = why, red = red, numel = numel, key = key, at = at, n = #nodes,
-        first = nodes[1].index, last = nodes[#nodes].index }
+  f = { id = id, lib = lib, why = why, red = red, numel = numel, key = key, at = at,
+        n = #nodes, first = first, last = last }
   cache[id] = f
   return f
 end
@@ -150,18 +153,28 @@ local function merge(fa, fb)
     p = fb
   end
   return { lib = false, red = fa.red or fb.red, numel = p.numel, key = p.key, at = p.at,
-           n = fa.n + fb.n, first = math.min(fa.first, fb.first), last = math.max(fa.last, fb.last) }
+           n = fa.n + fb.n, first = fa.first < fb.first and fa.first or fb.first,
+           last = fa.last > fb.last and fa.last or fb.last }
 end
 
--- decide said yes to fusing parts a and b into group: remember the fused
--- group's facts, forget the parts'.
-local function fused(group, a, b, cache)
-  local ia, ib = a.id, b.id
-  local fa, fb = cache[ia], cache[ib]
-  if fa and fb then
-    cache[ia], cache[ib] = nil, nil
-    cache[group.id] = merge(fa, fb)
+-- decide said yes to fusing parts with facts fa and fb into group:
+-- remember the fused group's facts, forget the parts'.
+local function fused(group, fa, fb, cache)
+  cache[fa.id], cache[fb.id] = nil, nil
+  local f = merge(fa, fb)
+  f.id = group.id
+  cache[f.id] = f
+end
+
+-- The run's cache of node domains and group facts (ctx.state.domains).
+local function run_cache(ctx)
+  local state = ctx.state
+  local cache = state.domains
+  if not cache then
+    cache = {}
+    state.domains = cache
   end
+  return cache
 end
 
 -- Is a the producer side of b (some output of a read by b)?
@@ -175,13 +188,19 @@ local function size(s)
   return s.red and s.red.full or s.numel
 end
 
+local gates
+
 --- can_fuse(a, b, cache): true and how, or false and why, for the two
 --- groups of a greedy candidate (group.parts). The engine has already
 --- checked legality (cycles, kernel classes); these are Inductor's own
 --- gates: extern kernels, max_fusion_size, and domains that line up.
 --- cache holds node domains and per-group facts for the run.
 function M.can_fuse(a, b, cache)
-  local sa, sb = facts(a, cache), facts(b, cache)
+  return gates(a, b, facts(a, cache), facts(b, cache))
+end
+
+-- can_fuse on two groups' facts.
+function gates(a, b, sa, sb)
   local lib = sa.lib or sb.lib
   if lib then
     return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
@@ -234,14 +253,20 @@ function M.score(a, b, cache)
   local mem = a:shared_bytes(b)
   local fa, fb = facts(a, cache), facts(b, cache)
   local same = not fa.red == not fb.red and mem > 0
-  local dist = math.max(math.abs(fa.first - fb.last), math.abs(fb.first - fa.last))
-  return (same and 2^52 or 0) + math.min(mem, 2^42 - 1) * 1024 + (1023 - math.min(dist, 1023))
+  -- max(|fa.first - fb.last|, |fb.first - fa.last|), without the four
+  -- calls into the math library (this runs for every candidate pair).
+  local d1, d2 = fa.first - fb.last, fb.first - fa.last
+  if d1 < 0 then d1 = -d1 end
+  if d2 < 0 then d2 = -d2 end
+  local dist = d1 > d2 and d1 or d2
+  if dist > 1023 then dist = 1023 end
+  if mem > 2^42 - 1 then mem = 2^42 - 1 end
+  return (same and 2^52 or 0) + mem * 1024 + (1023 - dist)
 end
 
 -- "{'a', 'b'}": a group as Inductor's fusion log names it (kept with its
--- facts, since a part is named in every pair it is benchmarked in).
-local function names(g, cache)
-  local f = facts(g, cache)
+-- facts f, since a part is named in every pair it is benchmarked in).
+local function names(g, f)
   if not f.names then
     local t = {}
     for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
@@ -250,6 +275,8 @@ local function names(g, cache)
   return f.names
 end
 
+local benchmark
+
 --- benchmark(group, ctx, spill, measure): benchmark mode's verdict on a candidate
 --- that passed can_fuse: the fused kernel against its two parts apart, on
 --- the simulator (measure = false) or this CPU's kernels (ctx:bench).
@@ -257,10 +284,14 @@ end
 --- timing it, as Inductor does; "price" lets the time (spill traffic
 --- included) decide. The reason is Inductor's fusion log line.
 function M.benchmark(group, ctx, spill, measure)
-  ctx.state.domains = ctx.state.domains or {}
-  local cache = ctx.state.domains
-  local parts = group.parts
-  local pair = names(parts[1], cache) .. " with " .. names(parts[2], cache)
+  local cache, parts = run_cache(ctx), group.parts
+  return benchmark(group, ctx, spill, measure, parts[1], parts[2],
+                   facts(parts[1], cache), facts(parts[2], cache))
+end
+
+-- benchmark on the parts a and b with facts fa and fb.
+function benchmark(group, ctx, spill, measure, a, b, fa, fb)
+  local pair = names(a, fa) .. " with " .. names(b, fb)
   local fused, apart, unit
   if measure then
     local m, why = ctx:bench(group)
@@ -317,26 +348,24 @@ end
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
 --- (domains cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)
-  ctx.state.domains = ctx.state.domains or {}
-  return M.score(a, b, ctx.state.domains)
+  return M.score(a, b, run_cache(ctx))
 end
 
 --- decide(group, ctx, spill, measure): a greedy candidate's verdict and
 --- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
 function M.decide(group, ctx, spill, measure)
-  ctx.state.domains = ctx.state.domains or {}
-  local parts = group.parts
+  local cache, parts = run_cache(ctx), group.parts
   local a, b = parts[1], parts[2]
-  local cache = ctx.state.domains
-  local ok, how = M.can_fuse(a, b, cache)
+  local fa, fb = facts(a, cache), facts(b, cache)
+  local ok, how = gates(a, b, fa, fb)
   if not ok then return false, "cannot fuse: " .. how end
   local why
   if spill then
-    ok, why = M.benchmark(group, ctx, spill, measure)
+    ok, why = benchmark(group, ctx, spill, measure, a, b, fa, fb)
   else
     why = ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(a:shared_bytes(b)))
   end
-  if ok then fused(group, a, b, cache) end
+  if ok then fused(group, fa, fb, cache) end
   return ok, why
 end
 
