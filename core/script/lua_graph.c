@@ -37,10 +37,39 @@
 #include "ops.h"
 #include "sharedbytes.h"
 
-#define GRAPH_MT "fuseeng.graph"
-#define NODE_MT "fuseeng.node"
-#define TENSOR_MT "fuseeng.tensor"
-#define GROUP_MT "fuseeng.group"
+/* Metatable names; their addresses are also registry keys of the same
+ * metatables (new_mt), so making or checking an object interns no string:
+ * hooks make and check several objects per candidate pair. */
+static const char GRAPH_MT[] = "fuseeng.graph";
+static const char NODE_MT[] = "fuseeng.node";
+static const char TENSOR_MT[] = "fuseeng.tensor";
+static const char GROUP_MT[] = "fuseeng.group";
+
+static void set_mt(lua_State *L, const char *mt)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, mt);
+    lua_setmetatable(L, -2);
+}
+
+/* luaL_testudata and luaL_checkudata by the metatable's address. */
+static void *test_ud(lua_State *L, int idx, const char *mt)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, mt);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+
+static void *check_ud(lua_State *L, int idx, const char *mt)
+{
+    void *p = test_ud(L, idx, mt);
+    if (!p)
+        luaL_typeerror(L, idx, mt);
+    return p;
+}
 
 typedef struct lgraph {
     const fe_graph *g;
@@ -71,7 +100,7 @@ static const fe_graph *live(lua_State *L, lgraph *lg)
 
 void fe_lg_detach(lua_State *L, int idx)
 {
-    lgraph *lg = luaL_checkudata(L, idx, GRAPH_MT);
+    lgraph *lg = check_ud(L, idx, GRAPH_MT);
     lg->g = NULL;
 }
 
@@ -89,7 +118,7 @@ static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *
     o->id = id;
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
-    luaL_setmetatable(L, mt);
+    set_mt(L, mt);
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, id);
     lua_remove(L, -2);
@@ -121,7 +150,7 @@ void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
     }
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
-    luaL_setmetatable(L, GROUP_MT);
+    set_mt(L, GROUP_MT);
 }
 
 void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
@@ -131,7 +160,7 @@ void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
 
 const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n)
 {
-    lgroup *gr = luaL_testudata(L, idx, GROUP_MT);
+    lgroup *gr = test_ud(L, idx, GROUP_MT);
     if (!gr)
         return NULL;
     if (live(L, gr->lg) != g)
@@ -198,7 +227,7 @@ static int int_index(lua_State *L, int idx, lua_Integer *i)
 
 int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g)
 {
-    lobj *o = luaL_testudata(L, idx, TENSOR_MT);
+    lobj *o = test_ud(L, idx, TENSOR_MT);
     if (o)
         return o->lg->g == g ? o->id : -1;
     if (lua_type(L, idx) == LUA_TSTRING)
@@ -208,7 +237,7 @@ int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g)
 
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
 {
-    lobj *o = luaL_testudata(L, idx, NODE_MT);
+    lobj *o = test_ud(L, idx, NODE_MT);
     lua_Integer i;
     if (o)
         return o->lg->g == g ? o->id : -1;
@@ -500,7 +529,7 @@ static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node",
 
 static int graph_node(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     const fe_graph *g = live(L, lg);
     int32_t id = fe_lg_to_node(L, 2, g);
     if (id < 0)
@@ -511,7 +540,7 @@ static int graph_node(lua_State *L)
 
 static int graph_tensor(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     const fe_graph *g = live(L, lg);
     int32_t id = fe_graph_find_tensor(g, luaL_checkstring(L, 2));
     if (id < 0)
@@ -522,13 +551,13 @@ static int graph_tensor(lua_State *L)
 
 static int graph_postdom(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     return fe_lg_postdom(L, live(L, lg));
 }
 
 static int graph_arrays(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     return fe_lg_arrays(L, live(L, lg));
 }
 
@@ -677,7 +706,7 @@ static int group_max_tensors(const fe_graph *g, const lgroup *gr)
 
 static int group_contains(lua_State *L)
 {
-    lgroup *gr = luaL_checkudata(L, 1, GROUP_MT);
+    lgroup *gr = check_ud(L, 1, GROUP_MT);
     const fe_graph *g = live(L, gr->lg);
     int32_t v = fe_lg_to_node(L, 2, g);
     lua_pushboolean(L, v >= 0 && in_group(gr, v));
@@ -688,8 +717,8 @@ static int group_contains(lua_State *L)
  * stamp + 1. Raises an error when b is no group or the two overlap. */
 static fe_setpair group_pair(lua_State *L, const char *what, lgroup **a, lgroup **b)
 {
-    *a = luaL_checkudata(L, 1, GROUP_MT);
-    *b = luaL_checkudata(L, 2, GROUP_MT);
+    *a = check_ud(L, 1, GROUP_MT);
+    *b = check_ud(L, 2, GROUP_MT);
     const fe_graph *g = live(L, (*a)->lg);
     if (live(L, (*b)->lg) != g)
         luaL_error(L, "%s: the two groups belong to different graphs", what);
@@ -888,6 +917,8 @@ static void new_mt(lua_State *L, const char *name, const char *const *fields,
                    lua_CFunction index, lua_CFunction len, lua_CFunction tostring)
 {
     luaL_newmetatable(L, name);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, name);
     lua_newtable(L);
     for (int i = 0; fields[i]; i++) {
         lua_pushinteger(L, i + 1);
@@ -937,5 +968,5 @@ void fe_lg_push_graph(lua_State *L, const fe_graph *g)
     lua_setiuservalue(L, -2, 1);   /* node objects by id */
     lua_newtable(L);
     lua_setiuservalue(L, -2, 2);   /* tensor objects by id */
-    luaL_setmetatable(L, GRAPH_MT);
+    set_mt(L, GRAPH_MT);
 }

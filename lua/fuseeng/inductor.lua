@@ -251,7 +251,7 @@ end
 --- bits 0..9 1023 - distance (distances over 1023 nodes tie).
 function M.score(a, b, cache)
   local mem = a:shared_bytes(b)
-  local fa, fb = facts(a, cache), facts(b, cache)
+  local fa, fb = cache[a.id] or facts(a, cache), cache[b.id] or facts(b, cache)
   local same = not fa.red == not fb.red and mem > 0
   -- max(|fa.first - fb.last|, |fb.first - fa.last|), without the four
   -- calls into the math library (this runs for every candidate pair).
@@ -348,15 +348,15 @@ end
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
 --- (domains cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)
-  return M.score(a, b, run_cache(ctx))
+  return M.score(a, b, ctx.state.domains or run_cache(ctx))
 end
 
 --- decide(group, ctx, spill, measure): a greedy candidate's verdict and
 --- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
 function M.decide(group, ctx, spill, measure)
-  local cache, parts = run_cache(ctx), group.parts
+  local cache, parts = ctx.state.domains or run_cache(ctx), group.parts
   local a, b = parts[1], parts[2]
-  local fa, fb = facts(a, cache), facts(b, cache)
+  local fa, fb = cache[a.id] or facts(a, cache), cache[b.id] or facts(b, cache)
   local ok, how = gates(a, b, fa, fb)
   if not ok then return false, "cannot fuse: " .. how end
   local why
