@@ -289,7 +289,10 @@ function M.benchmark(group, ctx, spill, measure)
                    facts(parts[1], cache), facts(parts[2], cache))
 end
 
--- benchmark on the parts a and b with facts fa and fb.
+-- benchmark on the parts a and b with facts fa and fb. The reasons name
+-- every node of both parts (up to max_fusion_size), so each is one
+-- concatenation of the pair with short formatted pieces: string.format
+-- would copy the long pair through a growing buffer.
 function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   local pair = names(a, fa) .. " with " .. names(b, fb)
   local fused, apart, unit
@@ -300,22 +303,22 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   else
     local s = ctx:simulate(group)
     if s.spill_regs > 0 and spill == "veto" then
-      return false, ("cannot fuse %s: register spilling of the fused kernel (%d regs > %d)")
-                    :format(pair, s.regs, ctx.machine.registers)
+      return false, "cannot fuse " .. pair .. (": register spilling of the fused kernel (%d regs > %d)")
+                    :format(s.regs, ctx.machine.registers)
     end
     fused, apart, unit = s.time, ctx:simulate_parts(group).time, "simulated"
   end
   if fused == apart then
-    return false, ("cannot fuse (benchmark): fusing %s gains nothing (%s %s either way)")
-                  :format(pair, unit, fe.fmt_time(fused))
+    return false, "cannot fuse (benchmark): fusing " .. pair .. (" gains nothing (%s %s either way)")
+                  :format(unit, fe.fmt_time(fused))
   end
   local speedup = fused > 0 and apart / fused or math.huge
   if fused < apart then
-    return true, ("can fuse (benchmark): fusing %s cause %.3fx speedup (%s %s vs %s)")
-                 :format(pair, speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+    return true, "can fuse (benchmark): fusing " .. pair .. (" cause %.3fx speedup (%s %s vs %s)")
+                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
   end
-  return false, ("cannot fuse (benchmark): fusing %s cause %.3fx slowdown (%s %s vs %s)")
-                :format(pair, 1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+  return false, "cannot fuse (benchmark): fusing " .. pair .. (" cause %.3fx slowdown (%s %s vs %s)")
+                :format(1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
 end
 
 --- layout_copies(graph): Inductor's layout optimization
