@@ -36,7 +36,7 @@ static const char PROBE[] =
     "      eq(ids[g.id] == nil or ids[g.id] == k, true, 'one id, one node set')\n"
     "      ids[g.id] = k\n"
     "    end\n"
-    "    eq(a.id ~= b.id, true, 'different sets, different ids')\n"
+    "    eq(a.id ~= b.id, true, 'different sets, different ids'); eq(math.type(a.id), 'integer', 'id type')\n"
     "    return a:shared_bytes(b)\n"
     "  end,\n"
     "  decide = function(self, grp, ctx)\n"

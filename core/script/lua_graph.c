@@ -20,7 +20,8 @@
  *           inputs, outputs, internal (tensor lists), bytes_in, bytes_out,
  *           bytes, internal_bytes, flops, kinds (kind -> count), first, last,
  *           grp:contains(node), parts (the groups a candidate merges; made
- *           once per group object), id (equal exactly for equal node sets),
+ *           once per group object), id (an integer, equal exactly for
+ *           equal node sets within a run: setids.h),
  *           a:shared_bytes(b), a:feeds(b) (sharedbytes.h)
  *
  * Hooks run hundreds of thousands of times a plan, so group fields build no
@@ -35,6 +36,7 @@
 #include "lua_graph.h"
 #include "lua_graph_flat.h"
 #include "ops.h"
+#include "setids.h"
 #include "sharedbytes.h"
 
 /* Metatable names; their addresses are also registry keys of the same
@@ -73,6 +75,7 @@ static void *check_ud(lua_State *L, int idx, const char *mt)
 
 typedef struct lgraph {
     const fe_graph *g;
+    fe_setids *ids;      /* group.id: node sets seen this run, made on first use */
 } lgraph;
 
 typedef struct lobj {
@@ -102,6 +105,16 @@ void fe_lg_detach(lua_State *L, int idx)
 {
     lgraph *lg = check_ud(L, idx, GRAPH_MT);
     lg->g = NULL;
+    fe_setids_free(lg->ids);   /* ids hold for one run */
+    lg->ids = NULL;
+}
+
+static int graph_gc(lua_State *L)
+{
+    lgraph *lg = lua_touserdata(L, 1);
+    fe_setids_free(lg->ids);
+    lg->ids = NULL;
+    return 0;
 }
 
 static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *mt)
@@ -869,9 +882,16 @@ static int group_index(lua_State *L)
         return 1;
     case R_CONTAINS: lua_pushcfunction(L, group_contains); return 1;
     case R_PARTS: push_parts(L, gr); return 1;
-    case R_ID:   /* the members' bytes: equal strings exactly for equal node sets */
-        lua_pushlstring(L, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
+    case R_ID: {   /* equal exactly for equal node sets, within the run */
+        lgraph *lg = gr->lg;
+        int64_t id = -1;
+        if (lg->ids || (lg->ids = fe_setids_new()))
+            id = fe_setids_get(lg->ids, gr->nodes, gr->n);
+        if (id < 0)
+            return luaL_error(L, "out of memory numbering groups");
+        lua_pushinteger(L, id);
         return 1;
+    }
     case R_SHARED_BYTES: lua_pushcfunction(L, group_shared_bytes); return 1;
     case R_FEEDS: lua_pushcfunction(L, group_feeds); return 1;
     }
@@ -953,6 +973,10 @@ static void open_metatables(lua_State *L)
     new_mt(L, GROUP_MT, group_fields, group_index, group_len, group_tostring);
     /* Node and tensor objects are cached, so identity is equality; __eq
      * also covers objects made by different runs over the same graph. */
+    luaL_getmetatable(L, GRAPH_MT);
+    lua_pushcfunction(L, graph_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
     luaL_getmetatable(L, NODE_MT);
     lua_pushcfunction(L, eq_obj);
     lua_setfield(L, -2, "__eq");
@@ -964,6 +988,7 @@ void fe_lg_push_graph(lua_State *L, const fe_graph *g)
     open_metatables(L);
     lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 3);   /* 3: scratch marks (marks()) */
     lg->g = g;
+    lg->ids = NULL;
     lua_newtable(L);
     lua_setiuservalue(L, -2, 1);   /* node objects by id */
     lua_newtable(L);

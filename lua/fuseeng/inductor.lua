@@ -102,8 +102,8 @@ local function domain(n, index, name, op, cache)
   return d
 end
 
--- Group g's facts, memoised in cache under g.id (a string; node domains
--- use integer keys): lib (its first extern node, or false); why (set when
+-- Group g's facts, memoised in cache.groups under g.id (node domains are
+-- cache[node index]): lib (its first extern node, or false); why (set when
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
 -- and that member's shape; at is its index, the first such in order);
@@ -115,8 +115,13 @@ end
 -- driver never shows again (its groups only grow), are dropped; a group
 -- the cache does not know is summarised from its nodes.
 local function facts(g, cache)
+  local groups = cache.groups
+  if not groups then
+    groups = {}
+    cache.groups = groups
+  end
   local id = g.id
-  local f = cache[id]
+  local f = groups[id]
   if f then return f end
   local lib = false
   local red, numel, key, at = false, 0, nil, nil
@@ -140,7 +145,7 @@ local function facts(g, cache)
   end
   f = { id = id, lib = lib, why = why, red = red, numel = numel, key = key, at = at,
         n = #nodes, first = first, last = last }
-  cache[id] = f
+  groups[id] = f
   return f
 end
 
@@ -160,10 +165,11 @@ end
 -- decide said yes to fusing parts with facts fa and fb into group:
 -- remember the fused group's facts, forget the parts'.
 local function fused(group, fa, fb, cache)
-  cache[fa.id], cache[fb.id] = nil, nil
+  local groups = cache.groups
+  groups[fa.id], groups[fb.id] = nil, nil
   local f = merge(fa, fb)
   f.id = group.id
-  cache[f.id] = f
+  groups[f.id] = f
 end
 
 -- The run's cache of node domains and group facts (ctx.state.domains).
@@ -251,7 +257,8 @@ end
 --- bits 0..9 1023 - distance (distances over 1023 nodes tie).
 function M.score(a, b, cache)
   local mem = a:shared_bytes(b)
-  local fa, fb = cache[a.id] or facts(a, cache), cache[b.id] or facts(b, cache)
+  local groups = cache.groups or {}
+  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
   local same = not fa.red == not fb.red and mem > 0
   -- max(|fa.first - fb.last|, |fb.first - fa.last|), without the four
   -- calls into the math library (this runs for every candidate pair).
@@ -359,7 +366,8 @@ end
 function M.decide(group, ctx, spill, measure)
   local cache, parts = ctx.state.domains or run_cache(ctx), group.parts
   local a, b = parts[1], parts[2]
-  local fa, fb = cache[a.id] or facts(a, cache), cache[b.id] or facts(b, cache)
+  local groups = cache.groups or {}
+  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
   local ok, how = gates(a, b, fa, fb)
   if not ok then return false, "cannot fuse: " .. how end
   local why
