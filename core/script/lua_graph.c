@@ -21,7 +21,7 @@
  *           bytes, internal_bytes, flops, kinds (kind -> count), first, last,
  *           grp:contains(node), parts (the groups a candidate merges; made
  *           once per group object), id (an integer, equal exactly for
- *           equal node sets within a run: setids.h),
+ *           equal node sets within a run: the members interned as bytes),
  *           a:shared_bytes(b), a:feeds(b) (sharedbytes.h)
  *
  * Hooks run hundreds of thousands of times a plan, so group fields build no
@@ -36,8 +36,8 @@
 #include "lua_graph.h"
 #include "lua_graph_flat.h"
 #include "ops.h"
-#include "setids.h"
 #include "sharedbytes.h"
+#include "strtab.h"
 
 /* Metatable names; their addresses are also registry keys of the same
  * metatables (new_mt), so making or checking an object interns no string:
@@ -75,7 +75,7 @@ static void *check_ud(lua_State *L, int idx, const char *mt)
 
 typedef struct lgraph {
     const fe_graph *g;
-    fe_setids *ids;      /* group.id: node sets seen this run, made on first use */
+    fe_strtab *ids;      /* group.id: node sets seen this run (as bytes), made on first use */
 } lgraph;
 
 typedef struct lobj {
@@ -105,14 +105,14 @@ void fe_lg_detach(lua_State *L, int idx)
 {
     lgraph *lg = check_ud(L, idx, GRAPH_MT);
     lg->g = NULL;
-    fe_setids_free(lg->ids);   /* ids hold for one run */
+    fe_strtab_free(lg->ids);   /* ids hold for one run */
     lg->ids = NULL;
 }
 
 static int graph_gc(lua_State *L)
 {
     lgraph *lg = lua_touserdata(L, 1);
-    fe_setids_free(lg->ids);
+    fe_strtab_free(lg->ids);
     lg->ids = NULL;
     return 0;
 }
@@ -884,12 +884,12 @@ static int group_index(lua_State *L)
     case R_PARTS: push_parts(L, gr); return 1;
     case R_ID: {   /* equal exactly for equal node sets, within the run */
         lgraph *lg = gr->lg;
-        int64_t id = -1;
-        if (lg->ids || (lg->ids = fe_setids_new()))
-            id = fe_setids_get(lg->ids, gr->nodes, gr->n);
+        int32_t id = -1;
+        if (lg->ids || (lg->ids = fe_strtab_new()))
+            id = fe_strtab_intern(lg->ids, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
         if (id < 0)
             return luaL_error(L, "out of memory numbering groups");
-        lua_pushinteger(L, id);
+        lua_pushinteger(L, (lua_Integer)id + 1);
         return 1;
     }
     case R_SHARED_BYTES: lua_pushcfunction(L, group_shared_bytes); return 1;
