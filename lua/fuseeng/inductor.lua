@@ -73,37 +73,27 @@ local function reduced_axes(n, op, rank)
   return axes
 end
 
--- Node n's iteration domain (cached per run in cache): nil for a view,
--- {numel, key} for pointwise, {red = true, full, rows, rows_key, axes} for
--- a reduction.
-local function domain(n, index, name, op, cache)
-  local d = cache[index]
-  if d ~= nil then return d or nil end
-  if op and op.view then
-    cache[index] = false
-    return nil
-  end
+-- Node n's iteration domain: nil for a view; for a reduction {red = true,
+-- full, rows, rows_key, axes}; for pointwise false, its numel and shape key
+-- (no table: a node's domain is read once, when its singleton group's facts
+-- are made, and a table per node only fed the collector).
+local function domain(n, name, op)
+  if op and op.view then return nil end
   local input, axes
   if REDUCE_AXES[name] or REDUCE_AXIS[name] or NORMS[name] then
     input = n.inputs[1]
     axes = input and reduced_axes(n, name, input.rank)
   end
-  if axes then
-    local rows, shape = 1, {}
-    for i, s in ipairs(input.shape) do shape[i] = s end
-    for _, x in ipairs(axes) do shape[x + 1] = 1 end
-    for _, s in ipairs(shape) do rows = rows * s end
-    d = { red = true, full = input.numel, rows = rows, rows_key = shape_key(shape),
-          axes = table.concat(axes, ",") .. "/" .. shape_key(input.shape) }
-  else
-    d = { numel = n.numel, key = shape_key(n.shape) }
-  end
-  cache[index] = d
-  return d
+  if not axes then return false, n.numel, shape_key(n.shape) end
+  local rows, shape = 1, {}
+  for i, s in ipairs(input.shape) do shape[i] = s end
+  for _, x in ipairs(axes) do shape[x + 1] = 1 end
+  for _, s in ipairs(shape) do rows = rows * s end
+  return { red = true, full = input.numel, rows = rows, rows_key = shape_key(shape),
+           axes = table.concat(axes, ",") .. "/" .. shape_key(input.shape) }
 end
 
--- Group g's facts, memoised in cache.groups under g.id (node domains are
--- cache[node index]): lib (its first extern node, or false); why (set when
+-- Group g's facts, memoised in cache.groups under g.id: lib (its first extern node, or false); why (set when
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
 -- and that member's shape; at is its index, the first such in order);
@@ -133,14 +123,14 @@ local function facts(g, cache)
     first, last = first or index, index
     local op = fe.ops[name]
     if not lib and op and op.library then lib = n end
-    local d = domain(n, index, name, op, cache)
-    if d and d.red then
+    local d, dn, dk = domain(n, name, op)
+    if d then
       if red and red.axes ~= d.axes and not why then
         why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
       end
       red = red or d
-    elseif d and d.numel > numel then
-      numel, key, at = d.numel, d.key, index
+    elseif d == false and dn > numel then
+      numel, key, at = dn, dk, index
     end
   end
   f = { id = id, lib = lib, why = why, red = red, numel = numel, key = key, at = at,
@@ -172,13 +162,13 @@ local function fused(group, fa, fb, cache)
   groups[f.id] = f
 end
 
--- The run's cache of node domains and group facts (ctx.state.domains).
+-- The run's cache of group facts (ctx.state.inductor).
 local function run_cache(ctx)
   local state = ctx.state
-  local cache = state.domains
+  local cache = state.inductor
   if not cache then
     cache = {}
-    state.domains = cache
+    state.inductor = cache
   end
   return cache
 end
@@ -200,7 +190,7 @@ local gates
 --- groups of a greedy candidate (group.parts). The engine has already
 --- checked legality (cycles, kernel classes); these are Inductor's own
 --- gates: extern kernels, max_fusion_size, and domains that line up.
---- cache holds node domains and per-group facts for the run.
+--- cache holds per-group facts for the run (any table kept for it).
 function M.can_fuse(a, b, cache)
   return gates(a, b, facts(a, cache), facts(b, cache))
 end
@@ -356,15 +346,15 @@ function M.layout_copies(graph)
 end
 
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
---- (domains cached in ctx.state for the run).
+--- (group facts cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)
-  return M.score(a, b, ctx.state.domains or run_cache(ctx))
+  return M.score(a, b, ctx.state.inductor or run_cache(ctx))
 end
 
 --- decide(group, ctx, spill, measure): a greedy candidate's verdict and
 --- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
 function M.decide(group, ctx, spill, measure)
-  local cache, parts = ctx.state.domains or run_cache(ctx), group.parts
+  local cache, parts = ctx.state.inductor or run_cache(ctx), group.parts
   local a, b = parts[1], parts[2]
   local groups = cache.groups or {}
   local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
