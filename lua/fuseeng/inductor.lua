@@ -104,6 +104,12 @@ end
 -- parts' (merge) when decide says yes, and the parts', which a greedy
 -- driver never shows again (its groups only grow), are dropped; a group
 -- the cache does not know is summarised from its nodes.
+-- A facts table is a list, not a record: ten named fields made each a hash
+-- part of sixteen slots, and a run keeps one per group.
+local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3, 4, 5
+local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
+local NAMES <const> = 11
+
 local function facts(g, cache)
   local groups = cache.groups
   if not groups then
@@ -133,8 +139,7 @@ local function facts(g, cache)
       numel, key, at = dn, dk, index
     end
   end
-  f = { id = id, lib = lib, why = why, red = red, numel = numel, key = key, at = at,
-        n = #nodes, first = first, last = last }
+  f = { id, lib, why, red, numel, key, at, #nodes, first, last }
   groups[id] = f
   return f
 end
@@ -144,22 +149,22 @@ end
 -- other's).
 local function merge(fa, fb)
   local p = fa
-  if fb.numel > fa.numel or (fb.numel == fa.numel and fb.numel > 0 and fb.at < fa.at) then
+  if fb[NUMEL] > fa[NUMEL] or (fb[NUMEL] == fa[NUMEL] and fb[NUMEL] > 0 and fb[AT] < fa[AT]) then
     p = fb
   end
-  return { lib = false, red = fa.red or fb.red, numel = p.numel, key = p.key, at = p.at,
-           n = fa.n + fb.n, first = fa.first < fb.first and fa.first or fb.first,
-           last = fa.last > fb.last and fa.last or fb.last }
+  return { nil, false, nil, fa[RED] or fb[RED], p[NUMEL], p[KEY], p[AT], fa[N] + fb[N],
+           fa[FIRST] < fb[FIRST] and fa[FIRST] or fb[FIRST],
+           fa[LAST] > fb[LAST] and fa[LAST] or fb[LAST] }
 end
 
 -- decide said yes to fusing parts with facts fa and fb into group:
 -- remember the fused group's facts, forget the parts'.
 local function fused(group, fa, fb, cache)
   local groups = cache.groups
-  groups[fa.id], groups[fb.id] = nil, nil
+  groups[fa[ID]], groups[fb[ID]] = nil, nil
   local f = merge(fa, fb)
-  f.id = group.id
-  groups[f.id] = f
+  f[ID] = group.id
+  groups[f[ID]] = f
 end
 
 -- The run's cache of group facts (ctx.state.inductor).
@@ -181,7 +186,7 @@ end
 -- The elements a domain iterates: a reduction's full range, else its
 -- largest pointwise member.
 local function size(s)
-  return s.red and s.red.full or s.numel
+  return s[RED] and s[RED].full or s[NUMEL]
 end
 
 local gates
@@ -197,39 +202,39 @@ end
 
 -- can_fuse on two groups' facts.
 function gates(a, b, sa, sb)
-  local lib = sa.lib or sb.lib
+  local lib = sa[LIB] or sb[LIB]
   if lib then
     return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
   end
-  if sa.n + sb.n > M.MAX_FUSION_SIZE then
-    return false, ("%d nodes > max_fusion_size %d"):format(sa.n + sb.n, M.MAX_FUSION_SIZE)
+  if sa[N] + sb[N] > M.MAX_FUSION_SIZE then
+    return false, ("%d nodes > max_fusion_size %d"):format(sa[N] + sb[N], M.MAX_FUSION_SIZE)
   end
-  if sa.why then return false, sa.why end
-  if sb.why then return false, sb.why end
-  if sa.red and sb.red then
-    if sa.red.axes ~= sb.red.axes then
-      return false, ("reductions over different ranges (%s vs %s)"):format(sa.red.axes, sb.red.axes)
+  if sa[WHY] then return false, sa[WHY] end
+  if sb[WHY] then return false, sb[WHY] end
+  if sa[RED] and sb[RED] then
+    if sa[RED].axes ~= sb[RED].axes then
+      return false, ("reductions over different ranges (%s vs %s)"):format(sa[RED].axes, sb[RED].axes)
     end
     return true, "reduction"
   end
   -- A pointwise-only producer of a larger domain is inlined into it.
-  if not sa.red and sa.numel > 0 and sa.numel < size(sb) and feeds(a, b) then
+  if not sa[RED] and sa[NUMEL] > 0 and sa[NUMEL] < size(sb) and feeds(a, b) then
     return true, "inlined"
   end
-  if not sb.red and sb.numel > 0 and sb.numel < size(sa) and feeds(b, a) then
+  if not sb[RED] and sb[NUMEL] > 0 and sb[NUMEL] < size(sa) and feeds(b, a) then
     return true, "inlined"
   end
-  local red = sa.red or sb.red
+  local red = sa[RED] or sb[RED]
   if red then
-    local s = sa.red and sb or sa
-    if s.numel == 0 or s.numel == red.full or s.key == red.rows_key then
+    local s = sa[RED] and sb or sa
+    if s[NUMEL] == 0 or s[NUMEL] == red.full or s[KEY] == red.rows_key then
       return true, "prologue/epilogue"
     end
     return false, ("pointwise over %s fits neither the reduction's %d elements nor its rows %s")
-                  :format(s.key, red.full, red.rows_key)
+                  :format(s[KEY], red.full, red.rows_key)
   end
-  if sa.numel > 0 and sb.numel > 0 and sa.numel ~= sb.numel then
-    return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa.numel, sb.numel)
+  if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
+    return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa[NUMEL], sb[NUMEL])
   end
   return true, (feeds(a, b) or feeds(b, a)) and "vertical" or "horizontal"
 end
@@ -249,10 +254,10 @@ function M.score(a, b, cache)
   local mem = a:shared_bytes(b)
   local groups = cache.groups or {}
   local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
-  local same = not fa.red == not fb.red and mem > 0
-  -- max(|fa.first - fb.last|, |fb.first - fa.last|), without the four
+  local same = not fa[RED] == not fb[RED] and mem > 0
+  -- max(|fa[FIRST] - fb[LAST]|, |fb[FIRST] - fa[LAST]|), without the four
   -- calls into the math library (this runs for every candidate pair).
-  local d1, d2 = fa.first - fb.last, fb.first - fa.last
+  local d1, d2 = fa[FIRST] - fb[LAST], fb[FIRST] - fa[LAST]
   if d1 < 0 then d1 = -d1 end
   if d2 < 0 then d2 = -d2 end
   local dist = d1 > d2 and d1 or d2
@@ -264,12 +269,12 @@ end
 -- "{'a', 'b'}": a group as Inductor's fusion log names it (kept with its
 -- facts f, since a part is named in every pair it is benchmarked in).
 local function names(g, f)
-  if not f.names then
+  if not f[NAMES] then
     local t = {}
     for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
-    f.names = "{" .. table.concat(t, ", ") .. "}"
+    f[NAMES] = "{" .. table.concat(t, ", ") .. "}"
   end
-  return f.names
+  return f[NAMES]
 end
 
 local benchmark
