@@ -19,7 +19,14 @@
  *   group:  #grp, grp[i], nodes, size, ops, key ("silu+mul"), exact_key,
  *           inputs, outputs, internal (tensor lists), bytes_in, bytes_out,
  *           bytes, internal_bytes, flops, kinds (kind -> count), first, last,
- *           grp:contains(node), parts (the groups a candidate merges)
+ *           grp:contains(node), parts (the groups a candidate merges; made
+ *           once per group object), id (an integer, equal exactly for
+ *           equal node sets within a run: the members interned as bytes),
+ *           a:shared_bytes(b), a:feeds(b) (sharedbytes.h)
+ *
+ * Hooks run hundreds of thousands of times a plan, so group fields build no
+ * Lua tables they do not return and allocate no C memory: sets of nodes and
+ * tensors are stamps in a scratch owned by the graph object (marks()).
  */
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -29,14 +36,46 @@
 #include "lua_graph.h"
 #include "lua_graph_flat.h"
 #include "ops.h"
+#include "sharedbytes.h"
+#include "strtab.h"
 
-#define GRAPH_MT "fuseeng.graph"
-#define NODE_MT "fuseeng.node"
-#define TENSOR_MT "fuseeng.tensor"
-#define GROUP_MT "fuseeng.group"
+/* Metatable names; their addresses are also registry keys of the same
+ * metatables (new_mt), so making or checking an object interns no string:
+ * hooks make and check several objects per candidate pair. */
+static const char GRAPH_MT[] = "fuseeng.graph";
+static const char NODE_MT[] = "fuseeng.node";
+static const char TENSOR_MT[] = "fuseeng.tensor";
+static const char GROUP_MT[] = "fuseeng.group";
+
+static void set_mt(lua_State *L, const char *mt)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, mt);
+    lua_setmetatable(L, -2);
+}
+
+/* luaL_testudata and luaL_checkudata by the metatable's address. */
+static void *test_ud(lua_State *L, int idx, const char *mt)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, mt);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+
+static void *check_ud(lua_State *L, int idx, const char *mt)
+{
+    void *p = test_ud(L, idx, mt);
+    if (!p)
+        luaL_typeerror(L, idx, mt);
+    return p;
+}
 
 typedef struct lgraph {
     const fe_graph *g;
+    fe_strtab *ids;      /* group.id: node sets seen this run (as bytes), made on first use */
 } lgraph;
 
 typedef struct lobj {
@@ -45,7 +84,8 @@ typedef struct lobj {
 } lobj;
 
 /* Members, then (when the group is a candidate merge) the parts it merges:
- * nparts lengths followed by each part's members. */
+ * nparts lengths followed by each part's members. Uservalues: 1 the graph
+ * object, 2 the parts table once asked for. */
 typedef struct lgroup {
     lgraph *lg;
     int32_t n, nparts;
@@ -63,8 +103,18 @@ static const fe_graph *live(lua_State *L, lgraph *lg)
 
 void fe_lg_detach(lua_State *L, int idx)
 {
-    lgraph *lg = luaL_checkudata(L, idx, GRAPH_MT);
+    lgraph *lg = check_ud(L, idx, GRAPH_MT);
     lg->g = NULL;
+    fe_strtab_free(lg->ids);   /* ids hold for one run */
+    lg->ids = NULL;
+}
+
+static int graph_gc(lua_State *L)
+{
+    lgraph *lg = lua_touserdata(L, 1);
+    fe_strtab_free(lg->ids);
+    lg->ids = NULL;
+    return 0;
 }
 
 static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *mt)
@@ -81,7 +131,7 @@ static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *
     o->id = id;
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
-    luaL_setmetatable(L, mt);
+    set_mt(L, mt);
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, id);
     lua_remove(L, -2);
@@ -102,7 +152,7 @@ void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
 {
     gidx = lua_absindex(L, gidx);
     size_t extra = nparts > 1 ? (size_t)nparts + (size_t)n : 0;
-    lgroup *gr = lua_newuserdatauv(L, sizeof *gr + ((size_t)n + extra) * sizeof(int32_t), 1);
+    lgroup *gr = lua_newuserdatauv(L, sizeof *gr + ((size_t)n + extra) * sizeof(int32_t), 2);
     gr->lg = lua_touserdata(L, gidx);
     gr->n = n;
     gr->nparts = nparts > 1 ? nparts : 0;
@@ -113,7 +163,7 @@ void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
     }
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
-    luaL_setmetatable(L, GROUP_MT);
+    set_mt(L, GROUP_MT);
 }
 
 void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
@@ -123,7 +173,7 @@ void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
 
 const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n)
 {
-    lgroup *gr = luaL_testudata(L, idx, GROUP_MT);
+    lgroup *gr = test_ud(L, idx, GROUP_MT);
     if (!gr)
         return NULL;
     if (live(L, gr->lg) != g)
@@ -190,7 +240,7 @@ static int int_index(lua_State *L, int idx, lua_Integer *i)
 
 int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g)
 {
-    lobj *o = luaL_testudata(L, idx, TENSOR_MT);
+    lobj *o = test_ud(L, idx, TENSOR_MT);
     if (o)
         return o->lg->g == g ? o->id : -1;
     if (lua_type(L, idx) == LUA_TSTRING)
@@ -200,7 +250,7 @@ int32_t fe_lg_to_tensor(lua_State *L, int idx, const fe_graph *g)
 
 int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
 {
-    lobj *o = luaL_testudata(L, idx, NODE_MT);
+    lobj *o = test_ud(L, idx, NODE_MT);
     lua_Integer i;
     if (o)
         return o->lg->g == g ? o->id : -1;
@@ -215,6 +265,39 @@ int32_t fe_lg_to_node(lua_State *L, int idx, const fe_graph *g)
 static void push_graph_of(lua_State *L, int idx)
 {
     lua_getiuservalue(L, idx, 1);
+}
+
+/* ---- scratch marks ---- */
+
+/* Stamps per node and per tensor, one scratch per graph object (its
+ * uservalue 3, made on first use): marking a set costs its size, testing a
+ * member O(1), and nothing is cleared between questions. */
+typedef struct lmarks {
+    int32_t stamp;
+    int32_t v[];   /* nnodes node stamps, then ntensors tensor stamps */
+} lmarks;
+
+/* A fresh pair of stamps (s, s + 1) in the scratch of the graph of the
+ * object at idx, as an fe_setpair. */
+static fe_setpair marks(lua_State *L, int idx, const fe_graph *g)
+{
+    size_t n = (size_t)g->nnodes + (size_t)g->ntensors;
+    lua_getiuservalue(L, idx, 1);
+    lmarks *m = lua_getiuservalue(L, -1, 3) == LUA_TUSERDATA ? lua_touserdata(L, -1) : NULL;
+    lua_pop(L, 1);
+    if (!m) {
+        m = lua_newuserdatauv(L, sizeof *m + n * sizeof(int32_t), 0);
+        m->stamp = 0;
+        memset(m->v, 0, n * sizeof(int32_t));
+        lua_setiuservalue(L, -2, 3);
+    }
+    lua_pop(L, 1);
+    if (m->stamp > INT32_MAX - 4) {   /* old stamps could come back: clear */
+        memset(m->v, 0, n * sizeof(int32_t));
+        m->stamp = 0;
+    }
+    m->stamp += 2;
+    return (fe_setpair){m->v, m->v + g->nnodes, m->stamp};
 }
 
 /* ---- shared helpers ---- */
@@ -459,7 +542,7 @@ static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node",
 
 static int graph_node(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     const fe_graph *g = live(L, lg);
     int32_t id = fe_lg_to_node(L, 2, g);
     if (id < 0)
@@ -470,7 +553,7 @@ static int graph_node(lua_State *L)
 
 static int graph_tensor(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     const fe_graph *g = live(L, lg);
     int32_t id = fe_graph_find_tensor(g, luaL_checkstring(L, 2));
     if (id < 0)
@@ -481,13 +564,13 @@ static int graph_tensor(lua_State *L)
 
 static int graph_postdom(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     return fe_lg_postdom(L, live(L, lg));
 }
 
 static int graph_arrays(lua_State *L)
 {
-    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
     return fe_lg_arrays(L, live(L, lg));
 }
 
@@ -562,10 +645,10 @@ static int graph_tostring(lua_State *L)
 
 enum { R_NODES = 1, R_SIZE, R_OPS, R_KEY, R_EXACT_KEY, R_INPUTS, R_OUTPUTS, R_INTERNAL,
        R_BYTES_IN, R_BYTES_OUT, R_BYTES, R_INTERNAL_BYTES, R_FLOPS, R_KINDS, R_FIRST, R_LAST,
-       R_CONTAINS, R_PARTS };
+       R_CONTAINS, R_PARTS, R_ID, R_SHARED_BYTES, R_FEEDS };
 static const char *const group_fields[] = {"nodes", "size", "ops", "key", "exact_key", "inputs",
     "outputs", "internal", "bytes_in", "bytes_out", "bytes", "internal_bytes", "flops", "kinds",
-    "first", "last", "contains", "parts", NULL};
+    "first", "last", "contains", "parts", "id", "shared_bytes", "feeds", NULL};
 
 static int in_group(const lgroup *gr, int32_t v)
 {
@@ -584,9 +667,10 @@ static int in_group(const lgroup *gr, int32_t v)
 
 /* Classify the tensors a group touches. which: 0 external inputs, 1
  * external outputs, 2 internal. Writes distinct ids into out (first-use
- * order) and returns the count; bytes gets their total. */
+ * order) and returns the count; bytes gets their total. seen marks the
+ * inputs already listed (a fresh stamp). */
 static int group_tensors(const fe_graph *g, const lgroup *gr, int which, int32_t *out,
-                         int64_t *bytes)
+                         int64_t *bytes, const fe_setpair *seen)
 {
     int k = 0;
     *bytes = 0;
@@ -596,15 +680,13 @@ static int group_tensors(const fe_graph *g, const lgroup *gr, int which, int32_t
             for (int q = 0; q < n->nin; q++) {
                 int32_t t = fe_node_input(g, n, q);
                 int32_t p = fe_graph_tensor(g, t)->producer;
-                if (p >= 0 && in_group(gr, p))
+                if ((p >= 0 && in_group(gr, p)) || seen->tensor[t] == seen->stamp)
                     continue;
-                int dup = 0;
-                for (int j = 0; j < k && !dup; j++)
-                    dup = out[j] == t;
-                if (!dup) {
-                    out[k++] = t;
-                    *bytes += fe_graph_tensor(g, t)->bytes;
-                }
+                seen->tensor[t] = seen->stamp;
+                if (out)
+                    out[k] = t;
+                k++;
+                *bytes += fe_graph_tensor(g, t)->bytes;
             }
             continue;
         }
@@ -615,7 +697,9 @@ static int group_tensors(const fe_graph *g, const lgroup *gr, int which, int32_t
             for (int32_t c = 0; c < ts->ncons && !outside; c++)
                 outside = !in_group(gr, fe_tensor_consumer(g, ts, c));
             if ((which == 1) == outside) {
-                out[k++] = t;
+                if (out)
+                    out[k] = t;
+                k++;
                 *bytes += ts->bytes;
             }
         }
@@ -635,11 +719,75 @@ static int group_max_tensors(const fe_graph *g, const lgroup *gr)
 
 static int group_contains(lua_State *L)
 {
-    lgroup *gr = luaL_checkudata(L, 1, GROUP_MT);
+    lgroup *gr = check_ud(L, 1, GROUP_MT);
     const fe_graph *g = live(L, gr->lg);
     int32_t v = fe_lg_to_node(L, 2, g);
     lua_pushboolean(L, v >= 0 && in_group(gr, v));
     return 1;
+}
+
+/* Marks for a:shared_bytes(b) and a:feeds(b): a's members stamp, b's
+ * stamp + 1. Raises an error when b is no group or the two overlap. */
+static fe_setpair group_pair(lua_State *L, const char *what, lgroup **a, lgroup **b)
+{
+    *a = check_ud(L, 1, GROUP_MT);
+    *b = check_ud(L, 2, GROUP_MT);
+    const fe_graph *g = live(L, (*a)->lg);
+    if (live(L, (*b)->lg) != g)
+        luaL_error(L, "%s: the two groups belong to different graphs", what);
+    fe_setpair s = marks(L, 1, g);
+    for (int32_t i = 0; i < (*a)->n; i++)
+        s.node[(*a)->nodes[i]] = s.stamp;
+    for (int32_t i = 0; i < (*b)->n; i++) {
+        int32_t v = (*b)->nodes[i];
+        if (s.node[v] == s.stamp)
+            luaL_error(L, "%s: node '%s' is in both groups (they must not overlap)", what,
+                       fe_node_name(g, fe_graph_node(g, v)));
+        s.node[v] = s.stamp + 1;
+    }
+    return s;
+}
+
+static int group_shared_bytes(lua_State *L)
+{
+    lgroup *a, *b;
+    fe_setpair s = group_pair(L, "a:shared_bytes(b)", &a, &b);
+    lua_pushinteger(L, fe_shared_bytes(a->lg->g, &s, a->nodes, a->n, b->nodes, b->n));
+    return 1;
+}
+
+static int group_feeds(lua_State *L)
+{
+    lgroup *a, *b;
+    fe_setpair s = group_pair(L, "a:feeds(b)", &a, &b);
+    lua_pushboolean(L, fe_set_feeds(a->lg->g, &s, b->nodes, b->n));
+    return 1;
+}
+
+/* group.parts: made on first use and kept (uservalue 2), so a hook that
+ * reads it twice gets the same table and the same part objects. */
+static void push_parts(lua_State *L, const lgroup *gr)
+{
+    if (lua_getiuservalue(L, 1, 2) == LUA_TTABLE)
+        return;
+    lua_pop(L, 1);
+    push_graph_of(L, 1);
+    int gi = lua_gettop(L);
+    int np = gr->nparts ? gr->nparts : 1;   /* a group that is no merge is its own part */
+    lua_createtable(L, np, 0);
+    const int32_t *len = gr->nodes + gr->n, *at = gr->nodes + gr->n + gr->nparts;
+    for (int i = 0; i < np; i++) {
+        if (gr->nparts) {
+            fe_lg_push_group(L, gi, at, len[i]);
+            at += len[i];
+        } else {
+            lua_pushvalue(L, 1);
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_remove(L, gi);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, 2);
 }
 
 static int group_index(lua_State *L)
@@ -688,18 +836,25 @@ static int group_index(lua_State *L)
     case R_INTERNAL_BYTES:
     case R_BYTES: {
         int which = f == R_INPUTS || f == R_BYTES_IN ? 0 : f == R_OUTPUTS || f == R_BYTES_OUT ? 1 : 2;
-        int32_t *ids = malloc((size_t)group_max_tensors(g, gr) * sizeof *ids);
+        int list = f == R_INPUTS || f == R_OUTPUTS || f == R_INTERNAL;
+        int32_t buf[256], *ids = NULL;
         int64_t bytes, more = 0;
-        if (!ids)
-            return luaL_error(L, "out of memory");
-        int k = group_tensors(g, gr, f == R_BYTES ? 0 : which, ids, &bytes);
+        fe_setpair seen = marks(L, 1, g);
+        if (list) {
+            int max = group_max_tensors(g, gr);
+            ids = max <= 256 ? buf : malloc((size_t)max * sizeof *ids);
+            if (!ids)
+                return luaL_error(L, "out of memory");
+        }
+        int k = group_tensors(g, gr, f == R_BYTES ? 0 : which, ids, &bytes, &seen);
         if (f == R_BYTES)
-            group_tensors(g, gr, 1, ids, &more);
-        if (f == R_INPUTS || f == R_OUTPUTS || f == R_INTERNAL)
+            group_tensors(g, gr, 1, NULL, &more, &seen);
+        if (list)
             push_tensor_list(L, 1, ids, k);
         else
             lua_pushinteger(L, bytes + more);
-        free(ids);
+        if (ids != buf)
+            free(ids);
         return 1;
     }
     case R_FLOPS: {
@@ -726,26 +881,19 @@ static int group_index(lua_State *L)
         fe_lg_push_node(L, -1, gr->nodes[f == R_FIRST ? 0 : gr->n - 1]);
         return 1;
     case R_CONTAINS: lua_pushcfunction(L, group_contains); return 1;
-    case R_PARTS: {
-        /* The groups this candidate merges; a group that is no merge is its
-         * own only part. */
-        push_graph_of(L, 1);
-        int gi = lua_gettop(L);
-        int np = gr->nparts ? gr->nparts : 1;
-        lua_createtable(L, np, 0);
-        const int32_t *len = gr->nodes + gr->n, *at = gr->nodes + gr->n + gr->nparts;
-        for (int i = 0; i < np; i++) {
-            if (gr->nparts) {
-                fe_lg_push_group(L, gi, at, len[i]);
-                at += len[i];
-            } else {
-                lua_pushvalue(L, 1);
-            }
-            lua_rawseti(L, -2, i + 1);
-        }
-        lua_remove(L, gi);
+    case R_PARTS: push_parts(L, gr); return 1;
+    case R_ID: {   /* equal exactly for equal node sets, within the run */
+        lgraph *lg = gr->lg;
+        int32_t id = -1;
+        if (lg->ids || (lg->ids = fe_strtab_new()))
+            id = fe_strtab_intern(lg->ids, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
+        if (id < 0)
+            return luaL_error(L, "out of memory numbering groups");
+        lua_pushinteger(L, (lua_Integer)id + 1);
         return 1;
     }
+    case R_SHARED_BYTES: lua_pushcfunction(L, group_shared_bytes); return 1;
+    case R_FEEDS: lua_pushcfunction(L, group_feeds); return 1;
     }
     return no_field(L, "a group");
 }
@@ -789,6 +937,8 @@ static void new_mt(lua_State *L, const char *name, const char *const *fields,
                    lua_CFunction index, lua_CFunction len, lua_CFunction tostring)
 {
     luaL_newmetatable(L, name);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, name);
     lua_newtable(L);
     for (int i = 0; fields[i]; i++) {
         lua_pushinteger(L, i + 1);
@@ -823,6 +973,10 @@ static void open_metatables(lua_State *L)
     new_mt(L, GROUP_MT, group_fields, group_index, group_len, group_tostring);
     /* Node and tensor objects are cached, so identity is equality; __eq
      * also covers objects made by different runs over the same graph. */
+    luaL_getmetatable(L, GRAPH_MT);
+    lua_pushcfunction(L, graph_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
     luaL_getmetatable(L, NODE_MT);
     lua_pushcfunction(L, eq_obj);
     lua_setfield(L, -2, "__eq");
@@ -832,11 +986,12 @@ static void open_metatables(lua_State *L)
 void fe_lg_push_graph(lua_State *L, const fe_graph *g)
 {
     open_metatables(L);
-    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 2);
+    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 3);   /* 3: scratch marks (marks()) */
     lg->g = g;
+    lg->ids = NULL;
     lua_newtable(L);
     lua_setiuservalue(L, -2, 1);   /* node objects by id */
     lua_newtable(L);
     lua_setiuservalue(L, -2, 2);   /* tensor objects by id */
-    luaL_setmetatable(L, GRAPH_MT);
+    set_mt(L, GRAPH_MT);
 }

@@ -36,9 +36,7 @@ local REDUCE_AXIS = { softmax = true, log_softmax = true }
 local NORMS = { layer_norm = true, rms_norm = true }
 
 local function shape_key(shape)
-  local t = {}
-  for i, d in ipairs(shape) do t[i] = tostring(d) end
-  return table.concat(t, "x")
+  return table.concat(shape, "x")
 end
 
 local function as_list(v)
@@ -52,18 +50,18 @@ end
 -- The axes node n reduces (0-based, sorted), or nil if it is no reduction
 -- Inductor would schedule as one (custom reductions such as cumsum are
 -- scans: treated as pointwise).
-local function reduced_axes(n, rank)
+local function reduced_axes(n, op, rank)
   local a = n.attrs
   local axes
-  if REDUCE_AXES[n.op] then
+  if REDUCE_AXES[op] then
     axes = as_list(a.axes)
     if not axes then
       axes = {}
       for i = 1, rank do axes[i] = i - 1 end
     end
-  elseif REDUCE_AXIS[n.op] then
+  elseif REDUCE_AXIS[op] then
     axes = { a.axis or -1 }
-  elseif NORMS[n.op] then
+  elseif NORMS[op] then
     local k = a.normalized_shape and #as_list(a.normalized_shape) or 1
     axes = {}
     for i = 1, k do axes[i] = rank - k + i - 1 end
@@ -75,142 +73,177 @@ local function reduced_axes(n, rank)
   return axes
 end
 
--- Node n's iteration domain (cached per run in cache): nil for a view,
--- {numel, key} for pointwise, {red = true, full, rows, rows_key, axes} for
--- a reduction.
-local function domain(n, cache)
-  local d = cache[n.index]
-  if d ~= nil then return d or nil end
-  local op = fe.ops[n.op]
-  if op and op.view then
-    cache[n.index] = false
-    return nil
+-- Node n's iteration domain: nil for a view; for a reduction {red = true,
+-- full, rows, rows_key, axes}; for pointwise false, its numel and shape key
+-- (no table: a node's domain is read once, when its singleton group's facts
+-- are made, and a table per node only fed the collector).
+local function domain(n, name, op)
+  if op and op.view then return nil end
+  local input, axes
+  if REDUCE_AXES[name] or REDUCE_AXIS[name] or NORMS[name] then
+    input = n.inputs[1]
+    axes = input and reduced_axes(n, name, input.rank)
   end
-  local input = n.inputs[1]
-  local axes = input and reduced_axes(n, input.rank)
-  if axes then
-    local rows, shape = 1, {}
-    for i, s in ipairs(input.shape) do shape[i] = s end
-    for _, x in ipairs(axes) do shape[x + 1] = 1 end
-    for _, s in ipairs(shape) do rows = rows * s end
-    d = { red = true, full = input.numel, rows = rows, rows_key = shape_key(shape),
-          axes = table.concat(axes, ",") .. "/" .. shape_key(input.shape) }
-  else
-    d = { numel = n.numel, key = shape_key(n.shape) }
-  end
-  cache[n.index] = d
-  return d
+  if not axes then return false, n.numel, shape_key(n.shape) end
+  local rows, shape = 1, {}
+  for i, s in ipairs(input.shape) do shape[i] = s end
+  for _, x in ipairs(axes) do shape[x + 1] = 1 end
+  for _, s in ipairs(shape) do rows = rows * s end
+  return { red = true, full = input.numel, rows = rows, rows_key = shape_key(shape),
+           axes = table.concat(axes, ",") .. "/" .. shape_key(input.shape) }
 end
 
-local function has_library(g)
-  for _, n in ipairs(g.nodes) do
-    local op = fe.ops[n.op]
-    if op and op.library then return n end
-  end
-  return nil
-end
+-- Group g's facts, memoised in cache.groups under g.id: lib (its first extern node, or false); why (set when
+-- two of its reductions disagree); its domain: red (the first reduction's,
+-- or false), numel and key (the most elements a pointwise member iterates,
+-- and that member's shape; at is its index, the first such in order);
+-- n, first and last (its size and its first and last node's index); id.
+-- These loops over up to max_fusion_size members were most of a plan's
+-- time: the greedy driver scores each pair of groups each round, and most
+-- groups are new each round. So a fused pair's facts are made from its
+-- parts' (merge) when decide says yes, and the parts', which a greedy
+-- driver never shows again (its groups only grow), are dropped; a group
+-- the cache does not know is summarised from its nodes.
+-- A facts table is a list, not a record: ten named fields made each a hash
+-- part of sixteen slots, and a run keeps one per group.
+local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3, 4, 5
+local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
+local NAMES <const> = 11
 
--- A node list's domain: its reduction (the first; nil and why if two
--- disagree) and the most elements any pointwise member iterates.
-local function summarize(nodes, cache)
-  local red, numel, key = nil, 0, nil
-  for _, n in ipairs(nodes) do
-    local d = domain(n, cache)
-    if d and d.red then
-      if red and red.axes ~= d.axes then
-        return nil, ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
+local function facts(g, cache)
+  local groups = cache.groups
+  if not groups then
+    groups = {}
+    cache.groups = groups
+  end
+  local id = g.id
+  local f = groups[id]
+  if f then return f end
+  local lib = false
+  local red, numel, key, at = false, 0, nil, nil
+  local why, first, last
+  local nodes = g.nodes
+  for i = 1, #nodes do
+    local n = nodes[i]
+    local name, index = n.op, n.index
+    first, last = first or index, index
+    local op = fe.ops[name]
+    if not lib and op and op.library then lib = n end
+    local d, dn, dk = domain(n, name, op)
+    if d then
+      if red and red.axes ~= d.axes and not why then
+        why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
       end
       red = red or d
-    elseif d and d.numel > numel then
-      numel, key = d.numel, d.key
+    elseif d == false and dn > numel then
+      numel, key, at = dn, dk, index
     end
   end
-  return { red = red, numel = numel, key = key }
+  f = { id, lib, why, red, numel, key, at, #nodes, first, last }
+  groups[id] = f
+  return f
+end
+
+-- The facts of a and b fused, from theirs (both passed can_fuse: no
+-- extern, reductions that agree, so either reduction's domain is the
+-- other's).
+local function merge(fa, fb)
+  local p = fa
+  if fb[NUMEL] > fa[NUMEL] or (fb[NUMEL] == fa[NUMEL] and fb[NUMEL] > 0 and fb[AT] < fa[AT]) then
+    p = fb
+  end
+  return { nil, false, nil, fa[RED] or fb[RED], p[NUMEL], p[KEY], p[AT], fa[N] + fb[N],
+           fa[FIRST] < fb[FIRST] and fa[FIRST] or fb[FIRST],
+           fa[LAST] > fb[LAST] and fa[LAST] or fb[LAST] }
+end
+
+-- decide said yes to fusing parts with facts fa and fb into group:
+-- remember the fused group's facts, forget the parts'.
+local function fused(group, fa, fb, cache)
+  local groups = cache.groups
+  groups[fa[ID]], groups[fb[ID]] = nil, nil
+  local f = merge(fa, fb)
+  f[ID] = group.id
+  groups[f[ID]] = f
+end
+
+-- The run's cache of group facts (ctx.state.inductor).
+local function run_cache(ctx)
+  local state = ctx.state
+  local cache = state.inductor
+  if not cache then
+    cache = {}
+    state.inductor = cache
+  end
+  return cache
 end
 
 -- Is a the producer side of b (some output of a read by b)?
 local function feeds(a, b)
-  local out = {}
-  for _, t in ipairs(a.outputs) do out[t.name] = true end
-  for _, t in ipairs(b.inputs) do if out[t.name] then return true end end
-  return false
+  return a:feeds(b)
 end
 
 -- The elements a domain iterates: a reduction's full range, else its
 -- largest pointwise member.
 local function size(s)
-  return s.red and s.red.full or s.numel
+  return s[RED] and s[RED].full or s[NUMEL]
 end
+
+local gates
 
 --- can_fuse(a, b, cache): true and how, or false and why, for the two
 --- groups of a greedy candidate (group.parts). The engine has already
 --- checked legality (cycles, kernel classes); these are Inductor's own
 --- gates: extern kernels, max_fusion_size, and domains that line up.
+--- cache holds per-group facts for the run (any table kept for it).
 function M.can_fuse(a, b, cache)
-  local lib = has_library(a) or has_library(b)
+  return gates(a, b, facts(a, cache), facts(b, cache))
+end
+
+-- can_fuse on two groups' facts.
+function gates(a, b, sa, sb)
+  local lib = sa[LIB] or sb[LIB]
   if lib then
     return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
   end
-  if #a + #b > M.MAX_FUSION_SIZE then
-    return false, ("%d nodes > max_fusion_size %d"):format(#a + #b, M.MAX_FUSION_SIZE)
+  if sa[N] + sb[N] > M.MAX_FUSION_SIZE then
+    return false, ("%d nodes > max_fusion_size %d"):format(sa[N] + sb[N], M.MAX_FUSION_SIZE)
   end
-  local sa, why = summarize(a.nodes, cache)
-  if not sa then return false, why end
-  local sb
-  sb, why = summarize(b.nodes, cache)
-  if not sb then return false, why end
-  if sa.red and sb.red then
-    if sa.red.axes ~= sb.red.axes then
-      return false, ("reductions over different ranges (%s vs %s)"):format(sa.red.axes, sb.red.axes)
+  if sa[WHY] then return false, sa[WHY] end
+  if sb[WHY] then return false, sb[WHY] end
+  if sa[RED] and sb[RED] then
+    if sa[RED].axes ~= sb[RED].axes then
+      return false, ("reductions over different ranges (%s vs %s)"):format(sa[RED].axes, sb[RED].axes)
     end
     return true, "reduction"
   end
   -- A pointwise-only producer of a larger domain is inlined into it.
-  for _, pc in ipairs({ { a, b, sa, sb }, { b, a, sb, sa } }) do
-    local p, c, sp, sc = pc[1], pc[2], pc[3], pc[4]
-    if not sp.red and sp.numel > 0 and sp.numel < size(sc) and feeds(p, c) then
-      return true, "inlined"
-    end
+  if not sa[RED] and sa[NUMEL] > 0 and sa[NUMEL] < size(sb) and feeds(a, b) then
+    return true, "inlined"
   end
-  local red = sa.red or sb.red
+  if not sb[RED] and sb[NUMEL] > 0 and sb[NUMEL] < size(sa) and feeds(b, a) then
+    return true, "inlined"
+  end
+  local red = sa[RED] or sb[RED]
   if red then
-    local s = sa.red and sb or sa
-    if s.numel == 0 or s.numel == red.full or s.key == red.rows_key then
+    local s = sa[RED] and sb or sa
+    if s[NUMEL] == 0 or s[NUMEL] == red.full or s[KEY] == red.rows_key then
       return true, "prologue/epilogue"
     end
     return false, ("pointwise over %s fits neither the reduction's %d elements nor its rows %s")
-                  :format(s.key, red.full, red.rows_key)
+                  :format(s[KEY], red.full, red.rows_key)
   end
-  if sa.numel > 0 and sb.numel > 0 and sa.numel ~= sb.numel then
-    return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa.numel, sb.numel)
+  if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
+    return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa[NUMEL], sb[NUMEL])
   end
   return true, (feeds(a, b) or feeds(b, a)) and "vertical" or "horizontal"
 end
 
 --- Bytes a and b both touch (Inductor's score_fusion_memory): tensors one
---- writes and the other reads, or both read.
+--- writes and the other reads, or both read (group:shared_bytes; the two
+--- must not overlap).
 function M.shared_bytes(a, b)
-  local mine = {}
-  for _, t in ipairs(a.inputs) do mine[t.name] = t.bytes end
-  for _, t in ipairs(a.outputs) do mine[t.name] = t.bytes end
-  local seen, sum = {}, 0
-  for _, list in ipairs({ b.inputs, b.outputs }) do
-    for _, t in ipairs(list) do
-      if mine[t.name] and not seen[t.name] then
-        seen[t.name] = true
-        sum = sum + t.bytes
-      end
-    end
-  end
-  return sum
-end
-
-local function is_reduction(g, cache)
-  for _, n in ipairs(g.nodes) do
-    local d = domain(n, cache)
-    if d and d.red then return true end
-  end
-  return false
+  return a:shared_bytes(b)
 end
 
 --- score_fusion(a, b, cache): Inductor's key (same reduction-ness with
@@ -218,27 +251,52 @@ end
 --- lexicographically: bit 52 the type, bits 10..51 the bytes (up to 4 TiB),
 --- bits 0..9 1023 - distance (distances over 1023 nodes tie).
 function M.score(a, b, cache)
-  local mem = M.shared_bytes(a, b)
-  local same = is_reduction(a, cache) == is_reduction(b, cache) and mem > 0
-  local dist = math.max(math.abs(a.first.index - b.last.index), math.abs(b.first.index - a.last.index))
-  return (same and 2^52 or 0) + math.min(mem, 2^42 - 1) * 1024 + (1023 - math.min(dist, 1023))
+  local mem = a:shared_bytes(b)
+  local groups = cache.groups or {}
+  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
+  local same = not fa[RED] == not fb[RED] and mem > 0
+  -- max(|fa[FIRST] - fb[LAST]|, |fb[FIRST] - fa[LAST]|), without the four
+  -- calls into the math library (this runs for every candidate pair).
+  local d1, d2 = fa[FIRST] - fb[LAST], fb[FIRST] - fa[LAST]
+  if d1 < 0 then d1 = -d1 end
+  if d2 < 0 then d2 = -d2 end
+  local dist = d1 > d2 and d1 or d2
+  if dist > 1023 then dist = 1023 end
+  if mem > 2^42 - 1 then mem = 2^42 - 1 end
+  return (same and 2^52 or 0) + mem * 1024 + (1023 - dist)
 end
 
-local function names(g)
-  local t = {}
-  for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
-  return "{" .. table.concat(t, ", ") .. "}"
+-- "{'a', 'b'}": a group as Inductor's fusion log names it (kept with its
+-- facts f, since a part is named in every pair it is benchmarked in).
+local function names(g, f)
+  if not f[NAMES] then
+    local t = {}
+    for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
+    f[NAMES] = "{" .. table.concat(t, ", ") .. "}"
+  end
+  return f[NAMES]
 end
 
---- benchmark(group, ctx, spill): benchmark mode's verdict on a candidate
+local benchmark
+
+--- benchmark(group, ctx, spill, measure): benchmark mode's verdict on a candidate
 --- that passed can_fuse: the fused kernel against its two parts apart, on
 --- the simulator (measure = false) or this CPU's kernels (ctx:bench).
 --- spill = "veto" rejects a fused kernel that spills registers before
 --- timing it, as Inductor does; "price" lets the time (spill traffic
 --- included) decide. The reason is Inductor's fusion log line.
 function M.benchmark(group, ctx, spill, measure)
-  local a, b = group.parts[1], group.parts[2]
-  local pair = ("%s with %s"):format(names(a), names(b))
+  local cache, parts = run_cache(ctx), group.parts
+  return benchmark(group, ctx, spill, measure, parts[1], parts[2],
+                   facts(parts[1], cache), facts(parts[2], cache))
+end
+
+-- benchmark on the parts a and b with facts fa and fb. The reasons name
+-- every node of both parts (up to max_fusion_size), so each is one
+-- concatenation of the pair with short formatted pieces: string.format
+-- would copy the long pair through a growing buffer.
+function benchmark(group, ctx, spill, measure, a, b, fa, fb)
+  local pair = names(a, fa) .. " with " .. names(b, fb)
   local fused, apart, unit
   if measure then
     local m, why = ctx:bench(group)
@@ -247,22 +305,22 @@ function M.benchmark(group, ctx, spill, measure)
   else
     local s = ctx:simulate(group)
     if s.spill_regs > 0 and spill == "veto" then
-      return false, ("cannot fuse %s: register spilling of the fused kernel (%d regs > %d)")
-                    :format(pair, s.regs, ctx.machine.registers)
+      return false, "cannot fuse " .. pair .. (": register spilling of the fused kernel (%d regs > %d)")
+                    :format(s.regs, ctx.machine.registers)
     end
     fused, apart, unit = s.time, ctx:simulate_parts(group).time, "simulated"
   end
   if fused == apart then
-    return false, ("cannot fuse (benchmark): fusing %s gains nothing (%s %s either way)")
-                  :format(pair, unit, fe.fmt_time(fused))
+    return false, "cannot fuse (benchmark): fusing " .. pair .. (" gains nothing (%s %s either way)")
+                  :format(unit, fe.fmt_time(fused))
   end
   local speedup = fused > 0 and apart / fused or math.huge
   if fused < apart then
-    return true, ("can fuse (benchmark): fusing %s cause %.3fx speedup (%s %s vs %s)")
-                 :format(pair, speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+    return true, "can fuse (benchmark): fusing " .. pair .. (" cause %.3fx speedup (%s %s vs %s)")
+                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
   end
-  return false, ("cannot fuse (benchmark): fusing %s cause %.3fx slowdown (%s %s vs %s)")
-                :format(pair, 1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+  return false, "cannot fuse (benchmark): fusing " .. pair .. (" cause %.3fx slowdown (%s %s vs %s)")
+                :format(1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
 end
 
 --- layout_copies(graph): Inductor's layout optimization
@@ -293,21 +351,28 @@ function M.layout_copies(graph)
 end
 
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
---- (domains cached in ctx.state for the run).
+--- (group facts cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)
-  ctx.state.domains = ctx.state.domains or {}
-  return M.score(a, b, ctx.state.domains)
+  return M.score(a, b, ctx.state.inductor or run_cache(ctx))
 end
 
 --- decide(group, ctx, spill, measure): a greedy candidate's verdict and
 --- reason: can_fuse, then, if spill is "veto" or "price", benchmark mode.
 function M.decide(group, ctx, spill, measure)
-  ctx.state.domains = ctx.state.domains or {}
-  local a, b = group.parts[1], group.parts[2]
-  local ok, how = M.can_fuse(a, b, ctx.state.domains)
+  local cache, parts = ctx.state.inductor or run_cache(ctx), group.parts
+  local a, b = parts[1], parts[2]
+  local groups = cache.groups or {}
+  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
+  local ok, how = gates(a, b, fa, fb)
   if not ok then return false, "cannot fuse: " .. how end
-  if spill then return M.benchmark(group, ctx, spill, measure) end
-  return true, ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(M.shared_bytes(a, b)))
+  local why
+  if spill then
+    ok, why = benchmark(group, ctx, spill, measure, a, b, fa, fb)
+  else
+    why = ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(a:shared_bytes(b)))
+  end
+  if ok then fused(group, fa, fb, cache) end
+  return ok, why
 end
 
 return M
