@@ -367,6 +367,15 @@ local function combine(how, list, level)
   for _, c in ipairs(list) do
     if c.fallback_on_error == "stop" then p.fallback_on_error = "stop" end
   end
+  -- One child whose verdicts need re-asking makes the whole re-ask; the
+  -- whole is remembered by structure only if every child may be.
+  p.reask, p.memo = nil, nil
+  for _, c in ipairs(list) do
+    if c.reask then p.reask = true end
+  end
+  local memo = true
+  for _, c in ipairs(list) do memo = memo and c.memo == true end
+  if memo then p.memo = true end
   local rule = RULES[how]
   p.decide = function(self, group, ctx)
     local ops, parts = {}, {}

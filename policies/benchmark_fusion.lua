@@ -33,6 +33,7 @@ return fe.policy {
   description = "fuse a candidate when it measures >= threshold x faster on the CPU kernels",
   source = "seed 003, Inductor benchmark_fusion; seed 001, 1.1x threshold",
   driver = "greedy",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   params = { threshold = 1.1, choices = true },
   decide = function(self, group, ctx)
     local t = self.params.threshold

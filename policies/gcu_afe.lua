@@ -16,6 +16,7 @@ return fe.policy {
   description = "seed 004 AFE: fuse when the working set fits L2 and fusing saves time",
   source = "seed 004, GCU AFE (_can_fuse_gcu)",
   driver = "greedy",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   params = { margin_us = 0 },
   decide = function(self, group, ctx)
     local l2, fused = ctx.machine.l2_bytes, ctx:simulate(group)

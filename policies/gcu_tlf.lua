@@ -41,6 +41,7 @@ return fe.policy {
   source = "seed 004, GCU AFE + TLF (_apply_tlf_if_needed)",
   driver = "greedy",
   tiling = "auto",   -- seed 004 tiles; groups the split hook leaves get the simulator's split
+  memo = true,       -- answers depend on a group's structure only (docs/policy-guide.md)
   params = { margin_us = 0, split = 0 },
   decide = function(self, group, ctx)
     local s, tiled = price(self, ctx, group)

@@ -60,6 +60,7 @@ return fe.policy {
   description = "seed 000's LLM patterns (SwiGLU, Add+RMSNorm, GELU), decomposed forms included",
   source = "seed 000, InfiniCore llm_patterns.py and find_fusable_subgraphs",
   driver = "patterns",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   patterns = sources,
   decide = function(self, group, ctx)
     -- The driver does not say which pattern matched: the root (the last

@@ -16,6 +16,7 @@ return fe.policy {
   description = "seed 004's benefit model alone: fuse when it saves more than margin_us",
   source = "seed 004, compute_fusion_benefit",
   driver = "greedy",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   tiling = "auto",
   params = { margin_us = 0 },
   decide = function(self, group, ctx)

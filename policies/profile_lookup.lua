@@ -22,6 +22,7 @@ return fe.policy {
   description = "InfiniCore stage 2: fuse if separate > fused x (1 + margin) in a measured profile",
   source = "seed 000, InfiniCore should_fuse stage 2 (profile)",
   driver = "patterns",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   patterns = { "silu -> mul", "add -> rms_norm", "(@elemwise|@broadcast|@reduction)+" },
   params = { margin = 0.0, profile_fallback = "fuse" },
   decide = function(self, group, ctx)

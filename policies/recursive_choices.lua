@@ -57,6 +57,8 @@ local function is_anchor(n)
 end
 
 local function names(group)
+  -- tostring(group) is "group {a, b, c}", built in C; it lists 12 at most.
+  if #group <= 12 then return tostring(group):sub(8, -2) end
   local t = {}
   for _, n in ipairs(group.nodes) do t[#t + 1] = n.name end
   return table.concat(t, ", ")
@@ -78,7 +80,7 @@ end
 -- the group as it would by default (a fused epilogue streams through the
 -- L2 tile by tile) and the plan runs it so; it prices a group the same
 -- whatever its kernel choice. Measuring times every applicable choice.
-local function timings(self, ctx, group)
+local function price(self, ctx, group)
   if not self.params.measure then
     local s = ctx:simulate(group)
     return { { unfused = ctx:simulate_unfused(group).time, fused = s.time, split = s.split } }
@@ -101,14 +103,35 @@ local function timings(self, ctx, group)
 end
 
 -- Log one priced way to run choice c (the j-th around anchor a).
+-- Timings by the group's structure (ctx:signature): a model's repeated
+-- blocks ask about the same choices once per block; one answer serves all.
+local function timings(self, ctx, group)
+  local known = ctx.state.timings
+  if not known then
+    known = {}
+    ctx.state.timings = known
+  end
+  local sig = ctx:signature(group)
+  local t = known[sig]
+  if not t then
+    t = price(self, ctx, group)
+    known[sig] = t
+  end
+  return t
+end
+
 local function log_timing(ctx, a, j, c, t)
   local label = ("choice: %s #%d %s depth %d [%s]%s"):format(a.name, j, c.kind, c.depth,
                 names(c.group), t.kernel and (" " .. t.kernel) or "")
   if not t.unfused then return ctx:log(label .. " " .. t.why) end
-  local speedup = t.unfused / t.fused
-  ctx:log(("%s: unfused %s, fused %s%s, %.3fx (%.17g)"):format(label, fe.fmt_time(t.unfused),
-          fe.fmt_time(t.fused), t.split and t.split > 1 and (" in %d tiles"):format(t.split) or "",
-          speedup, speedup))
+  -- The times' text, made once per timing (timings are shared by structure).
+  if not t.text then
+    local speedup = t.unfused / t.fused
+    t.text = (": unfused %s, fused %s%s, %.3fx (%.17g)"):format(fe.fmt_time(t.unfused),
+             fe.fmt_time(t.fused), t.split and t.split > 1 and (" in %d tiles"):format(t.split) or "",
+             speedup, speedup)
+  end
+  ctx:log(label .. t.text)
 end
 
 -- The group a kept choice becomes in the plan, marking its nodes taken.
@@ -116,7 +139,7 @@ local function kept_group(p, a, best, nchoices, truncated, taken)
   local g = { kernel = best.t.kernel, split = best.t.split }
   for _, n in ipairs(best.c.group.nodes) do
     g[#g + 1] = n
-    taken[n.name] = true
+    taken[n.index] = true
   end
   g.reason = ("%s depth %d: %.3fx >= %.2f around %s (unfused %s, fused %s; %d choices%s)")
              :format(best.c.kind, best.c.depth, best.t.unfused / best.t.fused,
@@ -138,12 +161,13 @@ return fe.policy {
     local taken, groups = {}, {}
     for i = 1, #graph do
       local a = graph[i]
-      if is_anchor(a) and not taken[a.name] then
+      if is_anchor(a) and not taken[a.index] then
         local list = ctx:choices(a, { depth = p.max_fusion_depth, max = p.max_choices, kinds = kinds })
         local best, alone, skipped = nil, nil, 0
         for j, c in ipairs(list) do
           local free = true
-          for _, n in ipairs(c.group.nodes) do free = free and not taken[n.name] end
+          local cg = c.group
+          for k = 1, #cg do free = free and not taken[cg[k].index] end
           if not free then skipped = skipped + 1 end
           for _, t in ipairs(free and timings(self, ctx, c.group) or {}) do
             log_timing(ctx, a, j, c, t)
@@ -168,7 +192,7 @@ return fe.policy {
                           list.illegal == 1 and "set" or "sets", a.name))
           if alone and alone.kernel then   -- measured: keep its fastest kernel choice
             groups[#groups + 1] = { a, kernel = alone.kernel, reason = "its fastest kernel choice, alone" }
-            taken[a.name] = true
+            taken[a.index] = true
           end
         end
       end

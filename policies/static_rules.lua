@@ -17,6 +17,7 @@ return fe.policy {
   description = "InfiniCore stage 1: enable switch, 2..10 nodes, inputs >= 1024 elements, V1 op set",
   source = "seed 000, InfiniCore should_fuse stage 1 (static rules)",
   driver = "patterns",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   patterns = {
     "silu -> mul",                                  -- SwiGLU: silu(gate) * up
     "add -> rms_norm",                              -- Add+RMSNorm
@@ -42,10 +43,10 @@ return fe.policy {
     if #group > p.max_graph_size then
       return false, ("rule2: %d nodes > max_graph_size %d"):format(#group, p.max_graph_size)
     end
-    for _, t in ipairs(group.inputs) do
+    for i, t in ipairs(group.inputs) do
       if t.numel < p.min_tensor_elements then
-        return false, ("rule3: input '%s' has %d elements < min_tensor_elements %d")
-                      :format(t.name, t.numel, p.min_tensor_elements)
+        return false, ("rule3: input %d (%s[%s]) has %d elements < min_tensor_elements %d")
+                      :format(i, t.dtype, table.concat(t.shape, ","), t.numel, p.min_tensor_elements)
       end
     end
     for i = 1, #group do

@@ -82,6 +82,7 @@ return fe.policy {
   source = "XLA GPU priority fusion (priority_fusion.cc)",
   driver = "priority",
   tiling = "auto",
+  memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   params = { price = "duplicate", max_nodes = 64, max_consumers = 8, min_priority = 0,
              min_reduce = 16, fuse_gemm = false },
   decide = function(self, group, ctx)

@@ -863,6 +863,167 @@ static void simulate_parts(void **s)
         "  end}\n");
 }
 
+/* The greedy driver asks decide once about a pair of unchanged groups: a
+ * pair it refused is not re-asked in later rounds (stats.decide_reused),
+ * unless the policy says reask = true. Both give the same plan. */
+static const char reask_src[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy{name = 'ask', driver = 'greedy', reask = %s,\n"
+    "  decide = function(self, grp, ctx)\n"
+    "    local parts = {}\n"
+    "    for i, part in ipairs(grp.parts) do\n"
+    "      local names = {}\n"
+    "      for j = 1, #part do names[j] = part[j].name end\n"
+    "      parts[i] = table.concat(names, ',')\n"
+    "    end\n"
+    "    table.sort(parts)\n"
+    "    local key = table.concat(parts, '|')\n"
+    "    ctx.state[key] = (ctx.state[key] or 0) + 1\n"
+    "    ctx.state.most = math.max(ctx.state.most or 0, ctx.state[key])\n"
+    "    if ctx.state.most > 1 and not self.reask then error('asked twice: ' .. key) end\n"
+    "    for i = 1, #grp do if grp[i].op == 'matmul' then return false, 'matmul' end end\n"
+    "    return #grp <= 3, 'size'\n"
+    "  end}\n";
+
+static fe_plan *reask_plan(fe_engine *e, fe_model *m, const char *reask, fe_plan_stats *st)
+{
+    char src[sizeof reask_src + 16];
+    snprintf(src, sizeof src, reask_src, reask);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = fe_policy_plan(p, m, st, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    fe_policy_free(p);
+    return plan;
+}
+
+static void reask(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(LLAMA);
+    fe_plan_stats once = {0}, again = {0};
+    fe_plan *a = reask_plan(e, m, "false", &once), *b = reask_plan(e, m, "true", &again);
+    assert_true(once.decide_reused > 0);
+    assert_int_equal(again.decide_reused, 0);
+    /* A reused refusal may be of a pair that this round's earlier merges
+     * make stale, which the re-asking run then skips unasked. */
+    assert_true(again.decide_calls > once.decide_calls);
+    assert_true(again.decide_calls <= once.decide_calls + once.decide_reused);
+    assert_int_equal(a->ngroups, b->ngroups);
+    for (int32_t i = 0; i < a->ngroups; i++) {
+        assert_int_equal(a->groups[i].n, b->groups[i].n);
+        assert_memory_equal(a->members + a->groups[i].off, b->members + b->groups[i].off,
+                            (size_t)a->groups[i].n * sizeof *a->members);
+    }
+    fe_plan_free(a);
+    fe_plan_free(b);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* memo = true: a candidate of a structure asked about before gets the
+ * first answer without a call; plan and decision log are those of the run
+ * that asks every time, and the calls saved are the answers reused. */
+static const char memo_src[] =
+    "local fe = require 'fuseeng'\n"
+    "return fe.policy{name = 'memo', driver = 'greedy', memo = %s,\n"
+    "  decide = function(self, grp, ctx)\n"
+    "    for i = 1, #grp do if grp[i].op == 'matmul' then return false, 'a matmul' end end\n"
+    "    local s = ctx:simulate(grp)\n"
+    "    return #grp <= 4 and s.fits, ('%%d nodes, working set %%d'):format(#grp, s.working_set)\n"
+    "  end}\n";
+
+static fe_plan *memo_plan(fe_engine *e, fe_model *m, const char *memo, fe_plan_stats *st)
+{
+    char src[sizeof memo_src + 16];
+    snprintf(src, sizeof src, memo_src, memo);
+    fe_error err = {0};
+    fe_policy *p = load(e, src);
+    fe_plan *plan = fe_policy_plan(p, m, st, &err);
+    if (!plan)
+        fail_msg("%s", err.message);
+    fe_policy_free(p);
+    return plan;
+}
+
+static void memo(void **s)
+{
+    (void)s;
+    fe_engine *e = new_engine(0, 0, 0);
+    fe_model *m = model(LLAMA);
+    fe_plan_stats on = {0}, off = {0};
+    fe_plan *a = memo_plan(e, m, "true", &on), *b = memo_plan(e, m, "false", &off);
+    assert_true(on.hook_memo > 0);
+    assert_int_equal(off.hook_memo, 0);
+    assert_int_equal(off.decide_calls, on.decide_calls + on.hook_memo);
+    fe_error err = {0};
+    char *la = fe_plan_format(a, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err);
+    char *lb = fe_plan_format(b, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err);
+    assert_non_null(la);
+    assert_non_null(lb);
+    assert_string_equal(la, lb);
+    fe_free(la);
+    fe_free(lb);
+    fe_plan_free(a);
+    fe_plan_free(b);
+    fe_model_free(m);
+    fe_engine_free(e);
+}
+
+/* ctx:signature(group): 32 hex digits, the same for a group given as
+ * nodes, names or indices, the same for q_proj and k_proj (matmuls of the
+ * same shapes reading the same normalised input), another for a different
+ * op; bad arguments are errors at the policy's line. */
+static void signature(void **s)
+{
+    (void)s;
+    plan_ok(LLAMA, "signed",
+        "local fe = require 'fuseeng'\n"
+        "return fe.policy{name = 'sig', driver = 'plan',\n"
+        "  plan = function(self, graph, ctx)\n"
+        "    local q, k, norm = graph:node('q_proj'), graph:node('k_proj'), graph:node('input_layernorm')\n"
+        "    local a = ctx:signature({q})\n"
+        "    assert(#a == 32 and a:match('^%x+$'), a)\n"
+        "    assert(ctx:signature({'q_proj'}) == a, 'by name')\n"
+        "    assert(ctx:signature({q.index}) == a, 'by index')\n"
+        "    assert(ctx:signature({k}) == a, 'k_proj is q_proj again')\n"
+        "    assert(ctx:signature({norm}) ~= a, 'another op')\n"
+        "    assert(ctx:signature({norm, q}) == ctx:signature({norm, k}), 'norm with q or with k: alike')\n"
+        "    assert(ctx:signature({norm, q}) ~= ctx:signature({q}), 'a member more')\n"
+        "    local ok, msg = pcall(ctx.signature, ctx, 42)\n"
+        "    assert(not ok and msg:find('expected a group or a list of nodes', 1, true), msg)\n"
+        "    ctx:log('signed')\n"
+        "    return {}\n"
+        "  end}\n");
+}
+
+/* The patterns driver asks a chain pattern about each sequence of (op,
+ * kind) once, however often the model repeats it, and an expression
+ * pattern with a root_op only at nodes of that op. */
+static void patterns_asked_once(void **s)
+{
+    (void)s;
+    plan_ok(LLAMA, "probed",
+        "local fe = require 'fuseeng'\n"
+        "local seen = {}\n"
+        "local chain = { kind = 'chain', match = function(self, seq)\n"
+        "  local t = {}\n"
+        "  for i, n in ipairs(seq) do t[i] = n.op .. ':' .. n.pattern end\n"
+        "  local key = table.concat(t, ';')\n"
+        "  if seen[key] then error('asked twice about ' .. key) end\n"
+        "  seen[key] = true\n"
+        "  return #seq >= 2 and 2 or nil, #seq < 3\n"
+        "end }\n"
+        "local expr = { kind = 'expr', root_op = 'rms_norm', match_expr = function(self, node)\n"
+        "  if node.op ~= 'rms_norm' then error('asked at ' .. node.op) end\n"
+        "  return nil\n"
+        "end }\n"
+        "return fe.policy{name = 'once', driver = 'patterns', patterns = {chain, expr},\n"
+        "  decide = function(self, grp, ctx) return false, 'probed' end}\n");
+}
+
 /* The splits of the one-group plan policy p (NULL: src) makes of m: the
  * group's split, or -1 if the plan has another number of groups. */
 static int32_t split_of(fe_engine *e, fe_model *m, fe_policy *p, const char *src)
@@ -911,7 +1072,7 @@ int main(void)
         cmocka_unit_test(dataflow_driver), cmocka_unit_test(dataflow_deep_chain),
         cmocka_unit_test(patterns_driver), cmocka_unit_test(bindings),
         cmocka_unit_test(random_policies), cmocka_unit_test(kept_ctx),
-        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling),
+        cmocka_unit_test(simulate_parts), cmocka_unit_test(tiling), cmocka_unit_test(reask), cmocka_unit_test(memo), cmocka_unit_test(signature), cmocka_unit_test(patterns_asked_once),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

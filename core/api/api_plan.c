@@ -151,6 +151,12 @@ static void stats(const fe_plan_stats *st, FILE *f)
             st->hook_seconds > 0 ? (double)st->hook_calls / st->hook_seconds : 0.0,
             (long long)st->instructions, fe_fmt_bytes((double)st->lua_bytes, b, sizeof b),
             st->rounds, st->rounds == 1 ? "" : "s");
+    if (st->decide_reused)
+        fprintf(f, "           %lld refusals of unchanged pairs reused across rounds (decide not "
+                "asked again)\n", (long long)st->decide_reused);
+    if (st->hook_memo)
+        fprintf(f, "           %lld hook answers reused for candidates of a structure asked "
+                "about before (memo = true)\n", (long long)st->hook_memo);
     if (st->bench_measured || st->bench_cached || st->bench_fallbacks)
         fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
                 "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,

@@ -179,6 +179,10 @@ typedef struct fe_plan_stats {
     int64_t bench_cached;      /* ctx:bench: answers from the run's kernel cache */
     int64_t bench_fallbacks;   /* ctx:bench: calls refused, the budget spent */
     double bench_seconds;      /* ctx:bench: time spent measuring */
+    int64_t decide_reused;     /* greedy: refused pairs of unchanged groups that decide
+                                  was not asked about again in later rounds */
+    int64_t hook_memo;         /* memo = true: hook answers reused for candidates of a
+                                  structure asked about before, without a call */
 } fe_plan_stats;
 
 /* Simulated figures of a whole plan (fe_report_figures). */

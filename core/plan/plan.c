@@ -88,6 +88,12 @@ void fe_plan_set_reason(fe_plan *p, int32_t group, const char *reason)
 int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char *by,
                 const char *reason)
 {
+    return fe_plan_log_ids(p, nodes, n, verdict, fe_plan_str(p, by), fe_plan_str(p, reason));
+}
+
+int fe_plan_log_ids(fe_plan *p, const int32_t *nodes, int n, int verdict, int32_t by,
+                    int32_t reason)
+{
     if (p->ndecisions == p->cap_decisions) {
         int32_t cap = p->cap_decisions ? 2 * p->cap_decisions : 64;
         fe_decision *d = realloc(p->decisions, (size_t)cap * sizeof *d);
@@ -109,8 +115,7 @@ int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char
     if (n > 0)
         memcpy(p->dnodes + p->ndnodes, nodes, (size_t)n * sizeof *nodes);
     p->decisions[p->ndecisions++] = (fe_decision){
-        .off = (int32_t)p->ndnodes, .n = n, .verdict = (int8_t)verdict,
-        .by = fe_plan_str(p, by), .reason = fe_plan_str(p, reason)};
+        .off = (int32_t)p->ndnodes, .n = n, .verdict = (int8_t)verdict, .by = by, .reason = reason};
     p->ndnodes += n;
     return FE_OK;
 }

@@ -92,6 +92,10 @@ void fe_plan_free(fe_plan *p);
 /* Append a decision to the log; returns FE_OK or FE_ENOMEM. */
 int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char *by,
                 const char *reason);
+/* The same with by and reason already interned in p (fe_plan_str; -1 for
+ * none): a run that logs the same reason many times interns it once. */
+int fe_plan_log_ids(fe_plan *p, const int32_t *nodes, int n, int verdict, int32_t by,
+                    int32_t reason);
 
 /* Intern s in the plan's table (-1 for NULL or on failure). */
 int32_t fe_plan_str(fe_plan *p, const char *s);

@@ -11,6 +11,7 @@
  *   ctx:simulate_parts(group [, {split = k | fn}]) ctx_sim.c
  *   ctx:bench(group [, {split = k, kernel = name}]) ctx_bench.c
  *   ctx:choices(anchor [, {depth, max, kinds}])    ctx_choices.c
+ *   ctx:signature(group)  the group's structure as 32 hex digits (groupsig.h)
  *
  * ctx is a table whose metatable refuses new fields (registered here on
  * first use, so an engine opens nothing). Its methods are closures over a
@@ -18,11 +19,13 @@
  * cannot reach a finished run.
  */
 #include <lauxlib.h>
+#include <stdlib.h>
 
 #include "ctx.h"
 #include "ctx_bench.h"
 #include "ctx_choices.h"
 #include "ctx_sim.h"
+#include "groupsig.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
 #include "ops.h"
@@ -35,6 +38,7 @@ typedef struct handle {
     fe_ctx_bench_state bench;
     fe_chooser *chooser;   /* ctx:choices', made on its first call */
     fe_ctx_sim_tally sim;
+    fe_groupsig *sig;      /* ctx:signature's, made on its first call */
 } handle;
 
 static handle *live_handle(lua_State *L)
@@ -93,6 +97,31 @@ static int l_bench(lua_State *L)
     return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
 }
 
+/* ctx:signature(group): equal strings for groups of the same structure
+ * (ops, attributes, shapes, wiring, what escapes; never names), so a plan
+ * hook can keep what it learnt about one block for the next. */
+static int l_signature(lua_State *L)
+{
+    handle *h = live_handle(L);
+    const fe_graph *g = h->r->g;
+    if (!h->sig) {
+        fe_error err = {0};
+        if (!(h->sig = fe_groupsig_new(g, &err)))
+            return luaL_error(L, "signature: %s", err.message);
+    }
+    int32_t buf[64], *heap;
+    int n = fe_lg_group_arg(L, 2, g, buf, 64, &heap);
+    uint64_t key[2];
+    fe_groupsig_of(h->sig, 0, heap ? heap : buf, n, NULL, NULL, 1, key);
+    free(heap);
+    static const char digits[] = "0123456789abcdef";
+    char hex[32];
+    for (int i = 0; i < 32; i++)
+        hex[i] = digits[(key[i / 16] >> (60 - 4 * (i % 16))) & 15];
+    lua_pushlstring(L, hex, sizeof hex);
+    return 1;
+}
+
 /* Upvalues: the handle and the run's graph object (its groups' owner). */
 static int l_choices(lua_State *L)
 {
@@ -134,6 +163,7 @@ static const luaL_Reg METHODS[] = {
     {"simulate_unfused", l_simulate_unfused},
     {"simulate_parts", l_simulate_parts},
     {"bench", l_bench},
+    {"signature", l_signature},
     {NULL, NULL},
 };
 
@@ -203,6 +233,8 @@ void fe_ctx_end(fe_run *r)
             fe_ctx_bench_end(&h->bench);
             fe_chooser_free(h->chooser);
             h->chooser = NULL;
+            fe_groupsig_free(h->sig);
+            h->sig = NULL;
         }
         lua_pop(L, 1);
     }

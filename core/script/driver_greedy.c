@@ -16,6 +16,13 @@
  *      rest are re-checked for legality, then decide(self, group, ctx)
  *      is asked; true merges.
  *
+ * decide judges a group, so a pair it refused is not asked again (nor
+ * scored) in later rounds while neither of its groups has changed: the
+ * same question would get the same answer. Without this, most of a big
+ * model's decide calls re-ask the pairs of round 1 once per round. A
+ * policy whose verdicts depend on more than the group (ctx.round, state
+ * it keeps) sets reask = true.
+ *
  * Rounds repeat (at most max_rounds, 10 by default) until the number of
  * groups stops shrinking. window and max_rounds are read from the policy's
  * params when it has them.
@@ -32,58 +39,113 @@ typedef struct cand {
     double score;
 } cand;
 
-typedef struct pairset {
-    uint64_t *keys;    /* 0 = empty; key = (a+1) << 32 | (b+1) with a < b */
-    uint64_t cap;
-    cand *list;
-    int64_t n, listcap;
-} pairset;
+/* Pairs of group ids (a < b) in open addressing: key (a+1) << 32 | (b+1),
+ * 0 for an empty slot, with an int32 value per pair. */
+typedef struct pairmap {
+    uint64_t *keys;
+    int32_t *vals;
+    uint64_t cap, n;
+} pairmap;
 
-static int pair_add(pairset *s, int32_t a, int32_t b)
+static uint64_t pair_key(int32_t a, int32_t b)
 {
     if (a > b) {
         int32_t t = a;
         a = b;
         b = t;
     }
-    if ((uint64_t)(s->n + 1) * 2 > s->cap) {
-        uint64_t cap = s->cap ? s->cap * 2 : 1024;
+    return ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
+}
+
+static uint64_t pair_home(uint64_t key, uint64_t cap)
+{
+    return (key * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+/* The slot of key, or the empty slot where it would go. */
+static uint64_t pair_slot(const pairmap *m, uint64_t key)
+{
+    uint64_t h = pair_home(key, m->cap);
+    while (m->keys[h] && m->keys[h] != key)
+        h = (h + 1) & (m->cap - 1);
+    return h;
+}
+
+/* The value of (a, b), or -1 when absent. */
+static int32_t pair_get(const pairmap *m, int32_t a, int32_t b)
+{
+    if (!m->cap)
+        return -1;
+    uint64_t h = pair_slot(m, pair_key(a, b));
+    return m->keys[h] ? m->vals[h] : -1;
+}
+
+/* Sets (a, b) to v; 1 if the pair is new, 0 if it was there, -1 on
+ * out-of-memory. */
+static int pair_put(pairmap *m, int32_t a, int32_t b, int32_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        uint64_t cap = m->cap ? m->cap * 2 : 1024;
         uint64_t *keys = calloc(cap, sizeof *keys);
-        if (!keys)
+        int32_t *vals = malloc(cap * sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
             return -1;
-        for (uint64_t i = 0; i < s->cap; i++) {
-            if (!s->keys[i])
-                continue;
-            uint64_t h = (s->keys[i] * 0x9E3779B97F4A7C15ull) & (cap - 1);
-            while (keys[h])
-                h = (h + 1) & (cap - 1);
-            keys[h] = s->keys[i];
         }
-        free(s->keys);
-        s->keys = keys;
-        s->cap = cap;
+        pairmap grown = {keys, vals, cap, m->n};
+        for (uint64_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            uint64_t h = pair_slot(&grown, m->keys[i]);
+            keys[h] = m->keys[i];
+            vals[h] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        *m = grown;
     }
-    uint64_t key = ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
-    uint64_t h = (key * 0x9E3779B97F4A7C15ull) & (s->cap - 1);
-    while (s->keys[h]) {
-        if (s->keys[h] == key)
-            return 0;
-        h = (h + 1) & (s->cap - 1);
+    uint64_t key = pair_key(a, b), h = pair_slot(m, key);
+    int fresh = !m->keys[h];
+    if (fresh) {
+        m->keys[h] = key;
+        m->n++;
     }
-    s->keys[h] = key;
+    m->vals[h] = v;
+    return fresh;
+}
+
+static void pair_clear(pairmap *m)
+{
+    if (m->keys)
+        memset(m->keys, 0, m->cap * sizeof *m->keys);
+    m->n = 0;
+}
+
+static void pair_free(pairmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
+/* A round's candidates: each pair once, in the order found. */
+typedef struct pairset {
+    pairmap seen;
+    cand *list;
+    int64_t n, listcap;
+} pairset;
+
+static int pair_add(pairset *s, int32_t a, int32_t b)
+{
+    int fresh = pair_put(&s->seen, a, b, 0);
+    if (fresh <= 0)
+        return fresh;
     cand *l = fe_run_grow(s->list, &s->listcap, s->n + 1, sizeof *l, 1024);
     if (!l)
         return -1;
     s->list = l;
-    s->list[s->n++] = (cand){.a = a, .b = b};
+    s->list[s->n++] = (cand){.a = a < b ? a : b, .b = a < b ? b : a};
     return 0;
-}
-
-static void pair_clear(pairset *s)
-{
-    if (s->keys)
-        memset(s->keys, 0, s->cap * sizeof *s->keys);
-    s->n = 0;
 }
 
 static int by_score(const void *x, const void *y)
@@ -156,6 +218,9 @@ int fe_drive_greedy(fe_run *r)
     int64_t window = param_int(r, "window", 64);
     int64_t rounds = param_int(r, "max_rounds", 10);
     pairset s = {0};
+    pairmap refused = {0};   /* pair -> the round decide refused it in */
+    int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);
+    lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
     int32_t *buf = malloc(((size_t)g->nnodes + 1) * sizeof *buf);
     int rc = FE_OK;
@@ -171,7 +236,8 @@ int fe_drive_greedy(fe_run *r)
         lua_setfield(L, r->ctx, "round");
         r->stats.rounds = round;
 
-        pair_clear(&s);
+        pair_clear(&s.seen);
+        s.n = 0;
         if ((rc = candidates(r, &s, window, buf)) != FE_OK) {
             fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
             break;
@@ -180,6 +246,13 @@ int fe_drive_greedy(fe_run *r)
         int64_t keep = 0;
         for (int64_t i = 0; i < s.n; i++) {
             cand *c = &s.list[i];
+            /* A pair refused in an earlier round whose groups have not
+             * changed since is the same question: not asked again. */
+            int32_t when = reask ? -1 : pair_get(&refused, c->a, c->b);
+            if (when > 0 && touched[c->a] < when && touched[c->b] < when) {
+                r->stats.decide_reused++;
+                continue;
+            }
             int32_t gids[2] = {c->a, c->b};
             if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
                 continue;
@@ -213,6 +286,9 @@ int fe_drive_greedy(fe_run *r)
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
+            } else if (!reask && pair_put(&refused, c->a, c->b, round) < 0) {
+                rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+                break;
             }
         }
         if (merged == 0 || p->ngroups >= before)
@@ -221,7 +297,8 @@ int fe_drive_greedy(fe_run *r)
 out:
     r->pending = 0;
     lua_settop(L, r->ctx);
-    free(s.keys);
+    pair_free(&s.seen);
+    pair_free(&refused);
     free(s.list);
     free(touched);
     free(buf);

@@ -16,6 +16,13 @@
  *     hand-made one), reported at its match function;
  *   expression patterns ("silu(x) * y"): a match rooted at the node.
  *
+ * A chain pattern sees only the ops and kinds of the path (the proxies
+ * hold nothing else), so its answer for a sequence of them is kept: a
+ * model of repeated blocks walks the same few sequences at every block,
+ * and each is matched once per pattern. An expression pattern that names
+ * its root op (root_op, as compiled ones do) is asked only at nodes of that
+ * op: match_expr would say no anywhere else.
+ *
  * Candidates are tried largest first (then in pattern order); each goes
  * through the engine's legality check and then the policy's decide. The
  * first one accepted becomes a group; a rejected candidate is logged and
@@ -54,7 +61,53 @@ typedef struct walk {
     cand *cands;
     int ncands;
     int64_t cap;
+    int *root;          /* [1..npats]: an expression pattern's root op id, -1 any,
+                           -2 not an expression pattern */
+    uint64_t *seqkey;   /* [0..window]: the path's first d (op, kind)s hashed */
+    uint64_t *known;    /* chain answers: key, then value (len << 1 | alive) */
+    size_t known_cap, known_n;
 } walk;
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    return h ^ (h >> 31);
+}
+
+/* The slot of key in the chain answers (found, or empty). */
+static size_t known_slot(const uint64_t *k, size_t cap, uint64_t key)
+{
+    size_t h = (size_t)key & (cap - 1);
+    while (k[2 * h] && k[2 * h] != key)
+        h = (h + 1) & (cap - 1);
+    return h;
+}
+
+static int known_put(walk *w, uint64_t key, uint64_t value)
+{
+    if ((w->known_n + 1) * 2 > w->known_cap) {
+        size_t cap = w->known_cap ? w->known_cap * 2 : 1024;
+        uint64_t *k = calloc(2 * cap, sizeof *k);
+        if (!k)
+            return -1;
+        for (size_t i = 0; i < w->known_cap; i++)
+            if (w->known[2 * i]) {
+                size_t h = known_slot(k, cap, w->known[2 * i]);
+                k[2 * h] = w->known[2 * i];
+                k[2 * h + 1] = w->known[2 * i + 1];
+            }
+        free(w->known);
+        w->known = k;
+        w->known_cap = cap;
+    }
+    size_t h = known_slot(w->known, w->known_cap, key);
+    w->known_n += !w->known[2 * h];
+    w->known[2 * h] = key;
+    w->known[2 * h + 1] = value;
+    return 0;
+}
 
 /* Row d of best / alive (index i is pattern i, 1-based). */
 static size_t row(const walk *w, int d)
@@ -111,6 +164,15 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
+    uint64_t key = mix64(w->seqkey[depth], (uint64_t)i) | 1;   /* 0 marks an empty slot */
+    if (w->known_cap) {
+        size_t h = known_slot(w->known, w->known_cap, key);
+        if (w->known[2 * h]) {
+            *len = (int)(w->known[2 * h + 1] >> 1);
+            *alive = (int)(w->known[2 * h + 1] & 1);
+            return 0;
+        }
+    }
     lua_pushnil(L);
     lua_rawseti(L, w->seq, depth + 1);
     lua_rawgeti(L, w->pats, i);
@@ -134,6 +196,8 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
     *len = (int)n;
     *alive = lua_toboolean(L, -1);
     lua_pop(L, 3);
+    if (known_put(w, key, (uint64_t)*len << 1 | (uint64_t)(*alive != 0)) != 0)
+        return fe_run_oom(r, "matching patterns");
     return 0;
 }
 
@@ -163,6 +227,8 @@ static int extend(walk *w, int depth)
     int *best = w->best + row(w, depth);
     uint8_t *alive = w->alive + row(w, depth);
     int any = 0;
+    const fe_node *last = fe_graph_node(g, w->path[depth - 1]);
+    w->seqkey[depth] = mix64(w->seqkey[depth - 1], (uint64_t)last->op << 8 | last->pattern);
     for (int i = 1; i <= w->npats; i++) {
         best[i] = best_in[i];
         alive[i] = alive_in[i];
@@ -214,13 +280,11 @@ static int match_exprs(walk *w, int32_t v)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
+    int op = fe_graph_node(r->g, v)->op;
     for (int i = 1; i <= w->npats; i++) {
-        lua_rawgeti(L, w->pats, i);
-        if (fe_run_rawfield(L, -1, "kind") != LUA_TSTRING || strcmp(lua_tostring(L, -1), "expr")) {
-            lua_pop(L, 2);
+        if (w->root[i] == -2 || (w->root[i] >= 0 && w->root[i] != op))
             continue;
-        }
-        lua_pop(L, 1);
+        lua_rawgeti(L, w->pats, i);
         fe_lg_push_node(L, r->gidx, v);
         if (fe_run_method(r, -2, "match_expr", 1, 2, "pattern match") != 0)
             return -1;
@@ -284,7 +348,9 @@ int fe_drive_patterns(fe_run *r)
     w.chain = calloc((size_t)w.npats + 1, 1);
     w.best = calloc(row(&w, w.window + 1), sizeof *w.best);
     w.alive = calloc(row(&w, w.window + 1), 1);
-    if (!w.path || !w.busy || !w.chain || !w.best || !w.alive) {
+    w.root = calloc((size_t)w.npats + 1, sizeof *w.root);
+    w.seqkey = calloc((size_t)w.window + 1, sizeof *w.seqkey);
+    if (!w.path || !w.busy || !w.chain || !w.best || !w.alive || !w.root || !w.seqkey) {
         fe_run_oom(r, "in the patterns driver");
         goto out;
     }
@@ -292,7 +358,11 @@ int fe_drive_patterns(fe_run *r)
         lua_rawgeti(L, w.pats, i);
         fe_run_rawfield(L, -1, "kind");
         w.chain[i] = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "chain") == 0;
-        lua_pop(L, 2);
+        int expr = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "expr") == 0;
+        w.root[i] = expr ? -1 : -2;
+        if (expr && fe_run_rawfield(L, -2, "root_op") == LUA_TSTRING)
+            w.root[i] = fe_op_find(lua_tostring(L, -1));   /* unknown: -1, any */
+        lua_settop(L, w.proxies);
     }
     for (int32_t v = 0; v < g->nnodes && !fe_run_over(r); v++) {
         if (w.busy[v])
@@ -347,6 +417,9 @@ out:
     free(w.chain);
     free(w.best);
     free(w.alive);
+    free(w.root);
+    free(w.seqkey);
+    free(w.known);
     lua_settop(L, r->ctx);
     return r->status;
 }

@@ -32,6 +32,8 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"default", LUA_TBOOLEAN, LUA_TNONE, NULL},
     {"fallback_on_error", LUA_TSTRING, LUA_TNONE, FALLBACKS},
     {"tiling", LUA_TSTRING, LUA_TNONE, TILINGS},
+    {"reask", LUA_TBOOLEAN, LUA_TNONE, NULL},
+    {"memo", LUA_TBOOLEAN, LUA_TNONE, NULL},
 };
 const int FE_NPOLICY_FIELDS = sizeof FE_POLICY_FIELDS / sizeof FE_POLICY_FIELDS[0];
 

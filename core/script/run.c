@@ -31,6 +31,7 @@
 #include "choice.h"
 #include "lua_graph.h"
 #include "lua_fields.h"
+#include "memo.h"
 #include "run.h"
 #include "sim.h"
 
@@ -84,10 +85,16 @@ int fe_run_method(fe_run *r, int obj, const char *name, int nargs, int nresults,
 
 /* ---- the decision log ---- */
 
+/* A decision whose reason is interned in the log already (fe_plan_str). */
+static void log_decision_id(fe_run *r, const int32_t *nodes, int n, int verdict, int32_t reason)
+{
+    if (fe_plan_log_ids(r->log, nodes, n, verdict, r->by, reason) != FE_OK && r->status == FE_OK)
+        fe_run_oom(r, "recording decisions");
+}
+
 static void log_decision(fe_run *r, const int32_t *nodes, int n, int verdict, const char *reason)
 {
-    if (fe_plan_log(r->log, nodes, n, verdict, r->env.policy, reason) != FE_OK && r->status == FE_OK)
-        fe_run_oom(r, "recording decisions");
+    log_decision_id(r, nodes, n, verdict, fe_plan_str(r->log, reason));
 }
 
 int fe_run_oom(fe_run *r, const char *where)
@@ -202,6 +209,47 @@ int fe_run_graph_hook(fe_run *r, int fn, const char *name)
     return FE_OK;
 }
 
+/* Ask decide about the candidate in r->tmp[0..cnt) (parts in r->part_len,
+ * r->parts): its verdict (1, 0 or -1 for no opinion) and reason (valid
+ * until the stack is reset to top), or -2 after a fault. */
+static int ask_decide(fe_run *r, int32_t cnt, int n, int top, const char **reason)
+{
+    lua_State *L = r->L;
+    double t0 = now();
+    lua_pushvalue(L, r->decide);
+    lua_pushvalue(L, r->ptab);
+    fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, n);
+    lua_pushvalue(L, r->ctx);
+    r->stats.hook_calls++;
+    r->stats.decide_calls++;
+    fe_error e = {0};
+    int rc = fe_sandbox_pcall(r->env.sb, 3, 2, "decide", &e);
+    r->stats.hook_seconds += now() - t0;
+    if (rc != FE_OK) {
+        fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
+        return -2;
+    }
+    int t = lua_type(L, -2), verdict;
+    if (t == LUA_TBOOLEAN) {
+        verdict = lua_toboolean(L, -2);
+    } else if (t == LUA_TNIL) {
+        verdict = -1;
+    } else {
+        snprintf(e.message, sizeof e.message, "decide returned a %s; it must return true, false or "
+                 "nil (and a reason)", lua_typename(L, t));
+        lua_settop(L, top);
+        fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
+        return -2;
+    }
+    /* Reasons are strings; numbers convert; anything else is named, not
+     * printed (its __tostring is the script's code). */
+    *reason = lua_type(L, -1) == LUA_TNIL ? ""
+              : lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
+                  ? lua_tostring(L, -1)
+                  : fe_sandbox_describe(L, -1);
+    return verdict;
+}
+
 int fe_run_decide(fe_run *r, const int32_t *gids, int n)
 {
     lua_State *L = r->L;
@@ -213,40 +261,40 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         log_decision(r, r->tmp, cnt, 1, "legal; the policy has no decide hook");
         return 1;
     }
-    double t0 = now();
-    lua_pushvalue(L, r->decide);
-    lua_pushvalue(L, r->ptab);
     /* group.parts: the groups being merged, each sorted. */
     for (int i = 0, at = 0; i < n; i++) {
         r->part_len[i] = fe_part_members(r->part, gids[i], r->parts + at);
         at += r->part_len[i];
     }
-    fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, n);
-    lua_pushvalue(L, r->ctx);
-    r->stats.hook_calls++;
-    r->stats.decide_calls++;
-    fe_error e = {0};
-    int rc = fe_sandbox_pcall(r->env.sb, 3, 2, "decide", &e);
-    r->stats.hook_seconds += now() - t0;
-    if (rc != FE_OK)
-        return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
-    int t = lua_type(L, -2), verdict;
-    if (t == LUA_TBOOLEAN) {
-        verdict = lua_toboolean(L, -2);
-    } else if (t == LUA_TNIL) {
-        verdict = -1;
-    } else {
-        snprintf(e.message, sizeof e.message, "decide returned a %s; it must return true, false or "
-                 "nil (and a reason)", lua_typename(L, t));
-        lua_settop(L, top);
-        return fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
+    const char *reason;
+    int verdict;
+    uint64_t key[2];
+    const fe_memo_answer *known = NULL;
+    if (r->memo) {
+        fe_memo_key(r->memo, FE_MEMO_DECIDE, r->tmp, cnt, r->part_len, r->parts, n, key);
+        known = fe_memo_get(r->memo, key);
     }
-    /* Reasons are strings; numbers convert; anything else is named, not
-     * printed (its __tostring is the script's code). */
-    const char *reason = lua_type(L, -1) == LUA_TNIL ? ""
-                         : lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
-                             ? lua_tostring(L, -1)
-                             : fe_sandbox_describe(L, -1);
+    if (known && known->value >= 0) {
+        /* The common case of a repeated block: no call, no interning. */
+        r->stats.hook_memo++;
+        log_decision_id(r, r->tmp, cnt, known->value, known->reason_id >= 0 ? known->reason_id
+                        : fe_plan_str(r->log, known->reason));
+        return r->status == FE_OK ? known->value : -1;
+    }
+    if (known) {
+        verdict = known->value;
+        reason = known->reason;
+        r->stats.hook_memo++;
+    } else {
+        verdict = ask_decide(r, cnt, n, top, &reason);
+        if (verdict == -2) {
+            lua_settop(L, top);
+            return r->status == FE_OK ? 0 : -1;   /* disabled: nothing fuses */
+        }
+        if (r->memo && fe_memo_put(r->memo, key, verdict, reason,
+                                   verdict >= 0 ? fe_plan_str(r->log, reason) : -1) != FE_OK)
+            fe_run_oom(r, "remembering answers");
+    }
     int fuse = verdict < 0 ? r->default_verdict : verdict;
     if (verdict < 0) {
         char msg[1024];
@@ -357,6 +405,7 @@ int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *
     if (!r->part || !r->log || !r->tmp || !r->parts || !r->part_len || !r->extra_split ||
         !r->extra_kernel)
         return fe_error_set(err, FE_ENOMEM, "out of memory starting a run");
+    r->by = fe_plan_str(r->log, env->policy);
     r->top = lua_gettop(L);
     fe_lg_push_graph(L, g);
     r->gidx = lua_gettop(L);
@@ -368,6 +417,12 @@ int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *
     lua_pop(L, 1);
     r->unfused_on_error = field_is(L, r->ptab, "fallback_on_error", "unfused");
     r->auto_tiling = field_is(L, r->ptab, "tiling", "auto");
+    if (fe_run_rawfield(L, r->ptab, "memo") == LUA_TBOOLEAN && lua_toboolean(L, -1) &&
+        !(r->memo = fe_memo_new(g, err))) {
+        lua_pop(L, 1);
+        return FE_ENOMEM;
+    }
+    lua_pop(L, 1);
     return FE_OK;
 }
 
@@ -384,6 +439,7 @@ void fe_run_end(fe_run *r, fe_run_stats *stats)
         *stats = r->stats;
     fe_plan_free(r->log);
     fe_part_free(r->part);
+    fe_memo_free(r->memo);
     free(r->tmp);
     free(r->parts);
     free(r->part_len);
@@ -394,10 +450,26 @@ void fe_run_end(fe_run *r, fe_run_stats *stats)
 /* ---- the final groups ---- */
 
 /* One split or kernel hook (at stack slot fn) on group gr: its answer
- * goes into gr; a fault is fe_run_fault's (-1 stops the run). */
+ * goes into gr; a fault is fe_run_fault's (-1 stops the run). With a memo,
+ * a group of a structure asked about before gets that answer. */
 static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, const char *name)
 {
     lua_State *L = r->L;
+    int is_split = strcmp(name, "split") == 0;
+    uint64_t key[2];
+    if (r->memo) {
+        fe_memo_key(r->memo, is_split ? FE_MEMO_SPLIT : FE_MEMO_KERNEL, fe_group_nodes(plan, gr),
+                    gr->n, NULL, NULL, 1, key);
+        const fe_memo_answer *known = fe_memo_get(r->memo, key);
+        if (known) {
+            r->stats.hook_memo++;
+            if (is_split && known->value > 0)
+                gr->split = known->value;
+            else if (!is_split && known->value >= 0)
+                gr->kernel = known->value;
+            return 0;
+        }
+    }
     lua_pushvalue(L, fn);
     lua_pushvalue(L, r->ptab);
     fe_lg_push_group(L, r->gidx, fe_group_nodes(plan, gr), gr->n);
@@ -405,13 +477,13 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
     fe_error e = {0};
     if (fe_run_pcall(r, 3, 1, name, &e) != FE_OK)
         return fault_at(r, name, fn, fe_group_nodes(plan, gr), gr->n, e.message);
-    int rc = 0;
+    int rc = 0, value = is_split ? 0 : -1;
     if (lua_isnil(L, -1)) {
         /* no choice: the default stands */
-    } else if (strcmp(name, "split") == 0) {
+    } else if (is_split) {
         lua_Integer k;
         if (fe_lf_integer(L, -1, &k) && k >= 1 && k <= FE_SIM_MAX_SPLIT)
-            gr->split = (int32_t)k;
+            gr->split = value = (int32_t)k;
         else
             rc = fe_run_fault(r, name, fn, "split returned %s; it must return " FE_SIM_SPLIT_RULE " (or nil)",
                               fe_sandbox_describe(L, -1));
@@ -419,12 +491,14 @@ static int group_hook(fe_run *r, const fe_plan *plan, fe_group *gr, int fn, cons
         const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         int id = k ? fe_k_choice_find(k) : -1;
         if (id >= 0)
-            gr->kernel = id;
+            gr->kernel = value = id;
         else
             rc = fe_run_fault(r, name, fn, "kernel returned %s; it must return one of: %s (or nil)",
                               fe_sandbox_describe(L, -1), fe_k_choice_names());
     }
     lua_pop(L, 1);
+    if (rc == 0 && !fe_run_over(r) && r->memo && fe_memo_put(r->memo, key, value, NULL, -1) != FE_OK)
+        rc = fe_run_oom(r, "remembering answers");
     return rc;
 }
 

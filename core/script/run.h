@@ -28,6 +28,9 @@ typedef struct fe_run_stats {
     double bench_seconds;    /* time spent measuring */
     double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;
+    int64_t decide_reused;   /* greedy: refusals of unchanged pairs not asked again */
+    int64_t hook_memo;       /* memo = true: answers reused for candidates of a structure
+                                asked about before (no hook call) */
     int64_t instructions;    /* Lua instructions used (rounded to the hook interval) */
     int64_t lua_bytes;       /* Lua state's memory at the end */
     int rounds;              /* greedy rounds */
@@ -61,6 +64,8 @@ typedef struct fe_run {
     int unfused_on_error;    /* fallback_on_error = "unfused" */
     int auto_tiling;         /* tiling = "auto": unchosen splits are the simulator's */
     fe_part *part;
+    struct fe_memo *memo;    /* memo = true: hook answers by structure; else NULL */
+    int32_t by;              /* the policy's name, interned in log */
     fe_plan *log;            /* holds the decision log while planning */
     fe_error *err;
     int status;              /* FE_OK, or what stopped the run */

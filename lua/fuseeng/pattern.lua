@@ -518,9 +518,29 @@ local solve
 
 -- Match call pattern `pat` against `node`, which satisfies the goal in slot
 -- `slot`; its operands become goals in slots slot.. and the search goes on.
+-- A node's op and inputs, and a tensor's producer, read once: a match
+-- backtracks over the same nodes, and fields of C-backed nodes are built
+-- on every read. Weak keys: the objects of a finished run go.
+local OPS = setmetatable({}, { __mode = "k" })
+local INPUTS = setmetatable({}, { __mode = "k" })
+local PRODUCERS = setmetatable({}, { __mode = "k" })
+
+local function op_of(node)
+  local op = OPS[node]
+  if op == nil then
+    op = node.op
+    if type(node) ~= "table" then OPS[node] = op end
+  end
+  return op
+end
+
 local function match_call(st, pat, node, slot)
-  if node.op ~= pat.op then return false end
-  local inputs = node.inputs
+  if op_of(node) ~= pat.op then return false end
+  local inputs = INPUTS[node]
+  if inputs == nil then
+    inputs = node.inputs
+    if type(node) ~= "table" and inputs ~= nil then INPUTS[node] = inputs end
+  end
   local nin = inputs and #inputs or 0
   local args = pat.args
   local n = #args
@@ -589,8 +609,12 @@ function solve(st, top)
       if not ok and bound == nil then st.bound[name], st.bind[name] = nil, nil end
     end
   else
-    local producer = val.producer
-    ok = producer ~= nil and match_call(st, pat, producer, top)
+    local producer = PRODUCERS[val]
+    if producer == nil then
+      producer = val.producer
+      if type(val) ~= "table" then PRODUCERS[val] = producer or false end
+    end
+    ok = producer and match_call(st, pat, producer, top) or false
     -- An optional op that is not there: its operand stands for it.
     if not ok and pat.optional then
       gp[top], gv[top], gk[top] = pat.args[1], val, kind   -- match_call reused the slot
@@ -633,7 +657,7 @@ end
 -- opts.id(obj) gives the identity used to compare tensors and nodes, for
 -- callers whose objects are fresh proxies on every access.
 function Expr:match_expr(node, opts)
-  if node == nil or node.op ~= self.root_op then return nil end
+  if node == nil or op_of(node) ~= self.root_op then return nil end
   local st = self._state
   if st.busy then st = new_state() end    -- re-entered from opts.id: use a private stack
   local id = opts and opts.id or self._id

@@ -60,7 +60,7 @@ expect_ok "rule2 passes: 10 nodes, the next match of the 11-chain" \
 expect_ok "rule2 passes: a 10-chain is one kernel" '^kernels +10 -> 1 ' r chain10
 expect_ok "rule2 follows max_graph_size" 'rule2: 10 nodes > max_graph_size 9' r chain10 --param max_graph_size=9
 expect_ok "rule3 fails: an input of 1023 elements" \
-    "static_rules: no \(rule3: input 'a' has 1023 elements < min_tensor_elements 1024\)" r swiglu --dim N=1023
+    "static_rules: no \(rule3: input 1 \(f32\[1023\]\) has 1023 elements < min_tensor_elements 1024\)" r swiglu --dim N=1023
 expect_ok "rule3 passes: 1024 elements, the boundary" '^kernels +2 -> 1 ' r swiglu --dim N=1024
 expect_ok "rule4 fails: exp is not in the V1 set" \
     "static_rules: no \(rule4: op 'exp' is not in the supported set\)" r unsupported
