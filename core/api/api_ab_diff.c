@@ -190,7 +190,7 @@ static int write_diff(const void *obj, const void *arg, int format, FILE *f, fe_
                 g->name, d->an, d->a->ngroups, ta, d->bn, d->b->ngroups, tb);
         fprintf(f, "%d region%s differ%s", d->nregs, d->nregs == 1 ? "" : "s",
                 d->nregs == 1 ? "s" : "");
-        fprintf(f, d->nregs ? ", largest cost first (B - A: above 0, B is slower there)\n" : "\n");
+        fprintf(f, d->nregs ? ", largest difference first (B - A: above 0, B is slower there)\n" : "\n");
     }
     for (int i = 0; i < d->nregs; i++) {
         const region *rg = &d->regs[i];
