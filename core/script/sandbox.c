@@ -68,6 +68,13 @@
 #define TIMED_ALLOC (256 << 10)
 /* Longer limits are taken as this (a year), which keeps deadlines in range. */
 #define MAX_SECONDS (365 * 86400.0)
+/* The collector's pause (percent): a cycle starts when the heap reaches
+ * this much of what the last one kept. Lua's 200 makes a policy on a big
+ * graph re-mark its node and tensor objects over and over; 400 halves
+ * those passes. Near the memory cap (a quarter of it in use) the default
+ * comes back, so the cap still measures what a script keeps. */
+#define GC_PAUSE 400
+#define GC_PAUSE_TIGHT 200
 
 /* Why a run is being stopped. */
 enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
@@ -80,6 +87,7 @@ struct fe_sandbox {
     int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
     int stop;                    /* RUNNING, or why the run is over */
     int depth;                   /* nesting of fe_sandbox_pcall */
+    int gc_tight;                /* the collector is back at its default pause (see hook) */
     char where[300];             /* last place seen (hook, or the called function's definition) */
     char stop_msg[400];          /* "place: why", fixed when the stop is first raised */
     char script[256];            /* the run's script, for places and the watchdog */
@@ -176,6 +184,10 @@ static void hook(lua_State *L, lua_Debug *ar)
             return;
         }
         sb->count += HOOK_EVERY;
+        if (!sb->gc_tight && sb->mem_used > sb->mem_cap / 4) {
+            lua_gc(L, LUA_GCINC, GC_PAUSE_TIGHT, 0, 0);
+            sb->gc_tight = 1;
+        }
         if (sb->count > sb->budget)
             sb->stop = STOP_BUDGET;
         else if (clock_ns() > sb->deadline)
@@ -570,6 +582,7 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     }
     sb->L = L;
     *(fe_sandbox **)lua_getextraspace(L) = sb;
+    lua_gc(L, LUA_GCINC, GC_PAUSE, 0, 0);
 
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base}, {LUA_TABLIBNAME, luaopen_table},
