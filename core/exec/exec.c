@@ -24,6 +24,7 @@
 #include "node.h"
 #include "ops.h"
 #include "tensor_mem.h"
+#include "u64map.h"
 
 typedef struct pool_slot {
     void *ptr;
@@ -80,12 +81,12 @@ void fe_exec_name_file(const fe_graph *g, fe_error *err)
 
 /* ---- random values ---- */
 
+/* splitmix64: the next value of the generator whose state is *s. */
 static uint64_t splitmix(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    uint64_t z = fe_mix64(*s);
+    *s += 0x9e3779b97f4a7c15ull;
+    return z;
 }
 
 static uint64_t fnv(const char *s)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "groupsig.h"
+#include "u64map.h"
 
 struct fe_groupsig {
     const fe_graph *g;
@@ -22,19 +23,11 @@ struct fe_groupsig {
     int32_t stamp;
 };
 
-static uint64_t splitmix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* Two independent streams: a collision must happen in both. */
 static void mix(uint64_t h[2], uint64_t v)
 {
-    h[0] = splitmix(h[0] ^ v);
-    h[1] = splitmix(h[1] + v * 0xD6E8FEB86659FD93ull + 0x632BE59BD9B4E019ull);
+    h[0] = fe_mix64(h[0] ^ v);
+    h[1] = fe_mix64(h[1] + v * 0xD6E8FEB86659FD93ull + 0x632BE59BD9B4E019ull);
 }
 
 static void mix_bytes(uint64_t h[2], const char *s, size_t len)
@@ -175,8 +168,8 @@ void fe_groupsig_of(fe_groupsig *s, uint64_t salt, const int32_t *nodes, int n,
         uint64_t ph[2] = {(uint64_t)rank, (uint64_t)part_len[p]};
         for (int k = 0; k < part_len[p]; k++)
             mix(ph, (uint64_t)s->slot[part_nodes[at + k]]);
-        h[0] += splitmix(ph[0]);
-        h[1] += splitmix(ph[1] ^ 0xA0761D6478BD642Full);
+        h[0] += fe_mix64(ph[0]);
+        h[1] += fe_mix64(ph[1] ^ 0xA0761D6478BD642Full);
     }
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);

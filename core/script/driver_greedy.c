@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "u64map.h"
 
 typedef struct cand {
     int32_t a, b;
@@ -40,14 +41,7 @@ typedef struct cand {
     double score;
 } cand;
 
-/* Pairs of group ids (a < b) in open addressing: key (a+1) << 32 | (b+1),
- * 0 for an empty slot, with an int32 value per pair. */
-typedef struct pairmap {
-    uint64_t *keys;
-    int32_t *vals;
-    uint64_t cap, n;
-} pairmap;
-
+/* A pair of group ids as a map key: (a+1) << 32 | (b+1) with a < b, never 0. */
 static uint64_t pair_key(int32_t a, int32_t b)
 {
     if (a > b) {
@@ -58,87 +52,16 @@ static uint64_t pair_key(int32_t a, int32_t b)
     return ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
 }
 
-static uint64_t pair_home(uint64_t key, uint64_t cap)
-{
-    return (key * 0x9E3779B97F4A7C15ull) & (cap - 1);
-}
-
-/* The slot of key, or the empty slot where it would go. */
-static uint64_t pair_slot(const pairmap *m, uint64_t key)
-{
-    uint64_t h = pair_home(key, m->cap);
-    while (m->keys[h] && m->keys[h] != key)
-        h = (h + 1) & (m->cap - 1);
-    return h;
-}
-
-/* The value of (a, b), or -1 when absent. */
-static int32_t pair_get(const pairmap *m, int32_t a, int32_t b)
-{
-    if (!m->cap)
-        return -1;
-    uint64_t h = pair_slot(m, pair_key(a, b));
-    return m->keys[h] ? m->vals[h] : -1;
-}
-
-/* Sets (a, b) to v; 1 if the pair is new, 0 if it was there, -1 on
- * out-of-memory. */
-static int pair_put(pairmap *m, int32_t a, int32_t b, int32_t v)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        uint64_t cap = m->cap ? m->cap * 2 : 1024;
-        uint64_t *keys = calloc(cap, sizeof *keys);
-        int32_t *vals = malloc(cap * sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return -1;
-        }
-        pairmap grown = {keys, vals, cap, m->n};
-        for (uint64_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            uint64_t h = pair_slot(&grown, m->keys[i]);
-            keys[h] = m->keys[i];
-            vals[h] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        *m = grown;
-    }
-    uint64_t key = pair_key(a, b), h = pair_slot(m, key);
-    int fresh = !m->keys[h];
-    if (fresh) {
-        m->keys[h] = key;
-        m->n++;
-    }
-    m->vals[h] = v;
-    return fresh;
-}
-
-static void pair_clear(pairmap *m)
-{
-    if (m->keys)
-        memset(m->keys, 0, m->cap * sizeof *m->keys);
-    m->n = 0;
-}
-
-static void pair_free(pairmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 /* A round's candidates: each pair once, in the order found. */
 typedef struct pairset {
-    pairmap seen;
+    fe_u64map seen;
     cand *list;
     int64_t n, listcap;
 } pairset;
 
 static int pair_add(pairset *s, int32_t a, int32_t b)
 {
-    int fresh = pair_put(&s->seen, a, b, 0);
+    int fresh = fe_u64map_put(&s->seen, pair_key(a, b), 0);
     if (fresh <= 0)
         return fresh;
     cand *l = fe_run_grow(s->list, &s->listcap, s->n + 1, sizeof *l, 1024);
@@ -219,7 +142,7 @@ int fe_drive_greedy(fe_run *r)
     int64_t window = param_int(r, "window", 64);
     int64_t rounds = param_int(r, "max_rounds", 10);
     pairset s = {0};
-    pairmap refused = {0};   /* pair -> the round decide refused it in */
+    fe_u64map refused = {0};   /* pair -> the round decide refused it in */
     int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
@@ -237,7 +160,7 @@ int fe_drive_greedy(fe_run *r)
         lua_setfield(L, r->ctx, "round");
         r->stats.rounds = round;
 
-        pair_clear(&s.seen);
+        fe_u64map_clear(&s.seen);
         s.n = 0;
         if ((rc = candidates(r, &s, window, buf)) != FE_OK) {
             fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
@@ -249,8 +172,8 @@ int fe_drive_greedy(fe_run *r)
             cand *c = &s.list[i];
             /* A pair refused in an earlier round whose groups have not
              * changed since is the same question: not asked again. */
-            int32_t when = reask ? -1 : pair_get(&refused, c->a, c->b);
-            if (when > 0 && touched[c->a] < when && touched[c->b] < when) {
+            const uint64_t *when = reask ? NULL : fe_u64map_get(&refused, pair_key(c->a, c->b));
+            if (when && touched[c->a] < (int64_t)*when && touched[c->b] < (int64_t)*when) {
                 r->stats.decide_reused++;
                 continue;
             }
@@ -291,7 +214,7 @@ int fe_drive_greedy(fe_run *r)
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
-            } else if (!reask && pair_put(&refused, c->a, c->b, round) < 0) {
+            } else if (!reask && fe_u64map_put(&refused, pair_key(c->a, c->b), (uint64_t)round) < 0) {
                 rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
                 break;
             }
@@ -302,8 +225,8 @@ int fe_drive_greedy(fe_run *r)
 out:
     r->pending = 0;
     lua_settop(L, r->ctx);
-    pair_free(&s.seen);
-    pair_free(&refused);
+    fe_u64map_free(&s.seen);
+    fe_u64map_free(&refused);
     free(s.list);
     free(touched);
     free(buf);

@@ -37,6 +37,7 @@
 #include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
+#include "u64map.h"
 
 #define MAX_PATHS 64
 
@@ -69,49 +70,13 @@ typedef struct walk {
                            each a mask of the op ids one of the root's producers must have */
     int *need_at;
     uint64_t *seqkey;   /* [0..window]: the path's first d (op, kind)s hashed */
-    uint64_t *known;    /* chain answers: key, then value (len << 1 | alive) */
-    size_t known_cap, known_n;
+    fe_u64map known;    /* chain answers: sequence and pattern -> len << 1 | alive */
 } walk;
 
-static uint64_t mix64(uint64_t h, uint64_t v)
+/* The key of a sequence grown by token v (or of a sequence and a pattern). */
+static uint64_t seq_mix(uint64_t h, uint64_t v)
 {
-    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-    return h ^ (h >> 31);
-}
-
-/* The slot of key in the chain answers (found, or empty). */
-static size_t known_slot(const uint64_t *k, size_t cap, uint64_t key)
-{
-    size_t h = (size_t)key & (cap - 1);
-    while (k[2 * h] && k[2 * h] != key)
-        h = (h + 1) & (cap - 1);
-    return h;
-}
-
-static int known_put(walk *w, uint64_t key, uint64_t value)
-{
-    if ((w->known_n + 1) * 2 > w->known_cap) {
-        size_t cap = w->known_cap ? w->known_cap * 2 : 1024;
-        uint64_t *k = calloc(2 * cap, sizeof *k);
-        if (!k)
-            return -1;
-        for (size_t i = 0; i < w->known_cap; i++)
-            if (w->known[2 * i]) {
-                size_t h = known_slot(k, cap, w->known[2 * i]);
-                k[2 * h] = w->known[2 * i];
-                k[2 * h + 1] = w->known[2 * i + 1];
-            }
-        free(w->known);
-        w->known = k;
-        w->known_cap = cap;
-    }
-    size_t h = known_slot(w->known, w->known_cap, key);
-    w->known_n += !w->known[2 * h];
-    w->known[2 * h] = key;
-    w->known[2 * h + 1] = value;
-    return 0;
+    return fe_mix64(h ^ (v + (h << 6) + (h >> 2)));
 }
 
 /* Row d of best / alive (index i is pattern i, 1-based). */
@@ -169,14 +134,12 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
-    uint64_t key = mix64(w->seqkey[depth], (uint64_t)i) | 1;   /* 0 marks an empty slot */
-    if (w->known_cap) {
-        size_t h = known_slot(w->known, w->known_cap, key);
-        if (w->known[2 * h]) {
-            *len = (int)(w->known[2 * h + 1] >> 1);
-            *alive = (int)(w->known[2 * h + 1] & 1);
-            return 0;
-        }
+    uint64_t key = seq_mix(w->seqkey[depth], (uint64_t)i) | 1;   /* a map key is nonzero */
+    const uint64_t *answer = fe_u64map_get(&w->known, key);
+    if (answer) {
+        *len = (int)(*answer >> 1);
+        *alive = (int)(*answer & 1);
+        return 0;
     }
     lua_pushnil(L);
     lua_rawseti(L, w->seq, depth + 1);
@@ -201,7 +164,7 @@ static int match_one(walk *w, int i, int depth, int *len, int *alive)
     *len = (int)n;
     *alive = lua_toboolean(L, -1);
     lua_pop(L, 3);
-    if (known_put(w, key, (uint64_t)*len << 1 | (uint64_t)(*alive != 0)) != 0)
+    if (fe_u64map_put(&w->known, key, (uint64_t)*len << 1 | (uint64_t)(*alive != 0)) < 0)
         return fe_run_oom(r, "matching patterns");
     return 0;
 }
@@ -233,7 +196,7 @@ static int extend(walk *w, int depth)
     uint8_t *alive = w->alive + row(w, depth);
     int any = 0;
     const fe_node *last = fe_graph_node(g, w->path[depth - 1]);
-    w->seqkey[depth] = mix64(w->seqkey[depth - 1], (uint64_t)last->op << 8 | last->pattern);
+    w->seqkey[depth] = seq_mix(w->seqkey[depth - 1], (uint64_t)last->op << 8 | last->pattern);
     for (int i = 1; i <= w->npats; i++) {
         best[i] = best_in[i];
         alive[i] = alive_in[i];
@@ -486,7 +449,7 @@ out:
     free(w.seqkey);
     free(w.needs);
     free(w.need_at);
-    free(w.known);
+    fe_u64map_free(&w.known);
     lua_settop(L, r->ctx);
     return r->status;
 }
