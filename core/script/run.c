@@ -274,16 +274,11 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         fe_memo_key(r->memo, FE_MEMO_DECIDE, r->tmp, cnt, r->part_len, r->parts, n, key);
         known = fe_memo_get(r->memo, key);
     }
-    if (known && known->value >= 0) {
-        /* The common case of a repeated block: no call, no interning. */
-        r->stats.hook_memo++;
-        log_decision_id(r, r->tmp, cnt, known->value, known->reason_id >= 0 ? known->reason_id
-                        : fe_plan_str(r->log, known->reason));
-        return r->status == FE_OK ? known->value : -1;
-    }
+    int32_t reason_id = -1;   /* the reason interned in the log, for a verdict */
     if (known) {
         verdict = known->value;
         reason = known->reason;
+        reason_id = known->reason_id;
         r->stats.hook_memo++;
     } else {
         verdict = ask_decide(r, cnt, n, top, &reason);
@@ -291,10 +286,11 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
             lua_settop(L, top);
             return r->status == FE_OK ? 0 : -1;   /* disabled: nothing fuses */
         }
-        if (r->memo && fe_memo_put(r->memo, key, verdict, reason,
-                                   verdict >= 0 ? fe_plan_str(r->log, reason) : -1) != FE_OK)
-            fe_run_oom(r, "remembering answers");
     }
+    if (verdict >= 0 && reason_id < 0)
+        reason_id = fe_plan_str(r->log, reason);
+    if (r->memo && !known && fe_memo_put(r->memo, key, verdict, reason, reason_id) != FE_OK)
+        fe_run_oom(r, "remembering answers");
     int fuse = verdict < 0 ? r->default_verdict : verdict;
     if (verdict < 0) {
         char msg[1024];
@@ -302,7 +298,7 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
                  fuse ? "fuse" : "do not fuse");
         log_decision(r, r->tmp, cnt, -1, msg);
     } else {
-        log_decision(r, r->tmp, cnt, verdict, reason);
+        log_decision_id(r, r->tmp, cnt, verdict, reason_id);
     }
     lua_settop(L, top);
     return r->status == FE_OK ? fuse : -1;
