@@ -463,6 +463,10 @@ static void load_faults(void **s)
          "test.lua: policy 'f': tiling must be \"none\" or \"auto\""},
         {"return setmetatable({name = 'f', driver = 'greedy', tiling = 4}, {__fuseeng_policy = true})",
          "test.lua: policy 'f': 'tiling' is a number; expected a string"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy', memo = 'yes'}",
+         "policy 'x': 'memo' is a string; expected a boolean"},
+        {"local fe = require 'fuseeng'\nreturn fe.policy{name = 'x', driver = 'greedy', reask = 1}",
+         "policy 'x': 'reask' is a number; expected a boolean"},
     };
     fe_engine *e = new_engine(20000000, 0, 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
