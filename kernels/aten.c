@@ -8,72 +8,18 @@
  */
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aten.h"
+#include "aten_call.h"
 #include "convert.h"
 #include "ops.h"
 
-typedef struct call {
-    const fe_graph *g;
-    const fe_node *n;
-    const char *aten;          /* attrs.aten as written */
-    json_t *args;              /* attrs.args: an object, empty when absent */
-    const fe_k_tensor *in;
-    fe_k_tensor *out;          /* the one output */
-    int op;                    /* the table entry's variant */
-    int dry;                   /* validate only: tensors carry no data */
-} call;
-
-typedef int (*kern_fn)(const call *c, fe_error *err);
-
-static int fail(const call *c, fe_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(const call *c, fe_error *err, const char *fmt, ...)
-{
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return fe_error_set(err, FE_EINPUT, "node '%s' (aten '%s'): %s", fe_node_name(c->g, c->n),
-                        c->aten, what);
-}
-
-static const char *shp(const fe_k_tensor *t, char *buf, size_t size)
-{
-    return fe_shape_str(t->shape, t->rank, buf, size);
-}
-
-static int same_shape(const fe_k_tensor *t, int rank, const int64_t *shape)
-{
-    if (t->rank != rank)
-        return 0;
-    for (int i = 0; i < rank; i++)
-        if (t->shape[i] != shape[i])
-            return 0;
-    return 1;
-}
-
-static int out_mismatch(const call *c, fe_error *err, int rank, const int64_t *shape)
-{
-    char a[128], b[128];
-    return fail(c, err, "the op produces shape %s but the graph's output is %s",
-                fe_shape_str(shape, rank, a, sizeof a), shp(c->out, b, sizeof b));
-}
+typedef int (*kern_fn)(const fe_k_acall *c, fe_error *err);
 
 /* ---- arguments ---- */
-
-/* args[key], or NULL when absent or null (torch's None). */
-static json_t *arg(const call *c, const char *key)
-{
-    json_t *v = json_object_get(c->args, key);
-    return v && !json_is_null(v) ? v : NULL;
-}
 
 /* A Python Scalar: ints and bools are integral (bools as 0/1); JSON cannot
  * spell infinities or NaN, so the strings "inf", "-inf" and "nan" stand for
@@ -108,19 +54,6 @@ static int scalar(const json_t *v, double *d, int64_t *i, int *is_float)
         return 0;
     }
     return 1;
-}
-
-static int int_arg(const call *c, const char *key, int64_t dflt, int64_t *v, fe_error *err)
-{
-    json_t *j = arg(c, key);
-    if (!j) {
-        *v = dflt;
-        return FE_OK;
-    }
-    if (!json_is_integer(j))
-        return fail(c, err, "args.%s must be an integer", key);
-    *v = (int64_t)json_integer_value(j);
-    return FE_OK;
 }
 
 /* fuseeng's dtype names, and torch's for exporters that keep them. */
@@ -286,9 +219,9 @@ static int common_dtype(const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar
     return combine(dim, zero);
 }
 
-static int k_binary(const call *c, fe_error *err)
+static int k_binary(const fe_k_acall *c, fe_error *err)
 {
-    json_t *other = arg(c, "other");
+    json_t *other = fe_k_acall_arg(c, "other");
     const fe_k_tensor *a = &c->in[0], *b;
     fe_k_tensor sv;
     int64_t si = 0;
@@ -300,29 +233,31 @@ static int k_binary(const call *c, fe_error *err)
         double d;
         int isf;
         if (!scalar(other, &d, &si, &isf))
-            return fail(c, err, "args.other must be a number or a bool");
+            return fe_k_acall_fail(c, err, "args.other must be a number or a bool");
         sf = (float)d;
         sv = isf ? fe_k_view(&sf, FE_F32, 0, NULL) : fe_k_view(&si, FE_I64, 0, NULL);
         b = &sv;
         scal = 1;
     } else {
-        return fail(c, err, "takes two tensor inputs, or one and args.other (it has %d input%s%s)",
-                    c->n->nin, c->n->nin == 1 ? "" : "s", other ? " and args.other" : "");
+        return fe_k_acall_fail(c, err,
+                               "takes two tensor inputs, or one and args.other (it has %d input%s%s)",
+                               c->n->nin, c->n->nin == 1 ? "" : "s",
+                               other ? " and args.other" : "");
     }
     int cdt = common_dtype(a, b, scal), isfl = fe_dtype_is_float(cdt);
     int bitwise = c->op == B_AND || c->op == B_OR || c->op == B_XOR;
     if (bitwise && isfl)
-        return fail(c, err, "bitwise ops take bool or integer operands, not %s",
-                    fe_dtype_name(fe_dtype_is_float(a->dtype) ? a->dtype : b->dtype));
+        return fe_k_acall_fail(c, err, "bitwise ops take bool or integer operands, not %s",
+                               fe_dtype_name(fe_dtype_is_float(a->dtype) ? a->dtype : b->dtype));
     int rank;
     int64_t shape[FE_MAX_RANK], sa[FE_MAX_RANK], sb[FE_MAX_RANK];
     if (bcast_shape(a, b, &rank, shape)) {
         char x[128], y[128];
-        return fail(c, err, "input shapes %s and %s do not broadcast", shp(a, x, sizeof x),
-                    shp(b, y, sizeof y));
+        return fe_k_acall_fail(c, err, "input shapes %s and %s do not broadcast",
+                               fe_k_acall_shape(a, x, sizeof x), fe_k_acall_shape(b, y, sizeof y));
     }
-    if (!same_shape(c->out, rank, shape))
-        return out_mismatch(c, err, rank, shape);
+    if (!fe_k_acall_same_shape(c->out, rank, shape))
+        return fe_k_acall_out_mismatch(c, err, rank, shape);
     if (c->dry)
         return FE_OK;
     fe_k_tensor *o = c->out;
@@ -357,32 +292,32 @@ static int k_binary(const call *c, fe_error *err)
 
 /* ---- arange ---- */
 
-static int k_arange(const call *c, fe_error *err)
+static int k_arange(const fe_k_acall *c, fe_error *err)
 {
     static const char *const keys[3] = {"start", "end", "step"};
     double d[3] = {0, 0, 1};
     int64_t iv[3] = {0, 0, 1};
     int isf[3] = {0, 0, 0};
     if (c->n->nin)
-        return fail(c, err, "takes no tensor inputs (it has %d)", c->n->nin);
+        return fe_k_acall_fail(c, err, "takes no tensor inputs (it has %d)", c->n->nin);
     for (int k = 0; k < 3; k++) {
-        json_t *j = arg(c, keys[k]);
+        json_t *j = fe_k_acall_arg(c, keys[k]);
         if (!j && k == 1)
-            return fail(c, err, "args.end is required");
+            return fe_k_acall_fail(c, err, "args.end is required");
         if (j && !scalar(j, &d[k], &iv[k], &isf[k]))
-            return fail(c, err, "args.%s must be a number", keys[k]);
+            return fe_k_acall_fail(c, err, "args.%s must be a number", keys[k]);
     }
     int odt = c->out->dtype;
     double start = d[0], end = d[1], step = d[2];
     if (odt == FE_BOOL)
-        return fail(c, err, "cannot produce bool values (torch has no bool arange)");
+        return fe_k_acall_fail(c, err, "cannot produce bool values (torch has no bool arange)");
     if (step == 0 || isnan(step))
-        return fail(c, err, "step must be nonzero");
+        return fe_k_acall_fail(c, err, "step must be nonzero");
     if (!isfinite(start) || !isfinite(end))
-        return fail(c, err, "start and end must be finite");
+        return fe_k_acall_fail(c, err, "start and end must be finite");
     if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
-        return fail(c, err, "end %g lies on the wrong side of start %g for step %g", end, start,
-                    step);
+        return fe_k_acall_fail(c, err, "end %g lies on the wrong side of start %g for step %g", end,
+                               start, step);
     /* torch sizes the range in double, except int64 output from integer args,
      * which it divides exactly */
     int64_t size;
@@ -397,8 +332,8 @@ static int k_arange(const call *c, fe_error *err)
     }
     if (c->out->rank != 1 || c->out->shape[0] != size) {
         char b[128];
-        return fail(c, err, "the range has %lld elements but the graph's output is %s",
-                    (long long)size, shp(c->out, b, sizeof b));
+        return fe_k_acall_fail(c, err, "the range has %lld elements but the graph's output is %s",
+                               (long long)size, fe_k_acall_shape(c->out, b, sizeof b));
     }
     if (c->dry)
         return FE_OK;
@@ -450,7 +385,7 @@ static void split(const fe_k_tensor *t, int ax, int64_t *outer, int64_t *len, in
  * prepend/append are tensors, so the exporter moves them to inputs and
  * leaves null in args for the ones not given; a second input is therefore
  * prepend when args.append is null and append when args.prepend is. */
-static int diff_parts(const call *c, const fe_k_tensor **pre, const fe_k_tensor **app,
+static int diff_parts(const fe_k_acall *c, const fe_k_tensor **pre, const fe_k_tensor **app,
                       fe_error *err)
 {
     json_t *pj = json_object_get(c->args, "prepend"), *aj = json_object_get(c->args, "append");
@@ -458,13 +393,15 @@ static int diff_parts(const call *c, const fe_k_tensor **pre, const fe_k_tensor 
     int extra = c->n->nin - 1;
     *pre = *app = NULL;
     if ((pj && !pnull) || (aj && !anull))
-        return fail(c, err, "args.prepend and args.append must be null or absent: pass them as "
-                    "tensor inputs");
+        return fe_k_acall_fail(c, err,
+                               "args.prepend and args.append must be null or absent: pass them as "
+                               "tensor inputs");
     if (extra == 0)
         return FE_OK;
     if (extra == 2) {
         if (pnull || anull)
-            return fail(c, err, "has 3 inputs but args.%s is null", pnull ? "prepend" : "append");
+            return fe_k_acall_fail(c, err, "has 3 inputs but args.%s is null",
+                                   pnull ? "prepend" : "append");
         *pre = &c->in[1];
         *app = &c->in[2];
         return FE_OK;
@@ -474,9 +411,10 @@ static int diff_parts(const call *c, const fe_k_tensor **pre, const fe_k_tensor 
         return FE_OK;
     }
     if (extra == 1)
-        return fail(c, err, "cannot tell whether the second input is prepend or append: args "
-                    "must set exactly one of them to null");
-    return fail(c, err, "takes 1 to 3 inputs (x, prepend, append), not %d", c->n->nin);
+        return fe_k_acall_fail(c, err,
+                               "cannot tell whether the second input is prepend or append: args "
+                               "must set exactly one of them to null");
+    return fe_k_acall_fail(c, err, "takes 1 to 3 inputs (x, prepend, append), not %d", c->n->nin);
 }
 
 static void sub_pass_i64(int is_bool, int64_t *b, int64_t len, int64_t inner)
@@ -486,23 +424,24 @@ static void sub_pass_i64(int is_bool, int64_t *b, int64_t len, int64_t inner)
                        : (int64_t)((uint64_t)b[i + inner] - (uint64_t)b[i]);
 }
 
-static int k_diff(const call *c, fe_error *err)
+static int k_diff(const fe_k_acall *c, fe_error *err)
 {
     int64_t n, dim;
     const fe_k_tensor *pre, *app;
     if (c->n->nin < 1)
-        return fail(c, err, "needs an input tensor");
-    if (int_arg(c, "n", 1, &n, err) || int_arg(c, "dim", -1, &dim, err) ||
+        return fe_k_acall_fail(c, err, "needs an input tensor");
+    if (fe_k_acall_int_arg(c, "n", 1, &n, err) || fe_k_acall_int_arg(c, "dim", -1, &dim, err) ||
         diff_parts(c, &pre, &app, err))
         return err ? err->code : FE_EINPUT;
     const fe_k_tensor *x = &c->in[0];
     if (n < 0)
-        return fail(c, err, "n must be >= 0, not %lld", (long long)n);
+        return fe_k_acall_fail(c, err, "n must be >= 0, not %lld", (long long)n);
     if (x->rank == 0)
-        return fail(c, err, "needs an input of at least one dimension");
+        return fe_k_acall_fail(c, err, "needs an input of at least one dimension");
     int ax = fe_axis(dim, x->rank);
     if (ax < 0)
-        return fail(c, err, "dim %lld is out of range for rank %d", (long long)dim, x->rank);
+        return fe_k_acall_fail(c, err, "dim %lld is out of range for rank %d", (long long)dim,
+                               x->rank);
     const fe_k_tensor *parts[3] = {pre, x, app};
     int64_t L = 0, shape[FE_MAX_RANK];
     for (int k = 0; k < 3; k++) {
@@ -514,16 +453,18 @@ static int k_diff(const call *c, fe_error *err)
             ok = i == ax || p->shape[i] == x->shape[i];
         if (!ok) {
             char a[128], b[128];
-            return fail(c, err, "%s has shape %s, which does not join input %s along dim %d",
-                        k ? "append" : "prepend", shp(p, a, sizeof a), shp(x, b, sizeof b), ax);
+            return fe_k_acall_fail(c, err,
+                                   "%s has shape %s, which does not join input %s along dim %d",
+                                   k ? "append" : "prepend", fe_k_acall_shape(p, a, sizeof a),
+                                   fe_k_acall_shape(x, b, sizeof b), ax);
         }
         L += p->shape[ax];
     }
     int64_t olen = L > n ? L - n : 0;
     memcpy(shape, x->shape, sizeof shape);
     shape[ax] = olen;
-    if (!same_shape(c->out, x->rank, shape))
-        return out_mismatch(c, err, x->rank, shape);
+    if (!fe_k_acall_same_shape(c->out, x->rank, shape))
+        return fe_k_acall_out_mismatch(c, err, x->rank, shape);
     if (c->dry)
         return FE_OK;
     int odt = c->out->dtype, isint = fe_k_dtype_is_int(odt);
@@ -573,21 +514,22 @@ static int k_diff(const call *c, fe_error *err)
     return FE_OK;
 }
 
-static int k_cumsum(const call *c, fe_error *err)
+static int k_cumsum(const fe_k_acall *c, fe_error *err)
 {
     int64_t dim;
-    if (!arg(c, "dim"))
-        return fail(c, err, "args.dim is required");
-    if (int_arg(c, "dim", 0, &dim, err))
+    if (!fe_k_acall_arg(c, "dim"))
+        return fe_k_acall_fail(c, err, "args.dim is required");
+    if (fe_k_acall_int_arg(c, "dim", 0, &dim, err))
         return err ? err->code : FE_EINPUT;
     if (c->n->nin != 1)
-        return fail(c, err, "takes one tensor input, not %d", c->n->nin);
+        return fe_k_acall_fail(c, err, "takes one tensor input, not %d", c->n->nin);
     const fe_k_tensor *x = &c->in[0];
     int ax = fe_axis(dim, x->rank ? x->rank : 1);   /* a 0-d tensor takes dim 0 or -1 */
     if (ax < 0)
-        return fail(c, err, "dim %lld is out of range for rank %d", (long long)dim, x->rank);
-    if (!same_shape(c->out, x->rank, x->shape))
-        return out_mismatch(c, err, x->rank, x->shape);
+        return fe_k_acall_fail(c, err, "dim %lld is out of range for rank %d", (long long)dim,
+                               x->rank);
+    if (!fe_k_acall_same_shape(c->out, x->rank, x->shape))
+        return fe_k_acall_out_mismatch(c, err, x->rank, x->shape);
     if (c->dry)
         return FE_OK;
     /* torch casts the input to the output dtype, then sums in its CPU
@@ -636,37 +578,39 @@ static int k_cumsum(const call *c, fe_error *err)
 
 enum { F_ZERO, F_ONE, F_FULL, F_SCALAR };
 
-static int k_fill(const call *c, fe_error *err)
+static int k_fill(const fe_k_acall *c, fe_error *err)
 {
-    json_t *sz = arg(c, "size");
+    json_t *sz = fe_k_acall_arg(c, "size");
     fe_k_tensor *o = c->out;
     if (c->n->nin > 1)
-        return fail(c, err, "takes at most one tensor input (whose values it ignores), not %d",
-                    c->n->nin);
+        return fe_k_acall_fail(c, err,
+                               "takes at most one tensor input (whose values it ignores), not %d",
+                               c->n->nin);
     if (sz) {
         int64_t shape[FE_MAX_RANK];
         size_t k = json_is_array(sz) ? json_array_size(sz) : 0;
         if (!json_is_array(sz) || k > FE_MAX_RANK)
-            return fail(c, err, "args.size must be a list of at most %d ints", FE_MAX_RANK);
+            return fe_k_acall_fail(c, err, "args.size must be a list of at most %d ints",
+                                   FE_MAX_RANK);
         for (size_t i = 0; i < k; i++) {
             json_t *e = json_array_get(sz, i);
             if (!json_is_integer(e))
-                return fail(c, err, "args.size must be a list of ints");
+                return fe_k_acall_fail(c, err, "args.size must be a list of ints");
             shape[i] = (int64_t)json_integer_value(e);
         }
-        if (!same_shape(o, (int)k, shape))
-            return out_mismatch(c, err, (int)k, shape);
+        if (!fe_k_acall_same_shape(o, (int)k, shape))
+            return fe_k_acall_out_mismatch(c, err, (int)k, shape);
     }
     double d = c->op == F_ONE;
     int64_t iv = c->op == F_ONE;
     int isf = 0;
     if (c->op == F_FULL || c->op == F_SCALAR) {
         const char *key = c->op == F_FULL ? "fill_value" : "s";
-        json_t *v = arg(c, key);
+        json_t *v = fe_k_acall_arg(c, key);
         if (!v)
-            return fail(c, err, "args.%s is required", key);
+            return fe_k_acall_fail(c, err, "args.%s is required", key);
         if (!scalar(v, &d, &iv, &isf))
-            return fail(c, err, "args.%s must be a number or a bool", key);
+            return fe_k_acall_fail(c, err, "args.%s must be a number or a bool", key);
     }
     if (c->dry)
         return FE_OK;
@@ -711,26 +655,29 @@ typedef struct ix {
     int first, last, adjacent;
 } ix;
 
-static int index_plan(const call *c, ix *p, fe_error *err)
+static int index_plan(const fe_k_acall *c, ix *p, fe_error *err)
 {
     const fe_k_tensor *x = &c->in[0];
-    json_t *ij = arg(c, "indices");
+    json_t *ij = fe_k_acall_arg(c, "indices");
     int next = 1;
     if (ij) {
         if (!json_is_array(ij))
-            return fail(c, err, "args.indices must be a list (null for a dim taken whole)");
+            return fe_k_acall_fail(c, err,
+                                   "args.indices must be a list (null for a dim taken whole)");
         if (json_array_size(ij) > (size_t)x->rank)
-            return fail(c, err, "%zu indices for an input of rank %d", json_array_size(ij),
-                        x->rank);
+            return fe_k_acall_fail(c, err, "%zu indices for an input of rank %d",
+                                   json_array_size(ij), x->rank);
         p->m = (int)json_array_size(ij);
         for (int d = 0; d < p->m; d++)
             p->src[d] = json_is_null(json_array_get(ij, (size_t)d)) ? -1 : next++;
         if (next != c->n->nin)
-            return fail(c, err, "args.indices names %d tensors but the node has %d index inputs",
-                        next - 1, c->n->nin - 1);
+            return fe_k_acall_fail(c, err,
+                                   "args.indices names %d tensors but the node has %d index inputs",
+                                   next - 1, c->n->nin - 1);
     } else {
         if (c->n->nin - 1 > x->rank)
-            return fail(c, err, "%d indices for an input of rank %d", c->n->nin - 1, x->rank);
+            return fe_k_acall_fail(c, err, "%d indices for an input of rank %d", c->n->nin - 1,
+                                   x->rank);
         p->m = c->n->nin - 1;
         for (int d = 0; d < p->m; d++)
             p->src[d] = next++;
@@ -743,22 +690,23 @@ static int index_plan(const call *c, ix *p, fe_error *err)
             continue;
         const fe_k_tensor *t = &c->in[p->src[d]];
         if (t->dtype == FE_BOOL)
-            return fail(c, err, "index %d is a boolean mask; only i64 / i32 indices are "
-                        "supported (mask shapes depend on the data)", p->src[d]);
+            return fe_k_acall_fail(c, err, "index %d is a boolean mask; only i64 / i32 indices are "
+                                   "supported (mask shapes depend on the data)", p->src[d]);
         if (t->dtype != FE_I64 && t->dtype != FE_I32)
-            return fail(c, err, "index %d is %s; indices must be i64 or i32", p->src[d],
-                        fe_dtype_name(t->dtype));
+            return fe_k_acall_fail(c, err, "index %d is %s; indices must be i64 or i32", p->src[d],
+                                   fe_dtype_name(t->dtype));
         if (bcast_shape(&acc, t, &acc.rank, acc.shape)) {
             char a[128], b[128];
-            return fail(c, err, "index shapes %s and %s do not broadcast", shp(&acc, a, sizeof a),
-                        shp(t, b, sizeof b));
+            return fe_k_acall_fail(c, err, "index shapes %s and %s do not broadcast",
+                                   fe_k_acall_shape(&acc, a, sizeof a),
+                                   fe_k_acall_shape(t, b, sizeof b));
         }
         if (p->first < 0)
             p->first = d;
         p->last = d;
     }
     if (p->first < 0)
-        return fail(c, err, "needs at least one index tensor");
+        return fe_k_acall_fail(c, err, "needs at least one index tensor");
     p->brank = acc.rank;
     memcpy(p->bshape, acc.shape, sizeof p->bshape);
     p->adjacent = 1;
@@ -783,13 +731,13 @@ static int index_lead(const fe_k_tensor *x, const ix *p, int *xd, int *bd)
     return k;
 }
 
-static int k_index(const call *c, fe_error *err)
+static int k_index(const fe_k_acall *c, fe_error *err)
 {
     ix p;
     int xd[2 * FE_MAX_RANK], bd[2 * FE_MAX_RANK];
     int64_t shape[2 * FE_MAX_RANK];
     if (c->n->nin < 2)
-        return fail(c, err, "needs the input and at least one index tensor");
+        return fe_k_acall_fail(c, err, "needs the input and at least one index tensor");
     if (index_plan(c, &p, err))
         return err ? err->code : FE_EINPUT;
     const fe_k_tensor *x = &c->in[0];
@@ -799,13 +747,13 @@ static int k_index(const call *c, fe_error *err)
     for (int d = p.last + 1; d < x->rank; d++)
         shape[rank++] = x->shape[d];
     if (rank > FE_MAX_RANK)
-        return fail(c, err, "the result would have rank %d; at most %d is supported", rank,
-                    FE_MAX_RANK);
-    if (!same_shape(c->out, rank, shape))
-        return out_mismatch(c, err, rank, shape);
+        return fe_k_acall_fail(c, err, "the result would have rank %d; at most %d is supported",
+                               rank, FE_MAX_RANK);
+    if (!fe_k_acall_same_shape(c->out, rank, shape))
+        return fe_k_acall_out_mismatch(c, err, rank, shape);
     if (c->out->dtype != x->dtype)
-        return fail(c, err, "the graph's output is %s but indexing keeps the input's %s",
-                    fe_dtype_name(c->out->dtype), fe_dtype_name(x->dtype));
+        return fe_k_acall_fail(c, err, "the graph's output is %s but indexing keeps the input's %s",
+                               fe_dtype_name(c->out->dtype), fe_dtype_name(x->dtype));
     if (c->dry)
         return FE_OK;
     int64_t xs[FE_MAX_RANK], ist[FE_MAX_RANK][FE_MAX_RANK], chunk = 1;
@@ -839,8 +787,9 @@ static int k_index(const call *c, fe_error *err)
             fe_k_load_i64(t->data, t->dtype, ioff, &v, 1);
             int64_t w = v < 0 ? v + size : v;
             if (w < 0 || w >= size)
-                return fail(c, err, "index %lld is out of range for dim %d of size %lld "
-                            "(index tensor %d)", (long long)v, d, (long long)size, p.src[d]);
+                return fe_k_acall_fail(c, err, "index %lld is out of range for dim %d of size %lld "
+                                       "(index tensor %d)", (long long)v, d, (long long)size,
+                                       p.src[d]);
             xoff += w * xs[d];
         }
         memcpy(dst + (size_t)(ch * chunk) * es, src + (size_t)xoff * es, (size_t)chunk * es);
@@ -865,6 +814,10 @@ static const char *const ignored = "layout device pin_memory memory_format non_b
 #define BIT(nm, op) CMP(nm, op), CMP("bitwise_" nm, op), CMP("__" nm "__", op)
 #define LOGIC(nm, op) {"logical_" nm, k_binary, op, ""}, {"logical_" nm ".default", k_binary, op, ""}
 #define FILL(nm, op, keys) {nm, k_fill, op, keys}, {nm ".default", k_fill, op, keys}
+/* the in-place form (hardswish_) gives the same values in a new tensor */
+#define UNARY(nm, op)                                                                        \
+    {nm, fe_k_aten_pointwise, op, ""}, {nm ".default", fe_k_aten_pointwise, op, ""},         \
+    {nm "_", fe_k_aten_pointwise, op, ""}, {nm "_.default", fe_k_aten_pointwise, op, ""}
 
 static const entry table[] = {
     {"arange", k_arange, 0, "start end step dtype"},
@@ -886,6 +839,14 @@ static const entry table[] = {
     FILL("full_like", F_FULL, "fill_value dtype"), FILL("scalar_tensor", F_SCALAR, "s dtype"),
     {"index", k_index, 0, "indices"},
     {"index.Tensor", k_index, 0, "indices"},
+    {"clone", fe_k_aten_copy, 0, ""},
+    {"clone.default", fe_k_aten_copy, 0, ""},
+    {"contiguous", fe_k_aten_copy, 0, ""},
+    {"contiguous.default", fe_k_aten_copy, 0, ""},
+    /* torch.gather; sparse_grad only changes the gradient's layout */
+    {"gather", fe_k_aten_gather, 0, "dim sparse_grad"},
+    {"gather.default", fe_k_aten_gather, 0, "dim sparse_grad"},
+    UNARY("hardswish", FE_OP_HARDSWISH), UNARY("hardsigmoid", FE_OP_HARDSIGMOID),
 };
 
 static int has_word(const char *list, const char *w)
@@ -899,10 +860,7 @@ static int has_word(const char *list, const char *w)
 
 static const entry *find(const char *aten)
 {
-    if (!strncmp(aten, "aten::", 6))
-        aten += 6;
-    else if (!strncmp(aten, "aten.", 5))
-        aten += 5;
+    aten = fe_k_acall_bare(aten);
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (!strcmp(table[i].name, aten))
             return &table[i];
@@ -935,7 +893,7 @@ static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     const entry *e = aten ? find(aten) : NULL;
     if (!e)
         return no_kernel(g, n, aten, err);
-    call c = {g, n, aten, NULL, in, out, e->op, dry};
+    fe_k_acall c = {g, n, aten, NULL, in, out, e->op, dry};
     const fe_attr *a = fe_node_attr(g, n, "args");
     if (!a || a->type == FE_ATTR_NULL) {
         c.args = json_object();
@@ -944,31 +902,31 @@ static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
         c.args = json_loadb(g->blob + a->v.off, (size_t)a->n, 0, &je);
         if (c.args && !json_is_object(c.args)) {
             json_decref(c.args);
-            return fail(&c, err, "attrs.args must be a JSON object");
+            return fe_k_acall_fail(&c, err, "attrs.args must be a JSON object");
         }
     } else {
-        return fail(&c, err, "attrs.args must be a JSON object");
+        return fe_k_acall_fail(&c, err, "attrs.args must be a JSON object");
     }
     if (!c.args)
-        return fail(&c, err, "attrs.args is not valid JSON");
+        return fe_k_acall_fail(&c, err, "attrs.args is not valid JSON");
     const char *key;
     json_t *v;
     int rc = FE_OK;
     json_object_foreach(c.args, key, v) {
         if (!has_word(e->keys, key) && !has_word(ignored, key)) {
-            rc = fail(&c, err, "unsupported argument args.%s (this kernel reads: %s)", key,
-                      *e->keys ? e->keys : "none");
+            rc = fe_k_acall_fail(&c, err, "unsupported argument args.%s (this kernel reads: %s)",
+                                 key, *e->keys ? e->keys : "none");
             break;
         }
     }
-    json_t *dt = arg(&c, "dtype");
+    json_t *dt = fe_k_acall_arg(&c, "dtype");
     if (!rc && n->nout != 1)
-        rc = fail(&c, err, "has %d outputs; aten kernels produce one", n->nout);
+        rc = fe_k_acall_fail(&c, err, "has %d outputs; aten kernels produce one", n->nout);
     if (!rc && dt && !json_is_string(dt))
-        rc = fail(&c, err, "args.dtype must be a dtype name or null");
+        rc = fe_k_acall_fail(&c, err, "args.dtype must be a dtype name or null");
     if (!rc && dt && dtype_arg(json_string_value(dt)) != out->dtype)
-        rc = fail(&c, err, "args.dtype is '%s' but the graph's output is %s",
-                  json_string_value(dt), fe_dtype_name(out->dtype));
+        rc = fe_k_acall_fail(&c, err, "args.dtype is '%s' but the graph's output is %s",
+                             json_string_value(dt), fe_dtype_name(out->dtype));
     if (!rc)
         rc = e->fn(&c, err);
     json_decref(c.args);

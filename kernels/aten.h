@@ -1,7 +1,8 @@
 /* aten.h: reference kernels for the aten ops that PyTorch exports leave as
  * `custom` nodes (attrs.aten names the op, attrs.args holds its non-tensor
  * arguments as JSON): the arange / diff / cumsum / compare / index chain
- * that builds causal masks and position ids, and the fill factories.
+ * that builds causal masks and position ids, the fill factories, and
+ * clone / contiguous, torch.gather and hardswish / hardsigmoid (aten_copy.c).
  * Values follow PyTorch's CPU kernels; dtypes and shapes come from the graph.
  */
 #ifndef FE_ATEN_H

@@ -10,8 +10,8 @@
 
 /* The exclusive upper bound of the values input `input` of custom node n
  * may hold because n indexes with it (aten index.Tensor: the size of the
- * dim it indexes, args.indices placing None entries), or -1 if n does not
- * index with that input. */
+ * dim it indexes, args.indices placing None entries; torch.gather's index:
+ * the size of args.dim), or -1 if n does not index with that input. */
 int64_t fe_k_aten_index_bound(const fe_graph *g, const fe_node *n, int input);
 
 #endif

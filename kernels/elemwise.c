@@ -18,6 +18,14 @@ static float gelu_erf1(float x)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 }
 
+/* min(max(x + 3, 0), 6), NaN kept: vmath_fn.h's hard6, one value */
+static float hard6(float v)
+{
+    float t = v + 3.0f;
+    t = t < 0.0f ? 0.0f : t;
+    return t > 6.0f ? 6.0f : t;
+}
+
 static float unary1(int op, int approx_tanh, float v)
 {
     switch (op) {
@@ -41,6 +49,8 @@ static float unary1(int op, int approx_tanh, float v)
     case FE_OP_SIN: return sinf(v);
     case FE_OP_COS: return cosf(v);
     case FE_OP_ERF: return erff(v);
+    case FE_OP_HARDSIGMOID: return hard6(v) / 6.0f;
+    case FE_OP_HARDSWISH: return v * hard6(v) / 6.0f;
     default: return v;
     }
 }
@@ -91,6 +101,8 @@ void fe_k_unary_f32(int op, int approx_tanh, const float *x, float *y, int64_t n
     case FE_OP_SQRT: VLOOP(_mm256_sqrt_ps(v));
     case FE_OP_RSQRT: VLOOP(_mm256_div_ps(one, _mm256_sqrt_ps(v)));
     case FE_OP_RECIPROCAL: VLOOP(_mm256_div_ps(one, v));
+    case FE_OP_HARDSIGMOID: VLOOP(fe_k_v8_hardsigmoid(v));
+    case FE_OP_HARDSWISH: VLOOP(fe_k_v8_hardswish(v));
     case FE_OP_GELU:
         if (approx_tanh)
             VLOOP(fe_k_v8_gelu_tanh(v));
@@ -99,7 +111,7 @@ void fe_k_unary_f32(int op, int approx_tanh, const float *x, float *y, int64_t n
         break;
     }
 #endif
-    if (op == FE_OP_CAST || op < 0 || op > FE_OP_ERF) {
+    if (op == FE_OP_CAST || op < 0 || op > FE_OP_HARDSWISH) {
         if (y != x)
             memmove(y, x, (size_t)n * sizeof(float));
         return;

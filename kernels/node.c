@@ -282,7 +282,7 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     case FE_OP_RELU: case FE_OP_GELU: case FE_OP_SILU: case FE_OP_SIGMOID: case FE_OP_TANH:
     case FE_OP_EXP: case FE_OP_LOG: case FE_OP_NEG: case FE_OP_ABS: case FE_OP_SQRT:
     case FE_OP_RSQRT: case FE_OP_RECIPROCAL: case FE_OP_SIN: case FE_OP_COS: case FE_OP_ERF:
-    case FE_OP_CAST: {
+    case FE_OP_HARDSIGMOID: case FE_OP_HARDSWISH: case FE_OP_CAST: {
         const char *ap = fe_node_attr_str(g, n, "approximate", "none");
         rc = fe_k_unary(op, op == FE_OP_GELU && !strcmp(ap, "tanh"), x, &out[0], err);
         break;

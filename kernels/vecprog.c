@@ -18,6 +18,8 @@ int fe_k_vop_unary(int op, int approx_tanh)
     case FE_OP_SQRT: return FE_V_SQRT;
     case FE_OP_RSQRT: return FE_V_RSQRT;
     case FE_OP_RECIPROCAL: return FE_V_RECIP;
+    case FE_OP_HARDSIGMOID: return FE_V_HARDSIGMOID;
+    case FE_OP_HARDSWISH: return FE_V_HARDSWISH;
     case FE_OP_GELU: return approx_tanh ? FE_V_GELU_TANH : -1;
     default: return -1;
     }
@@ -105,6 +107,8 @@ ALWAYS vec unary(int code, vec v)
     case FE_V_RSQRT: return VDIV(VSET(1.0f), VSQRT(v));
     case FE_V_RECIP: return VDIV(VSET(1.0f), v);
     case FE_V_GELU_TANH: return V(gelu_tanh)(v);
+    case FE_V_HARDSIGMOID: return V(hardsigmoid)(v);
+    case FE_V_HARDSWISH: return V(hardswish)(v);
     default: return v;
     }
 }
@@ -143,6 +147,7 @@ ALWAYS vec ternary(int code, vec a, vec b, vec c)
     X(FE_V_RELU, 0, 0) X(FE_V_SILU, 0, 0) X(FE_V_SIGMOID, 0, 0) X(FE_V_TANH, 0, 0)    \
     X(FE_V_EXP, 0, 0) X(FE_V_NEG, 0, 0) X(FE_V_ABS, 0, 0) X(FE_V_SQRT, 0, 0)          \
     X(FE_V_RSQRT, 0, 0) X(FE_V_RECIP, 0, 0) X(FE_V_GELU_TANH, 0, 0)                   \
+    X(FE_V_HARDSIGMOID, 0, 0) X(FE_V_HARDSWISH, 0, 0)                                 \
     W1(X, FE_V_ADD, 2) W1(X, FE_V_MUL, 2)                                             \
     W1(X, FE_V_SUB, 2) W1(X, FE_V_SUB, 1) W1(X, FE_V_DIV, 2) W1(X, FE_V_DIV, 1)       \
     W1(X, FE_V_MAX, 2) W1(X, FE_V_MAX, 1) W1(X, FE_V_MIN, 2) W1(X, FE_V_MIN, 1)       \

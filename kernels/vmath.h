@@ -1,4 +1,5 @@
-/* vmath.h: vectorised float32 math (exp, tanh, sigmoid, silu, gelu) for
+/* vmath.h: vectorised float32 math (exp, tanh, sigmoid, silu, gelu,
+ * hardsigmoid, hardswish) for
  * AVX2+FMA, used by every kernel so that a fused and an unfused run compute
  * the same function bit for bit. The functions are written once
  * (vmath_fn.h) and built at 8 lanes (fe_k_v8_*) and, where the compiler

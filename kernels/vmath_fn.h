@@ -136,6 +136,28 @@ static inline VT VFN(tanh)(VT x)
     return VMIN(VSET(1.0f), VMAX(VSET(-1.0f), VDIV(n, d)));
 }
 
+/* hardsigmoid and hardswish as PyTorch's CPU kernels compute them,
+ * min(max(x + 3, 0), 6) / 6 and x * that / 6, a division and not a multiply
+ * by 1/6, so that values agree with torch to the bit. The constant goes
+ * first in max and min so that NaN comes through (they return the second
+ * operand when either is NaN); hardswish(-inf) is -inf * 0 = NaN, as in
+ * torch. Every step is one IEEE operation, so the scalar code in
+ * elemwise.c gives the same bits. */
+static inline VT VFN(hard6)(VT x)
+{
+    return VMIN(VSET(6.0f), VMAX(VSET(0.0f), VADD(x, VSET(3.0f))));
+}
+
+static inline VT VFN(hardsigmoid)(VT x)
+{
+    return VDIV(VFN(hard6)(x), VSET(6.0f));
+}
+
+static inline VT VFN(hardswish)(VT x)
+{
+    return VDIV(VMUL(x, VFN(hard6)(x)), VSET(6.0f));
+}
+
 /* NaN-propagating max/min (maximum / minimum ops): vmaxps returns its
  * second operand when either is NaN, so put b second and then restore a
  * where a is NaN. */

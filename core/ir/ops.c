@@ -4,7 +4,8 @@
  * Counting conventions (the simulator's compute time rests on them):
  * an add, multiply, compare or divide is one FLOP; a transcendental (exp,
  * log, sin, cos, tanh, erf, sigmoid) counts as 4; matmul and conv count a
- * multiply-add as 2. Bytes read are what a kernel must load: every input in
+ * multiply-add as 2. hardsigmoid is an add, two compares and a divide (4),
+ * hardswish that and a multiply (5). Bytes read are what a kernel must load: every input in
  * full, except gathers and slices, which touch only what they select.
  * "live" is how many values per element a kernel keeps in registers at
  * once; the simulator's register model adds them up over a fused group.
@@ -193,6 +194,10 @@ static const fe_op ops[FE_NOPS] = {
     [FE_OP_SIN] = {"sin", FE_ELEMWISE, 1, 1, 2, 4, "", "sine", fe_infer_unary, NULL},
     [FE_OP_COS] = {"cos", FE_ELEMWISE, 1, 1, 2, 4, "", "cosine", fe_infer_unary, NULL},
     [FE_OP_ERF] = {"erf", FE_ELEMWISE, 1, 1, 3, 4, "", "error function", fe_infer_unary, NULL},
+    [FE_OP_HARDSIGMOID] = {"hardsigmoid", FE_ELEMWISE, 1, 1, 1, 4, "", "min(max(x + 3, 0), 6) / 6",
+                           fe_infer_unary, NULL},
+    [FE_OP_HARDSWISH] = {"hardswish", FE_ELEMWISE, 1, 1, 2, 5, "", "x * hardsigmoid(x)",
+                         fe_infer_unary, NULL},
     [FE_OP_CAST] = {"cast", FE_ELEMWISE, 1, 1, 1, 0, "dtype:dtype", "convert to attrs.dtype",
                     fe_infer_cast, NULL},
 
