@@ -156,7 +156,8 @@ static void output(gen *g, const char *name)
 }
 
 static const char *UN[] = {"relu", "gelu", "silu", "sigmoid", "tanh", "exp", "neg", "abs", "sin",
-                           "cos", "erf", "sqrt", "log", "reciprocal", "rsqrt"};
+                           "cos", "erf", "sqrt", "log", "reciprocal", "rsqrt", "hardsigmoid",
+                           "hardswish"};
 static const char *BIN[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 
 /* A random chain over one domain; returns the number of nodes. */
@@ -178,7 +179,7 @@ static void gen_group(gen *g)
         sprintf(o, "v%d", k);
         int kind = rnd(10);
         if (kind < 3) {
-            const char *op = UN[rnd(15)];
+            const char *op = UN[rnd((int)(sizeof UN / sizeof UN[0]))];
             node(g, op, (sprintf(ins, "\"%s\"", cur), ins), o,
                  !strcmp(op, "gelu") && rnd(2) ? "{\"approximate\":\"tanh\"}" : NULL);
         } else if (kind < 6) {

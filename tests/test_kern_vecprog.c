@@ -66,8 +66,8 @@ static float ref(int op, const float *v)
     case FE_V_RSQRT: return 1.0f / sqrtf(v[0]);
     case FE_V_RECIP: return 1.0f / v[0];
     case FE_V_GELU_TANH: return lane0(fe_k_v8_gelu_tanh(x));
-    case FE_V_HARDSIGMOID: return fminf(fmaxf(v[0] + 3.0f, 0.0f), 6.0f) / 6.0f;
-    case FE_V_HARDSWISH: return v[0] * fminf(fmaxf(v[0] + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case FE_V_HARDSIGMOID: return minps(6.0f, maxps(0.0f, v[0] + 3.0f)) / 6.0f;
+    case FE_V_HARDSWISH: return v[0] * minps(6.0f, maxps(0.0f, v[0] + 3.0f)) / 6.0f;
     case FE_V_ADD: return v[0] + v[1];
     case FE_V_SUB: return v[0] - v[1];
     case FE_V_MUL: return v[0] * v[1];

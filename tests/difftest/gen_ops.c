@@ -16,9 +16,11 @@ static int rank2(const gval *v) { return v->rank == 2; }
 static int rank4(const gval *v) { return v->rank == 4; }
 static int rank_ge2(const gval *v) { return v->rank >= 2; }
 
+/* hardsigmoid and hardswish are not in all_ops below, whose length decides
+ * the graphs of the seeds in seeds.txt; --op OP draws them. */
 static const char *const unary_ops[] = {"relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log",
                                         "neg", "abs", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
-                                        "erf"};
+                                        "erf", "hardsigmoid", "hardswish"};
 static const char *const binary_ops[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"};
 static const char *const reduce_ops[] = {"sum", "mean", "amax", "amin"};
 
