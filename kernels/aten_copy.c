@@ -5,8 +5,8 @@
  * registry's elementwise kernel so that an exported `custom` hardswish
  * gives the bits a first-class `hardswish` node gives.
  *
- * torch.gather is not the registry's `gather` (numpy.take, which aten calls
- * index_select): its index has the input's rank, the output has the
+ * torch.gather is not the registry's `gather` (numpy.take, what aten's
+ * index_select computes): its index has the input's rank, the output has the
  * index's shape, and out[i][j][k] = in[i][index[i][j][k]][k] for dim 1;
  * along the other dims the index may be shorter than the input, never
  * longer. Index values must lie in [0, size): torch.gather, unlike
