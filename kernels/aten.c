@@ -239,9 +239,8 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
         b = &sv;
         scal = 1;
     } else {
-        return fe_k_acall_fail(c, err,
-                               "takes two tensor inputs, or one and args.other (it has %d input%s%s)",
-                               c->n->nin, c->n->nin == 1 ? "" : "s",
+        return fe_k_acall_fail(c, err, "takes two tensor inputs, or one and args.other (it "
+                               "has %d input%s%s)", c->n->nin, c->n->nin == 1 ? "" : "s",
                                other ? " and args.other" : "");
     }
     int cdt = common_dtype(a, b, scal), isfl = fe_dtype_is_float(cdt);
@@ -813,11 +812,10 @@ static const char *const ignored = "layout device pin_memory memory_format non_b
                     {nm ".Tensor", k_binary, op, "other"}
 #define BIT(nm, op) CMP(nm, op), CMP("bitwise_" nm, op), CMP("__" nm "__", op)
 #define LOGIC(nm, op) {"logical_" nm, k_binary, op, ""}, {"logical_" nm ".default", k_binary, op, ""}
-#define FILL(nm, op, keys) {nm, k_fill, op, keys}, {nm ".default", k_fill, op, keys}
+#define DEF(nm, fn, op, keys) {nm, fn, op, keys}, {nm ".default", fn, op, keys}
+#define FILL(nm, op, keys) DEF(nm, k_fill, op, keys)
 /* the in-place form (hardswish_) gives the same values in a new tensor */
-#define UNARY(nm, op)                                                                        \
-    {nm, fe_k_aten_pointwise, op, ""}, {nm ".default", fe_k_aten_pointwise, op, ""},         \
-    {nm "_", fe_k_aten_pointwise, op, ""}, {nm "_.default", fe_k_aten_pointwise, op, ""}
+#define UNARY(nm, op) DEF(nm, fe_k_aten_pointwise, op, ""), DEF(nm "_", fe_k_aten_pointwise, op, "")
 
 static const entry table[] = {
     {"arange", k_arange, 0, "start end step dtype"},
@@ -839,13 +837,9 @@ static const entry table[] = {
     FILL("full_like", F_FULL, "fill_value dtype"), FILL("scalar_tensor", F_SCALAR, "s dtype"),
     {"index", k_index, 0, "indices"},
     {"index.Tensor", k_index, 0, "indices"},
-    {"clone", fe_k_aten_copy, 0, ""},
-    {"clone.default", fe_k_aten_copy, 0, ""},
-    {"contiguous", fe_k_aten_copy, 0, ""},
-    {"contiguous.default", fe_k_aten_copy, 0, ""},
+    DEF("clone", fe_k_aten_copy, 0, ""), DEF("contiguous", fe_k_aten_copy, 0, ""),
     /* torch.gather; sparse_grad only changes the gradient's layout */
-    {"gather", fe_k_aten_gather, 0, "dim sparse_grad"},
-    {"gather.default", fe_k_aten_gather, 0, "dim sparse_grad"},
+    DEF("gather", fe_k_aten_gather, 0, "dim sparse_grad"),
     UNARY("hardswish", FE_OP_HARDSWISH), UNARY("hardsigmoid", FE_OP_HARDSIGMOID),
 };
 

@@ -49,6 +49,17 @@ int fe_k_acall_out_mismatch(const fe_k_acall *c, fe_error *err, int rank, const 
                            fe_k_acall_shape(c->out, b, sizeof b));
 }
 
+int fe_k_acall_out_is(const fe_k_acall *c, fe_error *err, int rank, const int64_t *shape,
+                      int dtype)
+{
+    if (!fe_k_acall_same_shape(c->out, rank, shape))
+        return fe_k_acall_out_mismatch(c, err, rank, shape);
+    if (c->out->dtype != dtype)
+        return fe_k_acall_fail(c, err, "the graph's output is %s but the op gives %s",
+                               fe_dtype_name(c->out->dtype), fe_dtype_name(dtype));
+    return FE_OK;
+}
+
 json_t *fe_k_acall_arg(const fe_k_acall *c, const char *key)
 {
     json_t *v = json_object_get(c->args, key);

@@ -35,6 +35,10 @@ int fe_k_acall_fail(const fe_k_acall *c, fe_error *err, const char *fmt, ...)
 /* Fails saying the op produces shape (rank, shape) but the graph's output differs. */
 int fe_k_acall_out_mismatch(const fe_k_acall *c, fe_error *err, int rank, const int64_t *shape);
 
+/* Fails unless the graph's output has that rank, shape and dtype. */
+int fe_k_acall_out_is(const fe_k_acall *c, fe_error *err, int rank, const int64_t *shape,
+                      int dtype);
+
 /* Whether t has that rank and shape. */
 int fe_k_acall_same_shape(const fe_k_tensor *t, int rank, const int64_t *shape);
 

@@ -25,12 +25,7 @@ static int same_as_input(const fe_k_acall *c, fe_error *err)
     const fe_k_tensor *x = &c->in[0];
     if (c->n->nin != 1)
         return fe_k_acall_fail(c, err, "takes one tensor input, not %d", c->n->nin);
-    if (!fe_k_acall_same_shape(c->out, x->rank, x->shape))
-        return fe_k_acall_out_mismatch(c, err, x->rank, x->shape);
-    if (c->out->dtype != x->dtype)
-        return fe_k_acall_fail(c, err, "the graph's output is %s but the op keeps the input's %s",
-                               fe_dtype_name(c->out->dtype), fe_dtype_name(x->dtype));
-    return FE_OK;
+    return fe_k_acall_out_is(c, err, x->rank, x->shape, x->dtype);
 }
 
 int fe_k_aten_copy(const fe_k_acall *c, fe_error *err)
@@ -86,12 +81,7 @@ static int gather_check(const fe_k_acall *c, int *axis, fe_error *err)
                                    "%d (only dim %d may differ freely)",
                                    fe_k_acall_shape(ix, a, sizeof a),
                                    fe_k_acall_shape(x, b, sizeof b), d, *axis);
-    if (!fe_k_acall_same_shape(c->out, ix->rank, ix->shape))
-        return fe_k_acall_out_mismatch(c, err, ix->rank, ix->shape);
-    if (c->out->dtype != x->dtype)
-        return fe_k_acall_fail(c, err, "the graph's output is %s but gather keeps the input's %s",
-                               fe_dtype_name(c->out->dtype), fe_dtype_name(x->dtype));
-    return FE_OK;
+    return fe_k_acall_out_is(c, err, ix->rank, ix->shape, x->dtype);
 }
 
 int fe_k_aten_gather(const fe_k_acall *c, fe_error *err)

@@ -134,6 +134,16 @@ static inline void refused(K *k, const char *what)
     assert_contains(err.message, what);
 }
 
+/* The one-node model (kload's arguments) is refused as refused() says. */
+static inline void refused_node(const char *tensors, const char *inputs, const char *attrs,
+                                const char *what)
+{
+    K k;
+    kload(&k, tensors, inputs, attrs);
+    refused(&k, what);
+    kfree(&k);
+}
+
 /* A node that passes the check but fails at run time (index values). */
 static inline void run_fails(K *k, const char *what)
 {

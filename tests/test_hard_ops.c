@@ -254,16 +254,13 @@ static void test_aten_forms(void **state)
     EXPECT(&k, 0.66650390625, -0.333251953125);
     kfree(&k);
 
-    kload(&k, IN("x", "[3]", "i64") OUT("[3]", "i64"), "\"x\"", "\"aten\":\"hardswish.default\"");
-    refused(&k, "takes a floating-point input, not i64 (as torch does)");
-    kfree(&k);
-    kload(&k, IN("x", "[3]", "f32") OUT("[3]", "bf16"), "\"x\"", "\"aten\":\"hardsigmoid\"");
-    refused(&k, "the graph's output is bf16 but the op keeps the input's f32");
-    kfree(&k);
-    kload(&k, IN("x", "[3]", "f32") OUT("[3]", "f32"), "\"x\"",
-          "\"aten\":\"hardsigmoid.default\",\"args\":{\"inplace\":true}");
-    refused(&k, "unsupported argument args.inplace");
-    kfree(&k);
+    refused_node(IN("x", "[3]", "i64") OUT("[3]", "i64"), "\"x\"", "\"aten\":\"hardswish.default\"",
+                 "takes a floating-point input, not i64 (as torch does)");
+    refused_node(IN("x", "[3]", "f32") OUT("[3]", "bf16"), "\"x\"", "\"aten\":\"hardsigmoid\"",
+                 "the graph's output is bf16 but the op gives f32");
+    refused_node(IN("x", "[3]", "f32") OUT("[3]", "f32"), "\"x\"",
+                 "\"aten\":\"hardsigmoid.default\",\"args\":{\"inplace\":true}",
+                 "unsupported argument args.inplace");
 }
 
 int main(void)

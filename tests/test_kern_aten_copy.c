@@ -38,21 +38,16 @@ static void test_copy(void **state)
     EXPECT(&k, 1);
     kfree(&k);
 
-    kload(&k, IN("x", "[2,3]", "f32") OUT("[3,2]", "f32"), "\"x\"", "\"aten\":\"clone.default\"");
-    refused(&k, "the op produces shape [2,3] but the graph's output is [3,2]");
-    kfree(&k);
-    kload(&k, IN("x", "[2,3]", "f32") OUT("[2,3]", "f16"), "\"x\"",
-          "\"aten\":\"contiguous.default\"");
-    refused(&k, "the graph's output is f16 but the op keeps the input's f32");
-    kfree(&k);
-    kload(&k, IN("x", "[2]", "f32") IN("z", "[2]", "f32") OUT("[2]", "f32"), "\"x\",\"z\"",
-          "\"aten\":\"clone.default\"");
-    refused(&k, "takes one tensor input, not 2");
-    kfree(&k);
-    kload(&k, IN("x", "[2]", "f32") OUT("[2]", "f32"), "\"x\"",
-          "\"aten\":\"clone.default\",\"args\":{\"alpha\":1}");
-    refused(&k, "unsupported argument args.alpha (this kernel reads: none)");
-    kfree(&k);
+    refused_node(IN("x", "[2,3]", "f32") OUT("[3,2]", "f32"), "\"x\"", "\"aten\":\"clone.default\"",
+                 "the op produces shape [2,3] but the graph's output is [3,2]");
+    refused_node(IN("x", "[2,3]", "f32") OUT("[2,3]", "f16"), "\"x\"",
+                 "\"aten\":\"contiguous.default\"",
+                 "the graph's output is f16 but the op gives f32");
+    refused_node(IN("x", "[2]", "f32") IN("z", "[2]", "f32") OUT("[2]", "f32"), "\"x\",\"z\"",
+                 "\"aten\":\"clone.default\"", "takes one tensor input, not 2");
+    refused_node(IN("x", "[2]", "f32") OUT("[2]", "f32"), "\"x\"",
+                 "\"aten\":\"clone.default\",\"args\":{\"alpha\":1}",
+                 "unsupported argument args.alpha (this kernel reads: none)");
 }
 
 static void test_gather(void **state)
@@ -134,23 +129,19 @@ static void test_gather_refused(void **state)
         {IN("x", "[2,3]", "f32") IN("i", "[2,5]", "i64") OUT("[2,3]", "f32"), "{\"dim\":1}",
          "the op produces shape [2,5] but the graph's output is [2,3]"},
         {IN("x", "[2,3]", "f32") IN("i", "[2,3]", "i64") OUT("[2,3]", "f16"), "{\"dim\":1}",
-         "the graph's output is f16 but gather keeps the input's f32"},
+         "the graph's output is f16 but the op gives f32"},
         {IN("x", "[2,3]", "f32") IN("i", "[2,3]", "i64") OUT("[2,3]", "f32"),
          "{\"dim\":1,\"index\":0}", "unsupported argument args.index (this kernel reads: dim "
          "sparse_grad)"},
     };
-    K k;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char attrs[256];
         snprintf(attrs, sizeof attrs, "\"aten\":\"gather.default\",\"args\":%s", cases[c].args);
-        kload(&k, cases[c].tensors, "\"x\",\"i\"", attrs);
-        refused(&k, cases[c].what);
-        kfree(&k);
+        refused_node(cases[c].tensors, "\"x\",\"i\"", attrs, cases[c].what);
     }
-    kload(&k, IN("x", "[2,3]", "f32") OUT("[2,3]", "f32"), "\"x\"",
-          "\"aten\":\"gather.default\",\"args\":{\"dim\":0}");
-    refused(&k, "takes two tensor inputs (input, index), not 1");
-    kfree(&k);
+    refused_node(IN("x", "[2,3]", "f32") OUT("[2,3]", "f32"), "\"x\"",
+                 "\"aten\":\"gather.default\",\"args\":{\"dim\":0}",
+                 "takes two tensor inputs (input, index), not 1");
 }
 
 /* Random indices for bench, profile and --execute are drawn below this. */
