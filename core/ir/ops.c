@@ -4,9 +4,10 @@
  * Counting conventions (the simulator's compute time rests on them):
  * an add, multiply, compare or divide is one FLOP; a transcendental (exp,
  * log, sin, cos, tanh, erf, sigmoid) counts as 4; matmul and conv count a
- * multiply-add as 2. hardsigmoid is an add, two compares and a divide (4),
- * hardswish that and a multiply (5). Bytes read are what a kernel must load: every input in
- * full, except gathers and slices, which touch only what they select.
+ * multiply-add as 2; hardsigmoid is an add, two compares and a divide (4),
+ * hardswish that and a multiply (5). Bytes read are what a kernel must load:
+ * every input in full, except gathers and slices, which touch only what they
+ * select.
  * "live" is how many values per element a kernel keeps in registers at
  * once; the simulator's register model adds them up over a fused group.
  */
