@@ -1,6 +1,7 @@
 # aten_customs.sh: what real exports leave as custom nodes runs on the CPU:
 # contiguous / clone, torch.gather and hardswish / hardsigmoid (and their
-# in-place forms) beside the first-class hardswish and hardsigmoid ops.
+# in-place forms) beside the first-class hardswish and hardsigmoid ops,
+# which also fuse (a register pass; a conv2d's and a pool's epilogue).
 # run --execute under fuse_all and no_fusion equals the unfused reference;
 # bench and profile draw gather indices in range (the dims gathered along
 # are narrower than the default index range of 16); an index out of range,
@@ -77,6 +78,31 @@ expect_ok "hardswish and hardsigmoid fuse into one group" \
     "$FUSEENG" run "$T/hard.json" --policy fuse_all --execute $Q
 grep -Eq '^ +y +.* ok$' "$T/out" && ok "... and equal the reference" ||
     not_ok "... and equal the reference" "$(cat "$T/out")"
+# MobileNetV3's pattern: conv2d + batch_norm + hardswish, a squeeze-excite
+# hardsigmoid after a pool; the activations run as epilogues.
+cat >"$T/mnv3.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "mnv3-block",
+ "tensors": {"x": {"shape": [2, 8, 12, 12], "dtype": "f32", "kind": "input"},
+             "w": {"shape": [16, 8, 3, 3], "dtype": "f32", "kind": "weight"},
+             "g": {"shape": [16], "dtype": "f32", "kind": "weight"},
+             "b": {"shape": [16], "dtype": "f32", "kind": "weight"},
+             "m": {"shape": [16], "dtype": "f32", "kind": "weight"},
+             "v": {"shape": [16], "dtype": "f32", "kind": "weight"}},
+ "nodes": [
+  {"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"padding": 1}},
+  {"name": "bn", "op": "batch_norm", "inputs": ["c", "g", "b", "m", "v"], "outputs": ["n"]},
+  {"name": "act", "op": "hardswish", "inputs": ["n"], "outputs": ["a"]},
+  {"name": "pool", "op": "avg_pool2d", "inputs": ["a"], "outputs": ["p"], "attrs": {"kernel": 2}},
+  {"name": "se", "op": "hardsigmoid", "inputs": ["p"], "outputs": ["y"]}
+ ],
+ "outputs": ["y"]}
+JSON
+expect_ok "conv2d + batch_norm + hardswish: hardswish in the conv's epilogue" \
+    'matmul_blocked: .*epilogue \(2 ops: batch_norm, hardswish\)' \
+    "$FUSEENG" run "$T/mnv3.json" --policy fuse_all --execute $Q
+grep -q 'epilogue (1 ops: hardsigmoid) on each pooled plane' "$T/out" && grep -Eq '^ +y +.* ok$' "$T/out" &&
+    ok "... hardsigmoid in the pool's, and equal to the reference" ||
+    not_ok "... hardsigmoid in the pool's, and equal to the reference" "$(cat "$T/out")"
 expect_ok "fuseeng ops lists hardswish" \
     '^hardswish +elemwise +1 +5 +2 +- +x \* hardsigmoid\(x\)$' "$FUSEENG" ops hardswish
 expect_ok "fuseeng ops lists hardsigmoid" \
