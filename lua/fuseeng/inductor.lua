@@ -295,13 +295,22 @@ function M.score(a, b, cache)
   return (same and 2^52 or 0) + mem * 1024 + (1023 - dist)
 end
 
--- "{'a'}": group g as Inductor's fusion log names it, but by its first
--- node and size only, "{'a', ... 18 nodes}". Kept in its facts f, since a
--- part is named in every pair it is benchmarked in.
+-- "{'a', 'b'}": group g as Inductor's fusion log names it, but a part of
+-- more than two nodes by its first and last and size, "{'a', ..., 'z'}
+-- (18 nodes)": Inductor names every buffer, and on a 100k-node model those
+-- reasons were kilobytes each and a tenth of the planning time. Kept in
+-- its facts f, since a part is named in every pair it is benchmarked in.
 local function names(g, f)
   local s = f[NAMES]
   if not s then
-    s = f[N] > 1 and ("{'%s', ... %d nodes}"):format(g.first.name, f[N]) or "{'" .. g.first.name .. "'}"
+    local n = f[N]
+    if n == 1 then
+      s = "{'" .. g.first.name .. "'}"
+    elseif n == 2 then
+      s = "{'" .. g.first.name .. "', '" .. g.last.name .. "'}"
+    else
+      s = ("{'%s', ..., '%s'} (%d nodes)"):format(g.first.name, g.last.name, n)
+    end
     f[NAMES] = s
   end
   return s
