@@ -74,9 +74,9 @@ local function reduced_axes(n, op, rank)
 end
 
 -- Node n's iteration domain: nil for a view; for a reduction {red = true,
--- full, rows, rows_key, axes}; for pointwise false, its numel and shape key
--- (no table: a node's domain is read once, when its singleton group's facts
--- are made, and a table per node only fed the collector).
+-- full, rows, rows_key, axes}; for pointwise false, its numel and n, whose
+-- shape key is made only when a gate compares it (shape_of: most pointwise
+-- nodes are never compared, and a key per node was a table and a string).
 local function domain(n, name, op)
   if op and op.view then return nil end
   local input, axes
@@ -84,7 +84,7 @@ local function domain(n, name, op)
     input = n.inputs[1]
     axes = input and reduced_axes(n, name, input.rank)
   end
-  if not axes then return false, n.numel, shape_key(n.shape) end
+  if not axes then return false, n.numel, n end
   local rows, shape = 1, {}
   for i, s in ipairs(input.shape) do shape[i] = s end
   for _, x in ipairs(axes) do shape[x + 1] = 1 end
@@ -96,7 +96,8 @@ end
 -- Group g's facts, memoised in cache.groups under g.id: lib (its first extern node, or false); why (set when
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
--- and that member's shape; at is its index, the first such in order);
+-- and that member: key_of turns it into its shape's key; at is its index,
+-- the first such in order);
 -- n, first and last (its size and its first and last node's index); id.
 -- These loops over up to max_fusion_size members were most of a plan's
 -- time: the greedy driver scores each pair of groups each round, and most
@@ -218,6 +219,16 @@ local function size(s)
   return s[RED] and s[RED].full or s[NUMEL]
 end
 
+-- The shape key of facts s's largest pointwise member (made once).
+local function key_of(s)
+  local k = s[KEY]
+  if k and type(k) ~= "string" then
+    k = shape_key(k.shape)
+    s[KEY] = k
+  end
+  return k
+end
+
 local gates
 
 --- can_fuse(a, b, cache): true and how, or false and why, for the two
@@ -256,11 +267,11 @@ function gates(a, b, sa, sb)
   local red = sa[RED] or sb[RED]
   if red then
     local s = sa[RED] and sb or sa
-    if s[NUMEL] == 0 or s[NUMEL] == red.full or s[KEY] == red.rows_key then
+    if s[NUMEL] == 0 or s[NUMEL] == red.full or key_of(s) == red.rows_key then
       return true, "prologue/epilogue"
     end
     return false, ("pointwise over %s fits neither the reduction's %d elements nor its rows %s")
-                  :format(s[KEY], red.full, red.rows_key)
+                  :format(key_of(s), red.full, red.rows_key)
   end
   if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
     return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa[NUMEL], sb[NUMEL])
