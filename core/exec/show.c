@@ -37,6 +37,10 @@ int fe_exec_show_plan(const fe_plan *p, FILE *f, fe_error *err)
         members(f, g, nodes, gp->n);
         if (gp->split > 1)
             fprintf(f, ", TLF split %d", gp->split);
+        if (fe_exec_view_source(g, nodes, gp->n) >= 0) {
+            fprintf(f, "\n  view: its output is its input's memory (no kernel, no copy)\n");
+            continue;
+        }
         fe_exec_group *gr = fe_exec_group_new(g, nodes, gp->n, gp->split, gp->kernel, err);
         if (!gr)
             return err->code;

@@ -24,6 +24,9 @@ listed=$(grep -c '^group [0-9]' "$T/out")
 planned=$("$FUSEENG" run $M --dim S=16 --policy gcu_tlf --json | grep -c '"nodes": \[')
 [ "$listed" -gt 0 ] && [ "$listed" -eq "$planned" ] && ok "every group listed once ($listed)" ||
     not_ok "every group listed once" "listed $listed, planned $planned"
+# A group of reshapes is its input's memory: no kernel, no copy.
+grep -A1 '^group [0-9]* \[q_view\]' "$T/out" | grep -q "view: its output is its input's memory" &&
+    ok "a reshape group is a view" || not_ok "a reshape group is a view" "$(grep -A1 'q_view' "$T/out")"
 # A group run op by op says why.
 grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op says why" ||
     not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/out" | head -40)"
