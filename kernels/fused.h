@@ -46,6 +46,11 @@ void fe_k_prog_free(fe_k_prog *p);
  * tile 4096, 3 slots") into buf; returns buf. */
 char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size);
 
+/* The program for a reader, each line after indent: its domain and
+ * tiling, inputs and outputs by tensor name, then its instructions as
+ * statements (fused_show.c). */
+void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, FILE *f);
+
 /* The instructions, one per line, for debugging (developers and tests). */
 void fe_k_prog_dump(const fe_k_prog *p, FILE *f);
 

@@ -859,6 +859,26 @@ int fe_exec_group_kernel(const fe_exec_group *gr) { return gr->kernel; }
 int fe_exec_group_is_fused(const fe_exec_group *gr) { return gr->mode != MODE_PEROP; }
 int64_t fe_exec_group_temp_bytes(const fe_exec_group *gr) { return gr->temp_bytes; }
 
+void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
+{
+    const char *anchor = gr->mode == MODE_ANCHOR || gr->mode == MODE_POOL
+                             ? fe_node_op_name(fe_graph_node(gr->g, gr->anchor)) : NULL;
+    if (gr->mode == MODE_FUSED) {
+        fe_k_prog_show(gr->prog, gr->g, indent, f);
+        return;
+    }
+    for (int k = 0; k < 2 && gr->mode == MODE_ANCHOR; k++)
+        if (gr->pro[k]) {
+            fprintf(f, "%sprologue of the %s's %s operand%s:\n", indent, anchor, k ? "second" : "first",
+                    gr->pro_sep[k] ? ", a pass of its own" : ", on each block it reads");
+            fe_k_prog_show(gr->pro[k], gr->g, indent, f);
+        }
+    if (gr->epi) {
+        fprintf(f, "%sepilogue on each output block of the %s:\n", indent, anchor);
+        fe_k_prog_show(gr->epi, gr->g, indent, f);
+    }
+}
+
 int fe_exec_group_inputs(const fe_exec_group *gr, const int32_t **ids)
 {
     *ids = gr->ins;

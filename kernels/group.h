@@ -7,6 +7,7 @@
 #define FE_GROUP_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "graph.h"
@@ -26,6 +27,10 @@ void fe_exec_group_free(fe_exec_group *gr);
 /* One line saying how the group runs, e.g. "matmul_blocked: ... epilogue 2
  * ops (add, gelu) on each output block"; owned by the group. */
 const char *fe_exec_group_how(const fe_exec_group *gr);
+/* What it executes, for a reader (fuseeng run --show-kernels): its fused
+ * programs' listings (fe_k_prog_show), each line after indent; nothing
+ * for a group run op by op (fe_exec_group_how says why). */
+void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f);
 /* The choice id that actually runs it (never 0). */
 int fe_exec_group_kernel(const fe_exec_group *gr);
 /* 1 if it runs as one kernel (fused / anchored), 0 if op by op. */

@@ -7,6 +7,7 @@
 #include "api.h"
 #include "ops.h"
 #include "plan_json.h"
+#include "show.h"
 #include "units.h"
 
 const char *fe_plan_policy(const fe_plan *p)
@@ -272,6 +273,7 @@ static int write_plan(const void *obj, const void *arg, int format, FILE *f, fe_
     }
     case FE_FORMAT_DOT: dot(p, f); break;
     case FE_FORMAT_DECISIONS: decisions(p, f); break;
+    case FE_FORMAT_KERNELS: return fe_exec_show_plan(p, f, err);
     default: summary(p, parts->st, (format & FE_WITH_STATS) != 0, f);
     }
     return FE_OK;
@@ -284,9 +286,9 @@ char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report 
         return NULL;
     int kind = format & FE_FORMAT_MASK;
     if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_DOT &&
-        kind != FE_FORMAT_DECISIONS) {
-        fe_error_set(err, FE_EINPUT, "fe_plan_format: format %d is not text, JSON, dot or "
-                     "decisions", kind);
+        kind != FE_FORMAT_DECISIONS && kind != FE_FORMAT_KERNELS) {
+        fe_error_set(err, FE_EINPUT, "fe_plan_format: format %d is not text, JSON, dot, "
+                     "decisions or kernels", kind);
         return NULL;
     }
     if ((x && x->plan != p) || (r && r->plan.plan != p)) {

@@ -37,6 +37,8 @@ static const char usage[] =
     "  --machine M         simulated machine: a name in lua/machines (default gcu) or a file\n"
     "  --profile FILE      measured times for ctx.profile (fuseeng profile, or InfiniCore's)\n"
     "  --execute           run plan and reference on the CPU kernels (see above)\n"
+    "  --show-kernels      print what this CPU executes for each group: the kernel, and\n"
+    "                      a fused group's vector program (inputs, tiling, instructions)\n"
     "  --seed N            random inputs and weights for --execute (default 1)\n"
     "  --budget S          seconds of timed runs per measurement for --execute (0.5)\n"
     "  --rtol R            judge every output with relative tolerance R (default by\n"
@@ -62,7 +64,7 @@ typedef struct run_opts {
     const char *model;
     fe_cli_plan_opts plan;
     const char *plan_out, *dot, *trace;
-    int json, explain, stats, verbose, execute;
+    int json, explain, stats, verbose, execute, show_kernels;
     fe_execute_options exec;
 } run_opts;
 
@@ -103,6 +105,8 @@ static int parse(int argc, char **argv, run_opts *o)
             o->verbose = 1;
         } else if (strcmp(argv[i], "--execute") == 0) {
             o->execute = 1;
+        } else if (strcmp(argv[i], "--show-kernels") == 0) {
+            o->show_kernels = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return fe_cli_usage("run", "unknown option '%s'", argv[i]);
         } else if (o->model) {
@@ -116,6 +120,8 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (!o->model)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
+    if (o->show_kernels && o->json)
+        return fe_cli_usage("run", "--show-kernels prints text: drop --json (or run twice)");
     fe_cli_file in[24], out[] = {{"--plan-out", o->plan_out}, {"--trace", o->trace},
                                  {"--dot", o->dot}};
     int nin = fe_cli_plan_inputs(o->model, &o->plan, in, 24);
@@ -128,11 +134,11 @@ static int parse(int argc, char **argv, run_opts *o)
  * (fe_dispatch_*): its report, or the fuseeng.dispatch/1 file. */
 static int run_buckets(const run_opts *o)
 {
-    if (o->execute || o->trace || o->dot)
+    if (o->execute || o->trace || o->dot || o->show_kernels)
         return fe_cli_usage("run", "--dim %s with several values makes a dispatch table: %s "
                             "takes one plan (run --plan TABLE --dim %s=V picks a bucket's)",
-                            o->plan.bucket_dim, o->execute ? "--execute" : o->trace ? "--trace" : "--dot",
-                            o->plan.bucket_dim);
+                            o->plan.bucket_dim, o->execute ? "--execute" : o->trace ? "--trace"
+                            : o->dot ? "--dot" : "--show-kernels", o->plan.bucket_dim);
     if (o->plan.dims.n >= 64)
         return fe_cli_usage("run", "at most 64 --dim options");
     static fe_cli_planned pl[64];
@@ -196,6 +202,7 @@ static int run(int argc, char **argv)
     fe_cli_planned pl;
     fe_report *rep = NULL;
     fe_result *ex = NULL;
+    char *kernels = NULL;
 
     if (fe_cli_plan_make(o.model, &o.plan, &pl, &err) != FE_OK)
         return fe_cli_fail(&err);
@@ -206,6 +213,8 @@ static int run(int argc, char **argv)
     /* Execute before printing anything: a model that cannot run leaves no
      * half report behind. */
     if (o.execute && !(ex = fe_plan_execute(plan, &o.exec, &err)))
+        goto fail;
+    if (o.show_kernels && !(kernels = fe_plan_format(plan, NULL, NULL, NULL, FE_FORMAT_KERNELS, &err)))
         goto fail;
     int groups = o.verbose ? FE_WITH_GROUPS : 0;
     if (o.trace && fe_cli_write(o.trace, "the trace", fe_report_format(rep, NULL, FE_FORMAT_TRACE, &err),
@@ -236,6 +245,11 @@ static int run(int argc, char **argv)
         }
         if (o.explain && fe_cli_put(fe_plan_format(plan, NULL, NULL, NULL, FE_FORMAT_DECISIONS, &err)))
             goto fail;
+        if (kernels) {
+            printf("\n");
+            fe_cli_put(kernels);
+            kernels = NULL;
+        }
     }
     if (ex && fe_result_check(ex, &err) != FE_OK) {
         fflush(stdout);
@@ -245,6 +259,7 @@ static int run(int argc, char **argv)
 fail:
     rc = fe_cli_fail(&err);
 out:
+    fe_free(kernels);
     fe_result_free(ex);
     fe_report_free(rep);
     fe_cli_planned_free(&pl);

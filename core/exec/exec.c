@@ -704,6 +704,48 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
     return rc;
 }
 
+int32_t fe_exec_view_source(const fe_graph *g, const int32_t *nodes, int n)
+{
+    int32_t src = -1;
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        if (nd->op != FE_OP_RESHAPE || nd->nin != 1 || nd->nout != 1)
+            return -1;
+        int32_t in = fe_node_input(g, nd, 0), pr = fe_graph_tensor(g, in)->producer;
+        int inside = 0;
+        for (int j = 0; j < n && !inside; j++)
+            inside = nodes[j] == pr;
+        if (inside)
+            continue;
+        if (src >= 0 && src != in)
+            return -1;   /* two sources: not one buffer */
+        src = in;
+        if (fe_graph_tensor(g, in)->dtype != fe_graph_tensor(g, fe_node_output(g, nd, 0))->dtype)
+            return -1;
+    }
+    return src;
+}
+
+/* A view group's members alias its source buffer (fe_exec_view_source):
+ * no kernel, no copy. Their buffers are the source's, so the source must
+ * live as long as the last of them is read: lifetimes are extended from
+ * the last group back, which carries them through chains of views. */
+static void alias_lifetimes(run *r, const fe_plan *p, const int32_t *src)
+{
+    const fe_graph *g = r->ex->g;
+    for (int s = p->ngroups - 1; s >= 0; s--) {
+        if (src[s] < 0)
+            continue;
+        const fe_group *gp = &p->groups[s];
+        const int32_t *nodes = fe_group_nodes(p, gp);
+        for (int i = 0; i < gp->n; i++) {
+            int32_t t = fe_node_output(g, fe_graph_node(g, nodes[i]), 0);
+            if (r->last[t] > r->last[src[s]])
+                r->last[src[s]] = r->last[t];
+        }
+    }
+}
+
 /* Run plan p. With out, the result (outputs handed over); without, only
  * the times into *total_ms and group_ms (may be NULL), outputs going back
  * to the pool so that repeated runs reuse their memory. */
@@ -734,10 +776,17 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
     grs = calloc((size_t)(p->ngroups + 1), sizeof *grs);
     how = calloc((size_t)(p->ngroups + 1), sizeof *how);
     gms = calloc((size_t)(p->ngroups + 1), sizeof *gms);
-    if (!rc && (!grs || !how || !gms))
+    int32_t *src = malloc((size_t)(p->ngroups + 1) * sizeof *src);
+    if (!rc && (!grs || !how || !gms || !src))
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int s = 0; s < p->ngroups && rc == FE_OK; s++)
+        src[s] = fe_exec_view_source(g, fe_group_nodes(p, &p->groups[s]), p->groups[s].n);
+    if (rc == FE_OK)
+        alias_lifetimes(&r, p, src);
     for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
         const fe_group *gp = &p->groups[s];
+        if (src[s] >= 0)
+            continue;
         grs[s] = fe_exec_group_new(g, fe_group_nodes(p, gp), gp->n, gp->split, gp->kernel, err);
         if (!grs[s])
             rc = err ? err->code : FE_ERUNTIME;
@@ -746,6 +795,16 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
     }
     for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
         const fe_group *gp = &p->groups[s];
+        if (src[s] >= 0) {
+            const int32_t *nodes = fe_group_nodes(p, gp);
+            for (int i = 0; i < gp->n; i++) {
+                int32_t t = fe_node_output(g, fe_graph_node(g, nodes[i]), 0);
+                r.bufs[t].data = r.bufs[src[s]].data;
+                r.cap[t] = 0;   /* not this run's to release */
+            }
+            run_step_done(&r, nodes, gp->n, s);
+            continue;
+        }
         const int32_t *outs;
         int no = fe_exec_group_outputs(grs[s], &outs);
         for (int k = 0; k < no && rc == FE_OK; k++)
@@ -776,7 +835,8 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         (*out)->group_ms = gms;
         (*out)->nfused = nfused;
         for (int s = 0; s < p->ngroups; s++) {
-            how[s] = strdup(fe_exec_group_how(grs[s]));
+            how[s] = strdup(grs[s] ? fe_exec_group_how(grs[s])
+                                   : "view: its output is its input's memory (no kernel, no copy)");
             if (!how[s]) {
                 (*out)->ngroups = s;
                 break;
@@ -790,6 +850,7 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
     free(grs);
     free(how);
     free(gms);
+    free(src);
     run_free(&r);
     return rc;
 }

@@ -32,6 +32,11 @@ typedef struct fe_exec fe_exec;
  * model file too. */
 void fe_exec_name_file(const fe_graph *g, fe_error *err);
 
+/* The tensor a group of nodes[0..n) is a view of, or -1: a group of
+ * reshapes reading one tensor of their dtype, which the executor runs as
+ * no kernel at all (its outputs are that tensor's memory). */
+int32_t fe_exec_view_source(const fe_graph *g, const int32_t *nodes, int n);
+
 /* FE_OK if every node of g has a kernel; else FE_EINPUT naming the first
  * node that cannot run (custom ops: by their aten attr), so a command can
  * refuse before it allocates anything. Groups without such nodes can still

@@ -156,6 +156,7 @@ enum {
     FE_FORMAT_MD = 7,          /* fe_ab_format: Markdown tables */
     FE_FORMAT_HTML = 8,        /* fe_ab_format: one self-contained page */
     FE_FORMAT_PART = 9,        /* fe_ab_format: a shard's result file, for fe_ab_merge */
+    FE_FORMAT_KERNELS = 10,    /* fe_plan_format: what this CPU executes for each group */
     FE_FORMAT_MASK = 15,
     FE_WITH_GROUPS = 16,       /* add each group's simulated figures */
     FE_WITH_STATS = 32,        /* fe_plan_format text: the run's Lua statistics */
@@ -319,7 +320,8 @@ fe_plan *fe_model_unfused(const fe_model *m, fe_error *err);
 /* Name of the policy that made p (or that its file records), or NULL; owned by p. */
 const char *fe_plan_policy(const fe_plan *p);
 /* p as text (FE_FORMAT_TEXT: the summary, stats with FE_WITH_STATS and st;
- * FE_FORMAT_DECISIONS; FE_FORMAT_DOT) or as fuseeng.plan/1 JSON whose
+ * FE_FORMAT_DECISIONS; FE_FORMAT_DOT; FE_FORMAT_KERNELS: each group as this
+ * CPU's kernels run it, fused programs listed) or as fuseeng.plan/1 JSON whose
  * "summary" adds r's figures (FE_WITH_GROUPS: per group too; FE_WITH_VERSUS:
  * against unfused) and x's execution. st, r, x may be NULL. Caller frees
  * with fe_free. */

@@ -120,7 +120,7 @@ static int is_window(const fe_node *n)
  * pool (in_group(ctx, node) says which nodes are in it): a pad is read only
  * by the window op, as its input 0; in a pool group (pool_group) every
  * other member but the pool reads a tensor made in the group. 0 if v keeps
- * them, else 1 with the reason in why. */
+ * them, else 1 with the reason in why (if not NULL). */
 static int shape_rule(const fe_graph *g, int32_t v, int pool_group,
                       int (*in_group)(const void *, int32_t), const void *ctx, char *why, size_t size)
 {
@@ -135,7 +135,7 @@ static int shape_rule(const fe_graph *g, int32_t v, int pool_group,
             for (int k = 1; k < cn->nin && ok; k++)
                 ok = fe_node_input(g, cn, k) != fe_node_output(g, n, 0);
         }
-        if (!ok)
+        if (!ok && why)
             snprintf(why, size, "a pad joins a conv2d/pool kernel only as its input, read by it "
                      "alone: pad '%s' is read elsewhere", name);
         return !ok;
@@ -147,8 +147,9 @@ static int shape_rule(const fe_graph *g, int32_t v, int pool_group,
         if (pr >= 0 && in_group(ctx, pr))
             return 0;
     }
-    snprintf(why, size, "a pooling kernel takes only an epilogue: node '%s' does not follow the "
-             "pool", name);
+    if (why)
+        snprintf(why, size, "a pooling kernel takes only an epilogue: node '%s' does not follow "
+                 "the pool", name);
     return 1;
 }
 
@@ -204,7 +205,8 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
             last = p->pos[gids[i]];
     }
     if (fe_kinds_class(&k, &w) < 0) {
-        snprintf(why, size, "%s", w);
+        if (why)
+            snprintf(why, size, "%s", w);
         return 0;
     }
     int32_t in_s = fe_part_stamps(p), seen = in_s + 1, sp = 0;
@@ -222,6 +224,8 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
     while (sp > 0) {
         int32_t c = p->stack[--sp];
         int32_t back = expand(p, c, in_s, seen, last, 0, &sp);
+        if (back >= 0 && !why)
+            return 0;
         if (back >= 0) {
             snprintf(why, size, "not convex: a path leaves the group through node '%s' and comes "
                      "back into node '%s'", fe_node_name(g, fe_graph_node(g, p->head[c])),

@@ -21,7 +21,9 @@ int fe_kinds_class(const fe_kinds *k, const char **why);
 
 /* May the groups gids[0..n) (distinct group ids of p) become one group?
  * 1 if yes; 0 with the reason in why (e.g. "not convex: a path leaves the
- * group through node 'x' and comes back into node 'y'", or a class rule). */
+ * group through node 'x' and comes back into node 'y'", or a class rule),
+ * unless why is NULL: a driver that drops illegal pairs silently skips
+ * the formatting, most of the cost of a refusal. */
 int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size);
 
 /* Check a plan from scratch (tests, plans read from files): every node in

@@ -148,8 +148,6 @@ int fe_drive_greedy(fe_run *r)
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
     int32_t *buf = malloc(((size_t)g->nnodes + 1) * sizeof *buf);
     int rc = FE_OK;
-    char why[512];
-
     if (!touched || !buf) {
         rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
         goto out;
@@ -182,7 +180,7 @@ int fe_drive_greedy(fe_run *r)
              * illegal as groups merge (paths only join), so checking it
              * here too would only repeat the search. */
             int32_t gids[2] = {c->a, c->b};
-            if (r->score && !fe_part_can_merge(p, gids, 2, why, sizeof why))
+            if (r->score && !fe_part_can_merge(p, gids, 2, NULL, 0))
                 continue;
             if (fe_run_score(r, c->a, c->b, &c->score) != 0 || fe_run_over(r)) {
                 rc = r->status;
@@ -202,7 +200,7 @@ int fe_drive_greedy(fe_run *r)
             if (touched[c->a] == round || touched[c->b] == round)
                 continue;   /* stale: a group of this pair was fused already */
             int32_t gids[2] = {c->a, c->b};
-            if (!fe_part_can_merge(p, gids, 2, why, sizeof why))
+            if (!fe_part_can_merge(p, gids, 2, NULL, 0))
                 continue;
             r->pending = keep - i;
             int v = fe_run_decide(r, gids, 2);

@@ -74,9 +74,9 @@ local function reduced_axes(n, op, rank)
 end
 
 -- Node n's iteration domain: nil for a view; for a reduction {red = true,
--- full, rows, rows_key, axes}; for pointwise false, its numel and shape key
--- (no table: a node's domain is read once, when its singleton group's facts
--- are made, and a table per node only fed the collector).
+-- full, rows, rows_key, axes}; for pointwise false, its numel and n, whose
+-- shape key is made only when a gate compares it (shape_of: most pointwise
+-- nodes are never compared, and a key per node was a table and a string).
 local function domain(n, name, op)
   if op and op.view then return nil end
   local input, axes
@@ -84,7 +84,7 @@ local function domain(n, name, op)
     input = n.inputs[1]
     axes = input and reduced_axes(n, name, input.rank)
   end
-  if not axes then return false, n.numel, shape_key(n.shape) end
+  if not axes then return false, n.numel, n end
   local rows, shape = 1, {}
   for i, s in ipairs(input.shape) do shape[i] = s end
   for _, x in ipairs(axes) do shape[x + 1] = 1 end
@@ -96,7 +96,8 @@ end
 -- Group g's facts, memoised in cache.groups under g.id: lib (its first extern node, or false); why (set when
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
--- and that member's shape; at is its index, the first such in order);
+-- and that member: key_of turns it into its shape's key; at is its index,
+-- the first such in order);
 -- n, first and last (its size and its first and last node's index); id.
 -- These loops over up to max_fusion_size members were most of a plan's
 -- time: the greedy driver scores each pair of groups each round, and most
@@ -105,10 +106,13 @@ end
 -- driver never shows again (its groups only grow), are dropped; a group
 -- the cache does not know is summarised from its nodes.
 -- A facts table is a list, not a record: ten named fields made each a hash
--- part of sixteen slots, and a run keeps one per group.
+-- part of sixteen slots, and a run keeps one per group. NAMES is the group
+-- as the fusion log names it and SIG its ctx:signature, made when first
+-- asked for (benchmark mode); a fused group's SIG comes from its decide.
 local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3, 4, 5
 local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
-local NAMES <const> = 11
+local NAMES <const>, SIG <const> = 11, 12
+
 
 local function facts(g, cache)
   local groups = cache.groups
@@ -157,13 +161,14 @@ local function merge(fa, fb)
            fa[LAST] > fb[LAST] and fa[LAST] or fb[LAST] }
 end
 
--- decide said yes to fusing parts with facts fa and fb into group:
--- remember the fused group's facts, forget the parts'.
-local function fused(group, fa, fb, cache)
+-- decide said yes to fusing parts with facts fa and fb into group (whose
+-- ctx:signature is sig, if benchmark mode made it): remember the fused
+-- group's facts, forget the parts'.
+local function fused(group, fa, fb, cache, sig)
   local groups = cache.groups
   groups[fa[ID]], groups[fb[ID]] = nil, nil
   local f = merge(fa, fb)
-  f[ID] = group.id
+  f[ID], f[SIG] = group.id, sig
   groups[f[ID]] = f
 end
 
@@ -179,22 +184,28 @@ local function run_cache(ctx)
 end
 
 -- The simulator's figures for a group, kept by its structure
--- (ctx:signature): a model's repeated blocks price each kernel once.
-local function priced(ctx, group)
+-- (ctx:signature): a model's repeated blocks price each kernel once. f is
+-- the group's facts, which keep its signature, or nil for a candidate;
+-- the signature is returned too.
+local function priced(ctx, group, f)
   local cache = run_cache(ctx)
   local known = cache.priced
   if not known then
     known = {}
     cache.priced = known
   end
-  local sig = ctx:signature(group)
+  local sig = f and f[SIG]
+  if not sig then
+    sig = ctx:signature(group)
+    if f then f[SIG] = sig end
+  end
   local s = known[sig]
   if not s then
     local r = ctx:simulate(group)
     s = { time = r.time, spill_regs = r.spill_regs, regs = r.regs }
     known[sig] = s
   end
-  return s
+  return s, sig
 end
 
 -- Is a the producer side of b (some output of a read by b)?
@@ -206,6 +217,16 @@ end
 -- largest pointwise member.
 local function size(s)
   return s[RED] and s[RED].full or s[NUMEL]
+end
+
+-- The shape key of facts s's largest pointwise member (made once).
+local function key_of(s)
+  local k = s[KEY]
+  if k and type(k) ~= "string" then
+    k = shape_key(k.shape)
+    s[KEY] = k
+  end
+  return k
 end
 
 local gates
@@ -246,11 +267,11 @@ function gates(a, b, sa, sb)
   local red = sa[RED] or sb[RED]
   if red then
     local s = sa[RED] and sb or sa
-    if s[NUMEL] == 0 or s[NUMEL] == red.full or s[KEY] == red.rows_key then
+    if s[NUMEL] == 0 or s[NUMEL] == red.full or key_of(s) == red.rows_key then
       return true, "prologue/epilogue"
     end
     return false, ("pointwise over %s fits neither the reduction's %d elements nor its rows %s")
-                  :format(s[KEY], red.full, red.rows_key)
+                  :format(key_of(s), red.full, red.rows_key)
   end
   if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
     return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa[NUMEL], sb[NUMEL])
@@ -285,15 +306,25 @@ function M.score(a, b, cache)
   return (same and 2^52 or 0) + mem * 1024 + (1023 - dist)
 end
 
--- "{'a', 'b'}": a group as Inductor's fusion log names it (kept with its
--- facts f, since a part is named in every pair it is benchmarked in).
+-- "{'a', 'b'}": group g as Inductor's fusion log names it, but a part of
+-- more than two nodes by its first and last and size, "{'a', ..., 'z'}
+-- (18 nodes)": Inductor names every buffer, and on a 100k-node model those
+-- reasons were kilobytes each and a tenth of the planning time. Kept in
+-- its facts f, since a part is named in every pair it is benchmarked in.
 local function names(g, f)
-  if not f[NAMES] then
-    local t = {}
-    for i, n in ipairs(g.nodes) do t[i] = "'" .. n.name .. "'" end
-    f[NAMES] = "{" .. table.concat(t, ", ") .. "}"
+  local s = f[NAMES]
+  if not s then
+    local n = f[N]
+    if n == 1 then
+      s = "{'" .. g.first.name .. "'}"
+    elseif n == 2 then
+      s = "{'" .. g.first.name .. "', '" .. g.last.name .. "'}"
+    else
+      s = ("{'%s', ..., '%s'} (%d nodes)"):format(g.first.name, g.last.name, n)
+    end
+    f[NAMES] = s
   end
-  return f[NAMES]
+  return s
 end
 
 local benchmark
@@ -310,25 +341,24 @@ function M.benchmark(group, ctx, spill, measure)
                    facts(parts[1], cache), facts(parts[2], cache))
 end
 
--- benchmark on the parts a and b with facts fa and fb. The reasons name
--- every node of both parts (up to max_fusion_size), so each is one
--- concatenation of the pair with short formatted pieces: string.format
--- would copy the long pair through a growing buffer.
+-- benchmark on the parts a and b with facts fa and fb; a third result is
+-- the fused group's signature when the simulator priced it.
 function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   local pair = names(a, fa) .. " with " .. names(b, fb)
-  local fused, apart, unit
+  local fused, apart, unit, sig
   if measure then
     local m, why = ctx:bench(group)
     if not m then return false, "cannot fuse " .. pair .. ": not measured: " .. why end
     fused, apart, unit = m.fused * 1e-3, m.separate * 1e-3, "measured"
   else
-    local s = priced(ctx, group)
+    local s
+    s, sig = priced(ctx, group)
     if s.spill_regs > 0 and spill == "veto" then
       return false, "cannot fuse " .. pair .. (": register spilling of the fused kernel (%d regs > %d)")
                     :format(s.regs, ctx.machine.registers)
     end
     -- The parts apart: their times summed in order, as ctx:simulate_parts does.
-    fused, apart, unit = s.time, 0 + priced(ctx, a).time + priced(ctx, b).time, "simulated"
+    fused, apart, unit = s.time, 0 + priced(ctx, a, fa).time + priced(ctx, b, fb).time, "simulated"
   end
   if fused == apart then
     return false, "cannot fuse (benchmark): fusing " .. pair .. (" gains nothing (%s %s either way)")
@@ -337,7 +367,7 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   local speedup = fused > 0 and apart / fused or math.huge
   if fused < apart then
     return true, "can fuse (benchmark): fusing " .. pair .. (" cause %.3fx speedup (%s %s vs %s)")
-                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart)), sig
   end
   return false, "cannot fuse (benchmark): fusing " .. pair .. (" cause %.3fx slowdown (%s %s vs %s)")
                 :format(1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
@@ -385,13 +415,13 @@ function M.decide(group, ctx, spill, measure)
   local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
   local ok, how = gates(a, b, fa, fb)
   if not ok then return false, "cannot fuse: " .. how end
-  local why
+  local why, sig
   if spill then
-    ok, why = benchmark(group, ctx, spill, measure, a, b, fa, fb)
+    ok, why, sig = benchmark(group, ctx, spill, measure, a, b, fa, fb)
   else
     why = ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(a:shared_bytes(b)))
   end
-  if ok then fused(group, fa, fb, cache) end
+  if ok then fused(group, fa, fb, cache, sig) end
   return ok, why
 end
 

@@ -139,4 +139,8 @@ else ok "a model without conv2d gets no copies"; fi
 expect_ok "benchmark mode logs Inductor's speedup line" \
     "fuse +\[sq, ms\] +can fuse \(benchmark\): fusing \{'sq'\} with \{'ms'\} cause [0-9]+\.[0-9]{3}x speedup \(simulated [0-9.]+ [mu]?s vs [0-9.]+ [mu]?s\)$" \
     "$FUSEENG" run "$T/norm.json" --policy inductor_greedy --param benchmark=true --explain
+# A part of more than two nodes is named by its first and last node and size.
+expect_ok "benchmark mode names a larger part by its ends and size" \
+    "fusing \{'q_cos', \.\.\., 'q_rope'\} \(4 nodes\) with \{'q_x1'\} cause" \
+    "$FUSEENG" run examples/models/llama2_7b_layer.json --policy spill_veto --explain
 finish

@@ -33,7 +33,7 @@ gt "the veto leaves more kernels" "$1" "$4"
 gt "... makes fewer fusions" "$5" "$2"
 gt "... and is slower" "$3" "$6"
 expect_ok "the veto's reason is Inductor's" \
-    "no +\[.*\] +cannot fuse \{.*\} with \{.*\}: register spilling of the fused kernel \([0-9]+ regs > 255\)" \
+    "no +\[.*\] +cannot fuse \{.* with \{.*: register spilling of the fused kernel \([0-9]+ regs > 255\)" \
     "$FUSEENG" run "$M" --policy spill_veto $D --explain
 expect_ok "the tolerant policy fuses a kernel that spills, and says by how much it wins" \
     "fuse +\[.*\] +can fuse \(benchmark\): fusing .* cause [0-9]+\.[0-9]{3}x speedup" \

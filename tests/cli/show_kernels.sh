@@ -1,0 +1,49 @@
+# show_kernels.sh: run --show-kernels, what this CPU executes for each group
+# (core/exec/show.c, kernels/fused_show.c).
+. tests/lib.sh
+B=examples/bench
+M=examples/models/llama2_7b_layer.json
+
+# The host line says what this build and machine use: the vector width the
+# binary was built for and the threads OpenMP gives it.
+expect_ok "the host line" '^kernels on this CPU: vectors of (8 floats \(AVX2\)|16 floats \(AVX-512\)), 1 thread, L2 [0-9]+ KiB per core' \
+    env OMP_NUM_THREADS=1 "$FUSEENG" run $B/chain6.json --dim T=256 --policy fuse_all --show-kernels
+# The 6-op chain tanh(relu(x*a+b)*c)+x fused into one program: every op of
+# it appears as a statement, the inputs by their tensor names.
+missing=
+for op in fma relu mul tanh add; do grep -Eq "= $op\(" "$T/out" || missing="$missing $op"; done
+if [ -z "$missing" ] && grep -q '^group 0 \[' "$T/out" && grep -Eq '^ +in[0-9]+ +x f32' "$T/out" &&
+    grep -Eq '^ +out0 ' "$T/out"; then
+    ok "a fused group lists its inputs, its ops and its output"
+else
+    not_ok "a fused group lists its inputs, its ops and its output" "$(head -c 1500 "$T/out")"
+fi
+expect_ok "a matmul group names its GEMM and its epilogue program" 'epilogue on each output block of the matmul' \
+    "$FUSEENG" run $M --dim S=16 --policy gcu_tlf --show-kernels
+listed=$(grep -c '^group [0-9]' "$T/out")
+planned=$("$FUSEENG" run $M --dim S=16 --policy gcu_tlf --json | grep -c '"nodes": \[')
+[ "$listed" -gt 0 ] && [ "$listed" -eq "$planned" ] && ok "every group listed once ($listed)" ||
+    not_ok "every group listed once" "listed $listed, planned $planned"
+# A group of reshapes is its input's memory: no kernel, no copy.
+grep -A1 '^group [0-9]* \[q_view\]' "$T/out" | grep -q "view: its output is its input's memory" &&
+    ok "a reshape group is a view" || not_ok "a reshape group is a view" "$(grep -A1 'q_view' "$T/out")"
+# A group run op by op says why.
+grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op says why" ||
+    not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/out" | head -40)"
+
+# Bad uses: one message, exit 2, nothing on stdout.
+expect_fail "--show-kernels with --json" 2 "--show-kernels prints text" \
+    "$FUSEENG" run $M --policy fuse_all --show-kernels --json
+expect_fail "--show-kernels with a dispatch table" 2 "takes one plan" \
+    "$FUSEENG" run $M --policy fuse_all --dim S=8,16 --show-kernels
+cat >"$T/custom.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "mystery",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "odd", "op": "custom", "inputs": ["x"], "outputs": ["y"],
+            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}}],
+ "outputs": ["y"]}
+JSON
+expect_fail "an op no kernel runs" 2 "custom\.json: cannot execute: node 'odd' is a custom op" \
+    "$FUSEENG" run "$T/custom.json" --policy fuse_all --show-kernels
+finish
