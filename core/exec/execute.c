@@ -11,6 +11,7 @@
 
 #include "execute.h"
 #include "measure.h"
+#include "paired.h"
 #include "sim.h"
 #include "units.h"
 
@@ -42,15 +43,27 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     x->have_cmp = 1;
     if (o->no_timing)
         return FE_OK;
-    /* Then timing: the plan with its groups, and every node as its own
-     * kernel on the same (fast) kernels, the fair baseline. */
+    /* Then timing: each group of the plan, then the plan against every
+     * node as its own kernel on the same (fast) kernels, the fair baseline,
+     * in interleaved rounds so that both meet the same machine. */
     if (!(x->group_ms = calloc((size_t)(plan->ngroups + 1), sizeof *x->group_ms)) ||
         !(base = fe_plan_unfused(g, err))) {
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &x->plan_st, x->group_ms, err)) != FE_OK ||
-        (rc = fe_bench_plan(x->ex, base, &bo, &x->base_st, err)) != FE_OK)
+    fe_bench_stats whole;
+    if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &whole, x->group_ms, err)) != FE_OK)
+        goto fail;
+    fe_plan *pair[2] = {base, (fe_plan *)plan};
+    double *ms = NULL;
+    int rounds = 0;
+    if ((rc = fe_paired_rounds(x->ex, pair, 2, bo.budget_s, 0, &ms, &rounds, err)) != FE_OK)
+        goto fail;
+    rc = fe_paired_ratio(ms, ms + rounds, rounds, &x->speedup, &x->lo, &x->hi, err);
+    fe_bench_summary(ms, rounds, &x->base_st);
+    fe_bench_summary(ms + rounds, rounds, &x->plan_st);
+    free(ms);
+    if (rc != FE_OK)
         goto fail;
     fe_exec_result *br = NULL;
     if ((rc = fe_exec_plan(x->ex, base, &br, err)) != FE_OK)
@@ -112,10 +125,15 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
     fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_threads(),
             (unsigned long long)x->seed);
     if (x->timed)
-        fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d and %d runs), %.2fx",
-                x->plan_st.median_ms, x->base_st.median_ms, x->plan_st.reps, x->base_st.reps,
-                x->plan_st.median_ms > 0 ? x->base_st.median_ms / x->plan_st.median_ms : 0);
+        fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d interleaved rounds), %.2fx "
+                "(95%% interval %.2fx to %.2fx)", x->plan_st.median_ms, x->base_st.median_ms,
+                x->plan_st.reps, x->speedup, x->lo, x->hi);
     fprintf(f, "\n");
+    if (x->timed && x->lo <= 1 && x->hi >= 1)
+        fprintf(f, "noise      this host cannot tell the plan from unfused: the interval holds "
+                "1.00x (a longer --budget narrows it; %s)\n",
+                x->hi - x->lo > 0.1 ? "the rounds varied a lot: a busy machine?"
+                                    : "the plans may simply be as fast");
     fprintf(f, "memory     activations at peak %s (unfused %s); inputs and weights %s\n",
             fe_fmt_bytes((double)x->got->peak_bytes, a, sizeof a),
             fe_fmt_bytes((double)(x->timed ? x->base_peak : x->ref->peak_bytes), b, sizeof b),
@@ -180,7 +198,12 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
         fe_bench_stats_json(w, "plan", &x->plan_st);
         fe_bench_stats_json(w, "unfused", &x->base_st);
         fe_jw_key(w, "speedup");
-        fe_jw_num(w, x->plan_st.median_ms > 0 ? x->base_st.median_ms / x->plan_st.median_ms : 0);
+        fe_jw_num(w, x->speedup);
+        fe_jw_key(w, "speedup_interval");
+        fe_jw_arr_flat(w);
+        fe_jw_num(w, x->lo);
+        fe_jw_num(w, x->hi);
+        fe_jw_end(w);
     }
     fe_jw_key(w, "peak_bytes");
     fe_jw_int(w, x->got->peak_bytes);

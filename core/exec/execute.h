@@ -25,7 +25,9 @@ typedef struct fe_execution {
     fe_cmp cmp;
     int have_cmp;
     int timed;
-    fe_bench_stats plan_st, base_st;   /* the plan, and every node as its own kernel */
+    fe_bench_stats plan_st, base_st;   /* the plan, and every node as its own kernel, over
+                                        * rounds that ran them interleaved (paired.h) */
+    double speedup, lo, hi;        /* median of the rounds' unfused / plan, its 95% interval */
     double *group_ms;              /* median per plan group */
     int64_t base_peak;             /* activations at peak, unfused plan */
 } fe_execution;

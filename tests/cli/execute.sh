@@ -82,6 +82,30 @@ JSON
 expect_fail "a custom op without a kernel" 2 "custom\.json: cannot execute: node 'odd' is a custom op \(aten 'aten::special_bessel_j0'\)" \
     "$FUSEENG" run "$T/custom.json" --policy fuse_all --execute
 
+# The plan and unfused timed in interleaved rounds: medians, the paired
+# speedup and its interval, in text and JSON (lo <= speedup <= hi).
+expect_ok "--execute times both plans in interleaved rounds" \
+    'plan [0-9.]+ ms, unfused [0-9.]+ ms \(medians of [0-9]+ interleaved rounds\), [0-9.]+x \(95% interval [0-9.]+x to [0-9.]+x\)' \
+    "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute $Q
+"$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute --json $Q >"$T/x.json" 2>"$T/err"
+if /usr/bin/python3 -c '
+import json, sys
+def find(d):
+    if isinstance(d, dict):
+        if "executed" in d:
+            return d["executed"]
+        for v in d.values():
+            r = find(v)
+            if r:
+                return r
+x = find(json.load(open(sys.argv[1])))
+lo, hi = x["speedup_interval"]
+sys.exit(0 if lo <= x["speedup"] <= hi else 1)' "$T/x.json"; then
+    ok "--execute --json: speedup within its interval"
+else
+    not_ok "--execute --json: speedup within its interval" "$(grep -A3 '"speedup"' "$T/x.json" | head -8)"
+fi
+
 # bench: groups, single ops, totals; JSON keys the issue names.
 expect_ok "bench prints groups, single ops and totals" 'speedup +[0-9.]+x' \
     "$FUSEENG" bench $B/swiglu.json --dim T=64 --policy fuse_all $Q

@@ -1,0 +1,87 @@
+/* test_paired.c: the paired timing of core/exec/paired.c: medians, the
+ * paired ratio and its bootstrap interval on known samples, and rounds
+ * that run every plan once per round. */
+#include "testlib.h"
+
+#include "exec.h"
+#include "paired.h"
+
+static void medians(void **state)
+{
+    (void)state;
+    double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2};
+    assert_float_equal(fe_paired_median(odd, 3), 3, 0);
+    assert_float_equal(fe_paired_median(even, 4), 2.5, 0);
+}
+
+static void ratios(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    double base[40], x[40], est, lo, hi;
+    /* the same times: every ratio is 1, and so is the interval */
+    for (int k = 0; k < 40; k++)
+        base[k] = x[k] = 1 + k % 7;
+    assert_int_equal(fe_paired_ratio(base, x, 40, &est, &lo, &hi, &err), FE_OK);
+    assert_float_equal(est, 1, 0);
+    assert_float_equal(lo, 1, 0);
+    assert_float_equal(hi, 1, 0);
+    /* the plan twice as fast in every round, whatever the round's drift */
+    for (int k = 0; k < 40; k++)
+        x[k] = base[k] / 2;
+    assert_int_equal(fe_paired_ratio(base, x, 40, &est, &lo, &hi, &err), FE_OK);
+    assert_float_equal(est, 2, 1e-12);
+    assert_float_equal(lo, 2, 1e-12);
+    assert_float_equal(hi, 2, 1e-12);
+    /* ratios spread around 1.5: the interval holds the estimate, not 1,
+     * and is narrower than the spread of the ratios */
+    for (int k = 0; k < 40; k++)
+        x[k] = base[k] / (1.3 + 0.4 * (k % 5) / 4.0);
+    assert_int_equal(fe_paired_ratio(base, x, 40, &est, &lo, &hi, &err), FE_OK);
+    assert_true(lo <= est && est <= hi);
+    assert_true(lo > 1.3 && hi < 1.7);
+    /* ratios on both sides of 1: the interval holds 1 (the noise case) */
+    for (int k = 0; k < 40; k++)
+        x[k] = base[k] / (k % 2 ? 1.05 : 0.95);
+    assert_int_equal(fe_paired_ratio(base, x, 40, &est, &lo, &hi, &err), FE_OK);
+    assert_true(lo <= 1 && hi >= 1);
+}
+
+static void rounds(void **state)
+{
+    (void)state;
+    fe_graph *g = tl_graph_q(
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'x': {'shape': [64, 64], 'dtype': 'f32', 'kind': 'input'}},"
+        " 'nodes': [{'name': 'a', 'op': 'relu', 'inputs': ['x'], 'outputs': ['ta']},"
+        "  {'name': 'b', 'op': 'exp', 'inputs': ['ta'], 'outputs': ['tb']}],"
+        " 'outputs': ['tb']}");
+    fe_error err = {0};
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    fe_plan *u = fe_plan_unfused(g, &err);
+    fe_plan *pl[2] = {u, u};
+    double *ms = NULL;
+    int n = 0;
+    assert_int_equal(fe_paired_rounds(ex, pl, 2, 0, 7, &ms, &n, &err), FE_OK);
+    assert_int_equal(n, 7);
+    for (int k = 0; k < 2 * n; k++)
+        assert_true(ms[k] > 0);
+    free(ms);
+    /* sized by the budget: at least 5 rounds */
+    assert_int_equal(fe_paired_rounds(ex, pl, 2, 0.001, 0, &ms, &n, &err), FE_OK);
+    assert_true(n >= 5 && n <= 200);
+    free(ms);
+    assert_int_equal(fe_paired_rounds(ex, pl, 0, 0, 3, &ms, &n, &err), FE_EINPUT);
+    assert_null(ms);
+    fe_plan_free(u);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(medians), cmocka_unit_test(ratios),
+                                       cmocka_unit_test(rounds)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
