@@ -183,6 +183,22 @@ function fe.policy(spec)
       end
     end
   end
+  if p.solo_ops ~= nil then
+    if p.driver ~= "greedy" then
+      fail(("policy '%s': solo_ops is read by the greedy driver only, not by %s"):format(name, p.driver), 2)
+    end
+    for k in pairs(p.solo_ops) do
+      if math.type(k) ~= "integer" then
+        fail(("policy '%s': solo_ops must be a list of op names, like {\"matmul\", \"sdpa\"}"):format(name), 2)
+      end
+    end
+    for i, op in ipairs(p.solo_ops) do
+      if not fe.ops[op] then
+        fail(("policy '%s': solo_ops[%d] is %s, not an op name (see fuseeng ops)")
+             :format(name, i, type(op) == "string" and "'" .. op .. "'" or "a " .. type(op)), 2)
+      end
+    end
+  end
   if driver.needs then
     if p[driver.needs] == nil then
       fail(("policy '%s': the %s driver needs %s"):format(name, p.driver, driver.needs_what), 2)
@@ -369,7 +385,9 @@ local function combine(how, list, level)
   end
   -- One child whose verdicts need re-asking makes the whole re-ask; the
   -- whole is remembered by structure only if every child may be.
-  p.reask, p.memo = nil, nil
+  -- A child's solo_ops spare the driver candidates that child refuses;
+  -- whether the whole refuses them depends on the rule: the whole has none.
+  p.reask, p.memo, p.solo_ops = nil, nil, nil
   for _, c in ipairs(list) do
     if c.reask then p.reask = true end
   end

@@ -24,6 +24,11 @@
  * policy whose verdicts depend on more than the group (ctx.round, state
  * it keeps) sets reask = true.
  *
+ * A node whose op is in the policy's solo_ops (Inductor's extern kernels:
+ * nothing fuses into or out of a matmul) is in no candidate at all: it is
+ * logged once as staying alone, instead of being scored and refused in
+ * every pair its tensors make.
+ *
  * Rounds repeat (at most max_rounds, 10 by default) until the number of
  * groups stops shrinking. window and max_rounds are read from the policy's
  * params when it has them.
@@ -33,6 +38,7 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "ops.h"
 #include "u64map.h"
 
 typedef struct cand {
@@ -101,24 +107,63 @@ static int cmp_pos(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
+/* Mark the groups of nodes whose op is in the policy's solo_ops (a list of
+ * op names, checked by fe.policy; checked again here, as a script can
+ * change the table) in solo[gid] and log each such node as alone. 0, or
+ * -1 after an error (r->err set). */
+static int mark_solo(fe_run *r, uint8_t *solo)
+{
+    lua_State *L = r->L;
+    uint8_t op_solo[FE_NOPS] = {0};
+    int any = 0;
+    if (fe_run_rawfield(L, r->ptab, "solo_ops") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            int op = lua_type(L, -1) == LUA_TSTRING ? fe_op_find(lua_tostring(L, -1)) : -1;
+            if (op < 0) {
+                fe_error_set(r->err, FE_EINPUT, "policy '%s': solo_ops[%lld] is not an op name "
+                             "(see fuseeng ops)", r->env.policy, (long long)i);
+                lua_settop(L, r->ctx);
+                return -1;
+            }
+            op_solo[op] = 1;
+            any = 1;
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, r->ctx);
+    if (!any)
+        return 0;
+    const fe_graph *g = r->g;
+    char why[160];
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        if (!op_solo[n->op])
+            continue;
+        solo[r->part->gid[v]] = 1;
+        snprintf(why, sizeof why, "alone: %s is one of the policy's solo_ops", fe_node_op_name(n));
+        fe_run_alone(r, v, why);
+    }
+    return r->status == FE_OK ? 0 : -1;
+}
+
 /* Candidate pairs for this round into s. A tensor's groups are made
  * distinct with a visit stamp per tensor (not by comparing each with the
  * ones before: rope tables and masks feed every layer, so that was
  * quadratic in the model's depth). */
-static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf)
+static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf, const uint8_t *solo)
 {
     const fe_graph *g = r->g;
     fe_part *p = r->part;
     for (int32_t t = 0; t < g->ntensors; t++) {
         const fe_tensor *ts = fe_graph_tensor(g, t);
         int32_t n = 0, seen = fe_part_stamps(p);
-        if (ts->producer >= 0) {
+        if (ts->producer >= 0 && !solo[p->gid[ts->producer]]) {
             buf[n++] = p->gid[ts->producer];
             p->mark[buf[0]] = seen;
         }
         for (int32_t c = 0; c < ts->ncons; c++) {
             int32_t gid = p->gid[fe_tensor_consumer(g, ts, c)];
-            if (p->mark[gid] != seen) {
+            if (p->mark[gid] != seen && !solo[gid]) {
                 p->mark[gid] = seen;
                 buf[n++] = gid;
             }
@@ -147,9 +192,14 @@ int fe_drive_greedy(fe_run *r)
     lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
     int32_t *buf = malloc(((size_t)g->nnodes + 1) * sizeof *buf);
+    uint8_t *solo = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, 1);   /* by group id */
     int rc = FE_OK;
-    if (!touched || !buf) {
+    if (!touched || !buf || !solo) {
         rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+        goto out;
+    }
+    if (mark_solo(r, solo) != 0) {
+        rc = r->status != FE_OK ? r->status : FE_EINPUT;
         goto out;
     }
     for (int32_t round = 1; round <= rounds && rc == FE_OK && !fe_run_over(r); round++) {
@@ -160,7 +210,7 @@ int fe_drive_greedy(fe_run *r)
 
         fe_u64map_clear(&s.seen);
         s.n = 0;
-        if ((rc = candidates(r, &s, window, buf)) != FE_OK) {
+        if ((rc = candidates(r, &s, window, buf, solo)) != FE_OK) {
             fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
             break;
         }
@@ -228,5 +278,6 @@ out:
     free(s.list);
     free(touched);
     free(buf);
+    free(solo);
     return rc != FE_OK ? rc : r->status;
 }

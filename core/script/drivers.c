@@ -34,6 +34,7 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"tiling", LUA_TSTRING, LUA_TNONE, TILINGS},
     {"reask", LUA_TBOOLEAN, LUA_TNONE, NULL},
     {"memo", LUA_TBOOLEAN, LUA_TNONE, NULL},
+    {"solo_ops", LUA_TTABLE, LUA_TNONE, NULL},
 };
 const int FE_NPOLICY_FIELDS = sizeof FE_POLICY_FIELDS / sizeof FE_POLICY_FIELDS[0];
 

@@ -113,6 +113,11 @@ void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why)
     log_decision(r, nodes, n, -2, msg);
 }
 
+void fe_run_alone(fe_run *r, int32_t node, const char *why)
+{
+    log_decision(r, &node, 1, 0, why);
+}
+
 void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text)
 {
     log_decision_id(r, nodes, n, -3, fe_plan_note_str(r->log, text));

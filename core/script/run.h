@@ -143,6 +143,8 @@ void fe_run_reject(fe_run *r, const int32_t *nodes, int n, const char *why);
 
 /* Log a note (ctx:log, driver remarks): verdict -3, no nodes needed. */
 void fe_run_note(fe_run *r, const int32_t *nodes, int n, const char *text);
+/* Log that the policy keeps node alone (a "do not fuse" decision) with why. */
+void fe_run_alone(fe_run *r, int32_t node, const char *why);
 
 /* Move the decision log into plan and give each group the reason of the
  * last accepted decision that shaped it (unless the policy is disabled). */

@@ -31,6 +31,16 @@ local M = {}
 -- Inductor's config defaults.
 M.MAX_FUSION_SIZE = 64       -- config.max_fusion_size: nodes per fused kernel
 
+--- The extern kernels (library ops: matmul, conv2d, sdpa), sorted: nothing
+--- fuses into or out of them, so a greedy policy gives them as solo_ops
+--- and the driver forms no candidate with them (can_fuse would refuse
+--- every one; on a LLaMA model those were 40% of the decisions).
+M.EXTERN_OPS = {}
+for name, op in pairs(fe.ops) do
+  if op.library then M.EXTERN_OPS[#M.EXTERN_OPS + 1] = name end
+end
+table.sort(M.EXTERN_OPS)
+
 local REDUCE_AXES = { sum = true, mean = true, amax = true, amin = true }
 local REDUCE_AXIS = { softmax = true, log_softmax = true }
 local NORMS = { layer_norm = true, rms_norm = true }
