@@ -4,6 +4,7 @@
 #                                          with nothing on stdout (no partial output)
 #   expect_ok NAME 'regex' CMD...          CMD exits 0 and stdout matches regex
 #   check NAME CMD...                      CMD exits 0
+#   no_kernel_model FILE                   write a model whose op no kernel runs
 FUSEENG=${FUSEENG:-build/fuseeng}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -49,6 +50,19 @@ expect_ok() {
 check() {
     name=$1; shift
     if "$@" >"$T/out" 2>"$T/err"; then ok "$name"; else not_ok "$name" "exit $?" "stderr: $(head -c 600 "$T/err")"; fi
+}
+
+# A model whose one node is a custom op no kernel runs (aten
+# special_bessel_j0), written to FILE: commands that execute refuse it.
+no_kernel_model() {
+    cat >"$1" <<'JSON'
+{"format": "fuseeng.model/1", "name": "mystery",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "odd", "op": "custom", "inputs": ["x"], "outputs": ["y"],
+            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}}],
+ "outputs": ["y"]}
+JSON
 }
 
 finish() {

@@ -4,6 +4,7 @@
  * the unfused reference, views of views and views that are graph outputs
  * included. */
 #include "testlib.h"
+#include "execlib.h"
 
 #include "compare.h"
 #include "exec.h"
@@ -36,20 +37,7 @@ static void agree(const fe_graph *g, const int32_t *labels, const char *at, cons
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     if (!p)
         fail_msg("%s", err.message);
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_exec_result *ref = NULL, *got = NULL;
-    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
-    if (fe_exec_plan(ex, p, &got, &err) != FE_OK)
-        fail_msg("%s", err.message);
-    fe_cmp cmp;
-    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
-    assert_true(cmp.ok);
-    assert_contains(got->how[p->group_of[tl_node(g, at)]], how);
-    fe_cmp_free(&cmp);
-    fe_exec_result_free(ref);
-    fe_exec_result_free(got);
-    fe_exec_free(ex);
+    tl_agree(g, p, at, how);
     fe_plan_free(p);
 }
 

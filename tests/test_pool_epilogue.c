@@ -9,6 +9,7 @@
  * pool, as its input, may join their kernel (the OPU's pad -> conv2d and
  * pool_pad -> pool); read by anything else, or before a matmul, it may not. */
 #include "testlib.h"
+#include "execlib.h"
 
 #include "exec.h"
 #include "compare.h"
@@ -89,28 +90,6 @@ static void classes(void **state)
     fe_graph_free(g);
 }
 
-/* Run plan p and the reference: the outputs must agree and, when how is
- * not NULL, the group of node `at` must have run as it says. */
-static void agree(const fe_graph *g, const fe_plan *p, const char *at, const char *how)
-{
-    fe_error err = {0};
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_exec_result *ref = NULL, *got = NULL;
-    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
-    if (fe_exec_plan(ex, p, &got, &err) != FE_OK)
-        fail_msg("%s", err.message);
-    fe_cmp cmp;
-    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
-    assert_true(cmp.ok);
-    if (how)
-        assert_contains(got->how[p->group_of[tl_node(g, at)]], how);
-    fe_cmp_free(&cmp);
-    fe_exec_result_free(ref);
-    fe_exec_result_free(got);
-    fe_exec_free(ex);
-}
-
 /* Run the plan {pool, plus, act} and the reference; the outputs must agree
  * and the group must have run as `how` says. */
 static void run_case(const char *pool, const char *dtype, int leak, const char *how)
@@ -125,7 +104,7 @@ static void run_case(const char *pool, const char *dtype, int leak, const char *
     if (!p)
         fail_msg("%s", err.message);
     assert_int_equal(p->groups[p->group_of[tl_node(g, "pool")]].klass, FE_CLASS_POOL);
-    agree(g, p, "pool", how);
+    tl_agree(g, p, "pool", how);
     fe_plan_free(p);
     fe_graph_free(g);
 }
@@ -215,7 +194,7 @@ static void pads(void **state)
     int32_t labels[7] = {0, 0, 0, 0, 1, 1, 1};
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     assert_non_null(p);
-    agree(g, p, "conv", "per_op");
+    tl_agree(g, p, "conv", "per_op");
     fe_plan_free(p);
     fe_graph_free(g);
 }

@@ -71,14 +71,7 @@ expect_fail "--budget must be seconds" 2 '--budget needs a number of seconds' \
 expect_fail "a model larger than memory" 2 'executing the reference needs [0-9.]+ GiB .* lower the dims' \
     "$FUSEENG" run $B/swiglu.json --dim T=100000000 --policy fuse_all --execute
 # An op without a kernel is named, with no half report.
-cat >"$T/custom.json" <<'JSON'
-{"format": "fuseeng.model/1", "name": "mystery",
- "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
-             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
- "nodes": [{"name": "odd", "op": "custom", "inputs": ["x"], "outputs": ["y"],
-            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}}],
- "outputs": ["y"]}
-JSON
+no_kernel_model "$T/custom.json"
 expect_fail "a custom op without a kernel" 2 "custom\.json: cannot execute: node 'odd' is a custom op \(aten 'aten::special_bessel_j0'\)" \
     "$FUSEENG" run "$T/custom.json" --policy fuse_all --execute
 

@@ -36,14 +36,7 @@ expect_fail "--show-kernels with --json" 2 "--show-kernels prints text" \
     "$FUSEENG" run $M --policy fuse_all --show-kernels --json
 expect_fail "--show-kernels with a dispatch table" 2 "takes one plan" \
     "$FUSEENG" run $M --policy fuse_all --dim S=8,16 --show-kernels
-cat >"$T/custom.json" <<'JSON'
-{"format": "fuseeng.model/1", "name": "mystery",
- "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
-             "y": {"shape": [4, 8], "dtype": "f32", "kind": "activation"}},
- "nodes": [{"name": "odd", "op": "custom", "inputs": ["x"], "outputs": ["y"],
-            "attrs": {"aten": "aten::special_bessel_j0", "pattern": "elemwise"}}],
- "outputs": ["y"]}
-JSON
+no_kernel_model "$T/custom.json"
 expect_fail "an op no kernel runs" 2 "custom\.json: cannot execute: node 'odd' is a custom op" \
     "$FUSEENG" run "$T/custom.json" --policy fuse_all --show-kernels
 finish
