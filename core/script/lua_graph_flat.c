@@ -7,6 +7,7 @@
  * integers and strings once, so such a walk costs table reads only.
  */
 #include <lauxlib.h>
+#include <string.h>
 
 #include "lua_graph_flat.h"
 #include "ops.h"
@@ -67,26 +68,41 @@ static void node_tensors(lua_State *L, const char *key, const fe_graph *g, int w
     lua_setfield(L, -2, key);
 }
 
-int fe_lg_arrays(lua_State *L, const fe_graph *g)
+/* The same in flat form: t[key] holds every node's input (which = 0) or
+ * output tensors one node after another, and t[at] where each node's
+ * start, plus one past the last (n + 1 entries). One table in all instead
+ * of one per node: at 1M nodes the per-node form is most of the policy's
+ * memory and of the collector's work. */
+static void node_tensors_flat(lua_State *L, const char *key, const char *at, const fe_graph *g,
+                              int which)
 {
-    lua_createtable(L, 0, 10);
-    lua_createtable(L, g->nnodes, 0);
-    lua_createtable(L, g->nnodes, 0);
+    int32_t total = 0;
     for (int32_t v = 0; v < g->nnodes; v++) {
         const fe_node *n = fe_graph_node(g, v);
-        lua_pushstring(L, fe_node_op_name(n));
-        lua_rawseti(L, -3, v + 1);
-        lua_pushstring(L, fe_pattern_name(n->pattern));
-        lua_rawseti(L, -2, v + 1);
+        total += which ? n->nout : n->nin;
     }
-    lua_setfield(L, -3, "pattern");
-    lua_setfield(L, -2, "op");
-    node_tensors(L, "inputs", g, 0);
-    node_tensors(L, "outputs", g, 1);
-    int_array(L, "producer", g->ntensors, t_producer, g);
-    int_array(L, "numel", g->ntensors, t_numel, g);
-    int_array(L, "rank", g->ntensors, t_rank, g);
-    int_array(L, "is_output", g->ntensors, t_is_output, g);
+    lua_createtable(L, g->nnodes + 1, 0);
+    lua_createtable(L, total, 0);
+    lua_Integer pos = 1;
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        lua_pushinteger(L, pos);
+        lua_rawseti(L, -3, v + 1);
+        int cnt = which ? n->nout : n->nin;
+        for (int k = 0; k < cnt; k++) {
+            lua_pushinteger(L, (which ? fe_node_output(g, n, k) : fe_node_input(g, n, k)) + 1);
+            lua_rawseti(L, -2, pos++);
+        }
+    }
+    lua_pushinteger(L, pos);
+    lua_rawseti(L, -3, g->nnodes + 1);
+    lua_setfield(L, -3, key);
+    lua_setfield(L, -2, at);
+}
+
+/* t.consumers: per tensor, the list of its readers */
+static void consumer_lists(lua_State *L, const fe_graph *g)
+{
     lua_createtable(L, g->ntensors, 0);
     for (int32_t t = 0; t < g->ntensors; t++) {
         const fe_tensor *te = fe_graph_tensor(g, t);
@@ -98,5 +114,65 @@ int fe_lg_arrays(lua_State *L, const fe_graph *g)
         lua_rawseti(L, -2, t + 1);
     }
     lua_setfield(L, -2, "consumers");
+}
+
+/* t.consumer and t.consumer_at: the readers in flat form (node_tensors_flat) */
+static void consumers_flat(lua_State *L, const fe_graph *g)
+{
+    int32_t total = 0;
+    for (int32_t t = 0; t < g->ntensors; t++)
+        total += fe_graph_tensor(g, t)->ncons;
+    lua_createtable(L, g->ntensors + 1, 0);
+    lua_createtable(L, total, 0);
+    lua_Integer pos = 1;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *te = fe_graph_tensor(g, t);
+        lua_pushinteger(L, pos);
+        lua_rawseti(L, -3, t + 1);
+        for (int32_t c = 0; c < te->ncons; c++) {
+            lua_pushinteger(L, fe_tensor_consumer(g, te, c) + 1);
+            lua_rawseti(L, -2, pos++);
+        }
+    }
+    lua_pushinteger(L, pos);
+    lua_rawseti(L, -3, g->ntensors + 1);
+    lua_setfield(L, -3, "consumer");
+    lua_setfield(L, -2, "consumer_at");
+}
+
+int fe_lg_arrays(lua_State *L, const fe_graph *g)
+{
+    const char *form = luaL_optstring(L, 2, "lists");
+    int flat = strcmp(form, "flat") == 0;
+    if (!flat && strcmp(form, "lists") != 0)
+        return luaL_error(L, "graph:arrays(form): form is \"lists\" (the default) or \"flat\", "
+                          "not \"%s\"", form);
+    lua_createtable(L, 0, 14);
+    lua_createtable(L, g->nnodes, 0);
+    lua_createtable(L, g->nnodes, 0);
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        lua_pushstring(L, fe_node_op_name(n));
+        lua_rawseti(L, -3, v + 1);
+        lua_pushstring(L, fe_pattern_name(n->pattern));
+        lua_rawseti(L, -2, v + 1);
+    }
+    lua_setfield(L, -3, "pattern");
+    lua_setfield(L, -2, "op");
+    if (flat) {
+        node_tensors_flat(L, "input", "input_at", g, 0);
+        node_tensors_flat(L, "output", "output_at", g, 1);
+    } else {
+        node_tensors(L, "inputs", g, 0);
+        node_tensors(L, "outputs", g, 1);
+    }
+    int_array(L, "producer", g->ntensors, t_producer, g);
+    int_array(L, "numel", g->ntensors, t_numel, g);
+    int_array(L, "rank", g->ntensors, t_rank, g);
+    int_array(L, "is_output", g->ntensors, t_is_output, g);
+    if (flat)
+        consumers_flat(L, g);
+    else
+        consumer_lists(L, g);
     return 1;
 }
