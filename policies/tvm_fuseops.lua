@@ -125,21 +125,55 @@ return fe.policy {
       while up[x] ~= r do up[x], x = r, up[x] end
       return r
     end
-    -- The nodes strictly between src and its post-dominator sink (every
-    -- path from src reaches sink, so the walk stops there) into `list`, and
-    -- the largest edge pattern on the way: TVM's dominator-tree pattern of
-    -- src. Buffers are reused: most nodes have one consumer, their sink.
-    -- mark holds visit stamps (>= 1); post_dfs leaves 0 in it.
+    -- Scratch: mark holds visit stamps (>= 1, after post_dfs's 0s), filled
+    -- in order first so that Lua keeps it an array (set out of order, it
+    -- would grow as a hash, rehashing all the way).
     local stamp, mark, list, stack = 0, {}, {}, {}
+    for i = 1, n do mark[i] = false end
+    local order = post_dfs(arrays, graph.outputs, mark)
+    -- dom[v]: the largest edge pattern on the way from v to its
+    -- post-dominator s, TVM's dominator-tree pattern. The way is every node
+    -- reachable from v before s: each consumer c of v, then what lies on
+    -- the way from c to its own post-dominator, and so on up the tree to s.
+    -- So dom[v] is the largest of v's own edges and of dom along those tree
+    -- paths; computed consumers first (backwards), where paths meet the
+    -- rest is known (stamps), which costs the tree paths, not every node
+    -- on the way.
+    local dom = {}
+    for v = 1, n do dom[v] = ELEMWISE end
+    for v = n, 1, -1 do
+      local s = ipdom[v]
+      if s ~= 0 then
+        stamp = stamp + 1
+        local worst = ELEMWISE
+        for j = output_at[v], output_at[v + 1] - 1 do
+          local t = output[j]
+          for k = consumer_at[t], consumer_at[t + 1] - 1 do
+            local c = consumer[k]
+            local e = edge(t, c)
+            if e > worst then worst = e end
+            while c ~= s and mark[c] ~= stamp do
+              mark[c] = stamp
+              if dom[c] > worst then worst = dom[c] end
+              c = ipdom[c]
+            end
+          end
+        end
+        dom[v] = worst
+      end
+    end
+    -- The nodes strictly between src and its post-dominator sink (every
+    -- path from src reaches sink, so the walk stops there) into `list`;
+    -- returns their count. Most nodes have one consumer, their sink.
     local function region(src, sink)
       local j = output_at[src]
       if output_at[src + 1] == j + 1 then
         local t = output[j]
         local k = consumer_at[t]
-        if consumer_at[t + 1] == k + 1 and consumer[k] == sink then return 0, edge(t, sink) end
+        if consumer_at[t + 1] == k + 1 and consumer[k] == sink then return 0 end
       end
       stamp = stamp + 1
-      local cnt, sp, worst = 0, 1, ELEMWISE
+      local cnt, sp = 0, 1
       stack[1] = src
       mark[src] = stamp
       while sp > 0 do
@@ -149,8 +183,6 @@ return fe.policy {
           local t = output[j]
           for k = consumer_at[t], consumer_at[t + 1] - 1 do
             local c = consumer[k]
-            local e = edge(t, c)
-            if e > worst then worst = e end
             if c ~= sink and mark[c] ~= stamp then
               mark[c] = stamp
               cnt = cnt + 1
@@ -161,7 +193,7 @@ return fe.policy {
           end
         end
       end
-      return cnt, worst
+      return cnt
     end
 
     -- CheckPath for the nodes on the way: each one's group pattern at most
@@ -248,7 +280,6 @@ return fe.policy {
     -- the sink may also be a reduction or out-fusable group. Roots are
     -- found inline when a node is its root or one step from it, which is
     -- most of them (find compresses the paths it walks).
-    local order = post_dfs(arrays, graph.outputs, mark)
     for phase = 0, 1 do
       for idx = 1, n do
         local v = order[idx]
@@ -265,24 +296,26 @@ return fe.policy {
             local rs = up[sink]
             if up[rs] ~= rs then rs = find(sink) end
             if rv ~= rs then
-              local cnt, dom = region(v, sink)
+              local d = dom[v]
               local limit, into = -1, false
               if gp == OUT_EWISE then
-                if dom == ELEMWISE then limit = BROADCAST end
+                if d == ELEMWISE then limit = BROADCAST end
               elseif gp <= BROADCAST then
-                if dom <= INJECTIVE or dom == REDUCE then limit, into = INJECTIVE, true end
+                if d <= INJECTIVE or d == REDUCE then limit, into = INJECTIVE, true end
               else
                 limit = INJECTIVE
               end
               local gs = gpat[rs]
-              if (gs <= limit or (into and (gs == REDUCE or gs == OUT_EWISE)))
-                  and (cnt == 0 and size[rs] + size[rv] or fused_size(v, cnt, rs)) <= max_depth
-                  and (max_args == 0 or not too_many_args(v))
-                  and (cnt == 0 or path_ok(cnt, limit)) then
-                merge(rv, rs)
-                for k = 1, cnt do
-                  local r = find(list[k])
-                  if r ~= rs then merge(r, rs) end
+              if gs <= limit or (into and (gs == REDUCE or gs == OUT_EWISE)) then
+                local cnt = region(v, sink)
+                if (cnt == 0 and size[rs] + size[rv] or fused_size(v, cnt, rs)) <= max_depth
+                    and (max_args == 0 or not too_many_args(v))
+                    and (cnt == 0 or path_ok(cnt, limit)) then
+                  merge(rv, rs)
+                  for k = 1, cnt do
+                    local r = find(list[k])
+                    if r ~= rs then merge(r, rs) end
+                  end
                 end
               end
             end
