@@ -16,7 +16,12 @@ int fe_lg_postdom(lua_State *L, const fe_graph *g);
 /* Push one table of arrays: by node, op and pattern (names), inputs and
  * outputs (lists of tensor indices); by tensor, producer (node index, 0 for
  * graph inputs and weights), consumers (lists of node indices, one per
- * reading input slot), numel, rank and is_output (1 or 0). Returns 1. */
+ * reading input slot), numel, rank and is_output (1 or 0). With the
+ * optional argument 2 "flat" the lists are flat instead: input, output and
+ * consumer hold every node's (tensor's) entries one after another, and
+ * input_at, output_at (n + 1 entries) and consumer_at (ntensors + 1) where
+ * each one's start, so v's inputs are input[input_at[v] .. input_at[v+1]-1].
+ * Returns 1; raises on any other argument. */
 int fe_lg_arrays(lua_State *L, const fe_graph *g);
 
 #endif
