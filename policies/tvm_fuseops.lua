@@ -72,7 +72,9 @@ local function post_dfs(a, outputs, seen)
   for _, t in ipairs(outputs) do
     if t.producer then visit(t.producer.index) end
   end
-  for i = 1, n do visit(i) end
+  for i = 1, n do
+    if not seen[i] then visit(i) end
+  end
   return order
 end
 
@@ -112,13 +114,13 @@ return fe.policy {
       return e
     end
     local ipdom = graph:postdom()
-    -- Groups: union-find over nodes; a root carries its group's pattern,
-    -- size and whether an out-fusable op is in it (TVM's anchor_ref).
-    local up, gpat, size, anchor = {}, {}, {}, {}
-    for i = 1, n do
-      local p = pat[i]
-      up[i], gpat[i], size[i], anchor[i] = i, p, 1, p == OUT_EWISE
-    end
+    -- Groups: union-find over nodes; a root carries its group's pattern
+    -- and size. A group holds an out-fusable op (TVM's anchor_ref) exactly
+    -- when its pattern is out-fusable: it starts so, and a group that holds
+    -- one passes that pattern on to the group it joins (TVM combines the
+    -- two, and no group joins an opaque one).
+    local up, gpat, size = {}, {}, {}
+    for i = 1, n do up[i], gpat[i], size[i] = i, pat[i], 1 end
     local function find(x)
       local r = x
       while up[r] ~= r do r = up[r] end
@@ -268,10 +270,7 @@ return fe.policy {
       up[r] = target
       size[target] = size[target] + size[r]
       if args then args[target] = args[target] + args[r] end
-      if anchor[r] then
-        anchor[target] = true
-        if gpat[r] > gpat[target] then gpat[target] = gpat[r] end
-      end
+      if gpat[r] == OUT_EWISE then gpat[target] = OUT_EWISE end
     end
 
     -- Each node in post-DFS order, twice. The checks are TVM's CheckPath
