@@ -42,11 +42,11 @@ local TVM_PATTERN = { max_pool2d = OUT_EWISE, avg_pool2d = OUT_EWISE, softmax = 
 
 -- TVM's post_dfs_order: producers before consumers, inputs in order, from
 -- the graph outputs; nodes no output needs follow in topological order.
--- `seen` is the caller's scratch array: visited nodes get 0 in it.
-local function post_dfs(a, outputs, seen)
-  local input, input_at, producer, n = a.input, a.input_at, a.producer, #a.op
+-- seen, stack and next are the caller's scratch arrays (a walk from the
+-- outputs can be as deep as the graph); visited nodes get 0 in seen.
+local function post_dfs(a, n, outputs, seen, stack, next)
+  local input, input_at, producer = a.input, a.input_at, a.producer
   local order, count = {}, 0
-  local stack, next = {}, {}
   local function visit(root)
     if seen[root] then return end
     seen[root] = 0
@@ -103,6 +103,8 @@ return fe.policy {
     local input, input_at, producer = arrays.input, arrays.input_at, arrays.producer
     local pat, op, kind = {}, arrays.op, arrays.pattern
     for i = 1, n do pat[i] = TVM_PATTERN[op[i]] or FROM_KIND[kind[i]] end
+    -- the names are not read again: let the collector have them
+    op, kind, arrays.op, arrays.pattern = nil, nil, nil, nil
     -- TVM's edge pattern: the consumer's, except that a broadcast op reading
     -- a tensor of its own output's shape is elementwise on that edge.
     local function edge(t, c)
@@ -115,12 +117,13 @@ return fe.policy {
     end
     local ipdom = graph:postdom()
     -- Groups: union-find over nodes; a root carries its group's pattern
-    -- and size. A group holds an out-fusable op (TVM's anchor_ref) exactly
+    -- and size. gpat starts as pat itself: merges begin after dom below,
+    -- the last reader of the ops' own patterns. A group holds an out-fusable op (TVM's anchor_ref) exactly
     -- when its pattern is out-fusable: it starts so, and a group that holds
     -- one passes that pattern on to the group it joins (TVM combines the
     -- two, and no group joins an opaque one).
-    local up, gpat, size = {}, {}, {}
-    for i = 1, n do up[i], gpat[i], size[i] = i, pat[i], 1 end
+    local up, gpat, size = {}, pat, {}
+    for i = 1, n do up[i], size[i] = i, 1 end
     local function find(x)
       local r = x
       while up[r] ~= r do r = up[r] end
@@ -132,7 +135,7 @@ return fe.policy {
     -- would grow as a hash, rehashing all the way).
     local stamp, mark, list, stack = 0, {}, {}, {}
     for i = 1, n do mark[i] = false end
-    local order = post_dfs(arrays, graph.outputs, mark)
+    local order = post_dfs(arrays, n, graph.outputs, mark, stack, list)
     -- dom[v]: the largest edge pattern on the way from v to its
     -- post-dominator s, TVM's dominator-tree pattern. The way is every node
     -- reachable from v before s: each consumer c of v, then what lies on
