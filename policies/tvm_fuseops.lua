@@ -40,44 +40,6 @@ local FROM_KIND = { elemwise = ELEMWISE, broadcast = BROADCAST, injective = INJE
 local TVM_PATTERN = { max_pool2d = OUT_EWISE, avg_pool2d = OUT_EWISE, softmax = OUT_EWISE,
                       log_softmax = OUT_EWISE, batch_norm = BROADCAST }
 
--- TVM's post_dfs_order: producers before consumers, inputs in order, from
--- the graph outputs; nodes no output needs follow in topological order.
--- seen, stack and next are the caller's scratch arrays (a walk from the
--- outputs can be as deep as the graph); visited nodes get 0 in seen.
-local function post_dfs(a, n, outputs, seen, stack, next)
-  local input, input_at, producer = a.input, a.input_at, a.producer
-  local order, count = {}, 0
-  local function visit(root)
-    if seen[root] then return end
-    seen[root] = 0
-    local sp = 1
-    stack[1], next[1] = root, input_at[root]
-    while sp > 0 do
-      local u, j = stack[sp], next[sp]
-      if j < input_at[u + 1] then
-        next[sp] = j + 1
-        local p = producer[input[j]]
-        if p > 0 and not seen[p] then
-          seen[p] = 0
-          sp = sp + 1
-          stack[sp], next[sp] = p, input_at[p]
-        end
-      else
-        count = count + 1
-        order[count] = u
-        sp = sp - 1
-      end
-    end
-  end
-  for _, t in ipairs(outputs) do
-    if t.producer then visit(t.producer.index) end
-  end
-  for i = 1, n do
-    if not seen[i] then visit(i) end
-  end
-  return order
-end
-
 return fe.policy {
   name = "tvm_fuseops",
   description = "TVM FuseOps: ops fuse into their post-dominator by op pattern (the open-source baseline)",
@@ -130,12 +92,11 @@ return fe.policy {
       while up[x] ~= r do up[x], x = r, up[x] end
       return r
     end
-    -- Scratch: mark holds visit stamps (>= 1, after post_dfs's 0s), filled
+    -- Scratch: mark holds visit stamps (>= 1), filled
     -- in order first so that Lua keeps it an array (set out of order, it
     -- would grow as a hash, rehashing all the way).
     local stamp, mark, list, stack = 0, {}, {}, {}
     for i = 1, n do mark[i] = false end
-    local order = post_dfs(arrays, n, graph.outputs, mark, stack, list)
     -- dom[v]: the largest edge pattern on the way from v to its
     -- post-dominator s, TVM's dominator-tree pattern. The way is every node
     -- reachable from v before s: each consumer c of v, then what lies on
@@ -276,12 +237,14 @@ return fe.policy {
       if gpat[r] == OUT_EWISE then gpat[target] = OUT_EWISE end
     end
 
-    -- Each node in post-DFS order, twice. The checks are TVM's CheckPath
+    -- Each node in TVM's post-DFS order (from the outputs, each node after
+    -- its producers), twice. The checks are TVM's CheckPath
     -- conditions as a limit: every group on the way, and the sink's, at
     -- most limit; for an elementwise or broadcast group (into an anchor)
     -- the sink may also be a reduction or out-fusable group. Roots are
     -- found inline when a node is its root or one step from it, which is
     -- most of them (find compresses the paths it walks).
+    local order = graph:post_dfs()
     for phase = 0, 1 do
       for idx = 1, n do
         local v = order[idx]

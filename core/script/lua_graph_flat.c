@@ -17,6 +17,7 @@
 #include "lua_graph_flat.h"
 #include "ops.h"
 #include "postdom.h"
+#include "postorder.h"
 
 int fe_lg_postdom(lua_State *L, const fe_graph *g)
 {
@@ -34,6 +35,21 @@ int fe_lg_postdom(lua_State *L, const fe_graph *g)
         lua_rawseti(L, -2, v + 1);
     }
     return 2;
+}
+
+int fe_lg_post_dfs(lua_State *L, const fe_graph *g)
+{
+    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    int32_t *order = lua_newuserdatauv(L, n * sizeof *order, 0);
+    fe_error err = {0};
+    if (fe_graph_post_dfs(g, order, &err) != FE_OK)
+        return luaL_error(L, "%s", err.message);
+    lua_createtable(L, g->nnodes, 0);
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        lua_pushinteger(L, order[i] + 1);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
 }
 
 /* t[key] = a new array of n integers from get(g, i) */

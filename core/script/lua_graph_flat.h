@@ -1,5 +1,6 @@
 /* lua_graph_flat.h: whole-graph views as plain Lua arrays, for policies
- * whose plan() walks every node (graph:postdom(), graph:arrays()). All
+ * whose plan() walks every node (graph:postdom(), graph:post_dfs(),
+ * graph:arrays()). All
  * indices are 1-based; node indices are topological. */
 #ifndef FE_LUA_GRAPH_FLAT_H
 #define FE_LUA_GRAPH_FLAT_H
@@ -12,6 +13,11 @@
  * post-dominator (0: the virtual sink every output feeds) and the depth in
  * the post-dominator tree (postdom.h). Returns 2; raises on out-of-memory. */
 int fe_lg_postdom(lua_State *L, const fe_graph *g);
+
+/* Push the nodes' indices in TVM's post-DFS order (postorder.h): from the
+ * graph outputs, each node after its producers. Returns 1; raises on
+ * out-of-memory. */
+int fe_lg_post_dfs(lua_State *L, const fe_graph *g);
 
 /* Push one table of arrays: by node, op and pattern (names), inputs and
  * outputs (lists of tensor indices); by tensor, producer (node index, 0 for

@@ -1,7 +1,9 @@
-# graph_arrays.sh: graph:arrays("flat") (core/script/lua_graph_flat.c) holds
-# the same inputs, outputs and readers as the node and tensor objects and as
-# graph:arrays()'s lists, on models with fan-out, several outputs and
-# weights; a form other than "lists" or "flat" is a clear error.
+# graph_arrays.sh: the whole-graph views of core/script/lua_graph_flat.c.
+# graph:arrays("flat") holds the same inputs, outputs and readers as the
+# node and tensor objects and as graph:arrays()'s lists, and graph:post_dfs()
+# is the order a depth-first walk in Lua gives (TVM's post_dfs_order), on
+# models with fan-out, several outputs, weights and unused nodes; a form
+# other than "lists" or "flat" is a clear error.
 . tests/lib.sh
 
 cat >"$T/flat.lua" <<'LUA'
@@ -53,6 +55,54 @@ for m in examples/models/gpt2_block.json examples/models/hub_conflict.json \
          examples/models/resnet50_bottleneck.json examples/models/allreduce_epilogue.json; do
     check "flat arrays agree with the objects and the lists on $(basename "$m")" \
         "$FUSEENG" run "$m" --policy "$T/flat.lua"
+done
+
+cat >"$T/order.lua" <<'LUA'
+local fe = require "fuseeng"
+-- TVM's post_dfs_order written out in Lua from the node objects: each
+-- output's producer in output order, inputs in order, then every node no
+-- output needs in topological order.
+return fe.policy { name = "order_check", driver = "plan",
+  plan = function(self, graph, ctx)
+    local want, seen = {}, {}
+    local function visit(node)
+      if seen[node.index] then return end
+      seen[node.index] = true
+      for _, t in ipairs(node.inputs) do
+        if t.producer then visit(t.producer) end
+      end
+      want[#want + 1] = node.index
+    end
+    for _, t in ipairs(graph.outputs) do
+      if t.producer then visit(t.producer) end
+    end
+    for i = 1, #graph do visit(graph[i]) end
+    local got = graph:post_dfs()
+    if #got ~= #want then error(("%d nodes in post_dfs, want %d"):format(#got, #want), 0) end
+    for i = 1, #want do
+      if got[i] ~= want[i] then
+        error(("post_dfs position %d: node %s, want %d"):format(i, tostring(got[i]), want[i]), 0)
+      end
+    end
+    return {}
+  end }
+LUA
+# a model whose second output is read by nobody downstream and an unused node
+cat >"$T/unused.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "unused",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"}},
+ "nodes": [
+  {"name": "a", "op": "relu", "inputs": ["x"], "outputs": ["a"]},
+  {"name": "dead", "op": "exp", "inputs": ["x"], "outputs": ["dead"]},
+  {"name": "b", "op": "exp", "inputs": ["a"], "outputs": ["b"]},
+  {"name": "c", "op": "add", "inputs": ["b", "a"], "outputs": ["c"]},
+  {"name": "d", "op": "neg", "inputs": ["x"], "outputs": ["d"]}],
+ "outputs": ["d", "c"]}
+JSON
+for m in "$T/unused.json" examples/models/gpt2_block.json examples/models/hub_conflict.json \
+         examples/models/resnet50_bottleneck.json examples/models/allreduce_epilogue.json; do
+    check "post_dfs is TVM's post-DFS order on $(basename "$m")" \
+        "$FUSEENG" run "$m" --policy "$T/order.lua"
 done
 
 cat >"$T/bad.lua" <<'LUA'
