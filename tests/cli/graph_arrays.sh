@@ -6,6 +6,7 @@
 # other than "lists" or "flat" is a clear error.
 . tests/lib.sh
 
+# flat: the flat arrays agree with the objects and the lists form
 cat >"$T/flat.lua" <<'LUA'
 local fe = require "fuseeng"
 -- Fails (exit 2) naming the first entry where the forms or objects disagree.
@@ -51,12 +52,7 @@ return fe.policy { name = "flat_check", driver = "plan",
     return {}
   end }
 LUA
-for m in examples/models/gpt2_block.json examples/models/hub_conflict.json \
-         examples/models/resnet50_bottleneck.json examples/models/allreduce_epilogue.json; do
-    check "flat arrays agree with the objects and the lists on $(basename "$m")" \
-        "$FUSEENG" run "$m" --policy "$T/flat.lua"
-done
-
+# order: post_dfs is TVM's post-DFS order
 cat >"$T/order.lua" <<'LUA'
 local fe = require "fuseeng"
 -- TVM's post_dfs_order written out in Lua from the node objects: each
@@ -87,7 +83,7 @@ return fe.policy { name = "order_check", driver = "plan",
     return {}
   end }
 LUA
-# a model whose second output is read by nobody downstream and an unused node
+# outputs listed against topological order, and a node nobody reads
 cat >"$T/unused.json" <<'JSON'
 {"format": "fuseeng.model/1", "name": "unused",
  "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"}},
@@ -101,8 +97,9 @@ cat >"$T/unused.json" <<'JSON'
 JSON
 for m in "$T/unused.json" examples/models/gpt2_block.json examples/models/hub_conflict.json \
          examples/models/resnet50_bottleneck.json examples/models/allreduce_epilogue.json; do
-    check "post_dfs is TVM's post-DFS order on $(basename "$m")" \
-        "$FUSEENG" run "$m" --policy "$T/order.lua"
+    for check in flat order; do
+        check "$check check on $(basename "$m")" "$FUSEENG" run "$m" --policy "$T/$check.lua"
+    done
 done
 
 cat >"$T/bad.lua" <<'LUA'
