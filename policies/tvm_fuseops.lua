@@ -79,11 +79,11 @@ return fe.policy {
     end
     local ipdom = graph:postdom()
     -- Groups: union-find over nodes; a root carries its group's pattern
-    -- and size. gpat starts as pat itself: merges begin after dom below,
-    -- the last reader of the ops' own patterns. A group holds an out-fusable op (TVM's anchor_ref) exactly
-    -- when its pattern is out-fusable: it starts so, and a group that holds
-    -- one passes that pattern on to the group it joins (TVM combines the
-    -- two, and no group joins an opaque one).
+    -- and size. gpat is pat itself: merges begin after dom below, the last
+    -- reader of the ops' own patterns. A group holds an out-fusable op
+    -- (TVM's anchor_ref) exactly when its pattern is out-fusable: it starts
+    -- so, and a group that holds one passes that pattern on to the group it
+    -- joins (TVM combines the two, and no group joins an opaque one).
     local up, gpat, size = {}, pat, {}
     for i = 1, n do up[i], size[i] = i, 1 end
     local function find(x)
@@ -92,9 +92,9 @@ return fe.policy {
       while up[x] ~= r do up[x], x = r, up[x] end
       return r
     end
-    -- Scratch: mark holds visit stamps (>= 1), filled
-    -- in order first so that Lua keeps it an array (set out of order, it
-    -- would grow as a hash, rehashing all the way).
+    -- Scratch: mark holds visit stamps (>= 1), filled in order first so
+    -- that Lua keeps it an array (set out of order, it would grow as a
+    -- hash, rehashing all the way).
     local stamp, mark, list, stack = 0, {}, {}, {}
     for i = 1, n do mark[i] = false end
     -- dom[v]: the largest edge pattern on the way from v to its
