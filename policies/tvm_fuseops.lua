@@ -40,42 +40,6 @@ local FROM_KIND = { elemwise = ELEMWISE, broadcast = BROADCAST, injective = INJE
 local TVM_PATTERN = { max_pool2d = OUT_EWISE, avg_pool2d = OUT_EWISE, softmax = OUT_EWISE,
                       log_softmax = OUT_EWISE, batch_norm = BROADCAST }
 
--- TVM's post_dfs_order: producers before consumers, inputs in order, from
--- the graph outputs; nodes no output needs follow in topological order.
-local function post_dfs(graph, a)
-  local inputs, producer, n = a.inputs, a.producer, #a.op
-  local order, seen, count = {}, {}, 0
-  local stack, next = {}, {}
-  local function visit(root)
-    if seen[root] then return end
-    seen[root] = true
-    local sp = 1
-    stack[1], next[1] = root, 1
-    while sp > 0 do
-      local u, k = stack[sp], next[sp]
-      local t = inputs[u][k]
-      if t then
-        next[sp] = k + 1
-        local p = producer[t]
-        if p > 0 and not seen[p] then
-          seen[p] = true
-          sp = sp + 1
-          stack[sp], next[sp] = p, 1
-        end
-      else
-        count = count + 1
-        order[count] = u
-        sp = sp - 1
-      end
-    end
-  end
-  for _, t in ipairs(graph.outputs) do
-    if t.producer then visit(t.producer.index) end
-  end
-  for i = 1, n do visit(i) end
-  return order
-end
-
 return fe.policy {
   name = "tvm_fuseops",
   description = "TVM FuseOps: ops fuse into their post-dominator by op pattern (the open-source baseline)",
@@ -90,61 +54,101 @@ return fe.policy {
     if max_args < 0 or max_args % 1 ~= 0 then
       error(("max_function_args must be an integer >= 0 (0: no limit), not %s"):format(max_args), 0)
     end
-    local arrays = graph:arrays()
-    local n, outputs, consumers, numel, rank = #arrays.op, arrays.outputs, arrays.consumers,
-                                              arrays.numel, arrays.rank
-    local pat = {}
-    for i = 1, n do pat[i] = TVM_PATTERN[arrays.op[i]] or FROM_KIND[arrays.pattern[i]] end
+    -- The flat arrays (one table per field, none per node, which at 1M
+    -- nodes halves the memory): node v's inputs are
+    -- input[input_at[v] .. input_at[v + 1] - 1], its outputs likewise in
+    -- output, tensor t's readers in consumer from consumer_at[t].
+    local arrays = graph:arrays("flat")
+    local n, numel, rank = #arrays.op, arrays.numel, arrays.rank
+    local output, output_at = arrays.output, arrays.output_at
+    local consumer, consumer_at = arrays.consumer, arrays.consumer_at
+    local input, input_at, producer = arrays.input, arrays.input_at, arrays.producer
+    local pat, op, kind = {}, arrays.op, arrays.pattern
+    for i = 1, n do pat[i] = TVM_PATTERN[op[i]] or FROM_KIND[kind[i]] end
+    -- the names are not read again: let the collector have them
+    op, kind, arrays.op, arrays.pattern = nil, nil, nil, nil
     -- TVM's edge pattern: the consumer's, except that a broadcast op reading
     -- a tensor of its own output's shape is elementwise on that edge.
     local function edge(t, c)
       local e = pat[c]
       if e == BROADCAST then
-        local o = outputs[c][1]
+        local o = output[output_at[c]]
         if numel[o] == numel[t] and rank[o] == rank[t] then return ELEMWISE end
       end
       return e
     end
     local ipdom = graph:postdom()
-    -- Groups: union-find over nodes; a root carries its group's pattern,
-    -- size and whether an out-fusable op is in it (TVM's anchor_ref).
-    local up, gpat, size, anchor = {}, {}, {}, {}
-    for i = 1, n do
-      up[i], gpat[i], size[i], anchor[i] = i, pat[i], 1, pat[i] == OUT_EWISE
-    end
+    -- Groups: union-find over nodes; a root carries its group's pattern
+    -- and size. gpat is pat itself: merges begin after dom below, the last
+    -- reader of the ops' own patterns. A group holds an out-fusable op
+    -- (TVM's anchor_ref) exactly when its pattern is out-fusable: it starts
+    -- so, and a group that holds one passes that pattern on to the group it
+    -- joins (TVM combines the two, and no group joins an opaque one).
+    local up, gpat, size = {}, pat, {}
+    for i = 1, n do up[i], size[i] = i, 1 end
     local function find(x)
       local r = x
       while up[r] ~= r do r = up[r] end
       while up[x] ~= r do up[x], x = r, up[x] end
       return r
     end
-    -- The nodes strictly between src and its post-dominator sink (every
-    -- path from src reaches sink, so the walk stops there) into `list`, and
-    -- the largest edge pattern on the way: TVM's dominator-tree pattern of
-    -- src. Buffers are reused: most nodes have one consumer, their sink.
+    -- Scratch: mark holds visit stamps (>= 1), filled in order first so
+    -- that Lua keeps it an array (set out of order, it would grow as a
+    -- hash, rehashing all the way).
     local stamp, mark, list, stack = 0, {}, {}, {}
+    for i = 1, n do mark[i] = false end
+    -- dom[v]: the largest edge pattern on the way from v to its
+    -- post-dominator s, TVM's dominator-tree pattern. The way is every node
+    -- reachable from v before s: each consumer c of v, then what lies on
+    -- the way from c to its own post-dominator, and so on up the tree to s.
+    -- So dom[v] is the largest of v's own edges and of dom along those tree
+    -- paths; computed consumers first (backwards), where paths meet the
+    -- rest is known (stamps), which costs the tree paths, not every node
+    -- on the way.
+    local dom = {}
+    for v = 1, n do dom[v] = ELEMWISE end
+    for v = n, 1, -1 do
+      local s = ipdom[v]
+      if s ~= 0 then
+        stamp = stamp + 1
+        local worst = ELEMWISE
+        for j = output_at[v], output_at[v + 1] - 1 do
+          local t = output[j]
+          for k = consumer_at[t], consumer_at[t + 1] - 1 do
+            local c = consumer[k]
+            local e = edge(t, c)
+            if e > worst then worst = e end
+            while c ~= s and mark[c] ~= stamp do
+              mark[c] = stamp
+              if dom[c] > worst then worst = dom[c] end
+              c = ipdom[c]
+            end
+          end
+        end
+        dom[v] = worst
+      end
+    end
+    -- The nodes strictly between src and its post-dominator sink (every
+    -- path from src reaches sink, so the walk stops there) into `list`;
+    -- returns their count. Most nodes have one consumer, their sink.
     local function region(src, sink)
-      local outs = outputs[src]
-      if #outs == 1 then
-        local t = outs[1]
-        local tc = consumers[t]
-        if #tc == 1 and tc[1] == sink then return 0, edge(t, sink) end
+      local j = output_at[src]
+      if output_at[src + 1] == j + 1 then
+        local t = output[j]
+        local k = consumer_at[t]
+        if consumer_at[t + 1] == k + 1 and consumer[k] == sink then return 0 end
       end
       stamp = stamp + 1
-      local cnt, sp, worst = 0, 1, ELEMWISE
+      local cnt, sp = 0, 1
       stack[1] = src
       mark[src] = stamp
       while sp > 0 do
         local u = stack[sp]
         sp = sp - 1
-        local us = outputs[u]
-        for j = 1, #us do
-          local t = us[j]
-          local tc = consumers[t]
-          for k = 1, #tc do
-            local c = tc[k]
-            local e = edge(t, c)
-            if e > worst then worst = e end
+        for j = output_at[u], output_at[u + 1] - 1 do
+          local t = output[j]
+          for k = consumer_at[t], consumer_at[t + 1] - 1 do
+            local c = consumer[k]
             if c ~= sink and mark[c] ~= stamp then
               mark[c] = stamp
               cnt = cnt + 1
@@ -155,15 +159,16 @@ return fe.policy {
           end
         end
       end
-      return cnt, worst
+      return cnt
     end
 
-    -- CheckPath: every node on the way (by its group's pattern) and the sink.
-    local function check_path(cnt, sink, ok)
+    -- CheckPath for the nodes on the way: each one's group pattern at most
+    -- limit (the sink is checked by the caller).
+    local function path_ok(cnt, limit)
       for k = 1, cnt do
-        if not ok(gpat[find(list[k])], false) then return false end
+        if gpat[find(list[k])] > limit then return false end
       end
-      return ok(gpat[find(sink)], true)
+      return true
     end
     -- Nodes the fused group would hold (CountFusedNodesWithNewChild).
     local function fused_size(src, cnt, target)
@@ -182,21 +187,23 @@ return fe.policy {
     -- are the graph inputs and weights its members read; a node's count
     -- adds, once per producer group, that group's arguments, or, for a group
     -- that has none, its producer's count, recursively. Only with
-    -- max_function_args > 0 (TVM's default for CPUs is no limit).
-    local inputs, producer = arrays.inputs, arrays.producer
-    local args = {}
-    for i = 1, n do
-      local c, ins = 0, inputs[i]
-      for k = 1, #ins do
-        if producer[ins[k]] == 0 then c = c + 1 end
+    -- max_function_args > 0 (TVM's default for CPUs is no limit); without
+    -- it, args is nil and nothing counts them.
+    local args = max_args > 0 and {} or nil
+    if args then
+      for i = 1, n do
+        local c = 0
+        for k = input_at[i], input_at[i + 1] - 1 do
+          if producer[input[k]] == 0 then c = c + 1 end
+        end
+        args[i] = c
       end
-      args[i] = c
     end
     local function count_args(u)
       local r = find(u)
-      local sum, seen, ins = args[r], { [r] = true }, inputs[u]
-      for k = 1, #ins do
-        local p = producer[ins[k]]
+      local sum, seen = args[r], { [r] = true }
+      for k = input_at[u], input_at[u + 1] - 1 do
+        local p = producer[input[k]]
         if p > 0 then
           local pr = find(p)
           if not seen[pr] then
@@ -210,81 +217,93 @@ return fe.policy {
     -- Would fusing src exceed the limit? Each consumer edge of src is an
     -- output argument; the fused count is the largest over its consumers.
     local function too_many_args(src)
-      local edges, most, outs = 0, 0, outputs[src]
-      for j = 1, #outs do
-        local tc = consumers[outs[j]]
-        for k = 1, #tc do
+      local edges, most = 0, 0
+      for j = output_at[src], output_at[src + 1] - 1 do
+        local t = output[j]
+        for k = consumer_at[t], consumer_at[t + 1] - 1 do
           edges = edges + 1
-          local c = count_args(tc[k])
+          local c = count_args(consumer[k])
           if c > most then most = c end
         end
       end
       local limit = max_args - edges
       return limit > 0 and most > limit
     end
-    local function commit(src, cnt, sink)
-      local target = find(sink)
-      for k = 0, cnt do
-        local r = find(k == 0 and src or list[k])
-        if r ~= target then
-          up[r] = target
-          size[target] = size[target] + size[r]
-          args[target] = args[target] + args[r]
-          if anchor[r] then
-            anchor[target] = true
-            if gpat[r] > gpat[target] then gpat[target] = gpat[r] end
-          end
-        end
-      end
+    -- Root r's group joins root target's.
+    local function merge(r, target)
+      up[r] = target
+      size[target] = size[target] + size[r]
+      if args then args[target] = args[target] + args[r] end
+      if gpat[r] == OUT_EWISE then gpat[target] = OUT_EWISE end
     end
 
-    local function upto_broadcast(kind) return kind <= BROADCAST end
-    local function upto_injective(kind) return kind <= INJECTIVE end
-    local function into_anchor(kind, is_sink)
-      if not is_sink then return kind <= INJECTIVE end
-      return kind <= INJECTIVE or kind == REDUCE or kind == OUT_EWISE
-    end
-
-    local order = post_dfs(graph, arrays)
+    -- Each node in TVM's post-DFS order (from the outputs, each node after
+    -- its producers), twice. The checks are TVM's CheckPath
+    -- conditions as a limit: every group on the way, and the sink's, at
+    -- most limit; for an elementwise or broadcast group (into an anchor)
+    -- the sink may also be a reduction or out-fusable group. Roots are
+    -- found inline when a node is its root or one step from it, which is
+    -- most of them (find compresses the paths it walks).
+    local order = graph:post_dfs()
     for phase = 0, 1 do
-      for idx = 1, #order do
+      for idx = 1, n do
         local v = order[idx]
         local sink = ipdom[v]
-        local rv = find(v)
-        local gp = gpat[rv]
-        -- reductions and opaque ops start no fusion; out-fusable ops only
-        -- in phase 0, injective ones only in phase 1 (after conv2d groups
-        -- are complete)
-        if sink ~= 0 and (gp <= BROADCAST or (gp == OUT_EWISE and phase == 0)
-                          or (gp == INJECTIVE and phase == 1)) and rv ~= find(sink) then
-          local cnt, dom = region(v, sink)
-          local cond
-          if gp == OUT_EWISE then
-            if dom == ELEMWISE then cond = upto_broadcast end
-          elseif gp <= BROADCAST then
-            if dom <= INJECTIVE or dom == REDUCE then cond = into_anchor end
-          else
-            cond = upto_injective
-          end
-          if cond and fused_size(v, cnt, find(sink)) <= max_depth
-              and (max_args == 0 or not too_many_args(v))
-              and check_path(cnt, sink, cond) then
-            commit(v, cnt, sink)
+        if sink ~= 0 then
+          local rv = up[v]
+          if up[rv] ~= rv then rv = find(v) end
+          local gp = gpat[rv]
+          -- reductions and opaque ops start no fusion; out-fusable ops only
+          -- in phase 0, injective ones only in phase 1 (after conv2d groups
+          -- are complete)
+          if gp <= BROADCAST or (gp == OUT_EWISE and phase == 0)
+              or (gp == INJECTIVE and phase == 1) then
+            local rs = up[sink]
+            if up[rs] ~= rs then rs = find(sink) end
+            if rv ~= rs then
+              local d = dom[v]
+              local limit, into = -1, false
+              if gp == OUT_EWISE then
+                if d == ELEMWISE then limit = BROADCAST end
+              elseif gp <= BROADCAST then
+                if d <= INJECTIVE or d == REDUCE then limit, into = INJECTIVE, true end
+              else
+                limit = INJECTIVE
+              end
+              local gs = gpat[rs]
+              if gs <= limit or (into and (gs == REDUCE or gs == OUT_EWISE)) then
+                local cnt = region(v, sink)
+                if (cnt == 0 and size[rs] + size[rv] or fused_size(v, cnt, rs)) <= max_depth
+                    and (max_args == 0 or not too_many_args(v))
+                    and (cnt == 0 or path_ok(cnt, limit)) then
+                  merge(rv, rs)
+                  for k = 1, cnt do
+                    local r = find(list[k])
+                    if r ~= rs then merge(r, rs) end
+                  end
+                end
+              end
+            end
           end
         end
       end
     end
 
     -- The groups, each named by its root (the node the others fused into).
-    local groups, at = {}, {}
+    -- mark is free now: it holds -k at the root of groups[k].
+    local groups = {}
     for i = 1, n do
-      local r = find(i)
+      local r = up[i]
+      if up[r] ~= r then r = find(i) end
       if size[r] > 1 then
-        local grp = at[r]
-        if not grp then
+        local k = mark[r]
+        local grp
+        if k and k < 0 then
+          grp = groups[-k]
+        else
           grp = {}
-          at[r] = grp
           groups[#groups + 1] = grp
+          mark[r] = -#groups
           grp.reason = ("%d ops fused into their post-dominator '%s' (TVM pattern %s)")
               :format(size[r], graph[r].name, NAMES[gpat[r]])
         end

@@ -28,6 +28,7 @@
 #include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
+#include "postorder.h"
 
 typedef struct flow {
     fe_run *r;
@@ -53,52 +54,6 @@ static int call_flow(flow *f, const char *method, const char *op, const char *la
         nargs++;
     }
     return fe_run_method(r, f->h, method, nargs, 1, "data flow");
-}
-
-/* Post-DFS order from the outputs; nodes no output depends on follow in
- * topological order. Iterative, so deep graphs cannot overflow the stack. */
-static int32_t *post_dfs(const fe_graph *g)
-{
-    int32_t n = g->nnodes, k = 0;
-    size_t cap = n > 0 ? (size_t)n : 1u;
-    int32_t *order = malloc(cap * sizeof *order);
-    uint8_t *seen = calloc(cap, 1);
-    int32_t *stack = malloc(cap * 2 * sizeof *stack);   /* (node, next input) pairs */
-    if (!order || !seen || !stack) {
-        free(order);
-        free(seen);
-        free(stack);
-        return NULL;
-    }
-    for (int32_t i = 0; i < g->noutputs + n; i++) {
-        int32_t root = i < g->noutputs ? fe_graph_tensor(g, g->outputs[i])->producer
-                                       : i - g->noutputs;
-        if (root < 0 || seen[root])
-            continue;
-        int32_t sp = 0;
-        stack[sp++] = root;
-        stack[sp++] = 0;
-        seen[root] = 1;
-        while (sp > 0) {
-            int32_t u = stack[sp - 2], next = stack[sp - 1];
-            const fe_node *nd = fe_graph_node(g, u);
-            if (next < nd->nin) {
-                stack[sp - 1]++;
-                int32_t p = fe_graph_tensor(g, fe_node_input(g, nd, next))->producer;
-                if (p >= 0 && !seen[p]) {
-                    seen[p] = 1;
-                    stack[sp++] = p;
-                    stack[sp++] = 0;
-                }
-                continue;
-            }
-            order[k++] = u;
-            sp -= 2;
-        }
-    }
-    free(seen);
-    free(stack);
-    return order;
 }
 
 /* CollectInputs: pull ungrouped producers of unmapped ops into v's group,
@@ -173,7 +128,11 @@ int fe_drive_dataflow(fe_run *r)
     f.stack = malloc(2 * ((size_t)g->nnodes + 1) * sizeof *f.stack);
     members = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *members);
     gids = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *gids);
-    order = post_dfs(g);
+    order = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *order);
+    if (order && fe_graph_post_dfs(g, order, NULL) != FE_OK) {
+        free(order);
+        order = NULL;
+    }
     if (!f.scratch || !f.group || !f.stack || !members || !gids || !order) {
         fe_run_oom(r, "in the dataflow driver");
         goto out;

@@ -8,8 +8,9 @@
  *
  *   graph:  name, nnodes (#g), ntensors, g[i] (i-th node in topological
  *           order), g:node(name|index), g:tensor(name), inputs, weights,
- *           outputs (tensor lists), dims (name -> size), g:postdom() and
- *           g:arrays() (plain arrays of the whole graph, lua_graph_flat.h)
+ *           outputs (tensor lists), dims (name -> size), g:postdom(),
+ *           g:post_dfs() and g:arrays() (plain arrays of the whole graph,
+ *           lua_graph_flat.h)
  *   node:   name, op, pattern, index (1-based topological), inputs,
  *           outputs (tensor lists), output (the first), shape, dtype, numel,
  *           bytes (read + written), bytes_read, bytes_written, flops, live,
@@ -536,9 +537,9 @@ static int tensor_tostring(lua_State *L)
 /* ---- graphs ---- */
 
 enum { G_NAME = 1, G_NNODES, G_NTENSORS, G_NODE, G_TENSOR, G_INPUTS, G_WEIGHTS, G_OUTPUTS,
-       G_DIMS, G_POSTDOM, G_ARRAYS };
+       G_DIMS, G_POSTDOM, G_ARRAYS, G_POST_DFS };
 static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node", "tensor",
-    "inputs", "weights", "outputs", "dims", "postdom", "arrays", NULL};
+    "inputs", "weights", "outputs", "dims", "postdom", "arrays", "post_dfs", NULL};
 
 static int graph_node(lua_State *L)
 {
@@ -574,6 +575,12 @@ static int graph_arrays(lua_State *L)
     return fe_lg_arrays(L, live(L, lg));
 }
 
+static int graph_post_dfs(lua_State *L)
+{
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
+    return fe_lg_post_dfs(L, live(L, lg));
+}
+
 static int graph_index(lua_State *L)
 {
     lgraph *lg = lua_touserdata(L, 1);
@@ -593,6 +600,7 @@ static int graph_index(lua_State *L)
     case G_TENSOR: lua_pushcfunction(L, graph_tensor); return 1;
     case G_POSTDOM: lua_pushcfunction(L, graph_postdom); return 1;
     case G_ARRAYS: lua_pushcfunction(L, graph_arrays); return 1;
+    case G_POST_DFS: lua_pushcfunction(L, graph_post_dfs); return 1;
     case G_INPUTS:
     case G_WEIGHTS: {
         int want = field(L) == G_INPUTS ? FE_INPUT : FE_WEIGHT, k = 0;

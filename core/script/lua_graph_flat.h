@@ -1,5 +1,6 @@
 /* lua_graph_flat.h: whole-graph views as plain Lua arrays, for policies
- * whose plan() walks every node (graph:postdom(), graph:arrays()). All
+ * whose plan() walks every node (graph:postdom(), graph:post_dfs(),
+ * graph:arrays()). All
  * indices are 1-based; node indices are topological. */
 #ifndef FE_LUA_GRAPH_FLAT_H
 #define FE_LUA_GRAPH_FLAT_H
@@ -13,10 +14,20 @@
  * the post-dominator tree (postdom.h). Returns 2; raises on out-of-memory. */
 int fe_lg_postdom(lua_State *L, const fe_graph *g);
 
+/* Push the nodes' indices in TVM's post-DFS order (postorder.h): from the
+ * graph outputs, each node after its producers. Returns 1; raises on
+ * out-of-memory. */
+int fe_lg_post_dfs(lua_State *L, const fe_graph *g);
+
 /* Push one table of arrays: by node, op and pattern (names), inputs and
  * outputs (lists of tensor indices); by tensor, producer (node index, 0 for
  * graph inputs and weights), consumers (lists of node indices, one per
- * reading input slot), numel, rank and is_output (1 or 0). Returns 1. */
+ * reading input slot), numel, rank and is_output (1 or 0). With the
+ * optional argument 2 "flat" the lists are flat instead: input, output and
+ * consumer hold every node's (tensor's) entries one after another, and
+ * input_at, output_at (n + 1 entries) and consumer_at (ntensors + 1) where
+ * each one's start, so v's inputs are input[input_at[v] .. input_at[v+1]-1].
+ * Returns 1; raises on any other argument. */
 int fe_lg_arrays(lua_State *L, const fe_graph *g);
 
 #endif
