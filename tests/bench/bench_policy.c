@@ -278,9 +278,9 @@ int main(void)
     int nr = list_policies(rows, getenv("BENCH_POLICIES"));
     fe_error err = {0};
     /* A shared machine may take many times the CPU time in wall time: no
-     * wall-clock limit short of an hour per run. Plan-driver policies that
-     * hold per-node Lua tables (tvm_fuseops: graph:arrays()) need more than
-     * the default 512 MiB of Lua memory at 1M nodes, as they would with
+     * wall-clock limit short of an hour per run. Policies that keep a Lua
+     * table per group (the Inductor family's facts) need more than the
+     * default 512 MiB of Lua memory at 1M nodes, as they would with
      * --max-memory on the command line: 4 GiB here. */
     fe_engine_options eo = {.bench_budget = MEASURE_BUDGET, .max_seconds = 3600,
                             .max_memory = (int64_t)4 << 30};
