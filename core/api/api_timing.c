@@ -98,14 +98,14 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
     for (int32_t v = 0; v < g->nnodes; v++)
         osum += m->node_ms[v].median_ms;
     fprintf(f, "\ntotals\n");
-    fprintf(f, "  plan, end to end        %10.4f ms (min %.4f, max %.4f, spread %.4f, %d runs)\n",
+    fprintf(f, "  plan, end to end        %10.4f ms (min %.4f, max %.4f, spread %.4f, %d rounds)\n",
             m->plan_st.median_ms, m->plan_st.min_ms, m->plan_st.max_ms, m->plan_st.spread_ms,
             m->plan_st.reps);
-    fprintf(f, "  unfused, end to end     %10.4f ms (min %.4f, max %.4f, spread %.4f, %d runs)\n",
+    fprintf(f, "  unfused, end to end     %10.4f ms (min %.4f, max %.4f, spread %.4f, %d rounds)\n",
             m->unfused_st.median_ms, m->unfused_st.min_ms, m->unfused_st.max_ms,
             m->unfused_st.spread_ms, m->unfused_st.reps);
-    fprintf(f, "  speedup                 %10.2fx\n",
-            m->plan_st.median_ms > 0 ? m->unfused_st.median_ms / m->plan_st.median_ms : 0);
+    fprintf(f, "  speedup                 %10.2fx (95%% interval %.2fx to %.2fx%s)\n", m->speedup,
+            m->lo, m->hi, m->lo <= 1 && m->hi >= 1 ? ": this host cannot tell them apart" : "");
     fprintf(f, "  sum of group medians    %10.4f ms; sum of single-op medians %.4f ms\n", gsum,
             osum);
 }
@@ -214,7 +214,12 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
         fe_bench_stats_json(&w, "plan", &m->plan_st);
         fe_bench_stats_json(&w, "unfused", &m->unfused_st);
         fe_jw_key(&w, "speedup");
-        fe_jw_num(&w, m->plan_st.median_ms > 0 ? m->unfused_st.median_ms / m->plan_st.median_ms : 0);
+        fe_jw_num(&w, m->speedup);
+        fe_jw_key(&w, "speedup_interval");
+        fe_jw_arr_flat(&w);
+        fe_jw_num(&w, m->lo);
+        fe_jw_num(&w, m->hi);
+        fe_jw_end(&w);
         fe_jw_end(&w);
     }
     fe_jw_end(&w);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "paired.h"
 #include "sim.h"
 
 const char *fe_threads(void)
@@ -70,16 +71,25 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
     }
     progress(plan->ngroups, plan->ngroups, "group");
     if (o->totals) {
-        progress(0, 2, "totals");
-        if ((rc = fe_bench_plan(m->ex, plan, &bo, &m->plan_st, err)) != FE_OK)
-            goto fail;
-        progress(1, 2, "totals");
-        if (!(base = fe_plan_unfused(g, err)) ||
-            (rc = fe_bench_plan(m->ex, base, &bo, &m->unfused_st, err)) != FE_OK) {
-            rc = rc ? rc : FE_ENOMEM;
+        /* End to end, the plan against unfused in interleaved rounds
+         * (paired.h), so that both meet the same machine. */
+        progress(0, 1, "totals");
+        if (!(base = fe_plan_unfused(g, err))) {
+            rc = FE_ENOMEM;
             goto fail;
         }
-        progress(2, 2, "totals");
+        fe_plan *pair[2] = {base, (fe_plan *)plan};
+        double *ms = NULL;
+        int rounds = 0;
+        if ((rc = fe_paired_rounds(m->ex, pair, 2, bo.budget_s, 0, &ms, &rounds, err)) != FE_OK)
+            goto fail;
+        rc = fe_paired_ratio(ms, ms + rounds, rounds, &m->speedup, &m->lo, &m->hi, err);
+        fe_bench_summary(ms, rounds, &m->unfused_st);
+        fe_bench_summary(ms + rounds, rounds, &m->plan_st);
+        free(ms);
+        if (rc != FE_OK)
+            goto fail;
+        progress(1, 1, "totals");
         m->timed_totals = 1;
     }
     fe_plan_free(base);

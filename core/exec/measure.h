@@ -20,7 +20,8 @@ typedef struct fe_measured {
     fe_bench_stats *node_ms;         /* per node: alone (from its group's members) */
     int64_t *node_bytes;             /* per node: its tensors read + written once */
     int timed_totals;
-    fe_bench_stats plan_st, unfused_st;
+    fe_bench_stats plan_st, unfused_st;   /* over rounds that ran both interleaved */
+    double speedup, lo, hi;               /* median of the rounds' unfused / plan, 95% interval */
 } fe_measured;
 
 /* Time every group of plan (fused with its kernel choice and split, and

@@ -100,7 +100,7 @@ else
 fi
 
 # bench: groups, single ops, totals; JSON keys the issue names.
-expect_ok "bench prints groups, single ops and totals" 'speedup +[0-9.]+x' \
+expect_ok "bench prints groups, single ops and totals" 'speedup +[0-9.]+x \(95% interval [0-9.]+x to [0-9.]+x' \
     "$FUSEENG" bench $B/swiglu.json --dim T=64 --policy fuse_all $Q
 grep -q '^single ops' "$T/out" && grep -Eq '^ +silu +silu +0 ' "$T/out" && grep -q 'unfused, end to end' "$T/out" &&
     ok "bench: every op and both totals" || not_ok "bench: every op and both totals" "$(cat "$T/out")"
@@ -109,7 +109,8 @@ expect_ok "bench --json" '"format": "fuseeng.bench/1"' \
 for k in nodes median_ms min_ms max_ms bytes separate_ms; do
     grep -q "\"$k\":" "$T/out" || miss="$miss $k"
 done
-grep -q '"totals": {' "$T/out" && grep -q '"unfused": {' "$T/out" || miss="$miss totals"
+grep -q '"totals": {' "$T/out" && grep -q '"unfused": {' "$T/out" && grep -q '"speedup_interval": \[' "$T/out" ||
+    miss="$miss totals"
 [ -z "$miss" ] && ok "bench --json: group keys and totals" || not_ok "bench --json: group keys and totals" "missing:$miss"
 expect_ok "bench without a policy times every op alone" 'plan +unfused \(2 groups\)' \
     "$FUSEENG" bench $B/swiglu.json --dim T=16 $Q
