@@ -17,8 +17,10 @@ static int control(const unsigned char *c, int keep_lines)
 
 long fe_control_at(const char *s, int keep_lines)
 {
+    /* Every reason of a plan passes here: printable bytes other than the
+     * 0xc2 lead are skipped with one test each. */
     for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-        if (control(c, keep_lines))
+        if ((*c < 0x20 || *c == 0x7f || *c == 0xc2) && control(c, keep_lines))
             return (long)(c - (const unsigned char *)s);
     return -1;
 }
