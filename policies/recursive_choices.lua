@@ -56,14 +56,6 @@ local function is_anchor(n)
   return n.pattern == "out_fusable" or n.op == "all_reduce" or n.op == "custom"
 end
 
-local function names(group)
-  -- tostring(group) is "group {a, b, c}", built in C; it lists 12 at most.
-  if #group <= 12 then return tostring(group):sub(8, -2) end
-  local t = {}
-  for _, n in ipairs(group.nodes) do t[#t + 1] = n.name end
-  return table.concat(t, ", ")
-end
-
 -- The kernel choices worth timing for a group on the CPU: the GEMM ones
 -- for a group around a matmul or conv2d, else the engine's pick.
 local function kernels_for(group)
@@ -120,19 +112,33 @@ local function timings(self, ctx, group)
   return t
 end
 
+-- Decimal text of the small integers a log line holds, made once each (a
+-- concatenation would format the number again for every choice).
+local DEC = setmetatable({}, { __index = function(t, k)
+  local s = tostring(k)
+  t[k] = s
+  return s
+end })
+
 local function log_timing(ctx, a, j, c, t)   -- a: the anchor's name
-  -- One concatenation, not string.format: this runs for every choice.
-  local label = "choice: " .. a .. " #" .. j .. " " .. c.kind .. " depth " .. c.depth .. " ["
-                .. names(c.group) .. "]" .. (t.kernel and (" " .. t.kernel) or "")
-  if not t.unfused then return ctx:log(label .. " " .. t.why) end
   -- The times' text, made once per timing (timings are shared by structure).
-  if not t.text then
-    local speedup = t.unfused / t.fused
-    t.text = (": unfused %s, fused %s%s, %.3fx (%.17g)"):format(fe.fmt_time(t.unfused),
+  local tail = t.text
+  if not tail then
+    if t.unfused then
+      local speedup = t.unfused / t.fused
+      tail = (": unfused %s, fused %s%s, %.3fx (%.17g)"):format(fe.fmt_time(t.unfused),
              fe.fmt_time(t.fused), t.split and t.split > 1 and (" in %d tiles"):format(t.split) or "",
              speedup, speedup)
+    else
+      tail = " " .. t.why
+    end
+    if t.kernel then tail = " " .. t.kernel .. tail end
+    t.text = tail
   end
-  ctx:log(label .. t.text)
+  -- One concatenation, not string.format: this runs for every choice
+  -- (group.names: the members' names in one string, made in C).
+  ctx:log("choice: " .. a .. " #" .. DEC[j] .. " " .. c.kind .. " depth " .. DEC[c.depth] .. " ["
+          .. c.group.names .. "]" .. tail)
 end
 
 -- The group a kept choice becomes in the plan, marking its nodes taken.

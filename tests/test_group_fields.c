@@ -1,6 +1,6 @@
 /* test_group_fields.c: the group primitives hooks call once per candidate
  * pair, checked against plain-Lua references on real greedy runs: id,
- * a:shared_bytes(b), a:feeds(b), parts made once, and tensor lists with no
+ * a:shared_bytes(b), a:feeds(b), names, parts made once, and tensor lists with no
  * duplicates; and the errors for groups that overlap or are no groups. */
 #include "testlib.h"
 #include "engine.h"
@@ -45,6 +45,8 @@ static const char PROBE[] =
     "    eq(ctx.state.ids[p[1].id], nodes_key(p[1]), 'a part has the id it was scored under')\n"
     "    eq(p[1].id == grp.id, false, 'a part is not the pair')\n"
     "    no_dups(grp.inputs, 'inputs'); no_dups(grp.outputs, 'outputs'); no_dups(grp.internal, 'internal')\n"
+    "    local nm = {} for i, n in ipairs(grp.nodes) do nm[i] = n.name end\n"
+    "    eq(grp.names, table.concat(nm, ', '), 'names'); eq(p[1].names, tostring(p[1]):sub(8, -2), 'names of a part')\n"
     "    local ok, msg = pcall(grp.shared_bytes, grp, p[1])\n"
     "    eq(ok, false, 'overlap raises'); eq(msg:find(\"is in both groups\") ~= nil, true, 'overlap message: ' .. tostring(msg))\n"
     "    ok, msg = pcall(grp.feeds, grp, 'q_proj')\n"

@@ -256,8 +256,7 @@ static int try_add(fe_chooser *c, const fe_choice_opts *o, int32_t pi, int32_t v
         return 1;
     /* An illegal set stays in the level (kind 0, never returned) so that
      * other parents reaching it do not ask legality again. */
-    char why[512];
-    if (!fe_part_can_merge(c->part, c->tmp, n + 1, why, sizeof why)) {
+    if (!fe_part_can_merge(c->part, c->tmp, n + 1, NULL, 0)) {
         out->illegal++;
         kind = 0;
     }

@@ -57,8 +57,14 @@ static fe_run *live_run(lua_State *L)
 static int l_log(lua_State *L)
 {
     fe_run *r = live_run(L);
-    luaL_Buffer b;
     int n = lua_gettop(L);
+    /* One string, the usual call: logged as it is, without the copy a
+     * joined note needs (a plan hook may log once per choice it prices). */
+    if (n == 2 && lua_type(L, 2) == LUA_TSTRING) {
+        fe_run_note(r, NULL, 0, lua_tostring(L, 2));
+        return 0;
+    }
+    luaL_Buffer b;
     luaL_buffinit(L, &b);
     for (int i = 2; i <= n; i++) {   /* 1 is ctx (method call) */
         if (i > 2)

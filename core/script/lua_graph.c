@@ -23,7 +23,8 @@
  *           grp:contains(node), parts (the groups a candidate merges; made
  *           once per group object), id (an integer, equal exactly for
  *           equal node sets within a run: the members interned as bytes),
- *           a:shared_bytes(b), a:feeds(b) (sharedbytes.h)
+ *           a:shared_bytes(b), a:feeds(b) (sharedbytes.h), names (the members'
+ *           names joined by ", ")
  *
  * Hooks run hundreds of thousands of times a plan, so group fields build no
  * Lua tables they do not return and allocate no C memory: sets of nodes and
@@ -653,10 +654,10 @@ static int graph_tostring(lua_State *L)
 
 enum { R_NODES = 1, R_SIZE, R_OPS, R_KEY, R_EXACT_KEY, R_INPUTS, R_OUTPUTS, R_INTERNAL,
        R_BYTES_IN, R_BYTES_OUT, R_BYTES, R_INTERNAL_BYTES, R_FLOPS, R_KINDS, R_FIRST, R_LAST,
-       R_CONTAINS, R_PARTS, R_ID, R_SHARED_BYTES, R_FEEDS };
+       R_CONTAINS, R_PARTS, R_ID, R_SHARED_BYTES, R_FEEDS, R_NAMES };
 static const char *const group_fields[] = {"nodes", "size", "ops", "key", "exact_key", "inputs",
     "outputs", "internal", "bytes_in", "bytes_out", "bytes", "internal_bytes", "flops", "kinds",
-    "first", "last", "contains", "parts", "id", "shared_bytes", "feeds", NULL};
+    "first", "last", "contains", "parts", "id", "shared_bytes", "feeds", "names", NULL};
 
 static int in_group(const lgroup *gr, int32_t v)
 {
@@ -898,6 +899,17 @@ static int group_index(lua_State *L)
         if (id < 0)
             return luaL_error(L, "out of memory numbering groups");
         lua_pushinteger(L, (lua_Integer)id + 1);
+        return 1;
+    }
+    case R_NAMES: {   /* one string for a log line: no list, no tostring and sub */
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (int32_t i = 0; i < gr->n; i++) {
+            if (i)
+                luaL_addstring(&b, ", ");
+            luaL_addstring(&b, fe_node_name(g, fe_graph_node(g, gr->nodes[i])));
+        }
+        luaL_pushresult(&b);
         return 1;
     }
     case R_SHARED_BYTES: lua_pushcfunction(L, group_shared_bytes); return 1;
