@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "infile.h"
+#include "lua_pool.h"
 #include "sandbox.h"
 
 #define HOOK_EVERY 1000
@@ -81,6 +82,7 @@ enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
 
 struct fe_sandbox {
     lua_State *L;
+    fe_lua_pool *pool;           /* the state's small blocks (lua_pool.h) */
     int64_t mem_used, mem_cap;
     int64_t budget, count;
     double seconds;              /* time limit per run */
@@ -128,7 +130,8 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     size_t old = ptr ? osize : 0;
     if (nsize == 0) {
         sb->mem_used -= (int64_t)old;
-        free(ptr);
+        if (ptr)
+            fe_lua_pool_release(sb->pool, ptr, old);
         return NULL;
     }
     if (nsize > old && sb->mem_used + (int64_t)(nsize - old) > sb->mem_cap) {
@@ -137,7 +140,7 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && clock_ns() > sb->deadline)
         stop_soon(sb, STOP_TIME);
-    void *p = realloc(ptr, nsize);
+    void *p = fe_lua_pool_realloc(sb->pool, ptr, old, nsize);
     if (p)
         sb->mem_used += (int64_t)nsize - (int64_t)old;
     return p;
@@ -574,9 +577,11 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
         return NULL;
     }
     pathf(sb->libsrc, sizeof sb->libsrc, "@%s/lua/", sb->home);
-    lua_State *L = lua_newstate(alloc, sb);
+    sb->pool = fe_lua_pool_new();
+    lua_State *L = sb->pool ? lua_newstate(alloc, sb) : NULL;
     if (!L) {
         fe_error_set(err, FE_ENOMEM, "out of memory creating a Lua state");
+        fe_lua_pool_free(sb->pool);
         free(sb);
         return NULL;
     }
@@ -660,6 +665,7 @@ void fe_sandbox_free(fe_sandbox *sb)
         return;
     if (sb->L)
         lua_close(sb->L);
+    fe_lua_pool_free(sb->pool);   /* after the close, which gives every block back */
     free(sb);
 }
 
