@@ -424,8 +424,9 @@ function fe.combine(how, list)
 end
 
 --- Human-readable quantities for reason strings.
+local BYTE_UNITS = { "B", "KiB", "MiB", "GiB", "TiB" }   -- not a new table per call: hooks format reasons
 function fe.fmt_bytes(n)
-  local units, i = { "B", "KiB", "MiB", "GiB", "TiB" }, 1
+  local units, i = BYTE_UNITS, 1
   while math.abs(n) >= 1024 and i < #units do n = n / 1024; i = i + 1 end
   return i == 1 and ("%d B"):format(n) or ("%.1f %s"):format(n, units[i])
 end

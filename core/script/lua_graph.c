@@ -119,14 +119,12 @@ static int graph_gc(lua_State *L)
     return 0;
 }
 
-static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *mt)
+/* The object id from the cache table at cidx (the graph object's
+ * uservalue for its type, graph object at gidx), made on first use. */
+static void push_cached(lua_State *L, int gidx, int cidx, int32_t id, const char *mt)
 {
-    gidx = lua_absindex(L, gidx);
-    lua_getiuservalue(L, gidx, cache);
-    if (lua_rawgeti(L, -1, id) != LUA_TNIL) {
-        lua_remove(L, -2);
+    if (lua_rawgeti(L, cidx, id) != LUA_TNIL)
         return;
-    }
     lua_pop(L, 1);
     lobj *o = lua_newuserdatauv(L, sizeof *o, 1);
     o->lg = lua_touserdata(L, gidx);
@@ -135,7 +133,14 @@ static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *
     lua_setiuservalue(L, -2, 1);
     set_mt(L, mt);
     lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, id);
+    lua_rawseti(L, cidx, id);
+}
+
+static void push_obj(lua_State *L, int gidx, int32_t id, int cache, const char *mt)
+{
+    gidx = lua_absindex(L, gidx);
+    lua_getiuservalue(L, gidx, cache);
+    push_cached(L, gidx, lua_gettop(L), id, mt);
     lua_remove(L, -2);
 }
 
@@ -314,29 +319,31 @@ static void push_shape(lua_State *L, const fe_graph *g, const fe_tensor *t)
     }
 }
 
-/* A list of objects ids made by push (fe_lg_push_node or _tensor); obj is
- * the index of any object of the graph. */
-static void push_list(lua_State *L, int obj, const int32_t *ids, int n,
-                      void (*push)(lua_State *, int, int32_t))
+/* A list of the objects ids of one type (cache: 1 nodes, 2 tensors, as
+ * push_obj); obj is the index of any object of the graph. The cache table
+ * is read once per list: hooks build lists on every candidate. */
+static void push_list(lua_State *L, int obj, const int32_t *ids, int n, int cache, const char *mt)
 {
     push_graph_of(L, obj);
     int gi = lua_gettop(L);
+    lua_getiuservalue(L, gi, cache);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        push(L, gi, ids[i]);
+        push_cached(L, gi, gi + 1, ids[i], mt);
         lua_rawseti(L, -2, i + 1);
     }
-    lua_remove(L, gi);
+    lua_replace(L, gi);
+    lua_pop(L, 1);
 }
 
 static void push_tensor_list(lua_State *L, int obj, const int32_t *ids, int n)
 {
-    push_list(L, obj, ids, n, fe_lg_push_tensor);
+    push_list(L, obj, ids, n, 2, TENSOR_MT);
 }
 
 static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
 {
-    push_list(L, obj, ids, n, fe_lg_push_node);
+    push_list(L, obj, ids, n, 1, NODE_MT);
 }
 
 static void push_attr(lua_State *L, const fe_graph *g, const fe_attr *a)
