@@ -25,6 +25,7 @@
 local fe = require "fuseeng"
 
 local KINDS = { epilogue = true, prologue = true, cross = true }
+local NONE = {}   -- the timings of a skipped choice
 
 -- The params, checked once per run: a bad value stops the run (exit 2).
 local function check_params(p)
@@ -164,19 +165,19 @@ return fe.policy {
              fusion_types = fe.set { "epilogue", "prologue", "cross" }, measure = false },
   plan = function(self, graph, ctx)
     local p = self.params
-    local kinds = check_params(p)
+    local opts = { depth = p.max_fusion_depth, max = p.max_choices, kinds = check_params(p) }
     local taken, groups = {}, {}
     for i = 1, #graph do
       local a = graph[i]
       if is_anchor(a) and not taken[a.index] then
-        local list = ctx:choices(a, { depth = p.max_fusion_depth, max = p.max_choices, kinds = kinds })
+        local list = ctx:choices(a, opts)
         local best, alone, skipped, aname = nil, nil, 0, a.name
         for j, c in ipairs(list) do
           local free = true
           local cg = c.group
           for k = 1, #cg do free = free and not taken[cg[k].index] end
           if not free then skipped = skipped + 1 end
-          for _, t in ipairs(free and timings(self, ctx, c.group) or {}) do
+          for _, t in ipairs(free and timings(self, ctx, c.group) or NONE) do
             log_timing(ctx, aname, j, c, t)
             if not t.unfused then -- not priced
             elseif c.depth == 0 then

@@ -73,7 +73,9 @@
  * this much of what the last one kept. Lua's 200 makes a policy on a big
  * graph re-mark its node and tensor objects over and over; 400 halves
  * those passes. Near the memory cap (a quarter of it in use) the default
- * comes back, so the cap still measures what a script keeps. */
+ * comes back, so the cap still measures what a script keeps; under an
+ * eighth the long pause returns, so one big run (tvm_fuseops' arrays at
+ * 1M nodes) does not slow every later run of the state. */
 #define GC_PAUSE 400
 #define GC_PAUSE_TIGHT 200
 
@@ -89,7 +91,7 @@ struct fe_sandbox {
     int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
     int stop;                    /* RUNNING, or why the run is over */
     int depth;                   /* nesting of fe_sandbox_pcall */
-    int gc_tight;                /* the collector is back at its default pause (see hook) */
+    int gc_tight;                /* the collector is at its default pause (see hook) */
     char where[300];             /* last place seen (hook, or the called function's definition) */
     char stop_msg[400];          /* "place: why", fixed when the stop is first raised */
     char script[256];            /* the run's script, for places and the watchdog */
@@ -190,6 +192,9 @@ static void hook(lua_State *L, lua_Debug *ar)
         if (!sb->gc_tight && sb->mem_used > sb->mem_cap / 4) {
             lua_gc(L, LUA_GCINC, GC_PAUSE_TIGHT, 0, 0);
             sb->gc_tight = 1;
+        } else if (sb->gc_tight && sb->mem_used < sb->mem_cap / 8) {
+            lua_gc(L, LUA_GCINC, GC_PAUSE, 0, 0);
+            sb->gc_tight = 0;
         }
         if (sb->count > sb->budget)
             sb->stop = STOP_BUDGET;
