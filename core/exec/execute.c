@@ -54,17 +54,11 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     fe_bench_stats whole;
     if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &whole, x->group_ms, err)) != FE_OK)
         goto fail;
-    fe_plan *pair[2] = {base, (fe_plan *)plan};
-    double *ms = NULL;
-    int rounds = 0;
-    if ((rc = fe_paired_rounds(x->ex, pair, 2, bo.budget_s, 0, &ms, &rounds, err)) != FE_OK)
+    double v[3];
+    if ((rc = fe_paired_versus(x->ex, base, plan, bo.budget_s, &x->base_st, &x->plan_st, v, err)) !=
+        FE_OK)
         goto fail;
-    rc = fe_paired_ratio(ms, ms + rounds, rounds, &x->speedup, &x->lo, &x->hi, err);
-    fe_bench_summary(ms, rounds, &x->base_st);
-    fe_bench_summary(ms + rounds, rounds, &x->plan_st);
-    free(ms);
-    if (rc != FE_OK)
-        goto fail;
+    x->speedup = v[0], x->lo = v[1], x->hi = v[2];
     fe_exec_result *br = NULL;
     if ((rc = fe_exec_plan(x->ex, base, &br, err)) != FE_OK)
         goto fail;

@@ -78,17 +78,11 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
             rc = FE_ENOMEM;
             goto fail;
         }
-        fe_plan *pair[2] = {base, (fe_plan *)plan};
-        double *ms = NULL;
-        int rounds = 0;
-        if ((rc = fe_paired_rounds(m->ex, pair, 2, bo.budget_s, 0, &ms, &rounds, err)) != FE_OK)
+        double v[3];
+        if ((rc = fe_paired_versus(m->ex, base, plan, bo.budget_s, &m->unfused_st, &m->plan_st, v,
+                                   err)) != FE_OK)
             goto fail;
-        rc = fe_paired_ratio(ms, ms + rounds, rounds, &m->speedup, &m->lo, &m->hi, err);
-        fe_bench_summary(ms, rounds, &m->unfused_st);
-        fe_bench_summary(ms + rounds, rounds, &m->plan_st);
-        free(ms);
-        if (rc != FE_OK)
-            goto fail;
+        m->speedup = v[0], m->lo = v[1], m->hi = v[2];
         progress(1, 1, "totals");
         m->timed_totals = 1;
     }

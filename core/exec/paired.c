@@ -133,3 +133,19 @@ int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int 
     *rounds = r;
     return FE_OK;
 }
+
+int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                     fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3], fe_error *err)
+{
+    fe_plan *pair[2] = {(fe_plan *)base, (fe_plan *)plan};
+    double *ms = NULL;
+    int rounds = 0;
+    int rc = fe_paired_rounds(ex, pair, 2, budget, 0, &ms, &rounds, err);
+    if (rc != FE_OK)
+        return rc;
+    rc = fe_paired_ratio(ms, ms + rounds, rounds, &v[0], &v[1], &v[2], err);
+    fe_bench_summary(ms, rounds, base_st);
+    fe_bench_summary(ms + rounds, rounds, plan_st);
+    free(ms);
+    return rc;
+}

@@ -6,6 +6,7 @@
 
 #include "exec.h"
 #include "plan.h"
+#include "timing.h"
 
 /* Run plans pl[0..n) (n <= 80) in rounds, each plan once per round in an
  * order shuffled per round, after two warm-up runs of each. reps > 0 fixes
@@ -23,5 +24,12 @@ double fe_paired_median(double *v, int n);
  * bootstrap resamples of the rounds (a fixed seed). FE_OK or FE_ENOMEM. */
 int fe_paired_ratio(const double *base, const double *x, int rounds, double *est, double *lo,
                     double *hi, fe_error *err);
+
+/* A plan against its baseline, end to end (run --execute, bench): both
+ * in interleaved rounds (fe_paired_rounds), their times summarised over the
+ * rounds into *base_st and *plan_st, and the median of the rounds'
+ * base / plan with its 95% interval into v[0], v[1], v[2]. */
+int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                     fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3], fe_error *err);
 
 #endif
