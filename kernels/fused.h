@@ -51,9 +51,6 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size);
  * statements (fused_show.c). */
 void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, FILE *f);
 
-/* The instructions, one per line, for debugging (developers and tests). */
-void fe_k_prog_dump(const fe_k_prog *p, FILE *f);
-
 /* Rows and columns of the domain as the executor sees it. */
 int64_t fe_k_prog_rows(const fe_k_prog *p);
 int64_t fe_k_prog_cols(const fe_k_prog *p);

@@ -937,8 +937,6 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         goto oom;
     free(c.v);
     free(c.slot_free);
-    if (getenv("FE_DUMP_PROG"))
-        fe_k_prog_dump(p, stderr);
     return p;
 oom:
     fe_error_set(err, FE_ENOMEM, "fused: out of memory");

@@ -1,7 +1,7 @@
 /* fused_prog.c: a compiled fused program as a value (fused_prog.h):
- * freeing it, its sizes, and describing it for "how" strings and dumps.
- * Neither compiling nor running: both fused_compile.c and fused_run.c
- * stay about one thing.
+ * freeing it, its sizes, and describing it in one line for "how" strings
+ * (fused_show.c lists it whole). Neither compiling nor running: both
+ * fused_compile.c and fused_run.c stay about one thing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,51 +49,4 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
     if (nssq && n >= 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " (%d summing squares for rms_norm)", nssq);
     return buf;
-}
-
-static void dump_opnd(FILE *f, opnd o)
-{
-    static const char *k[] = {"-", "slot", "in", "row", "const", "anchor"};
-    fprintf(f, " %s%d", k[o.kind], o.idx);
-}
-
-void fe_k_prog_dump(const fe_k_prog *p, FILE *f)
-{
-    static const char *names[] = {"load", "loadrow", "expand", "unary", "binary", "where", "round",
-                                  "reduce", "softmax", "rms", "ln", "store", "storerow", "fma", "vm"};
-    fprintf(f, "rows %lld x cols %lld, tile %lld, %d slots\n", (long long)p->rows, (long long)p->C,
-            (long long)p->T, p->nslots);
-    for (int k = 0; k < p->nins; k++)
-        fprintf(f, "  in%d: tensor %d dtype %d col %d direct %d rowinv %d\n", k, p->ins[k].tensor,
-                p->ins[k].dtype, p->ins[k].col, p->ins[k].direct, p->ins[k].rowinv);
-    for (int i = 0; i < p->nexec; i++) {
-        const instr *in = &p->code[i];
-        if (in->code == I_VM) {
-            const vrun *r = &p->runs[in->aux];
-            fprintf(f, "  vm       %d ops:", r->nops);
-            for (int k = 0; k < r->nops; k++) {
-                const vop *o = &p->vops[r->op0 + k];
-                fprintf(f, " %d/%d(%d,%d,%d)", FE_V_OP(o->code), FE_V_INMEM(o->code), o->e[0],
-                        o->e[1], o->e[2]);
-            }
-            for (int e = 0; e < r->nent; e++) {
-                const vent *v = &p->vents[r->ent0 + e];
-                if (v->out >= 0)
-                    fprintf(f, " [%d]=out%d", e, v->out);
-                else {
-                    fprintf(f, " [%d]=", e);
-                    dump_opnd(f, v->o);
-                }
-            }
-            fprintf(f, "\n");
-            continue;
-        }
-        fprintf(f, "  %-8s op %d aux %d st %d ->", names[in->code], in->op, in->aux, in->st);
-        dump_opnd(f, in->d);
-        fprintf(f, " <-");
-        dump_opnd(f, in->a);
-        dump_opnd(f, in->b);
-        dump_opnd(f, in->c);
-        fprintf(f, "\n");
-    }
 }
