@@ -835,8 +835,7 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         (*out)->group_ms = gms;
         (*out)->nfused = nfused;
         for (int s = 0; s < p->ngroups; s++) {
-            how[s] = strdup(grs[s] ? fe_exec_group_how(grs[s])
-                                   : "view: its output is its input's memory (no kernel, no copy)");
+            how[s] = strdup(grs[s] ? fe_exec_group_how(grs[s]) : FE_EXEC_VIEW_HOW);
             if (!how[s]) {
                 (*out)->ngroups = s;
                 break;

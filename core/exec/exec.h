@@ -36,6 +36,8 @@ void fe_exec_name_file(const fe_graph *g, fe_error *err);
  * reshapes reading one tensor of their dtype, which the executor runs as
  * no kernel at all (its outputs are that tensor's memory). */
 int32_t fe_exec_view_source(const fe_graph *g, const int32_t *nodes, int n);
+/* How such a group runs, in a result's "how" lines and --show-kernels. */
+#define FE_EXEC_VIEW_HOW "view: its output is its input's memory (no kernel, no copy)"
 
 /* FE_OK if every node of g has a kernel; else FE_EINPUT naming the first
  * node that cannot run (custom ops: by their aten attr), so a command can

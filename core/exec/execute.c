@@ -51,7 +51,7 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto fail;
     }
-    fe_bench_stats whole;
+    fe_bench_stats whole;   /* the plan's figure comes from the paired rounds below */
     if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &whole, x->group_ms, err)) != FE_OK)
         goto fail;
     double v[3];

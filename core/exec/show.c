@@ -38,7 +38,7 @@ int fe_exec_show_plan(const fe_plan *p, FILE *f, fe_error *err)
         if (gp->split > 1)
             fprintf(f, ", TLF split %d", gp->split);
         if (fe_exec_view_source(g, nodes, gp->n) >= 0) {
-            fprintf(f, "\n  view: its output is its input's memory (no kernel, no copy)\n");
+            fprintf(f, "\n  %s\n", FE_EXEC_VIEW_HOW);
             continue;
         }
         fe_exec_group *gr = fe_exec_group_new(g, nodes, gp->n, gp->split, gp->kernel, err);

@@ -85,7 +85,7 @@ end
 
 -- Node n's iteration domain: nil for a view; for a reduction {red = true,
 -- full, rows, rows_key, axes}; for pointwise false, its numel and n, whose
--- shape key is made only when a gate compares it (shape_of: most pointwise
+-- shape key is made only when a gate compares it (key_of: most pointwise
 -- nodes are never compared, and a key per node was a table and a string).
 local function domain(n, name, op)
   if op and op.view then return nil end
@@ -122,7 +122,6 @@ end
 local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3, 4, 5
 local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
 local NAMES <const>, SIG <const> = 11, 12
-
 
 local function facts(g, cache)
   local groups = cache.groups
