@@ -1,9 +1,9 @@
 #!/bin/sh
 # deps.sh: install what fuseeng needs to build and test, or say what is missing.
 #
-# Each requirement is a pkg-config module (or a command, or a library
-# directory) paired with the Debian
-# package that provides it. On Debian/Ubuntu the missing packages are installed
+# Each requirement is a pkg-config module (or a command, a library directory
+# or a Python module of /usr/bin/python3) paired with the Debian package
+# that provides it. On Debian/Ubuntu the missing packages are installed
 # with apt-get (as root, or through sudo); elsewhere the script prints them and
 # fails, so the build stops with a message instead of a cryptic compiler error.
 set -eu
@@ -21,6 +21,11 @@ cmd:luajit            luajit
 cmd:lua5.4            lua5.4
 cmd:valgrind          valgrind
 cmd:chromium          chromium
+pkg:libprotobuf-c     libprotobuf-c-dev
+cmd:protoc-c          protobuf-c-compiler
+py:onnx               python3-onnx
+py:torch              python3-torch
+py:torchvision        python3-torchvision
 "
 
 missing=""
@@ -31,6 +36,10 @@ check() {
         cmd) command -v "$name" >/dev/null 2>&1 ;;
         # OpenBLAS's OpenMP build (Debian keeps it under /usr/lib/ARCH/NAME)
         dir) ls -d /usr/lib/*/"$name"/pkgconfig >/dev/null 2>&1 ;;
+        # Debian's Python modules belong to /usr/bin/python3, whatever
+        # python3 comes first on PATH (the import tests and scripts use it;
+        # the ONNX schema the importer is generated from ships with python3-onnx)
+        py) [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import $name" >/dev/null 2>&1 ;;
     esac
 }
 
