@@ -181,6 +181,31 @@ return fe.policy {
 LUA
 expect_ok "ctx:bench caches per exact key and kernel" 'first cached=false second cached=true per_op kernel=per_op fused_kernel=false bytes=528384' \
     "$FUSEENG" run $B/swiglu.json --dim T=4 --policy "$T/cache.lua" --explain
+# A group of views runs no kernel in a plan, so ctx:bench says it costs
+# nothing (not the time of a copy) and moves no bytes.
+cat >"$T/views.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "views",
+ "tensors": {"x": {"shape": [64, 256], "dtype": "f32", "kind": "input"}},
+ "nodes": [{"name": "r1", "op": "reshape", "inputs": ["x"], "outputs": ["a"], "attrs": {"shape": [64, 16, 16]}},
+           {"name": "r2", "op": "reshape", "inputs": ["a"], "outputs": ["b"], "attrs": {"shape": [1024, 16]}},
+           {"name": "act", "op": "relu", "inputs": ["b"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+cat >"$T/views.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy {
+  name = "views", driver = "greedy",
+  decide = function(self, group, ctx)
+    local r = ctx:bench(group)
+    ctx:log(("fused=%g separate=%g speedup=%g bytes=%d how=%s"):format(
+      r.fused, r.separate, r.speedup, r.bytes, r.how))
+    return false
+  end,
+}
+LUA
+expect_ok "ctx:bench: a group of views costs nothing" \
+    'fused=0 separate=0 speedup=1 bytes=0 how=view: its output is its input.s memory' \
+    "$FUSEENG" run "$T/views.json" --policy "$T/views.lua" --explain
 # A candidate holding an op without a kernel is not measured: nil and why.
 cat >"$T/nokernel.json" <<'JSON'
 {"format": "fuseeng.model/1", "name": "nokernel",
