@@ -124,7 +124,7 @@ def st_write(path, tensors):
         dt = next((k for k, v in DTYPES.items() if v == t.dtype), None)
         if dt is None:
             raise Bad("tensor '%s' has dtype %s, which fuseeng has no type for" % (name, t.dtype))
-        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         header[name] = {"dtype": ST_NAMES[dt], "shape": list(t.shape),
                         "data_offsets": [off, off + len(raw)]}
         chunks.append(raw)
