@@ -91,7 +91,7 @@ ALL_INC := $(inc_below)
 
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -fopenmp \
           -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include
-LDLIBS = $(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread
+LDLIBS = $(LPEG_A) $(PKG_LIBS) -ldnnl -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard $(l)/*.c))
