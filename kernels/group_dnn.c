@@ -30,7 +30,6 @@
  *   destination and the GEMM accumulates onto it. A matmul's first add of a
  *   [N] row is its bias.
  */
- */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
