@@ -41,6 +41,7 @@
 
 #include "convert.h"
 #include "group_dnn.h"
+#include "node.h"
 #include "onednn.h"
 #include "ops.h"
 
@@ -73,6 +74,9 @@ struct fe_k_dnn_group {
     fstep fold[MAX_FOLD];
     int nfold;
     float *fscale, *fbias;   /* [O] each, when nfold */
+    int32_t post_node[FE_K_DNN_MAX_POST];   /* the member each post-op comes from */
+    int32_t tail[FE_K_DNN_MAX_POST];        /* members run in place after the primitive */
+    int ntail;
     float *own;
     int64_t nown;
     char desc[512];
@@ -397,6 +401,27 @@ static void fold_params(fe_k_dnn_group *dg, const fe_k_tensor *bufs)
     }
 }
 
+/* gemm:jit runs a sum followed by eltwise post-ops far slower than the
+ * sum alone (measured 3.4 against 0.9 ms on a ResNet-50 1x1 conv): when
+ * only unary ops follow the sum, they run afterwards, in place, by their
+ * own kernels. */
+static void untail_sum(fe_k_dnn_group *dg)
+{
+    const fe_graph *g = dg->g;
+    if (dg->sp.npost < 2 || dg->sp.post[0].kind != FE_K_DNN_SUM)
+        return;
+    for (int p = 1; p < dg->sp.npost; p++) {
+        const fe_node *nd = fe_graph_node(g, dg->post_node[p]);
+        if (dg->sp.post[p].kind != FE_K_DNN_ELTWISE || nd->nin != 1 ||
+            fe_op_get(nd->op)->pattern != FE_ELEMWISE)
+            return;
+    }
+    for (int p = 1; p < dg->sp.npost; p++)
+        if (!dg->ntail || dg->tail[dg->ntail - 1] != dg->post_node[p])
+            dg->tail[dg->ntail++] = dg->post_node[p];
+    dg->sp.npost = 1;
+}
+
 /* The anchor's geometry into dg->sp; 1 with why if oneDNN cannot take it. */
 static int anchor_spec(fe_k_dnn_group *dg, const fe_node *an, fe_error *why)
 {
@@ -512,12 +537,17 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
         if (l < sizeof dg->desc)
             l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, "]");
     }
+    for (int k = 0; k < dg->ntail && l < sizeof dg->desc; k++)
+        l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, "%s%s", k ? ", " : ", then in place: ",
+                              fe_node_op_name(fe_graph_node(dg->g, dg->tail[k])));
     if (l < sizeof dg->desc)
         snprintf(dg->desc + l, sizeof dg->desc - l, " (%s%s)", fe_k_dnn_impl(dg->d),
                  fe_k_dnn_reorders(dg->d) ? ", weights reordered every run" : "");
     /* the key: everything the primitive depends on */
     l = (size_t)snprintf(dg->key, sizeof dg->key, "%d %d %d %d %lld %d %d", sp->conv, sp->rank, sp->ta,
                          sp->tb, (long long)sp->groups, sp->bias, dg->nfold);
+    for (int k = 0; k < dg->ntail && l < sizeof dg->key; k++)
+        l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " t%d", fe_graph_node(dg->g, dg->tail[k])->op);
     for (int i = 0; i < sp->rank && l < sizeof dg->key; i++)
         l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " %lld,%lld,%lld", (long long)sp->a[i],
                               (long long)sp->b[i], (long long)sp->y[i]);
@@ -602,8 +632,11 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
                          : ot->dtype != FE_F32 ? "does not give f32" : "changes the shape");
             goto fail;
         }
+        int np0 = dg->sp.npost;
         int rc = dg->sp.conv && dg->sp.npost == 0 && fold_step(dg, nd, cur, nodes, n)
                      ? 0 : add_posts(dg, nd, cur, nodes, n, why);
+        for (int p = np0; p < dg->sp.npost; p++)
+            dg->post_node[p] = next;
         if (rc) {
             if (rc < 0 && why->code != FE_ENOMEM)
                 fe_error_set(why, FE_EINPUT, "more than %d post-ops", FE_K_DNN_MAX_POST);
@@ -617,6 +650,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         goto fail;
     }
     dg->out = cur;
+    untail_sum(dg);
     if (dg->nfold) {
         dg->sp.wscale = dg->sp.bias = 1;
         dg->fscale = malloc((size_t)dg->sp.y[1] * sizeof(float));
@@ -690,7 +724,10 @@ int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
         fold_params(dg, bufs);
         bias = dg->fbias;
     }
-    return fe_k_dnn_run(dg->d, bufs[dg->x].data, bufs[dg->w].data, bias, dg->fscale, dst, args, err);
+    int rc = fe_k_dnn_run(dg->d, bufs[dg->x].data, bufs[dg->w].data, bias, dg->fscale, dst, args, err);
+    for (int k = 0; k < dg->ntail && rc == FE_OK; k++)
+        rc = fe_k_node_run(dg->g, fe_graph_node(dg->g, dg->tail[k]), &bufs[dg->out], &bufs[dg->out], err);
+    return rc;
 }
 
 const char *fe_k_dnn_group_desc(const fe_k_dnn_group *dg) { return dg->desc; }

@@ -104,7 +104,7 @@ static void test_conv(void **state)
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1,\"stride\":2,\"dilation\":2") ","
           N("res", "add", "[\"y\",\"r\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "post-ops [sum, eltwise_relu]");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "post-ops [sum], then in place: relu");
     /* asymmetric stride and padding, 5x3 kernel, a per-channel scale after
      * the activation (a binary post-op), then sigmoid */
     check(I("x", "[2,6,12,9]") "," T("w", "[10,6,5,3]") "," T("s", "[10,1,1]"),
@@ -154,7 +154,7 @@ static void test_matmul(void **state)
           N("mm", "matmul", "[\"a\",\"b\"]", "y", "\"transpose_b\":true") ","
           N("res", "add", "[\"y\",\"r\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "batched with post-ops [sum, eltwise_relu]");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "batched with post-ops [sum], then in place: relu");
     /* a broadcast batch: [2,3,16,24] x [3,24,20], a column-wise scale, exp */
     check(I("a", "[2,3,16,24]") "," I("b", "[3,24,20]") "," T("s", "[20]"),
           N("mm", "matmul", "[\"a\",\"b\"]", "y", "") ","
