@@ -683,12 +683,13 @@ static int find_anchor(const fe_exec_group *gr)
     return ai;
 }
 
-static fe_k_dnn_group *dnn_new(fe_exec_group *gr, fe_error *why)
+static fe_k_dnn_group *dnn_new(fe_exec_group *gr, int prologue, fe_error *why)
 {
     int ai = find_anchor(gr);
     if (ai < 0)
         return fe_error_set(why, FE_EINPUT, "the group needs exactly one matmul or conv2d"), NULL;
-    return fe_k_dnn_group_new(gr->g, gr->nodes, gr->n, gr->nodes[ai], gr->outs, gr->nouts, why);
+    return fe_k_dnn_group_new(gr->g, gr->nodes, gr->n, gr->nodes[ai], gr->outs, gr->nouts,
+                              prologue, why);
 }
 
 static void set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
@@ -697,6 +698,7 @@ static void set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
     gr->mode = MODE_DNN;
     gr->kernel = FE_K_CHOICE_ONEDNN;
     gr->anchor = -1;
+    gr->temp_bytes = fe_k_dnn_group_temp_bytes(dg);
     snprintf(gr->how, sizeof gr->how, "%s: %s%s%s", fe_k_choice_name(FE_K_CHOICE_ONEDNN),
              fe_k_dnn_group_desc(dg), note, gr->split > 1 ? "; TLF split not applied (oneDNN "
              "runs the whole output)" : "");
@@ -720,7 +722,7 @@ static void auto_dnn(fe_exec_group *gr)
     fe_op_cost(gr->g, fe_graph_node(gr->g, gr->anchor), &flops, &bytes);
     if (flops < DNN_MIN_FLOPS)
         return;
-    fe_k_dnn_group *dg = dnn_new(gr, &why);
+    fe_k_dnn_group *dg = dnn_new(gr, 1, &why);   /* a prologue as a pass of its own */
     size_t l = strlen(gr->how);
     if (!dg) {
         snprintf(gr->how + l, sizeof gr->how - l, " (%s cannot take it: %s)",
@@ -912,7 +914,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         break;
     }
     case FE_K_CHOICE_ONEDNN: {
-        fe_k_dnn_group *dg = fusable ? dnn_new(gr, &why) : NULL;
+        fe_k_dnn_group *dg = fusable ? dnn_new(gr, 0, &why) : NULL;
         if (dg) {
             set_dnn(gr, dg, "");
             break;

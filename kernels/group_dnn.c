@@ -40,10 +40,12 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "convert.h"
+#include "fused.h"
 #include "group_dnn.h"
 #include "node.h"
 #include "onednn.h"
 #include "ops.h"
+#include "tensor_mem.h"
 
 enum { A_NONE, A_TENSOR, A_OWN, A_BN_SCALE, A_BN_SHIFT, A_SUM };
 
@@ -77,6 +79,9 @@ struct fe_k_dnn_group {
     int32_t post_node[FE_K_DNN_MAX_POST];   /* the member each post-op comes from */
     int32_t tail[FE_K_DNN_MAX_POST];        /* members run in place after the primitive */
     int ntail;
+    fe_k_prog *pro;     /* a prologue on x, run as a pass of its own first */
+    int npro;
+    char pro_ops[160];
     float *own;
     int64_t nown;
     char desc[512];
@@ -524,6 +529,9 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
                              (long long)sp->y[sp->rank - 2], (long long)sp->a[sp->rank - 1 - sp->ta],
                              (long long)sp->y[sp->rank - 1], sp->rank > 2 ? " batched" : "");
     (void)an;
+    if (dg->npro)
+        l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, " after a pass of its prologue "
+                              "(%d ops: %s)", dg->npro, dg->pro_ops);
     if (dg->nfold)
         l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, ", %d per-channel op%s folded into "
                               "its weights and bias", dg->nfold, dg->nfold > 1 ? "s" : "");
@@ -546,6 +554,8 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
     /* the key: everything the primitive depends on */
     l = (size_t)snprintf(dg->key, sizeof dg->key, "%d %d %d %d %lld %d %d", sp->conv, sp->rank, sp->ta,
                          sp->tb, (long long)sp->groups, sp->bias, dg->nfold);
+    if (dg->npro && l < sizeof dg->key)
+        l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " pro:%s", dg->pro_ops);
     for (int k = 0; k < dg->ntail && l < sizeof dg->key; k++)
         l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " t%d", fe_graph_node(dg->g, dg->tail[k])->op);
     for (int i = 0; i < sp->rank && l < sizeof dg->key; i++)
@@ -562,8 +572,56 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
     }
 }
 
+/* The members feeding x (all before the anchor) as one fused program that
+ * writes x, plus whatever else of theirs leaves the group. */
+static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int32_t anchor,
+                            const int32_t *outs, int nouts, fe_error *why)
+{
+    const fe_graph *g = dg->g;
+    int32_t *ids = malloc((size_t)n * sizeof(int32_t)), *st = malloc((size_t)(nouts + 1) * sizeof(int32_t));
+    int np = 0, ns = 0, rc = -1;
+    size_t l = 0;
+    if (!ids || !st) {
+        fe_error_set(why, FE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)   /* ids are topological: members before the anchor feed it */
+        if (nodes[i] < anchor) {
+            const fe_node *nd = fe_graph_node(g, nodes[i]);
+            ids[np++] = nodes[i];
+            if (l < sizeof dg->pro_ops)
+                l += (size_t)snprintf(dg->pro_ops + l, sizeof dg->pro_ops - l, "%s%s", np > 1 ? ", " : "",
+                                      fe_node_op_name(nd));
+            for (int k = 0; k < nouts; k++)
+                if (fe_graph_tensor(g, outs[k])->producer == nodes[i])
+                    st[ns++] = outs[k];
+        }
+    st[ns++] = dg->x;
+    if (!np) {
+        rc = 0;
+        goto out;
+    }
+    fe_k_prog_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.g = g;
+    sp.nodes = ids;
+    sp.nnodes = np;
+    sp.stores = st;
+    sp.nstores = ns;
+    sp.anchor = sp.result = -1;
+    sp.split = -1;
+    if ((dg->pro = fe_k_prog_compile(&sp, why))) {
+        dg->npro = np;
+        rc = 0;
+    }
+out:
+    free(ids);
+    free(st);
+    return rc;
+}
+
 fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int n, int32_t anchor,
-                                   const int32_t *outs, int nouts, fe_error *why)
+                                   const int32_t *outs, int nouts, int prologue, fe_error *why)
 {
     const fe_node *an = fe_graph_node(g, anchor);
     fe_k_dnn_group *dg = calloc(1, sizeof *dg);
@@ -575,7 +633,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         goto fail;
     for (int k = 0; k < an->nin; k++) {
         int32_t p = fe_graph_tensor(g, fe_node_input(g, an, k))->producer;
-        if (p >= 0 && is_member(nodes, n, p)) {
+        if (p >= 0 && is_member(nodes, n, p) && (k || !prologue)) {
             const fe_node *pn = fe_graph_node(g, p);
             fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' (oneDNN "
                          "takes none)", fe_node_name(g, pn), fe_node_op_name(pn),
@@ -583,9 +641,11 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
             goto fail;
         }
     }
+    if (prologue && compile_prologue(dg, nodes, n, anchor, outs, nouts, why))
+        goto fail;
     /* walk the chain from the anchor's output */
     int32_t cur = fe_node_output(g, an, 0);
-    int done = 1;
+    int done = 1 + dg->npro;
     while (done < n) {
         const fe_tensor *ct = fe_graph_tensor(g, cur);
         int32_t next = -1;
@@ -645,8 +705,13 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         cur = fe_node_output(g, nd, 0);
         done++;
     }
-    if (nouts != 1 || outs[0] != cur) {
-        fe_error_set(why, FE_EINPUT, "the group has %d outputs (oneDNN writes one)", nouts);
+    int nlast = 0;   /* outputs after the prologue's */
+    for (int k = 0; k < nouts; k++) {
+        int32_t p = fe_graph_tensor(g, outs[k])->producer;
+        nlast += !(p >= 0 && p < anchor && is_member(nodes, n, p));
+    }
+    if (nlast != 1 || !is_member(outs, nouts, cur)) {
+        fe_error_set(why, FE_EINPUT, "the group has %d outputs (oneDNN writes one)", nlast);
         goto fail;
     }
     dg->out = cur;
@@ -676,6 +741,7 @@ void fe_k_dnn_group_free(fe_k_dnn_group *dg)
     if (!dg)
         return;
     fe_k_dnn_free(dg->d);
+    fe_k_prog_free(dg->pro);
     free(dg->fscale);
     free(dg->fbias);
     free(dg->own);
@@ -699,7 +765,8 @@ static void bn_params(const fe_k_dnn_group *dg, const parg *a, const fe_k_tensor
     }
 }
 
-int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
+/* The primitive (after the prologue's pass), then the in-place tail. */
+static int run_primitive(fe_k_dnn_group *dg, fe_k_tensor *bufs, void *dst, fe_error *err)
 {
     void *args[FE_K_DNN_MAX_POST];
     for (int p = 0; p < dg->sp.npost; p++) {
@@ -707,18 +774,13 @@ int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
         args[p] = NULL;
         if (a->kind == A_TENSOR)
             args[p] = bufs[a->t].data;
-        else if (a->kind != A_NONE)
+        else if (a->kind != A_NONE && a->kind != A_SUM)
             args[p] = dg->own + a->off;
         if (a->kind == A_BN_SCALE || a->kind == A_BN_SHIFT)
             bn_params(dg, a, bufs, dg->own + a->off);
+        if (a->kind == A_SUM && bufs[a->t].data != dst)
+            memcpy(dst, bufs[a->t].data, fe_k_nbytes(&bufs[dg->out]));
     }
-    void *dst = bufs[dg->out].data;
-    if (!dst)
-        return fe_error_set(err, FE_ERUNTIME, "no buffer for %s",
-                            fe_tensor_name(dg->g, fe_graph_tensor(dg->g, dg->out)));
-    for (int p = 0; p < dg->sp.npost; p++)
-        if (dg->arg[p].kind == A_SUM && bufs[dg->arg[p].t].data != dst)
-            memcpy(dst, bufs[dg->arg[p].t].data, fe_k_nbytes(&bufs[dg->out]));
     const void *bias = dg->mbias >= 0 ? bufs[dg->mbias].data : dg->bias >= 0 ? bufs[dg->bias].data : NULL;
     if (dg->nfold) {
         fold_params(dg, bufs);
@@ -730,8 +792,38 @@ int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
     return rc;
 }
 
+int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
+{
+    void *dst = bufs[dg->out].data, *xtmp = NULL;
+    int rc = FE_OK;
+    if (!dst)
+        return fe_error_set(err, FE_ERUNTIME, "no buffer for %s",
+                            fe_tensor_name(dg->g, fe_graph_tensor(dg->g, dg->out)));
+    if (dg->pro) {   /* the prologue's pass writes x, into a temporary unless x leaves the group */
+        if (!bufs[dg->x].data) {
+            if (!(xtmp = fe_k_tensor_mem((size_t)fe_graph_tensor(dg->g, dg->x)->bytes)))
+                return fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
+            bufs[dg->x] = fe_k_graph_view(dg->g, dg->x, xtmp);
+        }
+        fe_k_prog_reset(dg->pro);
+        rc = fe_k_prog_run(dg->pro, bufs, 0, 1, err);
+    }
+    if (rc == FE_OK)
+        rc = run_primitive(dg, bufs, dst, err);
+    if (xtmp) {
+        free(xtmp);
+        bufs[dg->x].data = NULL;
+    }
+    return rc;
+}
+
 const char *fe_k_dnn_group_desc(const fe_k_dnn_group *dg) { return dg->desc; }
 const char *fe_k_dnn_group_key(const fe_k_dnn_group *dg) { return dg->key; }
+
+int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg)
+{
+    return dg->pro ? fe_graph_tensor(dg->g, dg->x)->bytes : 0;
+}
 
 /* ---- measuring against our kernel ---- */
 

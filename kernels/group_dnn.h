@@ -16,11 +16,14 @@
 typedef struct fe_k_dnn_group fe_k_dnn_group;
 
 /* Compile the group nodes[0..n) (sorted ids), anchored on node anchor, whose
- * external outputs are outs[0..nouts). NULL with why set when oneDNN cannot
- * take it (a prologue, a side branch, an op without a post-op, a dtype other
- * than f32, no fast implementation). Caller frees with fe_k_dnn_group_free. */
+ * external outputs are outs[0..nouts). With prologue set, members feeding
+ * the anchor's input (not its weights) run first as a fused pass of their
+ * own that writes the input; without, they make it fail. NULL with why set
+ * when oneDNN cannot take it (a prologue, a side branch, an op without a
+ * post-op, a dtype other than f32, no fast implementation). Caller frees
+ * with fe_k_dnn_group_free. */
 fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int n, int32_t anchor,
-                                   const int32_t *outs, int nouts, fe_error *why);
+                                   const int32_t *outs, int nouts, int prologue, fe_error *why);
 void fe_k_dnn_group_free(fe_k_dnn_group *dg);
 
 /* Run it on bufs (indexed by tensor id). batch_norm's scale and shift are
@@ -33,6 +36,9 @@ const char *fe_k_dnn_group_desc(const fe_k_dnn_group *dg);
 /* The shapes, attributes and post-ops: equal keys run the same primitive,
  * for caching a measurement; owned by dg. */
 const char *fe_k_dnn_group_key(const fe_k_dnn_group *dg);
+
+/* Bytes of the temporary a prologue pass writes (0 without one). */
+int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg);
 
 /* Time dg against ours(ctx, bufs, err), our kernel for the same group, on
  * scratch buffers for the group's inputs ins[0..nins) and outputs
