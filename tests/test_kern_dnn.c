@@ -87,14 +87,14 @@ static void test_conv(void **state)
           N("act", "relu", "[\"n\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1 +bias, 1 per-channel op folded");
     /* stride 2, dilation 2, no bias, residual add (sum) then relu */
-    check(I("x", "[1,8,17,17]") "," T("w", "[12,8,3,3]") "," I("r", "[1,12,8,8]"),
+    check(I("x", "[1,8,33,33]") "," T("w", "[12,8,3,3]") "," I("r", "[1,12,16,16]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1,\"stride\":2,\"dilation\":2") ","
           N("res", "add", "[\"y\",\"r\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "post-ops [sum], then in place: relu");
     /* asymmetric stride and padding, 5x3 kernel, a per-channel scale after
      * the activation (a binary post-op), then sigmoid */
-    check(I("x", "[2,6,12,9]") "," T("w", "[10,6,5,3]") "," T("s", "[10,1,1]"),
+    check(I("x", "[2,6,24,9]") "," T("w", "[10,6,5,3]") "," T("s", "[10,1,1]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":[2,0],\"stride\":[2,1]") ","
           N("act", "gelu", "[\"y\"]", "a", "") ","
           N("sc", "mul", "[\"a\",\"s\"]", "b", "") ","
@@ -121,6 +121,14 @@ static void test_conv(void **state)
           N("sc", "mul", "[\"a\"]", "b", "\"scalar\":0.5") ","
           N("e", "exp", "[\"b\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "1x1 s1, 2 per-channel ops folded into its weights and bias with post-ops [eltwise_exp]");
+    /* weights larger than the output: batch_norm, the residual and relu
+     * run in place after the convolution instead of scaling the weights */
+    check(I("x", "[1,64,4,4]") "," T("w", "[64,64,3,3]") "," BN_W("64") "," I("r", "[1,64,4,4]"),
+          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
+          N("bn", "batch_norm", "[\"y\",\"g\",\"b\",\"m\",\"v\"]", "n", "") ","
+          N("res", "add", "[\"r\",\"n\"]", "s", "") ","
+          N("act", "relu", "[\"s\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then in place: batch_norm, add, relu");
     /* no epilogue at all */
     check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "out", ""), "\"out\"", FE_K_CHOICE_ONEDNN,
