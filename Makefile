@@ -66,7 +66,8 @@ export PKG_CONFIG_PATH := $(OPENBLAS_DIR)/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PK
 BLAS_RPATH := -Wl,-rpath,$(OPENBLAS_DIR)
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) $(BLAS_RPATH)
+# oneDNN (libdnnl-dev) ships no .pc file: its one library by name
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -ldnnl $(BLAS_RPATH)
 ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
 
 # PORTABLE=1: a build that every x86-64 host runs, and valgrind too, in its

@@ -9,8 +9,8 @@
 
 static const fe_k_choice choices[FE_K_NCHOICES] = {
     {FE_K_CHOICE_AUTO, "auto", 1, 0,
-     "best applicable: fused_rows for elementwise/reduction groups, matmul_blocked for "
-     "matmul/conv groups, per_op otherwise"},
+     "best applicable: fused_rows for elementwise/reduction groups, matmul_blocked or "
+     "onednn (measured per shape) for matmul/conv groups, per_op otherwise"},
     {FE_K_CHOICE_FUSED, "fused_rows", 1, 0,
      "fused tile executor: elementwise/broadcast ops and row reductions compiled into one "
      "program, run tile by tile with intermediates in cache"},
@@ -22,6 +22,9 @@ static const fe_k_choice choices[FE_K_NCHOICES] = {
      "separate fused passes"},
     {FE_K_CHOICE_PER_OP, "per_op", 0, 0,
      "each member op with its reference kernel, intermediates materialised"},
+    {FE_K_CHOICE_ONEDNN, "onednn", 1, 1,
+     "oneDNN convolution or matmul (f32) with the epilogue as its post-ops (eltwise, binary, "
+     "batch_norm as a per-channel multiply-add); takes no prologue"},
 };
 
 const fe_k_choice *fe_k_choice_get(int id)

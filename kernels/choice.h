@@ -13,6 +13,7 @@ enum {
     FE_K_CHOICE_MATMUL_BLOCKED = 2, /* packed blocked GEMM, takes prologue + epilogue */
     FE_K_CHOICE_MATMUL_BLAS = 3,    /* OpenBLAS sgemm; epilogue as a separate pass */
     FE_K_CHOICE_PER_OP = 4,     /* every member with its reference kernel */
+    FE_K_CHOICE_ONEDNN = 5,     /* oneDNN conv/matmul, the epilogue as post-ops */
     FE_K_NCHOICES
 };
 

@@ -34,12 +34,13 @@
 #include "convert.h"
 #include "fused.h"
 #include "group.h"
+#include "group_dnn.h"
 #include "matmul.h"
 #include "node.h"
 #include "ops.h"
 #include "tensor_mem.h"
 
-enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP };
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN };
 
 struct fe_exec_group {
     const fe_graph *g;
@@ -56,6 +57,7 @@ struct fe_exec_group {
     fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
     int pro_sep[2];                   /* prologue materialised by a separate pass */
     int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
+    fe_k_dnn_group *dnn;              /* MODE_DNN */
 };
 
 static int cmp_i32(const void *a, const void *b)
@@ -661,6 +663,97 @@ out:
     return rc;
 }
 
+/* ---- oneDNN ---- */
+
+/* AUTO leaves anchors below this many FLOPs to our GEMM: there the call
+ * costs more than the kernel, and timing them is noise. */
+#define DNN_MIN_FLOPS 4000000
+
+static int find_anchor(const fe_exec_group *gr)
+{
+    int ai = -1;
+    for (int i = 0; i < gr->n; i++) {
+        int op = fe_graph_node(gr->g, gr->nodes[i])->op;
+        if (op == FE_OP_MATMUL || op == FE_OP_CONV2D) {
+            if (ai >= 0)
+                return -1;
+            ai = i;
+        }
+    }
+    return ai;
+}
+
+static fe_k_dnn_group *dnn_new(fe_exec_group *gr, int prologue, fe_error *why)
+{
+    int ai = find_anchor(gr);
+    if (ai < 0)
+        return fe_error_set(why, FE_EINPUT, "the group needs exactly one matmul or conv2d"), NULL;
+    return fe_k_dnn_group_new(gr->g, gr->nodes, gr->n, gr->nodes[ai], gr->outs, gr->nouts,
+                              prologue, why);
+}
+
+static void set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
+{
+    gr->dnn = dg;
+    gr->mode = MODE_DNN;
+    gr->kernel = FE_K_CHOICE_ONEDNN;
+    gr->anchor = -1;
+    gr->temp_bytes = fe_k_dnn_group_temp_bytes(dg);
+    snprintf(gr->how, sizeof gr->how, "%s: %s%s%s", fe_k_choice_name(FE_K_CHOICE_ONEDNN),
+             fe_k_dnn_group_desc(dg), note, gr->split > 1 ? "; TLF split not applied (oneDNN "
+             "runs the whole output)" : "");
+}
+
+static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
+
+static int run_anchor_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
+{
+    return run_anchor(ctx, bufs, err);
+}
+
+/* AUTO on a group our GEMM runs (MODE_ANCHOR): if oneDNN can take it too,
+ * time both once per key in the process and keep the faster. */
+static void auto_dnn(fe_exec_group *gr)
+{
+    fe_error why = {0};
+    int64_t flops = 0, bytes = 0;
+    double td, to;
+    char note[200];
+    fe_op_cost(gr->g, fe_graph_node(gr->g, gr->anchor), &flops, &bytes);
+    if (flops < DNN_MIN_FLOPS)
+        return;
+    fe_k_dnn_group *dg = dnn_new(gr, 1, &why);   /* a prologue as a pass of its own */
+    size_t l = strlen(gr->how);
+    if (!dg) {
+        snprintf(gr->how + l, sizeof gr->how - l, " (%s cannot take it: %s)",
+                 fe_k_choice_name(FE_K_CHOICE_ONEDNN), why.message);
+        return;
+    }
+    if (!fe_k_dnn_choice_get(fe_k_dnn_group_key(dg), &td, &to)) {
+        if (fe_k_dnn_group_measure(dg, gr->ins, gr->nins, gr->outs, gr->nouts, run_anchor_cb, gr,
+                                   &td, &to)) {
+            fe_k_dnn_group_free(dg);
+            return;
+        }
+        fe_k_dnn_choice_put(fe_k_dnn_group_key(dg), td, to);
+    }
+    if (td < to) {
+        snprintf(note, sizeof note, "; chosen over %s: %.3f vs %.3f ms",
+                 fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), td, to);
+        for (int k = 0; k < 2; k++) {
+            fe_k_prog_free(gr->pro[k]);
+            gr->pro[k] = NULL;
+        }
+        fe_k_prog_free(gr->epi);
+        gr->epi = NULL;
+        set_dnn(gr, dg, note);
+    } else {
+        snprintf(gr->how + l, sizeof gr->how - l, "; chosen over %s (%s): %.3f vs %.3f ms",
+                 fe_k_choice_name(FE_K_CHOICE_ONEDNN), fe_k_dnn_group_desc(dg), to, td);
+        fe_k_dnn_group_free(dg);
+    }
+}
+
 /* ---- pool with an epilogue ---- */
 
 static int is_pool(const fe_node *n)
@@ -820,12 +913,31 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         }
         break;
     }
+    case FE_K_CHOICE_ONEDNN: {
+        fe_k_dnn_group *dg = fusable ? dnn_new(gr, 0, &why) : NULL;
+        if (dg) {
+            set_dnn(gr, dg, "");
+            break;
+        }
+        snprintf(reason, sizeof reason, "kernel %s cannot take it: %s", fe_k_choice_name(kernel),
+                 fusable ? why.message : "it contains a custom op");
+        memset(&why, 0, sizeof why);
+        if (nanchor == 1 && fusable && !try_anchor(gr, 0, &why)) {   /* our GEMM, with the reason */
+            size_t l = strlen(gr->how);
+            snprintf(gr->how + l, sizeof gr->how - l, " (%s)", reason);
+        } else {
+            set_perop(gr, reason);
+        }
+        break;
+    }
     default: /* auto */
         if (!fusable) {
             set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
         } else if (nanchor) {
             if (try_anchor(gr, 0, &why))
                 set_perop(gr, why.message);
+            else
+                auto_dnn(gr);
         } else if (npool) {
             if (try_pool(gr, &why))
                 set_perop(gr, why.message);
@@ -848,6 +960,7 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_prog_free(gr->pro[0]);
     fe_k_prog_free(gr->pro[1]);
     fe_k_prog_free(gr->epi);
+    fe_k_dnn_group_free(gr->dnn);
     free(gr->nodes);
     free(gr->ins);
     free(gr->outs);
@@ -906,6 +1019,8 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         return run_anchor(gr, bufs, err);
     case MODE_POOL:
         return run_pool(gr, bufs, err);
+    case MODE_DNN:
+        return fe_k_dnn_group_run(gr->dnn, bufs, err);
     default:
         return run_perop(gr, bufs, err);
     }

@@ -16,6 +16,7 @@ pkg:jansson           libjansson-dev
 pkg:libcrypto         libssl-dev
 pkg:cmocka            libcmocka-dev
 dir:openblas-openmp   libopenblas-openmp-dev
+hdr:oneapi/dnnl/dnnl.h libdnnl-dev
 cmd:pkg-config        pkg-config
 cmd:luajit            luajit
 cmd:lua5.4            lua5.4
@@ -36,6 +37,7 @@ check() {
         cmd) command -v "$name" >/dev/null 2>&1 ;;
         # OpenBLAS's OpenMP build (Debian keeps it under /usr/lib/ARCH/NAME)
         dir) ls -d /usr/lib/*/"$name"/pkgconfig >/dev/null 2>&1 ;;
+        hdr) [ -f /usr/include/"$name" ] ;;   # no .pc file (oneDNN)
         # Debian's Python modules belong to /usr/bin/python3, whatever
         # python3 comes first on PATH (the import tests and scripts use it;
         # the ONNX schema the importer is generated from ships with python3-onnx)

@@ -469,8 +469,8 @@ static void plan_file_round_trip(void **state)
     fclose(f);
     assert_null(fe_plan_read(g, bad, &err));
     assert_contains(err.message, "group 0: kernel warp is not one of: "
-                                 "auto, fused_rows, matmul_blocked, matmul_blas, per_op");
-    assert_string_equal(fe_k_choice_names(), "auto, fused_rows, matmul_blocked, matmul_blas, per_op");
+                                 "auto, fused_rows, matmul_blocked, matmul_blas, per_op, onednn");
+    assert_string_equal(fe_k_choice_names(), "auto, fused_rows, matmul_blocked, matmul_blas, per_op, onednn");
     assert_string_equal(fe_k_choice_name(FE_K_CHOICE_PER_OP), "per_op");
     assert_string_equal(fe_k_choice_name(FE_K_NCHOICES), "auto");
 
