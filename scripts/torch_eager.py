@@ -26,7 +26,8 @@ Options:
   --time                time whole-model runs: warm-up, then repetitions for
                         --budget seconds; prints the median and the spread
   --budget S            seconds of timed runs (default 1.0)
-  --threads N           torch threads (default: OMP_NUM_THREADS, else all CPUs)
+  --threads N           torch threads (default: OMP_NUM_THREADS, else all CPUs);
+                        workers wait passively (OMP_WAIT_POLICY), as fuseeng's do
   --json                print the result as one JSON object
 
 Random data follows the executor's rules in spirit (not bit for bit):
@@ -42,6 +43,11 @@ import statistics
 import struct
 import sys
 import time
+
+# Sleeping OpenMP workers, as the fuseeng command runs its own
+# (core/cli/main.c): on a shared machine spinning ones stall for scheduler
+# ticks, and the two would not be compared alike. Set it to override.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 try:
     import torch
