@@ -102,6 +102,7 @@ static void round_trip(void **s)
         assert_int_equal(t->shape[1], 3);
         assert_int_equal(t->nbytes, 6 * fe_dtype_size(dts[d]));
         assert_memory_equal(t->data, data[d], (size_t)t->nbytes);
+        assert_int_equal((uintptr_t)t->data % (uintptr_t)fe_dtype_size(dts[d]), 0);
         assert_ptr_equal(fe_st_find(f, t->name), t);
     }
     const fe_st_tensor *t = fe_st_find(f, "scalar");

@@ -545,15 +545,32 @@ int fe_st_writer_meta(fe_st_writer *w, const char *key, const char *value, fe_er
     return FE_OK;
 }
 
-/* The header text, padded with spaces to a multiple of 8 bytes so that
- * the data starts aligned, as the reference writer does (caller frees). */
-static char *header_text(const fe_st_writer *w, size_t *len)
+/* The order of the data: largest elements first (stable), so that with
+ * the data starting 8-byte aligned every tensor is aligned to its element
+ * size, as the reference writer does. ord gets w->n indices. */
+static void data_order(const fe_st_writer *w, int *ord)
+{
+    int k = 0;
+    for (int size = 8; size >= 1; size /= 2)
+        for (int i = 0; i < w->n; i++)
+            if (fe_dtype_size(w->e[i].dtype) == size)
+                ord[k++] = i;
+}
+
+/* The header text (entries in the order added, offsets in data order),
+ * padded with spaces to a multiple of 8 bytes (caller frees). */
+static char *header_text(const fe_st_writer *w, const int *ord, size_t *len)
 {
     char *buf = NULL;
     size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    if (!m)
+    int64_t *off = calloc((size_t)w->n + 1, sizeof *off);
+    FILE *m = off ? open_memstream(&buf, &n) : NULL;
+    if (!m) {
+        free(off);
         return NULL;
+    }
+    for (int j = 1; j < w->n; j++)
+        off[ord[j]] = off[ord[j - 1]] + w->e[ord[j - 1]].nbytes;
     fe_jw jw;
     fe_jw_init(&jw, m, 0);
     fe_jw_obj(&jw);
@@ -566,7 +583,6 @@ static char *header_text(const fe_st_writer *w, size_t *len)
         }
         fe_jw_end(&jw);
     }
-    int64_t off = 0;
     for (int i = 0; i < w->n; i++) {
         const st_entry *e = &w->e[i];
         fe_jw_key(&jw, e->name);
@@ -580,13 +596,13 @@ static char *header_text(const fe_st_writer *w, size_t *len)
         fe_jw_end(&jw);
         fe_jw_key(&jw, "data_offsets");
         fe_jw_arr(&jw);
-        fe_jw_int(&jw, off);
-        fe_jw_int(&jw, off + e->nbytes);
+        fe_jw_int(&jw, off[i]);
+        fe_jw_int(&jw, off[i] + e->nbytes);
         fe_jw_end(&jw);
         fe_jw_end(&jw);
-        off += e->nbytes;
     }
     fe_jw_end(&jw);
+    free(off);
     while (ftell(m) % 8)
         fputc(' ', m);
     if (fclose(m) != 0) {
@@ -599,10 +615,16 @@ static char *header_text(const fe_st_writer *w, size_t *len)
 
 int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
 {
-    size_t hlen;
+    size_t hlen = 0;
     fe_outfile o;
-    char *hdr = header_text(w, &hlen);
+    int *ord = calloc((size_t)w->n + 1, sizeof *ord);
+    char *hdr = NULL;
+    if (ord) {
+        data_order(w, ord);
+        hdr = header_text(w, ord, &hlen);
+    }
     if (!hdr) {
+        free(ord);
         fe_error_set(err, FE_ENOMEM, "%s: out of memory writing the header", w->path);
         fe_st_writer_abort(w);
         return FE_ENOMEM;
@@ -613,11 +635,14 @@ int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
         for (int i = 0; i < 8; i++)
             len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
         int ok = fwrite(len8, 1, 8, o.f) == 8 && fwrite(hdr, 1, hlen, o.f) == hlen;
-        for (int i = 0; ok && i < w->n; i++)
-            ok = fwrite(w->e[i].data, 1, (size_t)w->e[i].nbytes, o.f) == (size_t)w->e[i].nbytes;
+        for (int j = 0; ok && j < w->n; j++) {
+            const st_entry *e = &w->e[ord[j]];
+            ok = fwrite(e->data, 1, (size_t)e->nbytes, o.f) == (size_t)e->nbytes;
+        }
         rc = ok ? fe_outfile_commit(&o, err) : fe_outfile_fail(&o, err);
     }
     free(hdr);
+    free(ord);
     fe_st_writer_abort(w);
     return rc;
 }

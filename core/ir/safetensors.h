@@ -10,8 +10,9 @@
  * every tensor: data inside the file, nbytes == elements * element size, no
  * two tensors sharing bytes, names unique. Every error names the file and,
  * where there is one, the tensor. The header is read with the pull reader
- * (jsonr.h). Tensor data may be unaligned (the header length need not be a
- * multiple of 8): copy it, do not cast it.
+ * (jsonr.h). Tensor data may be unaligned in files from elsewhere (nothing
+ * in the format requires alignment): copy it, do not cast it. The writer
+ * aligns every tensor to its element size, as the reference writer does.
  *
  * Model files and safetensors files name tensors with the same strings: a
  * model's weights are `model.safetensors`, its inputs and expected outputs
