@@ -4,7 +4,7 @@
  * (a tensor reaching past the file shows under ASan), is matched against
  * the fixed small model as weights, inputs and outputs, and is written back
  * (the tensors of fuseeng's dtypes), which must read again the same. */
-#include "datafiles.h"
+#include "datacheck.h"
 #include "fuzz.h"
 #include "model.h"
 #include "safetensors.h"
@@ -32,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
     }
-    for (int role = FE_DF_WEIGHTS; role <= FE_DF_OUTPUTS; role++)
-        if (fe_df_check(fz_model()->g, f, role, &err) != FE_OK)
-            fz_check_error("fe_df_check", &err);
+    for (int role = FE_DATA_WEIGHTS; role <= FE_DATA_OUTPUTS; role++)
+        if (fe_datacheck(fz_model()->g, f, role, &err) != FE_OK)
+            fz_check_error("fe_datacheck", &err);
     const char *again = fz_path(1, ".safetensors");
     fe_st_writer *w = fe_st_writer_new(again, &err);
     int kept = 0;
