@@ -1,0 +1,215 @@
+"""fx_trace.py: torch.fx tracing with concrete values, for export_torch.py.
+
+symbolic_trace alone fails on the first `n, c, h, w = x.shape` (torchvision's
+ViT does exactly that): a Proxy has no shape. ConcreteTracer runs the module
+on the real example inputs while it traces, so every Proxy also carries the
+value it stands for. Shapes, sizes, dtypes, len() and iteration then answer
+from that value and become plain Python ints in the graph (folded, as an
+export for one input shape wants them); a tensor used as a Python bool
+(data-dependent control flow) is specialised to the example and warned about.
+
+Modules torch.fx treats as leaves (those of torch.nn) stay single call_module
+nodes; export_torch.py maps them (nn.MultiheadAttention it decomposes).
+
+After tracing, record_values() interprets the GraphModule once more
+(torch.fx ShapeProp): every node gets meta['tensor_meta'] (shape, dtype);
+nodes that compute only from parameters and constants get meta['const'] (the
+value, to fold into a weight) and non-tensor results meta['value'].
+"""
+import warnings
+
+import torch
+import torch.fx
+from torch.fx.passes.shape_prop import ShapeProp
+
+_MISSING = object()
+# Tensor attributes that answer from the example value instead of a graph node.
+_CONCRETE_ATTRS = {"shape", "dtype", "ndim", "device", "is_cuda", "layout",
+                   "requires_grad", "is_sparse", "is_quantized"}
+
+
+def _value_of(a):
+    """The concrete value behind a traced argument (Proxy, attribute, nesting)."""
+    if isinstance(a, ConcreteAttribute):
+        return getattr(_value_of(a.root), a.attr)
+    if isinstance(a, ConcreteProxy):
+        v = a.__dict__.get("_value", _MISSING)
+        if v is _MISSING:
+            raise RuntimeError(f"no example value for {a.node.format_node()}")
+        return v
+    if isinstance(a, (list, tuple)):
+        return type(a)(_value_of(x) for x in a)
+    if isinstance(a, dict):
+        return {k: _value_of(x) for k, x in a.items()}
+    if isinstance(a, slice):
+        return slice(_value_of(a.start), _value_of(a.stop), _value_of(a.step))
+    return a
+
+
+class ConcreteProxy(torch.fx.Proxy):
+    """A Proxy that knows its example value: shape queries fold to ints."""
+
+    def __getattr__(self, k):
+        if k.startswith("__"):
+            raise AttributeError(k)
+        v = self.__dict__.get("_value", _MISSING)
+        if k in _CONCRETE_ATTRS and isinstance(v, torch.Tensor):
+            return getattr(v, k)
+        return ConcreteAttribute(self, k)
+
+    def size(self, dim=None):
+        v = _value_of(self)
+        return v.size() if dim is None else v.size(dim)
+
+    def dim(self):
+        return _value_of(self).dim()
+
+    def numel(self):
+        return _value_of(self).numel()
+
+    nelement = numel
+
+    def __len__(self):
+        return len(_value_of(self))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(_value_of(self))))
+
+    def __bool__(self):
+        v = _value_of(self)
+        if isinstance(v, torch.Tensor):
+            warnings.warn(f"{self.node.name}: a tensor decides control flow; "
+                          "the export follows the example input's branch")
+        return bool(v)
+
+    def __int__(self):
+        return int(_value_of(self))
+
+    def __index__(self):
+        return int(_value_of(self))
+
+    def __float__(self):
+        return float(_value_of(self))
+
+
+class ConcreteAttribute(torch.fx.proxy.Attribute, ConcreteProxy):
+    """x.attr before we know whether it is called (a method) or used (x.T)."""
+
+    def __init__(self, root, attr):
+        torch.fx.proxy.Attribute.__init__(self, root, attr)
+
+    @property
+    def node(self):
+        if self._node is None:
+            p = self.tracer.create_proxy("call_function", getattr, (self.root, self.attr), {})
+            self._node = p.node
+        return self._node
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class ConcreteTracer(torch.fx.Tracer):
+    """torch.fx.Tracer whose proxies carry the example values (see the note above)."""
+
+    def __init__(self, inputs, leaf_types=()):
+        super().__init__()
+        self.inputs = inputs            # placeholder name -> example value
+        self.leaf_types = tuple(leaf_types)
+        self._computing = 0             # > 0 while running a leaf on real values
+        self._leaf_forward = None
+
+    def proxy(self, node):
+        return ConcreteProxy(node, self)
+
+    def is_leaf_module(self, m, qualname):
+        return isinstance(m, self.leaf_types) or super().is_leaf_module(m, qualname)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self._computing:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
+    def call_module(self, m, forward, args, kwargs):
+        if self._computing:
+            return forward(*args, **kwargs)
+        self._leaf_forward = forward
+        return super().call_module(m, forward, args, kwargs)
+
+    def to_bool(self, obj):
+        return ConcreteProxy.__bool__(obj)
+
+    def iter(self, obj):
+        return ConcreteProxy.__iter__(obj)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        rv = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+        if not isinstance(rv, ConcreteProxy):
+            return rv
+        if kind == "placeholder":
+            if target not in self.inputs:
+                raise RuntimeError(f"forward parameter {target!r} has no example input")
+            rv._value = self.inputs[target]
+            return rv
+        self._computing += 1
+        try:
+            a, kw = _value_of(args), _value_of(kwargs)
+            if kind == "call_function":
+                rv._value = target(*a, **kw)
+            elif kind == "call_method":
+                rv._value = getattr(a[0], target)(*a[1:], **kw)
+            elif kind == "call_module":
+                rv._value = self._leaf_forward(*a, **kw)
+            elif kind == "get_attr":
+                v = self.root
+                for atom in target.split("."):
+                    v = getattr(v, atom)
+                rv._value = v
+        finally:
+            self._computing -= 1
+        return rv
+
+
+def trace(module, inputs, concrete_args=None, leaf_types=()):
+    """GraphModule of module traced on inputs (dict placeholder name -> tensor)."""
+    tracer = ConcreteTracer(inputs, leaf_types)
+    with torch.no_grad():
+        graph = tracer.trace(module, concrete_args)
+    name = module.__class__.__name__
+    return torch.fx.GraphModule(tracer.root, graph, name)
+
+
+def _holds_tensor(v):
+    if isinstance(v, torch.Tensor):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_holds_tensor(x) for x in v)
+    if isinstance(v, dict):
+        return any(_holds_tensor(x) for x in v.values())
+    return False
+
+
+class _RecordingShapeProp(ShapeProp):
+    """ShapeProp that also keeps constant values and non-tensor results."""
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        if n.op == "get_attr":
+            n.meta["const"] = result
+        elif n.op in ("call_function", "call_method", "call_module"):
+            ins = n.all_input_nodes
+            if ins and all("const" in i.meta for i in ins):
+                n.meta["const"] = result
+        if not _holds_tensor(result):
+            n.meta["value"] = result
+        return result
+
+
+def record_values(gm, args):
+    """Interpret gm on args, filling node.meta (see the note above); returns its outputs."""
+    for n in gm.graph.nodes:
+        for k in ("const", "value", "tensor_meta"):
+            n.meta.pop(k, None)
+    with torch.no_grad():
+        return _RecordingShapeProp(gm).propagate(*args)
