@@ -11,16 +11,21 @@ export for one input shape wants them); a tensor used as a Python bool
 Modules torch.fx treats as leaves (those of torch.nn) stay single call_module
 nodes; export_torch.py maps them (nn.MultiheadAttention it decomposes).
 
-After tracing, record_values() interprets the GraphModule once more
-(torch.fx ShapeProp): every node gets meta['tensor_meta'] (shape, dtype);
-nodes that compute only from parameters and constants get meta['const'] (the
-value, to fold into a weight) and non-tensor results meta['value'].
+While it traces, the tracer records what the mapping needs on each node,
+as ShapeProp would: meta['tensor_meta'] (shapes and dtypes of the result),
+meta['const'] (the value, for nodes that compute from parameters and
+constants only: folded into weights) and meta['value'] (a non-tensor
+result). Its final values are the module's own outputs on the example
+inputs, so one forward pass serves tracing, shapes and the reference
+outputs. verify() interprets the GraphModule with torch.fx's ShapeProp and
+compares its outputs with those: the graph we map reproduces the module.
 """
 import warnings
+import weakref
 
 import torch
 import torch.fx
-from torch.fx.passes.shape_prop import ShapeProp
+from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
 _MISSING = object()
 # Tensor attributes that answer from the example value instead of a graph node.
@@ -118,6 +123,8 @@ class ConcreteTracer(torch.fx.Tracer):
         self.leaf_types = tuple(leaf_types)
         self._computing = 0             # > 0 while running a leaf on real values
         self._leaf_forward = None
+        self._live = weakref.WeakValueDictionary()   # node -> its tensor while the model holds it
+        self.outputs = None             # the module's outputs on the example inputs
 
     def proxy(self, node):
         return ConcreteProxy(node, self)
@@ -151,6 +158,7 @@ class ConcreteTracer(torch.fx.Tracer):
             if target not in self.inputs:
                 raise RuntimeError(f"forward parameter {target!r} has no example input")
             rv._value = self.inputs[target]
+            self._record(rv.node, rv._value)
             return rv
         self._computing += 1
         try:
@@ -162,22 +170,53 @@ class ConcreteTracer(torch.fx.Tracer):
             elif kind == "call_module":
                 rv._value = self._leaf_forward(*a, **kw)
             elif kind == "get_attr":
-                v = self.root
-                for atom in target.split("."):
-                    v = getattr(v, atom)
-                rv._value = v
+                rv._value = self._attr(target)
         finally:
             self._computing -= 1
+        self._record(rv.node, rv._value)
         return rv
+
+    def _attr(self, target):
+        """The root's attribute at a dotted path, bypassing the tracer's own getattr."""
+        self._computing += 1
+        try:
+            v = self.root
+            for atom in target.split("."):
+                v = getattr(v, atom)
+            return v
+        finally:
+            self._computing -= 1
+
+    def _record(self, node, v):
+        """Fill node.meta as ShapeProp would (see the note above)."""
+        meta = _map_tensors(v, _extract_tensor_metadata)
+        if meta is not v or isinstance(v, torch.Tensor):
+            node.meta["tensor_meta"] = meta
+        if not _holds_tensor(v):
+            node.meta["value"] = v
+        ins = node.all_input_nodes
+        if node.op == "get_attr" or (ins and all("const" in i.meta for i in ins)):
+            node.meta["const"] = v
+        if isinstance(v, torch.Tensor):
+            self._live[node] = v
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        if kind == "get_attr" and "const" not in node.meta:
+            # Tensors create_arg turns into get_attr (buffers, constants) skip create_proxy.
+            self._record(node, self._attr(target))
+        if kind == "output":
+            self.outputs = torch.fx.node.map_arg(args[0], lambda n: self._live.get(n, n.meta.get("value")))
+        return node
 
 
 def trace(module, inputs, concrete_args=None, leaf_types=()):
-    """GraphModule of module traced on inputs (dict placeholder name -> tensor)."""
+    """(GraphModule of module traced on inputs (dict name -> tensor), its outputs there)."""
     tracer = ConcreteTracer(inputs, leaf_types)
     with torch.no_grad():
         graph = tracer.trace(module, concrete_args)
     name = module.__class__.__name__
-    return torch.fx.GraphModule(tracer.root, graph, name)
+    return torch.fx.GraphModule(tracer.root, graph, name), tracer.outputs
 
 
 def _holds_tensor(v):
@@ -190,26 +229,21 @@ def _holds_tensor(v):
     return False
 
 
-class _RecordingShapeProp(ShapeProp):
-    """ShapeProp that also keeps constant values and non-tensor results."""
-
-    def run_node(self, n):
-        result = super().run_node(n)
-        if n.op == "get_attr":
-            n.meta["const"] = result
-        elif n.op in ("call_function", "call_method", "call_module"):
-            ins = n.all_input_nodes
-            if ins and all("const" in i.meta for i in ins):
-                n.meta["const"] = result
-        if not _holds_tensor(result):
-            n.meta["value"] = result
-        return result
+def _map_tensors(v, f):
+    if isinstance(v, torch.Tensor):
+        return f(v)
+    if isinstance(v, (list, tuple)) and _holds_tensor(v):
+        return type(v)(_map_tensors(x, f) for x in v)
+    return v
 
 
-def record_values(gm, args):
-    """Interpret gm on args, filling node.meta (see the note above); returns its outputs."""
-    for n in gm.graph.nodes:
-        for k in ("const", "value", "tensor_meta"):
-            n.meta.pop(k, None)
+def verify(gm, args, outputs):
+    """None if ShapeProp's run of gm on args gives outputs, else what differs."""
     with torch.no_grad():
-        return _RecordingShapeProp(gm).propagate(*args)
+        got = ShapeProp(gm).propagate(*args)
+    flat = lambda v: [v] if isinstance(v, torch.Tensor) else [t for x in v for t in flat(x)] \
+        if isinstance(v, (list, tuple)) else []
+    for i, (a, b) in enumerate(zip(flat(got), flat(outputs))):
+        if a.shape != b.shape or not torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return f"output {i} of the traced graph differs from the module's"
+    return None

@@ -28,15 +28,25 @@ def _raw(t):
     return memoryview(t.numpy()).cast("B")
 
 
+def readable(path):
+    """Give a mkstemp file the mode a plain open() would have (0666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def write(path, tensors, metadata=None):
-    """Write tensors (dict name -> torch.Tensor, in that order) to path atomically."""
+    """Write tensors (dict name -> torch.Tensor) to path atomically."""
     os.replace(write_tmp(path, tensors, metadata), path)
 
 
 def write_tmp(path, tensors, metadata=None):
     """Write tensors to a new temporary file beside path; returns its name."""
     header, bufs, off = {}, [], 0
-    for name, t in tensors.items():
+    # Largest elements first: every tensor then starts at a multiple of its
+    # element size (the header is padded to 8), so a reader can map it as is.
+    order = sorted(tensors.items(), key=lambda kv: -kv[1].element_size())
+    for name, t in order:
         if t.dtype not in ST_DTYPES:
             raise ValueError(f"tensor {name}: dtype {t.dtype} has no safetensors spelling")
         raw = _raw(t)
@@ -56,6 +66,7 @@ def write_tmp(path, tensors, metadata=None):
             f.write(h)
             for raw in bufs:
                 f.write(raw)
+        readable(tmp)
         return tmp
     except BaseException:
         os.unlink(tmp)
