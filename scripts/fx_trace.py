@@ -21,7 +21,6 @@ outputs. verify() interprets the GraphModule with torch.fx's ShapeProp and
 compares its outputs with those: the graph we map reproduces the module.
 """
 import warnings
-import weakref
 
 import torch
 import torch.fx
@@ -123,7 +122,7 @@ class ConcreteTracer(torch.fx.Tracer):
         self.leaf_types = tuple(leaf_types)
         self._computing = 0             # > 0 while running a leaf on real values
         self._leaf_forward = None
-        self._live = weakref.WeakValueDictionary()   # node -> its tensor while the model holds it
+        self._arg_depth, self._arg_value = 0, None
         self.outputs = None             # the module's outputs on the example inputs
 
     def proxy(self, node):
@@ -197,8 +196,6 @@ class ConcreteTracer(torch.fx.Tracer):
         ins = node.all_input_nodes
         if node.op == "get_attr" or (ins and all("const" in i.meta for i in ins)):
             node.meta["const"] = v
-        if isinstance(v, torch.Tensor):
-            self._live[node] = v
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
@@ -206,8 +203,20 @@ class ConcreteTracer(torch.fx.Tracer):
             # Tensors create_arg turns into get_attr (buffers, constants) skip create_proxy.
             self._record(node, self._attr(target))
         if kind == "output":
-            self.outputs = torch.fx.node.map_arg(args[0], lambda n: self._live.get(n, n.meta.get("value")))
+            self.outputs = self._arg_value
         return node
+
+    def create_arg(self, a):
+        # The last top-level argument converted before the output node is
+        # the module's result: keep its value (its proxies die right after).
+        self._arg_depth += 1
+        try:
+            r = super().create_arg(a)
+        finally:
+            self._arg_depth -= 1
+        if self._arg_depth == 0:
+            self._arg_value = _value_of(a)
+        return r
 
 
 def trace(module, inputs, concrete_args=None, leaf_types=()):
