@@ -470,6 +470,9 @@ static int map_nodes(imp *im)
                 return im->err->code;
             snprintf(unique, sizeof unique, "%s", f);
             im->node_name = unique;
+            /* Reserved against other made-up names (4); the first node
+             * emitted for it takes it as a node name (2). */
+            im->taken[imp_intern(im, unique)] &= (uint8_t)~2;
         }
         int r = imp_fold(im);
         if (r < 0)
