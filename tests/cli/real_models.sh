@@ -8,10 +8,11 @@
 # Each is checked, planned under every shipped policy, and executed with its
 # real weights under fuse_all and gcu_tlf, the outputs compared with
 # PyTorch's (in.safetensors / out.safetensors serve both paths: the ONNX
-# inputs and outputs carry the FX names). Tolerance: fuseeng's f32 default,
-# |got - ref| <= 1e-4 * (|ref| + rms(ref)) per element, which the kernels
-# meet against PyTorch's on all six models (the report's max errors are
-# printed as TAP comments, with each stage's wall time).
+# inputs and outputs carry the FX names). Tolerance: every element within
+# |got - ref| <= 1e-4 * (|ref| + rms(ref)) (--expect-rtol 1e-4, ten times
+# tighter than --expect's f32 default); the largest error measured is
+# 3.5e-6 of that scale (ViT-B/16), so there is a margin of 25x. Each check
+# names the largest errors and its wall time.
 # Without torch and torchvision in /usr/bin/python3, every check is skipped.
 . tests/lib.sh
 PY=/usr/bin/python3
@@ -94,7 +95,8 @@ for m in $MODELS; do
         for p in $EXEC_POLICIES; do
             t0=$(now)
             if "$FUSEENG" run "$M" --policy "$p" --execute --budget 0.01 --weights "$W" \
-                --inputs "$d/in.safetensors" --expect "$d/out.safetensors" >"$T/exec" 2>"$T/err"; then
+                --inputs "$d/in.safetensors" --expect "$d/out.safetensors" --expect-rtol 1e-4 \
+                >"$T/exec" 2>"$T/err"; then
                 ok "$m $path: run --execute --policy $p matches PyTorch (max err $(max_err "$T/exec"), $(since "$t0") s)"
             else
                 not_ok "$m $path: run --execute --policy $p matches PyTorch" \

@@ -15,11 +15,13 @@ the LLaMA-style block of llama_block.py) it writes into OUTDIR/NAME/:
 and one line per model to OUTDIR/models.tsv: name, FX nodes, custom nodes,
 seconds spent tracing + mapping, writing, and exporting to ONNX.
 
-Random initialisation leaves parts of these models close to the identity
-(batch-norm running statistics 0 and 1, layer-norm weights 1 and biases 0,
-ConvNeXt's layer scale 1e-6, ViT's class token 0), where a mapping that
+Random initialisation leaves parts of these models constant (batch-norm
+running statistics 0 and 1, layer-norm weights 1 and biases 0, ConvNeXt's
+layer scale 1e-6, ViT's class token 0 and its classifier head all zeros,
+which makes its output 0 whatever the rest computes), where a mapping that
 mixed up, say, the mean and the variance would still pass. perturb() draws
-them at random too, so the comparison with PyTorch tests every input.
+every constant tensor at random, so the comparison with PyTorch tests every
+input.
 """
 import os
 import sys
@@ -39,20 +41,17 @@ MODELS = VISION + ["llama_block"]
 
 
 def perturb(module, g):
-    """Draw the near-identity parameters and statistics at random (see the note above)."""
+    """Draw every constant parameter and statistic at random (see the note above)."""
     with torch.no_grad():
         for name, t in list(module.named_parameters()) + list(module.named_buffers()):
-            if not t.is_floating_point():
+            if not t.is_floating_point() or t.numel() < 2 or bool((t != t.flatten()[0]).any()):
                 continue
-            leaf = name.rsplit(".", 1)[-1]
-            if leaf == "running_var" or (leaf == "weight" and t.dim() == 1):
-                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
-            elif leaf in ("running_mean", "bias") and t.dim() == 1:
-                t.copy_(torch.randn(t.shape, generator=g) * 0.1)
-            elif leaf == "layer_scale":
+            if name.rsplit(".", 1)[-1] == "layer_scale":
                 t.copy_(torch.rand(t.shape, generator=g) * 0.2 + 0.1)
-            elif leaf == "class_token":
-                t.copy_(torch.randn(t.shape, generator=g) * 0.02)
+            elif float(t.flatten()[0]) > 0:      # variances, norm weights
+                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
+            else:                                # biases, means, tokens, a zeroed head
+                t.copy_(torch.randn(t.shape, generator=g) * 0.05)
 
 
 def build(name, seed):
