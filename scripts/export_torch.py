@@ -111,7 +111,9 @@ def example_inputs(module, specs, dtype, seed):
     if not specs and hasattr(module, "example_inputs"):
         ex = module.example_inputs()
         ex = ex if isinstance(ex, dict) else dict(zip(names, ex))
-        specs_t = {k: (list(v.shape), v.dtype) for k, v in ex.items()}
+        # Shapes and integer dtypes from the example; floats take --dtype.
+        specs_t = {k: (list(v.shape), None if v.is_floating_point() else v.dtype)
+                   for k, v in ex.items()}
     else:
         specs_t = {}
         for text in specs:
