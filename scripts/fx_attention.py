@@ -15,22 +15,28 @@ What this does not express (bias_kv, zero attention, separate k/v weights,
 key padding and 3-D masks) raises Unsupported: the call becomes custom.
 """
 import math
+import operator
 
 import torch
 
 from fx_graph import Ten, Unsupported
-from fx_handlers import binary_op, linear, param, reshape_to, slice_axis, transpose_perm
+from fx_handlers import binary_op, param, reshape_to, slice_axis, transpose_perm
+
+
+def _linear(b, x, w, bias, tag):
+    """x @ w^T (+ bias) as intermediate nodes named after the FX node and tag."""
+    shape = x.shape[:-1] + (w.shape[0],)
+    y = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype, suffix=f"{tag}.mm")
+    if bias is None:
+        return y
+    return b.op("add", [y, bias], shape=shape, dtype=x.dtype, suffix=tag)
 
 
 def _project(b, x, w, bias, lo, hi, tag):
-    """x @ w[lo:hi]^T + bias[lo:hi] (slices only when not the whole weight)."""
+    """x @ w[lo:hi]^T + bias[lo:hi]: one of q, k, v from the packed in-projection."""
     w = slice_axis(b, w, 0, lo, hi, suffix=f"w{tag}")
-    shape = x.shape[:-1] + (hi - lo,)
-    y = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype, suffix=f"mm{tag}")
-    if bias is None:
-        return y
-    bias = slice_axis(b, bias, 0, lo, hi, suffix=f"b{tag}")
-    return b.op("add", [y, bias], shape=shape, dtype=x.dtype, suffix=f"{tag}")
+    bias = slice_axis(b, bias, 0, lo, hi, suffix=f"b{tag}") if bias is not None else None
+    return _linear(b, x, w, bias, tag)
 
 
 def _heads(b, x, h, tag):
@@ -57,7 +63,7 @@ def multihead(b, mod, query, key, value, key_padding_mask, need_weights, attn_ma
     w = param(b, mod, "in_proj_weight")
     bias = param(b, mod, "in_proj_bias") if mod.in_proj_bias is not None else None
     if query is key and key is value:
-        qkv = linear_inter(b, q_in, w, bias)
+        qkv = _linear(b, q_in, w, bias, "qkv")
         q, k, v = (slice_axis(b, qkv, 2, i * e, (i + 1) * e, suffix=t) for i, t in enumerate("qkv"))
     else:
         q = _project(b, q_in, w, bias, 0, e, "q")
@@ -84,31 +90,15 @@ def multihead(b, mod, query, key, value, key_padding_mask, need_weights, attn_ma
     if mod.out_proj.bias is not None:
         out_b = b.weight(f"{b.fx.target}.out_proj.bias", mod.out_proj.bias)
     out_w = b.weight(f"{b.fx.target}.out_proj.weight", mod.out_proj.weight)
-    metas = b.fx.meta["tensor_meta"]
-    out = _linear_as(b, o, out_w, out_b, metas[0])
+    out = _linear(b, o, out_w, out_b, "out.proj")
     if not mod.batch_first:
         out = transpose_perm(b, out, [1, 0, 2], suffix="out")
     weights = None
-    if need_weights:
+    # Only when something takes output [1]: a dead node would still run.
+    if need_weights and any(u.target is operator.getitem and u.args[1] == 1 for u in b.fx.users):
         if average_attn_weights:
             weights = b.op("mean", [p], {"axes": [1]}, shape=(bsz, lq, ls), dtype=p.dtype,
                            suffix="weights")
         else:
             weights = p
     return (out, weights)
-
-
-def linear_inter(b, x, w, bias):
-    shape = x.shape[:-1] + (w.shape[0],)
-    y = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype, suffix="qkv.mm")
-    if bias is None:
-        return y
-    return b.op("add", [y, bias], shape=shape, dtype=x.dtype, suffix="qkv")
-
-
-def _linear_as(b, o, w, bias, meta):
-    shape = o.shape[:-1] + (w.shape[0],)
-    y = b.op("matmul", [o, w], {"transpose_b": True}, shape=shape, dtype=o.dtype, suffix="out.mm")
-    if bias is None:
-        return y
-    return b.op("add", [y, bias], shape=shape, dtype=o.dtype, suffix="out.proj")

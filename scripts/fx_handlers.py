@@ -13,7 +13,6 @@ A handler raises Unsupported for what it cannot express exactly (a training
 mode dropout, circular padding, ...): the call becomes a custom node.
 """
 import builtins
-import math
 import operator
 
 import torch

@@ -24,7 +24,6 @@ ShapeProp's shape and dtype, so `fuseeng check` compares our inference with
 what PyTorch computed.
 """
 import torch
-import torch.nn as nn
 
 import fx_handlers as H
 from fx_graph import Builder, ExportError, Ten, Unsupported, elem_size, numel

@@ -1,6 +1,7 @@
 # export_torch.sh: scripts/export_torch.py on small modules: what an
 # unmappable call becomes (a custom node with a warning naming it), several
-# inputs and outputs (names, only the weights used), and bad input (a module
+# inputs and outputs (names, only the weights used), the MultiheadAttention
+# forms ViT does not use, and bad input (a module
 # that is not one, missing or malformed shapes, a shape PyTorch refuses, a
 # dtype fuseeng has no type for): exit 2, a message naming the fix, no
 # file written. The real models are tests/cli/real_models.sh.
@@ -9,7 +10,7 @@ PY=/usr/bin/python3
 X=scripts/export_torch.py
 
 if ! "$PY" -c 'import torch' 2>/dev/null; then
-    for c in "custom fallback" "two inputs and outputs" "int16 weight" "unknown module" "missing file" \
+    for c in "custom fallback" "two inputs and outputs" "MultiheadAttention variants match PyTorch" "int16 weight" "unknown module" "missing file" \
         "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses"; do
         skip "export_torch.py: $c" "no torch"
     done
@@ -51,6 +52,22 @@ class Short(nn.Module):
         return x * self.s
 
 
+class Attn(nn.Module):
+    """MultiheadAttention beyond ViT's: [L,B,E] cross attention with a float
+    mask and its weights used; batch_first self attention, boolean mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.cross = nn.MultiheadAttention(32, 4)
+        self.self_ = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.register_buffer("fmask", torch.randn(6, 10))
+        self.register_buffer("bmask", torch.ones(8, 8).triu(1).bool())
+
+    def forward(self, q, kv, x):
+        o, w = self.cross(q, kv, kv, attn_mask=self.fmask)
+        return o, w, self.self_(x, x, x, attn_mask=self.bmask)[0]
+
+
 def not_a_module():
     return 3
 EOF
@@ -75,6 +92,17 @@ if "$PY" $X "$T/mods.py:Two" -o "$T/two.json" --input x=4x8 --input y=4x8 >"$T/o
     ok "export_torch.py: two inputs and outputs"
 else
     not_ok "export_torch.py: two inputs and outputs" "$(cat "$T/err")"
+fi
+
+# nn.MultiheadAttention decomposed, three outputs checked against PyTorch.
+if "$PY" $X "$T/mods.py:Attn" -o "$T/attn.json" --input q=6x2x32 --input kv=10x2x32 \
+    --input x=2x8x32 --inputs-out "$T/in.st" --expect-out "$T/out.st" >"$T/out" 2>"$T/err" &&
+    "$FUSEENG" run "$T/attn.json" --policy gcu_tlf --execute --budget 0.01 --weights "$T/attn.safetensors" \
+        --inputs "$T/in.st" --expect "$T/out.st" --expect-rtol 1e-4 >"$T/run" 2>>"$T/err" &&
+    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 6 ]; then
+    ok "export_torch.py: MultiheadAttention variants match PyTorch"
+else
+    not_ok "export_torch.py: MultiheadAttention variants match PyTorch" "$(cat "$T/err")"
 fi
 
 # Bad input: exit 2, the message says what to fix, nothing written.

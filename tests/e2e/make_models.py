@@ -73,7 +73,6 @@ def make(outdir, name, seed=0):
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     m, inputs = build(name, seed)
-    t0 = time.time()
     info = export_torch.export(m, inputs, os.path.join(d, "fx.json"),
                                inputs_out=os.path.join(d, "in.safetensors"),
                                expect_out=os.path.join(d, "out.safetensors"),
