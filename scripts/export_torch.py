@@ -41,7 +41,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fx_trace  # noqa: E402
 import st_write  # noqa: E402
-from fx_graph import DTYPES, ExportError  # noqa: E402
+from fx_graph import DTYPES, ExportError, leaves  # noqa: E402
 from fx_to_fuseeng import convert  # noqa: E402
 
 NAMES = {v: k for k, v in DTYPES.items()}
@@ -157,16 +157,6 @@ def _json(model):
     return "\n".join(lines) + "\n"
 
 
-def _flat(v):
-    if isinstance(v, torch.Tensor):
-        return [v]
-    if isinstance(v, (list, tuple)):
-        return [t for x in v for t in _flat(x)]
-    if isinstance(v, dict):
-        return [t for x in v.values() for t in _flat(x)]
-    return []
-
-
 def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_out=None,
            name=None, source=None, defaults=None, leaf_types=(), check=True):
     """Trace module on inputs (dict name -> tensor) and write the files; returns a summary dict.
@@ -189,7 +179,7 @@ def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_o
         why = fx_trace.verify(gm, [inputs[p] for p in ph], outputs)
         if why:
             warns.append(f"{why} on the example inputs (data-dependent control flow?)")
-    outs = dict(zip(model["outputs"], _flat(outputs)))
+    outs = dict(zip(model["outputs"], leaves(outputs, torch.Tensor)))
     t3 = time.time()
     d = os.path.dirname(os.path.abspath(out_json))
     weights_out = weights_out or os.path.splitext(out_json)[0] + ".safetensors"

@@ -133,3 +133,25 @@ def numel(shape):
 
 def elem_size(dtype):
     return torch.empty((), dtype=dtype).element_size()
+
+
+def tree_map(f, v):
+    """v with f applied to every leaf of its lists, tuples, dicts and slices."""
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(tree_map(f, x) for x in v)
+    if isinstance(v, dict):
+        return {k: tree_map(f, x) for k, x in v.items()}
+    if isinstance(v, slice):
+        return slice(tree_map(f, v.start), tree_map(f, v.stop), tree_map(f, v.step))
+    return f(v)
+
+
+def leaves(v, kind):
+    """The leaves of v (nested lists, tuples, dicts) that are instances of kind, in order."""
+    if isinstance(v, kind):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [x for e in v for x in leaves(e, kind)]
+    if isinstance(v, dict):
+        return [x for e in v.values() for x in leaves(e, kind)]
+    return []

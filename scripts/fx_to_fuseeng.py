@@ -26,45 +26,24 @@ what PyTorch computed.
 import torch
 
 import fx_handlers as H
-from fx_graph import Builder, ExportError, Ten, Unsupported, elem_size, numel
+from torch.fx.passes.shape_prop import TensorMetadata
+
+from fx_graph import Builder, ExportError, Ten, Unsupported, elem_size, leaves, numel, tree_map
 
 def _bind_fx(b, node, env):
     """The FX node's args/kwargs with every FX node replaced by its mapped value."""
     def m(a):
-        if isinstance(a, torch.fx.Node):
-            return env[a]
-        if isinstance(a, (list, tuple)):
-            return type(a)(m(x) for x in a)
-        if isinstance(a, dict):
-            return {k: m(x) for k, x in a.items()}
-        if isinstance(a, slice):
-            return slice(m(a.start), m(a.stop), m(a.step))
-        return a
-    return m(node.args), m(node.kwargs)
+        return env[a] if isinstance(a, torch.fx.Node) else a
+    return tree_map(m, node.args), tree_map(m, node.kwargs)
 
 
 def _leaves(v):
-    if isinstance(v, Ten):
-        yield v
-    elif isinstance(v, (list, tuple)):
-        for x in v:
-            yield from _leaves(x)
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _leaves(x)
+    return leaves(v, Ten)
 
 
 def _metas(meta):
     """Flattened TensorMetadata of a node's result."""
-    if meta is None:
-        return []
-    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
-        return [meta]
-    if isinstance(meta, (list, tuple)):
-        return [x for m in meta for x in _metas(m)]
-    if isinstance(meta, dict):
-        return [x for m in meta.values() for x in _metas(m)]
-    return []
+    return leaves(meta, TensorMetadata)
 
 
 def _describe(gm, node):

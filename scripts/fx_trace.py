@@ -26,14 +26,15 @@ import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
+from fx_graph import leaves, tree_map
+
 _MISSING = object()
 # Tensor attributes that answer from the example value instead of a graph node.
 _CONCRETE_ATTRS = {"shape", "dtype", "ndim", "device", "is_cuda", "layout",
                    "requires_grad", "is_sparse", "is_quantized"}
 
 
-def _value_of(a):
-    """The concrete value behind a traced argument (Proxy, attribute, nesting)."""
+def _leaf_value(a):
     if isinstance(a, ConcreteAttribute):
         return getattr(_value_of(a.root), a.attr)
     if isinstance(a, ConcreteProxy):
@@ -41,13 +42,12 @@ def _value_of(a):
         if v is _MISSING:
             raise RuntimeError(f"no example value for {a.node.format_node()}")
         return v
-    if isinstance(a, (list, tuple)):
-        return type(a)(_value_of(x) for x in a)
-    if isinstance(a, dict):
-        return {k: _value_of(x) for k, x in a.items()}
-    if isinstance(a, slice):
-        return slice(_value_of(a.start), _value_of(a.stop), _value_of(a.step))
     return a
+
+
+def _value_of(a):
+    """The concrete value behind a traced argument (Proxy, attribute, nesting)."""
+    return tree_map(_leaf_value, a)
 
 
 class ConcreteProxy(torch.fx.Proxy):
@@ -229,30 +229,18 @@ def trace(module, inputs, concrete_args=None, leaf_types=()):
 
 
 def _holds_tensor(v):
-    if isinstance(v, torch.Tensor):
-        return True
-    if isinstance(v, (list, tuple)):
-        return any(_holds_tensor(x) for x in v)
-    if isinstance(v, dict):
-        return any(_holds_tensor(x) for x in v.values())
-    return False
+    return bool(leaves(v, torch.Tensor))
 
 
 def _map_tensors(v, f):
-    if isinstance(v, torch.Tensor):
-        return f(v)
-    if isinstance(v, (list, tuple)) and _holds_tensor(v):
-        return type(v)(_map_tensors(x, f) for x in v)
-    return v
+    return tree_map(lambda x: f(x) if isinstance(x, torch.Tensor) else x, v) if _holds_tensor(v) else v
 
 
 def verify(gm, args, outputs):
     """None if ShapeProp's run of gm on args gives outputs, else what differs."""
     with torch.no_grad():
         got = ShapeProp(gm).propagate(*args)
-    flat = lambda v: [v] if isinstance(v, torch.Tensor) else [t for x in v for t in flat(x)] \
-        if isinstance(v, (list, tuple)) else []
-    for i, (a, b) in enumerate(zip(flat(got), flat(outputs))):
+    for i, (a, b) in enumerate(zip(leaves(got, torch.Tensor), leaves(outputs, torch.Tensor))):
         if a.shape != b.shape or not torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
             return f"output {i} of the traced graph differs from the module's"
     return None
