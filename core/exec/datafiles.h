@@ -1,14 +1,8 @@
-/* datafiles.h: safetensors files matched to a graph: the weights and the
- * inputs a session runs with (exec.h), the expected outputs a run is
- * compared with (run --execute --expect), a run's outputs written out
- * (--save-outputs).
- *
- * A file matches a graph for a role when it holds exactly the graph's
- * tensors of that role (weights: tensors of kind weight; inputs: the graph
- * inputs; outputs: the graph outputs), by name, each of the graph's dtype
- * and of its shape at the graph's dims (after --dim). Anything else is
- * FE_EINPUT naming the file and the first tensor that is missing, extra, or
- * of another dtype or shape.
+/* datafiles.h: the safetensors files a command reads or writes beside a
+ * run: the weights and the inputs a session runs with (exec.h), the
+ * expected outputs a run is compared with (run --execute --expect), a run's
+ * outputs written out (--save-outputs). Each file read is matched to the
+ * graph first (datacheck.h).
  */
 #ifndef FE_DATAFILES_H
 #define FE_DATAFILES_H
@@ -16,14 +10,10 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "datacheck.h"
 #include "exec.h"
 #include "jsonw.h"
 #include "safetensors.h"
-
-typedef enum fe_df_role { FE_DF_WEIGHTS, FE_DF_INPUTS, FE_DF_OUTPUTS } fe_df_role;
-
-/* FE_OK if f matches g for role, else FE_EINPUT (see above). */
-int fe_df_check(const fe_graph *g, const fe_st_file *f, int role, fe_error *err);
 
 /* The files a command reads, each opened (a NULL path: none) and checked
  * against g. FE_OK, or an error with nothing left open. Close with

@@ -19,7 +19,7 @@
 #include "aten.h"
 #include "aten_bounds.h"
 #include "convert.h"
-#include "datafiles.h"
+#include "datacheck.h"
 #include "exec.h"
 #include "group.h"
 #include "node.h"
@@ -367,8 +367,8 @@ fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
             ex->static_bytes += tt->bytes;
     }
     /* The files are checked whole before anything runs, lazy or not. */
-    if ((ex->o.weights && fe_df_check(g, ex->o.weights, FE_DF_WEIGHTS, err)) ||
-        (ex->o.inputs && fe_df_check(g, ex->o.inputs, FE_DF_INPUTS, err)) ||
+    if ((ex->o.weights && fe_datacheck(g, ex->o.weights, FE_DATA_WEIGHTS, err)) ||
+        (ex->o.inputs && fe_datacheck(g, ex->o.inputs, FE_DATA_INPUTS, err)) ||
         (!ex->o.lazy && fill_statics(ex, err))) {
         fe_exec_free(ex);
         return NULL;
