@@ -183,34 +183,39 @@ static void malformed(void **s)
     write_hdr(p, "{} x", 0);
     refused(p, "text after", NULL);
 
-    write_hdr(p, "{\"w\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
-    refused(p, "tensor 'w'", "unknown dtype \"F128\"", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4);
-    refused(p, "tensor 'w'", "end beyond the data", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,2]}}", 8);
-    refused(p, "tensor 'w'", "begin <= end", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,12]}}", 12);
-    refused(p, "tensor 'w'", "hold 12 bytes", "needs 8", NULL);
-    write_hdr(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12);
-    refused(p, "tensor 'b'", "overlap", "tensor 'a'", NULL);
-    write_hdr(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-                 "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8);
-    refused(p, "tensor 'a'", "appears twice", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],"
-                 "\"data_offsets\":[0,4]}}", 4);
-    refused(p, "tensor 'w'", "too large", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4);
-    refused(p, "tensor 'w'", "integer >= 0", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
-                 "\"data_offsets\":[0,4]}}", 4);
-    refused(p, "tensor 'w'", "more than 8", NULL);
-    write_hdr(p, "{\"w\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4);
-    refused(p, "tensor 'w'", "lacks \"shape\"", NULL);
-    write_hdr(p, "{\"w\":[1]}", 0);
-    refused(p, "tensor 'w'", "must be an object", NULL);
-    write_hdr(p, "{\"__metadata__\":{\"k\":1}}", 0);
-    refused(p, "__metadata__", "'k'", NULL);
+    /* Headers whose entries are wrong: header, data bytes, what the
+     * message must say. */
+    static const struct { const char *hdr; size_t ndata; const char *want[3]; } bad[] = {
+        {"{'w':{'dtype':'F128','shape':[1],'data_offsets':[0,4]}}", 4,
+         {"tensor 'w'", "unknown dtype \"F128\""}},
+        {"{'w':{'dtype':'F32','shape':[2],'data_offsets':[0,8]}}", 4,
+         {"tensor 'w'", "end beyond the data"}},
+        {"{'w':{'dtype':'F32','shape':[2],'data_offsets':[4,2]}}", 8, {"tensor 'w'", "begin <= end"}},
+        {"{'w':{'dtype':'F32','shape':[2],'data_offsets':[0,12]}}", 12,
+         {"tensor 'w'", "hold 12 bytes", "needs 8"}},
+        {"{'a':{'dtype':'F32','shape':[2],'data_offsets':[0,8]},"
+         "'b':{'dtype':'F32','shape':[2],'data_offsets':[4,12]}}", 12,
+         {"tensor 'b'", "overlap", "tensor 'a'"}},
+        {"{'a':{'dtype':'F32','shape':[1],'data_offsets':[0,4]},"
+         "'a':{'dtype':'F32','shape':[1],'data_offsets':[4,8]}}", 8, {"tensor 'a'", "appears twice"}},
+        {"{'w':{'dtype':'F32','shape':[4294967296,4294967296],'data_offsets':[0,4]}}", 4,
+         {"tensor 'w'", "too large"}},
+        {"{'w':{'dtype':'F32','shape':[-1],'data_offsets':[0,4]}}", 4, {"tensor 'w'", "integer >= 0"}},
+        {"{'w':{'dtype':'F32','shape':[1,1,1,1,1,1,1,1,1],'data_offsets':[0,4]}}", 4,
+         {"tensor 'w'", "more than 8"}},
+        {"{'w':{'dtype':'F32','data_offsets':[0,4]}}", 4, {"tensor 'w'", "lacks \"shape\""}},
+        {"{'w':[1]}", 0, {"tensor 'w'", "must be an object"}},
+        {"{'__metadata__':{'k':1}}", 0, {"__metadata__", "'k'"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char hdr[256];
+        snprintf(hdr, sizeof hdr, "%s", bad[i].hdr);
+        for (char *c = hdr; *c; c++)   /* ' for " keeps the table readable */
+            if (*c == '\'')
+                *c = '"';
+        write_hdr(p, hdr, bad[i].ndata);
+        refused(p, bad[i].want[0], bad[i].want[1], bad[i].want[2], NULL);
+    }
 
     refused(file("missing.safetensors"), "cannot open", NULL);
     refused(dir, "regular file", NULL);

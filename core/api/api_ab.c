@@ -184,7 +184,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
     if (rc == FE_OK && o->measure &&
-        fe_ab_measure_row(ab, r, fe_api_graph(m), plans, o->budget, o->reps, err) != FE_OK) {
+        fe_ab_measure_row(ab, r, fe_api_graph(m), plans, o, err) != FE_OK) {
         fe_error_prefix(err, "%s: --measure: ", row->path);
         rc = err ? err->code : FE_ERUNTIME;
     }

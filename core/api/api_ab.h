@@ -119,9 +119,10 @@ double fe_ab_ratio(const fe_ab *ab, int r, int c);
 int fe_ab_winner(const fe_ab *ab, int r);
 
 /* Measure row r's plans (column order; NULL for failed cells) on this CPU,
- * interleaved, into the cells (api_ab_stats.c). */
-int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans, double budget,
-                      int reps, fe_error *err);
+ * interleaved, into the cells, with o's budget, reps and data files
+ * (api_ab_stats.c). */
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans,
+                      const fe_ab_run_options *o, fe_error *err);
 
 /* The text of fuseeng ab --diff for plans a and b of one model on machine
  * m (api_ab_diff.c); caller frees with fe_free. */

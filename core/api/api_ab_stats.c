@@ -11,6 +11,7 @@
 
 #include "api_ab.h"
 #include "compare.h"
+#include "datafiles.h"
 #include "exec.h"
 #include "paired.h"
 #include "timing.h"
@@ -33,9 +34,12 @@ static int check(fe_exec *ex, const fe_exec_result *ref, const fe_plan *p, fe_ab
     return rc;
 }
 
-int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans, double budget,
-                      int reps, fe_error *err)
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans,
+                      const fe_ab_run_options *o, fe_error *err)
 {
+    double budget = o->budget;
+    int reps = o->reps;
+    fe_df_files files = {0};
     int nc = ab->ncols, n = 0, idx[80];
     fe_plan *pl[80];
     fe_exec_opts eo = {.seed = 1};
@@ -44,6 +48,10 @@ int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans
     fe_plan *unf = NULL;
     double *ms = NULL, *tmp = NULL;
     int rc = fe_exec_executable(g, err);
+    if (rc == FE_OK && (rc = fe_df_open(&files, g, o->weights, o->inputs, NULL, err)) == FE_OK) {
+        eo.weights = files.weights;
+        eo.inputs = files.inputs;
+    }
     if (rc == FE_OK && !(ex = fe_exec_new(g, &eo, err)))
         rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_OK)
@@ -89,5 +97,6 @@ out:
     fe_plan_free(unf);
     fe_exec_result_free(ref);
     fe_exec_free(ex);
+    fe_df_close(&files);
     return rc;
 }

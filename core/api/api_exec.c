@@ -9,9 +9,10 @@ fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_err
 {
     if (fe_api_null(p, "fe_plan_execute", "the plan", err))
         return NULL;
-    if (o && (o->budget < 0 || o->budget > 86400 || o->rtol < 0 || o->rtol >= 1)) {
+    if (o && (o->budget < 0 || o->budget > 86400 || o->rtol < 0 || o->rtol >= 1 ||
+              o->expect_rtol < 0 || o->expect_rtol >= 1)) {
         fe_error_set(err, FE_EINPUT, "fe_plan_execute: budget %g s must be in [0, 86400] and "
-                     "rtol %g in [0, 1)", o->budget, o->rtol);
+                     "rtol %g and expect_rtol %g in [0, 1)", o->budget, o->rtol, o->expect_rtol);
         return NULL;
     }
     fe_result *x = calloc(1, sizeof *x);
@@ -21,7 +22,8 @@ fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_err
     }
     fe_execution_opts eo = {0};
     if (o)
-        eo = (fe_execution_opts){o->seed, o->budget, o->no_timing, o->rtol};
+        eo = (fe_execution_opts){o->seed, o->budget, o->no_timing, o->rtol, o->weights, o->inputs,
+                                 o->expect, o->expect_rtol};
     if (fe_execute_plan(p, &eo, &x->x, err) != FE_OK) {
         free(x);
         return NULL;
@@ -40,6 +42,14 @@ int fe_result_check(const fe_result *x, fe_error *err)
     if (fe_api_null(x, "fe_result_check", "the result", err))
         return FE_EINPUT;
     return fe_execution_check(x->plan, &x->x, err);
+}
+
+int fe_result_save_outputs(const fe_result *x, const char *path, fe_error *err)
+{
+    if (fe_api_null(x, "fe_result_save_outputs", "the result", err) ||
+        fe_api_null(path, "fe_result_save_outputs", "the path", err))
+        return FE_EINPUT;
+    return fe_df_save(x->plan->g, x->x.ref, path, err);
 }
 
 double fe_result_ms(const fe_result *x, int unfused)

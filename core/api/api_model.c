@@ -189,3 +189,14 @@ fe_plan *fe_model_unfused(const fe_model *m, fe_error *err)
         return NULL;
     return fe_plan_unfused(fe_api_graph(m), err);
 }
+
+int fe_model_check_data(const fe_model *m, const char *weights, const char *inputs,
+                        const char *outputs, fe_error *err)
+{
+    if (fe_api_null(m, "fe_model_check_data", "the model", err))
+        return FE_EINPUT;
+    fe_df_files d;
+    int rc = fe_df_open(&d, fe_api_graph(m), weights, inputs, outputs, err);
+    fe_df_close(&d);
+    return rc;
+}

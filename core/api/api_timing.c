@@ -27,7 +27,7 @@ fe_timing *fe_plan_time(const fe_plan *p, const fe_timing_options *o, fe_error *
     }
     fe_measure_opts mo = {0};
     if (o)
-        mo = (fe_measure_opts){o->seed, o->budget, o->totals};
+        mo = (fe_measure_opts){o->seed, o->budget, o->totals, o->weights, o->inputs};
     if (fe_measure_plan(p, &mo, &t->m, err) != FE_OK) {
         free(t);
         return NULL;
@@ -62,6 +62,7 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
     fprintf(f, "plan       %s (%d groups)\n", label, plan->ngroups);
     fprintf(f, "measured   on this CPU: %s, seed %llu, %.2f s of repetitions per item\n",
             fe_threads(), (unsigned long long)t->seed, t->budget);
+    fe_df_text(&m->files, f);
     fprintf(f, "\ngroups (as one kernel; separate = members one by one)\n");
     fprintf(f, "  %4s  %-34s %5s  %-14s %10s %10s %10s %9s %6s %10s %7s %11s %7s\n", "#", "ops",
             "nodes", "kernel", "median ms", "min", "max", "spread", "reps", "bytes", "GB/s",
@@ -175,6 +176,7 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
     fe_jw_int(&w, omp_get_max_threads());
     fe_jw_key(&w, "seed");
     fe_jw_int(&w, (int64_t)t->seed);
+    fe_df_json(&t->m.files, &w);
     fe_jw_key(&w, "budget_s");
     fe_jw_num(&w, t->budget);
     fe_jw_key(&w, "groups");

@@ -40,6 +40,9 @@ static const char usage[] =
     "                    ratio (\"same\" when it holds 1), and a check of the results\n"
     "  --reps N          timed rounds per row with --measure (default: by --budget)\n"
     "  --budget S        seconds of timed runs per plan with --measure (default 0.5)\n"
+    "  --weights FILE    the model's weights from a safetensors file for --measure and\n"
+    "                    ctx:bench (docs/formats.md); every model must match it\n"
+    "  --inputs FILE     the graph inputs from a safetensors file likewise\n"
     "  --diff A B MODEL  the groups where A's and B's plans differ, the decisions\n"
     "                    behind each, and each difference simulated\n"
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
@@ -100,7 +103,8 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
             return m == 2 ? 2 : add(lists[k].list, lists[k].n, lists[k].cap, val, lists[k].name);
     struct { const char *name; const char **dst; } singles[] = {
         {"--suite", &o->suite}, {"--svg", &o->svg}, {"--html", &o->html}, {"--out", &o->out},
-        {"--profile", &o->profile}, {"--shard", &o->shard_arg}};
+        {"--profile", &o->profile}, {"--shard", &o->shard_arg},
+        {"--weights", &o->limits.weights}, {"--inputs", &o->limits.inputs}};
     for (size_t k = 0; k < sizeof singles / sizeof singles[0]; k++)
         if ((m = fe_cli_opt("ab", argc, argv, i, singles[k].name, singles[k].dst)))
             return m == 2 ? 2 : 0;
@@ -158,7 +162,7 @@ static int parse(int argc, char **argv, ab_opts *o)
         if (o->nmodels == 0)
             return fe_cli_usage("ab", "merge: give the shard files (fuseeng ab ... --shard I/N)");
         if (o->npolicies || o->suite || o->shard_arg || o->measure || o->diff[0] || o->nmachines ||
-            o->ndims || o->nparams)
+            o->ndims || o->nparams || o->limits.weights || o->limits.inputs)
             return fe_cli_usage("ab", "merge takes shard files and output options only");
         return 0;
     }
@@ -179,12 +183,14 @@ static int parse(int argc, char **argv, ab_opts *o)
     if (o->shard_arg && (o->format || o->svg || o->html))
         return fe_cli_usage("ab", "--shard prints a shard file; give the output options to "
                             "'fuseeng ab merge'");
-    fe_cli_file in[MAXARGS + 2], outs[] = {{"--svg", o->svg}, {"--html", o->html}, {"--out", o->out}};
+    fe_cli_file in[MAXARGS + 4], outs[] = {{"--svg", o->svg}, {"--html", o->html}, {"--out", o->out}};
     int nin = 0;
     for (int i = 0; i < o->nmodels; i++)
         in[nin++] = (fe_cli_file){"a model", o->models[i]};
     in[nin++] = (fe_cli_file){"--suite", o->suite};
     in[nin++] = (fe_cli_file){"--profile", o->profile};
+    in[nin++] = (fe_cli_file){"--weights", o->limits.weights};
+    in[nin++] = (fe_cli_file){"--inputs", o->limits.inputs};
     return fe_cli_distinct("ab", in, nin, outs, 3);
 }
 
@@ -256,7 +262,8 @@ static int compare(fe_engine *e, const ab_opts *o)
     fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
     if (!s)
         return fe_cli_fail(&err);
-    fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL};
+    fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
+                            o->limits.weights, o->limits.inputs};
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)

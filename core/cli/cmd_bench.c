@@ -25,12 +25,15 @@ static const char usage[] =
     "  --profile FILE     measured times for profile-driven policies\n"
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
     "  --seed N           random inputs and weights (default 1)\n"
+    "  --weights FILE     the model's weights from a safetensors file (every tensor of\n"
+    "                     kind weight; docs/formats.md) instead of random values\n"
+    "  --inputs FILE      the graph inputs from a safetensors file likewise\n"
     "  --json             print the results as JSON (fuseeng.bench/1)\n"
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
     "                     limits of the policy run (as for fuseeng run)\n"
     "\n"
     "Set OMP_NUM_THREADS to choose the threads. Exit status 2 for a bad model,\n"
-    "policy or option, or a model with ops that have no kernel.\n";
+    "policy, option or data file, or a model with ops that have no kernel.\n";
 
 typedef struct bench_opts {
     const char *model;
@@ -81,6 +84,8 @@ static int run(int argc, char **argv)
     if (fe_cli_plan_make(o.model, &o.plan, &pl, &err) != FE_OK)
         return fe_cli_fail(&err);
     o.m.totals = 1;
+    o.m.weights = o.plan.eng.weights;
+    o.m.inputs = o.plan.eng.inputs;
     if (!(t = fe_plan_time(pl.plan, &o.m, &err)) ||
         fe_cli_put(fe_timing_format(t, fe_cli_plan_label(&o.plan, pl.plan),
                                     o.json ? FE_FORMAT_JSON : FE_FORMAT_TEXT, &err)))

@@ -23,6 +23,8 @@ static const char usage[] =
     "  --dim NAME=V       override a model dim\n"
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
     "  --seed N           random inputs and weights (default 1)\n"
+    "  --weights FILE     the model's weights from a safetensors file (docs/formats.md)\n"
+    "  --inputs FILE      the graph inputs from a safetensors file\n"
     "  --param, --combine, --machine, --profile, --max-instructions, --max-memory,\n"
     "  --max-seconds      as for fuseeng run\n";
 
@@ -83,6 +85,8 @@ static int run(int argc, char **argv)
     fe_profile_info info;
     if (fe_cli_plan_make(o.model, &o.plan, &pl, &err) != FE_OK)
         return fe_cli_fail(&err);
+    o.m.weights = o.plan.eng.weights;
+    o.m.inputs = o.plan.eng.inputs;
     if (!(t = fe_plan_time(pl.plan, &o.m, &err)) ||
         fe_timing_write_profile(t, o.out, &info, &err) != FE_OK) {
         rc = fe_cli_fail(&err);

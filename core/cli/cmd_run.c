@@ -15,7 +15,9 @@ static const char usage[] =
     "L3 bytes, L2 peak, device-memory peak, spill bytes, speedup). With --execute,\n"
     "also run the plan and the unfused reference on this CPU on the same seeded\n"
     "inputs: max absolute and relative error per output, measured time per group\n"
-    "and in total; exit status 1 when an output is outside tolerance.\n"
+    "and in total; exit status 1 when an output is outside tolerance. With\n"
+    "--weights and --inputs the runs use the model's own values (safetensors files,\n"
+    "docs/formats.md), and --expect compares both runs' outputs with given ones.\n"
     "\n"
     "  --policy P          a policy; repeat it and give --combine to combine several\n"
     "  --plan FILE         a saved plan instead (fuseeng.plan/1, or a dispatch table): at the dims and on\n"
@@ -40,6 +42,17 @@ static const char usage[] =
     "  --show-kernels      print what this CPU executes for each group: the kernel, and\n"
     "                      a fused group's vector program (inputs, tiling, instructions)\n"
     "  --seed N            random inputs and weights for --execute (default 1)\n"
+    "  --weights FILE      the model's weights from a safetensors file (every tensor\n"
+    "                      of kind weight, nothing else), for --execute and ctx:bench\n"
+    "  --inputs FILE       the graph inputs from a safetensors file likewise\n"
+    "  --expect FILE       with --execute: compare the plan's and the reference's\n"
+    "                      outputs with these (safetensors, by output name, e.g.\n"
+    "                      PyTorch's); exit status 1 if they differ\n"
+    "  --expect-rtol R     tolerance for --expect (default by output: f32 1e-3,\n"
+    "                      f16 1e-2, bf16 5e-2: another implementation sums in\n"
+    "                      another order)\n"
+    "  --save-outputs FILE with --execute: write the reference run's outputs\n"
+    "                      (safetensors, for a later --expect)\n"
     "  --budget S          seconds of timed runs per measurement for --execute (0.5)\n"
     "  --rtol R            judge every output with relative tolerance R (default by\n"
     "                      dtype: f32 1e-4, f16 1e-2, bf16 5e-2)\n"
@@ -56,14 +69,15 @@ static const char usage[] =
     "                        (default 300; a script stuck in one C call, such as a\n"
     "                        backtracking string pattern, is ended a grace period later)\n"
     "\n"
-    "Exit status 2 for a bad model, policy or option (the message names the file\n"
-    "and line); a policy error stops the run unless the policy says\n"
-    "fallback_on_error = \"unfused\"; 1 when --execute finds results that differ.\n";
+    "Exit status 2 for a bad model, policy, option or data file (the message names\n"
+    "the file and line, or tensor); a policy error stops the run unless the policy\n"
+    "says fallback_on_error = \"unfused\"; 1 when --execute finds results that\n"
+    "differ (plan against reference, or either against --expect).\n";
 
 typedef struct run_opts {
     const char *model;
     fe_cli_plan_opts plan;
-    const char *plan_out, *dot, *trace;
+    const char *plan_out, *dot, *trace, *save_outputs;
     int json, explain, stats, verbose, execute, show_kernels;
     fe_execute_options exec;
 } run_opts;
@@ -92,6 +106,17 @@ static int parse(int argc, char **argv, run_opts *o)
             o->exec.rtol = m == 2 ? 0 : strtod(val, &end);
             if (m != 2 && (end == val || *end || !(o->exec.rtol > 0) || o->exec.rtol >= 1))
                 m = 2, fe_cli_usage("run", "--rtol needs a relative tolerance in (0, 1), got '%s'", val);
+        } else if (OPT("--expect")) {
+            o->exec.expect = val;
+        } else if (OPT("--expect-rtol")) {
+            char *end = NULL;
+            o->exec.expect_rtol = m == 2 ? 0 : strtod(val, &end);
+            if (m != 2 && (end == val || *end || !(o->exec.expect_rtol > 0) ||
+                           o->exec.expect_rtol >= 1))
+                m = 2, fe_cli_usage("run", "--expect-rtol needs a relative tolerance in (0, 1), "
+                                    "got '%s'", val);
+        } else if (OPT("--save-outputs")) {
+            o->save_outputs = val;
         } else if (OPT("--budget")) {
             if (m != 2 && fe_cli_seconds("run", "--budget", val, &o->exec.budget))
                 m = 2;
@@ -122,10 +147,18 @@ static int parse(int argc, char **argv, run_opts *o)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
     if (o->show_kernels && o->json)
         return fe_cli_usage("run", "--show-kernels prints text: drop --json (or run twice)");
+    if (!o->execute && (o->exec.expect || o->exec.expect_rtol > 0 || o->save_outputs))
+        return fe_cli_usage("run", "%s goes with --execute", o->exec.expect ? "--expect"
+                            : o->save_outputs ? "--save-outputs" : "--expect-rtol");
+    if (o->exec.expect_rtol > 0 && !o->exec.expect)
+        return fe_cli_usage("run", "--expect-rtol goes with --expect FILE");
+    o->exec.weights = o->plan.eng.weights;
+    o->exec.inputs = o->plan.eng.inputs;
     fe_cli_file in[24], out[] = {{"--plan-out", o->plan_out}, {"--trace", o->trace},
-                                 {"--dot", o->dot}};
-    int nin = fe_cli_plan_inputs(o->model, &o->plan, in, 24);
-    if (fe_cli_distinct("run", in, nin, out, 3))
+                                 {"--dot", o->dot}, {"--save-outputs", o->save_outputs}};
+    int nin = fe_cli_plan_inputs(o->model, &o->plan, in, 23);
+    in[nin++] = (fe_cli_file){"--expect", o->exec.expect};
+    if (fe_cli_distinct("run", in, nin, out, 4))
         return 2;
     return fe_cli_plan_check("run", &o->plan, 1);
 }
@@ -217,6 +250,8 @@ static int run(int argc, char **argv)
     if (o.show_kernels && !(kernels = fe_plan_format(plan, NULL, NULL, NULL, FE_FORMAT_KERNELS, &err)))
         goto fail;
     int groups = o.verbose ? FE_WITH_GROUPS : 0;
+    if (o.save_outputs && fe_result_save_outputs(ex, o.save_outputs, &err) != FE_OK)
+        goto fail;
     if (o.trace && fe_cli_write(o.trace, "the trace", fe_report_format(rep, NULL, FE_FORMAT_TRACE, &err),
                              &err) != FE_OK)
         goto fail;

@@ -128,6 +128,14 @@ int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_
         if (m == 2)
             return 2;
         o->profile = val;
+    } else if (OPT("--weights")) {
+        if (m == 2)
+            return 2;
+        o->eng.weights = val;
+    } else if (OPT("--inputs")) {
+        if (m == 2)
+            return 2;
+        o->eng.inputs = val;
     } else if (OPT("--bench-budget")) {
         double v = m == 2 ? -1 : positive(cmd, "--bench-budget", val, "a positive number of seconds");
         if (v < 0)
@@ -216,6 +224,10 @@ static int plan_from_file(const char *model, const fe_cli_plan_opts *o, fe_cli_p
     }
     out->model = fe_saved_plan_model(out->saved);
     out->plan = fe_saved_plan_plan(out->saved);
+    if (fe_model_check_data(out->model, o->eng.weights, o->eng.inputs, NULL, err) != FE_OK) {
+        fe_cli_planned_free(out);
+        return err->code;
+    }
     const char *dim = NULL;
     int64_t bucket = fe_saved_plan_bucket(out->saved, &dim);
     if (bucket)
@@ -234,7 +246,10 @@ int fe_cli_plan_make(const char *model, const fe_cli_plan_opts *o, fe_cli_planne
     memset(out, 0, sizeof *out);
     if (o->plan_in)
         return plan_from_file(model, o, out, err);
+    /* The data files are checked before planning: a long run must not end
+     * in a file that never fitted the model. */
     if (!(out->model = fe_model_load_dims(model, o->dims.n, o->dims.names, o->dims.values, err)) ||
+        fe_model_check_data(out->model, o->eng.weights, o->eng.inputs, NULL, err) != FE_OK ||
         !(out->e = fe_engine_new(&o->eng, err)) ||
         (o->profile && fe_engine_set_profile(out->e, o->profile, err) != FE_OK))
         goto fail;
@@ -278,9 +293,10 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p)
 int fe_cli_plan_inputs(const char *model, const fe_cli_plan_opts *o, fe_cli_file *in, int cap)
 {
     const fe_cli_file fixed[] = {{"the model", model}, {"--plan", o->plan_in},
-                                 {"--profile", o->profile}, {"--machine", o->eng.machine}};
+                                 {"--profile", o->profile}, {"--machine", o->eng.machine},
+                                 {"--weights", o->eng.weights}, {"--inputs", o->eng.inputs}};
     int n = 0;
-    for (int i = 0; i < 4 && n < cap; i++)
+    for (int i = 0; i < 6 && n < cap; i++)
         in[n++] = fixed[i];
     for (int i = 0; i < o->npolicies && n < cap; i++)
         in[n++] = (fe_cli_file){"--policy", o->policies[i]};

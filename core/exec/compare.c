@@ -34,6 +34,12 @@ double fe_cmp_rtol(const fe_graph *g, int32_t t)
     return rt[w];
 }
 
+double fe_cmp_rtol_expect(const fe_graph *g, int32_t t)
+{
+    double r = fe_cmp_rtol(g, t);
+    return r > 1e-3 ? r : 1e-3;
+}
+
 void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,
                     fe_cmp_item *it)
 {

@@ -48,6 +48,12 @@ int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_
 /* The relative tolerance for tensor t (see above). */
 double fe_cmp_rtol(const fe_graph *g, int32_t t);
 
+/* The relative tolerance for tensor t against another implementation's
+ * values (run --execute --expect, PyTorch's outputs): at least 1e-3, since
+ * another library sums in another order and uses other approximations of
+ * exp, erf and tanh; fe_cmp_rtol where that is looser (f16, bf16 paths). */
+double fe_cmp_rtol_expect(const fe_graph *g, int32_t t);
+
 /* Compare two buffers of n elements of dtype dt with tolerance rtol
  * (atol derived as above) into item. */
 void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,

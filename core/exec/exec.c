@@ -19,6 +19,7 @@
 #include "aten.h"
 #include "aten_bounds.h"
 #include "convert.h"
+#include "datacheck.h"
 #include "exec.h"
 #include "group.h"
 #include "node.h"
@@ -365,7 +366,10 @@ fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
         if (is_static(tt))
             ex->static_bytes += tt->bytes;
     }
-    if (!ex->o.lazy && fill_statics(ex, err)) {
+    /* The files are checked whole before anything runs, lazy or not. */
+    if ((ex->o.weights && fe_datacheck(g, ex->o.weights, FE_DATA_WEIGHTS, err)) ||
+        (ex->o.inputs && fe_datacheck(g, ex->o.inputs, FE_DATA_INPUTS, err)) ||
+        (!ex->o.lazy && fill_statics(ex, err))) {
         fe_exec_free(ex);
         return NULL;
     }
@@ -411,12 +415,25 @@ void fe_exec_release(fe_exec *ex, int32_t t)
     }
 }
 
+/* The file tensor t's values come from, or NULL: random. */
+static const fe_st_tensor *file_tensor(const fe_exec *ex, int32_t t)
+{
+    const fe_tensor *tt = fe_graph_tensor(ex->g, t);
+    const fe_st_file *f = !is_static(tt) ? NULL : tt->kind == FE_WEIGHT ? ex->o.weights
+                          : tt->kind == FE_INPUT ? ex->o.inputs : NULL;
+    return f ? fe_st_find(f, fe_tensor_name(ex->g, tt)) : NULL;
+}
+
 int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err)
 {
     int rc = fe_exec_alloc(ex, t, err);
     if (rc)
         return rc;
-    fill_random(ex->g, ex->o.seed, t, &ex->bufs[t]);
+    const fe_st_tensor *src = file_tensor(ex, t);
+    if (src)   /* checked in fe_exec_new: same dtype and shape */
+        memcpy(ex->bufs[t].data, src->data, (size_t)src->nbytes);
+    else
+        fill_random(ex->g, ex->o.seed, t, &ex->bufs[t]);
     return FE_OK;
 }
 

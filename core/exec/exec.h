@@ -1,5 +1,6 @@
-/* exec.h: executing a graph on the CPU: a session owns seeded random inputs
- * and weights, runs the unfused reference (every node with its reference
+/* exec.h: executing a graph on the CPU: a session owns its inputs and
+ * weights (seeded random values, or a model's own from safetensors files),
+ * runs the unfused reference (every node with its reference
  * kernel) or a plan (every group as one kernel, group.h), allocating
  * activations by liveness in execution order with buffer reuse, and reports
  * peak memory. The CLI's `run --execute`, `bench`, `profile` and Lua's
@@ -15,6 +16,7 @@
 #include "graph.h"
 #include "ktensor.h"
 #include "plan.h"
+#include "safetensors.h"
 
 typedef struct fe_exec_opts {
     uint64_t seed;         /* random inputs and weights; 0 means 1 */
@@ -23,6 +25,9 @@ typedef struct fe_exec_opts {
     int lazy;              /* fill inputs and weights when first needed (a
                               session that benchmarks a few groups of a big
                               model), not in fe_exec_new */
+    const fe_st_file *weights;   /* every tensor of kind weight from this file (not owned;
+                                    must match the graph, datafiles.h); NULL: random */
+    const fe_st_file *inputs;    /* every graph input from this file likewise */
 } fe_exec_opts;
 
 typedef struct fe_exec fe_exec;
@@ -56,7 +61,9 @@ int fe_exec_executable(const fe_graph *g, fe_error *err);
  * / embedding and exported index.Tensor, followed through reshapes, casts
  * and other injective ops),
  * else in [0, 16). Values depend only on the seed and the tensor's name.
- * Caller frees with fe_exec_free. */
+ * With opts->weights or opts->inputs, those tensors hold the file's values
+ * instead; a file that does not match g is FE_EINPUT naming the file and
+ * the tensor (checked here, lazy or not). Caller frees with fe_exec_free. */
 fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err);
 void fe_exec_free(fe_exec *ex);
 const fe_graph *fe_exec_graph(const fe_exec *ex);
@@ -100,7 +107,8 @@ int64_t fe_exec_need_bytes(const fe_exec *ex, const fe_plan *p);
 
 /* The buffer table of the session, indexed by tensor id: inputs and weights
  * always hold data; fe_exec_fill fills any other tensor with random values
- * by the same rules (benchmarks of a group in the middle of a graph). The
+ * by the same rules (benchmarks of a group in the middle of a graph), and
+ * an input or weight with its file's values when the session has one. The
  * table is owned by the session. */
 fe_k_tensor *fe_exec_buffers(fe_exec *ex);
 int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err);

@@ -26,8 +26,16 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     x->seed = o->seed ? o->seed : 1;
     if ((rc = fe_exec_executable(g, err)) != FE_OK)
         return rc;
-    if (!(x->ex = fe_exec_new(g, &eo, err)))
-        return err->code;
+    /* Files first: their errors name the file, not the model. */
+    if ((rc = fe_df_open(&x->files, g, o->weights, o->inputs, o->expect, err)) != FE_OK)
+        return rc;
+    eo.weights = x->files.weights;
+    eo.inputs = x->files.inputs;
+    if (!(x->ex = fe_exec_new(g, &eo, err))) {
+        rc = err->code;
+        fe_execution_free(x);
+        return rc;
+    }
     /* Correctness first: one run of each on the same inputs. */
     if ((rc = fe_exec_reference(x->ex, &x->ref, err)) != FE_OK) {
         fe_error_prefix(err, "the unfused reference: ");
@@ -41,6 +49,13 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
         FE_OK)
         goto fail;
     x->have_cmp = 1;
+    if (x->files.expect) {
+        x->have_expect = 1;
+        x->expect_rtol = o->expect_rtol;
+        if ((rc = fe_df_expect(g, x->got, x->files.expect, o->expect_rtol, &x->expect_got, err)) ||
+            (rc = fe_df_expect(g, x->ref, x->files.expect, o->expect_rtol, &x->expect_ref, err)))
+            goto fail;
+    }
     if (o->no_timing)
         return FE_OK;
     /* Then timing: each group of the plan, then the plan against every
@@ -78,28 +93,54 @@ void fe_execution_free(fe_execution *x)
 {
     if (x->have_cmp)
         fe_cmp_free(&x->cmp);
+    if (x->have_expect) {
+        fe_cmp_free(&x->expect_got);
+        fe_cmp_free(&x->expect_ref);
+    }
     fe_exec_result_free(x->ref);
     fe_exec_result_free(x->got);
     fe_exec_free(x->ex);
+    fe_df_close(&x->files);   /* after the session that reads them */
     free(x->group_ms);
     memset(x, 0, sizeof *x);
 }
 
 /* The first output outside tolerance, or NULL. */
-static const fe_cmp_item *first_bad(const fe_execution *x)
+static const fe_cmp_item *first_bad(const fe_cmp *c)
 {
-    for (int i = 0; i < x->cmp.n; i++)
-        if (!x->cmp.items[i].ok)
-            return &x->cmp.items[i];
+    for (int i = 0; i < c->n; i++)
+        if (!c->items[i].ok)
+            return &c->items[i];
     return NULL;
+}
+
+/* Both runs against the expected outputs: which differs says whose fault. */
+static int expect_check(const fe_graph *g, const fe_execution *x, fe_error *err)
+{
+    const fe_cmp_item *p = first_bad(&x->expect_got), *r = first_bad(&x->expect_ref);
+    const fe_cmp_item *it = p ? p : r;
+    if (!it)
+        return FE_OK;
+    return fe_error_set(err, FE_ECHECK, "the %s's results differ from the expected outputs in %s: "
+                        "output '%s' has %lld element%s outside tolerance (rtol %.0e; worst at "
+                        "index %lld: %s %.9g, expected %.9g)%s", p ? "plan" : "unfused reference",
+                        fe_st_path(x->files.expect),
+                        fe_tensor_name(g, fe_graph_tensor(g, it->tensor)), (long long)it->bad,
+                        it->bad == 1 ? "" : "s", it->rtol, (long long)it->worst,
+                        p ? "plan" : "reference", it->worst_got, it->worst_ref,
+                        p && r ? "; the unfused reference differs too, so fusion is not the cause: "
+                                 "are the model, --weights and --inputs those that made the file, "
+                                 "and is the tolerance (--expect-rtol) right for it?"
+                        : p ? "; the unfused reference agrees: the groups' 'how' lines say which "
+                              "kernels ran" : "");
 }
 
 int fe_execution_check(const fe_plan *plan, const fe_execution *x, fe_error *err)
 {
-    const fe_cmp_item *it = first_bad(x);
-    if (!it)
-        return FE_OK;
+    const fe_cmp_item *it = first_bad(&x->cmp);
     const fe_graph *g = plan->g;
+    if (!it)
+        return x->have_expect ? expect_check(g, x, err) : FE_OK;
     int nbad = 0;
     for (int i = 0; i < x->cmp.n; i++)
         nbad += !x->cmp.items[i].ok;
@@ -110,6 +151,14 @@ int fe_execution_check(const fe_plan *plan, const fe_execution *x, fe_error *err
                         fe_tensor_name(g, fe_graph_tensor(g, it->tensor)), (long long)it->bad,
                         it->bad == 1 ? "" : "s", it->rtol, (long long)it->worst, it->worst_got,
                         it->worst_ref, nbad > 1 ? " and other outputs too" : "");
+}
+
+/* One output's comparison line; run labels the run when there are two. */
+static void cmp_line(const fe_graph *g, const char *run, const fe_cmp_item *it, FILE *f)
+{
+    fprintf(f, "           %-*s%-*.*s %12.3g %12.3g %9.0e %10lld  %s\n", *run ? 10 : 0, run,
+            *run ? 18 : 28, *run ? 18 : 28, fe_tensor_name(g, fe_graph_tensor(g, it->tensor)),
+            it->max_abs, it->max_rel, it->rtol, (long long)it->bad, it->ok ? "ok" : "MISMATCH");
 }
 
 void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
@@ -123,6 +172,7 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
                 "(95%% interval %.2fx to %.2fx)", x->plan_st.median_ms, x->base_st.median_ms,
                 x->plan_st.reps, x->speedup, x->lo, x->hi);
     fprintf(f, "\n");
+    fe_df_text(&x->files, f);
     if (x->timed && x->lo <= 1 && x->hi >= 1)
         fprintf(f, "noise      this host cannot tell the plan from unfused: the interval holds "
                 "1.00x (a longer --budget narrows it; %s)\n",
@@ -134,11 +184,14 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
             fe_fmt_bytes((double)x->got->static_bytes, c, sizeof c));
     fprintf(f, "outputs    %-28s %12s %12s %9s %10s\n", "", "max abs err", "max rel err", "rtol",
             "bad");
-    for (int i = 0; i < x->cmp.n; i++) {
-        const fe_cmp_item *it = &x->cmp.items[i];
-        fprintf(f, "           %-28.28s %12.3g %12.3g %9.0e %10lld  %s\n",
-                fe_tensor_name(g, fe_graph_tensor(g, it->tensor)), it->max_abs, it->max_rel,
-                it->rtol, (long long)it->bad, it->ok ? "ok" : "MISMATCH");
+    for (int i = 0; i < x->cmp.n; i++)
+        cmp_line(g, "", &x->cmp.items[i], f);
+    if (x->have_expect) {
+        fprintf(f, "expected   outputs of %s, against each run\n", fe_st_path(x->files.expect));
+        for (int i = 0; i < x->expect_got.n; i++) {
+            cmp_line(g, "plan", &x->expect_got.items[i], f);
+            cmp_line(g, "unfused", &x->expect_ref.items[i], f);
+        }
     }
     fprintf(f, "groups     measured median per group (ms), and how each ran\n");
     for (int32_t gi = 0; gi < plan->ngroups; gi++) {
@@ -178,6 +231,30 @@ static void num_or_null(fe_jw *w, double v)
         fe_jw_null(w);
 }
 
+/* A comparison as an array of {"tensor", "max_abs", "max_rel", "rtol", "bad", "ok"}. */
+static void cmp_json(const fe_graph *g, const fe_cmp *c, fe_jw *w)
+{
+    fe_jw_arr(w);
+    for (int i = 0; i < c->n; i++) {
+        const fe_cmp_item *it = &c->items[i];
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "tensor");
+        fe_jw_str(w, fe_tensor_name(g, fe_graph_tensor(g, it->tensor)));
+        fe_jw_key(w, "max_abs");
+        num_or_null(w, it->max_abs);
+        fe_jw_key(w, "max_rel");
+        num_or_null(w, it->max_rel);
+        fe_jw_key(w, "rtol");
+        fe_jw_num(w, it->rtol);
+        fe_jw_key(w, "bad");
+        fe_jw_int(w, it->bad);
+        fe_jw_key(w, "ok");
+        fe_jw_bool(w, it->ok);
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+}
+
 void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
 {
     const fe_graph *g = plan->g;
@@ -206,25 +283,21 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
     fe_jw_key(w, "static_bytes");
     fe_jw_int(w, x->got->static_bytes);
     fe_jw_key(w, "outputs");
-    fe_jw_arr(w);
-    for (int i = 0; i < x->cmp.n; i++) {
-        const fe_cmp_item *it = &x->cmp.items[i];
-        fe_jw_obj_flat(w);
-        fe_jw_key(w, "tensor");
-        fe_jw_str(w, fe_tensor_name(g, fe_graph_tensor(g, it->tensor)));
-        fe_jw_key(w, "max_abs");
-        num_or_null(w, it->max_abs);
-        fe_jw_key(w, "max_rel");
-        num_or_null(w, it->max_rel);
-        fe_jw_key(w, "rtol");
-        fe_jw_num(w, it->rtol);
-        fe_jw_key(w, "bad");
-        fe_jw_int(w, it->bad);
+    cmp_json(g, &x->cmp, w);
+    fe_df_json(&x->files, w);
+    if (x->have_expect) {
+        fe_jw_key(w, "expect");
+        fe_jw_obj(w);
+        fe_jw_key(w, "file");
+        fe_jw_str(w, fe_st_path(x->files.expect));
         fe_jw_key(w, "ok");
-        fe_jw_bool(w, it->ok);
+        fe_jw_bool(w, x->expect_got.ok && x->expect_ref.ok);
+        fe_jw_key(w, "plan");
+        cmp_json(g, &x->expect_got, w);
+        fe_jw_key(w, "unfused");
+        cmp_json(g, &x->expect_ref, w);
         fe_jw_end(w);
     }
-    fe_jw_end(w);
     fe_jw_key(w, "groups");
     fe_jw_arr(w);
     for (int32_t gi = 0; gi < plan->ngroups; gi++) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "datafiles.h"
 #include "exec.h"
 #include "jsonw.h"
 #include "plan.h"
@@ -16,14 +17,22 @@ typedef struct fe_execution_opts {
     double budget;        /* seconds of timed runs per measurement; 0 means 0.5 */
     int no_timing;        /* check numbers only */
     double rtol;          /* one tolerance for every output; 0 means each dtype's */
+    const char *weights;  /* safetensors files of weights and of inputs (datafiles.h); */
+    const char *inputs;   /*   NULL: seeded random values */
+    const char *expect;   /* safetensors file of outputs both runs are compared with */
+    double expect_rtol;   /* its tolerance; 0 means fe_cmp_rtol_expect per output */
 } fe_execution_opts;
 
 typedef struct fe_execution {
     uint64_t seed;
     fe_exec *ex;
+    fe_df_files files;             /* what opts named, open while ex runs */
     fe_exec_result *ref, *got;     /* the reference's and the plan's first runs */
     fe_cmp cmp;
     int have_cmp;
+    fe_cmp expect_got, expect_ref; /* the plan's and the reference's outputs against the */
+    int have_expect;               /* expected ones (files.expect) */
+    double expect_rtol;
     int timed;
     fe_bench_stats plan_st, base_st;   /* the plan, and every node as its own kernel, over
                                         * rounds that ran them interleaved (paired.h) */
@@ -38,8 +47,9 @@ typedef struct fe_execution {
 int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_execution *x, fe_error *err);
 void fe_execution_free(fe_execution *x);
 
-/* FE_OK if every output is within tolerance, else FE_ECHECK (exit 1)
- * with a message naming the first bad output and its worst element. */
+/* FE_OK if every output is within tolerance (of the reference, and of the
+ * expected outputs if given), else FE_ECHECK (exit 1) with a message naming
+ * the first bad output and its worst element. */
 int fe_execution_check(const fe_plan *plan, const fe_execution *x, fe_error *err);
 
 /* The report as text lines, or as one JSON object. */

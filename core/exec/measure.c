@@ -43,10 +43,16 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
     fe_plan *base = NULL;
     int rc;
     memset(m, 0, sizeof *m);
-    if ((rc = fe_exec_executable(g, err)) != FE_OK)
+    if ((rc = fe_exec_executable(g, err)) != FE_OK ||
+        (rc = fe_df_open(&m->files, g, o->weights, o->inputs, NULL, err)) != FE_OK)
         return rc;
-    if (!(m->ex = fe_exec_new(g, &eo, err)))
-        return err->code;
+    eo.weights = m->files.weights;
+    eo.inputs = m->files.inputs;
+    if (!(m->ex = fe_exec_new(g, &eo, err))) {
+        rc = err->code;
+        fe_measured_free(m);
+        return rc;
+    }
     m->groups = calloc((size_t)(plan->ngroups + 1), sizeof *m->groups);
     m->node_ms = calloc((size_t)(g->nnodes + 1), sizeof *m->node_ms);
     m->node_bytes = calloc((size_t)(g->nnodes + 1), sizeof *m->node_bytes);
@@ -104,5 +110,6 @@ void fe_measured_free(fe_measured *m)
     free(m->node_ms);
     free(m->node_bytes);
     fe_exec_free(m->ex);
+    fe_df_close(&m->files);   /* after the session that reads them */
     memset(m, 0, sizeof *m);
 }

@@ -3,6 +3,7 @@
 #ifndef FE_MEASURE_H
 #define FE_MEASURE_H
 
+#include "datafiles.h"
 #include "exec.h"
 #include "plan.h"
 #include "timing.h"
@@ -11,10 +12,13 @@ typedef struct fe_measure_opts {
     uint64_t seed;        /* 0 means 1 */
     double budget;        /* seconds of repetitions per item; 0 means 0.2 */
     int totals;           /* also time the plan and the unfused plan end to end */
+    const char *weights;  /* safetensors files of weights and of inputs (datafiles.h); */
+    const char *inputs;   /*   NULL: seeded random values */
 } fe_measure_opts;
 
 typedef struct fe_measured {
     fe_exec *ex;
+    fe_df_files files;               /* what opts named, open while ex runs */
     int ngroups;
     fe_bench_group *groups;          /* per plan group: fused, and each member alone */
     fe_bench_stats *node_ms;         /* per node: alone (from its group's members) */

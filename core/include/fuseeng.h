@@ -69,6 +69,8 @@ typedef struct fe_engine_options {
     double bench_budget;        /* seconds ctx:bench may measure per run (60) */
     double max_seconds;         /* wall-clock seconds per run, loading included (300); see
                                    docs/policy-guide.md (the sandbox) for what it cannot stop */
+    const char *weights;        /* safetensors files ctx:bench fills weights and inputs from */
+    const char *inputs;         /* (NULL: seeded random; see fe_model_check_data) */
 } fe_engine_options;
 
 /* Version string of the library, e.g. "0.1.0"; static storage. */
@@ -219,6 +221,11 @@ typedef struct fe_execute_options {
     double rtol;               /* one relative tolerance for every output (by dtype:
                                   f32 1e-4, f16 1e-2, bf16 5e-2) */
     int no_timing;             /* only compare the numbers */
+    const char *weights;       /* safetensors file of the model's weights (NULL: random) */
+    const char *inputs;        /* safetensors file of the graph inputs (NULL: random) */
+    const char *expect;        /* safetensors file of outputs to compare both runs with */
+    double expect_rtol;        /* tolerance against expect (by output: f32 1e-3, f16 1e-2,
+                                  bf16 5e-2) */
 } fe_execute_options;
 
 /* How to time a plan's groups (fe_plan_time). */
@@ -226,6 +233,8 @@ typedef struct fe_timing_options {
     uint64_t seed;             /* random inputs and weights (1) */
     double budget;             /* seconds of repetitions per item (0.2) */
     int totals;                /* also time the plan and the unfused plan end to end */
+    const char *weights;       /* safetensors files of weights and inputs (NULL: random) */
+    const char *inputs;
 } fe_timing_options;
 
 /* What fe_timing_write_profile wrote. */
@@ -271,6 +280,8 @@ typedef struct fe_ab_run_options {
     int reps;                         /* timed rounds per row (0: as many as budget allows, 5..200) */
     int shard, nshards;               /* run rows i-1, i-1+n, ... (1 <= i <= n); 0, 0: all */
     int traces;                       /* keep each plan's trace and diffs (FE_FORMAT_HTML) */
+    const char *weights;              /* with measure: safetensors files of weights and inputs */
+    const char *inputs;               /* (NULL: random), matching every model */
 } fe_ab_run_options;
 
 typedef struct fe_ab_suite fe_ab_suite;       /* models x dims x machines, policy columns */
@@ -301,6 +312,12 @@ const char *fe_engine_machine_description(const fe_engine *e);
  * frees with fe_model_free. */
 fe_model *fe_model_load_dims(const char *path, int n, const char *const *names,
                              const int64_t *values, fe_error *err);
+/* FE_OK if the safetensors files (each may be NULL) match m at its dims:
+ * weights holds exactly m's weights, inputs its graph inputs, outputs its
+ * graph outputs, by name, dtype and shape; else FE_EINPUT naming the file
+ * and the tensor (docs/formats.md). */
+int fe_model_check_data(const fe_model *m, const char *weights, const char *inputs,
+                        const char *outputs, fe_error *err);
 /* Value of dim name in m, or 0 if m has no such dim. */
 int64_t fe_model_dim(const fe_model *m, const char *name);
 /* The path or label the model was loaded from; owned by the model. */
@@ -403,9 +420,13 @@ void fe_dispatch_free(fe_dispatch *d);
  * or not the numbers agree (fe_result_check). o may be NULL. The result
  * refers to p; caller frees with fe_result_free. */
 fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_error *err);
-/* 1 if every output is within tolerance. */
+/* 1 if every output is within tolerance of the reference. */
 int fe_result_ok(const fe_result *x);
-/* FE_OK, or FE_ECHECK naming the first output outside tolerance. */
+/* Write the reference run's outputs to path as safetensors, named as the
+ * model's outputs, whole or not at all. FE_OK or FE_EINPUT / FE_ENOMEM. */
+int fe_result_save_outputs(const fe_result *x, const char *path, fe_error *err);
+/* FE_OK, or FE_ECHECK naming the first output outside tolerance (of the
+ * reference, then of o->expect's outputs). */
 int fe_result_check(const fe_result *x, fe_error *err);
 /* The execution as text lines or a JSON object; caller frees with fe_free. */
 char *fe_result_format(const fe_result *x, int format, fe_error *err);

@@ -234,7 +234,17 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
     fe_error err = {0};
     if (!st->exec) {
         fe_exec_opts eo = {.seed = 1, .lazy = 1};
+        /* Files that do not fit the graph are the caller's error, not the
+         * group's: the run stops (the CLI checks them before planning). */
+        if (fe_df_open(&st->files, g, lim->weights, lim->inputs, NULL, &err) != FE_OK) {
+            free(heap);
+            free(known);
+            return luaL_error(L, "bench: %s", err.message);
+        }
+        eo.weights = st->files.weights;
+        eo.inputs = st->files.inputs;
         if (!(st->exec = fe_exec_new(g, &eo, &err))) {
+            fe_df_close(&st->files);
             free(heap);
             free(known);
             return unmeasurable(L, &err);
@@ -274,4 +284,5 @@ void fe_ctx_bench_end(fe_ctx_bench_state *st)
 {
     fe_exec_free(st->exec);
     st->exec = NULL;
+    fe_df_close(&st->files);
 }

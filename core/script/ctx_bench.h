@@ -5,12 +5,14 @@
 
 #include <lua.h>
 
+#include "datafiles.h"
 #include "exec.h"
 
 /* What ctx:bench keeps for one run: its session (inputs and weights of
  * the run's graph, made on the first call) and the time it spent. */
 typedef struct fe_ctx_bench_state {
     fe_exec *exec;
+    fe_df_files files;  /* the session's weights and inputs files, if any */
     double seconds;
     double cpu_seconds; /* process CPU time of the measuring (every core) */
     int64_t measured;   /* items timed (fused groups and single ops) */
@@ -24,6 +26,7 @@ typedef struct fe_ctx_bench_limits {
     double item;        /* seconds of repetitions per measured item at most (0: 0.05) */
     int64_t pending;    /* candidates the driver has still to decide, this one included
                            (0: unknown); the budget left is shared among them */
+    const char *weights, *inputs;   /* safetensors files the session fills from (NULL: random) */
 } fe_ctx_bench_limits;
 
 /* ctx:bench(group [, {split = k, kernel = "name"}]) on g within lim:

@@ -3,6 +3,7 @@
  * register their metatables when first made (lua_graph.c, ctx.c). */
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 #include "lua_core.h"
@@ -34,6 +35,12 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
     fe_sandbox_preload(e->sb, FE_LUA_CORE_MODULES);
     lua_State *L = fe_sandbox_L(e->sb);
     e->bench_budget = opts && opts->bench_budget > 0 ? opts->bench_budget : 60.0;
+    if ((opts && opts->weights && !(e->weights = strdup(opts->weights))) ||
+        (opts && opts->inputs && !(e->inputs = strdup(opts->inputs)))) {
+        fe_error_set(err, FE_ENOMEM, "out of memory creating an engine");
+        fe_engine_free(e);
+        return NULL;
+    }
     if (fe_engine_set_machine(e, opts && opts->machine ? opts->machine : "gcu", err) != FE_OK) {
         fe_engine_free(e);
         return NULL;
@@ -59,6 +66,8 @@ void fe_engine_free(fe_engine *e)
         return;
     fe_profile_free(e->profile);
     fe_sandbox_free(e->sb);
+    free(e->weights);
+    free(e->inputs);
     free(e);
 }
 

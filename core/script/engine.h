@@ -18,6 +18,7 @@ struct fe_engine {
     fe_profile *profile;     /* for ctx.profile; NULL if none */
     double bench_budget;     /* seconds ctx:bench may spend per run */
     double bench_item;       /* seconds of repetitions per measured item */
+    char *weights, *inputs;  /* ctx:bench's safetensors files (NULL: random) */
 };
 
 /* Load the machine (name or file) the engine plans for. FE_OK or

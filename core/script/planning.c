@@ -103,6 +103,7 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     }
     fe_run_env env = {.sb = e->sb, .machine = &e->machine, .profile = e->profile,
                       .bench_budget = e->bench_budget, .bench_item = e->bench_item,
+                      .weights = e->weights, .inputs = e->inputs,
                       .policy = p->name, .driver = p->driver, .path = p->path,
                       .policy_ref = p->ref};
     fe_run r;

@@ -47,6 +47,8 @@ typedef struct fe_run_env {
     const fe_profile *profile;   /* for ctx.profile; NULL if none */
     double bench_budget;         /* seconds ctx:bench may spend */
     double bench_item;           /* seconds of repetitions per measured item */
+    const char *weights;         /* ctx:bench's safetensors files (NULL: random) */
+    const char *inputs;
     const char *policy;          /* the policy's name, */
     const char *driver;          /* driver, */
     const char *path;            /* file (or label), */

@@ -7,11 +7,14 @@
 #   machine  lua/machines/*.lua
 #   policy   policies/*.lua
 #   pattern  pattern sources from tests/lua/test_pattern.lua, policies and docs
+#   safetensors  outputs of tests/fuzz/model.json (run --execute --save-outputs), its
+#            weights and inputs (tests/tools/st_gen.py, when python3 is there)
 # Needs $FUSEENG (the fuseeng command); lua5.4 for the pattern seeds.
 set -e
 out=$1
 FUSEENG=${FUSEENG:-build/fuseeng}
-mkdir -p "$out/model" "$out/plan" "$out/profile" "$out/machine" "$out/policy" "$out/pattern"
+mkdir -p "$out/model" "$out/plan" "$out/profile" "$out/machine" "$out/policy" "$out/pattern" \
+    "$out/safetensors"
 cp examples/models/*.json examples/bench/*.json tests/fuzz/model.json "$out/model/"
 cp lua/machines/*.lua "$out/machine/"
 cp policies/*.lua "$out/policy/"
@@ -24,6 +27,13 @@ done
     -o "$out/profile/measured.json" >/dev/null 2>&1 || echo "seeds.sh: no measured profile" >&2
 printf '{"single": {"silu": 0.012, "mul": 0.010, "add": 0.004, "rms_norm": 0.02},\n "fused": {"silu+mul": 0.013, "add+rms_norm": 0.021}}\n' \
     >"$out/profile/infinicore.json"
+"$FUSEENG" run tests/fuzz/model.json --policy fuse_all --execute --budget 0.002 \
+    --save-outputs "$out/safetensors/outputs.safetensors" >/dev/null 2>&1 ||
+    echo "seeds.sh: no outputs file" >&2
+if command -v python3 >/dev/null 2>&1; then
+    python3 tests/tools/st_gen.py tests/fuzz/model.json weight "$out/safetensors/weights.safetensors"
+    python3 tests/tools/st_gen.py tests/fuzz/model.json input "$out/safetensors/inputs.safetensors"
+fi
 if command -v lua5.4 >/dev/null 2>&1; then
     lua5.4 tests/fuzz/patterns.lua "$out/pattern" tests/lua/test_pattern.lua policies/*.lua docs/*.md
 else
