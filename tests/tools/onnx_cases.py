@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
 rng = np.random.default_rng(15)
 CASES = []
 
