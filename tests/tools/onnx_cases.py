@@ -225,6 +225,18 @@ st_write(os.path.join(OUT, "fold.in.safetensors"), {"x": xs})
 st_write(os.path.join(OUT, "fold.out.safetensors"), {"y": np.maximum(xs.reshape(2, 24), 0)})
 CASES.append(("fold", "--dim N=2"))
 
+# ---- folding of constant tables: rotary angles (Range, Einsum, Cos), a causal mask (Trilu) ----
+x44 = r(4, 4)
+ar = np.arange(4, dtype=np.float32)
+case("tables",
+     [N("Range", ["z", "n", "one"], ["ar"]), N("Einsum", ["ar", "ar"], ["outer"], equation="i,j->ij"),
+      N("Cos", ["outer"], ["cos"]), N("ConstantOfShape", ["shp"], ["ones"],
+                                         value=helper.make_tensor("v", TensorProto.BOOL, [1], [True])),
+      N("Trilu", ["ones", "k1"], ["tri"]), N("Where", ["tri", "cos", "x"], ["y"])],
+     {"x": x44}, {"y": np.where(np.triu(np.ones((4, 4), bool), 1), np.cos(np.outer(ar, ar)), x44)},
+     {"z": np.array(0, np.float32), "n": np.array(4, np.float32), "one": np.array(1, np.float32),
+      "shp": np.array([4, 4], np.int64), "k1": np.array(1, np.int64)})
+
 # ---- custom fallback: an op we do not map, with a declared shape ----
 case("custom", [N("Softplus", ["x"], ["sp"]), N("Relu", ["sp"], ["y"])], {"x": x},
      {"y": np.log1p(np.exp(x))})
