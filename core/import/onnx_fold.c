@@ -337,6 +337,21 @@ static int sym_in(const imp_val *v)
     return 0;
 }
 
+/* v with its dim names replaced by their values (imp_dim_value), in tmp;
+ * v itself when it has none. NULL with im->err set when out of memory. */
+static imp_val *fixed(imp *im, imp_val *v, imp_val *tmp)
+{
+    if (!sym_in(v))
+        return v;
+    *tmp = *v;
+    if (!(tmp->iv = imp_alloc(im, (size_t)v->numel * sizeof *tmp->iv)))
+        return NULL;
+    for (int64_t i = 0; i < v->numel; i++)
+        tmp->iv[i] = FE_IS_SYM(v->iv[i]) ? imp_dim_value(im, v->iv[i]) : v->iv[i];
+    tmp->data = NULL;
+    return tmp;
+}
+
 /* Binary and ternary elementwise ops: 1 folded, 0 not. */
 static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
 {
@@ -351,9 +366,14 @@ static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
     if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") ||
         !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))
         cmp = 1, dtype = FE_BOOL;
-    for (int k = 0; k < nin; k++)   /* a dim name is moved, never computed with */
-        if (sym_in(in[k]) && !(nin == 3 && k > 0) && strcmp(op, "Mul") != 0)
-            return 0;
+    /* A dim name is kept where it is only moved (Where's branches, a
+     * multiplication by 1); computing with one takes its value. */
+    imp_val *inv[3], fx[3];
+    for (int k = 0; k < nin; k++)
+        if (!(inv[k] = !(nin == 3 && k > 0) && strcmp(op, "Mul") != 0 ? fixed(im, in[k], &fx[k])
+                                                                       : in[k]))
+            return -1;
+    in = inv;
     imp_val *o = out0(im, dtype, rank, shape);
     if (!o)
         return im->err->code ? -1 : 0;
@@ -372,10 +392,10 @@ static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
         if (!strcmp(op, "Mul") && isint && (FE_IS_SYM(in[0]->iv[ia]) || FE_IS_SYM(in[1]->iv[ib]))) {
             int64_t a = in[0]->iv[ia], b = in[1]->iv[ib];
             if (a != 1 && b != 1)
-                return imp_fail(im, "symbolic dim '%s' is multiplied; only moved dims are "
-                                "supported (give it a fixed size when exporting)",
-                                imp_dim_name(im, FE_IS_SYM(a) ? a : b));
-            o->iv[i] = a == 1 ? b : a;
+                o->iv[i] = (FE_IS_SYM(a) ? imp_dim_value(im, a) : a) *
+                           (FE_IS_SYM(b) ? imp_dim_value(im, b) : b);
+            else
+                o->iv[i] = a == 1 ? b : a;
             continue;
         }
         if (isint && !cmp) {
@@ -830,8 +850,7 @@ static int fold_shape_op(imp *im, imp_val **in, int nin)
         }
         return 1;
     }
-    if (!strcmp(op, "Range") && nin == 3 && in[1] && in[2] && !sym_in(in[0]) && !sym_in(in[1]) &&
-        !sym_in(in[2])) {
+    if (!strcmp(op, "Range") && nin == 3 && in[1] && in[2]) {
         double s = imp_cf(in[0], 0), e = imp_cf(in[1], 0), d = imp_cf(in[2], 0);
         if (d == 0)
             return 0;
@@ -874,6 +893,13 @@ int imp_fold(imp *im)
         return 0;
     if (!strcmp(op, "Identity"))
         return imp_alias(im, n->output[0], in[0]) ? -1 : 1;
+    imp_val fx[8];
+    if (!strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Expand") ||
+        !strcmp(op, "Einsum") || !strcmp(op, "Trilu") ||
+        (!strcmp(op, "Cast") && !is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))
+        for (int k = 0; k < nin; k++)
+            if (in[k] && !(in[k] = fixed(im, in[k], &fx[k])))
+                return -1;
     if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
         !strcmp(op, "Pow") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Equal") ||
         !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "And") || !strcmp(op, "Or") ||
