@@ -286,6 +286,27 @@ const char *imp_dim_name(imp *im, int64_t sym)
     return "?";
 }
 
+int64_t imp_dim_value(imp *im, int64_t sym)
+{
+    for (int i = 0; i < ndimnames; i++) {
+        if (dimnames[i].sym != sym)
+            continue;
+        int64_t v = 1;
+        for (int k = 0; k < im->opt->ndims; k++)
+            if (!strcmp(im->opt->dim_names[k], dimnames[i].name))
+                v = im->opt->dim_values[k];
+        if (i < 64 && !(im->fixed_noted & (1ull << i))) {
+            im->fixed_noted |= 1ull << i;
+            imp_note(im, "note: node '%s' (%s) computes with symbolic dim '%s': the model holds "
+                     "%s=%lld there and is valid at that value only (re-import with --dim %s=V "
+                     "for another)", im->node_name, im->node ? im->node->op_type : "?",
+                     dimnames[i].name, dimnames[i].name, (long long)v, dimnames[i].name);
+        }
+        return v;
+    }
+    return 1;
+}
+
 /* ---- attributes ---- */
 
 const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *key)
@@ -581,7 +602,7 @@ int fe_import_onnx(const char *path, const char *out, const fe_import_options *o
     fe_onnx *o = fe_onnx_read(path, err);
     if (!o)
         return err->code;
-    imp im = {.o = o, .path = path, .err = err};
+    imp im = {.o = o, .path = path, .err = err, .opt = opt};
     ndimnames = 0;
     im.strs = fe_strtab_new();
     im.b = fe_builder_new(path, err);

@@ -337,6 +337,21 @@ static int sym_in(const imp_val *v)
     return 0;
 }
 
+/* v with its dim names replaced by their values (imp_dim_value), in tmp;
+ * v itself when it has none. NULL with im->err set when out of memory. */
+static imp_val *fixed(imp *im, imp_val *v, imp_val *tmp)
+{
+    if (!sym_in(v))
+        return v;
+    *tmp = *v;
+    if (!(tmp->iv = imp_alloc(im, (size_t)v->numel * sizeof *tmp->iv)))
+        return NULL;
+    for (int64_t i = 0; i < v->numel; i++)
+        tmp->iv[i] = FE_IS_SYM(v->iv[i]) ? imp_dim_value(im, v->iv[i]) : v->iv[i];
+    tmp->data = NULL;
+    return tmp;
+}
+
 /* Binary and ternary elementwise ops: 1 folded, 0 not. */
 static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
 {
@@ -351,9 +366,14 @@ static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
     if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") ||
         !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))
         cmp = 1, dtype = FE_BOOL;
-    for (int k = 0; k < nin; k++)   /* a dim name is moved, never computed with */
-        if (sym_in(in[k]) && !(nin == 3 && k > 0) && strcmp(op, "Mul") != 0)
-            return 0;
+    /* A dim name is kept where it is only moved (Where's branches, a
+     * multiplication by 1); computing with one takes its value. */
+    imp_val *inv[3], fx[3];
+    for (int k = 0; k < nin; k++)
+        if (!(inv[k] = !(nin == 3 && k > 0) && strcmp(op, "Mul") != 0 ? fixed(im, in[k], &fx[k])
+                                                                       : in[k]))
+            return -1;
+    in = inv;
     imp_val *o = out0(im, dtype, rank, shape);
     if (!o)
         return im->err->code ? -1 : 0;
@@ -372,10 +392,10 @@ static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
         if (!strcmp(op, "Mul") && isint && (FE_IS_SYM(in[0]->iv[ia]) || FE_IS_SYM(in[1]->iv[ib]))) {
             int64_t a = in[0]->iv[ia], b = in[1]->iv[ib];
             if (a != 1 && b != 1)
-                return imp_fail(im, "symbolic dim '%s' is multiplied; only moved dims are "
-                                "supported (give it a fixed size when exporting)",
-                                imp_dim_name(im, FE_IS_SYM(a) ? a : b));
-            o->iv[i] = a == 1 ? b : a;
+                o->iv[i] = (FE_IS_SYM(a) ? imp_dim_value(im, a) : a) *
+                           (FE_IS_SYM(b) ? imp_dim_value(im, b) : b);
+            else
+                o->iv[i] = a == 1 ? b : a;
             continue;
         }
         if (isint && !cmp) {
@@ -406,6 +426,12 @@ static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
         else if (!strcmp(op, "Sqrt")) r = sqrt(a);
         else if (!strcmp(op, "Reciprocal")) r = 1 / a;
         else if (!strcmp(op, "Exp")) r = exp(a);
+        else if (!strcmp(op, "Log")) r = log(a);
+        else if (!strcmp(op, "Sin")) r = sin(a);
+        else if (!strcmp(op, "Cos")) r = cos(a);
+        else if (!strcmp(op, "Tanh")) r = tanh(a);
+        else if (!strcmp(op, "Erf")) r = erf(a);
+        else if (!strcmp(op, "Sigmoid")) r = 1 / (1 + exp(-a));
         else if (!strcmp(op, "Floor")) r = floor(a);
         else if (!strcmp(op, "Ceil")) r = ceil(a);
         else if (!strcmp(op, "Equal")) r = a == b;
@@ -567,6 +593,111 @@ static int64_t expand_map(int64_t i, const void *p)
     return bidx(i, c->out, c->rank, c->x, c->xrank);
 }
 
+/* Einsum on constants (torch.outer, rotary tables): explicit equations
+ * without ellipses, summing over every letter not in the output. */
+static int fold_einsum(imp *im, imp_val **in, int nin)
+{
+    const char *eq = imp_attr_str(im->node, "equation", "");
+    char terms[8][FE_MAX_RANK + 1], out[FE_MAX_RANK + 1];
+    int nt = 0, len = 0, size[128] = {0};
+    const char *arrow = strstr(eq, "->");
+    if (!arrow || strstr(eq, "...") || nin > 8)
+        return 0;
+    for (const char *p = eq;; p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',' || p == arrow) {
+            if (nt >= nin || len != in[nt]->rank)
+                return 0;
+            terms[nt++][len] = 0;
+            len = 0;
+            if (p == arrow)
+                break;
+            continue;
+        }
+        if (len >= FE_MAX_RANK || (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z')))
+            return 0;
+        int64_t d = in[nt]->shape[len];
+        if (size[(int)*p] && size[(int)*p] != d)
+            return 0;
+        size[(int)*p] = (int)d;
+        terms[nt][len++] = *p;
+    }
+    if (nt != nin)
+        return 0;
+    len = 0;
+    for (const char *p = arrow + 2; *p; p++)
+        if (*p != ' ') {
+            if (len >= FE_MAX_RANK || !size[(int)*p])
+                return 0;
+            out[len++] = *p;
+        }
+    out[len] = 0;
+    char letters[64];
+    int nl = 0;
+    int64_t space = 1, shape[FE_MAX_RANK];
+    for (int c = 0; c < 128; c++)
+        if (size[c]) {
+            letters[nl++] = (char)c;
+            space *= size[c];
+        }
+    if (space > (1 << 24))
+        return 0;
+    for (int i = 0; i < len; i++)
+        shape[i] = size[(int)out[i]];
+    imp_val *o = out0(im, in[0]->dtype, len, shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    int at[128] = {0};
+    for (int64_t it = 0; it < space; it++) {
+        int64_t rest = it;
+        for (int l = nl - 1; l >= 0; l--) {
+            at[(int)letters[l]] = (int)(rest % size[(int)letters[l]]);
+            rest /= size[(int)letters[l]];
+        }
+        double prod = 1;
+        for (int k = 0; k < nin; k++) {
+            int64_t off = 0;
+            for (int d = 0; d < in[k]->rank; d++)
+                off = off * in[k]->shape[d] + at[(int)terms[k][d]];
+            prod *= imp_cf(in[k], off);
+        }
+        int64_t off = 0;
+        for (int d = 0; d < len; d++)
+            off = off * shape[d] + at[(int)out[d]];
+        if (o->iv)
+            o->iv[off] += (int64_t)prod;
+        else
+            o->fv[off] += prod;
+    }
+    return 1;
+}
+
+/* Trilu on a constant (causal masks): keep the upper or lower triangle. */
+static int fold_trilu(imp *im, imp_val **in, int nin)
+{
+    imp_val *x = in[0];
+    double kd = 0;
+    if (x->rank < 2 || (nin > 1 && in[1] && (in[1]->numel != 1 || !in[1]->iv)))
+        return 0;
+    if (nin > 1 && in[1])
+        kd = (double)in[1]->iv[0];
+    int64_t k = (int64_t)kd, rows = x->shape[x->rank - 2], cols = x->shape[x->rank - 1];
+    int upper = (int)imp_attr_int(im->node, "upper", 1);
+    imp_val *o = out0(im, x->dtype, x->rank, x->shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t c = i % cols, r = (i / cols) % rows;
+        int keep = upper ? c - r >= k : c - r <= k;
+        if (o->iv)
+            o->iv[i] = keep ? imp_ci(x, i) : 0;
+        else
+            o->fv[i] = keep ? imp_cf(x, i) : 0;
+    }
+    return 1;
+}
+
 /* The shape-moving ops on constants; 1 folded, 0 not, -1 error. */
 static int fold_shape_op(imp *im, imp_val **in, int nin)
 {
@@ -719,8 +850,7 @@ static int fold_shape_op(imp *im, imp_val **in, int nin)
         }
         return 1;
     }
-    if (!strcmp(op, "Range") && nin == 3 && in[1] && in[2] && !sym_in(in[0]) && !sym_in(in[1]) &&
-        !sym_in(in[2])) {
+    if (!strcmp(op, "Range") && nin == 3 && in[1] && in[2]) {
         double s = imp_cf(in[0], 0), e = imp_cf(in[1], 0), d = imp_cf(in[2], 0);
         if (d == 0)
             return 0;
@@ -752,6 +882,8 @@ int imp_fold(imp *im)
         imp_val *x = imp_in(im, 0);
         return x ? fold_shape(im, x) : 0;
     }
+    if (n->n_input > 8)
+        return 0;
     for (int k = 0; k < nin; k++) {
         in[k] = imp_in(im, k);
         if (in[k] && (!in[k]->is_const || (!in[k]->iv && !in[k]->fv)))
@@ -761,6 +893,13 @@ int imp_fold(imp *im)
         return 0;
     if (!strcmp(op, "Identity"))
         return imp_alias(im, n->output[0], in[0]) ? -1 : 1;
+    imp_val fx[8];
+    if (!strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Expand") ||
+        !strcmp(op, "Einsum") || !strcmp(op, "Trilu") ||
+        (!strcmp(op, "Cast") && !is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))
+        for (int k = 0; k < nin; k++)
+            if (in[k] && !(in[k] = fixed(im, in[k], &fx[k])))
+                return -1;
     if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
         !strcmp(op, "Pow") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Equal") ||
         !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "And") || !strcmp(op, "Or") ||
@@ -768,7 +907,8 @@ int imp_fold(imp *im)
         return nin == 2 && in[1] ? fold_elem(im, op, in, 2) : 0;
     if (!strcmp(op, "Neg") || !strcmp(op, "Abs") || !strcmp(op, "Sqrt") || !strcmp(op, "Not") ||
         !strcmp(op, "Reciprocal") || !strcmp(op, "Exp") || !strcmp(op, "Floor") ||
-        !strcmp(op, "Ceil"))
+        !strcmp(op, "Ceil") || !strcmp(op, "Log") || !strcmp(op, "Sin") || !strcmp(op, "Cos") ||
+        !strcmp(op, "Tanh") || !strcmp(op, "Erf") || !strcmp(op, "Sigmoid"))
         return fold_elem(im, op, in, 1);
     if (!strcmp(op, "Where"))
         return nin == 3 && in[1] && in[2] ? fold_elem(im, op, in, 3) : 0;
@@ -795,5 +935,9 @@ int imp_fold(imp *im)
         !strcmp(op, "Gather") || !strcmp(op, "Slice") || !strcmp(op, "Range") ||
         !strcmp(op, "ConstantOfShape") || !strcmp(op, "Transpose"))
         return fold_shape_op(im, in, nin);
+    if (!strcmp(op, "Einsum"))
+        return fold_einsum(im, in, nin);
+    if (!strcmp(op, "Trilu"))
+        return fold_trilu(im, in, nin);
     return 0;
 }

@@ -57,6 +57,8 @@ typedef struct imp {
     imp_val **weights;         /* values made weights, in order */
     int nweights, capweights;
     const Onnx__ValueInfoProto **vinfo;  /* strs id -> value_info / output */
+    const fe_import_options *opt;
+    uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */
 } imp;
 
 /* Helpers (import.c). Each returns FE_OK or an error code with im->err set. */
@@ -81,6 +83,9 @@ int32_t imp_emit(imp *im, const char *op, imp_val *const *ins, int nin, imp_val 
 int imp_alias(imp *im, const char *name, imp_val *v);
 /* The dim name of a FE_SYM item. */
 const char *imp_dim_name(imp *im, int64_t sym);
+/* The value of a FE_SYM item (--dim or 1), for a node that computes with
+ * it: the model then holds that value, which a note says once per dim. */
+int64_t imp_dim_value(imp *im, int64_t sym);
 
 /* A declared ONNX type (graph input or output, value_info) into dtype and
  * shape; dim names become model dims (default 1). 1, 0 if it declares no

@@ -23,6 +23,9 @@ int imp_broadcast(imp *im, const imp_val *a, const imp_val *b, int *rank, int64_
             shape[d] = y;
         else if (y == 1)
             shape[d] = x;
+        else if (FE_IS_SYM(x) != FE_IS_SYM(y) &&   /* a table made at the dim's value */
+                 (FE_IS_SYM(x) ? imp_dim_value(im, x) == y : imp_dim_value(im, y) == x))
+            shape[d] = FE_IS_SYM(x) ? x : y;
         else
             return imp_fail(im, "shapes do not broadcast at axis %d (%lld vs %lld)", d,
                             FE_IS_SYM(x) ? -1LL : (long long)x, FE_IS_SYM(y) ? -1LL : (long long)y);
@@ -180,12 +183,14 @@ int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t st
     if (step == 0)
         return imp_fail(im, "slice step is 0");
     if (FE_IS_SYM(dim)) {
-        if (*start == 0 && step == 1 && end >= INT32_MAX) {
+        if (*start == 0 && step == 1 && (end >= INT32_MAX || end == dim)) {
             *size = dim;
             return FE_OK;
         }
-        return sym_err(im, dim, "sliced");
+        dim = imp_dim_value(im, dim);
     }
+    if (FE_IS_SYM(end))
+        end = imp_dim_value(im, end);
     int64_t s = *start, e = end;
     if (step > 0) {
         s = s < 0 ? s + dim : s;
@@ -244,9 +249,10 @@ int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, in
             axes[i] += x->rank;
         if (axes[i] < 0 || axes[i] >= x->rank)
             return imp_fail(im, "slice axis %d is out of range", i);
-        if (FE_IS_SYM(starts[i]) || FE_IS_SYM(ends[i]))
-            return imp_fail(im, "slice bounds hold symbolic dim '%s'; give it a fixed size",
-                            imp_dim_name(im, FE_IS_SYM(starts[i]) ? starts[i] : ends[i]));
+        if (FE_IS_SYM(starts[i]))
+            starts[i] = imp_dim_value(im, starts[i]);
+        if (FE_IS_SYM(steps[i]))
+            steps[i] = imp_dim_value(im, steps[i]);
     }
     return n;
 }

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
 rng = np.random.default_rng(15)
 CASES = []
 
@@ -223,6 +224,35 @@ onnx.save(mo, os.path.join(OUT, "fold.onnx"))
 st_write(os.path.join(OUT, "fold.in.safetensors"), {"x": xs})
 st_write(os.path.join(OUT, "fold.out.safetensors"), {"y": np.maximum(xs.reshape(2, 24), 0)})
 CASES.append(("fold", "--dim N=2"))
+
+# ---- folding of constant tables: rotary angles (Range, Einsum, Cos), a causal mask (Trilu) ----
+x44 = r(4, 4)
+ar = np.arange(4, dtype=np.float32)
+case("tables",
+     [N("Range", ["z", "n", "one"], ["ar"]), N("Einsum", ["ar", "ar"], ["outer"], equation="i,j->ij"),
+      N("Cos", ["outer"], ["cos"]), N("ConstantOfShape", ["shp"], ["ones"],
+                                         value=helper.make_tensor("v", TensorProto.BOOL, [1], [True])),
+      N("Trilu", ["ones", "k1"], ["tri"]), N("Where", ["tri", "cos", "x"], ["y"])],
+     {"x": x44}, {"y": np.where(np.triu(np.ones((4, 4), bool), 1), np.cos(np.outer(ar, ar)), x44)},
+     {"z": np.array(0, np.float32), "n": np.array(4, np.float32), "one": np.array(1, np.float32),
+      "shp": np.array([4, 4], np.int64), "k1": np.array(1, np.int64)})
+
+# ---- a table computed from a symbolic dim (arange(S)): built at the dim's value ----
+xd = r(3, 4)
+g = helper.make_graph(
+    [N("Shape", ["x"], ["sh"]), N("Gather", ["sh", "zero"], ["s"], axis=0),
+     N("Cast", ["s"], ["sf"], to=TensorProto.FLOAT), N("Range", ["z", "sf", "one"], ["ar"]),
+     N("Unsqueeze", ["ar", "ax1"], ["col"]), N("Add", ["x", "col"], ["y"])],
+    "dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["S", 4])],
+    [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+     numpy_helper.from_array(np.array(0, np.float32), "z"),
+     numpy_helper.from_array(np.array(1, np.float32), "one"),
+     numpy_helper.from_array(np.array([1], np.int64), "ax1")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), os.path.join(OUT, "dyn.onnx"))
+st_write(os.path.join(OUT, "dyn.in.safetensors"), {"x": xd})
+st_write(os.path.join(OUT, "dyn.out.safetensors"), {"y": xd + np.arange(3, dtype=np.float32)[:, None]})
+CASES.append(("dyn", "--dim S=3"))
 
 # ---- custom fallback: an op we do not map, with a declared shape ----
 case("custom", [N("Softplus", ["x"], ["sp"]), N("Relu", ["sp"], ["y"])], {"x": x},
