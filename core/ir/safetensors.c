@@ -27,18 +27,24 @@
  * implementation refuses more than 100 MB. */
 #define ST_MAX_HEADER ((uint64_t)100 << 20)
 
-/* Every dtype of the format, its element size, and the fuseeng dtype it
- * is (-1: none; a file may hold it, the executor refuses it by name). */
+/* Every dtype of the format and the fuseeng dtype it is (-1: none; a file
+ * may hold it, the executor refuses it by name), with the element size of
+ * those fuseeng has no type for (graph.h's fe_dtype_size has the others). */
 static const struct st_dtype {
     const char *name;
     int dtype;
     int size;
 } st_dtypes[] = {
-    {"F64", -1, 8}, {"F32", FE_F32, 4}, {"F16", FE_F16, 2}, {"BF16", FE_BF16, 2},
-    {"I64", FE_I64, 8}, {"I32", FE_I32, 4}, {"I16", -1, 2}, {"I8", FE_I8, 1},
+    {"F64", -1, 8}, {"F32", FE_F32, 0}, {"F16", FE_F16, 0}, {"BF16", FE_BF16, 0},
+    {"I64", FE_I64, 0}, {"I32", FE_I32, 0}, {"I16", -1, 2}, {"I8", FE_I8, 0},
     {"U64", -1, 8}, {"U32", -1, 4}, {"U16", -1, 2}, {"U8", -1, 1},
-    {"BOOL", FE_BOOL, 1}, {"F8_E4M3", -1, 1}, {"F8_E5M2", -1, 1},
+    {"BOOL", FE_BOOL, 0}, {"F8_E4M3", -1, 1}, {"F8_E5M2", -1, 1},
 };
+
+static int st_dtype_size(const struct st_dtype *d)
+{
+    return d->dtype >= 0 ? fe_dtype_size(d->dtype) : d->size;
+}
 #define ST_NDTYPES ((int)(sizeof st_dtypes / sizeof st_dtypes[0]))
 
 const char *fe_st_dtype_name(int dtype)
@@ -61,13 +67,9 @@ static const struct st_dtype *st_dtype_find(const char *s, size_t n)
 static int64_t shape_bytes(int rank, const int64_t *shape, int size)
 {
     int64_t b = size;
-    for (int k = 0; k < rank; k++) {
-        if (shape[k] < 0)
+    for (int k = 0; k < rank; k++)
+        if (shape[k] < 0 || __builtin_mul_overflow(b, shape[k], &b))
             return -1;
-        if (shape[k] && b > INT64_MAX / shape[k])
-            return -1;
-        b *= shape[k];
-    }
     return b;
 }
 
@@ -221,7 +223,7 @@ static int read_entry(fe_st_file *f, fe_jr *r, int i, const char *name, fe_error
                            !dt ? "dtype" : !have_shape ? "shape" : "data_offsets");
     t->dtype = dt->dtype;
     t->st_dtype = dt->name;
-    t->nbytes = shape_bytes(t->rank, t->shape, dt->size);
+    t->nbytes = shape_bytes(t->rank, t->shape, st_dtype_size(dt));
     if (t->nbytes < 0)
         return tensor_fail(f, name, err, "shape of %d dims is too large: its byte size does not "
                            "fit in 64 bits", t->rank);
