@@ -21,6 +21,8 @@
 # above is not found and the build stops: the compiler keeps the
 # architecture (docs/architecture.md).
 #   core/ir       graph IR, op registry, inference, model files, JSON, errors
+#   core/import   model import (ONNX): reads a foreign graph, builds ours with
+#                 core/ir's builder; needs nothing else, so it sits right above
 #   kernels       CPU kernels: per-op reference kernels, fused programs, GEMM, conv
 #   core/plan     plans, legality, partitions, group keys
 #   core/sim      machine descriptions, the cost model, reports, traces, plan files
@@ -51,7 +53,7 @@ SAN :=
 OPT := -O2
 endif
 
-PKGS := lua5.4 jansson libcrypto openblas
+PKGS := lua5.4 jansson libcrypto openblas libprotobuf-c
 # LPeg is linked statically and preloaded (lua-lpeg-dev ships the archive;
 # its .pc file points at the wrong directory on Debian, so ask the compiler).
 LPEG_A = $(shell $(CC) -print-file-name=liblua5.4-lpeg.a)
@@ -84,7 +86,7 @@ BUILD := $(BUILD)/portable$(if $(filter-out x86-64,$(PORTABLE_ARCH)),-$(PORTABLE
 ARCH_CFLAGS := $(shell $(CC) -march=$(PORTABLE_ARCH) -E -x c /dev/null >/dev/null 2>&1 && echo -march=$(PORTABLE_ARCH) -mtune=generic)
 endif
 
-LAYERS := core/ir kernels core/plan core/sim core/exec core/script core/api
+LAYERS := core/ir core/import kernels core/plan core/sim core/exec core/script core/api
 # INC_<layer>: the -I flags of that layer and every layer beneath it.
 inc_below :=
 $(foreach l,$(LAYERS),$(eval INC_$(l) := $(inc_below) -I$(l))$(eval inc_below := $(INC_$(l))))
@@ -101,7 +103,13 @@ SHIM_SRC := core/shim/fuseeng_shim.c
 TEST_SRC := $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The ONNX schema, compiled by protoc-c at build time from Debian's onnx.proto
+# (python3-onnx), never committed: the generated code follows the installed
+# schema and protobuf-c. Only core/import sees its header.
+ONNX_PROTO ?= /usr/lib/python3/dist-packages/onnx/onnx.proto
+GEN := $(BUILD)/gen
+GEN_OBJ := $(BUILD)/obj/gen/onnx.pb-c.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_OBJ)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -139,7 +147,22 @@ $(BUILD)/obj/core/shim/%.o: LAYER_INC :=
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) $(LAYER_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(LAYER_INC) $(GEN_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+# onnx.pb-c.{c,h} from ONNX_PROTO; a missing schema says which package has it.
+$(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
+$(GEN)/onnx.pb-c.c: $(wildcard $(ONNX_PROTO)) | $(DEPS_OK)
+	@test -f "$(ONNX_PROTO)" || { echo "make: ONNX schema $(ONNX_PROTO) not found: install python3-onnx (scripts/deps.sh) or set ONNX_PROTO=PATH/onnx.proto" >&2; exit 1; }
+	@mkdir -p $(GEN)
+	$(call say,PROTOC,$(ONNX_PROTO))
+	$(Q)protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(GEN) $(ONNX_PROTO)
+# Generated code is not ours to keep warning-free: plain warnings for it alone.
+$(GEN_OBJ): $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -w -I$(GEN) $(PKG_CFLAGS) -c $< -o $@
+$(BUILD)/obj/core/import/%.o: GEN_INC := -I$(GEN)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard core/import/*.c)): $(GEN)/onnx.pb-c.h
 
 $(BUILD)/libfuseeng.a: $(LIB_OBJ)
 	@rm -f $@
@@ -252,7 +275,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Wno-pass-failed -fPIC -fopenmp -D_GNU_SOURCE $(ARCH_CFLAGS) \
                $(FUZZ_SAN) -Icore/include
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/onnx.pb-c.o
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/fuzz_%)
 
@@ -261,7 +284,13 @@ $(foreach l,$(LAYERS),$(eval $(FUZZ_DIR)/obj/$(l)/%.o: LAYER_INC := $(INC_$(l)))
 $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CLANG,$<)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(LAYER_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(LAYER_INC) $(GEN_INC) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(filter-out -Werror -Wextra,$(FUZZ_CFLAGS)) -w -I$(GEN) $(PKG_CFLAGS) -c $< -o $@
+$(FUZZ_DIR)/obj/core/import/%.o: GEN_INC := -I$(GEN)
+$(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard core/import/*.c)): $(GEN)/onnx.pb-c.h
 
 $(FUZZ_DIR)/libfuseeng.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@

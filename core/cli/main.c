@@ -9,7 +9,7 @@
 #include "fuseeng.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
-    fe_cmd_ops, fe_cmd_policies, fe_cmd_script;
+    fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import;
 
 const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_run,
@@ -18,6 +18,7 @@ const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_bench,
     &fe_cmd_profile,
     &fe_cmd_check,
+    &fe_cmd_import,
     &fe_cmd_ops,
     &fe_cmd_policies,
     &fe_cmd_script,

@@ -329,6 +329,22 @@ char *fe_model_format(const fe_model *m, int format, fe_error *err);
  * FE_EINPUT listing the known ones); caller frees with fe_free. */
 char *fe_ops_format(const char *op, fe_error *err);
 
+/* How fe_import_onnx writes its files; zeroed means the defaults. */
+typedef struct fe_import_options {
+    const char *weights_out;          /* NULL: the model path with .safetensors for .json */
+    int ndims;                        /* --dim NAME=V: defaults of symbolic dims (else 1) */
+    const char *const *dim_names;
+    const int64_t *dim_values;
+} fe_import_options;
+
+/* Import the ONNX model at path as a fuseeng.model/1 file at out and its
+ * weights as a safetensors file, both written whole or neither. *notes (if
+ * not NULL) gets the warnings and notes for the user, one per line, or
+ * NULL; caller frees it with fe_free, also after an error. FE_OK, or
+ * FE_EINPUT naming the file and the node or tensor. */
+int fe_import_onnx(const char *path, const char *out, const fe_import_options *o, char **notes,
+                   fe_error *err);
+
 /* Plan m with policy p (active in its engine or not), filling stats if not
  * NULL. The plan refers to m; caller frees with fe_plan_free. */
 fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, fe_error *err);

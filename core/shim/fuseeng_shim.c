@@ -63,6 +63,9 @@
     X(fe_model_file, const char *, (const fe_model *m), (m), NULL)                          \
     X(fe_model_format, char *, (const fe_model *m, int f, fe_error *e), (m, f, e), e)       \
     X(fe_ops_format, char *, (const char *o, fe_error *e), (o, e), e)                       \
+    X(fe_import_onnx, int,                                                                  \
+      (const char *p, const char *o, const fe_import_options *x, char **n, fe_error *e),    \
+      (p, o, x, n, e), e)                                                                   \
     X(fe_policy_plan, fe_plan *, (fe_policy *p, const fe_model *m, fe_plan_stats *s, fe_error *e), \
       (p, m, s, e), e)                                                                      \
     X(fe_model_unfused, fe_plan *, (const fe_model *m, fe_error *e), (m, e), e)             \

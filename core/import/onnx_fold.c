@@ -1,0 +1,943 @@
+/* onnx_fold.c: constants of an ONNX graph: decoding TensorProtos, encoding
+ * folded values as weights, and folding nodes whose inputs are all known.
+ *
+ * Exports are full of shape arithmetic (Shape -> Gather -> Unsqueeze ->
+ * Concat -> Reshape) that is constant once shapes are known. Folding it
+ * here turns the Reshape's shape into an attribute instead of a tensor our
+ * reshape cannot take. A symbolic dim flows through as an FE_SYM item as
+ * long as it is only moved (gathered, concatenated, reshaped, cast), never
+ * computed with: reshape and expand shapes accept dim names.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_imp.h"
+
+int64_t imp_numel(const int64_t *shape, int rank)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (FE_IS_SYM(shape[i]))
+            return -1;
+        n *= shape[i];
+    }
+    return n;
+}
+
+static int is_int(int dtype)
+{
+    return dtype == FE_I64 || dtype == FE_I32 || dtype == FE_I8 || dtype == FE_BOOL;
+}
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, f;
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return s ? -v : v;
+    }
+    f = e == 31 ? s | 0x7f800000u | (m << 13) : s | ((e + 112) << 23) | (m << 13);
+    float v;
+    memcpy(&v, &f, 4);
+    return v;
+}
+
+static uint16_t float_to_half(float x)
+{
+    uint32_t f;
+    memcpy(&f, &x, 4);
+    uint32_t s = (f >> 16) & 0x8000;
+    int e = (int)((f >> 23) & 255) - 112;
+    uint32_t m = f & 0x7fffff;
+    if (((f >> 23) & 255) == 255)
+        return (uint16_t)(s | 0x7c00 | (m ? 0x200 : 0));
+    if (e >= 31)
+        return (uint16_t)(s | 0x7c00);
+    if (e <= 0) {
+        if (e < -10)
+            return (uint16_t)s;
+        m |= 0x800000;
+        return (uint16_t)(s | ((m >> (14 - e)) + ((m >> (13 - e)) & 1)));
+    }
+    uint32_t h = s | ((uint32_t)e << 10) | (m >> 13);
+    return (uint16_t)(h + ((m >> 12) & 1));
+}
+
+double imp_cf(const imp_val *v, int64_t i)
+{
+    return v->fv ? v->fv[i] : (double)v->iv[i];
+}
+
+int64_t imp_ci(const imp_val *v, int64_t i)
+{
+    return v->iv ? v->iv[i] : (int64_t)v->fv[i];
+}
+
+int imp_const_ints(const imp_val *v, int64_t *out, int max)
+{
+    if (!v || !v->is_const || (!v->iv && !v->fv) || v->numel > max)
+        return -1;
+    for (int64_t i = 0; i < v->numel; i++)
+        out[i] = imp_ci(v, i);
+    return (int)v->numel;
+}
+
+imp_val *imp_const_new(imp *im, imp_val *v, int dtype, int rank, const int64_t *shape)
+{
+    v->is_const = 1;
+    v->dtype = dtype;
+    v->rank = rank;
+    if (rank)
+        memmove(v->shape, shape, (size_t)rank * sizeof *shape);
+    v->numel = imp_numel(shape, rank);
+    v->data = NULL;
+    v->iv = NULL;
+    v->fv = NULL;
+    if (is_int(dtype))
+        v->iv = imp_alloc(im, (size_t)(v->numel ? v->numel : 1) * sizeof *v->iv);
+    else
+        v->fv = imp_alloc(im, (size_t)(v->numel ? v->numel : 1) * sizeof *v->fv);
+    return v->iv || v->fv ? v : NULL;
+}
+
+/* Elements of a decoded constant in dtype's layout, for a weight. */
+static int encode(imp *im, imp_val *v)
+{
+    int size = fe_dtype_size(v->dtype);
+    uint8_t *p = imp_alloc(im, (size_t)(v->numel * size));
+    if (!p)
+        return im->err->code;
+    for (int64_t i = 0; i < v->numel; i++) {
+        if (v->iv && FE_IS_SYM(v->iv[i]))
+            return imp_fail(im, "a value holding symbolic dim '%s' is read as a tensor; only "
+                            "reshape and expand shapes can take a dim name (fix the dim when "
+                            "exporting)", imp_dim_name(im, v->iv[i]));
+        double d = imp_cf(v, i);
+        int64_t n = imp_ci(v, i);
+        switch (v->dtype) {
+        case FE_F32: { float f = (float)d; memcpy(p + 4 * i, &f, 4); break; }
+        case FE_F16: { uint16_t h = float_to_half((float)d); memcpy(p + 2 * i, &h, 2); break; }
+        case FE_BF16: {
+            float f = (float)d;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            uint16_t h = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+            memcpy(p + 2 * i, &h, 2);
+            break;
+        }
+        case FE_I64: memcpy(p + 8 * i, &n, 8); break;
+        case FE_I32: { int32_t x = (int32_t)n; memcpy(p + 4 * i, &x, 4); break; }
+        case FE_I8: p[i] = (uint8_t)(int8_t)n; break;
+        default: p[i] = n != 0; break;
+        }
+    }
+    v->data = p;
+    return FE_OK;
+}
+
+/* Decode v's data into iv/fv when it is small. */
+static int decode(imp *im, imp_val *v)
+{
+    if (v->numel > IMP_FOLD_MAX || v->iv || v->fv)
+        return FE_OK;
+    const uint8_t *p = v->data;
+    if (is_int(v->dtype)) {
+        if (!(v->iv = imp_alloc(im, (size_t)(v->numel + 1) * sizeof *v->iv)))
+            return im->err->code;
+    } else if (!(v->fv = imp_alloc(im, (size_t)(v->numel + 1) * sizeof *v->fv))) {
+        return im->err->code;
+    }
+    for (int64_t i = 0; i < v->numel; i++) {
+        switch (v->dtype) {
+        case FE_F32: { float f; memcpy(&f, p + 4 * i, 4); v->fv[i] = f; break; }
+        case FE_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); v->fv[i] = half_to_float(h); break; }
+        case FE_BF16: {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            uint32_t u = (uint32_t)h << 16;
+            float f;
+            memcpy(&f, &u, 4);
+            v->fv[i] = f;
+            break;
+        }
+        case FE_I64: memcpy(&v->iv[i], p + 8 * i, 8); break;
+        case FE_I32: { int32_t x; memcpy(&x, p + 4 * i, 4); v->iv[i] = x; break; }
+        case FE_I8: v->iv[i] = (int8_t)p[i]; break;
+        default: v->iv[i] = p[i] != 0; break;
+        }
+    }
+    return FE_OK;
+}
+
+int imp_const_encode(imp *im, imp_val *v)
+{
+    return v->data ? FE_OK : encode(im, v);
+}
+
+int imp_const_from_proto(imp *im, imp_val *v, const Onnx__TensorProto *t, const char *what)
+{
+    const char *name = t->name && t->name[0] ? t->name : "(unnamed)";
+    int f64 = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    int dtype = f64 ? FE_F32 : fe_onnx_dtype(t->data_type);
+    if (dtype < 0)
+        return imp_fail(im, "%s '%s' has type %s, which is not supported (f32, f16, bf16, i64, "
+                        "i32, i8, bool; f64 is converted to f32)", what, name,
+                        fe_onnx_dtype_name(t->data_type));
+    if (t->n_dims > FE_MAX_RANK)
+        return imp_fail(im, "%s '%s' has rank %zu (at most %d)", what, name, t->n_dims,
+                        FE_MAX_RANK);
+    v->is_const = 1;
+    v->dtype = dtype;
+    v->rank = (int)t->n_dims;
+    v->numel = 1;
+    for (int i = 0; i < v->rank; i++) {
+        if (t->dims[i] < 0 || (t->dims[i] && v->numel > INT64_MAX / 16 / t->dims[i]))
+            return imp_fail(im, "%s '%s' has a bad shape (dim %d is %lld)", what, name, i,
+                            (long long)t->dims[i]);
+        v->shape[i] = t->dims[i];
+        v->numel *= t->dims[i];
+    }
+    int esize = f64 ? 8 : fe_dtype_size(dtype);
+    int64_t n = v->numel;
+    if (t->has_raw_data) {
+        if ((int64_t)t->raw_data.len != n * esize)
+            return imp_fail(im, "%s '%s' holds %zu bytes; its shape needs %lld", what, name,
+                            t->raw_data.len, (long long)(n * esize));
+        if (!f64) {
+            v->data = t->raw_data.data;
+            return decode(im, v);
+        }
+    }
+    size_t have = f64 ? (t->has_raw_data ? (size_t)n : t->n_double_data)
+                : dtype == FE_F32 ? t->n_float_data : dtype == FE_I64 ? t->n_int64_data
+                : t->n_int32_data;
+    if ((int64_t)have != n)
+        return imp_fail(im, "%s '%s' holds %zu values; its shape needs %lld", what, name, have,
+                        (long long)n);
+    if (f64)
+        imp_note(im, "note: %s '%s' is f64; converted to f32", what, name);
+    if (!imp_const_new(im, v, dtype, v->rank, v->shape))
+        return im->err->code;
+    if (n > IMP_FOLD_MAX) {   /* big: write the layout directly */
+        v->iv = NULL;
+        v->fv = NULL;
+        void *p = imp_alloc(im, (size_t)(n * fe_dtype_size(dtype)));
+        if (!p)
+            return im->err->code;
+        for (int64_t i = 0; i < n; i++) {
+            if (f64) {
+                double d;
+                if (t->has_raw_data)
+                    memcpy(&d, t->raw_data.data + 8 * i, 8);
+                else
+                    d = t->double_data[i];
+                ((float *)p)[i] = (float)d;
+            } else if (dtype == FE_F32) {
+                ((float *)p)[i] = t->float_data[i];
+            } else if (dtype == FE_I64) {
+                ((int64_t *)p)[i] = t->int64_data[i];
+            } else if (dtype == FE_I32) {
+                ((int32_t *)p)[i] = t->int32_data[i];
+            } else {   /* f16, bf16 bits, i8, bool: one int32 each */
+                int sz = fe_dtype_size(dtype);
+                int32_t x = t->int32_data[i];
+                memcpy((uint8_t *)p + sz * i, &x, (size_t)sz);
+            }
+        }
+        v->data = p;
+        return FE_OK;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (f64) {
+            double d;
+            if (t->has_raw_data)
+                memcpy(&d, t->raw_data.data + 8 * i, 8);
+            else
+                d = t->double_data[i];
+            v->fv[i] = (float)d;
+        } else if (dtype == FE_F32) {
+            v->fv[i] = t->float_data[i];
+        } else if (dtype == FE_I64) {
+            v->iv[i] = t->int64_data[i];
+        } else if (dtype == FE_F16) {
+            v->fv[i] = half_to_float((uint16_t)t->int32_data[i]);
+        } else if (dtype == FE_BF16) {
+            uint32_t u = (uint32_t)t->int32_data[i] << 16;
+            float f;
+            memcpy(&f, &u, 4);
+            v->fv[i] = f;
+        } else {
+            v->iv[i] = t->int32_data[i];
+        }
+    }
+    return FE_OK;
+}
+
+/* ---- folding ---- */
+
+/* Offset into an input of shape (rank r) broadcast to out (rank orank) for
+ * output element index i. */
+static int64_t bidx(int64_t i, const int64_t *out, int orank, const int64_t *in, int r)
+{
+    int64_t off = 0, stride = 1;
+    for (int d = orank - 1; d >= 0; d--) {
+        int64_t c = i % out[d];
+        i /= out[d];
+        int k = d - (orank - r);
+        if (k >= 0) {
+            if (in[k] != 1)
+                off += c * stride;
+            stride *= in[k];
+        }
+    }
+    return off;
+}
+
+static int bshape(const imp_val *const *in, int n, int *rank, int64_t *shape)
+{
+    *rank = 0;
+    for (int k = 0; k < n; k++)
+        if (in[k]->rank > *rank)
+            *rank = in[k]->rank;
+    for (int d = 0; d < *rank; d++) {
+        shape[d] = 1;
+        for (int k = 0; k < n; k++) {
+            int j = d - (*rank - in[k]->rank);
+            if (j < 0 || in[k]->shape[j] == 1)
+                continue;
+            if (shape[d] != 1 && shape[d] != in[k]->shape[j])
+                return -1;
+            shape[d] = in[k]->shape[j];
+        }
+    }
+    return 0;
+}
+
+static imp_val *out0(imp *im, int dtype, int rank, const int64_t *shape)
+{
+    int64_t n = imp_numel(shape, rank);
+    if (n < 0 || n > IMP_FOLD_MAX)
+        return NULL;
+    imp_val *v = imp_out(im, 0, dtype, rank, shape);
+    if (!v)
+        return NULL;
+    v->tensor = -1;
+    im->taken[v->name] &= (uint8_t)~1;
+    return imp_const_new(im, v, dtype, rank, shape);
+}
+
+static int sym_in(const imp_val *v)
+{
+    if (!v->iv)
+        return 0;
+    for (int64_t i = 0; i < v->numel; i++)
+        if (FE_IS_SYM(v->iv[i]))
+            return 1;
+    return 0;
+}
+
+/* v with its dim names replaced by their values (imp_dim_value), in tmp;
+ * v itself when it has none. NULL with im->err set when out of memory. */
+static imp_val *fixed(imp *im, imp_val *v, imp_val *tmp)
+{
+    if (!sym_in(v))
+        return v;
+    *tmp = *v;
+    if (!(tmp->iv = imp_alloc(im, (size_t)v->numel * sizeof *tmp->iv)))
+        return NULL;
+    for (int64_t i = 0; i < v->numel; i++)
+        tmp->iv[i] = FE_IS_SYM(v->iv[i]) ? imp_dim_value(im, v->iv[i]) : v->iv[i];
+    tmp->data = NULL;
+    return tmp;
+}
+
+/* Binary and ternary elementwise ops: 1 folded, 0 not. */
+static int fold_elem(imp *im, const char *op, imp_val *const *in, int nin)
+{
+    int rank, isint = 1, cmp = 0;
+    int64_t shape[FE_MAX_RANK];
+    if (bshape((const imp_val *const *)in, nin, &rank, shape))
+        return 0;
+    int dtype = in[nin == 3 ? 1 : 0]->dtype;
+    for (int k = 0; k < nin; k++)
+        if (k != 0 || nin != 3)
+            isint &= in[k]->iv != NULL;
+    if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") ||
+        !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))
+        cmp = 1, dtype = FE_BOOL;
+    /* A dim name is kept where it is only moved (Where's branches, a
+     * multiplication by 1); computing with one takes its value. */
+    imp_val *inv[3], fx[3];
+    for (int k = 0; k < nin; k++)
+        if (!(inv[k] = !(nin == 3 && k > 0) && strcmp(op, "Mul") != 0 ? fixed(im, in[k], &fx[k])
+                                                                       : in[k]))
+            return -1;
+    in = inv;
+    imp_val *o = out0(im, dtype, rank, shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t ia = bidx(i, shape, rank, in[0]->shape, in[0]->rank);
+        int64_t ib = nin > 1 ? bidx(i, shape, rank, in[1]->shape, in[1]->rank) : 0;
+        if (nin == 3) {
+            int64_t ic = bidx(i, shape, rank, in[2]->shape, in[2]->rank);
+            int c = imp_cf(in[0], ia) != 0;
+            if (o->iv)
+                o->iv[i] = c ? imp_ci(in[1], ib) : imp_ci(in[2], ic);
+            else
+                o->fv[i] = c ? imp_cf(in[1], ib) : imp_cf(in[2], ic);
+            continue;
+        }
+        if (!strcmp(op, "Mul") && isint && (FE_IS_SYM(in[0]->iv[ia]) || FE_IS_SYM(in[1]->iv[ib]))) {
+            int64_t a = in[0]->iv[ia], b = in[1]->iv[ib];
+            if (a != 1 && b != 1)
+                o->iv[i] = (FE_IS_SYM(a) ? imp_dim_value(im, a) : a) *
+                           (FE_IS_SYM(b) ? imp_dim_value(im, b) : b);
+            else
+                o->iv[i] = a == 1 ? b : a;
+            continue;
+        }
+        if (isint && !cmp) {
+            int64_t a = imp_ci(in[0], ia), b = nin > 1 ? imp_ci(in[1], ib) : 0, r;
+            if (!strcmp(op, "Add")) r = a + b;
+            else if (!strcmp(op, "Sub")) r = a - b;
+            else if (!strcmp(op, "Mul")) r = a * b;
+            else if (!strcmp(op, "Div")) r = b ? a / b : 0;
+            else if (!strcmp(op, "Max")) r = a > b ? a : b;
+            else if (!strcmp(op, "Min")) r = a < b ? a : b;
+            else if (!strcmp(op, "Neg")) r = -a;
+            else if (!strcmp(op, "Abs")) r = a < 0 ? -a : a;
+            else if (!strcmp(op, "Mod")) r = b ? a % b : 0;
+            else return 0;
+            o->iv[i] = r;
+            continue;
+        }
+        double a = imp_cf(in[0], ia), b = nin > 1 ? imp_cf(in[1], ib) : 0, r;
+        if (!strcmp(op, "Add")) r = a + b;
+        else if (!strcmp(op, "Sub")) r = a - b;
+        else if (!strcmp(op, "Mul")) r = a * b;
+        else if (!strcmp(op, "Div")) r = a / b;
+        else if (!strcmp(op, "Pow")) r = pow(a, b);
+        else if (!strcmp(op, "Max")) r = a > b ? a : b;
+        else if (!strcmp(op, "Min")) r = a < b ? a : b;
+        else if (!strcmp(op, "Neg")) r = -a;
+        else if (!strcmp(op, "Abs")) r = fabs(a);
+        else if (!strcmp(op, "Sqrt")) r = sqrt(a);
+        else if (!strcmp(op, "Reciprocal")) r = 1 / a;
+        else if (!strcmp(op, "Exp")) r = exp(a);
+        else if (!strcmp(op, "Log")) r = log(a);
+        else if (!strcmp(op, "Sin")) r = sin(a);
+        else if (!strcmp(op, "Cos")) r = cos(a);
+        else if (!strcmp(op, "Tanh")) r = tanh(a);
+        else if (!strcmp(op, "Erf")) r = erf(a);
+        else if (!strcmp(op, "Sigmoid")) r = 1 / (1 + exp(-a));
+        else if (!strcmp(op, "Floor")) r = floor(a);
+        else if (!strcmp(op, "Ceil")) r = ceil(a);
+        else if (!strcmp(op, "Equal")) r = a == b;
+        else if (!strcmp(op, "Less")) r = a < b;
+        else if (!strcmp(op, "Greater")) r = a > b;
+        else if (!strcmp(op, "Not")) r = a == 0;
+        else if (!strcmp(op, "And")) r = a != 0 && b != 0;
+        else if (!strcmp(op, "Or")) r = a != 0 || b != 0;
+        else return 0;
+        if (o->iv)
+            o->iv[i] = (int64_t)r;
+        else
+            o->fv[i] = r;
+    }
+    return 1;
+}
+
+/* Copy elements of in picked by index map (out element -> in element). */
+static int fold_move(imp *im, imp_val *in, int dtype, int rank, const int64_t *shape,
+                     int64_t (*map)(int64_t, const void *), const void *ctx)
+{
+    imp_val *o = out0(im, dtype, rank, shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t j = map ? map(i, ctx) : i;
+        if (o->iv)
+            o->iv[i] = in->iv ? in->iv[j] : (int64_t)in->fv[j];
+        else
+            o->fv[i] = imp_cf(in, j);
+    }
+    return 1;
+}
+
+typedef struct gather_ctx {
+    const imp_val *idx;
+    int64_t outer, n, inner, nidx;
+} gather_ctx;
+
+static int64_t gather_map(int64_t i, const void *p)
+{
+    const gather_ctx *c = p;
+    int64_t inner = i % c->inner, k = (i / c->inner) % c->nidx, outer = i / c->inner / c->nidx;
+    int64_t j = imp_ci(c->idx, k);
+    if (j < 0)
+        j += c->n;
+    return (outer * c->n + j) * c->inner + inner;
+}
+
+typedef struct slice_ctx {
+    int rank;
+    int64_t in[FE_MAX_RANK], out[FE_MAX_RANK], start[FE_MAX_RANK], step[FE_MAX_RANK];
+} slice_ctx;
+
+static int64_t slice_map(int64_t i, const void *p)
+{
+    const slice_ctx *c = p;
+    int64_t off = 0, stride = 1;
+    for (int d = c->rank - 1; d >= 0; d--) {
+        int64_t k = i % c->out[d];
+        i /= c->out[d];
+        off += (c->start[d] + k * c->step[d]) * stride;
+        stride *= c->in[d];
+    }
+    return off;
+}
+
+static int fold_shape(imp *im, const imp_val *x)
+{
+    int64_t start = imp_attr_int(im->node, "start", 0), end = imp_attr_int(im->node, "end", x->rank);
+    if (start < 0)
+        start += x->rank;
+    if (end < 0)
+        end += x->rank;
+    start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+    end = end < start ? start : end > x->rank ? x->rank : end;
+    int64_t n = end - start;
+    imp_val *o = out0(im, FE_I64, 1, &n);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < n; i++)
+        o->iv[i] = x->shape[start + i];
+    return 1;
+}
+
+/* The value of a Constant node's attribute into a new output. */
+static int fold_constant(imp *im)
+{
+    const Onnx__NodeProto *n = im->node;
+    const Onnx__AttributeProto *a = imp_attr(n, "value");
+    if (a && a->t) {
+        imp_val *v = imp_out(im, 0, 0, 0, NULL);
+        if (!v)
+            return -1;
+        v->tensor = -1;
+        im->taken[v->name] &= (uint8_t)~1;
+        return imp_const_from_proto(im, v, a->t, "constant") ? -1 : 1;
+    }
+    int64_t one = 1;
+    if ((a = imp_attr(n, "value_float")) || (a = imp_attr(n, "value_int"))) {
+        int isf = !strcmp(a->name, "value_float");
+        imp_val *o = out0(im, isf ? FE_F32 : FE_I64, 0, NULL);
+        if (!o)
+            return -1;
+        if (isf)
+            o->fv[0] = a->f;
+        else
+            o->iv[0] = a->i;
+        return 1;
+    }
+    if ((a = imp_attr(n, "value_floats")) || (a = imp_attr(n, "value_ints"))) {
+        int isf = !strcmp(a->name, "value_floats");
+        int64_t len = isf ? (int64_t)a->n_floats : (int64_t)a->n_ints;
+        imp_val *o = out0(im, isf ? FE_F32 : FE_I64, 1, &len);
+        if (!o)
+            return -1;
+        for (int64_t i = 0; i < len; i++) {
+            if (isf)
+                o->fv[i] = a->floats[i];
+            else
+                o->iv[i] = a->ints[i];
+        }
+        return 1;
+    }
+    (void)one;
+    return imp_fail(im, "Constant without a supported value attribute (value, value_float(s), "
+                    "value_int(s))") ? -1 : -1;
+}
+
+typedef struct perm_ctx {
+    int rank;
+    int64_t in[FE_MAX_RANK], out[FE_MAX_RANK], perm[FE_MAX_RANK];
+} perm_ctx;
+
+static int64_t perm_map(int64_t i, const void *p)
+{
+    const perm_ctx *c = p;
+    int64_t idx[FE_MAX_RANK], off = 0;
+    for (int d = c->rank - 1; d >= 0; d--) {
+        idx[d] = i % c->out[d];
+        i /= c->out[d];
+    }
+    int64_t src[FE_MAX_RANK];
+    for (int d = 0; d < c->rank; d++)
+        src[c->perm[d]] = idx[d];
+    for (int d = 0; d < c->rank; d++)
+        off = off * c->in[d] + src[d];
+    return off;
+}
+
+typedef struct expand_ctx {
+    int rank, xrank;
+    const int64_t *out, *x;
+} expand_ctx;
+
+static int64_t expand_map(int64_t i, const void *p)
+{
+    const expand_ctx *c = p;
+    return bidx(i, c->out, c->rank, c->x, c->xrank);
+}
+
+/* Einsum on constants (torch.outer, rotary tables): explicit equations
+ * without ellipses, summing over every letter not in the output. */
+static int fold_einsum(imp *im, imp_val **in, int nin)
+{
+    const char *eq = imp_attr_str(im->node, "equation", "");
+    char terms[8][FE_MAX_RANK + 1], out[FE_MAX_RANK + 1];
+    int nt = 0, len = 0, size[128] = {0};
+    const char *arrow = strstr(eq, "->");
+    if (!arrow || strstr(eq, "...") || nin > 8)
+        return 0;
+    for (const char *p = eq;; p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',' || p == arrow) {
+            if (nt >= nin || len != in[nt]->rank)
+                return 0;
+            terms[nt++][len] = 0;
+            len = 0;
+            if (p == arrow)
+                break;
+            continue;
+        }
+        if (len >= FE_MAX_RANK || (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z')))
+            return 0;
+        int64_t d = in[nt]->shape[len];
+        if (size[(int)*p] && size[(int)*p] != d)
+            return 0;
+        size[(int)*p] = (int)d;
+        terms[nt][len++] = *p;
+    }
+    if (nt != nin)
+        return 0;
+    len = 0;
+    for (const char *p = arrow + 2; *p; p++)
+        if (*p != ' ') {
+            if (len >= FE_MAX_RANK || !size[(int)*p])
+                return 0;
+            out[len++] = *p;
+        }
+    out[len] = 0;
+    char letters[64];
+    int nl = 0;
+    int64_t space = 1, shape[FE_MAX_RANK];
+    for (int c = 0; c < 128; c++)
+        if (size[c]) {
+            letters[nl++] = (char)c;
+            space *= size[c];
+        }
+    if (space > (1 << 24))
+        return 0;
+    for (int i = 0; i < len; i++)
+        shape[i] = size[(int)out[i]];
+    imp_val *o = out0(im, in[0]->dtype, len, shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    int at[128] = {0};
+    for (int64_t it = 0; it < space; it++) {
+        int64_t rest = it;
+        for (int l = nl - 1; l >= 0; l--) {
+            at[(int)letters[l]] = (int)(rest % size[(int)letters[l]]);
+            rest /= size[(int)letters[l]];
+        }
+        double prod = 1;
+        for (int k = 0; k < nin; k++) {
+            int64_t off = 0;
+            for (int d = 0; d < in[k]->rank; d++)
+                off = off * in[k]->shape[d] + at[(int)terms[k][d]];
+            prod *= imp_cf(in[k], off);
+        }
+        int64_t off = 0;
+        for (int d = 0; d < len; d++)
+            off = off * shape[d] + at[(int)out[d]];
+        if (o->iv)
+            o->iv[off] += (int64_t)prod;
+        else
+            o->fv[off] += prod;
+    }
+    return 1;
+}
+
+/* Trilu on a constant (causal masks): keep the upper or lower triangle. */
+static int fold_trilu(imp *im, imp_val **in, int nin)
+{
+    imp_val *x = in[0];
+    double kd = 0;
+    if (x->rank < 2 || (nin > 1 && in[1] && (in[1]->numel != 1 || !in[1]->iv)))
+        return 0;
+    if (nin > 1 && in[1])
+        kd = (double)in[1]->iv[0];
+    int64_t k = (int64_t)kd, rows = x->shape[x->rank - 2], cols = x->shape[x->rank - 1];
+    int upper = (int)imp_attr_int(im->node, "upper", 1);
+    imp_val *o = out0(im, x->dtype, x->rank, x->shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t c = i % cols, r = (i / cols) % rows;
+        int keep = upper ? c - r >= k : c - r <= k;
+        if (o->iv)
+            o->iv[i] = keep ? imp_ci(x, i) : 0;
+        else
+            o->fv[i] = keep ? imp_cf(x, i) : 0;
+    }
+    return 1;
+}
+
+/* The shape-moving ops on constants; 1 folded, 0 not, -1 error. */
+static int fold_shape_op(imp *im, imp_val **in, int nin)
+{
+    const Onnx__NodeProto *n = im->node;
+    const char *op = n->op_type;
+    imp_val *x = in[0];
+    int64_t shape[FE_MAX_RANK], axes[FE_MAX_RANK], spec[FE_MAX_RANK];
+    int r;
+    if (!strcmp(op, "Reshape")) {
+        r = imp_const_ints(in[1], spec, FE_MAX_RANK);
+        if (r < 0 || imp_reshape_shape(im, x, spec, r, (int)imp_attr_int(n, "allowzero", 0), shape))
+            return im->err->code ? -1 : 0;
+        return fold_move(im, x, x->dtype, r, shape, NULL, NULL);
+    }
+    if (!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze")) {
+        int na = imp_axes(im, 1, axes, FE_MAX_RANK);
+        if (im->err->code)
+            return -1;
+        r = op[0] == 'U' ? imp_unsqueeze_shape(im, x, axes, na < 0 ? 0 : na, shape)
+                         : imp_squeeze_shape(im, x, axes, na, shape);
+        return r < 0 ? -1 : fold_move(im, x, x->dtype, r, shape, NULL, NULL);
+    }
+    if (!strcmp(op, "Flatten")) {
+        if (imp_flatten_shape(im, x, imp_attr_int(n, "axis", 1), shape))
+            return -1;
+        return fold_move(im, x, x->dtype, 2, shape, NULL, NULL);
+    }
+    if (!strcmp(op, "Concat")) {
+        int64_t axis = imp_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += x->rank;
+        if (axis < 0 || axis >= x->rank)
+            return 0;
+        memcpy(shape, x->shape, sizeof shape);
+        shape[axis] = 0;
+        for (int k = 0; k < nin; k++) {
+            if (!in[k] || in[k]->rank != x->rank)
+                return 0;
+            shape[axis] += in[k]->shape[axis];
+        }
+        imp_val *o = out0(im, x->dtype, x->rank, shape);
+        if (!o)
+            return im->err->code ? -1 : 0;
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; d++)
+            outer *= shape[d];
+        for (int d = (int)axis + 1; d < x->rank; d++)
+            inner *= shape[d];
+        int64_t at = 0;
+        for (int64_t a = 0; a < outer; a++)
+            for (int k = 0; k < nin; k++)
+                for (int64_t j = 0; j < in[k]->shape[axis] * inner; j++, at++) {
+                    int64_t src = a * in[k]->shape[axis] * inner + j;
+                    if (o->iv)
+                        o->iv[at] = imp_ci(in[k], src);
+                    else
+                        o->fv[at] = imp_cf(in[k], src);
+                }
+        return 1;
+    }
+    if (!strcmp(op, "Gather")) {
+        int64_t axis = imp_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += x->rank;
+        if (axis < 0 || axis >= x->rank || !in[1] || !in[1]->iv ||
+            x->rank + in[1]->rank - 1 > FE_MAX_RANK)
+            return 0;
+        gather_ctx c = {in[1], 1, x->shape[axis], 1, in[1]->numel};
+        r = 0;
+        for (int d = 0; d < axis; d++)
+            c.outer *= x->shape[d], shape[r++] = x->shape[d];
+        for (int d = 0; d < in[1]->rank; d++)
+            shape[r++] = in[1]->shape[d];
+        for (int d = (int)axis + 1; d < x->rank; d++)
+            c.inner *= x->shape[d], shape[r++] = x->shape[d];
+        for (int64_t i = 0; i < c.nidx; i++)
+            if (imp_ci(in[1], i) < -c.n || imp_ci(in[1], i) >= c.n)
+                return imp_fail(im, "gather index %lld is out of range for size %lld",
+                                (long long)imp_ci(in[1], i), (long long)c.n) ? -1 : -1;
+        return fold_move(im, x, x->dtype, r, shape, gather_map, &c);
+    }
+    if (!strcmp(op, "Slice")) {
+        int64_t st[FE_MAX_RANK], en[FE_MAX_RANK], sp[FE_MAX_RANK];
+        int k = imp_slice_args(im, x, axes, st, en, sp);
+        if (k < 0 || im->err->code)
+            return -1;
+        slice_ctx c = {.rank = x->rank};
+        for (int d = 0; d < x->rank; d++)
+            c.in[d] = c.out[d] = x->shape[d], c.start[d] = 0, c.step[d] = 1;
+        for (int i = 0; i < k; i++) {
+            int a = (int)axes[i];
+            c.start[a] = st[i];
+            c.step[a] = sp[i];
+            if (imp_slice_axis(im, x->shape[a], &c.start[a], en[i], sp[i], &c.out[a]))
+                return -1;
+        }
+        return fold_move(im, x, x->dtype, x->rank, c.out, slice_map, &c);
+    }
+    if (!strcmp(op, "Transpose")) {
+        perm_ctx c = {.rank = x->rank};
+        if (imp_attr_ints(n, "perm", c.perm, FE_MAX_RANK) != x->rank)
+            for (int d = 0; d < x->rank; d++)
+                c.perm[d] = x->rank - 1 - d;
+        for (int d = 0; d < x->rank; d++) {
+            c.in[d] = x->shape[d];
+            c.out[d] = x->shape[c.perm[d]];
+        }
+        return fold_move(im, x, x->dtype, x->rank, c.out, perm_map, &c);
+    }
+    if (!strcmp(op, "Expand")) {
+        r = imp_const_ints(in[1], spec, FE_MAX_RANK);
+        if (r < 0 || r < x->rank)
+            return 0;
+        for (int d = 0; d < r; d++) {
+            int j = d - (r - x->rank);
+            int64_t xd = j >= 0 ? x->shape[j] : 1;
+            if (FE_IS_SYM(spec[d]))
+                return 0;
+            shape[d] = xd == 1 ? spec[d] : xd;
+        }
+        expand_ctx c = {r, x->rank, shape, x->shape};
+        return fold_move(im, x, x->dtype, r, shape, expand_map, &c);
+    }
+    if (!strcmp(op, "ConstantOfShape")) {
+        r = imp_const_ints(x, spec, FE_MAX_RANK);
+        if (r < 0)
+            return 0;
+        for (int d = 0; d < r; d++)
+            if (FE_IS_SYM(spec[d]))
+                return 0;
+        const Onnx__AttributeProto *a = imp_attr(n, "value");
+        imp_val fill = {.is_const = 1, .dtype = FE_F32, .numel = 1};
+        double zero = 0;
+        if (a && a->t) {
+            if (imp_const_from_proto(im, &fill, a->t, "value"))
+                return -1;
+        } else {
+            fill.fv = &zero;
+        }
+        if (fill.numel != 1)
+            return imp_fail(im, "value must hold one element") ? -1 : -1;
+        imp_val *o = out0(im, fill.dtype, r, spec);
+        if (!o)
+            return im->err->code ? -1 : 0;
+        for (int64_t i = 0; i < o->numel; i++) {
+            if (o->iv)
+                o->iv[i] = imp_ci(&fill, 0);
+            else
+                o->fv[i] = imp_cf(&fill, 0);
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Range") && nin == 3 && in[1] && in[2]) {
+        double s = imp_cf(in[0], 0), e = imp_cf(in[1], 0), d = imp_cf(in[2], 0);
+        if (d == 0)
+            return 0;
+        double cnt = ceil((e - s) / d);
+        int64_t len = cnt > 0 ? (int64_t)cnt : 0;
+        imp_val *o = out0(im, x->dtype, 1, &len);
+        if (!o)
+            return im->err->code ? -1 : 0;
+        for (int64_t i = 0; i < len; i++) {
+            if (o->iv)
+                o->iv[i] = imp_ci(in[0], 0) + i * imp_ci(in[2], 0);
+            else
+                o->fv[i] = s + (double)i * d;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int imp_fold(imp *im)
+{
+    const Onnx__NodeProto *n = im->node;
+    const char *op = n->op_type;
+    imp_val *in[8] = {0};
+    int nin = (int)n->n_input < 8 ? (int)n->n_input : 8;
+    if (!strcmp(op, "Constant"))
+        return fold_constant(im);
+    if (!strcmp(op, "Shape")) {
+        imp_val *x = imp_in(im, 0);
+        return x ? fold_shape(im, x) : 0;
+    }
+    if (n->n_input > 8)
+        return 0;
+    for (int k = 0; k < nin; k++) {
+        in[k] = imp_in(im, k);
+        if (in[k] && (!in[k]->is_const || (!in[k]->iv && !in[k]->fv)))
+            return 0;
+    }
+    if (n->n_output != 1 || (nin && !in[0]))
+        return 0;
+    if (!strcmp(op, "Identity"))
+        return imp_alias(im, n->output[0], in[0]) ? -1 : 1;
+    imp_val fx[8];
+    if (!strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Expand") ||
+        !strcmp(op, "Einsum") || !strcmp(op, "Trilu") ||
+        (!strcmp(op, "Cast") && !is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))
+        for (int k = 0; k < nin; k++)
+            if (in[k] && !(in[k] = fixed(im, in[k], &fx[k])))
+                return -1;
+    if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
+        !strcmp(op, "Pow") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Equal") ||
+        !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "And") || !strcmp(op, "Or") ||
+        !strcmp(op, "Mod"))
+        return nin == 2 && in[1] ? fold_elem(im, op, in, 2) : 0;
+    if (!strcmp(op, "Neg") || !strcmp(op, "Abs") || !strcmp(op, "Sqrt") || !strcmp(op, "Not") ||
+        !strcmp(op, "Reciprocal") || !strcmp(op, "Exp") || !strcmp(op, "Floor") ||
+        !strcmp(op, "Ceil") || !strcmp(op, "Log") || !strcmp(op, "Sin") || !strcmp(op, "Cos") ||
+        !strcmp(op, "Tanh") || !strcmp(op, "Erf") || !strcmp(op, "Sigmoid"))
+        return fold_elem(im, op, in, 1);
+    if (!strcmp(op, "Where"))
+        return nin == 3 && in[1] && in[2] ? fold_elem(im, op, in, 3) : 0;
+    if (!strcmp(op, "Cast")) {
+        int to = fe_onnx_dtype((int)imp_attr_int(n, "to", 1));
+        if (imp_attr_int(n, "to", 1) == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+            to = FE_F32;
+        if (to < 0 || (sym_in(in[0]) && !is_int(to)))
+            return 0;
+        imp_val *o = out0(im, to, in[0]->rank, in[0]->shape);
+        if (!o)
+            return im->err->code ? -1 : 0;
+        for (int64_t i = 0; i < o->numel; i++) {
+            if (o->iv)
+                o->iv[i] = in[0]->iv ? (to == FE_BOOL ? in[0]->iv[i] != 0 : in[0]->iv[i])
+                         : to == FE_BOOL ? in[0]->fv[i] != 0 : (int64_t)in[0]->fv[i];
+            else
+                o->fv[i] = imp_cf(in[0], i);
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") ||
+        !strcmp(op, "Flatten") || !strcmp(op, "Expand") || !strcmp(op, "Concat") ||
+        !strcmp(op, "Gather") || !strcmp(op, "Slice") || !strcmp(op, "Range") ||
+        !strcmp(op, "ConstantOfShape") || !strcmp(op, "Transpose"))
+        return fold_shape_op(im, in, nin);
+    if (!strcmp(op, "Einsum"))
+        return fold_einsum(im, in, nin);
+    if (!strcmp(op, "Trilu"))
+        return fold_trilu(im, in, nin);
+    return 0;
+}

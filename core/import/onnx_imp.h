@@ -1,0 +1,139 @@
+/* onnx_imp.h: the ONNX importer's state, shared by the driver (import.c),
+ * the op mapping (onnx_map.c, onnx_map_shape.c) and constant folding
+ * (onnx_fold.c). Private to core/import.
+ *
+ * Every ONNX value name has an imp_val: what the importer knows about it
+ * (dtype, shape with FE_SYM items for symbolic dims) and, for a constant,
+ * its elements. A value becomes a tensor of our graph only when a mapped
+ * node reads it as a tensor; constants read as attributes (shapes, axes,
+ * scalars) never do. Shapes are tracked here because ONNX ops read them
+ * (Shape, Flatten, Squeeze, ...); the builder's inference then checks every
+ * node again with the registry's rules.
+ */
+#ifndef FE_ONNX_IMP_H
+#define FE_ONNX_IMP_H
+
+#include <stdint.h>
+
+#include "build.h"
+#include "onnx_read.h"
+#include "strtab.h"
+
+/* Constants of at most this many elements are decoded, so that nodes on them
+ * fold and their values can become attributes. */
+#define IMP_FOLD_MAX 65536
+
+typedef struct imp_val {
+    int32_t name;              /* the ONNX name (im->strs) */
+    int32_t tensor;            /* our tensor name (im->strs) once in the graph, else -1 */
+    int dtype, rank;
+    int64_t shape[FE_MAX_RANK];/* sizes or FE_SYM(dim id) */
+    int is_const;
+    int64_t numel;             /* constants only */
+    const void *data;          /* constant elements in dtype's layout (NULL: only decoded) */
+    int64_t *iv;               /* decoded integer or bool constant (FE_SYM items allowed) */
+    double *fv;                /* decoded float constant */
+} imp_val;
+
+typedef struct imp {
+    const fe_onnx *o;
+    const char *path;
+    fe_builder *b;
+    fe_error *err;
+    fe_strtab *strs;           /* value names, our tensor and node names */
+    int32_t *val_of;           /* strs id -> index in vals, -1 */
+    uint8_t *taken;            /* strs id -> 1 tensor name used, 2 node name used */
+    int32_t nmap;
+    imp_val **blocks;          /* values in blocks of 1024, so pointers stay put */
+    int32_t nvals, nblocks;
+    void **owned;              /* buffers freed at the end */
+    int nowned, capowned;
+    char *notes;               /* warnings and notes for stderr */
+    size_t nnotes, capnotes;
+    const Onnx__NodeProto *node;  /* being mapped, for messages and names */
+    const char *node_name;        /* its unique base name */
+    int node_index, emitted;
+    int ncustom, nfolded, nnodes;
+    imp_val **weights;         /* values made weights, in order */
+    int nweights, capweights;
+    const Onnx__ValueInfoProto **vinfo;  /* strs id -> value_info / output */
+    const fe_import_options *opt;
+    uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */
+} imp;
+
+/* Helpers (import.c). Each returns FE_OK or an error code with im->err set. */
+int imp_fail(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void imp_note(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *imp_alloc(imp *im, size_t n);          /* zeroed, freed with im */
+int32_t imp_intern(imp *im, const char *s);
+imp_val *imp_get(imp *im, const char *name); /* NULL if unknown */
+imp_val *imp_new_val(imp *im, const char *name);
+/* Input k of the node being mapped (NULL if absent or empty). */
+imp_val *imp_in(imp *im, int k);
+/* The tensor name of v, making a constant a weight first. */
+const char *imp_tensor(imp *im, imp_val *v);
+/* A new value for the node's ONNX output k, named as ONNX names it. */
+imp_val *imp_out(imp *im, int k, int dtype, int rank, const int64_t *shape);
+/* A new intermediate value with a fresh tensor name. */
+imp_val *imp_tmp(imp *im, int dtype, int rank, const int64_t *shape);
+/* Add a node of op reading ins, writing out; returns the builder's node
+ * index or -1 with im->err set. */
+int32_t imp_emit(imp *im, const char *op, imp_val *const *ins, int nin, imp_val *out);
+/* out becomes another name of v (Identity, Dropout). */
+int imp_alias(imp *im, const char *name, imp_val *v);
+/* The dim name of a FE_SYM item. */
+const char *imp_dim_name(imp *im, int64_t sym);
+/* The value of a FE_SYM item (--dim or 1), for a node that computes with
+ * it: the model then holds that value, which a note says once per dim. */
+int64_t imp_dim_value(imp *im, int64_t sym);
+
+/* A declared ONNX type (graph input or output, value_info) into dtype and
+ * shape; dim names become model dims (default 1). 1, 0 if it declares no
+ * tensor shape, or an error code. */
+int imp_declared(imp *im, const Onnx__ValueInfoProto *vi, int *dtype, int *rank, int64_t *shape);
+
+/* Node attributes. */
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *key);
+int64_t imp_attr_int(const Onnx__NodeProto *n, const char *key, int64_t dflt);
+double imp_attr_float(const Onnx__NodeProto *n, const char *key, double dflt);
+const char *imp_attr_str(const Onnx__NodeProto *n, const char *key, const char *dflt);
+/* Items of an ints attribute into out[0..max); -1 if absent. */
+int imp_attr_ints(const Onnx__NodeProto *n, const char *key, int64_t *out, int max);
+
+/* Constants (onnx_fold.c). */
+/* Decode a TensorProto into v (data, and iv/fv when small). */
+int imp_const_from_proto(imp *im, imp_val *v, const Onnx__TensorProto *t, const char *what);
+/* A new decoded constant value of dtype and shape (elements zeroed). */
+imp_val *imp_const_new(imp *im, imp_val *v, int dtype, int rank, const int64_t *shape);
+/* Element i of a decoded constant as a double / int64. */
+double imp_cf(const imp_val *v, int64_t i);
+int64_t imp_ci(const imp_val *v, int64_t i);
+/* Ints of a decoded constant into out (at most max); -1 if not one. */
+int imp_const_ints(const imp_val *v, int64_t *out, int max);
+/* Elements of a decoded constant in its dtype's layout (for a weight). */
+int imp_const_encode(imp *im, imp_val *v);
+/* Fold the node being mapped if every input is a decoded constant and the
+ * op is one folding knows: 1 folded, 0 not foldable, or an error code < 0. */
+int imp_fold(imp *im);
+
+/* The op mapping (onnx_map.c): map the node being mapped, or make it a
+ * custom node with a warning. */
+int imp_map(imp *im);
+
+/* Shape helpers (onnx_map_shape.c). */
+int imp_broadcast(imp *im, const imp_val *a, const imp_val *b, int *rank, int64_t *shape);
+int64_t imp_numel(const int64_t *shape, int rank);   /* -1 if symbolic */
+int imp_reshape_shape(imp *im, const imp_val *x, const int64_t *spec, int n, int allowzero,
+                      int64_t *out);
+/* Axes from the attribute or constant input `input`; -1 if none given. */
+int imp_axes(imp *im, int input, int64_t *axes, int max);
+/* Output rank, or -1 with im->err set. */
+int imp_unsqueeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, int64_t *out);
+/* na < 0: every 1-dim. */
+int imp_squeeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, int64_t *out);
+int imp_flatten_shape(imp *im, const imp_val *x, int64_t axis, int64_t *out);
+int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step, int64_t *size);
+int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, int64_t *ends,
+                   int64_t *steps);
+
+#endif

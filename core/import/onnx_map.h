@@ -1,0 +1,29 @@
+/* onnx_map.h: helpers the op mapping files share (onnx_map.c, onnx_map_nn.c).
+ * Private to core/import. An out_k >= 0 names the new value as the node's
+ * ONNX output out_k; -1 makes an intermediate value. Each returns NULL (or
+ * an error code) with im->err set on failure. */
+#ifndef FE_ONNX_MAP_H
+#define FE_ONNX_MAP_H
+
+#include "onnx_imp.h"
+
+/* imp_map_nn's answer for an op it does not know. */
+#define IMP_NO_MAPPING (-100)
+
+/* 1 and the value if v is a decoded one-element constant. */
+int imp_scalar(const imp_val *v, double *out);
+/* One node op(x) whose output has dtype and shape; *node its builder index. */
+imp_val *imp_op1(imp *im, const char *op, imp_val *x, int dtype, int rank, const int64_t *shape,
+                 int out_k, int32_t *node);
+/* x op s (index 1) or s op x (index 0) with the `scalar` attribute. */
+imp_val *imp_scalar_op(imp *im, const char *op, imp_val *x, double s, int index, int out_k);
+imp_val *imp_reshape(imp *im, imp_val *x, int rank, const int64_t *shape, int out_k);
+
+/* Conv, Gemm, MatMul, norms, Softmax, Reduce*, pooling (onnx_map_nn.c):
+ * FE_OK, an error code, or IMP_NO_MAPPING. */
+int imp_map_nn(imp *im);
+/* The node as a `custom` node with a warning naming it; why (NULL: no
+ * mapping) says what is missing. Outputs need a known shape. */
+int imp_custom(imp *im, const char *why);
+
+#endif

@@ -1,0 +1,660 @@
+"""fx_handlers.py: how each torch call maps to fuseeng ops (export_torch.py).
+
+Three tables at the bottom: MODULES (by nn.Module class, most derived first),
+FUNCTIONS (by the function object FX records: operator.add, torch.cat,
+F.layer_norm, ...) and METHODS (by Tensor method name). A handler is called
+as handler(b, *args, **kwargs) with the FX call's own arguments, FX nodes
+replaced by their mapped values (Ten or Python values); module handlers also
+get the module. Handlers name parameters like torch does, so Python binds
+either spelling of a call. The FX node's ShapeProp shape (b.op's default)
+is the output shape; intermediate tensors get shapes computed here.
+
+A handler raises Unsupported for what it cannot express exactly (a training
+mode dropout, circular padding, ...): the call becomes a custom node.
+"""
+import builtins
+import operator
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from fx_graph import Ten, Unsupported, numel, scalar
+
+
+def _fxshape(b):
+    return tuple(b.fx.meta["tensor_meta"].shape)
+
+
+def _axis(d, rank):
+    d = int(d)
+    if not -rank <= d < max(rank, 1):
+        raise Unsupported(f"dim {d} out of range for rank {rank}")
+    return d % rank if rank else 0
+
+
+def _pair(v):
+    return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
+
+
+def _is_num(v):
+    return isinstance(v, (int, float, bool))
+
+
+def param(b, mod, attr):
+    """Module parameter or buffer attr as a weight named by its qualified name."""
+    return b.weight(f"{b.fx.target}.{attr}", getattr(mod, attr))
+
+
+def alias(b, input, *args, **kwargs):
+    """No node: the FX value is its input (Identity, eval-mode Dropout, contiguous)."""
+    return input
+
+
+def reshape_to(b, x, shape, suffix=None):
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return b.op("reshape", [x], {"shape": list(shape)}, shape=shape, dtype=x.dtype, suffix=suffix)
+
+
+def _view(b, input, *args, **kwargs):
+    """Any view whose result ShapeProp knows: one reshape to that shape."""
+    return reshape_to(b, input, _fxshape(b))
+
+
+def transpose_perm(b, x, perm, suffix=None):
+    perm = [_axis(p, x.rank) for p in perm]
+    if perm == list(range(x.rank)):
+        return x
+    shape = tuple(x.shape[p] for p in perm)
+    return b.op("transpose", [x], {"perm": perm}, shape=shape, dtype=x.dtype, suffix=suffix)
+
+
+def slice_axis(b, x, axis, start, end, step=1, suffix=None):
+    axis = _axis(axis, x.rank)
+    s, e, st = slice(start, end, step).indices(x.shape[axis])
+    n = len(range(s, e, st))
+    if n == x.shape[axis] and st == 1:
+        return x
+    if n == 0:
+        raise Unsupported("an empty slice")
+    shape = x.shape[:axis] + (n,) + x.shape[axis + 1:]
+    return b.op("slice", [x], {"axis": axis, "start": s, "end": e, "step": st},
+                shape=shape, dtype=x.dtype, suffix=suffix)
+
+
+def _bshape(a, c):
+    """Broadcast shape of two shapes (numpy rules)."""
+    n = max(len(a), len(c))
+    a, c = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(c)) + tuple(c)
+    return tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(a, c))
+
+
+def binary_op(b, op, x, y, suffix=None, dtype=None):
+    """op(x, y) with a Python number on either side as attrs.scalar."""
+    inter = suffix is not None
+    if isinstance(x, Ten) and isinstance(y, Ten):
+        shape = _bshape(x.shape, y.shape) if inter else None
+        return b.op(op, [x, y], shape=shape, dtype=dtype or (x.dtype if inter else None), suffix=suffix)
+    if isinstance(x, Ten) and _is_num(y):
+        return b.op(op, [x], {"scalar": scalar(y)}, shape=x.shape if inter else None,
+                    dtype=dtype or (x.dtype if inter else None), suffix=suffix)
+    if _is_num(x) and isinstance(y, Ten):
+        return b.op(op, [y], {"scalar": scalar(x), "scalar_index": 0},
+                    shape=y.shape if inter else None,
+                    dtype=dtype or (y.dtype if inter else None), suffix=suffix)
+    raise Unsupported(f"{op} of {type(x).__name__} and {type(y).__name__}")
+
+
+def _binary(op):
+    def h(b, input, other, *args, alpha=None, out=None, rounding_mode=None):
+        if rounding_mode is not None or args:
+            raise Unsupported(f"{op} with rounding_mode or extra arguments")
+        if alpha is not None and alpha != 1:
+            if op not in ("add", "sub") or not isinstance(other, Ten):
+                raise Unsupported(f"{op} with alpha")
+            other = binary_op(b, "mul", other, alpha, suffix="alpha")
+        return binary_op(b, op, input, other)
+    return h
+
+
+def _rsub(b, input, other, alpha=1):
+    if alpha != 1:
+        raise Unsupported("rsub with alpha")
+    return binary_op(b, "sub", other, input)
+
+
+def _unary(op):
+    def h(b, input, *args, inplace=False, out=None):
+        if args and not (len(args) == 1 and isinstance(args[0], bool)):
+            raise Unsupported(f"{op} with extra arguments")
+        return b.op(op, [input])
+    return h
+
+
+def _gelu(b, input, approximate="none"):
+    return b.op("gelu", [input], {"approximate": approximate} if approximate != "none" else None)
+
+
+def clamp(b, input, min=None, max=None, out=None):
+    if isinstance(min, Ten) or isinstance(max, Ten):
+        raise Unsupported("clamp with tensor bounds")
+    x = input
+    if min is not None and max is not None:
+        x = binary_op(b, "maximum", x, min, suffix="lo")
+    elif min is not None:
+        return binary_op(b, "maximum", x, min)
+    if max is not None:
+        return binary_op(b, "minimum", x, max)
+    return x
+
+
+def _relu6(b, input, inplace=False):
+    return clamp(b, input, 0.0, 6.0)
+
+
+def _hardtanh(b, input, min_val=-1.0, max_val=1.0, inplace=False):
+    return clamp(b, input, min_val, max_val)
+
+
+def _leaky(b, input, negative_slope=0.01, inplace=False):
+    if negative_slope > 1:
+        raise Unsupported("leaky_relu with slope > 1")
+    return binary_op(b, "maximum", input, binary_op(b, "mul", input, negative_slope, suffix="slope"))
+
+
+def _square(b, input):
+    return b.op("mul", [input, input])
+
+
+def _where(b, condition, input=None, other=None):
+    if input is None:
+        raise Unsupported("torch.where(cond) (nonzero)")
+    if isinstance(input, Ten) and isinstance(other, Ten):
+        return b.op("where", [condition, input, other])
+    if isinstance(input, Ten) and _is_num(other):
+        return b.op("where", [condition, input], {"scalar": scalar(other)})
+    if _is_num(input) and isinstance(other, Ten):
+        return b.op("where", [condition, other], {"scalar": scalar(input), "scalar_index": 1})
+    raise Unsupported("where of two scalars")
+
+
+def _masked_fill(b, input, mask, value):
+    if isinstance(value, Ten):
+        return b.op("where", [mask, value, input])
+    return b.op("where", [mask, input], {"scalar": scalar(value), "scalar_index": 1})
+
+
+def _axes(dim, rank):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return None
+    dims = dim if isinstance(dim, (list, tuple)) else [dim]
+    return sorted(_axis(d, rank) for d in dims)
+
+
+def _reduce(op):
+    def h(b, input, dim=None, keepdim=False, *, dtype=None, out=None):
+        if dtype is not None and dtype != input.dtype:
+            raise Unsupported(f"{op} with dtype")
+        attrs = {"axes": _axes(dim, input.rank), "keepdim": bool(keepdim) or None}
+        return b.op(op, [input], attrs)
+    return h
+
+
+def _max(op, binop):
+    def h(b, input, dim=None, keepdim=False, *, other=None, out=None):
+        if isinstance(dim, Ten):
+            return b.op(binop, [input, dim])
+        if dim is None:
+            return b.op(op, [input])
+        raise Unsupported(f"torch.{op[1:]} with dim returns indices")
+    return h
+
+
+def _softmax(op):
+    def h(b, input, dim=None, _stacklevel=3, dtype=None, *, half_to_float=None):
+        x = input
+        if dtype is not None and dtype != x.dtype:
+            x = b.op("cast", [x], {"dtype": b.dtype_name(dtype)}, shape=x.shape, dtype=dtype, suffix="cast")
+        if dim is None:
+            raise Unsupported("softmax without dim")
+        return b.op(op, [x], {"axis": _axis(dim, x.rank)})
+    return h
+
+
+def _softmax_mod(b, mod, input):
+    return _softmax("softmax")(b, input, mod.dim)
+
+
+def _log_softmax_mod(b, mod, input):
+    return _softmax("log_softmax")(b, input, mod.dim)
+
+
+def layer_norm(b, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    ins = [input]
+    ns = list(normalized_shape) if isinstance(normalized_shape, (list, tuple)) else [normalized_shape]
+    if weight is None and bias is not None:
+        weight = b.weight(f"{b.fx.name}.ones", torch.ones(ns, dtype=bias.dtype))
+    if weight is not None:
+        ins.append(weight)
+    if bias is not None:
+        ins.append(bias)
+    attrs = {"eps": float(eps)}
+    if len(ns) != 1:
+        attrs["normalized_shape"] = [int(d) for d in ns]
+    return b.op("layer_norm", ins, attrs)
+
+
+def _layer_norm_mod(b, mod, input):
+    w = param(b, mod, "weight") if mod.weight is not None else None
+    bb = param(b, mod, "bias") if mod.bias is not None else None
+    return layer_norm(b, input, mod.normalized_shape, w, bb, mod.eps)
+
+
+def batch_norm(b, input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if training or running_mean is None or running_var is None:
+        raise Unsupported("batch norm on batch statistics (training mode)")
+    c = input.shape[1]
+    if weight is None:
+        weight = b.weight(f"{b.fx.name}.ones", torch.ones(c, dtype=running_var.dtype))
+    if bias is None:
+        bias = b.weight(f"{b.fx.name}.zeros", torch.zeros(c, dtype=running_var.dtype))
+    return b.op("batch_norm", [input, weight, bias, running_mean, running_var], {"eps": float(eps)})
+
+
+def _batch_norm_mod(b, mod, input):
+    if mod.training or mod.running_mean is None:
+        raise Unsupported("batch norm on batch statistics (training mode or no running stats)")
+    w = param(b, mod, "weight") if mod.weight is not None else None
+    bb = param(b, mod, "bias") if mod.bias is not None else None
+    return batch_norm(b, input, param(b, mod, "running_mean"), param(b, mod, "running_var"),
+                      w, bb, False, 0.1, mod.eps)
+
+
+def conv2d(b, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x = input
+    kh, kw = weight.shape[2], weight.shape[3]
+    dil = _pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        else:   # "same": PyTorch puts the odd element of a total pad at the end
+            tot = [dil[0] * (kh - 1), dil[1] * (kw - 1)]
+            lo = [t // 2 for t in tot]
+            if any(t % 2 for t in tot):
+                pads = [lo[1], tot[1] - lo[1], lo[0], tot[0] - lo[0]]
+                shape = x.shape[:2] + (x.shape[2] + tot[0], x.shape[3] + tot[1])
+                x = b.op("pad", [x], {"pads": pads}, shape=shape, dtype=x.dtype, suffix="pad")
+                padding = 0
+            else:
+                padding = lo
+    ins = [x, weight] + ([bias] if bias is not None else [])
+    attrs = {"stride": _pair(stride), "padding": _pair(padding), "dilation": dil, "groups": int(groups)}
+    return b.op("conv2d", ins, attrs)
+
+
+def _conv2d_mod(b, mod, input):
+    x = input
+    pad = mod.padding
+    if mod.padding_mode != "zeros":
+        if mod.padding_mode == "circular":
+            raise Unsupported("circular padding")
+        p = list(mod._reversed_padding_repeated_twice)
+        shape = x.shape[:2] + (x.shape[2] + p[2] + p[3], x.shape[3] + p[0] + p[1])
+        x = b.op("pad", [x], {"pads": p, "mode": mod.padding_mode}, shape=shape, dtype=x.dtype, suffix="pad")
+        pad = 0
+    bias = param(b, mod, "bias") if mod.bias is not None else None
+    return conv2d(b, x, param(b, mod, "weight"), bias, mod.stride, pad, mod.dilation, mod.groups)
+
+
+def linear(b, input, weight, bias=None):
+    """x @ W^T (+ bias): matmul with transpose_b, then add."""
+    shape = input.shape[:-1] + (weight.shape[0],)
+    if bias is None:
+        return b.op("matmul", [input, weight], {"transpose_b": True})
+    y = b.op("matmul", [input, weight], {"transpose_b": True}, shape=shape, dtype=input.dtype, suffix="mm")
+    return b.op("add", [y, bias])
+
+
+def _linear_mod(b, mod, input):
+    bias = param(b, mod, "bias") if mod.bias is not None else None
+    return linear(b, input, param(b, mod, "weight"), bias)
+
+
+def _matmul(b, input, other, out=None):
+    return b.op("matmul", [input, other])
+
+
+def _addmm(b, input, mat1, mat2, *, beta=1, alpha=1):
+    if beta != 1 or alpha != 1:
+        raise Unsupported("addmm with alpha or beta")
+    shape = mat1.shape[:-1] + mat2.shape[-1:]
+    y = b.op("matmul", [mat1, mat2], shape=shape, dtype=mat1.dtype, suffix="mm")
+    return b.op("add", [y, input])
+
+
+def max_pool2d(b, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise Unsupported("max_pool2d with indices")
+    stride = kernel_size if stride is None or stride == [] else stride
+    return b.op("max_pool2d", [input], {"kernel": _pair(kernel_size), "stride": _pair(stride),
+                                        "padding": _pair(padding), "dilation": _pair(dilation),
+                                        "ceil_mode": bool(ceil_mode) or None})
+
+
+def avg_pool2d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise Unsupported("avg_pool2d with divisor_override")
+    stride = kernel_size if stride is None or stride == [] else stride
+    return b.op("avg_pool2d", [input], {"kernel": _pair(kernel_size), "stride": _pair(stride),
+                                        "padding": _pair(padding), "ceil_mode": bool(ceil_mode) or None,
+                                        "count_include_pad": None if count_include_pad else False})
+
+
+def _adaptive(kind):
+    def h(b, input, output_size, *args):
+        if args and any(args):
+            raise Unsupported("adaptive pooling with indices")
+        ih, iw = input.shape[-2:]
+        oh, ow = _fxshape(b)[-2:]
+        if (oh, ow) == (ih, iw):
+            return input
+        if (oh, ow) == (1, 1):   # a global pool: a reduction the policies can fuse
+            return b.op("mean" if kind == "avg" else "amax", [input],
+                        {"axes": [input.rank - 2, input.rank - 1], "keepdim": True})
+        if ih % oh == 0 and iw % ow == 0 and input.rank == 4:
+            k = [ih // oh, iw // ow]
+            return b.op(f"{kind}_pool2d", [input], {"kernel": k, "stride": k})
+        raise Unsupported(f"adaptive pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
+    return h
+
+
+def _flatten(b, input, start_dim=0, end_dim=-1):
+    return reshape_to(b, input, _fxshape(b))
+
+
+def _flatten_mod(b, mod, input):
+    return reshape_to(b, input, _fxshape(b))
+
+
+def _permute(b, input, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    return transpose_perm(b, input, dims)
+
+
+def _transpose(b, input, dim0, dim1):
+    perm = list(range(input.rank))
+    a, c = _axis(dim0, input.rank), _axis(dim1, input.rank)
+    perm[a], perm[c] = perm[c], perm[a]
+    return transpose_perm(b, input, perm)
+
+
+def _t(b, input):
+    return input if input.rank < 2 else _transpose(b, input, 0, 1)
+
+
+def _getattr(b, obj, name, *default):
+    if isinstance(obj, Ten):
+        if name == "T":
+            return transpose_perm(b, obj, list(reversed(range(obj.rank))))
+        if name == "mT":
+            return _transpose(b, obj, -2, -1)
+        if name in ("data",):
+            return obj
+    raise Unsupported(f"attribute {name}")
+
+
+def _cat(b, tensors, dim=0, *, axis=None, out=None):
+    if axis is not None:
+        dim = axis
+    ts = [t for t in tensors if isinstance(t, Ten)]
+    if len(ts) != len(tensors):
+        raise Unsupported("cat of non-tensors")
+    if len(ts) == 1:
+        return ts[0]
+    return b.op("concat", ts, {"axis": _axis(dim, ts[0].rank)})
+
+
+def _stack(b, tensors, dim=0, *, out=None):
+    r = tensors[0].rank + 1
+    d = _axis(dim, r)
+    parts = [reshape_to(b, t, t.shape[:d] + (1,) + t.shape[d:], suffix=f"u{i}")
+             for i, t in enumerate(tensors)]
+    return b.op("concat", parts, {"axis": d})
+
+
+def _expand(b, input, *sizes):
+    shape = _fxshape(b)
+    if shape == input.shape:
+        return input
+    return b.op("expand", [input], {"shape": list(shape)})
+
+
+def _pieces(b, x, dim, squeeze=False):
+    """The FX node's tuple result as slices of x along dim (chunk, split, unbind)."""
+    metas = b.fx.meta["tensor_meta"]
+    d, start, out = _axis(dim, x.rank), 0, []
+    for i, m in enumerate(metas):
+        n = 1 if squeeze else m.shape[d]
+        piece = slice_axis(b, x, d, start, start + n, 1, suffix=str(i))
+        if squeeze:
+            piece = reshape_to(b, piece, tuple(m.shape), suffix=f"{i}.sq")
+        out.append(piece)
+        start += n
+    return tuple(out)
+
+
+def _chunk(b, input, chunks, dim=0):
+    return _pieces(b, input, dim)
+
+
+def _split(b, tensor, split_size_or_sections, dim=0):
+    return _pieces(b, tensor, dim)
+
+
+def _unbind(b, input, dim=0):
+    return _pieces(b, input, dim, squeeze=True)
+
+
+def _getitem(b, obj, idx):
+    if not isinstance(obj, Ten):
+        return operator.getitem(obj, idx)
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    tens = [i for i in idx if isinstance(i, Ten)]
+    if tens:
+        return _take(b, obj, idx, tens)
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    x, axis = obj, 0
+    for i in idx:
+        if i is Ellipsis:
+            axis += obj.rank - n_real
+        elif i is None:
+            continue
+        elif isinstance(i, slice):
+            x = slice_axis(b, x, axis, i.start, i.stop, 1 if i.step is None else i.step,
+                           suffix=f"s{axis}")
+            axis += 1
+        elif isinstance(i, int):
+            j = i % obj.shape[axis]
+            x = slice_axis(b, x, axis, j, j + 1, 1, suffix=f"s{axis}")
+            axis += 1
+        else:
+            raise Unsupported(f"index of type {type(i).__name__}")
+    return reshape_to(b, x, _fxshape(b))
+
+
+def _take(b, obj, idx, tens):
+    """x[..., t, ...] with one integer tensor t and full slices: gather (numpy.take)."""
+    if len(tens) != 1 or tens[0].dtype == torch.bool:
+        raise Unsupported("advanced indexing with several or boolean index tensors")
+    pos = idx.index(tens[0])
+    if any(not (isinstance(i, slice) and i == slice(None)) for k, i in enumerate(idx) if k != pos):
+        raise Unsupported("advanced indexing mixed with slicing")
+    return b.op("gather", [obj, tens[0]], {"axis": pos})
+
+
+def _cast(b, input, *args, **kwargs):
+    """to / float / type_as ...: a cast when the dtype changes, else nothing."""
+    want = b.fx.meta["tensor_meta"].dtype
+    if want == input.dtype:
+        return input
+    return b.op("cast", [input], {"dtype": b.dtype_name(want)})
+
+
+def _dropout(b, input, p=0.5, training=False, inplace=False):
+    if training and p > 0:
+        raise Unsupported("dropout in training mode")
+    return input
+
+
+def _stochastic_depth(b, input, p, mode, training=True):
+    if training and p > 0:
+        raise Unsupported("stochastic depth in training mode")
+    return input
+
+
+def _pad(b, input, pad, mode="constant", value=None):
+    if mode == "circular":
+        raise Unsupported("circular padding")
+    attrs = {"pads": [int(p) for p in pad]}
+    if mode != "constant":
+        attrs["mode"] = mode
+    if value:
+        attrs["value"] = scalar(value)
+    return b.op("pad", [input], attrs)
+
+
+def _embedding(b, input, weight, padding_idx=None, max_norm=None, *args):
+    if max_norm is not None:
+        raise Unsupported("embedding with max_norm (renormalises the table)")
+    return b.op("embedding", [weight, input])
+
+
+def _embedding_mod(b, mod, input):
+    if mod.max_norm is not None:
+        raise Unsupported("embedding with max_norm")
+    return b.op("embedding", [param(b, mod, "weight"), input])
+
+
+def _mha(b, mod, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+         average_attn_weights=True, is_causal=False):
+    import fx_attention
+    return fx_attention.multihead(b, mod, query, key, value, key_padding_mask, need_weights,
+                                  attn_mask, average_attn_weights)
+
+
+def custom_flops(b, node, args, kwargs, ins, metas):
+    """(FLOPs, how) for a custom node: exact for convolutions, else one per output element."""
+    if node.op == "call_module":
+        mod = b.gm.get_submodule(node.target)
+        if isinstance(mod, nn.modules.conv._ConvNd):
+            k = numel(mod.kernel_size) * mod.in_channels // mod.groups
+            return 2 * k * numel(metas[0].shape), "2 x kernel x output elements"
+    return sum(numel(m.shape) for m in metas), "one per output element"
+
+
+def _mod(h):
+    return lambda b, mod, *a, **k: h(b, *a, **k)
+
+
+MODULES = {
+    nn.Conv2d: _conv2d_mod,
+    nn.Linear: _linear_mod,
+    nn.BatchNorm1d: _batch_norm_mod, nn.BatchNorm2d: _batch_norm_mod, nn.BatchNorm3d: _batch_norm_mod,
+    nn.LayerNorm: _layer_norm_mod,
+    nn.ReLU: _mod(_unary("relu")), nn.SiLU: _mod(_unary("silu")), nn.Sigmoid: _mod(_unary("sigmoid")),
+    nn.Tanh: _mod(_unary("tanh")), nn.Hardswish: _mod(_unary("hardswish")),
+    nn.Hardsigmoid: _mod(_unary("hardsigmoid")),
+    nn.GELU: lambda b, mod, x: _gelu(b, x, mod.approximate),
+    nn.ReLU6: _mod(_relu6),
+    nn.Hardtanh: lambda b, mod, x: clamp(b, x, mod.min_val, mod.max_val),
+    nn.LeakyReLU: lambda b, mod, x: _leaky(b, x, mod.negative_slope),
+    nn.Softmax: _softmax_mod, nn.LogSoftmax: _log_softmax_mod,
+    nn.MaxPool2d: lambda b, mod, x: max_pool2d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.dilation, mod.ceil_mode, mod.return_indices),
+    nn.AvgPool2d: lambda b, mod, x: avg_pool2d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.ceil_mode, mod.count_include_pad,
+                                               mod.divisor_override),
+    nn.AdaptiveAvgPool2d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
+    nn.AdaptiveMaxPool2d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
+    nn.Flatten: _flatten_mod, nn.Unflatten: _flatten_mod,
+    nn.Identity: _mod(alias),
+    nn.Dropout: _mod(alias), nn.Dropout1d: _mod(alias), nn.Dropout2d: _mod(alias),
+    nn.Dropout3d: _mod(alias), nn.AlphaDropout: _mod(alias),
+    nn.Embedding: _embedding_mod,
+    nn.MultiheadAttention: _mha,
+}
+
+FUNCTIONS = {
+    operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
+    operator.truediv: _binary("div"), operator.pow: _binary("pow"), operator.matmul: _matmul,
+    operator.neg: _unary("neg"), operator.getitem: _getitem, builtins.getattr: _getattr,
+    torch.add: _binary("add"), torch.sub: _binary("sub"), torch.subtract: _binary("sub"),
+    torch.mul: _binary("mul"), torch.multiply: _binary("mul"), torch.div: _binary("div"),
+    torch.divide: _binary("div"), torch.true_divide: _binary("div"), torch.pow: _binary("pow"),
+    torch.maximum: _binary("maximum"), torch.minimum: _binary("minimum"), torch.rsub: _rsub,
+    torch.max: _max("amax", "maximum"), torch.min: _max("amin", "minimum"),
+    torch.amax: _reduce("amax"), torch.amin: _reduce("amin"),
+    torch.matmul: _matmul, torch.bmm: _matmul, torch.mm: _matmul, torch.addmm: _addmm,
+    torch.relu: _unary("relu"), F.relu: _unary("relu"), torch.sigmoid: _unary("sigmoid"),
+    F.sigmoid: _unary("sigmoid"), torch.tanh: _unary("tanh"), F.tanh: _unary("tanh"),
+    F.silu: _unary("silu"), F.hardswish: _unary("hardswish"), F.hardsigmoid: _unary("hardsigmoid"),
+    F.gelu: _gelu, F.relu6: _relu6, F.hardtanh: _hardtanh, F.leaky_relu: _leaky,
+    torch.clamp: clamp, torch.clip: clamp,
+    torch.exp: _unary("exp"), torch.log: _unary("log"), torch.neg: _unary("neg"),
+    torch.abs: _unary("abs"), torch.sqrt: _unary("sqrt"), torch.rsqrt: _unary("rsqrt"),
+    torch.reciprocal: _unary("reciprocal"), torch.sin: _unary("sin"), torch.cos: _unary("cos"),
+    torch.erf: _unary("erf"), torch.square: _square,
+    torch.where: _where, torch.masked_fill: _masked_fill,
+    torch.mean: _reduce("mean"), torch.sum: _reduce("sum"),
+    torch.softmax: _softmax("softmax"), F.softmax: _softmax("softmax"),
+    torch.log_softmax: _softmax("log_softmax"), F.log_softmax: _softmax("log_softmax"),
+    F.layer_norm: layer_norm, F.batch_norm: batch_norm, F.linear: linear, F.conv2d: conv2d,
+    F.max_pool2d: max_pool2d, F.avg_pool2d: avg_pool2d,
+    F.adaptive_avg_pool2d: _adaptive("avg"), F.adaptive_max_pool2d: _adaptive("max"),
+    torch.flatten: _flatten, torch.reshape: _view, torch.squeeze: _view, torch.unsqueeze: _view,
+    torch.unflatten: _view,
+    torch.permute: _permute, torch.transpose: _transpose, torch.swapaxes: _transpose, torch.t: _t,
+    torch.cat: _cat, torch.concat: _cat, torch.stack: _stack, torch.broadcast_to: _expand,
+    torch.chunk: _chunk, torch.split: _split, torch.unbind: _unbind,
+    F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
+    F.pad: _pad, F.embedding: _embedding,
+    torch.clone: alias, torch.detach: alias,
+}
+
+try:   # torchvision's stochastic_depth is an fx.wrap'ed function: one call node
+    from torchvision.ops import stochastic_depth as _tv_sd
+    FUNCTIONS[_tv_sd] = _stochastic_depth
+except ImportError:
+    pass
+
+METHODS = {
+    "add": _binary("add"), "add_": _binary("add"), "sub": _binary("sub"), "sub_": _binary("sub"),
+    "mul": _binary("mul"), "mul_": _binary("mul"), "div": _binary("div"), "div_": _binary("div"),
+    "pow": _binary("pow"), "maximum": _binary("maximum"), "minimum": _binary("minimum"),
+    "max": _max("amax", "maximum"), "min": _max("amin", "minimum"),
+    "amax": _reduce("amax"), "amin": _reduce("amin"),
+    "matmul": _matmul, "bmm": _matmul, "mm": _matmul,
+    "relu": _unary("relu"), "relu_": _unary("relu"), "sigmoid": _unary("sigmoid"),
+    "sigmoid_": _unary("sigmoid"), "tanh": _unary("tanh"), "exp": _unary("exp"),
+    "log": _unary("log"), "neg": _unary("neg"), "abs": _unary("abs"), "sqrt": _unary("sqrt"),
+    "rsqrt": _unary("rsqrt"), "reciprocal": _unary("reciprocal"), "sin": _unary("sin"),
+    "cos": _unary("cos"), "erf": _unary("erf"), "square": _square,
+    "clamp": clamp, "clip": clamp, "clamp_": clamp,
+    "masked_fill": _masked_fill, "masked_fill_": _masked_fill,
+    "mean": _reduce("mean"), "sum": _reduce("sum"),
+    "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
+    "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
+    "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
+    "contiguous": alias, "clone": alias, "detach": alias,
+    "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
+    "expand": _expand, "expand_as": _expand,
+    "chunk": _chunk, "split": _split, "unbind": _unbind,
+    "to": _cast, "type": _cast, "type_as": _cast, "float": _cast, "half": _cast,
+    "bfloat16": _cast, "double": _cast, "long": _cast, "int": _cast, "bool": _cast,
+}

@@ -1,0 +1,246 @@
+"""fx_trace.py: torch.fx tracing with concrete values, for export_torch.py.
+
+symbolic_trace alone fails on the first `n, c, h, w = x.shape` (torchvision's
+ViT does exactly that): a Proxy has no shape. ConcreteTracer runs the module
+on the real example inputs while it traces, so every Proxy also carries the
+value it stands for. Shapes, sizes, dtypes, len() and iteration then answer
+from that value and become plain Python ints in the graph (folded, as an
+export for one input shape wants them); a tensor used as a Python bool
+(data-dependent control flow) is specialised to the example and warned about.
+
+Modules torch.fx treats as leaves (those of torch.nn) stay single call_module
+nodes; export_torch.py maps them (nn.MultiheadAttention it decomposes).
+
+While it traces, the tracer records what the mapping needs on each node,
+as ShapeProp would: meta['tensor_meta'] (shapes and dtypes of the result),
+meta['const'] (the value, for nodes that compute from parameters and
+constants only: folded into weights) and meta['value'] (a non-tensor
+result). Its final values are the module's own outputs on the example
+inputs, so one forward pass serves tracing, shapes and the reference
+outputs. verify() interprets the GraphModule with torch.fx's ShapeProp and
+compares its outputs with those: the graph we map reproduces the module.
+"""
+import warnings
+
+import torch
+import torch.fx
+from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
+
+from fx_graph import leaves, tree_map
+
+_MISSING = object()
+# Tensor attributes that answer from the example value instead of a graph node.
+_CONCRETE_ATTRS = {"shape", "dtype", "ndim", "device", "is_cuda", "layout",
+                   "requires_grad", "is_sparse", "is_quantized"}
+
+
+def _leaf_value(a):
+    if isinstance(a, ConcreteAttribute):
+        return getattr(_value_of(a.root), a.attr)
+    if isinstance(a, ConcreteProxy):
+        v = a.__dict__.get("_value", _MISSING)
+        if v is _MISSING:
+            raise RuntimeError(f"no example value for {a.node.format_node()}")
+        return v
+    return a
+
+
+def _value_of(a):
+    """The concrete value behind a traced argument (Proxy, attribute, nesting)."""
+    return tree_map(_leaf_value, a)
+
+
+class ConcreteProxy(torch.fx.Proxy):
+    """A Proxy that knows its example value: shape queries fold to ints."""
+
+    def __getattr__(self, k):
+        if k.startswith("__"):
+            raise AttributeError(k)
+        v = self.__dict__.get("_value", _MISSING)
+        if k in _CONCRETE_ATTRS and isinstance(v, torch.Tensor):
+            return getattr(v, k)
+        return ConcreteAttribute(self, k)
+
+    def size(self, dim=None):
+        v = _value_of(self)
+        return v.size() if dim is None else v.size(dim)
+
+    def dim(self):
+        return _value_of(self).dim()
+
+    def numel(self):
+        return _value_of(self).numel()
+
+    nelement = numel
+
+    def __len__(self):
+        return len(_value_of(self))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(_value_of(self))))
+
+    def __bool__(self):
+        v = _value_of(self)
+        if isinstance(v, torch.Tensor):
+            warnings.warn(f"{self.node.name}: a tensor decides control flow; "
+                          "the export follows the example input's branch")
+        return bool(v)
+
+    def __int__(self):
+        return int(_value_of(self))
+
+    def __index__(self):
+        return int(_value_of(self))
+
+    def __float__(self):
+        return float(_value_of(self))
+
+
+class ConcreteAttribute(torch.fx.proxy.Attribute, ConcreteProxy):
+    """x.attr before we know whether it is called (a method) or used (x.T)."""
+
+    def __init__(self, root, attr):
+        torch.fx.proxy.Attribute.__init__(self, root, attr)
+
+    @property
+    def node(self):
+        if self._node is None:
+            p = self.tracer.create_proxy("call_function", getattr, (self.root, self.attr), {})
+            self._node = p.node
+        return self._node
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class ConcreteTracer(torch.fx.Tracer):
+    """torch.fx.Tracer whose proxies carry the example values (see the note above)."""
+
+    def __init__(self, inputs, leaf_types=()):
+        super().__init__()
+        self.inputs = inputs            # placeholder name -> example value
+        self.leaf_types = tuple(leaf_types)
+        self._computing = 0             # > 0 while running a leaf on real values
+        self._leaf_forward = None
+        self._arg_depth, self._arg_value = 0, None
+        self.outputs = None             # the module's outputs on the example inputs
+
+    def proxy(self, node):
+        return ConcreteProxy(node, self)
+
+    def is_leaf_module(self, m, qualname):
+        return isinstance(m, self.leaf_types) or super().is_leaf_module(m, qualname)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self._computing:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
+    def call_module(self, m, forward, args, kwargs):
+        if self._computing:
+            return forward(*args, **kwargs)
+        self._leaf_forward = forward
+        return super().call_module(m, forward, args, kwargs)
+
+    def to_bool(self, obj):
+        return ConcreteProxy.__bool__(obj)
+
+    def iter(self, obj):
+        return ConcreteProxy.__iter__(obj)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        rv = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+        if not isinstance(rv, ConcreteProxy):
+            return rv
+        if kind == "placeholder":
+            if target not in self.inputs:
+                raise RuntimeError(f"forward parameter {target!r} has no example input")
+            rv._value = self.inputs[target]
+            self._record(rv.node, rv._value)
+            return rv
+        self._computing += 1
+        try:
+            a, kw = _value_of(args), _value_of(kwargs)
+            if kind == "call_function":
+                rv._value = target(*a, **kw)
+            elif kind == "call_method":
+                rv._value = getattr(a[0], target)(*a[1:], **kw)
+            elif kind == "call_module":
+                rv._value = self._leaf_forward(*a, **kw)
+            elif kind == "get_attr":
+                rv._value = self._attr(target)
+        finally:
+            self._computing -= 1
+        self._record(rv.node, rv._value)
+        return rv
+
+    def _attr(self, target):
+        """The root's attribute at a dotted path, bypassing the tracer's own getattr."""
+        self._computing += 1
+        try:
+            v = self.root
+            for atom in target.split("."):
+                v = getattr(v, atom)
+            return v
+        finally:
+            self._computing -= 1
+
+    def _record(self, node, v):
+        """Fill node.meta as ShapeProp would (see the note above)."""
+        meta = _map_tensors(v, _extract_tensor_metadata)
+        if meta is not v or isinstance(v, torch.Tensor):
+            node.meta["tensor_meta"] = meta
+        if not _holds_tensor(v):
+            node.meta["value"] = v
+        ins = node.all_input_nodes
+        if node.op == "get_attr" or (ins and all("const" in i.meta for i in ins)):
+            node.meta["const"] = v
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        if kind == "get_attr" and "const" not in node.meta:
+            # Tensors create_arg turns into get_attr (buffers, constants) skip create_proxy.
+            self._record(node, self._attr(target))
+        if kind == "output":
+            self.outputs = self._arg_value
+        return node
+
+    def create_arg(self, a):
+        # The last top-level argument converted before the output node is
+        # the module's result: keep its value (its proxies die right after).
+        self._arg_depth += 1
+        try:
+            r = super().create_arg(a)
+        finally:
+            self._arg_depth -= 1
+        if self._arg_depth == 0:
+            self._arg_value = _value_of(a)
+        return r
+
+
+def trace(module, inputs, concrete_args=None, leaf_types=()):
+    """(GraphModule of module traced on inputs (dict name -> tensor), its outputs there)."""
+    tracer = ConcreteTracer(inputs, leaf_types)
+    with torch.no_grad():
+        graph = tracer.trace(module, concrete_args)
+    name = module.__class__.__name__
+    return torch.fx.GraphModule(tracer.root, graph, name), tracer.outputs
+
+
+def _holds_tensor(v):
+    return bool(leaves(v, torch.Tensor))
+
+
+def _map_tensors(v, f):
+    return tree_map(lambda x: f(x) if isinstance(x, torch.Tensor) else x, v) if _holds_tensor(v) else v
+
+
+def verify(gm, args, outputs):
+    """None if ShapeProp's run of gm on args gives outputs, else what differs."""
+    with torch.no_grad():
+        got = ShapeProp(gm).propagate(*args)
+    for i, (a, b) in enumerate(zip(leaves(got, torch.Tensor), leaves(outputs, torch.Tensor))):
+        if a.shape != b.shape or not torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return f"output {i} of the traced graph differs from the module's"
+    return None

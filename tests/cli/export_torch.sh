@@ -1,0 +1,125 @@
+# export_torch.sh: scripts/export_torch.py on small modules: what an
+# unmappable call becomes (a custom node with a warning naming it), several
+# inputs and outputs (names, only the weights used), the MultiheadAttention
+# forms ViT does not use, and bad input (a module
+# that is not one, missing or malformed shapes, a shape PyTorch refuses, a
+# dtype fuseeng has no type for): exit 2, a message naming the fix, no
+# file written. The real models are tests/cli/real_models.sh.
+. tests/lib.sh
+PY=/usr/bin/python3
+X=scripts/export_torch.py
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    for c in "custom fallback" "two inputs and outputs" "MultiheadAttention variants match PyTorch" "int16 weight" "unknown module" "missing file" \
+        "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses"; do
+        skip "export_torch.py: $c" "no torch"
+    done
+    finish
+    exit $?
+fi
+
+cat >"$T/mods.py" <<'EOF'
+import torch
+import torch.nn as nn
+
+
+class Odd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cumsum(self.lin(x), dim=1)
+
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.unused = nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        h = self.a(x) + y
+        return h.relu(), h.sigmoid()
+
+
+class Short(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("s", torch.ones(8, dtype=torch.int16))
+
+    def forward(self, x):
+        return x * self.s
+
+
+class Attn(nn.Module):
+    """MultiheadAttention beyond ViT's: [L,B,E] cross attention with a float
+    mask and its weights used; batch_first self attention, boolean mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.cross = nn.MultiheadAttention(32, 4)
+        self.self_ = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.register_buffer("fmask", torch.randn(6, 10))
+        self.register_buffer("bmask", torch.ones(8, 8).triu(1).bool())
+
+    def forward(self, q, kv, x):
+        o, w = self.cross(q, kv, kv, attn_mask=self.fmask)
+        return o, w, self.self_(x, x, x, attn_mask=self.bmask)[0]
+
+
+def not_a_module():
+    return 3
+EOF
+
+# An unmappable call: a custom node with its shape, FLOPs and a warning.
+if "$PY" $X "$T/mods.py:Odd" -o "$T/odd.json" --input x=2x8 >"$T/out" 2>"$T/err" &&
+    grep -q "warning: node cumsum (call_function torch.cumsum) has no fuseeng op" "$T/err" &&
+    grep -q '"op": "custom".*"flops": 16' "$T/odd.json" &&
+    "$FUSEENG" check "$T/odd.json" >/dev/null 2>&1; then
+    ok "export_torch.py: custom fallback"
+else
+    not_ok "export_torch.py: custom fallback" "$(cat "$T/err")"
+fi
+
+# Two inputs, two outputs; an unused Linear writes no weight; executes.
+if "$PY" $X "$T/mods.py:Two" -o "$T/two.json" --input x=4x8 --input y=4x8 >"$T/out" 2>"$T/err" &&
+    grep -q '"outputs": \["output_0", "output_1"\]' "$T/two.json" &&
+    grep -q '"y": {"shape": \[4, 8\], "dtype": "f32", "kind": "input"}' "$T/two.json" &&
+    [ "$(grep -c '"kind": "weight"' "$T/two.json")" -eq 2 ] && ! grep -q unused "$T/two.json" &&
+    [ -s "$T/two.safetensors" ] && ! grep -aq unused "$T/two.safetensors" &&
+    "$FUSEENG" run "$T/two.json" --policy fuse_all --execute --budget 0.01 >/dev/null 2>&1; then
+    ok "export_torch.py: two inputs and outputs"
+else
+    not_ok "export_torch.py: two inputs and outputs" "$(cat "$T/err")"
+fi
+
+# nn.MultiheadAttention decomposed, three outputs checked against PyTorch.
+if "$PY" $X "$T/mods.py:Attn" -o "$T/attn.json" --input q=6x2x32 --input kv=10x2x32 \
+    --input x=2x8x32 --inputs-out "$T/in.st" --expect-out "$T/out.st" >"$T/out" 2>"$T/err" &&
+    "$FUSEENG" run "$T/attn.json" --policy gcu_tlf --execute --budget 0.01 --weights "$T/attn.safetensors" \
+        --inputs "$T/in.st" --expect "$T/out.st" --expect-rtol 1e-4 >"$T/run" 2>>"$T/err" &&
+    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 6 ]; then
+    ok "export_torch.py: MultiheadAttention variants match PyTorch"
+else
+    not_ok "export_torch.py: MultiheadAttention variants match PyTorch" "$(cat "$T/err")"
+fi
+
+# Bad input: exit 2, the message says what to fix, nothing written.
+nofile() {   # nofile NAME CODE REGEX ARGS...: expect_fail, and no model file
+    name=$1 code=$2 re=$3; shift 3
+    rm -f "$T/bad.json" "$T/bad.safetensors"
+    expect_fail "export_torch.py: $name" "$code" "$re" "$PY" $X "$@" -o "$T/bad.json"
+    if [ -e "$T/bad.json" ] || [ -e "$T/bad.safetensors" ]; then
+        not_ok "$name leaves no file"
+    fi
+}
+nofile "int16 weight" 2 "tensor s has dtype torch.int16, which fuseeng.model/1 has no type for" "$T/mods.py:Short" --input x=8
+nofile "unknown module" 2 "no_such_pkg.resnet: not an importable dotted name" no_such_pkg.resnet --input x=8
+nofile "missing file" 2 "no file .*nope.py" "$T/nope.py:Two" --input x=8
+nofile "not a module" 2 "returned int, not a torch.nn.Module" "$T/mods.py:not_a_module"
+nofile "missing input" 2 "no example shape for forward parameter\(s\) y: give --input" "$T/mods.py:Two" --input x=4x8
+nofile "malformed shape" 2 "--input x=4xfoo: the shape must be positive integers" "$T/mods.py:Two" --input x=4xfoo
+nofile "unknown parameter" 2 "forward has no parameter 'z' \(it takes x, y\)" "$T/mods.py:Two" --input z=4x8
+nofile "shape PyTorch refuses" 2 "PyTorch failed on it: mat1 and mat2 shapes cannot be multiplied" "$T/mods.py:Two" --input x=4x7 --input y=4x8
+finish
