@@ -54,6 +54,8 @@ static const char usage[] =
     "  --save-outputs FILE with --execute: write the reference run's outputs\n"
     "                      (safetensors, for a later --expect)\n"
     "  --budget S          seconds of timed runs per measurement for --execute (0.5)\n"
+    "  --no-timing         with --execute: check the numbers only (one run of the plan\n"
+    "                      and one of the reference; no timed rounds)\n"
     "  --rtol R            judge every output with relative tolerance R (default by\n"
     "                      dtype: f32 1e-4, f16 1e-2, bf16 5e-2)\n"
     "  --bench-budget S    seconds ctx:bench may spend measuring in this run (60)\n"
@@ -132,6 +134,8 @@ static int parse(int argc, char **argv, run_opts *o)
             o->execute = 1;
         } else if (strcmp(argv[i], "--show-kernels") == 0) {
             o->show_kernels = 1;
+        } else if (strcmp(argv[i], "--no-timing") == 0) {
+            o->exec.no_timing = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return fe_cli_usage("run", "unknown option '%s'", argv[i]);
         } else if (o->model) {
@@ -147,9 +151,11 @@ static int parse(int argc, char **argv, run_opts *o)
         return fe_cli_usage("run", "missing MODEL (a fuseeng.model/1 JSON file)");
     if (o->show_kernels && o->json)
         return fe_cli_usage("run", "--show-kernels prints text: drop --json (or run twice)");
-    if (!o->execute && (o->exec.expect || o->exec.expect_rtol > 0 || o->save_outputs))
+    if (!o->execute && (o->exec.expect || o->exec.expect_rtol > 0 || o->save_outputs ||
+                        o->exec.no_timing))
         return fe_cli_usage("run", "%s goes with --execute", o->exec.expect ? "--expect"
-                            : o->save_outputs ? "--save-outputs" : "--expect-rtol");
+                            : o->save_outputs ? "--save-outputs"
+                            : o->exec.no_timing ? "--no-timing" : "--expect-rtol");
     if (o->exec.expect_rtol > 0 && !o->exec.expect)
         return fe_cli_usage("run", "--expect-rtol goes with --expect FILE");
     o->exec.weights = o->plan.eng.weights;

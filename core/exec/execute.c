@@ -193,7 +193,8 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
             cmp_line(g, "unfused", &x->expect_ref.items[i], f);
         }
     }
-    fprintf(f, "groups     measured median per group (ms), and how each ran\n");
+    fprintf(f, "groups     %s\n", x->timed ? "measured median per group (ms), and how each ran"
+                                         : "how each ran (not timed: --no-timing)");
     for (int32_t gi = 0; gi < plan->ngroups; gi++) {
         const fe_group *gr = &plan->groups[gi];
         char key[48];

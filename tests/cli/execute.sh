@@ -162,6 +162,16 @@ expect_ok "ab --measure adds measured time and a results check" 'cpu ms +ratio +
 expect_ok "ab --measure --csv" 'model,policy,.*,cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel' \
     "$FUSEENG" ab $B/swiglu.json --dim T=32 --policy fuse_all --policy no_fusion --measure --csv $Q
 
+# --no-timing: the numbers are checked, nothing is timed.
+"$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute --no-timing >"$T/nt" 2>&1
+if grep -q 'how each ran (not timed: --no-timing)' "$T/nt" && grep -qE '^ +out .* ok$' "$T/nt" &&
+        ! grep -q 'interleaved rounds' "$T/nt"; then
+    ok "run --execute --no-timing checks outputs and times nothing"
+else
+    not_ok "run --execute --no-timing checks outputs and times nothing" "$(cat "$T/nt")"
+fi
+expect_fail "--no-timing without --execute" 2 '--no-timing goes with --execute' \
+    "$FUSEENG" run $B/swiglu.json --policy fuse_all --no-timing
 # ctx:bench and benchmark_fusion: measured decisions, cache, budget.
 expect_ok "benchmark_fusion decides from measurements" '(fuse|no) +\[silu, out\] +measured [0-9.]+x \(separate [0-9.]+ ms, fused [0-9.]+ ms, fused_rows\)' \
     "$FUSEENG" run $B/swiglu.json --dim T=256 --policy benchmark_fusion --explain

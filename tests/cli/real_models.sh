@@ -94,7 +94,7 @@ for m in $MODELS; do
         fi
         for p in $EXEC_POLICIES; do
             t0=$(now)
-            if "$FUSEENG" run "$M" --policy "$p" --execute --budget 0.01 --weights "$W" \
+            if "$FUSEENG" run "$M" --policy "$p" --execute --no-timing --weights "$W" \
                 --inputs "$d/in.safetensors" --expect "$d/out.safetensors" --expect-rtol 1e-4 \
                 >"$T/exec" 2>"$T/err"; then
                 ok "$m $path: run --execute --policy $p matches PyTorch (max err $(max_err "$T/exec"), $(since "$t0") s)"
