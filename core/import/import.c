@@ -130,9 +130,12 @@ imp_val *imp_new_val(imp *im, const char *name)
         return NULL;
     if (im->nvals == im->nblocks * 1024) {
         imp_val **p = realloc(im->blocks, (size_t)(im->nblocks + 1) * sizeof *p);
-        if (p)
-            im->blocks = p;
-        if (!p || !(p[im->nblocks] = imp_alloc(im, 1024 * sizeof **p)))
+        if (!p) {
+            fe_error_set(im->err, FE_ENOMEM, "out of memory");
+            return NULL;
+        }
+        im->blocks = p;
+        if (!(p[im->nblocks] = imp_alloc(im, 1024 * sizeof **p)))
             return NULL;
         im->nblocks++;
     }
@@ -270,37 +273,29 @@ int imp_alias(imp *im, const char *name, imp_val *v)
     return FE_OK;
 }
 
-typedef struct dimname {
-    int64_t sym;
-    const char *name;
-} dimname;
-static dimname dimnames[256];
-static int ndimnames;
-
 const char *imp_dim_name(imp *im, int64_t sym)
 {
-    (void)im;
-    for (int i = 0; i < ndimnames; i++)
-        if (dimnames[i].sym == sym)
-            return dimnames[i].name;
+    for (int i = 0; i < im->ndims; i++)
+        if (im->dims[i].sym == sym)
+            return im->dims[i].name;
     return "?";
 }
 
 int64_t imp_dim_value(imp *im, int64_t sym)
 {
-    for (int i = 0; i < ndimnames; i++) {
-        if (dimnames[i].sym != sym)
+    for (int i = 0; i < im->ndims; i++) {
+        if (im->dims[i].sym != sym)
             continue;
         int64_t v = 1;
         for (int k = 0; k < im->opt->ndims; k++)
-            if (!strcmp(im->opt->dim_names[k], dimnames[i].name))
+            if (!strcmp(im->opt->dim_names[k], im->dims[i].name))
                 v = im->opt->dim_values[k];
         if (i < 64 && !(im->fixed_noted & (1ull << i))) {
             im->fixed_noted |= 1ull << i;
             imp_note(im, "note: node '%s' (%s) computes with symbolic dim '%s': the model holds "
                      "%s=%lld there and is valid at that value only (re-import with --dim %s=V "
                      "for another)", im->node_name, im->node ? im->node->op_type : "?",
-                     dimnames[i].name, dimnames[i].name, (long long)v, dimnames[i].name);
+                     im->dims[i].name, im->dims[i].name, (long long)v, im->dims[i].name);
         }
         return v;
     }
@@ -384,13 +379,13 @@ int imp_declared(imp *im, const Onnx__ValueInfoProto *vi, int *dtype, int *rank,
             return im->err->code;
         int64_t sym = FE_SYM(id);
         int seen = 0;
-        for (int k = 0; k < ndimnames; k++)
-            seen |= dimnames[k].sym == sym;
+        for (int k = 0; k < im->ndims; k++)
+            seen |= im->dims[k].sym == sym;
         if (!seen) {
-            if (ndimnames == 256)
+            if (im->ndims == 256)
                 return imp_fail(im, "more than 256 symbolic dims");
-            dimnames[ndimnames].sym = sym;
-            dimnames[ndimnames++].name = fe_strtab_str(im->strs, imp_intern(im, d->dim_param));
+            im->dims[im->ndims].sym = sym;
+            im->dims[im->ndims++].name = fe_strtab_str(im->strs, imp_intern(im, d->dim_param));
             if (fe_builder_dim(im->b, d->dim_param, 1, 0))
                 return im->err->code;
         }
@@ -603,7 +598,6 @@ int fe_import_onnx(const char *path, const char *out, const fe_import_options *o
     if (!o)
         return err->code;
     imp im = {.o = o, .path = path, .err = err, .opt = opt};
-    ndimnames = 0;
     im.strs = fe_strtab_new();
     im.b = fe_builder_new(path, err);
     if (!im.strs || !im.b) {
@@ -629,12 +623,12 @@ int fe_import_onnx(const char *path, const char *out, const fe_import_options *o
         for (int i = 0; i < opt->ndims; i++)
             if (fe_builder_set_dim(im.b, opt->dim_names[i], opt->dim_values[i]))
                 break;
-        for (int i = 0; i < ndimnames; i++) {
+        for (int i = 0; i < im.ndims; i++) {
             int64_t val = 1;
             for (int k = 0; k < opt->ndims; k++)
-                if (strcmp(opt->dim_names[k], dimnames[i].name) == 0)
+                if (strcmp(opt->dim_names[k], im.dims[i].name) == 0)
                     val = opt->dim_values[k];
-            imp_note(&im, "note: symbolic dim '%s' is a model dim, default %lld%s", dimnames[i].name,
+            imp_note(&im, "note: symbolic dim '%s' is a model dim, default %lld%s", im.dims[i].name,
                      (long long)val, val == 1 && opt->ndims == 0 ? " (set it with --dim NAME=V)" : "");
         }
         fe_builder *b = im.b;

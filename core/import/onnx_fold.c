@@ -217,37 +217,10 @@ int imp_const_from_proto(imp *im, imp_val *v, const Onnx__TensorProto *t, const 
                         (long long)n);
     if (f64)
         imp_note(im, "note: %s '%s' is f64; converted to f32", what, name);
-    if (!imp_const_new(im, v, dtype, v->rank, v->shape))
+    /* Typed fields or f64: into dtype's layout, then decoded as raw data is. */
+    uint8_t *p = imp_alloc(im, (size_t)(n * fe_dtype_size(dtype)));
+    if (!p)
         return im->err->code;
-    if (n > IMP_FOLD_MAX) {   /* big: write the layout directly */
-        v->iv = NULL;
-        v->fv = NULL;
-        void *p = imp_alloc(im, (size_t)(n * fe_dtype_size(dtype)));
-        if (!p)
-            return im->err->code;
-        for (int64_t i = 0; i < n; i++) {
-            if (f64) {
-                double d;
-                if (t->has_raw_data)
-                    memcpy(&d, t->raw_data.data + 8 * i, 8);
-                else
-                    d = t->double_data[i];
-                ((float *)p)[i] = (float)d;
-            } else if (dtype == FE_F32) {
-                ((float *)p)[i] = t->float_data[i];
-            } else if (dtype == FE_I64) {
-                ((int64_t *)p)[i] = t->int64_data[i];
-            } else if (dtype == FE_I32) {
-                ((int32_t *)p)[i] = t->int32_data[i];
-            } else {   /* f16, bf16 bits, i8, bool: one int32 each */
-                int sz = fe_dtype_size(dtype);
-                int32_t x = t->int32_data[i];
-                memcpy((uint8_t *)p + sz * i, &x, (size_t)sz);
-            }
-        }
-        v->data = p;
-        return FE_OK;
-    }
     for (int64_t i = 0; i < n; i++) {
         if (f64) {
             double d;
@@ -255,23 +228,19 @@ int imp_const_from_proto(imp *im, imp_val *v, const Onnx__TensorProto *t, const 
                 memcpy(&d, t->raw_data.data + 8 * i, 8);
             else
                 d = t->double_data[i];
-            v->fv[i] = (float)d;
+            ((float *)p)[i] = (float)d;
         } else if (dtype == FE_F32) {
-            v->fv[i] = t->float_data[i];
+            ((float *)p)[i] = t->float_data[i];
         } else if (dtype == FE_I64) {
-            v->iv[i] = t->int64_data[i];
-        } else if (dtype == FE_F16) {
-            v->fv[i] = half_to_float((uint16_t)t->int32_data[i]);
-        } else if (dtype == FE_BF16) {
-            uint32_t u = (uint32_t)t->int32_data[i] << 16;
-            float f;
-            memcpy(&f, &u, 4);
-            v->fv[i] = f;
-        } else {
-            v->iv[i] = t->int32_data[i];
+            ((int64_t *)p)[i] = t->int64_data[i];
+        } else {   /* i32, and f16/bf16 bits, i8, bool: one int32 each (little-endian) */
+            int sz = fe_dtype_size(dtype);
+            int32_t x = t->int32_data[i];
+            memcpy(p + sz * i, &x, (size_t)sz);
         }
     }
-    return FE_OK;
+    v->data = p;
+    return decode(im, v);
 }
 
 /* ---- folding ---- */

@@ -58,6 +58,8 @@ typedef struct imp {
     int nweights, capweights;
     const Onnx__ValueInfoProto **vinfo;  /* strs id -> value_info / output */
     const fe_import_options *opt;
+    struct { int64_t sym; const char *name; } dims[256];  /* symbolic dims seen */
+    int ndims;
     uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */
 } imp;
 
