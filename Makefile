@@ -21,9 +21,10 @@
 # above is not found and the build stops: the compiler keeps the
 # architecture (docs/architecture.md).
 #   core/ir       graph IR, op registry, inference, model files, JSON, errors
-#   core/import   model import (ONNX): reads a foreign graph, builds ours with
-#                 core/ir's builder; needs nothing else, so it sits right above
 #   kernels       CPU kernels: per-op reference kernels, fused programs, GEMM, conv
+#   core/import   model import (ONNX): reads a foreign graph, builds ours with
+#                 core/ir's builder, folds constants with the kernels' dtype
+#                 conversions (one owner of f16/bf16 rounding)
 #   core/plan     plans, legality, partitions, group keys
 #   core/sim      machine descriptions, the cost model, reports, traces, plan files
 #   core/exec     running plans on the kernels: sessions, timing, checks, profiles
@@ -86,7 +87,7 @@ BUILD := $(BUILD)/portable$(if $(filter-out x86-64,$(PORTABLE_ARCH)),-$(PORTABLE
 ARCH_CFLAGS := $(shell $(CC) -march=$(PORTABLE_ARCH) -E -x c /dev/null >/dev/null 2>&1 && echo -march=$(PORTABLE_ARCH) -mtune=generic)
 endif
 
-LAYERS := core/ir core/import kernels core/plan core/sim core/exec core/script core/api
+LAYERS := core/ir kernels core/import core/plan core/sim core/exec core/script core/api
 # INC_<layer>: the -I flags of that layer and every layer beneath it.
 inc_below :=
 $(foreach l,$(LAYERS),$(eval INC_$(l) := $(inc_below) -I$(l))$(eval inc_below := $(INC_$(l))))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "onnx_imp.h"
 
 int64_t imp_numel(const int64_t *shape, int rank)
@@ -28,40 +29,6 @@ int64_t imp_numel(const int64_t *shape, int rank)
 static int is_int(int dtype)
 {
     return dtype == FE_I64 || dtype == FE_I32 || dtype == FE_I8 || dtype == FE_BOOL;
-}
-
-static float half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, f;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24);
-        return s ? -v : v;
-    }
-    f = e == 31 ? s | 0x7f800000u | (m << 13) : s | ((e + 112) << 23) | (m << 13);
-    float v;
-    memcpy(&v, &f, 4);
-    return v;
-}
-
-static uint16_t float_to_half(float x)
-{
-    uint32_t f;
-    memcpy(&f, &x, 4);
-    uint32_t s = (f >> 16) & 0x8000;
-    int e = (int)((f >> 23) & 255) - 112;
-    uint32_t m = f & 0x7fffff;
-    if (((f >> 23) & 255) == 255)
-        return (uint16_t)(s | 0x7c00 | (m ? 0x200 : 0));
-    if (e >= 31)
-        return (uint16_t)(s | 0x7c00);
-    if (e <= 0) {
-        if (e < -10)
-            return (uint16_t)s;
-        m |= 0x800000;
-        return (uint16_t)(s | ((m >> (14 - e)) + ((m >> (13 - e)) & 1)));
-    }
-    uint32_t h = s | ((uint32_t)e << 10) | (m >> 13);
-    return (uint16_t)(h + ((m >> 12) & 1));
 }
 
 double imp_cf(const imp_val *v, int64_t i)
@@ -117,15 +84,8 @@ static int encode(imp *im, imp_val *v)
         int64_t n = imp_ci(v, i);
         switch (v->dtype) {
         case FE_F32: { float f = (float)d; memcpy(p + 4 * i, &f, 4); break; }
-        case FE_F16: { uint16_t h = float_to_half((float)d); memcpy(p + 2 * i, &h, 2); break; }
-        case FE_BF16: {
-            float f = (float)d;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            uint16_t h = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-            memcpy(p + 2 * i, &h, 2);
-            break;
-        }
+        case FE_F16: { uint16_t h = fe_k_f32_to_f16((float)d); memcpy(p + 2 * i, &h, 2); break; }
+        case FE_BF16: { uint16_t h = fe_k_f32_to_bf16((float)d); memcpy(p + 2 * i, &h, 2); break; }
         case FE_I64: memcpy(p + 8 * i, &n, 8); break;
         case FE_I32: { int32_t x = (int32_t)n; memcpy(p + 4 * i, &x, 4); break; }
         case FE_I8: p[i] = (uint8_t)(int8_t)n; break;
@@ -151,7 +111,7 @@ static int decode(imp *im, imp_val *v)
     for (int64_t i = 0; i < v->numel; i++) {
         switch (v->dtype) {
         case FE_F32: { float f; memcpy(&f, p + 4 * i, 4); v->fv[i] = f; break; }
-        case FE_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); v->fv[i] = half_to_float(h); break; }
+        case FE_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); v->fv[i] = fe_k_f16_to_f32(h); break; }
         case FE_BF16: {
             uint16_t h;
             memcpy(&h, p + 2 * i, 2);

@@ -17,7 +17,7 @@ local root = arg[1] or "."
 local MAX_LINES = 1100
 
 -- Bottom to top; the order is the Makefile's LAYERS.
-local LAYERS = { "core/ir", "core/import", "kernels", "core/plan", "core/sim", "core/exec",
+local LAYERS = { "core/ir", "kernels", "core/import", "core/plan", "core/sim", "core/exec",
                  "core/script", "core/api", "core/cli" }
 local rank = {}
 for i, l in ipairs(LAYERS) do rank[l] = i end
