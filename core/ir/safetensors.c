@@ -639,7 +639,8 @@ int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
         int ok = fwrite(len8, 1, 8, o.f) == 8 && fwrite(hdr, 1, hlen, o.f) == hlen;
         for (int j = 0; ok && j < w->n; j++) {
             const st_entry *e = &w->e[ord[j]];
-            ok = fwrite(e->data, 1, (size_t)e->nbytes, o.f) == (size_t)e->nbytes;
+            /* an empty tensor may have no data pointer, which fwrite must not see */
+            ok = !e->nbytes || fwrite(e->data, 1, (size_t)e->nbytes, o.f) == (size_t)e->nbytes;
         }
         rc = ok ? fe_outfile_commit(&o, err) : fe_outfile_fail(&o, err);
     }
