@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PYTHON "/usr/bin/python3"
 
@@ -30,20 +31,29 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Run cmd and parse its stdout as one JSON value; NULL (with the reason
- * printed) if it fails. */
+/* Run cmd and parse its stdout as one JSON value; NULL if it fails. The
+ * output is read to its end before the pipe closes: a writer that still
+ * flushes would otherwise die of a broken pipe. */
 static json_t *run_json(const char *cmd)
 {
     FILE *p = popen(cmd, "r");
     if (!p)
         return NULL;
-    json_error_t je;
-    json_t *v = json_loadf(p, JSON_DISABLE_EOF_CHECK, &je);
-    int rc = pclose(p);
-    if (rc != 0 || !v) {
-        json_decref(v);
-        return NULL;
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len, p)) > 0;) {
+        len += got;
+        if (len == cap) {
+            char *more = realloc(buf, cap *= 2);
+            if (!more)
+                free(buf);
+            buf = more;
+        }
     }
+    int rc = pclose(p);
+    json_error_t je;
+    json_t *v = rc == 0 && buf ? json_loadb(buf, len, JSON_DISABLE_EOF_CHECK, &je) : NULL;
+    free(buf);
     return v;
 }
 
@@ -97,6 +107,13 @@ int main(void)
         return 0;
     }
     const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char errpath[] = "/tmp/bench_eager_XXXXXX";   /* PyTorch's stderr, said when it fails */
+    int efd = mkstemp(errpath);
+    if (efd < 0) {
+        perror("bench_eager: mkstemp");
+        return 1;
+    }
+    close(efd);
     printf("%-22s %11s %11s %-16s %11s %8s %8s  %s\n", "model", "unfused ms", "fused ms",
            "best policy", "eager ms", "vs unf", "vs eager", "target");
     int met = 0, rows = 0;
@@ -118,10 +135,20 @@ int main(void)
                 unfused = u;
         }
         snprintf(cmd, sizeof cmd, PYTHON " scripts/torch_eager.py '%s' --time --budget %s "
-                 "--json 2>/dev/null", models[m], budget);
+                 "--json 2>'%s'", models[m], budget, errpath);
         json_t *e = run_json(cmd);
         double eager = num(e, "ms");
         json_decref(e);
+        char why[512] = "";
+        FILE *ef = eager < 0 ? fopen(errpath, "r") : NULL;
+        if (ef) {   /* its last line: the error, or a traceback's exception */
+            char line[512];
+            snprintf(why, sizeof why, "it exited without a message\n");
+            while (fgets(line, sizeof line, ef))
+                if (line[0] != '\n')
+                    snprintf(why, sizeof why, "%s", line);
+            fclose(ef);
+        }
         char name[64];
         const char *base = strrchr(models[m], '/') ? strrchr(models[m], '/') + 1 : models[m];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
@@ -138,12 +165,15 @@ int main(void)
         }
         printf("%-22s %11.2f %11.2f %-16s %11s %7.2fx %8s  %s  (%.0f s)\n", name, unfused, best,
                best_pol, eager_s, unfused / best, ratio_s, ok ? "met" : "MISSED", now_s() - t0);
+        if (why[0])
+            printf("%-22s PyTorch eager failed: %s", "", why);
         fflush(stdout);
         met += ok;
         rows++;
     }
     printf("eager: %d of %d models meet the target (fused >= 1.2x unfused and faster than "
            "PyTorch eager); ratios > 1 mean fuseeng's plan is faster\n", met, rows);
+    unlink(errpath);
     globfree(&gl);
     return 0;
 }
