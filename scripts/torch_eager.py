@@ -58,6 +58,8 @@ except ImportError:
                      % sys.executable)
     sys.exit(2)
 
+import st_write   # noqa: E402 (scripts/, beside this file; needs torch)
+
 
 class Bad(Exception):
     """An input problem: printed as one line, exit 2."""
@@ -87,7 +89,8 @@ def dtype_of(name):
 
 
 # ---- safetensors (https://github.com/huggingface/safetensors: 8-byte LE
-# header length, JSON header, then the data) ----
+# header length, JSON header, then the data); the exporter's writer
+# (st_write.py) writes them ----
 
 def st_read(path):
     """name -> tensor of a safetensors file."""
@@ -120,30 +123,6 @@ def st_read(path):
         t = torch.frombuffer(bytearray(data[b:e]), dtype=dt) if e > b else torch.empty(0, dtype=dt)
         out[name] = t.reshape(h["shape"])
     return out
-
-
-def st_write(path, tensors):
-    """Write name -> tensor as safetensors (via a temporary file: no partial output)."""
-    header, chunks, off = {}, [], 0
-    for name, t in tensors.items():
-        t = t.detach().contiguous().cpu()
-        dt = next((k for k, v in DTYPES.items() if v == t.dtype), None)
-        if dt is None:
-            raise Bad("tensor '%s' has dtype %s, which fuseeng has no type for" % (name, t.dtype))
-        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        header[name] = {"dtype": ST_NAMES[dt], "shape": list(t.shape),
-                        "data_offsets": [off, off + len(raw)]}
-        chunks.append(raw)
-        off += len(raw)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    tmp = path + ".tmp%d" % os.getpid()
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for c in chunks:
-            f.write(c)
-    os.replace(tmp, path)
 
 
 # ---- the model ----
@@ -625,9 +604,9 @@ def main(argv):
                            "q1_ms": q[0], "q3_ms": q[2]})
     for key, kind in (("save_weights", "weight"), ("save_inputs", "input")):
         if o.get(key):
-            st_write(o[key], {t: v for t, v in data.items() if m.kind(t) == kind})
+            st_write.write(o[key], {t: v for t, v in data.items() if m.kind(t) == kind})
     if o.get("save_outputs"):
-        st_write(o["save_outputs"], out)
+        st_write.write(o["save_outputs"], out)
     if o["json"]:
         print(json.dumps(result))
     elif o["time"]:
