@@ -27,6 +27,7 @@ cmd:protoc-c          protobuf-c-compiler
 py:onnx               python3-onnx
 py:torch              python3-torch
 py:torchvision        python3-torchvision
+py:halide             python3-halide
 "
 
 missing=""

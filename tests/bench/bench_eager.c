@@ -22,14 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define PYTHON "/usr/bin/python3"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Run cmd and parse its stdout as one JSON value; NULL if it fails. The
  * output is read to its end before the pipe closes: a writer that still

@@ -27,12 +27,8 @@
 #include "tensor_mem.h"
 #include "timing.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
+
 
 static double budget = 0.2;
 
@@ -42,16 +38,6 @@ typedef struct bw {
     double copy, copy_nt, triad, triad_nt;   /* GB/s, bytes counted as STREAM does */
 } bw;
 
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static size_t stream_mib;
 
