@@ -13,6 +13,7 @@
 #include "convert.h"
 #include "exec.h"
 #include "injective.h"
+#include "pool.h"
 #include "vmath.h"
 
 /* ---- harness ---- */
@@ -684,6 +685,111 @@ static void test_pad_kernel_crop(void **state)
     assert_contains(err.message, "reflect");
 }
 
+/* Constant pads on random shapes and pads (negative ones crop) against
+ * the definition, element by element: the kernel copies the source's run
+ * of each row with one memcpy, so every edge of that run is checked, in
+ * f32 and in f16 (a 2-byte fill whose bytes differ). */
+static void test_pad_constant_random(void **state)
+{
+    (void)state;
+    srand(7);
+    for (int it = 0; it < 200; it++) {
+        int rank = 1 + rand() % 3, dt = it % 2 ? FE_F16 : FE_F32, es = fe_dtype_size(dt);
+        int64_t xs[3], ys[3], pads[6], before[3] = {0};
+        for (int i = 0; i < rank; i++)
+            xs[i] = 1 + rand() % 6;
+        int np = 1 + rand() % rank;              /* pads for the last np axes */
+        for (int k = 0; k < np; k++) {
+            int ax = rank - 1 - k;
+            pads[2 * k] = rand() % 4 - 1;
+            pads[2 * k + 1] = rand() % 4 - 1;
+            if (xs[ax] + pads[2 * k] + pads[2 * k + 1] < 1)
+                pads[2 * k] = pads[2 * k + 1] = 0;
+            before[ax] = pads[2 * k];
+        }
+        int64_t nx = 1, ny = 1;
+        for (int i = 0; i < rank; i++) {
+            ys[i] = xs[i];
+            for (int k = 0; k < np; k++)
+                if (rank - 1 - k == i)
+                    ys[i] += pads[2 * k] + pads[2 * k + 1];
+            nx *= xs[i];
+            ny *= ys[i];
+        }
+        float xf[216], yf[1000], v = -1.5f;
+        unsigned char xb[216 * 4], yb[1000 * 4];
+        for (int64_t i = 0; i < nx; i++)
+            xf[i] = (float)(i + 1);
+        fe_k_store_f32(xb, dt, 0, xf, nx);
+        fe_k_tensor xt = fe_k_view(xb, dt, rank, xs), yt = fe_k_view(yb, dt, rank, ys);
+        assert_int_equal(fe_k_pad(&xt, pads, 2 * np, FE_K_PAD_CONSTANT, v, &yt, NULL), FE_OK);
+        fe_k_load_f32(yb, dt, 0, yf, ny);
+        for (int64_t i = 0; i < ny; i++) {
+            int64_t rem = i, src = 0, mul = 1, inside = 1;
+            for (int a = rank - 1; a >= 0; a--) {
+                int64_t j = rem % ys[a] - before[a];
+                rem /= ys[a];
+                inside &= j >= 0 && j < xs[a];
+                src += j * mul;
+                mul *= xs[a];
+            }
+            if (yf[i] != (inside ? xf[src] : v))
+                fail_msg("pad case %d (rank %d, %d-byte): element %lld is %g", it, rank, es,
+                         (long long)i, yf[i]);
+        }
+    }
+}
+
+/* Max pool on random planes, windows, strides, dilations and paddings,
+ * with NaNs, against the definition: the kernel goes tap by tap over
+ * output ranges it computes, so each range's ends are what this checks. */
+static void test_max_pool_random(void **state)
+{
+    (void)state;
+    srand(11);
+    for (int it = 0; it < 300; it++) {
+        fe_k_pool p = {0};
+        int64_t H = 1 + rand() % 9, W = 1 + rand() % 9;
+        for (int a = 0; a < 2; a++) {
+            p.kernel[a] = 1 + rand() % 3;
+            p.stride[a] = 1 + rand() % 3;
+            p.dil[a] = 1 + rand() % 2;
+            p.pad[a] = rand() % (p.kernel[a] / 2 + 1);
+        }
+        int64_t OH = (H + 2 * p.pad[0] - p.dil[0] * (p.kernel[0] - 1) - 1) / p.stride[0] + 1;
+        int64_t OW = (W + 2 * p.pad[1] - p.dil[1] * (p.kernel[1] - 1) - 1) / p.stride[1] + 1;
+        if (OH < 1 || OW < 1)
+            continue;
+        OH += it % 3 == 0;                        /* a ceil_mode-like extra window */
+        float x[2 * 81], y[2 * 12 * 12];
+        for (int i = 0; i < 2 * H * W; i++)
+            x[i] = rand() % 7 == 0 ? NAN : (float)(rand() % 100) - 50;
+        int64_t xs[4] = {1, 2, H, W}, ys[4] = {1, 2, OH, OW};
+        fe_k_tensor xt = fe_k_view(x, FE_F32, 4, xs), yt = fe_k_view(y, FE_F32, 4, ys);
+        assert_int_equal(fe_k_max_pool2d(&xt, &p, &yt, NULL), FE_OK);
+        for (int c = 0; c < 2; c++)
+            for (int64_t oy = 0; oy < OH; oy++)
+                for (int64_t ox = 0; ox < OW; ox++) {
+                    float m = -INFINITY;
+                    int nan = 0;
+                    for (int64_t ky = 0; ky < p.kernel[0]; ky++)
+                        for (int64_t kx = 0; kx < p.kernel[1]; kx++) {
+                            int64_t iy = oy * p.stride[0] - p.pad[0] + ky * p.dil[0];
+                            int64_t ix = ox * p.stride[1] - p.pad[1] + kx * p.dil[1];
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                                continue;
+                            float e = x[c * H * W + iy * W + ix];
+                            nan |= e != e;
+                            m = e > m ? e : m;
+                        }
+                    float got = y[(c * OH + oy) * OW + ox];
+                    if (nan ? got == got : got != m)
+                        fail_msg("max_pool case %d: (%d, %lld, %lld) is %g, expected %g", it, c,
+                                 (long long)oy, (long long)ox, got, nan ? NAN : m);
+                }
+    }
+}
+
 static void test_gather_embedding(void **state)
 {
     (void)state;
@@ -1175,6 +1281,8 @@ int main(void)
         cmocka_unit_test(test_reshape_transpose_slice_concat),
         cmocka_unit_test(test_pad_expand),
         cmocka_unit_test(test_pad_kernel_crop),
+        cmocka_unit_test(test_pad_constant_random),
+        cmocka_unit_test(test_max_pool_random),
         cmocka_unit_test(test_gather_embedding),
         cmocka_unit_test(test_matmul_shapes),
         cmocka_unit_test(test_conv2d),
