@@ -46,8 +46,8 @@ static float unary1(int op, int approx_tanh, float v)
     case FE_OP_SQRT: return sqrtf(v);
     case FE_OP_RSQRT: return 1.0f / sqrtf(v);
     case FE_OP_RECIPROCAL: return 1.0f / v;
-    case FE_OP_SIN: return sinf(v);
-    case FE_OP_COS: return cosf(v);
+    case FE_OP_SIN: return fe_k_sinf(v);
+    case FE_OP_COS: return fe_k_cosf(v);
     case FE_OP_ERF: return erff(v);
     case FE_OP_HARDSIGMOID: return hard6(v) / 6.0f;
     case FE_OP_HARDSWISH: return v * hard6(v) / 6.0f;
@@ -103,6 +103,8 @@ void fe_k_unary_f32(int op, int approx_tanh, const float *x, float *y, int64_t n
     case FE_OP_RECIPROCAL: VLOOP(_mm256_div_ps(one, v));
     case FE_OP_HARDSIGMOID: VLOOP(fe_k_v8_hardsigmoid(v));
     case FE_OP_HARDSWISH: VLOOP(fe_k_v8_hardswish(v));
+    case FE_OP_SIN: VLOOP(fe_k_v8_sin(v));
+    case FE_OP_COS: VLOOP(fe_k_v8_cos(v));
     case FE_OP_GELU:
         if (approx_tanh)
             VLOOP(fe_k_v8_gelu_tanh(v));

@@ -33,7 +33,7 @@ static const char *op_name(int op)
 }
 
 /* Names of the register evaluator's ops (FE_V_*). */
-_Static_assert(FE_V_NOPS == 25, "a new FE_V_ op needs its name in vop_name");
+_Static_assert(FE_V_NOPS == 27, "a new FE_V_ op needs its name in vop_name");
 static const char *vop_name(int v)
 {
     static const char *const names[FE_V_NOPS] = {
@@ -41,7 +41,7 @@ static const char *vop_name(int v)
         [FE_V_SIGMOID] = "sigmoid", [FE_V_TANH] = "tanh", [FE_V_EXP] = "exp", [FE_V_NEG] = "neg",
         [FE_V_ABS] = "abs", [FE_V_SQRT] = "sqrt", [FE_V_RSQRT] = "rsqrt", [FE_V_RECIP] = "recip",
         [FE_V_GELU_TANH] = "gelu_tanh", [FE_V_HARDSIGMOID] = "hardsigmoid",
-        [FE_V_HARDSWISH] = "hardswish", [FE_V_ADD] = "add", [FE_V_SUB] = "sub", [FE_V_MUL] = "mul",
+        [FE_V_HARDSWISH] = "hardswish", [FE_V_SIN] = "sin", [FE_V_COS] = "cos", [FE_V_ADD] = "add", [FE_V_SUB] = "sub", [FE_V_MUL] = "mul",
         [FE_V_DIV] = "div", [FE_V_MAX] = "max", [FE_V_MIN] = "min", [FE_V_FMA] = "fma",
         [FE_V_WHERE] = "where", [FE_V_SSQ] = "ssq", [FE_V_END] = "end"};
     return v >= 0 && v < FE_V_NOPS && names[v] ? names[v] : "?";

@@ -20,6 +20,8 @@ int fe_k_vop_unary(int op, int approx_tanh)
     case FE_OP_RECIPROCAL: return FE_V_RECIP;
     case FE_OP_HARDSIGMOID: return FE_V_HARDSIGMOID;
     case FE_OP_HARDSWISH: return FE_V_HARDSWISH;
+    case FE_OP_SIN: return FE_V_SIN;
+    case FE_OP_COS: return FE_V_COS;
     case FE_OP_GELU: return approx_tanh ? FE_V_GELU_TANH : -1;
     default: return -1;
     }
@@ -109,6 +111,8 @@ ALWAYS vec unary(int code, vec v)
     case FE_V_GELU_TANH: return V(gelu_tanh)(v);
     case FE_V_HARDSIGMOID: return V(hardsigmoid)(v);
     case FE_V_HARDSWISH: return V(hardswish)(v);
+    case FE_V_SIN: return V(sin)(v);
+    case FE_V_COS: return V(cos)(v);
     default: return v;
     }
 }
@@ -147,7 +151,8 @@ ALWAYS vec ternary(int code, vec a, vec b, vec c)
     X(FE_V_RELU, 0, 0) X(FE_V_SILU, 0, 0) X(FE_V_SIGMOID, 0, 0) X(FE_V_TANH, 0, 0)    \
     X(FE_V_EXP, 0, 0) X(FE_V_NEG, 0, 0) X(FE_V_ABS, 0, 0) X(FE_V_SQRT, 0, 0)          \
     X(FE_V_RSQRT, 0, 0) X(FE_V_RECIP, 0, 0) X(FE_V_GELU_TANH, 0, 0)                   \
-    X(FE_V_HARDSIGMOID, 0, 0) X(FE_V_HARDSWISH, 0, 0)                                 \
+    X(FE_V_HARDSIGMOID, 0, 0) X(FE_V_HARDSWISH, 0, 0) X(FE_V_SIN, 0, 0)               \
+    X(FE_V_COS, 0, 0)                                                                 \
     W1(X, FE_V_ADD, 2) W1(X, FE_V_MUL, 2)                                             \
     W1(X, FE_V_SUB, 2) W1(X, FE_V_SUB, 1) W1(X, FE_V_DIV, 2) W1(X, FE_V_DIV, 1)       \
     W1(X, FE_V_MAX, 2) W1(X, FE_V_MAX, 1) W1(X, FE_V_MIN, 2) W1(X, FE_V_MIN, 1)       \

@@ -50,6 +50,7 @@ enum {
     /* unary */
     FE_V_RELU, FE_V_SILU, FE_V_SIGMOID, FE_V_TANH, FE_V_EXP, FE_V_NEG, FE_V_ABS,
     FE_V_SQRT, FE_V_RSQRT, FE_V_RECIP, FE_V_GELU_TANH, FE_V_HARDSIGMOID, FE_V_HARDSWISH,
+    FE_V_SIN, FE_V_COS,
     /* binary */
     FE_V_ADD, FE_V_SUB, FE_V_MUL, FE_V_DIV, FE_V_MAX, FE_V_MIN,
     /* ternary */

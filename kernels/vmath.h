@@ -59,6 +59,16 @@
 #define VCASTF _mm256_castsi256_ps
 #define VZERO_LT(y, x, c) _mm256_andnot_ps(_mm256_cmp_ps(x, c, _CMP_LT_OQ), y)
 #define VNAN_KEEP(r, a) _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q))
+#define VTI __m256i
+#define VSRAI _mm256_srai_epi32
+#define VANDB _mm256_and_ps
+#define VANDNB _mm256_andnot_ps
+#define VORB _mm256_or_ps
+#define VXORB _mm256_xor_ps
+#define VANY_GT(a, c) _mm256_movemask_ps(_mm256_cmp_ps(a, c, _CMP_GT_OQ))
+#define VLANES 8
+#define VLOADU _mm256_loadu_ps
+#define VSTOREU _mm256_storeu_ps
 #include "vmath_fn.h"   /* which undefines the names above */
 
 #if defined(__AVX512F__)
@@ -83,6 +93,17 @@
 #define VCASTF _mm512_castsi512_ps
 #define VZERO_LT(y, x, c) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, c, _CMP_NLT_UQ), y)
 #define VNAN_KEEP(r, a) _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a)
+#define VTI __m512i
+#define VSRAI _mm512_srai_epi32
+#define FE_K_V16_BITS(op, a, b) _mm512_castsi512_ps(op(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define VANDB(a, b) FE_K_V16_BITS(_mm512_and_si512, a, b)
+#define VANDNB(a, b) FE_K_V16_BITS(_mm512_andnot_si512, a, b)
+#define VORB(a, b) FE_K_V16_BITS(_mm512_or_si512, a, b)
+#define VXORB(a, b) FE_K_V16_BITS(_mm512_xor_si512, a, b)
+#define VANY_GT(a, c) ((int)_mm512_cmp_ps_mask(a, c, _CMP_GT_OQ))
+#define VLANES 16
+#define VLOADU _mm512_loadu_ps
+#define VSTOREU _mm512_storeu_ps
 #include "vmath_fn.h"   /* which undefines the names above */
 #endif /* AVX-512 */
 
@@ -137,6 +158,25 @@ static inline float fe_k_expf(float x)
     return _mm256_cvtss_f32(fe_k_v8_exp(_mm256_set1_ps(x)));
 #else
     return expf(x);
+#endif
+}
+
+/* sin and cos of one value, through the vector code (as fe_k_expf). */
+static inline float fe_k_sinf(float x)
+{
+#ifdef FE_K_AVX2
+    return _mm256_cvtss_f32(fe_k_v8_sin(_mm256_set1_ps(x)));
+#else
+    return sinf(x);
+#endif
+}
+
+static inline float fe_k_cosf(float x)
+{
+#ifdef FE_K_AVX2
+    return _mm256_cvtss_f32(fe_k_v8_cos(_mm256_set1_ps(x)));
+#else
+    return cosf(x);
 #endif
 }
 

@@ -13,6 +13,10 @@
  *   VADDI VSLLI     integer lanes               VCASTI VCASTF   reinterpret
  *   VZERO_LT(y, x, c)   y with lanes where x < c (ordered) set to 0
  *   VNAN_KEEP(r, a)     r with lanes where a is NaN replaced by a
+ *   VTI             the integer vector type     VSRAI       arithmetic shift right
+ *   VANDB VANDNB VORB VXORB   bitwise and, and-not (~a & b), or, xor of float vectors
+ *   VANY_GT(a, c)   nonzero when some lane of a is > c
+ *   VLANES          lanes                       VLOADU VSTOREU  unaligned load / store
  *
  * It undefines them at its end, ready for the next width.
  */
@@ -158,6 +162,63 @@ static inline VT VFN(hardswish)(VT x)
     return VDIV(VMUL(x, VFN(hard6)(x)), VSET(6.0f));
 }
 
+/* sin or cos (cosine = 1) from x = q pi/2 + r: q is the nearest integer
+ * to x 2/pi (adding 1.5 * 2^23 rounds it and leaves q in t's low mantissa
+ * bits, as in exp), r = x - q pi/2 by a three-part Cody-Waite reduction
+ * with FMAs (pi/2 split into floats), |r| <= pi/4. On that interval
+ * Cephes's minimax polynomials give sin r and cos r; the quadrant
+ * (q + cosine) & 3 picks one (bit 0) and its sign (bit 1). NaN and +-inf
+ * give NaN by the arithmetic. Past |x| = 8192 the reduction loses bits of
+ * r, so those lanes are recomputed by libm (VFN(sincos_big)): rare in
+ * models, and the same per element at every width. */
+static inline VT VFN(sincos_red)(VT x, int cosine)
+{
+    const VT magic = VSET(12582912.0f);
+    VT t = VFMA(x, VSET(0.636619746685028076f), magic);
+    VT q = VSUB(t, magic);
+    VT r = VFNMA(q, VSET(1.57079637050628662109375f), x);
+    r = VFNMA(q, VSET(-4.371138828673793e-08f), r);
+    r = VFNMA(q, VSET(-1.7151245100058819e-15f), r);
+    VT z = VMUL(r, r);
+    VT sp = VFMA(VSET(-1.9515295891e-4f), z, VSET(8.3321608736e-3f));
+    sp = VFMA(sp, z, VSET(-1.6666654611e-1f));
+    VT sv = VFMA(VMUL(sp, z), r, r);
+    VT cp = VFMA(VSET(2.443315711809948e-5f), z, VSET(-1.388731625493765e-3f));
+    cp = VFMA(cp, z, VSET(4.166664568298827e-2f));
+    VT cv = VFMA(VMUL(cp, z), z, VFNMA(VSET(0.5f), z, VSET(1.0f)));
+    VTI n = VADDI(VCASTI(t), VSETI(cosine));
+    VT odd = VCASTF(VSRAI(VSLLI(n, 31), 31));          /* all ones where bit 0 is set */
+    VT res = VORB(VANDB(odd, cv), VANDNB(odd, sv));
+    return VXORB(res, VANDB(VCASTF(VSLLI(n, 30)), VSET(-0.0f)));   /* bit 1: the sign */
+}
+
+static VT VFN(sincos_big)(VT x, VT y, int cosine)
+{
+    float xs[VLANES], ys[VLANES];
+    VSTOREU(xs, x);
+    VSTOREU(ys, y);
+    for (int i = 0; i < VLANES; i++)
+        if (fabsf(xs[i]) > 8192.0f)
+            ys[i] = cosine ? cosf(xs[i]) : sinf(xs[i]);
+    return VLOADU(ys);
+}
+
+static inline VT VFN(sin)(VT x)
+{
+    VT y = VFN(sincos_red)(x, 0);
+    if (VANY_GT(VANDB(x, VCASTF(VSETI(0x7FFFFFFF))), VSET(8192.0f)))
+        y = VFN(sincos_big)(x, y, 0);
+    return y;
+}
+
+static inline VT VFN(cos)(VT x)
+{
+    VT y = VFN(sincos_red)(x, 1);
+    if (VANY_GT(VANDB(x, VCASTF(VSETI(0x7FFFFFFF))), VSET(8192.0f)))
+        y = VFN(sincos_big)(x, y, 1);
+    return y;
+}
+
 /* NaN-propagating max/min (maximum / minimum ops): vmaxps returns its
  * second operand when either is NaN, so put b second and then restore a
  * where a is NaN. */
@@ -189,3 +250,13 @@ static inline VT VFN(minnan)(VT a, VT b)
 #undef VCASTF
 #undef VZERO_LT
 #undef VNAN_KEEP
+#undef VTI
+#undef VSRAI
+#undef VANDB
+#undef VANDNB
+#undef VORB
+#undef VXORB
+#undef VANY_GT
+#undef VLANES
+#undef VSTOREU
+#undef VLOADU

@@ -11,8 +11,10 @@
 #include "testlib.h"
 
 #include "convert.h"
+#include "elemwise.h"
 #include "exec.h"
 #include "injective.h"
+#include "ops.h"
 #include "pool.h"
 #include "vmath.h"
 
@@ -477,6 +479,55 @@ static void test_reductions(void **state)
     }
 #undef X
 #undef XN
+    done(&r);
+}
+
+/* Over a leading axis of a slab wider than one block of columns (the
+ * kernels go across columns in vectors, 256 at a time for softmax): every
+ * column against the definition, with a column of -inf (softmax NaN, as in
+ * PyTorch), a NaN, and a tail of columns shorter than a vector. */
+static void test_column_ops(void **state)
+{
+    (void)state;
+    R r;
+    enum { RW = 5, CL = 300 };
+    setup(&r, "\"x\":{\"shape\":[5,300],\"dtype\":\"f32\",\"kind\":\"input\"}",
+          "{\"name\":\"s0\",\"op\":\"softmax\",\"inputs\":[\"x\"],\"outputs\":[\"s0\"],\"attrs\":{\"axis\":0}},"
+          "{\"name\":\"l0\",\"op\":\"log_softmax\",\"inputs\":[\"x\"],\"outputs\":[\"l0\"],\"attrs\":{\"axis\":0}},"
+          "{\"name\":\"su\",\"op\":\"sum\",\"inputs\":[\"x\"],\"outputs\":[\"su\"],\"attrs\":{\"axes\":[0]}},"
+          "{\"name\":\"mx\",\"op\":\"amax\",\"inputs\":[\"x\"],\"outputs\":[\"mx\"],\"attrs\":{\"axes\":[0]}},"
+          "{\"name\":\"mn\",\"op\":\"amin\",\"inputs\":[\"x\"],\"outputs\":[\"mn\"],\"attrs\":{\"axes\":[0]}}",
+          "\"s0\",\"l0\",\"su\",\"mx\",\"mn\"");
+    static double v[RW * CL];
+    for (int i = 0; i < RW * CL; i++)
+        v[i] = sin(i * 0.37) * 6;
+    for (int row = 0; row < RW; row++)
+        v[row * CL + 17] = -INFINITY;     /* column 17: all -inf */
+    v[2 * CL + 261] = NAN;                /* column 261 (second block): a NaN */
+    set_in(&r, "x", v, RW * CL);
+    run(&r);
+    for (int c = 0; c < CL; c++) {
+        double m = -INFINITY, mn = INFINITY, s = 0, sum = 0;
+        int nan = 0;
+        for (int row = 0; row < RW; row++) {
+            double e = in(&r, "x", row * CL + c);
+            nan |= e != e;
+            m = fmax(m, e);
+            mn = fmin(mn, e);
+            sum += e;
+        }
+        for (int row = 0; row < RW; row++)
+            s += exp(in(&r, "x", row * CL + c) - m);
+        int bad = nan || m == -INFINITY;
+        CHECK(&r, "su", c, sum, 1e-6, 1e-6);
+        CHECK(&r, "mx", c, nan ? NAN : m, 0, 0);
+        CHECK(&r, "mn", c, nan ? NAN : mn, 0, 0);
+        for (int row = 0; row < RW; row++) {
+            double e = in(&r, "x", row * CL + c);
+            CHECK(&r, "s0", row * CL + c, bad ? NAN : exp(e - m) / s, 1e-5, 1e-7);
+            CHECK(&r, "l0", row * CL + c, bad ? NAN : (e - m) - log(s), 1e-5, 1e-6);
+        }
+    }
     done(&r);
 }
 
@@ -1252,7 +1303,55 @@ static void test_vmath_special(void **state)
     assert_true(isnan(v1(v_gelu, pn)));
     assert_true(isnan(v1(v_exp_nonpos, pn)));
 }
+
+/* fe_k_sinf / fe_k_cosf (the vector code): within 2 ulps of the double
+ * result wherever that is at least 1e-3 in magnitude, and within 1e-7
+ * everywhere, over a dense sweep of [-10, 10] and a sparse one of
+ * [-8192, 8192] (where the Cody-Waite reduction ends); past it libm's
+ * value exactly; NaN and +-inf give NaN. */
+static int64_t f_order(float f)
+{
+    int32_t i;
+    memcpy(&i, &f, 4);
+    return i < 0 ? (int64_t)INT32_MIN - i : i;
+}
+
+static void test_sin_cos(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 400000; k++) {
+        float x = k < 200000 ? (float)((k - 100000) * 1e-4) : (float)((k - 300000) * 0.08192);
+        for (int c = 0; c < 2; c++) {
+            float got = c ? fe_k_cosf(x) : fe_k_sinf(x);
+            double want = c ? cos((double)x) : sin((double)x);
+            int64_t ulps = llabs(f_order(got) - f_order((float)want));
+            if (fabs(got - want) > 1e-7 || (fabs(want) >= 1e-3 && ulps > 2))
+                fail_msg("%s(%.9g) = %.9g, want %.9g (%lld ulps)", c ? "cos" : "sin", x, got, want,
+                         (long long)ulps);
+        }
+    }
+    static const float big[] = {8192.5f, -9000.25f, 1e5f, -3.3e7f, 1e30f};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        assert_true(fe_k_sinf(big[i]) == sinf(big[i]));
+        assert_true(fe_k_cosf(big[i]) == cosf(big[i]));
+    }
+    assert_true(isnan(fe_k_sinf(NAN)) && isnan(fe_k_cosf(NAN)));
+    assert_true(isnan(fe_k_sinf(INFINITY)) && isnan(fe_k_cosf(-INFINITY)));
+    /* the per-op kernel over a length with a tail: the same values */
+    float xs[37], ys[37];
+    for (int i = 0; i < 37; i++)
+        xs[i] = (float)i * 0.7f - 12.0f + (i == 5 ? 9000.0f : 0.0f);
+    fe_k_unary_f32(FE_OP_SIN, 0, xs, ys, 37);
+    for (int i = 0; i < 37; i++)
+        assert_true(ys[i] == fe_k_sinf(xs[i]));
+}
 #else
+static void test_sin_cos(void **state)
+{
+    (void)state;
+    skip();
+}
+
 static void test_vmath_accuracy(void **state)
 {
     (void)state;
@@ -1277,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_where),
         cmocka_unit_test(test_reductions),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_column_ops),
         cmocka_unit_test(test_norms),
         cmocka_unit_test(test_reshape_transpose_slice_concat),
         cmocka_unit_test(test_pad_expand),
@@ -1291,6 +1391,7 @@ int main(void)
         cmocka_unit_test(test_batchnorm_allreduce_custom),
         cmocka_unit_test(test_vmath_accuracy),
         cmocka_unit_test(test_vmath_special),
+        cmocka_unit_test(test_sin_cos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

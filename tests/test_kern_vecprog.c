@@ -68,6 +68,8 @@ static float ref(int op, const float *v)
     case FE_V_GELU_TANH: return lane0(fe_k_v8_gelu_tanh(x));
     case FE_V_HARDSIGMOID: return minps(6.0f, maxps(0.0f, v[0] + 3.0f)) / 6.0f;
     case FE_V_HARDSWISH: return v[0] * minps(6.0f, maxps(0.0f, v[0] + 3.0f)) / 6.0f;
+    case FE_V_SIN: return lane0(fe_k_v8_sin(x));
+    case FE_V_COS: return lane0(fe_k_v8_cos(x));
     case FE_V_ADD: return v[0] + v[1];
     case FE_V_SUB: return v[0] - v[1];
     case FE_V_MUL: return v[0] * v[1];
@@ -191,9 +193,9 @@ static void test_every_form(void **state)
             }
         }
     }
-    /* 13 unary, LD, add and mul (one form each), sub, div, max and min
+    /* 15 unary, LD, add and mul (one form each), sub, div, max and min
      * (two), fma and where (three), SSQ */
-    assert_int_equal(forms, 13 + 1 + 2 + 8 + 6 + 1);
+    assert_int_equal(forms, 15 + 1 + 2 + 8 + 6 + 1);
     assert_true(fe_k_vform_ok(FE_V_ST, 1));
     assert_false(fe_k_vform_ok(FE_V_ADD, 1));
     assert_false(fe_k_vform_ok(FE_V_FMA, 7));
