@@ -38,6 +38,7 @@
 #include "matmul.h"
 #include "node.h"
 #include "ops.h"
+#include "scratch.h"
 #include "tensor_mem.h"
 
 enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN };
@@ -58,6 +59,10 @@ struct fe_exec_group {
     int pro_sep[2];                   /* prologue materialised by a separate pass */
     int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
     fe_k_dnn_group *dnn;              /* MODE_DNN */
+    /* MODE_PEROP of several members (unless per_op was asked for): each
+     * member as a group of its own, with the kernel AUTO picks for it, as
+     * the unfused plan runs it; NULL runs the reference kernels */
+    fe_exec_group **sub;
 };
 
 static int cmp_i32(const void *a, const void *b)
@@ -201,8 +206,13 @@ static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         for (int k = 0; k < n->nout && rc == FE_OK; k++) {
             int32_t t = fe_node_output(g, n, k);
             if (!bufs[t].data) {
+                /* From the kernels' scratch pool, not fresh memory: fresh
+                 * pages fault and are zeroed on every run, which made
+                 * hub_conflict's 51-op per_op group 1.5x slower than its
+                 * ops run as separate groups (whose buffers the session
+                 * pools). */
                 size_t bytes = (size_t)fe_graph_tensor(g, t)->bytes;
-                void *d = fe_k_tensor_mem(bytes);
+                void *d = fe_k_scratch_get(bytes);
                 if (!d) {
                     rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
                                       fe_tensor_name(g, fe_graph_tensor(g, t)), bytes);
@@ -214,7 +224,7 @@ static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
             out[k] = bufs[t];
         }
         if (rc == FE_OK)
-            rc = fe_k_node_run(g, n, inp, out, err);
+            rc = gr->sub ? fe_exec_group_run(gr->sub[i], bufs, err) : fe_k_node_run(g, n, inp, out, err);
         /* free temporaries no later member reads */
         for (int j = 0; j < ntemps; j++) {
             int32_t t = temps[j];
@@ -225,14 +235,14 @@ static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
                 later = c > gr->nodes[i] && member(gr, c);
             }
             if (!later || rc) {
-                free(bufs[t].data);
+                fe_k_scratch_put(bufs[t].data);
                 bufs[t].data = NULL;
                 temps[j--] = temps[--ntemps];
             }
         }
     }
     for (int j = 0; j < ntemps; j++) {
-        free(bufs[temps[j]].data);
+        fe_k_scratch_put(bufs[temps[j]].data);
         bufs[temps[j]].data = NULL;
     }
     free(temps);
@@ -949,6 +959,21 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         fe_exec_group_free(gr);
         return fe_error_set(err, FE_ENOMEM, "%s", why.message), NULL;
     }
+    /* A group that runs op by op is never slower than its ops run as
+     * separate groups: it runs exactly those (the reference kernels of
+     * per_op are slower than the fused single-op programs and oneDNN). */
+    if (gr->mode == MODE_PEROP && n > 1 && kernel != FE_K_CHOICE_PER_OP) {
+        gr->sub = calloc((size_t)n, sizeof *gr->sub);
+        for (int i = 0; gr->sub && i < n; i++)
+            if (!(gr->sub[i] = fe_exec_group_new(g, &gr->nodes[i], 1, 1, FE_K_CHOICE_AUTO, err))) {
+                fe_exec_group_free(gr);
+                return NULL;
+            }
+        if (!gr->sub) {
+            fe_exec_group_free(gr);
+            return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+        }
+    }
     return gr;
 }
 
@@ -961,6 +986,9 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_prog_free(gr->pro[1]);
     fe_k_prog_free(gr->epi);
     fe_k_dnn_group_free(gr->dnn);
+    for (int i = 0; gr->sub && i < gr->n; i++)
+        fe_exec_group_free(gr->sub[i]);
+    free(gr->sub);
     free(gr->nodes);
     free(gr->ins);
     free(gr->outs);
