@@ -1018,6 +1018,9 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
         fprintf(f, "%sepilogue on each output block of the %s:\n", indent, anchor);
         fe_k_prog_show(gr->epi, gr->g, indent, f);
     }
+    for (int i = 0; gr->sub && i < gr->n; i++)
+        fprintf(f, "%s%s: %s\n", indent,
+                fe_node_name(gr->g, fe_graph_node(gr->g, gr->nodes[i])), gr->sub[i]->how);
 }
 
 int fe_exec_group_inputs(const fe_exec_group *gr, const int32_t **ids)

@@ -30,6 +30,11 @@ grep -A1 '^group [0-9]* \[q_view\]' "$T/out" | grep -q "view: its output is its 
 # A group run op by op says why.
 grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op says why" ||
     not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/out" | head -40)"
+# ... and what each of its members runs as (each is a kernel of its own,
+# picked as the unfused plan would)
+awk '/^  per_op: /{p=1; next} /^group/{p=0} p && /^    [a-z_0-9]+: (fused_rows|reference kernel|onednn|matmul)/{print; exit}' "$T/out" | grep -q . &&
+    ok "a group run op by op lists its members' kernels" ||
+    not_ok "a group run op by op lists its members' kernels" "$(grep -A4 '^  per_op' "$T/out" | head -20)"
 
 # Bad uses: one message, exit 2, nothing on stdout.
 expect_fail "--show-kernels with --json" 2 "--show-kernels prints text" \
