@@ -216,16 +216,6 @@ static void run_workload(const char *name, int rounds, result *r)
     fe_graph_free(g);
 }
 
-static int wanted(int argc, char **argv, const char *name)
-{
-    if (argc <= 2)
-        return 1;
-    for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], name))
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 15, met = 0, missed = 0;

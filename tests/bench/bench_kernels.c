@@ -590,17 +590,6 @@ static void print_matmul(const mres *r)
             r->blocked, 2.0 * r->blas);
 }
 
-/* Whether the command line asks for workload `file` (all when it names none). */
-static int wanted(int argc, char **argv, const char *file)
-{
-    if (argc <= 2)
-        return 1;
-    for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], file))
-            return 1;
-    return 0;
-}
-
 /* bench_kernels [BUDGET [WORKLOAD...]]: seconds per item (default 0.2 or
  * $FE_BENCH_BUDGET) and the workloads to run (file names of W, or matmul;
  * default all). */

@@ -1,9 +1,11 @@
-/* bench_util.h: the clock and the median every benchmark program uses.
+/* bench_util.h: the clock, the median and the argument filter the
+ * benchmark programs share.
  * Header-only (static functions): each benchmark is one program of one
  * file, and these are too small to be a library of their own. */
 #ifndef FE_BENCH_UTIL_H
 #define FE_BENCH_UTIL_H
 
+#include <string.h>
 #include <time.h>
 
 /* Monotonic wall time in seconds. */
@@ -24,6 +26,18 @@ static inline double median(double *v, int n)
             v[j - 1] = t;
         }
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Whether a benchmark's command line (PROGRAM ARG1 NAME...) asks for
+ * `name`: every name is wanted when it names none. */
+static inline int wanted(int argc, char **argv, const char *name)
+{
+    if (argc <= 2)
+        return 1;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], name))
+            return 1;
+    return 0;
 }
 
 #endif
