@@ -22,10 +22,7 @@
  * same question would get the same answer. Without this, most of a big
  * model's decide calls re-ask the pairs of round 1 once per round. A
  * policy whose verdicts depend on more than the group (ctx.round, state
- * it keeps) sets reask = true. An illegal pair is not checked again while
- * neither of its groups has changed, reask or not: merging other groups
- * only joins paths, so it stays illegal (on a LLaMA model two in five of
- * the legality checks were such repeats).
+ * it keeps) sets reask = true.
  *
  * A node whose op is in the policy's solo_ops (Inductor's extern kernels:
  * nothing fuses into or out of a matmul) is in no candidate at all: it is
@@ -182,13 +179,6 @@ static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf, const
     return FE_OK;
 }
 
-/* Remember that pair c was illegal in round: it is not checked again
- * while neither group changes. 0, or -1 when out of memory. */
-static int illegal(fe_u64map *refused, const cand *c, int32_t round)
-{
-    return fe_u64map_put(refused, pair_key(c->a, c->b), 2 * (uint64_t)round + 1) < 0 ? -1 : 0;
-}
-
 int fe_drive_greedy(fe_run *r)
 {
     const fe_graph *g = r->g;
@@ -197,9 +187,7 @@ int fe_drive_greedy(fe_run *r)
     int64_t window = param_int(r, "window", 64);
     int64_t rounds = param_int(r, "max_rounds", 10);
     pairset s = {0};
-    /* pair -> 2 * the round decide refused it in, + 1 when it was illegal
-     * instead (kept with reask too) */
-    fe_u64map refused = {0};
+    fe_u64map refused = {0};   /* pair -> the round decide refused it in */
     int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
@@ -232,10 +220,9 @@ int fe_drive_greedy(fe_run *r)
             cand *c = &s.list[i];
             /* A pair refused in an earlier round whose groups have not
              * changed since is the same question: not asked again. */
-            const uint64_t *when = fe_u64map_get(&refused, pair_key(c->a, c->b));
-            if (when && touched[c->a] < (int64_t)(*when >> 1) && touched[c->b] < (int64_t)(*when >> 1)) {
-                if (!(*when & 1))
-                    r->stats.decide_reused++;
+            const uint64_t *when = reask ? NULL : fe_u64map_get(&refused, pair_key(c->a, c->b));
+            if (when && touched[c->a] < (int64_t)*when && touched[c->b] < (int64_t)*when) {
+                r->stats.decide_reused++;
                 continue;
             }
             /* Without a score hook nothing sees a pair before decide, and
@@ -243,13 +230,8 @@ int fe_drive_greedy(fe_run *r)
              * illegal as groups merge (paths only join), so checking it
              * here too would only repeat the search. */
             int32_t gids[2] = {c->a, c->b};
-            if (r->score && !fe_part_can_merge(p, gids, 2, NULL, 0)) {
-                if (illegal(&refused, c, round) != 0) {
-                    rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
-                    break;
-                }
+            if (r->score && !fe_part_can_merge(p, gids, 2, NULL, 0))
                 continue;
-            }
             if (fe_run_score(r, c->a, c->b, &c->score) != 0 || fe_run_over(r)) {
                 rc = r->status;
                 break;
@@ -268,13 +250,8 @@ int fe_drive_greedy(fe_run *r)
             if (touched[c->a] == round || touched[c->b] == round)
                 continue;   /* stale: a group of this pair was fused already */
             int32_t gids[2] = {c->a, c->b};
-            if (!fe_part_can_merge(p, gids, 2, NULL, 0)) {
-                if (illegal(&refused, c, round) != 0) {
-                    rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
-                    break;
-                }
+            if (!fe_part_can_merge(p, gids, 2, NULL, 0))
                 continue;
-            }
             r->pending = keep - i;
             int v = fe_run_decide(r, gids, 2);
             if (v < 0 || fe_run_over(r)) {
@@ -285,7 +262,7 @@ int fe_drive_greedy(fe_run *r)
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
-            } else if (!reask && fe_u64map_put(&refused, pair_key(c->a, c->b), 2 * (uint64_t)round) < 0) {
+            } else if (!reask && fe_u64map_put(&refused, pair_key(c->a, c->b), (uint64_t)round) < 0) {
                 rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
                 break;
             }
