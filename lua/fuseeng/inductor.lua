@@ -240,26 +240,22 @@ end
 
 local gates
 
+-- t[k], a new table there if it has none.
+local function sub(t, k)
+  local s = t[k]
+  if not s then
+    s = {}
+    t[k] = s
+  end
+  return s
+end
+
 -- fmt:format(x, shape(y)) (shape: optional), made once per run for each
 -- (fmt, x, y) in cache: a gate's reason depends on sizes and shapes only,
 -- which repeat with the model's blocks (the decision log interns the
 -- reason anyway). x and y must not be nil or NaN.
 local function said(cache, fmt, x, y, shape)
-  local by_fmt = cache.said
-  if not by_fmt then
-    by_fmt = {}
-    cache.said = by_fmt
-  end
-  local by_x = by_fmt[fmt]
-  if not by_x then
-    by_x = {}
-    by_fmt[fmt] = by_x
-  end
-  local by_y = by_x[x]
-  if not by_y then
-    by_y = {}
-    by_x[x] = by_y
-  end
+  local by_y = sub(sub(sub(cache, "said"), fmt), x)
   local s = by_y[y]
   if not s then
     s = fmt:format(x, shape and shape(y) or y)
@@ -388,16 +384,7 @@ end
 -- per candidate were a twentieth of a spill policy's planning.
 local function judged_simulated(cache, fused, apart)
   if fused ~= fused or apart ~= apart then return judged(fused, apart, "simulated") end   -- NaN: no key
-  local by_fused = cache.judged
-  if not by_fused then
-    by_fused = {}
-    cache.judged = by_fused
-  end
-  local by_apart = by_fused[fused]
-  if not by_apart then
-    by_apart = {}
-    by_fused[fused] = by_apart
-  end
+  local by_apart = sub(sub(cache, "judged"), fused)
   local j = by_apart[apart]
   if not j then
     j = table.pack(judged(fused, apart, "simulated"))
