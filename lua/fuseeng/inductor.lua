@@ -418,8 +418,9 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
     local s
     s, sig = priced(ctx, group)
     if s.spill_regs > 0 and spill == "veto" then
-      return false, "cannot fuse " .. pair .. (": register spilling of the fused kernel (%d regs > %d)")
-                    :format(s.regs, ctx.machine.registers)
+      local why = said(run_cache(ctx), ": register spilling of the fused kernel (%d regs > %d)",
+                       s.regs, ctx.machine.registers)
+      return false, "cannot fuse " .. pair .. why
     end
     -- The parts apart: their times summed in order, as ctx:simulate_parts does.
     ok, head, tail = judged_simulated(run_cache(ctx), s.time,
