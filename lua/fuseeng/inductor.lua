@@ -255,11 +255,13 @@ end
 -- which repeat with the model's blocks (the decision log interns the
 -- reason anyway). x and y must not be nil or NaN.
 local function said(cache, fmt, x, y, shape)
-  local by_y = sub(sub(sub(cache, "said"), fmt), x)
-  local s = by_y[y]
-  if not s then
+  local by_fmt = cache.said
+  local by_x = by_fmt and by_fmt[fmt]
+  local by_y = by_x and by_x[x]
+  local s = by_y and by_y[y]
+  if not s then   -- the first time: no calls on the path taken every other time
     s = fmt:format(x, shape and shape(y) or y)
-    by_y[y] = s
+    sub(sub(sub(cache, "said"), fmt), x)[y] = s
   end
   return s
 end
@@ -384,11 +386,12 @@ end
 -- per candidate were a twentieth of a spill policy's planning.
 local function judged_simulated(cache, fused, apart)
   if fused ~= fused or apart ~= apart then return judged(fused, apart, "simulated") end   -- NaN: no key
-  local by_apart = sub(sub(cache, "judged"), fused)
-  local j = by_apart[apart]
+  local by_fused = cache.judged
+  local by_apart = by_fused and by_fused[fused]
+  local j = by_apart and by_apart[apart]
   if not j then
     j = table.pack(judged(fused, apart, "simulated"))
-    by_apart[apart] = j
+    sub(sub(cache, "judged"), fused)[apart] = j
   end
   return j[1], j[2], j[3]
 end
