@@ -44,6 +44,10 @@ static const char PROBE[] =
     "    eq(rawequal(p, grp.parts), true, 'parts made once'); eq(rawequal(p[1], grp.parts[1]), true, 'same part objects')\n"
     "    eq(ctx.state.ids[p[1].id], nodes_key(p[1]), 'a part has the id it was scored under')\n"
     "    eq(p[1].id == grp.id, false, 'a part is not the pair')\n"
+    /* The pair's id names its set too: once merged, the group is asked for
+     * under its partition label, whose id is kept by label and size. */
+    "    local ids, k = ctx.state.ids, nodes_key(grp)\n"
+    "    eq(ids[grp.id] == nil or ids[grp.id] == k, true, 'one id, one node set (a pair)'); ids[grp.id] = k\n"
     "    no_dups(grp.inputs, 'inputs'); no_dups(grp.outputs, 'outputs'); no_dups(grp.internal, 'internal')\n"
     "    local nm = {} for i, n in ipairs(grp.nodes) do nm[i] = n.name end\n"
     "    eq(grp.names, table.concat(nm, ', '), 'names'); eq(p[1].names, tostring(p[1]):sub(8, -2), 'names of a part')\n"

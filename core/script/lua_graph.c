@@ -78,6 +78,9 @@ static void *check_ud(lua_State *L, int idx, const char *mt)
 typedef struct lgraph {
     const fe_graph *g;
     fe_strtab *ids;      /* group.id: node sets seen this run (as bytes), made on first use */
+    /* group.id of partition groups by label: id_of[label] holds while the
+     * group has id_n[label] members (labelled()); made on first use. */
+    int32_t *id_n, *id_of;
 } lgraph;
 
 typedef struct lobj {
@@ -86,11 +89,12 @@ typedef struct lobj {
 } lobj;
 
 /* Members, then (when the group is a candidate merge) the parts it merges:
- * nparts lengths followed by each part's members. Uservalues: 1 the graph
- * object, 2 the parts table once asked for. */
+ * nparts lengths, each part's members, and each part's partition label
+ * (-1 if none). label is the group's own (fe_lg_push_part), or -1.
+ * Uservalues: 1 the graph object, 2 the parts table once asked for. */
 typedef struct lgroup {
     lgraph *lg;
-    int32_t n, nparts;
+    int32_t n, nparts, label;
     int32_t nodes[];
 } lgroup;
 
@@ -103,19 +107,25 @@ static const fe_graph *live(lua_State *L, lgraph *lg)
 
 /* ---- pushing objects ---- */
 
+static void ids_free(lgraph *lg)
+{
+    fe_strtab_free(lg->ids);
+    lg->ids = NULL;
+    free(lg->id_n);
+    free(lg->id_of);
+    lg->id_n = lg->id_of = NULL;
+}
+
 void fe_lg_detach(lua_State *L, int idx)
 {
     lgraph *lg = check_ud(L, idx, GRAPH_MT);
     lg->g = NULL;
-    fe_strtab_free(lg->ids);   /* ids hold for one run */
-    lg->ids = NULL;
+    ids_free(lg);   /* ids hold for one run */
 }
 
 static int graph_gc(lua_State *L)
 {
-    lgraph *lg = lua_touserdata(L, 1);
-    fe_strtab_free(lg->ids);
-    lg->ids = NULL;
+    ids_free(lua_touserdata(L, 1));
     return 0;
 }
 
@@ -154,28 +164,45 @@ void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id)
     push_obj(L, gidx, id, 2, TENSOR_MT);
 }
 
-void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
-                            const int32_t *part_len, const int32_t *part_nodes, int nparts)
+static lgroup *push_group(lua_State *L, int gidx, const int32_t *nodes, int n, int32_t label,
+                          const int32_t *part_len, const int32_t *part_nodes,
+                          const int32_t *part_labels, int nparts)
 {
     gidx = lua_absindex(L, gidx);
-    size_t extra = nparts > 1 ? (size_t)nparts + (size_t)n : 0;
+    size_t extra = nparts > 1 ? 2 * (size_t)nparts + (size_t)n : 0;
     lgroup *gr = lua_newuserdatauv(L, sizeof *gr + ((size_t)n + extra) * sizeof(int32_t), 2);
     gr->lg = lua_touserdata(L, gidx);
     gr->n = n;
     gr->nparts = nparts > 1 ? nparts : 0;
+    gr->label = label;
     memcpy(gr->nodes, nodes, (size_t)n * sizeof *nodes);
     if (gr->nparts) {
         memcpy(gr->nodes + n, part_len, (size_t)nparts * sizeof *part_len);
         memcpy(gr->nodes + n + nparts, part_nodes, (size_t)n * sizeof *part_nodes);
+        for (int i = 0; i < nparts; i++)
+            gr->nodes[2 * n + nparts + i] = part_labels ? part_labels[i] : -1;
     }
     lua_pushvalue(L, gidx);
     lua_setiuservalue(L, -2, 1);
     set_mt(L, GROUP_MT);
+    return gr;
+}
+
+void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
+                            const int32_t *part_len, const int32_t *part_nodes,
+                            const int32_t *part_labels, int nparts)
+{
+    push_group(L, gidx, nodes, n, -1, part_len, part_nodes, part_labels, nparts);
 }
 
 void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n)
 {
-    fe_lg_push_group_parts(L, gidx, nodes, n, NULL, NULL, 0);
+    push_group(L, gidx, nodes, n, -1, NULL, NULL, NULL, 0);
+}
+
+void fe_lg_push_part(lua_State *L, int gidx, const int32_t *nodes, int n, int32_t label)
+{
+    push_group(L, gidx, nodes, n, label, NULL, NULL, NULL, 0);
 }
 
 const int32_t *fe_lg_group_nodes(lua_State *L, int idx, const fe_graph *g, int *n)
@@ -792,9 +819,10 @@ static void push_parts(lua_State *L, const lgroup *gr)
     int np = gr->nparts ? gr->nparts : 1;   /* a group that is no merge is its own part */
     lua_createtable(L, np, 0);
     const int32_t *len = gr->nodes + gr->n, *at = gr->nodes + gr->n + gr->nparts;
+    const int32_t *label = at + gr->n;
     for (int i = 0; i < np; i++) {
         if (gr->nparts) {
-            fe_lg_push_group(L, gi, at, len[i]);
+            push_group(L, gi, at, len[i], label[i], NULL, NULL, NULL, 0);
             at += len[i];
         } else {
             lua_pushvalue(L, 1);
@@ -804,6 +832,39 @@ static void push_parts(lua_State *L, const lgroup *gr)
     lua_remove(L, gi);
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, 1, 2);
+}
+
+/* Group gr's id (0-based), or -1 when out of memory. Members are interned
+ * as bytes, which hashes them and misses the cache in a table of millions
+ * of sets; a partition group's id is kept by its label and size instead,
+ * because its groups only grow and a label is never reused (partition.h),
+ * so a label and a size name one node set, and a live group is asked for
+ * in every candidate it is in. */
+static int32_t group_id(const lgroup *gr, const fe_graph *g)
+{
+    lgraph *lg = gr->lg;
+    int keep = gr->label >= 0 && gr->label < g->nnodes;
+    if (keep && !lg->id_n) {
+        size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+        lg->id_n = calloc(n, sizeof *lg->id_n);
+        lg->id_of = malloc(n * sizeof *lg->id_of);
+        if (!lg->id_n || !lg->id_of) {
+            free(lg->id_n);
+            free(lg->id_of);
+            lg->id_n = lg->id_of = NULL;
+            keep = 0;
+        }
+    }
+    if (keep && lg->id_n[gr->label] == gr->n)
+        return lg->id_of[gr->label];
+    int32_t id = -1;
+    if (lg->ids || (lg->ids = fe_strtab_new()))
+        id = fe_strtab_intern(lg->ids, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
+    if (keep && id >= 0) {
+        lg->id_n[gr->label] = gr->n;
+        lg->id_of[gr->label] = id;
+    }
+    return id;
 }
 
 static int group_index(lua_State *L)
@@ -899,10 +960,7 @@ static int group_index(lua_State *L)
     case R_CONTAINS: lua_pushcfunction(L, group_contains); return 1;
     case R_PARTS: push_parts(L, gr); return 1;
     case R_ID: {   /* equal exactly for equal node sets, within the run */
-        lgraph *lg = gr->lg;
-        int32_t id = -1;
-        if (lg->ids || (lg->ids = fe_strtab_new()))
-            id = fe_strtab_intern(lg->ids, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
+        int32_t id = group_id(gr, g);
         if (id < 0)
             return luaL_error(L, "out of memory numbering groups");
         lua_pushinteger(L, (lua_Integer)id + 1);
@@ -1016,6 +1074,7 @@ void fe_lg_push_graph(lua_State *L, const fe_graph *g)
     lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 3);   /* 3: scratch marks (marks()) */
     lg->g = g;
     lg->ids = NULL;
+    lg->id_n = lg->id_of = NULL;
     lua_newtable(L);
     lua_setiuservalue(L, -2, 1);   /* node objects by id */
     lua_newtable(L);

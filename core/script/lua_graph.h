@@ -20,11 +20,17 @@ void fe_lg_push_node(lua_State *L, int gidx, int32_t id);
 void fe_lg_push_tensor(lua_State *L, int gidx, int32_t id);
 /* Push a group object for nodes[0..n) (copied; must be sorted ascending). */
 void fe_lg_push_group(lua_State *L, int gidx, const int32_t *nodes, int n);
+/* The same for the group labelled label of the run's partition (its only
+ * one, whose groups only grow: partition.h), so that its group.id is
+ * remembered by label and size instead of hashing its members again. */
+void fe_lg_push_part(lua_State *L, int gidx, const int32_t *nodes, int n, int32_t label);
 /* The same for a candidate that merges nparts groups: part i has
  * part_len[i] sorted members, listed one part after another in part_nodes
- * (n in all). Lua sees them as group.parts. */
+ * (n in all), and is the partition's group part_labels[i] (part_labels
+ * may be NULL: none is). Lua sees them as group.parts. */
 void fe_lg_push_group_parts(lua_State *L, int gidx, const int32_t *nodes, int n,
-                            const int32_t *part_len, const int32_t *part_nodes, int nparts);
+                            const int32_t *part_len, const int32_t *part_nodes,
+                            const int32_t *part_labels, int nparts);
 
 /* The node id a Lua value names in g: a node object of g, a node name, or a
  * 1-based topological index. -1 if it names none. */

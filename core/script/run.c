@@ -214,16 +214,17 @@ int fe_run_graph_hook(fe_run *r, int fn, const char *name)
     return FE_OK;
 }
 
-/* Ask decide about the candidate in r->tmp[0..cnt) (parts in r->part_len,
+/* Ask decide about the candidate in r->tmp[0..cnt) (parts gids, in r->part_len,
  * r->parts): its verdict (1, 0 or -1 for no opinion) and reason (valid
  * until the stack is reset to top), or -2 after a fault. */
-static int ask_decide(fe_run *r, int32_t cnt, int n, int top, const char **reason)
+static int ask_decide(fe_run *r, const int32_t *gids, int32_t cnt, int n, int top,
+                      const char **reason)
 {
     lua_State *L = r->L;
     double t0 = now();
     lua_pushvalue(L, r->decide);
     lua_pushvalue(L, r->ptab);
-    fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, n);
+    fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, gids, n);
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     r->stats.decide_calls++;
@@ -286,7 +287,7 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
         reason_id = known->reason_id;
         r->stats.hook_memo++;
     } else {
-        verdict = ask_decide(r, cnt, n, top, &reason);
+        verdict = ask_decide(r, gids, cnt, n, top, &reason);
         if (verdict == -2) {
             lua_settop(L, top);
             return r->status == FE_OK ? 0 : -1;   /* disabled: nothing fuses */
@@ -347,9 +348,9 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     lua_pushvalue(L, r->score);
     lua_pushvalue(L, r->ptab);
     int32_t na = fe_part_members(r->part, a, r->tmp);
-    fe_lg_push_group(L, r->gidx, r->tmp, na);
+    fe_lg_push_part(L, r->gidx, r->tmp, na, a);
     int32_t nb = fe_part_members(r->part, b, r->tmp);
-    fe_lg_push_group(L, r->gidx, r->tmp, nb);
+    fe_lg_push_part(L, r->gidx, r->tmp, nb, b);
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};

@@ -240,29 +240,55 @@ end
 
 local gates
 
+-- t[k], a new table there if it has none.
+local function sub(t, k)
+  local s = t[k]
+  if not s then
+    s = {}
+    t[k] = s
+  end
+  return s
+end
+
+-- fmt:format(x, shape(y)) (shape: optional), made once per run for each
+-- (fmt, x, y) in cache: a gate's reason depends on sizes and shapes only,
+-- which repeat with the model's blocks (the decision log interns the
+-- reason anyway). x and y must not be nil or NaN.
+local function said(cache, fmt, x, y, shape)
+  local by_fmt = cache.said
+  local by_x = by_fmt and by_fmt[fmt]
+  local by_y = by_x and by_x[x]
+  local s = by_y and by_y[y]
+  if not s then   -- the first time: no calls on the path taken every other time
+    s = fmt:format(x, shape and shape(y) or y)
+    sub(sub(sub(cache, "said"), fmt), x)[y] = s
+  end
+  return s
+end
+
 --- can_fuse(a, b, cache): true and how, or false and why, for the two
 --- groups of a greedy candidate (group.parts). The engine has already
 --- checked legality (cycles, kernel classes); these are Inductor's own
 --- gates: extern kernels, max_fusion_size, and domains that line up.
 --- cache holds per-group facts for the run (any table kept for it).
 function M.can_fuse(a, b, cache)
-  return gates(a, b, facts(a, cache), facts(b, cache))
+  return gates(a, b, facts(a, cache), facts(b, cache), cache)
 end
 
--- can_fuse on two groups' facts.
-function gates(a, b, sa, sb)
+-- can_fuse on two groups' facts; reasons kept in cache (said).
+function gates(a, b, sa, sb, cache)
   local lib = sa[LIB] or sb[LIB]
   if lib then
     return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
   end
   if sa[N] + sb[N] > M.MAX_FUSION_SIZE then
-    return false, ("%d nodes > max_fusion_size %d"):format(sa[N] + sb[N], M.MAX_FUSION_SIZE)
+    return false, said(cache, "%d nodes > max_fusion_size %d", sa[N] + sb[N], M.MAX_FUSION_SIZE)
   end
   if sa[WHY] then return false, sa[WHY] end
   if sb[WHY] then return false, sb[WHY] end
   if sa[RED] and sb[RED] then
     if sa[RED].axes ~= sb[RED].axes then
-      return false, ("reductions over different ranges (%s vs %s)"):format(sa[RED].axes, sb[RED].axes)
+      return false, said(cache, "reductions over different ranges (%s vs %s)", sa[RED].axes, sb[RED].axes)
     end
     return true, "reduction"
   end
@@ -283,7 +309,7 @@ function gates(a, b, sa, sb)
                   :format(key_of(s), red.full, red.rows_key)
   end
   if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
-    return false, ("pointwise sizes differ (%d vs %d elements)"):format(sa[NUMEL], sb[NUMEL])
+    return false, said(cache, "pointwise sizes differ (%d vs %d elements)", sa[NUMEL], sb[NUMEL])
   end
   return true, (feeds(a, b) or feeds(b, a)) and "vertical" or "horizontal"
 end
@@ -338,6 +364,38 @@ end
 
 local benchmark
 
+-- Benchmark mode's verdict on times fused and apart (unit "simulated" or
+-- "measured"): fuse or not, and the log line's head and tail around the
+-- pair's names.
+local function judged(fused, apart, unit)
+  if fused == apart then
+    return false, "cannot fuse (benchmark): fusing ",
+           (" gains nothing (%s %s either way)"):format(unit, fe.fmt_time(fused))
+  end
+  local speedup = fused > 0 and apart / fused or math.huge
+  if fused < apart then
+    return true, "can fuse (benchmark): fusing ", (" cause %.3fx speedup (%s %s vs %s)")
+                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+  end
+  return false, "cannot fuse (benchmark): fusing ", (" cause %.3fx slowdown (%s %s vs %s)")
+                :format(1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+end
+
+-- judged on simulated times, kept per (fused, apart) in the run's cache:
+-- priced kernels repeat with the model's blocks, and three string.formats
+-- per candidate were a twentieth of a spill policy's planning.
+local function judged_simulated(cache, fused, apart)
+  if fused ~= fused or apart ~= apart then return judged(fused, apart, "simulated") end   -- NaN: no key
+  local by_fused = cache.judged
+  local by_apart = by_fused and by_fused[fused]
+  local j = by_apart and by_apart[apart]
+  if not j then
+    j = table.pack(judged(fused, apart, "simulated"))
+    sub(sub(cache, "judged"), fused)[apart] = j
+  end
+  return j[1], j[2], j[3]
+end
+
 --- benchmark(group, ctx, spill, measure): benchmark mode's verdict on a candidate
 --- that passed can_fuse: the fused kernel against its two parts apart, on
 --- the simulator (measure = false) or this CPU's kernels (ctx:bench).
@@ -354,32 +412,25 @@ end
 -- the fused group's signature when the simulator priced it.
 function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   local pair = names(a, fa) .. " with " .. names(b, fb)
-  local fused, apart, unit, sig
+  local ok, head, tail, sig
   if measure then
     local m, why = ctx:bench(group)
     if not m then return false, "cannot fuse " .. pair .. ": not measured: " .. why end
-    fused, apart, unit = m.fused * 1e-3, m.separate * 1e-3, "measured"
+    ok, head, tail = judged(m.fused * 1e-3, m.separate * 1e-3, "measured")
   else
     local s
     s, sig = priced(ctx, group)
     if s.spill_regs > 0 and spill == "veto" then
-      return false, "cannot fuse " .. pair .. (": register spilling of the fused kernel (%d regs > %d)")
-                    :format(s.regs, ctx.machine.registers)
+      local why = said(run_cache(ctx), ": register spilling of the fused kernel (%d regs > %d)",
+                       s.regs, ctx.machine.registers)
+      return false, "cannot fuse " .. pair .. why
     end
     -- The parts apart: their times summed in order, as ctx:simulate_parts does.
-    fused, apart, unit = s.time, 0 + priced(ctx, a, fa).time + priced(ctx, b, fb).time, "simulated"
+    ok, head, tail = judged_simulated(run_cache(ctx), s.time,
+                                      0 + priced(ctx, a, fa).time + priced(ctx, b, fb).time)
   end
-  if fused == apart then
-    return false, "cannot fuse (benchmark): fusing " .. pair .. (" gains nothing (%s %s either way)")
-                  :format(unit, fe.fmt_time(fused))
-  end
-  local speedup = fused > 0 and apart / fused or math.huge
-  if fused < apart then
-    return true, "can fuse (benchmark): fusing " .. pair .. (" cause %.3fx speedup (%s %s vs %s)")
-                 :format(speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart)), sig
-  end
-  return false, "cannot fuse (benchmark): fusing " .. pair .. (" cause %.3fx slowdown (%s %s vs %s)")
-                :format(1 / speedup, unit, fe.fmt_time(fused), fe.fmt_time(apart))
+  if ok then return true, head .. pair .. tail, sig end
+  return false, head .. pair .. tail
 end
 
 --- layout_copies(graph): Inductor's layout optimization
@@ -422,13 +473,13 @@ function M.decide(group, ctx, spill, measure)
   local a, b = parts[1], parts[2]
   local groups = cache.groups or {}
   local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
-  local ok, how = gates(a, b, fa, fb)
-  if not ok then return false, "cannot fuse: " .. how end
+  local ok, how = gates(a, b, fa, fb, cache)
+  if not ok then return false, said(cache, "cannot fuse: %s", how, false) end
   local why, sig
   if spill then
     ok, why, sig = benchmark(group, ctx, spill, measure, a, b, fa, fb)
   else
-    why = ("can fuse (%s): %s shared"):format(how, fe.fmt_bytes(a:shared_bytes(b)))
+    why = said(cache, "can fuse (%s): %s shared", how, a:shared_bytes(b), fe.fmt_bytes)
   end
   if ok then fused(group, fa, fb, cache, sig) end
   return ok, why
