@@ -33,6 +33,7 @@
 #include "cache.h"
 #include "convert.h"
 #include "fused_prog.h"
+#include "fused_views.h"
 #include "iter.h"
 #include "node.h"
 #include "ops.h"
@@ -49,6 +50,8 @@ typedef struct val {
     int dedicated;                 /* slot never reused */
     int chan_rank;                 /* > 0: a batch_norm parameter [C], viewed as axis 1 of
                                     * an input of this rank (so [C, 1, 1] for NCHW) */
+    int view;                      /* > 0: read as folded view view - 1 (fused_views.h) */
+    int64_t vst[FE_MAX_RANK];      /* a view's strides over the domain */
     opnd at;
 } val;
 
@@ -70,6 +73,9 @@ typedef struct cc {
     int cap_slots;
     fe_k_prog *p;
     int cap_code, cap_consts;
+    int32_t *vt;                   /* folded views: their tensors, and maps */
+    fe_k_sview *vs;
+    int nvw;
 } cc;
 
 static int fail(cc *c, const char *fmt, const char *a, const char *b)
@@ -530,6 +536,9 @@ static int analyse(cc *c)
         vadd(c, sp->anchor);
     for (int ni = 0; ni < sp->nnodes; ni++) {
         const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        if (fe_k_fused_view_op(n->op))
+            return fail(c, "node '%s' (%s) views a value computed in the group; only views of the "
+                        "group's inputs fold into its loads", fe_node_name(g, n), fe_node_op_name(n));
         if (!supported(n->op))
             return fail(c, "node '%s' is %s, which the fused executor does not run (only "
                         "elementwise, broadcast, batch_norm and row-reduction ops)", fe_node_name(g, n),
@@ -568,6 +577,15 @@ static int analyse(cc *c)
             v->chan_rank = chan;
         }
     }
+    /* a folded view that leaves the group is loaded and stored */
+    for (int k = 0; k < sp->nstores; k++)
+        for (int j = 0; j < c->nvw; j++)
+            if (c->vt[j] == sp->stores[k])
+                vadd(c, sp->stores[k]);
+    for (int i = 0; i < c->nv; i++)
+        for (int j = 0; j < c->nvw; j++)
+            if (c->vt[j] == c->v[i].tensor)
+                c->v[i].view = j + 1;
     /* which values are produced here */
     for (int i = 0; i < c->nv; i++) {
         const fe_tensor *t = fe_graph_tensor(g, c->v[i].tensor);
@@ -579,7 +597,7 @@ static int analyse(cc *c)
     }
     if (sp->result >= 0) {
         int ri = vfind(c, sp->result);
-        if (ri < 0 || c->v[ri].ext >= 0)
+        if (ri < 0 || c->v[ri].ext >= 0 || c->v[ri].view)
             return fail(c, "fused: the prologue result %s is not produced by the program%s",
                         fe_tensor_name(g, fe_graph_tensor(g, sp->result)), "");
         c->v[ri].last = sp->nnodes;   /* live to the end */
@@ -678,7 +696,7 @@ static int analyse(cc *c)
     /* stores: full outputs cover the domain; row outputs hold one value per row */
     for (int k = 0; k < sp->nstores; k++) {
         int vi = vfind(c, sp->stores[k]);
-        if (vi < 0 || c->v[vi].ext >= 0)
+        if (vi < 0 || (c->v[vi].ext >= 0 && !c->v[vi].view))
             return fail(c, "fused: stored tensor %s is not produced by the group%s",
                         fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
         if (memcmp(c->v[vi].ds, c->D, (size_t)c->r * sizeof(int64_t))) {
@@ -691,6 +709,9 @@ static int analyse(cc *c)
                             fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
         }
     }
+    for (int i = 0; i < c->nv; i++)
+        if (c->v[i].view)
+            fe_k_sview_domain(&c->vs[c->v[i].view - 1], c->r, c->v[i].ds, c->v[i].vst);
     return 0;
 }
 
@@ -713,6 +734,8 @@ static void merge_axes(cc *c)
                 v->tensor != c->sp->result)
                 continue;
             same = (v->ds[prev] == 1) == (v->ds[a] == 1);
+            if (v->view)   /* a strided view merges where its strides stay affine */
+                same = same && v->vst[prev] == v->vst[a] * c->D[a];
         }
         if (same) {
             c->MD[m - 1] *= c->D[a];
@@ -786,6 +809,19 @@ static int layout(cc *c)
             st[a] = sh[a] == 1 ? 0 : acc;
             acc *= sh[a];
         }
+        in->view = -1;
+        if (v->view) {   /* its source, read with the view's strides (merge_axes kept them affine) */
+            const fe_k_sview *w = &c->vs[v->view - 1];
+            for (int i = 0; i < mr; i++) {
+                st[i] = 0;
+                for (int a = c->mstart[i]; a < c->mstart[i + 1]; a++)
+                    if (c->D[a] != 1)
+                        st[i] = v->vst[a];
+            }
+            in->view = v->tensor;
+            in->tensor = w->src;
+            in->base = w->off;
+        }
         in->rowinv = 1;
         for (int a = 0; a < ms; a++) {
             in->rst[a] = st[a];
@@ -801,6 +837,7 @@ static int layout(cc *c)
                 contig = 0;
             cs *= c->MD[a];
         }
+        bc = bc && !v->full;   /* an expanded view: full, yet every column reads one element */
         in->col = bc ? COL_BCAST : contig ? COL_CONTIG : COL_GENERAL;
         in->direct = in->col == COL_CONTIG && in->dtype == FE_F32;
         if (in->col == COL_GENERAL) {
@@ -825,6 +862,7 @@ static const int64_t vm_tile = 16384;
 
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
 {
+    fe_k_prog_spec folded = *spec;
     cc c;
     memset(&c, 0, sizeof c);
     c.sp = spec;
@@ -840,7 +878,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     }
     /* nodes can have many inputs (where: 3, concat is not here): size v generously */
     {
-        int need = 1;
+        int need = 1 + spec->nstores;
         for (int i = 0; i < spec->nnodes; i++)
             need += fe_graph_node(spec->g, spec->nodes[i])->nin + 1;
         val *nv = realloc(c.v, (size_t)need * sizeof(val));
@@ -848,6 +886,22 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
             goto oom;
         c.v = nv;
     }
+    /* views of the inputs become strided loads: compile what remains */
+    int32_t *keep = malloc((size_t)(spec->nnodes + 1) * sizeof(int32_t));
+    c.vt = malloc((size_t)(spec->nnodes + 1) * sizeof(int32_t));
+    c.vs = malloc((size_t)(spec->nnodes + 1) * sizeof(fe_k_sview));
+    c.slot_free = NULL;
+    if (!keep || !c.vt || !c.vs) {
+        free(keep);
+        goto oom;
+    }
+    if (fe_k_fold_views(c.g, spec->nodes, spec->nnodes, spec->anchor, keep, &folded.nnodes, c.vt,
+                        c.vs, &c.nvw, err)) {
+        free(keep);
+        goto fail;
+    }
+    folded.nodes = keep;
+    spec = c.sp = &folded;
     fe_k_prog *p = c.p;
     p->result = mk(K_NONE, 0);
     if (analyse(&c))
@@ -880,6 +934,13 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         if (emit_store(&c, av))
             goto fail;
     }
+    for (int i = 0; i < c.nv; i++)
+        if (c.v[i].view && store_index(&c, c.v[i].tensor) >= 0) {
+            if (use(&c, i).kind == K_NONE)
+                goto oom;
+            if (emit_store(&c, i))
+                goto fail;
+        }
     for (int ni = 0; ni < spec->nnodes; ni++)
         if (gen_node(&c, ni))
             goto fail;
@@ -937,12 +998,19 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         goto oom;
     free(c.v);
     free(c.slot_free);
+    free((void *)folded.nodes);
+    free(c.vt);
+    free(c.vs);
     return p;
 oom:
     fe_error_set(err, FE_ENOMEM, "fused: out of memory");
 fail:
     free(c.v);
     free(c.slot_free);
+    free(c.vt);
+    free(c.vs);
+    if (spec == &folded)
+        free((void *)folded.nodes);
     fe_k_prog_free(c.p);
     return NULL;
 }

@@ -65,6 +65,8 @@ typedef struct pin {
     int rowinv;                    /* the same data for every row */
     int64_t rst[FE_MAX_RANK];      /* strides over the row axes */
     int64_t *ctab;                 /* COL_GENERAL: offset of each column */
+    int64_t base;                  /* offset of domain element 0 (a sliced view) */
+    int32_t view;                  /* the view of tensor it is read as, or -1 */
 } pin;
 
 typedef struct pout {

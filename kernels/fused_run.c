@@ -418,9 +418,9 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
     /* one row axis (the common case) needs no division */
     for (int k = 0; k < p->nins; k++) {
         const pin *in = &p->ins[k];
-        int64_t off = in->rowinv ? 0
-                      : p->nrdims == 1 ? row * in->rst[0]
-                                       : fe_k_offset(p->nrdims, p->rdims, in->rst, row);
+        int64_t off = in->base + (in->rowinv ? 0
+                                  : p->nrdims == 1 ? row * in->rst[0]
+                                                   : fe_k_offset(p->nrdims, p->rdims, in->rst, row));
         ts->inoff[k] = off;
         if (in->direct)
             ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;
@@ -430,7 +430,7 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
         for (int k = 0; k < p->nins && ts->pf.n < 2; k++) {
             const pin *in = &p->ins[k];
             if (in->direct && !in->rowinv)
-                ts->pf.p[ts->pf.n++] = (const float *)bufs[in->tensor].data +
+                ts->pf.p[ts->pf.n++] = (const float *)bufs[in->tensor].data + in->base +
                                        fe_k_offset(p->nrdims, p->rdims, in->rst, row + 1);
         }
     exec_range(p, ts, bufs, row, c0, w, anchor);
