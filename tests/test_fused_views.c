@@ -84,7 +84,7 @@ static void test_transpose_broadcast(void **state)
           N("m", "mul", "\"xt\",\"w\"", "y", ""),
           "\"y\"", "fused_rows");
     /* large enough for threads and several tiles per row */
-    check(T("x", "[40,50,96]", "f32") "," T("b", "[40,1,50]", "f32"),
+    check(T("x", "[40,50,96]", "f32") "," T("b", "[96,1,50]", "f32"),
           N("t", "transpose", "\"x\"", "xt", "\"perm\":[2,0,1]") ","
           N("a", "add", "\"xt\",\"b\"", "y", "") "," N("r", "relu", "\"y\"", "z", ""),
           "\"z\"", "fused_rows");
