@@ -863,6 +863,7 @@ static const int64_t vm_tile = 16384;
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
 {
     fe_k_prog_spec folded = *spec;
+    int32_t *keep = NULL;
     cc c;
     memset(&c, 0, sizeof c);
     c.sp = spec;
@@ -887,19 +888,9 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         c.v = nv;
     }
     /* views of the inputs become strided loads: compile what remains */
-    int32_t *keep = malloc((size_t)(spec->nnodes + 1) * sizeof(int32_t));
-    c.vt = malloc((size_t)(spec->nnodes + 1) * sizeof(int32_t));
-    c.vs = malloc((size_t)(spec->nnodes + 1) * sizeof(fe_k_sview));
-    c.slot_free = NULL;
-    if (!keep || !c.vt || !c.vs) {
-        free(keep);
-        goto oom;
-    }
-    if (fe_k_fold_views(c.g, spec->nodes, spec->nnodes, spec->anchor, keep, &folded.nnodes, c.vt,
-                        c.vs, &c.nvw, err)) {
-        free(keep);
+    if (fe_k_fold_views(c.g, spec->nodes, spec->nnodes, spec->anchor, &keep, &folded.nnodes, &c.vt,
+                        &c.vs, &c.nvw, err))
         goto fail;
-    }
     folded.nodes = keep;
     spec = c.sp = &folded;
     fe_k_prog *p = c.p;
@@ -998,7 +989,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         goto oom;
     free(c.v);
     free(c.slot_free);
-    free((void *)folded.nodes);
+    free(keep);
     free(c.vt);
     free(c.vs);
     return p;
@@ -1009,8 +1000,7 @@ fail:
     free(c.slot_free);
     free(c.vt);
     free(c.vs);
-    if (spec == &folded)
-        free((void *)folded.nodes);
+    free(keep);
     fe_k_prog_free(c.p);
     return NULL;
 }

@@ -22,6 +22,7 @@
  * program loads the source with the composed strides and offset
  * (fused_compile.c lays those strides over the domain like any input's).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fused_views.h"
@@ -193,31 +194,36 @@ static int produced_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n
     return 0;
 }
 
-int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t *keep,
-                    int *nkeep, int32_t *vt, fe_k_sview *vs, int *nv, fe_error *err)
+int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t **keep,
+                    int *nkeep, int32_t **vt, fe_k_sview **vs, int *nv, fe_error *err)
 {
     *nkeep = 0;
     *nv = 0;
+    *keep = malloc((size_t)(n + 1) * sizeof(int32_t));
+    *vt = malloc((size_t)(n + 1) * sizeof(int32_t));
+    *vs = malloc((size_t)(n + 1) * sizeof(fe_k_sview));
+    if (!*keep || !*vt || !*vs)
+        return fe_error_set(err, FE_ENOMEM, "fused: out of memory"), -1;
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);
         int32_t src = nd->nin >= 1 ? fe_node_input(g, nd, 0) : -1;
         int j = -1;
         for (int k = 0; k < *nv && src >= 0; k++)
-            if (vt[k] == src)
+            if ((*vt)[k] == src)
                 j = k;
         if (!fe_k_fused_view_op(nd->op) || nd->nin != 1 || nd->nout != 1 ||
             (j < 0 && (src == avoid || produced_by(g, src, nodes, n)))) {
-            keep[(*nkeep)++] = nodes[i];
+            (*keep)[(*nkeep)++] = nodes[i];
             continue;
         }
-        fe_k_sview *v = &vs[*nv];
+        fe_k_sview *v = &(*vs)[*nv];
         if (j >= 0)
-            *v = vs[j];
+            *v = (*vs)[j];
         else
             fe_k_sview_of(v, g, src);
         if (fe_k_sview_apply(v, g, nd, err))
             return -1;
-        vt[(*nv)++] = fe_node_output(g, nd, 0);
+        (*vt)[(*nv)++] = fe_node_output(g, nd, 0);
     }
     return 0;
 }

@@ -38,10 +38,11 @@ void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *d
 /* Fold the views of a program's external inputs. Walks nodes[0..n) in
  * topological order; a view op whose source is not produced by any of the
  * nodes (nor is `avoid`, the anchor) or is itself a folded view is
- * resolved into vs[] (its output tensor into vt[]) and dropped; the other
- * nodes are copied to keep[]. keep, vt and vs hold n entries. Returns 0,
- * or -1 with FE_EINPUT naming the node whose view is not a strided load. */
-int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t *keep,
-                    int *nkeep, int32_t *vt, fe_k_sview *vs, int *nv, fe_error *err);
+ * resolved into (*vs)[] (its output tensor into (*vt)[]) and dropped; the
+ * other nodes are copied to *keep. The three arrays are allocated here and
+ * the caller frees them, also on failure. Returns 0, or -1 with FE_EINPUT
+ * naming the node whose view is not a strided load, or FE_ENOMEM. */
+int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t **keep,
+                    int *nkeep, int32_t **vt, fe_k_sview **vs, int *nv, fe_error *err);
 
 #endif

@@ -30,6 +30,11 @@ grep -A1 '^group [0-9]* \[q_view\]' "$T/out" | grep -q "view: its output is its 
 # A group run op by op says why.
 grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op says why" ||
     not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/out" | head -40)"
+# Views of a group's inputs are strided loads: the heads of v (reshape, then
+# transpose) are read from v_proj with their strides, no copy between.
+expect_ok "a view of an input shows as a strided load" \
+    'in0 +v_proj f16 viewed as v_heads \(offset 0, row strides [0-9,]+\): walks the columns' \
+    "$FUSEENG" run $M --dim S=16 --policy fuse_all --show-kernels
 
 # Bad uses: one message, exit 2, nothing on stdout.
 expect_fail "--show-kernels with --json" 2 "--show-kernels prints text" \
