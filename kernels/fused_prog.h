@@ -138,6 +138,10 @@ static inline opnd mk(int kind, int idx)
  * one I_VM instruction (fused_vm.c); 0, or -1 with FE_ENOMEM in err. */
 int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err);
 
+/* Choose p's tile width T and its streaming (colblock, ahead) from its
+ * code and inputs (fused_tile.c). */
+void fe_k_prog_tile(fe_k_prog *p);
+
 /* Allocate p's per-thread states for its tile width, slots, row values,
  * inputs and runs (fused_run.c); 0, or -1 when out of memory (p->ts and
  * p->mem are then freed by fe_k_prog_free). */

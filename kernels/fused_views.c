@@ -194,36 +194,68 @@ static int produced_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n
     return 0;
 }
 
-int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t **keep,
-                    int *nkeep, int32_t **vt, fe_k_sview **vs, int *nv, fe_error *err)
+static int read_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
 {
-    *nkeep = 0;
-    *nv = 0;
-    *keep = malloc((size_t)(n + 1) * sizeof(int32_t));
-    *vt = malloc((size_t)(n + 1) * sizeof(int32_t));
-    *vs = malloc((size_t)(n + 1) * sizeof(fe_k_sview));
-    if (!*keep || !*vt || !*vs)
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        for (int k = 0; k < nd->nin; k++)
+            if (fe_node_input(g, nd, k) == t)
+                return 1;
+    }
+    return 0;
+}
+
+int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
+                    fe_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->keep = malloc((size_t)(n + 1) * sizeof(int32_t));
+    f->vt = malloc((size_t)(n + 1) * sizeof(int32_t));
+    f->vs = malloc((size_t)(n + 1) * sizeof(fe_k_sview));
+    f->aout = malloc((size_t)(n + 1) * sizeof(int32_t));
+    f->ain = malloc((size_t)(n + 1) * sizeof(int32_t));
+    if (!f->keep || !f->vt || !f->vs || !f->aout || !f->ain)
         return fe_error_set(err, FE_ENOMEM, "fused: out of memory"), -1;
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);
-        int32_t src = nd->nin >= 1 ? fe_node_input(g, nd, 0) : -1;
-        int j = -1;
-        for (int k = 0; k < *nv && src >= 0; k++)
-            if ((*vt)[k] == src)
+        int32_t src = nd->nin >= 1 ? fe_node_input(g, nd, 0) : -1, out = fe_node_output(g, nd, 0);
+        int j = -1, single = nd->nin == 1 && nd->nout == 1;
+        for (int k = 0; k < f->nv && src >= 0; k++)
+            if (f->vt[k] == src)
                 j = k;
-        if (!fe_k_fused_view_op(nd->op) || nd->nin != 1 || nd->nout != 1 ||
-            (j < 0 && (src == avoid || produced_by(g, src, nodes, n)))) {
-            (*keep)[(*nkeep)++] = nodes[i];
-            continue;
+        int foldable = fe_k_fused_view_op(nd->op) && single &&
+                       (j >= 0 || (src != avoid && !produced_by(g, src, nodes, n)));
+        fe_k_sview v;
+        fe_error e = {0};
+        if (foldable) {
+            if (j >= 0)
+                v = f->vs[j];
+            else
+                fe_k_sview_of(&v, g, src);
+            foldable = fe_k_sview_apply(&v, g, nd, &e) == 0;
         }
-        fe_k_sview *v = &(*vs)[*nv];
-        if (j >= 0)
-            *v = (*vs)[j];
-        else
-            fe_k_sview_of(v, g, src);
-        if (fe_k_sview_apply(v, g, nd, err))
+        if (foldable) {
+            f->vs[f->nv] = v;
+            f->vt[f->nv++] = out;
+        } else if (nd->op == FE_OP_RESHAPE && single && src != avoid && !read_by(g, out, nodes, n)) {
+            f->ain[f->nalias] = src;
+            f->aout[f->nalias++] = out;
+        } else if (e.code) {
+            *err = e;   /* a view of an input that is no strided load: its reason */
             return -1;
-        (*vt)[(*nv)++] = fe_node_output(g, nd, 0);
+        } else {
+            f->keep[f->nkeep++] = nodes[i];
+        }
     }
     return 0;
+}
+
+void fe_k_folded_free(fe_k_folded *f)
+{
+    free(f->keep);
+    free(f->vt);
+    free(f->vs);
+    free(f->aout);
+    free(f->ain);
+    memset(f, 0, sizeof *f);
 }

@@ -35,14 +35,29 @@ int fe_k_sview_apply(fe_k_sview *v, const fe_graph *g, const fe_node *n, fe_erro
  * to (ds: v's shape padded with 1s on the left): 0 on size-1 axes. */
 void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *dst);
 
+/* What folding left of a program's nodes (fe_k_fold_views); owned, freed
+ * by fe_k_folded_free. */
+typedef struct fe_k_folded {
+    int32_t *keep;                 /* the nodes still to compile, in order */
+    int nkeep;
+    int32_t *vt;                   /* folded views: their tensors, and maps */
+    fe_k_sview *vs;
+    int nv;
+    int32_t *aout, *ain;           /* reshapes only stored: output aout[k] is written */
+    int nalias;                    /* as the values of ain[k], in the same order */
+} fe_k_folded;
+
 /* Fold the views of a program's external inputs. Walks nodes[0..n) in
  * topological order; a view op whose source is not produced by any of the
  * nodes (nor is `avoid`, the anchor) or is itself a folded view is
- * resolved into (*vs)[] (its output tensor into (*vt)[]) and dropped; the
- * other nodes are copied to *keep. The three arrays are allocated here and
- * the caller frees them, also on failure. Returns 0, or -1 with FE_EINPUT
- * naming the node whose view is not a strided load, or FE_ENOMEM. */
-int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, int32_t **keep,
-                    int *nkeep, int32_t **vt, fe_k_sview **vs, int *nv, fe_error *err);
+ * resolved into f->vs (its output tensor into f->vt) and dropped. A
+ * reshape that is not folded so and that no node reads is dropped as an
+ * alias: its output is stored from its input's values, whose row-major
+ * order it keeps. The other nodes are copied to f->keep. Returns 0, or -1
+ * with FE_EINPUT naming the node whose view is not a strided load, or
+ * FE_ENOMEM (free f either way). */
+int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
+                    fe_error *err);
+void fe_k_folded_free(fe_k_folded *f);
 
 #endif

@@ -3,7 +3,7 @@
  * against the per-op reference kernels on random data: every view kind,
  * negative and stepped slices, broadcast with transpose, expand along the
  * columns, f16 / bf16 sources, row ops over a transposed input, views that
- * leave the group, TLF splits bit-identical to the unsplit run, and the
+ * leave the group, reshapes only stored (written from their input's values), TLF splits bit-identical to the unsplit run, and the
  * fallbacks with the reason they give. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -163,6 +163,28 @@ static void test_dtypes_rows_stores(void **state)
           "\"xt\",\"y\"", "fused_rows");
 }
 
+static void test_stored_reshapes(void **state)
+{
+    (void)state;
+    /* attention's merge of its heads: transpose, then a reshape no strided
+     * load can express; stored, it is a store of the transposed values */
+    check(T("a", "[2,4,6,8]", "f16"),
+          N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
+          N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]"),
+          "\"f\"", "fused_rows");
+    /* a computed value reshaped on its way out, also stored as itself */
+    check(T("x", "[6,10]", "f32") "," T("w", "[10]", "f32"),
+          N("m", "mul", "\"x\",\"w\"", "p", "") "," N("e", "exp", "\"p\"", "q", "") ","
+          N("r", "reshape", "\"q\"", "f", "\"shape\":[3,2,5,2]"),
+          "\"q\",\"f\"", "fused_rows");
+    /* a row reduction's keepdim result reshaped away from its size-1 axis */
+    check(T("x", "[5,7,12]", "f32"),
+          N("s", "amax", "\"x\"", "m", "\"axes\":[-1],\"keepdim\":true") ","
+          N("d", "sub", "\"x\",\"m\"", "y", "") ","
+          N("r", "reshape", "\"m\"", "mf", "\"shape\":[35]"),
+          "\"y\",\"mf\"", "fused_rows");
+}
+
 static void test_fallbacks(void **state)
 {
     (void)state;
@@ -184,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_slices),
         cmocka_unit_test(test_reshape_expand),
         cmocka_unit_test(test_dtypes_rows_stores),
+        cmocka_unit_test(test_stored_reshapes),
         cmocka_unit_test(test_fallbacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
