@@ -194,11 +194,13 @@ static int produced_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n
     return 0;
 }
 
+/* Whether a node other than a reshape reads t (reshapes of a stored
+ * reshape are stored reshapes too). */
 static int read_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
 {
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);
-        for (int k = 0; k < nd->nin; k++)
+        for (int k = 0; k < nd->nin && nd->op != FE_OP_RESHAPE; k++)
             if (fe_node_input(g, nd, k) == t)
                 return 1;
     }
@@ -238,6 +240,9 @@ int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoi
             f->vs[f->nv] = v;
             f->vt[f->nv++] = out;
         } else if (nd->op == FE_OP_RESHAPE && single && src != avoid && !read_by(g, out, nodes, n)) {
+            for (int k = 0; k < f->nalias; k++)
+                if (f->aout[k] == src)
+                    src = f->ain[k];   /* a reshape of a stored reshape */
             f->ain[f->nalias] = src;
             f->aout[f->nalias++] = out;
         } else if (e.code) {

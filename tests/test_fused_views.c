@@ -172,6 +172,12 @@ static void test_stored_reshapes(void **state)
           N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
           N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]"),
           "\"f\"", "fused_rows");
+    /* as torch.export writes it: a second reshape of that, both stored */
+    check(T("a", "[2,4,6,8]", "f32"),
+          N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
+          N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]") ","
+          N("r2", "reshape", "\"f\"", "g", "\"shape\":[12,32]"),
+          "\"f\",\"g\"", "fused_rows");
     /* a computed value reshaped on its way out, also stored as itself */
     check(T("x", "[6,10]", "f32") "," T("w", "[10]", "f32"),
           N("m", "mul", "\"x\",\"w\"", "p", "") "," N("e", "exp", "\"p\"", "q", "") ","
