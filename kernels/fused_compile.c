@@ -864,6 +864,8 @@ static int layout(cc *c)
         bc = bc && !v->full;   /* an expanded view: full, yet every column reads one element */
         in->col = bc ? COL_BCAST : contig ? COL_CONTIG : COL_GENERAL;
         in->direct = in->col == COL_CONTIG && in->dtype == FE_F32;
+        in->pfrows = in->view >= 0 && in->col == COL_CONTIG && !in->rowinv &&
+                     !(ms == 1 && in->rst[0] == p->C);
         if (in->col == COL_GENERAL) {
             if (p->C > (1 << 24))
                 return fail(c, "fused: input %s is broadcast inside %s columns", fe_tensor_name(c->g,

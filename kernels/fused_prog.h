@@ -67,6 +67,7 @@ typedef struct pin {
     int64_t *ctab;                 /* COL_GENERAL: offset of each column */
     int64_t base;                  /* offset of domain element 0 (a sliced view) */
     int32_t view;                  /* the view of tensor it is read as, or -1 */
+    int pfrows;                    /* rows not in memory order: prefetch rows ahead */
 } pin;
 
 typedef struct pout {
