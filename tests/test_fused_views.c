@@ -66,143 +66,177 @@ static void check(const char *tensors, const char *nodes, const char *outputs, c
     fe_graph_free(g);
 }
 
+typedef struct vcase {
+    const char *tensors, *nodes, *outputs, *how;
+} vcase;
+
+static void run_cases(const vcase *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check(c[i].tensors, c[i].nodes, c[i].outputs, c[i].how);
+}
+
 #define T(name, shape, dt) "\"" name "\":{\"shape\":" shape ",\"dtype\":\"" dt "\",\"kind\":\"input\"}"
 #define N(name, op, ins, out, attrs) \
     "{\"name\":\"" name "\",\"op\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[\"" out "\"],\"attrs\":{" attrs "}}"
 
+static const vcase test_transpose_broadcast_cases[] = {
+    /* permute(0, 2, 1) plus a bias along the new last axis: columns gathered */
+    {T("x", "[4,6,8]", "f32") "," T("b", "[6]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1]") ","
+     N("a", "add", "\"xt\",\"b\"", "y", "") "," N("e", "exp", "\"y\"", "z", ""),
+     "\"z\"", "fused_rows"},
+    /* a transpose that keeps the last axis: rows strided, columns read in place */
+    {T("x", "[5,7,16]", "f32") "," T("w", "[7,5,16]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "\"perm\":[1,0,2]") ","
+     N("m", "mul", "\"xt\",\"w\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    /* large enough for threads and several tiles per row */
+    {T("x", "[40,50,96]", "f32") "," T("b", "[96,1,50]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "\"perm\":[2,0,1]") ","
+     N("a", "add", "\"xt\",\"b\"", "y", "") "," N("r", "relu", "\"y\"", "z", ""),
+     "\"z\"", "fused_rows"},
+    /* default perm (reversed axes), both operands transposed */
+    {T("x", "[3,4,5]", "f32") "," T("u", "[5,4,3]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "") "," N("s", "sub", "\"xt\",\"u\"", "y", ""),
+     "\"y\"", "fused_rows"},
+};
+
 static void test_transpose_broadcast(void **state)
 {
     (void)state;
-    /* permute(0, 2, 1) plus a bias along the new last axis: columns gathered */
-    check(T("x", "[4,6,8]", "f32") "," T("b", "[6]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1]") ","
-          N("a", "add", "\"xt\",\"b\"", "y", "") "," N("e", "exp", "\"y\"", "z", ""),
-          "\"z\"", "fused_rows");
-    /* a transpose that keeps the last axis: rows strided, columns read in place */
-    check(T("x", "[5,7,16]", "f32") "," T("w", "[7,5,16]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "\"perm\":[1,0,2]") ","
-          N("m", "mul", "\"xt\",\"w\"", "y", ""),
-          "\"y\"", "fused_rows");
-    /* large enough for threads and several tiles per row */
-    check(T("x", "[40,50,96]", "f32") "," T("b", "[96,1,50]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "\"perm\":[2,0,1]") ","
-          N("a", "add", "\"xt\",\"b\"", "y", "") "," N("r", "relu", "\"y\"", "z", ""),
-          "\"z\"", "fused_rows");
-    /* default perm (reversed axes), both operands transposed */
-    check(T("x", "[3,4,5]", "f32") "," T("u", "[5,4,3]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "") "," N("s", "sub", "\"xt\",\"u\"", "y", ""),
-          "\"y\"", "fused_rows");
+    run_cases(test_transpose_broadcast_cases, sizeof test_transpose_broadcast_cases / sizeof test_transpose_broadcast_cases[0]);
 }
+
+static const vcase test_slices_cases[] = {
+    /* negative start, step 2, on the last axis; and a row-axis slice */
+    {T("x", "[5,20]", "f32") "," T("z", "[5,7]", "f32"),
+     N("s", "slice", "\"x\"", "xs", "\"axis\":1,\"start\":-15,\"end\":19,\"step\":2") ","
+     N("m", "mul", "\"xs\",\"z\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    {T("x", "[9,12]", "f32"),
+     N("s", "slice", "\"x\"", "a", "\"axis\":0,\"start\":1,\"end\":-1,\"step\":3") ","
+     N("s2", "slice", "\"a\"", "b", "\"axis\":-1,\"start\":4,\"end\":null") ","
+     N("n", "neg", "\"b\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    /* the RoPE halves: x1 = x[..., :8], x2 = x[..., 8:], y = x1 * c - x2 */
+    {T("x", "[2,3,16]", "f32") "," T("c", "[3,8]", "f32"),
+     N("s1", "slice", "\"x\"", "x1", "\"axis\":2,\"start\":0,\"end\":8") ","
+     N("s2", "slice", "\"x\"", "x2", "\"axis\":2,\"start\":8,\"end\":16") ","
+     N("m", "mul", "\"x1\",\"c\"", "p", "") "," N("d", "sub", "\"p\",\"x2\"", "y", ""),
+     "\"y\"", "fused_rows"},
+};
 
 static void test_slices(void **state)
 {
     (void)state;
-    /* negative start, step 2, on the last axis; and a row-axis slice */
-    check(T("x", "[5,20]", "f32") "," T("z", "[5,7]", "f32"),
-          N("s", "slice", "\"x\"", "xs", "\"axis\":1,\"start\":-15,\"end\":19,\"step\":2") ","
-          N("m", "mul", "\"xs\",\"z\"", "y", ""),
-          "\"y\"", "fused_rows");
-    check(T("x", "[9,12]", "f32"),
-          N("s", "slice", "\"x\"", "a", "\"axis\":0,\"start\":1,\"end\":-1,\"step\":3") ","
-          N("s2", "slice", "\"a\"", "b", "\"axis\":-1,\"start\":4,\"end\":null") ","
-          N("n", "neg", "\"b\"", "y", ""),
-          "\"y\"", "fused_rows");
-    /* the RoPE halves: x1 = x[..., :8], x2 = x[..., 8:], y = x1 * c - x2 */
-    check(T("x", "[2,3,16]", "f32") "," T("c", "[3,8]", "f32"),
-          N("s1", "slice", "\"x\"", "x1", "\"axis\":2,\"start\":0,\"end\":8") ","
-          N("s2", "slice", "\"x\"", "x2", "\"axis\":2,\"start\":8,\"end\":16") ","
-          N("m", "mul", "\"x1\",\"c\"", "p", "") "," N("d", "sub", "\"p\",\"x2\"", "y", ""),
-          "\"y\"", "fused_rows");
+    run_cases(test_slices_cases, sizeof test_slices_cases / sizeof test_slices_cases[0]);
 }
+
+static const vcase test_reshape_expand_cases[] = {
+    /* split an axis, then transpose (the heads of attention) */
+    {T("x", "[6,32]", "f32") "," T("b", "[4,6,8]", "f32"),
+     N("r", "reshape", "\"x\"", "h", "\"shape\":[6,4,8]") ","
+     N("t", "transpose", "\"h\"", "ht", "\"perm\":[1,0,2]") ","
+     N("a", "add", "\"ht\",\"b\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    /* a reshape that merges axes still adjacent in memory after a slice */
+    {T("x", "[4,3,10]", "f32"),
+     N("s", "slice", "\"x\"", "a", "\"axis\":0,\"start\":1,\"end\":3") ","
+     N("r", "reshape", "\"a\"", "b", "\"shape\":[60]") "," N("e", "exp", "\"b\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    /* expand along the rows and along the columns (every column one element) */
+    {T("x", "[1,8]", "f32") "," T("c", "[5,1]", "f32") "," T("w", "[5,8]", "f32"),
+     N("e1", "expand", "\"x\"", "xe", "\"shape\":[5,8]") ","
+     N("e2", "expand", "\"c\"", "ce", "\"shape\":[5,8]") ","
+     N("n", "neg", "\"ce\"", "cn", "") "," N("m", "mul", "\"xe\",\"w\"", "p", "") ","
+     N("a", "add", "\"p\",\"cn\"", "y", ""),
+     "\"y\"", "fused_rows"},
+};
 
 static void test_reshape_expand(void **state)
 {
     (void)state;
-    /* split an axis, then transpose (the heads of attention) */
-    check(T("x", "[6,32]", "f32") "," T("b", "[4,6,8]", "f32"),
-          N("r", "reshape", "\"x\"", "h", "\"shape\":[6,4,8]") ","
-          N("t", "transpose", "\"h\"", "ht", "\"perm\":[1,0,2]") ","
-          N("a", "add", "\"ht\",\"b\"", "y", ""),
-          "\"y\"", "fused_rows");
-    /* a reshape that merges axes still adjacent in memory after a slice */
-    check(T("x", "[4,3,10]", "f32"),
-          N("s", "slice", "\"x\"", "a", "\"axis\":0,\"start\":1,\"end\":3") ","
-          N("r", "reshape", "\"a\"", "b", "\"shape\":[60]") "," N("e", "exp", "\"b\"", "y", ""),
-          "\"y\"", "fused_rows");
-    /* expand along the rows and along the columns (every column one element) */
-    check(T("x", "[1,8]", "f32") "," T("c", "[5,1]", "f32") "," T("w", "[5,8]", "f32"),
-          N("e1", "expand", "\"x\"", "xe", "\"shape\":[5,8]") ","
-          N("e2", "expand", "\"c\"", "ce", "\"shape\":[5,8]") ","
-          N("n", "neg", "\"ce\"", "cn", "") "," N("m", "mul", "\"xe\",\"w\"", "p", "") ","
-          N("a", "add", "\"p\",\"cn\"", "y", ""),
-          "\"y\"", "fused_rows");
+    run_cases(test_reshape_expand_cases, sizeof test_reshape_expand_cases / sizeof test_reshape_expand_cases[0]);
 }
+
+static const vcase test_dtypes_rows_stores_cases[] = {
+    /* f16 and bf16 sources read through a transpose and a slice */
+    {T("x", "[8,6]", "f16") "," T("y", "[6,16]", "bf16"),
+     N("t", "transpose", "\"x\"", "xt", "") ","
+     N("s", "slice", "\"y\"", "ys", "\"axis\":1,\"start\":1,\"end\":16,\"step\":2") ","
+     N("c", "cast", "\"ys\"", "yc", "\"dtype\":\"f16\"") ","
+     N("m", "mul", "\"xt\",\"yc\"", "z", ""),
+     "\"z\"", "fused_rows"},
+    /* a softmax and an rms_norm over the columns of a transposed input */
+    {T("x", "[3,16,10]", "f32") "," T("w", "[16]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1]") ","
+     N("s", "softmax", "\"xt\"", "p", "") "," N("r", "rms_norm", "\"xt\",\"w\"", "q", ""),
+     "\"p\",\"q\"", "whole rows"},
+    /* a lone view group is one fused copy; a view also read in the group is stored */
+    {T("x", "[6,64]", "f16"),
+     N("r", "reshape", "\"x\"", "h", "\"shape\":[6,4,16]") ","
+     N("t", "transpose", "\"h\"", "ht", "\"perm\":[1,0,2]"),
+     "\"ht\"", "fused_rows"},
+    {T("x", "[6,64]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "") "," N("g", "gelu", "\"xt\"", "y", ""),
+     "\"xt\",\"y\"", "fused_rows"},
+};
 
 static void test_dtypes_rows_stores(void **state)
 {
     (void)state;
-    /* f16 and bf16 sources read through a transpose and a slice */
-    check(T("x", "[8,6]", "f16") "," T("y", "[6,16]", "bf16"),
-          N("t", "transpose", "\"x\"", "xt", "") ","
-          N("s", "slice", "\"y\"", "ys", "\"axis\":1,\"start\":1,\"end\":16,\"step\":2") ","
-          N("c", "cast", "\"ys\"", "yc", "\"dtype\":\"f16\"") ","
-          N("m", "mul", "\"xt\",\"yc\"", "z", ""),
-          "\"z\"", "fused_rows");
-    /* a softmax and an rms_norm over the columns of a transposed input */
-    check(T("x", "[3,16,10]", "f32") "," T("w", "[16]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1]") ","
-          N("s", "softmax", "\"xt\"", "p", "") "," N("r", "rms_norm", "\"xt\",\"w\"", "q", ""),
-          "\"p\",\"q\"", "whole rows");
-    /* a lone view group is one fused copy; a view also read in the group is stored */
-    check(T("x", "[6,64]", "f16"),
-          N("r", "reshape", "\"x\"", "h", "\"shape\":[6,4,16]") ","
-          N("t", "transpose", "\"h\"", "ht", "\"perm\":[1,0,2]"),
-          "\"ht\"", "fused_rows");
-    check(T("x", "[6,64]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "") "," N("g", "gelu", "\"xt\"", "y", ""),
-          "\"xt\",\"y\"", "fused_rows");
+    run_cases(test_dtypes_rows_stores_cases, sizeof test_dtypes_rows_stores_cases / sizeof test_dtypes_rows_stores_cases[0]);
 }
+
+static const vcase test_stored_reshapes_cases[] = {
+    /* attention's merge of its heads: transpose, then a reshape no strided
+     * load can express; stored, it is a store of the transposed values */
+    {T("a", "[2,4,6,8]", "f16"),
+     N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
+     N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]"),
+     "\"f\"", "fused_rows"},
+    /* as torch.export writes it: a second reshape of that, both stored */
+    {T("a", "[2,4,6,8]", "f32"),
+     N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
+     N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]") ","
+     N("r2", "reshape", "\"f\"", "g", "\"shape\":[12,32]"),
+     "\"f\",\"g\"", "fused_rows"},
+    /* a computed value reshaped on its way out, also stored as itself */
+    {T("x", "[6,10]", "f32") "," T("w", "[10]", "f32"),
+     N("m", "mul", "\"x\",\"w\"", "p", "") "," N("e", "exp", "\"p\"", "q", "") ","
+     N("r", "reshape", "\"q\"", "f", "\"shape\":[3,2,5,2]"),
+     "\"q\",\"f\"", "fused_rows"},
+    /* a row reduction's keepdim result reshaped away from its size-1 axis */
+    {T("x", "[5,7,12]", "f32"),
+     N("s", "amax", "\"x\"", "m", "\"axes\":[-1],\"keepdim\":true") ","
+     N("d", "sub", "\"x\",\"m\"", "y", "") ","
+     N("r", "reshape", "\"m\"", "mf", "\"shape\":[35]"),
+     "\"y\",\"mf\"", "fused_rows"},
+};
 
 static void test_stored_reshapes(void **state)
 {
     (void)state;
-    /* attention's merge of its heads: transpose, then a reshape no strided
-     * load can express; stored, it is a store of the transposed values */
-    check(T("a", "[2,4,6,8]", "f16"),
-          N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
-          N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]"),
-          "\"f\"", "fused_rows");
-    /* as torch.export writes it: a second reshape of that, both stored */
-    check(T("a", "[2,4,6,8]", "f32"),
-          N("t", "transpose", "\"a\"", "at", "\"perm\":[0,2,1,3]") ","
-          N("r", "reshape", "\"at\"", "f", "\"shape\":[2,6,32]") ","
-          N("r2", "reshape", "\"f\"", "g", "\"shape\":[12,32]"),
-          "\"f\",\"g\"", "fused_rows");
-    /* a computed value reshaped on its way out, also stored as itself */
-    check(T("x", "[6,10]", "f32") "," T("w", "[10]", "f32"),
-          N("m", "mul", "\"x\",\"w\"", "p", "") "," N("e", "exp", "\"p\"", "q", "") ","
-          N("r", "reshape", "\"q\"", "f", "\"shape\":[3,2,5,2]"),
-          "\"q\",\"f\"", "fused_rows");
-    /* a row reduction's keepdim result reshaped away from its size-1 axis */
-    check(T("x", "[5,7,12]", "f32"),
-          N("s", "amax", "\"x\"", "m", "\"axes\":[-1],\"keepdim\":true") ","
-          N("d", "sub", "\"x\",\"m\"", "y", "") ","
-          N("r", "reshape", "\"m\"", "mf", "\"shape\":[35]"),
-          "\"y\",\"mf\"", "fused_rows");
+    run_cases(test_stored_reshapes_cases, sizeof test_stored_reshapes_cases / sizeof test_stored_reshapes_cases[0]);
 }
+
+static const vcase test_fallbacks_cases[] = {
+    /* merging axes a transpose swapped is no strided load */
+    {T("x", "[2,4,3,5]", "f32"),
+     N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1,3]") ","
+     N("r", "reshape", "\"xt\"", "f", "\"shape\":[2,3,20]") "," N("n", "neg", "\"f\"", "y", ""),
+     "\"y\"", "node 'r' (reshape): reshapes a strided view across axes that are not adjacent"},
+    /* a view of a value computed in the group */
+    {T("x", "[6,5]", "f32"),
+     N("e", "exp", "\"x\"", "e", "") "," N("t", "transpose", "\"e\"", "t", ""),
+     "\"t\"", "node 't' (transpose) views a value computed in the group"},
+};
 
 static void test_fallbacks(void **state)
 {
     (void)state;
-    /* merging axes a transpose swapped is no strided load */
-    check(T("x", "[2,4,3,5]", "f32"),
-          N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1,3]") ","
-          N("r", "reshape", "\"xt\"", "f", "\"shape\":[2,3,20]") "," N("n", "neg", "\"f\"", "y", ""),
-          "\"y\"", "node 'r' (reshape): reshapes a strided view across axes that are not adjacent");
-    /* a view of a value computed in the group */
-    check(T("x", "[6,5]", "f32"),
-          N("e", "exp", "\"x\"", "e", "") "," N("t", "transpose", "\"e\"", "t", ""),
-          "\"t\"", "node 't' (transpose) views a value computed in the group");
+    run_cases(test_fallbacks_cases, sizeof test_fallbacks_cases / sizeof test_fallbacks_cases[0]);
 }
 
 int main(void)
