@@ -21,6 +21,11 @@
  * multiply-add, and a softmax / rms_norm whose result only leaves the group
  * writes it straight to the output with streaming stores.
  *
+ * Views first: fused_views.c folds the views of the group's inputs into
+ * strided loads (their maps become the inputs' strides and base offsets)
+ * and a reshape only stored into a store of its input's values; the rest
+ * is compiled. The tile width is chosen last (fused_tile.c).
+ *
  * Adjacent domain axes that every operand traverses the same way (both
  * broadcast or both full) are merged first, so a same-shape elementwise
  * group is one long row. Outputs larger than half the last-level cache use
@@ -33,6 +38,7 @@
 #include "cache.h"
 #include "convert.h"
 #include "fused_prog.h"
+#include "fused_views.h"
 #include "iter.h"
 #include "node.h"
 #include "ops.h"
@@ -49,6 +55,8 @@ typedef struct val {
     int dedicated;                 /* slot never reused */
     int chan_rank;                 /* > 0: a batch_norm parameter [C], viewed as axis 1 of
                                     * an input of this rank (so [C, 1, 1] for NCHW) */
+    int view;                      /* > 0: read as folded view view - 1 (fused_views.h) */
+    int64_t vst[FE_MAX_RANK];      /* a view's strides over the domain */
     opnd at;
 } val;
 
@@ -70,6 +78,7 @@ typedef struct cc {
     int cap_slots;
     fe_k_prog *p;
     int cap_code, cap_consts;
+    fe_k_folded f;                 /* views folded into loads, reshapes into stores */
 } cc;
 
 static int fail(cc *c, const char *fmt, const char *a, const char *b)
@@ -262,25 +271,46 @@ static void release(cc *c, int node_idx, const int32_t *ins, int nin)
     }
 }
 
+/* The value output i stores: its own tensor, or a stored reshape's input. */
+static int32_t store_val(const cc *c, int i)
+{
+    for (int k = 0; k < c->f.nalias; k++)
+        if (c->f.aout[k] == c->sp->stores[i])
+            return c->f.ain[k];
+    return c->sp->stores[i];
+}
+
+/* The first output storing tensor t's values, or -1; *n: how many do. */
+static int store_count(const cc *c, int32_t t, int *n)
+{
+    int first = -1;
+    *n = 0;
+    for (int i = 0; i < c->sp->nstores; i++)
+        if (store_val(c, i) == t && (*n)++ == 0)
+            first = i;
+    return first;
+}
+
 static int store_index(const cc *c, int32_t t)
 {
-    for (int i = 0; i < c->sp->nstores; i++)
-        if (c->sp->stores[i] == t)
-            return i;
-    return -1;
+    int n;
+    return store_count(c, t, &n);
 }
 
 static int emit_store(cc *c, int vi)
 {
-    int si = store_index(c, c->v[vi].tensor);
-    if (si < 0)
-        return 0;
-    instr st;
-    memset(&st, 0, sizeof st);
-    st.code = c->v[vi].full ? I_STORE : I_STOREROW;
-    st.aux = (int16_t)si;
-    st.a = c->v[vi].at;
-    return emit(c, st);
+    for (int i = 0; i < c->sp->nstores; i++) {
+        if (store_val(c, i) != c->v[vi].tensor)
+            continue;
+        instr st;
+        memset(&st, 0, sizeof st);
+        st.code = c->v[vi].full ? I_STORE : I_STOREROW;
+        st.aux = (int16_t)i;
+        st.a = c->v[vi].at;
+        if (emit(c, st))
+            return -1;
+    }
+    return 0;
 }
 
 /* Emit one instruction d = op(a, b) (b may be K_NONE for a unary op). */
@@ -336,7 +366,7 @@ static int gen_node(cc *c, int ni)
     val *o = &c->v[ov];
     opnd a[3] = {{0, 0}, {0, 0}, {0, 0}};
     instr in;
-    int tmp[3] = {-1, -1, -1};
+    int tmp[3] = {-1, -1, -1}, nst;
 
     for (int k = 0; k < nin; k++)
         ins[k] = fe_node_input(g, n, k);
@@ -432,7 +462,7 @@ static int gen_node(cc *c, int ni)
     /* peephole: a softmax / rms_norm whose result only leaves the group
      * writes it straight to the (f32) output, streaming */
     if ((in.code == I_SOFTMAX || in.code == I_RMS) && o->full && o->last < 0 &&
-        o->tensor != c->sp->result && store_index(c, o->tensor) >= 0 &&
+        o->tensor != c->sp->result && store_count(c, o->tensor, &nst) >= 0 && nst == 1 &&
         fe_graph_tensor(g, o->tensor)->dtype == FE_F32 &&
         c->p->outs[store_index(c, o->tensor)].nt) {
         in.st = (int16_t)(store_index(c, o->tensor) + 1);
@@ -530,6 +560,9 @@ static int analyse(cc *c)
         vadd(c, sp->anchor);
     for (int ni = 0; ni < sp->nnodes; ni++) {
         const fe_node *n = fe_graph_node(g, sp->nodes[ni]);
+        if (fe_k_fused_view_op(n->op))
+            return fail(c, "node '%s' (%s) views a value computed in the group; only views of the "
+                        "group's inputs fold into its loads", fe_node_name(g, n), fe_node_op_name(n));
         if (!supported(n->op))
             return fail(c, "node '%s' is %s, which the fused executor does not run (only "
                         "elementwise, broadcast, batch_norm and row-reduction ops)", fe_node_name(g, n),
@@ -568,6 +601,15 @@ static int analyse(cc *c)
             v->chan_rank = chan;
         }
     }
+    /* a folded view that leaves the group is loaded and stored */
+    for (int k = 0; k < sp->nstores; k++)
+        for (int j = 0; j < c->f.nv; j++)
+            if (c->f.vt[j] == store_val(c, k))
+                vadd(c, c->f.vt[j]);
+    for (int i = 0; i < c->nv; i++)
+        for (int j = 0; j < c->f.nv; j++)
+            if (c->f.vt[j] == c->v[i].tensor)
+                c->v[i].view = j + 1;
     /* which values are produced here */
     for (int i = 0; i < c->nv; i++) {
         const fe_tensor *t = fe_graph_tensor(g, c->v[i].tensor);
@@ -579,7 +621,7 @@ static int analyse(cc *c)
     }
     if (sp->result >= 0) {
         int ri = vfind(c, sp->result);
-        if (ri < 0 || c->v[ri].ext >= 0)
+        if (ri < 0 || c->v[ri].ext >= 0 || c->v[ri].view)
             return fail(c, "fused: the prologue result %s is not produced by the program%s",
                         fe_tensor_name(g, fe_graph_tensor(g, sp->result)), "");
         c->v[ri].last = sp->nnodes;   /* live to the end */
@@ -677,8 +719,8 @@ static int analyse(cc *c)
                     fe_tensor_name(g, fe_graph_tensor(g, sp->result)), "");
     /* stores: full outputs cover the domain; row outputs hold one value per row */
     for (int k = 0; k < sp->nstores; k++) {
-        int vi = vfind(c, sp->stores[k]);
-        if (vi < 0 || c->v[vi].ext >= 0)
+        int vi = vfind(c, store_val(c, k));
+        if (vi < 0 || (c->v[vi].ext >= 0 && !c->v[vi].view))
             return fail(c, "fused: stored tensor %s is not produced by the group%s",
                         fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
         if (memcmp(c->v[vi].ds, c->D, (size_t)c->r * sizeof(int64_t))) {
@@ -691,6 +733,9 @@ static int analyse(cc *c)
                             fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
         }
     }
+    for (int i = 0; i < c->nv; i++)
+        if (c->v[i].view)
+            fe_k_sview_domain(&c->f.vs[c->v[i].view - 1], c->r, c->v[i].ds, c->v[i].vst);
     return 0;
 }
 
@@ -713,6 +758,8 @@ static void merge_axes(cc *c)
                 v->tensor != c->sp->result)
                 continue;
             same = (v->ds[prev] == 1) == (v->ds[a] == 1);
+            if (v->view)   /* a strided view merges where its strides stay affine */
+                same = same && v->vst[prev] == v->vst[a] * c->D[a];
         }
         if (same) {
             c->MD[m - 1] *= c->D[a];
@@ -786,6 +833,19 @@ static int layout(cc *c)
             st[a] = sh[a] == 1 ? 0 : acc;
             acc *= sh[a];
         }
+        in->view = -1;
+        if (v->view) {   /* its source, read with the view's strides (merge_axes kept them affine) */
+            const fe_k_sview *w = &c->f.vs[v->view - 1];
+            for (int i = 0; i < mr; i++) {
+                st[i] = 0;
+                for (int a = c->mstart[i]; a < c->mstart[i + 1]; a++)
+                    if (c->D[a] != 1)
+                        st[i] = v->vst[a];
+            }
+            in->view = v->tensor;
+            in->tensor = w->src;
+            in->base = w->off;
+        }
         in->rowinv = 1;
         for (int a = 0; a < ms; a++) {
             in->rst[a] = st[a];
@@ -801,8 +861,11 @@ static int layout(cc *c)
                 contig = 0;
             cs *= c->MD[a];
         }
+        bc = bc && !v->full;   /* an expanded view: full, yet every column reads one element */
         in->col = bc ? COL_BCAST : contig ? COL_CONTIG : COL_GENERAL;
         in->direct = in->col == COL_CONTIG && in->dtype == FE_F32;
+        in->pfrows = in->view >= 0 && in->col == COL_CONTIG && !in->rowinv &&
+                     !(ms == 1 && in->rst[0] == p->C);
         if (in->col == COL_GENERAL) {
             if (p->C > (1 << 24))
                 return fail(c, "fused: input %s is broadcast inside %s columns", fe_tensor_name(c->g,
@@ -817,14 +880,9 @@ static int layout(cc *c)
     return 0;
 }
 
-/* Tile width of a program that is one register pass: its slots hold
- * spills only, and a longer tile pays the per-tile binding less often
- * (measured with 16-lane vectors: SwiGLU and GELU went from 46-49 GB/s at
- * 4096 floats to 55-57 GB/s at 16384; longer tiles gained nothing more). */
-static const int64_t vm_tile = 16384;
-
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
 {
+    fe_k_prog_spec folded = *spec;
     cc c;
     memset(&c, 0, sizeof c);
     c.sp = spec;
@@ -840,7 +898,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     }
     /* nodes can have many inputs (where: 3, concat is not here): size v generously */
     {
-        int need = 1;
+        int need = 1 + spec->nstores;
         for (int i = 0; i < spec->nnodes; i++)
             need += fe_graph_node(spec->g, spec->nodes[i])->nin + 1;
         val *nv = realloc(c.v, (size_t)need * sizeof(val));
@@ -848,6 +906,12 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
             goto oom;
         c.v = nv;
     }
+    /* views of the inputs become strided loads: compile what remains */
+    if (fe_k_fold_views(c.g, spec->nodes, spec->nnodes, spec->anchor, &c.f, err))
+        goto fail;
+    folded.nodes = c.f.keep;
+    folded.nnodes = c.f.nkeep;
+    spec = c.sp = &folded;
     fe_k_prog *p = c.p;
     p->result = mk(K_NONE, 0);
     if (analyse(&c))
@@ -880,6 +944,13 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
         if (emit_store(&c, av))
             goto fail;
     }
+    for (int i = 0; i < c.nv; i++)
+        if (c.v[i].view && store_index(&c, c.v[i].tensor) >= 0) {
+            if (use(&c, i).kind == K_NONE)
+                goto oom;
+            if (emit_store(&c, i))
+                goto fail;
+        }
     for (int ni = 0; ni < spec->nnodes; ni++)
         if (gen_node(&c, ni))
             goto fail;
@@ -889,60 +960,19 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     if (fe_k_prog_build_runs(p, err))
         goto fail;
 
-    /* tile width: whole rows when reducing; else short segments (4 KiB per
-     * slot): reads of one tile and the streaming stores of the previous one
-     * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
-     * memory-bound groups) */
-    if (p->full_rows) {
-        /* its register passes prefetch AHEAD as well as the row op its next
-         * row: without the first, Add+RMSNorm ran 15% slower; without the
-         * second, 16% (softmax 1.4x) */
-        p->T = p->C;
-        p->ahead = 1;
-    } else {
-        int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
-        t = t < 512 ? 512 : t > 1024 ? 1024 : t;
-        int vm = p->nexec == 1 && p->code[0].code == I_VM;
-        if (vm)
-            t = vm_tile;
-        /* Inputs that walk the columns but are the same on every row
-         * (per-column weights, x * a + b) are read again by every row. A
-         * vector program keeps whole rows when the weights' rows fit in a
-         * quarter of L2: its prefetch keeps the streamed inputs coming, and
-         * the weights are read from L2 (chain6, three weights on 4096
-         * columns: 76 GB/s, against 58-62 with L1-sized chunks). Otherwise
-         * the tile is capped so that the weights' segments stay in L1 (32
-         * KiB with the streamed input), and tiles go chunk by chunk over
-         * blocks of rows (fe_k_prog_run): with three such weights on 4096
-         * columns, tile passes went from 26 to 40-44 GB/s (measured). */
-        int nw = 0;
-        for (int k = 0; k < p->nins; k++)
-            nw += p->ins[k].rowinv && p->ins[k].col != COL_BCAST;
-        int in_l2 = vm && (int64_t)nw * p->C * (int64_t)sizeof(float) <= fe_k_cache_l2() / 4;
-        if (nw > 0 && p->rows > 1 && !in_l2) {
-            int64_t cap = 32768 / (4 * (nw + 1));
-            cap = cap < 256 ? 256 : cap;
-            if (t > cap)
-                t = cap;
-            p->colblock = 1;
-        }
-        /* A column-blocked program's next tile is not AHEAD floats on. */
-        p->ahead = vm && !p->colblock;
-        t &= ~(int64_t)63;
-        p->T = p->C < t ? p->C : t;
-    }
-    if (p->T < 1)
-        p->T = 1;
+    fe_k_prog_tile(p);
     if (fe_k_prog_alloc_threads(p))
         goto oom;
     free(c.v);
     free(c.slot_free);
+    fe_k_folded_free(&c.f);
     return p;
 oom:
     fe_error_set(err, FE_ENOMEM, "fused: out of memory");
 fail:
     free(c.v);
     free(c.slot_free);
+    fe_k_folded_free(&c.f);
     fe_k_prog_free(c.p);
     return NULL;
 }

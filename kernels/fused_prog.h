@@ -65,6 +65,9 @@ typedef struct pin {
     int rowinv;                    /* the same data for every row */
     int64_t rst[FE_MAX_RANK];      /* strides over the row axes */
     int64_t *ctab;                 /* COL_GENERAL: offset of each column */
+    int64_t base;                  /* offset of domain element 0 (a sliced view) */
+    int32_t view;                  /* the view of tensor it is read as, or -1 */
+    int pfrows;                    /* rows not in memory order: prefetch rows ahead */
 } pin;
 
 typedef struct pout {
@@ -135,6 +138,10 @@ static inline opnd mk(int kind, int idx)
 /* Replace each maximal run of register-capable instructions of p->code by
  * one I_VM instruction (fused_vm.c); 0, or -1 with FE_ENOMEM in err. */
 int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err);
+
+/* Choose p's tile width T and its streaming (colblock, ahead) from its
+ * code and inputs (fused_tile.c). */
+void fe_k_prog_tile(fe_k_prog *p);
 
 /* Allocate p's per-thread states for its tile width, slots, row values,
  * inputs and runs (fused_run.c); 0, or -1 when out of memory (p->ts and

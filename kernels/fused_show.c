@@ -190,8 +190,17 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
     for (int k = 0; k < p->nins; k++) {
         const pin *in = &p->ins[k];
         const fe_tensor *t = fe_graph_tensor(g, in->tensor);
-        fprintf(f, "%sin%d   %s %s: %s%s%s\n", indent, k, fe_tensor_name(g, t),
-                fe_dtype_name(in->dtype), cols[in->col], in->direct ? ", read in place" : "",
+        fprintf(f, "%sin%d   %s %s", indent, k, fe_tensor_name(g, t), fe_dtype_name(in->dtype));
+        if (in->view >= 0) {   /* a folded view: its strided load */
+            fprintf(f, " viewed as %s (offset %lld, row strides", fe_tensor_name(g,
+                    fe_graph_tensor(g, in->view)), (long long)in->base);
+            for (int a = 0; a < p->nrdims; a++)
+                fprintf(f, "%s%lld", a ? "," : " ", (long long)in->rst[a]);
+            if (in->col == COL_GENERAL && p->C > 1)
+                fprintf(f, ", columns at %lld, %lld, ..", (long long)in->ctab[0], (long long)in->ctab[1]);
+            fprintf(f, ")");
+        }
+        fprintf(f, ": %s%s%s\n", cols[in->col], in->direct ? ", read in place" : "",
                 in->rowinv ? ", the same for every row" : "");
     }
     for (int k = 0; k < p->nouts; k++) {

@@ -787,7 +787,7 @@ static void test_fallback_reported(void **state)
     fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 2, &gid);
     fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p);
     assert_contains(got->how[0], "per_op: 3 ops run one by one");
-    assert_contains(got->how[0], "node 't' is transpose");
+    assert_contains(got->how[0], "node 't' (transpose) views a value computed in the group");
     assert_contains(got->how[0], "TLF split not applied");
     assert_int_equal(got->nfused, 0);
     expect_ok(g, ref, got, "per-op group");

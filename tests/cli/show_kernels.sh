@@ -35,6 +35,11 @@ grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op 
 awk '/^  per_op: /{p=1; next} /^group/{p=0} p && /^    [a-z_0-9]+: (fused_rows|reference kernel|onednn|matmul)/{print; exit}' "$T/out" | grep -q . &&
     ok "a group run op by op lists its members' kernels" ||
     not_ok "a group run op by op lists its members' kernels" "$(grep -A4 '^  per_op' "$T/out" | head -20)"
+# Views of a group's inputs are strided loads: the heads of v (reshape, then
+# transpose) are read from v_proj with their strides, no copy between.
+expect_ok "a view of an input shows as a strided load" \
+    'in0 +v_proj f16 viewed as v_heads \(offset 0, row strides [0-9,]+\): walks the columns' \
+    "$FUSEENG" run $M --dim S=16 --policy fuse_all --show-kernels
 
 # Bad uses: one message, exit 2, nothing on stdout.
 expect_fail "--show-kernels with --json" 2 "--show-kernels prints text" \

@@ -1,0 +1,62 @@
+/* fused_tile.c: the tile width of a compiled fused program and the ways
+ * its tiles stream (column blocks, prefetching ahead), chosen from what
+ * the compiler wrote (fused_compile.c's last step before the threads'
+ * state is sized for it). */
+#include <stdint.h>
+
+#include "cache.h"
+#include "fused_prog.h"
+
+/* Tile width of a program that is one register pass: its slots hold
+ * spills only, and a longer tile pays the per-tile binding less often
+ * (measured with 16-lane vectors: SwiGLU and GELU went from 46-49 GB/s at
+ * 4096 floats to 55-57 GB/s at 16384; longer tiles gained nothing more). */
+static const int64_t vm_tile = 16384;
+
+void fe_k_prog_tile(fe_k_prog *p)
+{
+    /* tile width: whole rows when reducing; else short segments (4 KiB per
+     * slot): reads of one tile and the streaming stores of the previous one
+     * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
+     * memory-bound groups) */
+    if (p->full_rows) {
+        /* its register passes prefetch AHEAD as well as the row op its next
+         * row: without the first, Add+RMSNorm ran 15% slower; without the
+         * second, 16% (softmax 1.4x) */
+        p->T = p->C;
+        p->ahead = 1;
+    } else {
+        int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
+        t = t < 512 ? 512 : t > 1024 ? 1024 : t;
+        int vm = p->nexec == 1 && p->code[0].code == I_VM;
+        if (vm)
+            t = vm_tile;
+        /* Inputs that walk the columns but are the same on every row
+         * (per-column weights, x * a + b) are read again by every row. A
+         * vector program keeps whole rows when the weights' rows fit in a
+         * quarter of L2: its prefetch keeps the streamed inputs coming, and
+         * the weights are read from L2 (chain6, three weights on 4096
+         * columns: 76 GB/s, against 58-62 with L1-sized chunks). Otherwise
+         * the tile is capped so that the weights' segments stay in L1 (32
+         * KiB with the streamed input), and tiles go chunk by chunk over
+         * blocks of rows (fe_k_prog_run): with three such weights on 4096
+         * columns, tile passes went from 26 to 40-44 GB/s (measured). */
+        int nw = 0;
+        for (int k = 0; k < p->nins; k++)
+            nw += p->ins[k].rowinv && p->ins[k].col != COL_BCAST;
+        int in_l2 = vm && (int64_t)nw * p->C * (int64_t)sizeof(float) <= fe_k_cache_l2() / 4;
+        if (nw > 0 && p->rows > 1 && !in_l2) {
+            int64_t cap = 32768 / (4 * (nw + 1));
+            cap = cap < 256 ? 256 : cap;
+            if (t > cap)
+                t = cap;
+            p->colblock = 1;
+        }
+        /* A column-blocked program's next tile is not AHEAD floats on. */
+        p->ahead = vm && !p->colblock;
+        t &= ~(int64_t)63;
+        p->T = p->C < t ? p->C : t;
+    }
+    if (p->T < 1)
+        p->T = 1;
+}

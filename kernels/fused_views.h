@@ -1,0 +1,63 @@
+/* fused_views.h: views of a fused program's inputs as strided loads
+ * (fused_views.c explains the index maps). Private to the fused executor. */
+#ifndef FE_FUSED_VIEWS_H
+#define FE_FUSED_VIEWS_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+
+/* Element (i0, .., i[rank-1]) of the view is element
+ * off + sum_k i_k * st[k] of tensor src, counted in elements of its dtype. */
+typedef struct fe_k_sview {
+    int32_t src;
+    int rank;
+    int64_t shape[FE_MAX_RANK];
+    int64_t st[FE_MAX_RANK];       /* may be 0 (expanded axes) */
+    int64_t off;
+} fe_k_sview;
+
+/* Whether op is one the executor folds into its loads (reshape, transpose,
+ * slice, expand: the registry's view ops). */
+int fe_k_fused_view_op(int op);
+
+/* v = tensor t itself: contiguous strides, offset 0. */
+void fe_k_sview_of(fe_k_sview *v, const fe_graph *g, int32_t t);
+
+/* v = node n (a view op) applied to v. Returns 0, or -1 with FE_EINPUT and
+ * a message naming the node when the view is not affine in v's strides (a
+ * reshape merging axes that are not adjacent in memory) or its attributes
+ * do not match its output's shape. */
+int fe_k_sview_apply(fe_k_sview *v, const fe_graph *g, const fe_node *n, fe_error *err);
+
+/* Strides of v over a domain of rank r that v's shape is right-aligned
+ * to (ds: v's shape padded with 1s on the left): 0 on size-1 axes. */
+void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *dst);
+
+/* What folding left of a program's nodes (fe_k_fold_views); owned, freed
+ * by fe_k_folded_free. */
+typedef struct fe_k_folded {
+    int32_t *keep;                 /* the nodes still to compile, in order */
+    int nkeep;
+    int32_t *vt;                   /* folded views: their tensors, and maps */
+    fe_k_sview *vs;
+    int nv;
+    int32_t *aout, *ain;           /* reshapes only stored: output aout[k] is written */
+    int nalias;                    /* as the values of ain[k], in the same order */
+} fe_k_folded;
+
+/* Fold the views of a program's external inputs. Walks nodes[0..n) in
+ * topological order; a view op whose source is not produced by any of the
+ * nodes (nor is `avoid`, the anchor) or is itself a folded view is
+ * resolved into f->vs (its output tensor into f->vt) and dropped. A
+ * reshape that is not folded so and that no node reads is dropped as an
+ * alias: its output is stored from its input's values, whose row-major
+ * order it keeps. The other nodes are copied to f->keep. Returns 0, or -1
+ * with FE_EINPUT naming the node whose view is not a strided load, or
+ * FE_ENOMEM (free f either way). */
+int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
+                    fe_error *err);
+void fe_k_folded_free(fe_k_folded *f);
+
+#endif
