@@ -26,7 +26,8 @@ static float rnd(void)
  * double-precision loop over the same (rounded) values. */
 static void check(int64_t M, int64_t N, int64_t K, int dt, int full_rows)
 {
-    float *a = malloc((size_t)(M * K) * sizeof(float)), *c = malloc((size_t)(M * N) * sizeof(float));
+    float *a = malloc((size_t)(M * K) * sizeof(float));
+    float *c = malloc((size_t)(M * N) * sizeof(float));
     float *bt = malloc((size_t)(N * K) * sizeof(float));
     uint16_t *bh = malloc((size_t)(N * K) * sizeof(uint16_t));
     assert_non_null(a);

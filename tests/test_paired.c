@@ -47,9 +47,9 @@ static void ratios(void **state)
     assert_true(lo <= 1 && hi >= 1);
 }
 
-static void rounds(void **state)
+/* relu then exp on 64x64 floats, a session on it and its unfused plan. */
+static fe_graph *two_ops(fe_exec **ex, fe_plan **u)
 {
-    (void)state;
     fe_graph *g = tl_graph_q(
         "{'format': 'fuseeng.model/1', 'tensors': {"
         "  'x': {'shape': [64, 64], 'dtype': 'f32', 'kind': 'input'}},"
@@ -57,9 +57,20 @@ static void rounds(void **state)
         "  {'name': 'b', 'op': 'exp', 'inputs': ['ta'], 'outputs': ['tb']}],"
         " 'outputs': ['tb']}");
     fe_error err = {0};
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_plan *u = fe_plan_unfused(g, &err);
+    *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(*ex);
+    *u = fe_plan_unfused(g, &err);
+    assert_non_null(*u);
+    return g;
+}
+
+static void rounds(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_exec *ex;
+    fe_plan *u;
+    fe_graph *g = two_ops(&ex, &u);
     fe_plan *pl[2] = {u, u};
     double *ms = NULL;
     int n = 0;
@@ -93,16 +104,10 @@ static void budget_bound(void **state)
     assert_int_equal(fe_paired_count(0, 8000.0, 2), 1);
 
     /* a slow check run is the warm-up (none more), groups and peaks kept */
-    fe_graph *g = tl_graph_q(
-        "{'format': 'fuseeng.model/1', 'tensors': {"
-        "  'x': {'shape': [64, 64], 'dtype': 'f32', 'kind': 'input'}},"
-        " 'nodes': [{'name': 'a', 'op': 'relu', 'inputs': ['x'], 'outputs': ['ta']},"
-        "  {'name': 'b', 'op': 'exp', 'inputs': ['ta'], 'outputs': ['tb']}],"
-        " 'outputs': ['tb']}");
     fe_error err = {0};
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_plan *u = fe_plan_unfused(g, &err);
+    fe_exec *ex;
+    fe_plan *u;
+    fe_graph *g = two_ops(&ex, &u);
     fe_plan *pl[2] = {u, u};
     double first[2] = {40000, 40000}, gm[2] = {-1, -1}, *ms = NULL;
     int64_t peak[2] = {0, 0};
