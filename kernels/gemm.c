@@ -169,27 +169,46 @@ static inline void pack_b_row(const fe_k_gemm *g, float *bp, int64_t k, int64_t 
     }
 }
 
+/* B given transposed (B^T row-major, any dtype): each column is contiguous
+ * in k, so NR columns are read a KC slice at a time (converted once, in
+ * runs) and interleaved into panels [q0, q1) of the column block at j0.
+ * Reading one element per call instead made f16 weights pack at a fraction
+ * of the GEMM's speed. */
+static int b_transposed(const fe_k_gemm *g)
+{
+    return !g->brow && g->b_cs != 1 && g->b_rs == 1;
+}
+
+static void pack_b_cols(const fe_k_gemm *g, float *bp, int64_t j0, int64_t nc, int64_t q0,
+                        int64_t q1)
+{
+    int64_t K = g->K;
+    float buf[NR][KC];
+    const float *col[NR];
+    for (int64_t q = q0; q < q1; q++) {
+        float *dst = bp + q * NR * K;
+        int jn = nc - q * NR < NR ? (int)(nc - q * NR) : NR;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kc = K - k0 < KC ? K - k0 : KC;
+            for (int j = 0; j < jn; j++)
+                col[j] = strided_row(g->b, g->bdt, g->b_cs, 1, j0 + q * NR + j, k0, kc, buf[j]);
+            for (int64_t k = 0; k < kc; k++) {
+                float *d = dst + (k0 + k) * NR;
+                for (int j = 0; j < jn; j++)
+                    d[j] = col[j][k];
+                for (int j = jn; j < NR; j++)
+                    d[j] = 0.0f;
+            }
+        }
+    }
+}
+
 /* Pack the B column block [j0, j0+nc) for all of K into NR-column panels. */
 static void pack_b(const fe_k_gemm *g, float *bp, int64_t j0, int64_t nc, float *tmp)
 {
     int64_t K = g->K, np = (nc + NR - 1) / NR;
-    if (!g->brow && g->b_cs != 1 && g->b_rs == 1 && g->bdt == FE_F32) {
-        /* B given transposed (B^T row-major): each column is contiguous in k */
-        const float *b = g->b;
-        for (int64_t q = 0; q < np; q++) {
-            float *dst = bp + q * NR * K;
-            for (int j = 0; j < NR; j++) {
-                int64_t jj = j0 + q * NR + j;
-                if (jj >= j0 + nc) {
-                    for (int64_t k = 0; k < K; k++)
-                        dst[k * NR + j] = 0.0f;
-                    continue;
-                }
-                const float *col = b + jj * g->b_cs;
-                for (int64_t k = 0; k < K; k++)
-                    dst[k * NR + j] = col[k];
-            }
-        }
+    if (b_transposed(g)) {
+        pack_b_cols(g, bp, j0, nc, 0, np);
         return;
     }
     for (int64_t k = 0; k < K; k++)
@@ -264,14 +283,21 @@ int fe_k_gemm_run(const fe_k_gemm *g, fe_error *err)
                 #pragma omp atomic write
                 fail = 1;
             }
-            /* split K rows of B among threads: each packs all panels for its k range */
-            #pragma omp for schedule(static)
-            for (int64_t kb = 0; kb < (K + KC - 1) / KC; kb++) {
-                if (!tmp)
-                    continue;
-                int64_t k0 = kb * KC, kc = K - k0 < KC ? K - k0 : KC;
-                for (int64_t k = k0; k < k0 + kc; k++)
-                    pack_b_row(g, bshared, k, 0, N, np, tmp);
+            /* transposed B: threads split the panels; else the K rows of
+             * B, each packing all panels for its k range */
+            if (b_transposed(g)) {
+                #pragma omp for schedule(static)
+                for (int64_t q = 0; q < np; q++)
+                    pack_b_cols(g, bshared, 0, N, q, q + 1);
+            } else {
+                #pragma omp for schedule(static)
+                for (int64_t kb = 0; kb < (K + KC - 1) / KC; kb++) {
+                    if (!tmp)
+                        continue;
+                    int64_t k0 = kb * KC, kc = K - k0 < KC ? K - k0 : KC;
+                    for (int64_t k = k0; k < k0 + kc; k++)
+                        pack_b_row(g, bshared, k, 0, N, np, tmp);
+                }
             }
             fe_k_scratch_put(tmp);
         }

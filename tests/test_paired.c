@@ -47,9 +47,9 @@ static void ratios(void **state)
     assert_true(lo <= 1 && hi >= 1);
 }
 
-static void rounds(void **state)
+/* relu then exp on 64x64 floats, a session on it and its unfused plan. */
+static fe_graph *two_ops(fe_exec **ex, fe_plan **u)
 {
-    (void)state;
     fe_graph *g = tl_graph_q(
         "{'format': 'fuseeng.model/1', 'tensors': {"
         "  'x': {'shape': [64, 64], 'dtype': 'f32', 'kind': 'input'}},"
@@ -57,9 +57,20 @@ static void rounds(void **state)
         "  {'name': 'b', 'op': 'exp', 'inputs': ['ta'], 'outputs': ['tb']}],"
         " 'outputs': ['tb']}");
     fe_error err = {0};
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_plan *u = fe_plan_unfused(g, &err);
+    *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(*ex);
+    *u = fe_plan_unfused(g, &err);
+    assert_non_null(*u);
+    return g;
+}
+
+static void rounds(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_exec *ex;
+    fe_plan *u;
+    fe_graph *g = two_ops(&ex, &u);
     fe_plan *pl[2] = {u, u};
     double *ms = NULL;
     int n = 0;
@@ -79,9 +90,45 @@ static void rounds(void **state)
     fe_graph_free(g);
 }
 
+/* The budget bounds the rounds: a slow round cuts them below 5, to what
+ * fits in max(budget, 10 s), never below 1; fast rounds keep 5 to 200. */
+static void budget_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(fe_paired_count(0.5, 1.0, 2), 200);       /* 1 ms rounds */
+    assert_int_equal(fe_paired_count(0.5, 100.0, 2), 10);
+    assert_int_equal(fe_paired_count(0.5, 1000.0, 2), 5);      /* 5 s: the minimum holds */
+    assert_int_equal(fe_paired_count(0.5, 4000.0, 2), 2);      /* 20 s for 5: 2 fit in 10 s */
+    assert_int_equal(fe_paired_count(0.5, 40000.0, 2), 1);     /* a 7B pass: one round */
+    assert_int_equal(fe_paired_count(60, 4000.0, 2), 15);      /* a long budget runs more */
+    assert_int_equal(fe_paired_count(0, 8000.0, 2), 1);
+
+    /* a slow check run is the warm-up (none more), groups and peaks kept */
+    fe_error err = {0};
+    fe_exec *ex;
+    fe_plan *u;
+    fe_graph *g = two_ops(&ex, &u);
+    fe_plan *pl[2] = {u, u};
+    double first[2] = {40000, 40000}, gm[2] = {-1, -1}, *ms = NULL;
+    int64_t peak[2] = {0, 0};
+    fe_paired_opts o = {.budget = 0.5, .first_ms = first, .group_plan = 1, .group_ms = gm,
+                        .peak = peak};
+    int n = 0;
+    assert_int_equal(fe_paired_rounds_opts(ex, pl, 2, &o, &ms, &n, &err), FE_OK);
+    assert_int_equal(n, 1);
+    assert_true(gm[0] >= 0 && gm[1] >= 0);
+    /* ta and tb live together: 2 x 64 x 64 floats */
+    assert_int_equal(peak[0], 2 * 64 * 64 * 4);
+    assert_int_equal(peak[1], 2 * 64 * 64 * 4);
+    free(ms);
+    fe_plan_free(u);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(medians), cmocka_unit_test(ratios),
-                                       cmocka_unit_test(rounds)};
+                                       cmocka_unit_test(rounds), cmocka_unit_test(budget_bound)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -880,3 +880,8 @@ int fe_exec_plan_time(fe_exec *ex, const fe_plan *p, double *ms, double *group_m
 {
     return plan_run(ex, p, NULL, ms, group_ms, err);
 }
+
+int64_t fe_exec_last_peak(const fe_exec *ex)
+{
+    return ex->pl.peak_live;
+}

@@ -99,6 +99,9 @@ int fe_exec_plan(fe_exec *ex, const fe_plan *p, fe_exec_result **out, fe_error *
  * the session's buffer pool, so repeated calls reuse memory (benchmarks). */
 int fe_exec_plan_time(fe_exec *ex, const fe_plan *p, double *ms, double *group_ms, fe_error *err);
 
+/* The peak of live activation bytes of the session's last run (timed or not). */
+int64_t fe_exec_last_peak(const fe_exec *ex);
+
 /* Bytes a run of plan p (NULL: the reference) needs beyond inputs and
  * weights, by liveness, plus the largest kernel scratch (packing, float
  * copies). A plan's group is counted as if its internal tensors were

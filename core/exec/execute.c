@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "execute.h"
 #include "measure.h"
@@ -15,11 +16,20 @@
 #include "sim.h"
 #include "units.h"
 
+/* The process's peak resident set so far, in bytes (0 if unknown). */
+static int64_t peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (int64_t)ru.ru_maxrss * 1024;   /* Linux reports KiB */
+}
+
 int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_execution *x, fe_error *err)
 {
     const fe_graph *g = plan->g;
     fe_exec_opts eo = {.seed = o->seed};
-    fe_bench_opts bo = {.budget_s = o->budget > 0 ? o->budget : 0.5, .min_reps = 3};
+    fe_bench_opts bo = {.budget_s = o->budget > 0 ? o->budget : 0.5};
     fe_plan *base = NULL;
     int rc;
     memset(x, 0, sizeof *x);
@@ -56,31 +66,34 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
             (rc = fe_df_expect(g, x->ref, x->files.expect, o->expect_rtol, &x->expect_ref, err)))
             goto fail;
     }
-    if (o->no_timing)
+    x->check_ms = x->ref->ms + x->got->ms;
+    x->floor_bytes = x->got->static_bytes + x->ref->peak_bytes;
+    if (o->no_timing) {
+        x->peak_rss = peak_rss();
         return FE_OK;
-    /* Then timing: each group of the plan, then the plan against every
-     * node as its own kernel on the same (fast) kernels, the fair baseline,
-     * in interleaved rounds so that both meet the same machine. */
+    }
+    /* Then timing: the plan against every node as its own kernel on the
+     * same (fast) kernels, the fair baseline, in interleaved rounds so that
+     * both meet the same machine; the plan's groups are timed in the same
+     * runs, and the check above was the first warm-up (paired.h). */
     if (!(x->group_ms = calloc((size_t)(plan->ngroups + 1), sizeof *x->group_ms)) ||
         !(base = fe_plan_unfused(g, err))) {
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto fail;
     }
-    fe_bench_stats whole;   /* the plan's figure comes from the paired rounds below */
-    if ((rc = fe_bench_plan_groups(x->ex, plan, &bo, &whole, x->group_ms, err)) != FE_OK)
-        goto fail;
-    double v[3];
-    if ((rc = fe_paired_versus(x->ex, base, plan, bo.budget_s, &x->base_st, &x->plan_st, v, err)) !=
+    double v[3], first[2] = {x->ref->ms, x->got->ms};
+    int64_t peak[2] = {0, 0};
+    fe_paired_opts po = {.budget = bo.budget_s, .first_ms = first, .group_plan = 1,
+                         .group_ms = x->group_ms, .peak = peak};
+    if ((rc = fe_paired_versus_opts(x->ex, base, plan, &po, &x->base_st, &x->plan_st, v, err)) !=
         FE_OK)
         goto fail;
     x->speedup = v[0], x->lo = v[1], x->hi = v[2];
-    fe_exec_result *br = NULL;
-    if ((rc = fe_exec_plan(x->ex, base, &br, err)) != FE_OK)
-        goto fail;
-    x->base_peak = br->peak_bytes;
-    fe_exec_result_free(br);
+    x->rounds = x->plan_st.reps;
+    x->base_peak = peak[0];
     fe_plan_free(base);
     x->timed = 1;
+    x->peak_rss = peak_rss();
     return FE_OK;
 fail:
     fe_exec_name_file(g, err);
@@ -167,13 +180,25 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
     char a[32], b[32], c[32];
     fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_threads(),
             (unsigned long long)x->seed);
-    if (x->timed)
+    int few = x->timed && x->rounds < FE_EXEC_FEW_ROUNDS;
+    if (x->timed && !few)
         fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d interleaved rounds), %.2fx "
                 "(95%% interval %.2fx to %.2fx)", x->plan_st.median_ms, x->base_st.median_ms,
                 x->plan_st.reps, x->speedup, x->lo, x->hi);
+    else if (few)
+        fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d interleaved round%s), %.2fx "
+                "(rounds ranged %.2fx to %.2fx; too few for an interval)", x->plan_st.median_ms,
+                x->base_st.median_ms, x->rounds, x->rounds == 1 ? "" : "s", x->speedup,
+                x->lo, x->hi);
     fprintf(f, "\n");
     fe_df_text(&x->files, f);
-    if (x->timed && x->lo <= 1 && x->hi >= 1)
+    if (few)
+        fprintf(f, "noise      only %d round%s of the plan and unfused ran (a round takes %.1f s; "
+                "%d would outlast --budget and 10 s): the figure is one moment of this host, "
+                "not an interval (a longer --budget runs more rounds)\n", x->rounds,
+                x->rounds == 1 ? "" : "s", (x->plan_st.median_ms + x->base_st.median_ms) / 1e3,
+                FE_EXEC_FEW_ROUNDS);
+    else if (x->timed && x->lo <= 1 && x->hi >= 1)
         fprintf(f, "noise      this host cannot tell the plan from unfused: the interval holds "
                 "1.00x (a longer --budget narrows it; %s)\n",
                 x->hi - x->lo > 0.1 ? "the rounds varied a lot: a busy machine?"
@@ -182,6 +207,11 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
             fe_fmt_bytes((double)x->got->peak_bytes, a, sizeof a),
             fe_fmt_bytes((double)(x->timed ? x->base_peak : x->ref->peak_bytes), b, sizeof b),
             fe_fmt_bytes((double)x->got->static_bytes, c, sizeof c));
+    fprintf(f, "           process peak %s against the model's floor %s (inputs and weights + "
+            "unfused activations at peak, in the model's dtypes): %.2fx\n",
+            fe_fmt_bytes((double)x->peak_rss, a, sizeof a),
+            fe_fmt_bytes((double)x->floor_bytes, b, sizeof b),
+            x->floor_bytes > 0 ? (double)x->peak_rss / (double)x->floor_bytes : 0.0);
     fprintf(f, "outputs    %-28s %12s %12s %9s %10s\n", "", "max abs err", "max rel err", "rtol",
             "bad");
     for (int i = 0; i < x->cmp.n; i++)
@@ -276,6 +306,10 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
         fe_jw_num(w, x->lo);
         fe_jw_num(w, x->hi);
         fe_jw_end(w);
+        fe_jw_key(w, "rounds");
+        fe_jw_int(w, x->rounds);
+        fe_jw_key(w, "interval_is_range");   /* too few rounds: the rounds' range */
+        fe_jw_bool(w, x->rounds < FE_EXEC_FEW_ROUNDS);
     }
     fe_jw_key(w, "peak_bytes");
     fe_jw_int(w, x->got->peak_bytes);
@@ -283,6 +317,14 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
     fe_jw_int(w, x->timed ? x->base_peak : x->ref->peak_bytes);
     fe_jw_key(w, "static_bytes");
     fe_jw_int(w, x->got->static_bytes);
+    fe_jw_key(w, "check_ms");
+    fe_jw_num(w, x->check_ms);
+    fe_jw_key(w, "peak_rss_bytes");
+    fe_jw_int(w, x->peak_rss);
+    fe_jw_key(w, "floor_bytes");
+    fe_jw_int(w, x->floor_bytes);
+    fe_jw_key(w, "rss_over_floor");
+    fe_jw_num(w, x->floor_bytes > 0 ? (double)x->peak_rss / (double)x->floor_bytes : 0.0);
     fe_jw_key(w, "outputs");
     cmp_json(g, &x->cmp, w);
     fe_df_json(&x->files, w);

@@ -12,6 +12,9 @@
 #include "plan.h"
 #include "timing.h"
 
+/* Fewer paired rounds than this give no interval worth the name. */
+#define FE_EXEC_FEW_ROUNDS 5
+
 typedef struct fe_execution_opts {
     uint64_t seed;        /* 0 means 1 */
     double budget;        /* seconds of timed runs per measurement; 0 means 0.5 */
@@ -37,8 +40,15 @@ typedef struct fe_execution {
     fe_bench_stats plan_st, base_st;   /* the plan, and every node as its own kernel, over
                                         * rounds that ran them interleaved (paired.h) */
     double speedup, lo, hi;        /* median of the rounds' unfused / plan, its 95% interval */
-    double *group_ms;              /* median per plan group */
+    double *group_ms;              /* median per plan group, over the same rounds */
     int64_t base_peak;             /* activations at peak, unfused plan */
+    int rounds;                    /* rounds that ran; under FE_EXEC_FEW_ROUNDS the interval
+                                    * is no 95% interval (paired.h: a slow pass) */
+    double check_ms;               /* the correctness pass's kernel time, reference + plan */
+    int64_t peak_rss;              /* the process's peak resident bytes (getrusage) */
+    int64_t floor_bytes;           /* what the model must hold: its inputs and weights plus
+                                    * the unfused reference's activations at peak, each
+                                    * tensor in its own dtype */
 } fe_execution;
 
 /* Execute plan and its reference on seeded inputs, compare, and time them.

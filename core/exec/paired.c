@@ -14,6 +14,14 @@
  * bootstrap resamples of the rounds (a fixed seed: the same samples give
  * the same interval). An interval that holds 1 means the data cannot tell
  * the two apart on this host.
+ *
+ * The budget bounds the rounds, not only sizes them: 5 rounds of a model
+ * whose pass takes seconds (a 7B export) would cost minutes, so when 5
+ * rounds would outlast both the budget and SLOW_S, only the rounds that fit
+ * in the larger of the two run (at least one). Fewer than 5 rounds give no
+ * interval worth the name: callers say how many ran. A run of each plan
+ * just before (the caller's correctness check) counts as a warm-up, and a
+ * pass longer than the budget warms up in that one run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,7 @@
 #define MINREPS 5
 #define MAXREPS 200
 #define MAXPLANS 80
+#define SLOW_S 10.0
 
 static uint64_t next(uint64_t *s)
 {
@@ -76,11 +85,14 @@ int fe_paired_ratio(const double *base, const double *x, int rounds, double *est
     return FE_OK;
 }
 
-/* Run the plans for `rounds` rounds in shuffled order into ms. */
-static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double *ms, fe_error *err)
+/* Run the plans for `rounds` rounds in shuffled order into ms; o's group
+ * samples and peaks as it asks. */
+static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double *ms, double *gs,
+                      const fe_paired_opts *o, fe_error *err)
 {
     int order[MAXPLANS];
     uint64_t seed = 0x2545f4914f6cdd1dull;
+    int gp = o ? o->group_plan : -1;
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int k = 0; k < rounds; k++) {
@@ -90,41 +102,79 @@ static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double
             order[j] = t;
         }
         for (int i = 0; i < n; i++) {
-            int rc = fe_exec_plan_time(ex, pl[order[i]], &ms[order[i] * rounds + k], NULL, err);
+            int p = order[i];
+            double *g = gs && p == gp ? gs + (size_t)k * (size_t)pl[p]->ngroups : NULL;
+            int rc = fe_exec_plan_time(ex, pl[p], &ms[p * rounds + k], g, err);
             if (rc != FE_OK)
                 return rc;
+            if (o && o->peak && fe_exec_last_peak(ex) > o->peak[p])
+                o->peak[p] = fe_exec_last_peak(ex);
         }
     }
     return FE_OK;
 }
 
-int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int reps,
-                     double **ms, int *rounds, fe_error *err)
+int fe_paired_count(double budget, double round_ms, int npl)
 {
+    double per = round_ms > 0 ? round_ms / npl : 1e-3;
+    double b = budget > 0 ? budget : 0.5;
+    double want = b * 1e3 / per;
+    int r = want < MINREPS ? MINREPS : want > MAXREPS ? MAXREPS : (int)want;
+    double cap = (b > SLOW_S ? b : SLOW_S) * 1e3;
+    if (r * round_ms > cap) {
+        r = (int)(cap / round_ms);
+        if (r < 1)
+            r = 1;
+    }
+    return r;
+}
+
+int fe_paired_rounds_opts(fe_exec *ex, fe_plan *const *pl, int n, const fe_paired_opts *o,
+                          double **ms, int *rounds, fe_error *err)
+{
+    double budget = o ? o->budget : 0;
     *ms = NULL;
     if (n < 1 || n > MAXPLANS)
         return fe_error_set(err, FE_EINPUT, "paired timing takes 1 to %d plans, not %d", MAXPLANS, n);
-    /* Warm up, and size the rounds by the budget from the last warm-up. */
+    /* Warm up, and size the rounds by the last warm-up. */
     double round_ms = 0;
-    for (int w = 0; w < WARMUP; w++)
+    int warm = WARMUP;
+    if (o && o->first_ms) {
+        for (int i = 0; i < n; i++)
+            round_ms += o->first_ms[i];
+        warm = round_ms / n > (budget > 0 ? budget : 0.5) * 1e3 ? 0 : WARMUP - 1;
+    }
+    for (int w = 0; w < warm; w++) {
+        double sum = 0;
         for (int i = 0; i < n; i++) {
             double t;
             int rc = fe_exec_plan_time(ex, pl[i], &t, NULL, err);
             if (rc != FE_OK)
                 return rc;
-            if (w == WARMUP - 1)
-                round_ms += t;
+            sum += t;
         }
-    int r = reps;
-    if (r <= 0) {
-        double per = round_ms > 0 ? round_ms / n : 1e-3;
-        double want = (budget > 0 ? budget : 0.5) * 1e3 / per;
-        r = want < MINREPS ? MINREPS : want > MAXREPS ? MAXREPS : (int)want;
+        round_ms = sum;
     }
+    int r = o && o->reps > 0 ? o->reps : fe_paired_count(budget, round_ms, n);
+    int gp = o && o->group_ms ? o->group_plan : -1;
+    size_t ng = gp >= 0 && pl[gp]->ngroups > 0 ? (size_t)pl[gp]->ngroups : 0;
     double *m = malloc((size_t)n * (size_t)r * sizeof *m);
-    if (!m)
+    double *gs = ng ? malloc(ng * (size_t)r * sizeof *gs) : NULL, *col = NULL;
+    if (!m || (ng && !gs)) {
+        free(m);
+        free(gs);
         return fe_error_set(err, FE_ENOMEM, "out of memory");
-    int rc = rounds_run(ex, pl, n, r, m, err);
+    }
+    int rc = rounds_run(ex, pl, n, r, m, gs, o, err);
+    if (rc == FE_OK && ng && !(col = malloc((size_t)r * sizeof *col)))
+        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (size_t g = 0; rc == FE_OK && g < ng; g++) {
+        for (int k = 0; k < r; k++)
+            col[k] = gs[(size_t)k * ng + g];
+        o->group_ms[g] = fe_paired_median(col, r);
+    }
+    free(col);
+    free(gs);
     if (rc != FE_OK) {
         free(m);
         return rc;
@@ -134,13 +184,21 @@ int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int 
     return FE_OK;
 }
 
-int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
-                     fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3], fe_error *err)
+int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int reps,
+                     double **ms, int *rounds, fe_error *err)
+{
+    fe_paired_opts o = {.budget = budget, .reps = reps, .group_plan = -1};
+    return fe_paired_rounds_opts(ex, pl, n, &o, ms, rounds, err);
+}
+
+int fe_paired_versus_opts(fe_exec *ex, const fe_plan *base, const fe_plan *plan,
+                          const fe_paired_opts *o, fe_bench_stats *base_st, fe_bench_stats *plan_st,
+                          double v[3], fe_error *err)
 {
     fe_plan *pair[2] = {(fe_plan *)base, (fe_plan *)plan};
     double *ms = NULL;
     int rounds = 0;
-    int rc = fe_paired_rounds(ex, pair, 2, budget, 0, &ms, &rounds, err);
+    int rc = fe_paired_rounds_opts(ex, pair, 2, o, &ms, &rounds, err);
     if (rc != FE_OK)
         return rc;
     rc = fe_paired_ratio(ms, ms + rounds, rounds, &v[0], &v[1], &v[2], err);
@@ -148,4 +206,11 @@ int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, doub
     fe_bench_summary(ms + rounds, rounds, plan_st);
     free(ms);
     return rc;
+}
+
+int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                     fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3], fe_error *err)
+{
+    fe_paired_opts o = {.budget = budget, .group_plan = -1};
+    return fe_paired_versus_opts(ex, base, plan, &o, base_st, plan_st, v, err);
 }

@@ -10,11 +10,38 @@
 
 /* Run plans pl[0..n) (n <= 80) in rounds, each plan once per round in an
  * order shuffled per round, after two warm-up runs of each. reps > 0 fixes
- * the rounds; else they are sized so the rounds take about budget seconds
- * (0.5 when 0), from 5 to 200. On FE_OK *ms (caller frees) holds plan i's
+ * the rounds; else fe_paired_count sizes them by the last warm-up. On
+ * FE_OK *ms (caller frees) holds plan i's
  * time of round k at (*ms)[i * *rounds + k]. */
 int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int reps,
                      double **ms, int *rounds, fe_error *err);
+
+/* What a caller may add to paired rounds. */
+typedef struct fe_paired_opts {
+    double budget;            /* seconds the rounds should take; 0 means 0.5 */
+    int reps;                 /* > 0 fixes the rounds */
+    const double *first_ms;   /* each plan's time in a run just before (a correctness check):
+                                 it is the first warm-up and sizes the rounds; NULL: two
+                                 warm-up runs of each */
+    int group_plan;           /* the plan whose groups are timed in the rounds, -1 none */
+    double *group_ms;         /* its median per group (caller's array of its ngroups) */
+    int64_t *peak;            /* per plan, the most live activation bytes of its timed runs
+                                 (caller's array, zeroed; NULL: not kept) */
+} fe_paired_opts;
+
+/* Rounds for a budget (seconds, 0 means 0.5) when one round of npl plans
+ * takes round_ms: about budget's worth, from 5 to 200, except that rounds
+ * are cut to what fits in max(budget, 10 s) (at least 1) when 5 would not. */
+int fe_paired_count(double budget, double round_ms, int npl);
+
+/* fe_paired_rounds with the options above (o may be NULL). */
+int fe_paired_rounds_opts(fe_exec *ex, fe_plan *const *pl, int n, const fe_paired_opts *o,
+                          double **ms, int *rounds, fe_error *err);
+
+/* fe_paired_versus with the options above; plans are [base, plan]. */
+int fe_paired_versus_opts(fe_exec *ex, const fe_plan *base, const fe_plan *plan,
+                          const fe_paired_opts *o, fe_bench_stats *base_st, fe_bench_stats *plan_st,
+                          double v[3], fe_error *err);
 
 /* The median of v[0..n) (reordered in place). */
 double fe_paired_median(double *v, int n);
