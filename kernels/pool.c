@@ -47,7 +47,8 @@ static void max_acc(float *acc, const float *src, int64_t n)
  * contiguous vector max, then taken every stride), then each output row
  * the max of its window's rows. Padding as -inf and skipping a tap are the
  * same under max, so a window with no tap inside the input stays -inf.
- * ws holds (W + 2 pad + taps) + H * OW floats. */
+ * ws holds max_ws() floats: the padded row, its window maxima at every
+ * start, and the H rows of OW horizontal maxima. */
 static void max_plane(const float *in, int64_t H, int64_t W, const fe_k_pool *p, float *out,
                       int64_t OH, int64_t OW, float *ws)
 {
