@@ -61,34 +61,29 @@ def hbuf(a):
     return hl.Buffer(a.T)
 
 
-def rows_sum(f, ncols, vec, name):
-    """sum over c of f(c, *rest), as a Func of the rest: partial sums in vec
-    lanes (vectorizable), then the lanes added. ncols % vec == 0."""
+def rows_reduce(f, ncols, vec, name, init, combine):
+    """combine over c of f(c, *rest), as a Func of the rest: partial results
+    in vec lanes (vectorizable), then the lanes combined. ncols % vec == 0.
+    Returns the Func, its partial Func and the partial's lane Var."""
     ci = hl.Var(name + "_ci")
     rest = [hl.Var(name + "_r%d" % i) for i in range(f.dimensions() - 1)]
     part = hl.Func(name + "_part")
     rv = hl.RDom([(0, ncols // vec)])
-    part[[ci] + rest] = hl.f32(0)
-    part[[ci] + rest] = part[[ci] + rest] + f[[rv.x * vec + ci] + rest]
+    part[[ci] + rest] = hl.f32(init)
+    part[[ci] + rest] = combine(part[[ci] + rest], f[[rv.x * vec + ci] + rest])
     total = hl.Func(name)
     rl = hl.RDom([(0, vec)])
-    total[rest] = hl.f32(0)
-    total[rest] = total[rest] + part[[rl.x] + rest]
+    total[rest] = hl.f32(init)
+    total[rest] = combine(total[rest], part[[rl.x] + rest])
     return total, part, ci
+
+
+def rows_sum(f, ncols, vec, name):
+    return rows_reduce(f, ncols, vec, name, 0, lambda a, b: a + b)
 
 
 def rows_max(f, ncols, vec, name):
-    ci = hl.Var(name + "_ci")
-    rest = [hl.Var(name + "_r%d" % i) for i in range(f.dimensions() - 1)]
-    part = hl.Func(name + "_part")
-    rv = hl.RDom([(0, ncols // vec)])
-    part[[ci] + rest] = hl.f32(-np.inf)
-    part[[ci] + rest] = hl.max(part[[ci] + rest], f[[rv.x * vec + ci] + rest])
-    total = hl.Func(name)
-    rl = hl.RDom([(0, vec)])
-    total[rest] = hl.f32(-np.inf)
-    total[rest] = hl.max(total[rest], part[[rl.x] + rest])
-    return total, part, ci
+    return rows_reduce(f, ncols, vec, name, -np.inf, hl.max)
 
 
 def tanh(x):
