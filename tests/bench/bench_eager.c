@@ -26,46 +26,6 @@
 
 #define PYTHON "/usr/bin/python3"
 
-
-/* Run cmd and parse its stdout as one JSON value; NULL if it fails. The
- * output is read to its end before the pipe closes: a writer that still
- * flushes would otherwise die of a broken pipe. */
-static json_t *run_json(const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return NULL;
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + len, 1, cap - len, p)) > 0;) {
-        len += got;
-        if (len == cap) {
-            char *more = realloc(buf, cap *= 2);
-            if (!more)
-                free(buf);
-            buf = more;
-        }
-    }
-    int rc = pclose(p);
-    json_error_t je;
-    json_t *v = rc == 0 && buf ? json_loadb(buf, len, JSON_DISABLE_EOF_CHECK, &je) : NULL;
-    free(buf);
-    return v;
-}
-
-static double num(json_t *v, const char *path)
-{
-    char key[128];
-    const char *s = path;
-    while (v && *s) {
-        size_t n = strcspn(s, ".");
-        snprintf(key, sizeof key, "%.*s", (int)n, s);
-        v = json_object_get(v, key);
-        s += n + (s[n] == '.');
-    }
-    return json_is_number(v) ? json_number_value(v) : -1;
-}
-
 static int split(char *list, const char **out, int cap)
 {
     int n = 0;
@@ -121,8 +81,8 @@ int main(void)
             snprintf(cmd, sizeof cmd, "%s/fuseeng run '%s' --policy %s --execute --budget %s "
                      "--json 2>/dev/null", build, models[m], policies[k], budget);
             json_t *r = run_json(cmd);
-            double f = num(r, "summary.executed.plan.median_ms");
-            double u = num(r, "summary.executed.unfused.median_ms");
+            double f = json_num(r, "summary.executed.plan.median_ms");
+            double u = json_num(r, "summary.executed.unfused.median_ms");
             json_decref(r);
             if (f > 0 && (best < 0 || f < best))
                 best = f, best_pol = policies[k];
@@ -133,7 +93,7 @@ int main(void)
         snprintf(cmd, sizeof cmd, PYTHON " scripts/torch_eager.py '%s' --time --budget %s "
                  "--json 2>'%s'", models[m], budget, errpath);
         json_t *e = run_json(cmd);
-        double eager = num(e, "ms");
+        double eager = json_num(e, "ms");
         json_decref(e);
         char why[512] = "";
         FILE *ef = eager < 0 ? fopen(errpath, "r") : NULL;

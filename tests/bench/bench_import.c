@@ -10,22 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fuseeng.h"
 
-#define ONNX "build/bench/resnet50.onnx"
+#include "bench_util.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define ONNX "build/bench/resnet50.onnx"
 
 static int ensure(void)
 {
@@ -43,38 +34,26 @@ static int ensure(void)
                   ONNX) == 0 ? 0 : -1;
 }
 
+/* The import, timed (bench_child runs it in a child of its own). */
+static int import_once(void *ctx, char *msg, size_t cap)
+{
+    fe_error err = {0};
+    (void)ctx;
+    double t0 = now_s();
+    if (fe_import_onnx(ONNX, "build/bench/resnet50.import.json", NULL, NULL, &err)) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    snprintf(msg, cap, "%.6f", now_s() - t0);
+    return 0;
+}
+
 /* Import in a child; seconds and peak RSS. */
 static int measure(double *secs, long *rss_kib)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        fe_error err = {0};
-        double t0 = now();
-        int rc = fe_import_onnx(ONNX, "build/bench/resnet50.import.json", NULL, NULL, &err);
-        double t = now() - t0;
-        if (rc) {
-            fprintf(stderr, "%s\n", err.message);
-            _exit(1);
-        }
-        char msg[64];
-        int n = snprintf(msg, sizeof msg, "%.6f", t);
-        _exit(write(fd[1], msg, (size_t)n) == n ? 0 : 1);
-    }
-    close(fd[1]);
-    char msg[64] = {0};
-    ssize_t got = read(fd[0], msg, sizeof msg - 1);
-    close(fd[0]);
-    int status;
-    struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0 || got <= 0 || sscanf(msg, "%lf", secs) != 1)
-        return -1;
-    *rss_kib = ru.ru_maxrss;
-    return 0;
+    char msg[64];
+    return bench_child(import_once, NULL, msg, sizeof msg, rss_kib) == 0 &&
+                   sscanf(msg, "%lf", secs) == 1 ? 0 : -1;
 }
 
 int main(void)

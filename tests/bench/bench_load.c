@@ -8,20 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "load.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
 
 static int ensure(const char *path, int layers)
 {
@@ -36,42 +27,28 @@ static int ensure(const char *path, int layers)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Load the model file ctx, timed (bench_child runs it in a child of its
+ * own); the graph dies with the process: freeing is not timed. */
+static int load_once(void *ctx, char *msg, size_t cap)
+{
+    fe_error err = {0};
+    double t0 = now_s();
+    fe_graph *g = fe_load_model_file(ctx, NULL, &err);
+    double t = now_s() - t0;
+    if (!g) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    snprintf(msg, cap, "%.6f %d", t, g->nnodes);
+    return 0;
+}
+
 /* Load path in a child; report seconds, nodes and peak RSS. */
 static int measure(const char *path, double *secs, long *nodes, long *rss_kib)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        fe_error err = {0};
-        double t0 = now();
-        fe_graph *g = fe_load_model_file(path, NULL, &err);
-        double t = now() - t0;
-        if (!g) {
-            fprintf(stderr, "%s\n", err.message);
-            _exit(1);
-        }
-        char msg[64];
-        int n = snprintf(msg, sizeof msg, "%.6f %d", t, g->nnodes);
-        if (write(fd[1], msg, (size_t)n) != n)
-            _exit(1);
-        _exit(0);   /* the graph dies with the process: freeing is not timed */
-    }
-    close(fd[1]);
-    char msg[64] = {0};
-    ssize_t got = read(fd[0], msg, sizeof msg - 1);
-    close(fd[0]);
-    int status;
-    struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0 || got <= 0)
-        return -1;
-    if (sscanf(msg, "%lf %ld", secs, nodes) != 2)
-        return -1;
-    *rss_kib = ru.ru_maxrss;
-    return 0;
+    char msg[64];
+    return bench_child(load_once, (void *)path, msg, sizeof msg, rss_kib) == 0 &&
+                   sscanf(msg, "%lf %ld", secs, nodes) == 2 ? 0 : -1;
 }
 
 int main(void)

@@ -26,17 +26,12 @@
 #include "sandbox.h"
 #include "sim.h"
 
+#include "bench_util.h"
+
 #define MODEL "build/bench/llama_100k.json"
 #define LAYERS 2500
 #define CALLS_TARGET 200000.0
 #define PLAN_TARGET_S 0.050
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int ensure_model(void)
 {
@@ -98,7 +93,7 @@ static double group_rate(const fe_graph *g, const fe_machine *m, int n)
     int32_t ids[16];
     fe_sim_group_result r;
     long calls = 0;
-    double sink = 0, t0 = now(), t;
+    double sink = 0, t0 = now_s(), t;
     int32_t start = 0;
     do {
         for (int k = 0; k < 2000; k++) {
@@ -109,7 +104,7 @@ static double group_rate(const fe_graph *g, const fe_machine *m, int n)
             sink += r.time_s;
         }
         calls += 2000;
-        t = now() - t0;
+        t = now_s() - t0;
     } while (t < 0.2);
     if (sink < 0)
         printf("?");
@@ -180,12 +175,12 @@ static double plan_time(const fe_plan *p, const fe_machine *m, fe_sim_report *ke
     for (int rep = 0; rep < 5; rep++) {
         fe_sim_report r;
         fe_error err = {0};
-        double t0 = now();
+        double t0 = now_s();
         if (fe_sim_plan(p, m, &r, &err) != FE_OK) {
             fprintf(stderr, "%s\n", err.message);
             return -1;
         }
-        double t = now() - t0;
+        double t = now_s() - t0;
         if (t < best)
             best = t;
         if (rep == 4)
