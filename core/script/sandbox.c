@@ -86,6 +86,8 @@ struct fe_sandbox {
     lua_State *L;
     fe_lua_pool *pool;           /* the state's small blocks (lua_pool.h) */
     int64_t mem_used, mem_cap;
+    const void *refused_ptr;     /* the allocation last refused at the cap, */
+    size_t refused_size;         /* before Lua's emergency collection (0: none) */
     int64_t budget, count;
     double seconds;              /* time limit per run */
     int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
@@ -137,14 +139,27 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     if (nsize > old && sb->mem_used + (int64_t)(nsize - old) > sb->mem_cap) {
-        stop_soon(sb, STOP_MEMORY);
+        /* The cap is on what a script keeps, not on garbage the collector
+         * has yet to reach: a first refusal lets Lua collect in full and ask
+         * again (the same block and size); only that second refusal stops
+         * the run. */
+        if (sb->refused_ptr == ptr && sb->refused_size == nsize) {
+            sb->refused_size = 0;
+            stop_soon(sb, STOP_MEMORY);
+        } else {
+            sb->refused_ptr = ptr;
+            sb->refused_size = nsize;
+        }
         return NULL;
     }
     if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && clock_ns() > sb->deadline)
         stop_soon(sb, STOP_TIME);
     void *p = fe_lua_pool_realloc(sb->pool, ptr, old, nsize);
-    if (p)
+    if (p) {
         sb->mem_used += (int64_t)nsize - (int64_t)old;
+        if (sb->refused_size == nsize && sb->refused_ptr == ptr)
+            sb->refused_size = 0;   /* the collection made room */
+    }
     return p;
 }
 
@@ -258,6 +273,7 @@ void fe_sandbox_begin(fe_sandbox *sb, const char *script)
     if (script)
         snprintf(sb->script, sizeof sb->script, "%s", script);
     sb->count = 0;
+    sb->refused_size = 0;
     sb->stop = RUNNING;
     sb->where[0] = '\0';
     sb->stop_msg[0] = '\0';
@@ -812,6 +828,10 @@ int fe_sandbox_pcall(fe_sandbox *sb, int nargs, int nresults, const char *what, 
     }
     if (!sb->where[0])
         fe_sandbox_fn_place(L, fn, sb->where, sizeof sb->where);
+    if (rc == LUA_ERRMEM && sb->stop == RUNNING && sb->refused_size) {
+        sb->refused_size = 0;   /* refused at the cap where Lua could not collect and retry */
+        sb->stop = STOP_MEMORY;
+    }
     if (sb->stop != RUNNING) {
         /* Budget, time or memory: the same message however the script's
          * own pcalls and handlers dressed the error on its way out. */
