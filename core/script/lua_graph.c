@@ -572,9 +572,9 @@ static int tensor_tostring(lua_State *L)
 /* ---- graphs ---- */
 
 enum { G_NAME = 1, G_NNODES, G_NTENSORS, G_NODE, G_TENSOR, G_INPUTS, G_WEIGHTS, G_OUTPUTS,
-       G_DIMS, G_POSTDOM, G_ARRAYS, G_POST_DFS };
+       G_DIMS, G_POSTDOM, G_ARRAYS, G_POST_DFS, G_NODES_OF };
 static const char *const graph_fields[] = {"name", "nnodes", "ntensors", "node", "tensor",
-    "inputs", "weights", "outputs", "dims", "postdom", "arrays", "post_dfs", NULL};
+    "inputs", "weights", "outputs", "dims", "postdom", "arrays", "post_dfs", "nodes_of", NULL};
 
 static int graph_node(lua_State *L)
 {
@@ -616,6 +616,27 @@ static int graph_post_dfs(lua_State *L)
     return fe_lg_post_dfs(L, live(L, lg));
 }
 
+/* graph:nodes_of(op): the nodes of one op, in order, found in C: a policy
+ * looking for its few convolutions does not make an object per node. */
+static int graph_nodes_of(lua_State *L)
+{
+    lgraph *lg = check_ud(L, 1, GRAPH_MT);
+    const fe_graph *g = live(L, lg);
+    const char *name = luaL_checkstring(L, 2);
+    int op = fe_op_find(name);
+    if (op < 0)
+        return luaL_error(L, "graph:nodes_of: '%s' is not an op (see fuseeng ops)", name);
+    lua_newtable(L);
+    lua_Integer k = 0;
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        if (fe_graph_node(g, v)->op != op)
+            continue;
+        fe_lg_push_node(L, 1, v);
+        lua_rawseti(L, -2, ++k);
+    }
+    return 1;
+}
+
 static int graph_index(lua_State *L)
 {
     lgraph *lg = lua_touserdata(L, 1);
@@ -636,6 +657,7 @@ static int graph_index(lua_State *L)
     case G_POSTDOM: lua_pushcfunction(L, graph_postdom); return 1;
     case G_ARRAYS: lua_pushcfunction(L, graph_arrays); return 1;
     case G_POST_DFS: lua_pushcfunction(L, graph_post_dfs); return 1;
+    case G_NODES_OF: lua_pushcfunction(L, graph_nodes_of); return 1;
     case G_INPUTS:
     case G_WEIGHTS: {
         int want = field(L) == G_INPUTS ? FE_INPUT : FE_WEIGHT, k = 0;

@@ -445,15 +445,12 @@ end
 --- first conv that reads it. The list a copies hook returns.
 function M.layout_copies(graph)
   local copies, seen = {}, {}
-  for i = 1, graph.nnodes do
-    local n = graph:node(i)
-    if n.op == "conv2d" then
-      for _, t in ipairs(n.inputs) do
-        local s = t.shape
-        if not seen[t.name] and not t.producer and t.rank == 4 and s[2] ~= 1 and s[3] * s[4] ~= 1 then
-          seen[t.name] = true
-          copies[#copies + 1] = { tensor = t, reason = ("channels_last for conv2d '%s'"):format(n.name) }
-        end
+  for _, n in ipairs(graph:nodes_of("conv2d")) do
+    for _, t in ipairs(n.inputs) do
+      local s = t.shape
+      if not seen[t.name] and not t.producer and t.rank == 4 and s[2] ~= 1 and s[3] * s[4] ~= 1 then
+        seen[t.name] = true
+        copies[#copies + 1] = { tensor = t, reason = ("channels_last for conv2d '%s'"):format(n.name) }
       end
     end
   end

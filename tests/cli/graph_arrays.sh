@@ -83,6 +83,28 @@ return fe.policy { name = "order_check", driver = "plan",
     return {}
   end }
 LUA
+# nodes_of: for every op of the graph, the nodes a walk over graph[i] finds
+cat >"$T/nodes_of.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy { name = "nodes_of_check", driver = "plan",
+  plan = function(self, graph, ctx)
+    local want = {}
+    for i = 1, #graph do
+      local n = graph[i]
+      want[n.op] = want[n.op] or {}
+      table.insert(want[n.op], n)
+    end
+    for op, list in pairs(want) do
+      local got = graph:nodes_of(op)
+      if #got ~= #list then error(("%d %s nodes, want %d"):format(#got, op, #list), 0) end
+      for k = 1, #list do
+        if got[k] ~= list[k] then error(("%s node %d is %s, want %s"):format(op, k, got[k].name, list[k].name), 0) end
+      end
+    end
+    if #graph:nodes_of("sdpa") ~= #(want.sdpa or {}) then error("an op the graph lacks", 0) end
+    return {}
+  end }
+LUA
 # outputs listed against topological order, and a node nobody reads
 cat >"$T/unused.json" <<'JSON'
 {"format": "fuseeng.model/1", "name": "unused",
@@ -97,10 +119,19 @@ cat >"$T/unused.json" <<'JSON'
 JSON
 for m in "$T/unused.json" examples/models/gpt2_block.json examples/models/hub_conflict.json \
          examples/models/resnet50_bottleneck.json examples/models/allreduce_epilogue.json; do
-    for check in flat order; do
+    for check in flat order nodes_of; do
         check "$check check on $(basename "$m")" "$FUSEENG" run "$m" --policy "$T/$check.lua"
     done
 done
+
+cat >"$T/bad_op.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy { name = "bad_op", driver = "plan",
+  plan = function(self, graph, ctx) return graph:nodes_of("convolution") end }
+LUA
+expect_fail "nodes_of with an unknown op names the place and the op" 2 \
+    "bad_op.lua:3: graph:nodes_of: 'convolution' is not an op \\(see fuseeng ops\\)" \
+    "$FUSEENG" run examples/models/gpt2_block.json --policy "$T/bad_op.lua"
 
 cat >"$T/bad.lua" <<'LUA'
 local fe = require "fuseeng"
