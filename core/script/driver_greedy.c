@@ -179,6 +179,24 @@ static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf, const
     return FE_OK;
 }
 
+/* Was a position between groups a and b (inclusive) re-laid by a merge of
+ * this round? A pair that was legal when scored can only have become
+ * illegal through a group made this round that now lies on a path from one
+ * to the other, and such a group sits between them in the order of groups
+ * at a position its merge re-laid (a merge re-lays the span of its parts,
+ * and moves nothing outside it). So when nothing between them was re-laid,
+ * the check made before scoring still holds. */
+static int relaid_between(const fe_part *p, const int32_t *relaid, int32_t a, int32_t b,
+                          int32_t round)
+{
+    int32_t lo = p->pos[a] < p->pos[b] ? p->pos[a] : p->pos[b];
+    int32_t hi = p->pos[a] < p->pos[b] ? p->pos[b] : p->pos[a];
+    for (int32_t at = lo; at <= hi; at++)
+        if (relaid[at] == round)
+            return 1;
+    return 0;
+}
+
 int fe_drive_greedy(fe_run *r)
 {
     const fe_graph *g = r->g;
@@ -191,10 +209,11 @@ int fe_drive_greedy(fe_run *r)
     int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
+    int32_t *relaid = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *relaid);   /* by position */
     int32_t *buf = malloc(((size_t)g->nnodes + 1) * sizeof *buf);
     uint8_t *solo = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, 1);   /* by group id */
     int rc = FE_OK;
-    if (!touched || !buf || !solo) {
+    if (!touched || !relaid || !buf || !solo) {
         rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
         goto out;
     }
@@ -250,7 +269,8 @@ int fe_drive_greedy(fe_run *r)
             if (touched[c->a] == round || touched[c->b] == round)
                 continue;   /* stale: a group of this pair was fused already */
             int32_t gids[2] = {c->a, c->b};
-            if (!fe_part_can_merge(p, gids, 2, NULL, 0))
+            if ((!r->score || relaid_between(p, relaid, c->a, c->b, round)) &&
+                !fe_part_can_merge(p, gids, 2, NULL, 0))
                 continue;
             r->pending = keep - i;
             int v = fe_run_decide(r, gids, 2);
@@ -259,6 +279,10 @@ int fe_drive_greedy(fe_run *r)
                 break;
             }
             if (v == 1) {
+                int32_t lo = p->pos[c->a] < p->pos[c->b] ? p->pos[c->a] : p->pos[c->b];
+                int32_t hi = p->pos[c->a] < p->pos[c->b] ? p->pos[c->b] : p->pos[c->a];
+                for (int32_t at = lo; at <= hi; at++)
+                    relaid[at] = round;   /* fe_part_merge re-lays just this span */
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
@@ -277,6 +301,7 @@ out:
     fe_u64map_free(&refused);
     free(s.list);
     free(touched);
+    free(relaid);
     free(buf);
     free(solo);
     return rc != FE_OK ? rc : r->status;

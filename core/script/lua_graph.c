@@ -864,6 +864,11 @@ static void push_parts(lua_State *L, const lgroup *gr)
  * in every candidate it is in. */
 static int32_t group_id(const lgroup *gr, const fe_graph *g)
 {
+    /* One node is its own id: every node of a big graph starts as a group
+     * of one, and interning them all made a million-entry table at 1M
+     * nodes. Larger sets are numbered after the nodes. */
+    if (gr->n == 1)
+        return gr->nodes[0];
     lgraph *lg = gr->lg;
     int keep = gr->label >= 0 && gr->label < g->nnodes;
     if (keep && !lg->id_n) {
@@ -882,6 +887,8 @@ static int32_t group_id(const lgroup *gr, const fe_graph *g)
     int32_t id = -1;
     if (lg->ids || (lg->ids = fe_strtab_new()))
         id = fe_strtab_intern(lg->ids, (const char *)gr->nodes, (size_t)gr->n * sizeof *gr->nodes);
+    if (id >= 0)
+        id = id > INT32_MAX - g->nnodes ? -1 : id + g->nnodes;
     if (keep && id >= 0) {
         lg->id_n[gr->label] = gr->n;
         lg->id_of[gr->label] = id;

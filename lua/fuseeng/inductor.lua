@@ -123,6 +123,20 @@ local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3
 local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
 local NAMES <const>, SIG <const> = 11, 12
 
+-- What facts needs of an op, by name: VIEW (no domain), RED (a
+-- reduction, if its attributes make it one), LIB (an extern kernel) or
+-- POINTWISE; made once per op name.
+local POINTWISE <const>, VIEW <const>, RED_OP <const>, LIB_OP <const> = 0, 1, 2, 3
+local op_class = setmetatable({}, { __index = function(t, name)
+  local op = fe.ops[name]
+  local c = POINTWISE
+  if op and op.view then c = VIEW
+  elseif REDUCE_AXES[name] or REDUCE_AXIS[name] or NORMS[name] then c = RED_OP end
+  if op and op.library then c = c == POINTWISE and LIB_OP or c end
+  t[name] = c
+  return c
+end })
+
 local function facts(g, cache)
   local groups = cache.groups
   if not groups then
@@ -140,16 +154,21 @@ local function facts(g, cache)
     local n = nodes[i]
     local name, index = n.op, n.index
     first, last = first or index, index
-    local op = fe.ops[name]
-    if not lib and op and op.library then lib = n end
-    local d, dn, dk = domain(n, name, op)
-    if d then
-      if red and red.axes ~= d.axes and not why then
-        why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
+    local c = op_class[name]
+    if c == POINTWISE or c == LIB_OP then
+      if c == LIB_OP and not lib then lib = n end
+      local dn = n.numel
+      if dn > numel then numel, key, at = dn, n, index end
+    elseif c == RED_OP then
+      local d, dn, dk = domain(n, name, nil)
+      if d then
+        if red and red.axes ~= d.axes and not why then
+          why = ("reductions over different ranges (%s vs %s)"):format(red.axes, d.axes)
+        end
+        red = red or d
+      elseif dn > numel then
+        numel, key, at = dn, dk, index
       end
-      red = red or d
-    elseif d == false and dn > numel then
-      numel, key, at = dn, dk, index
     end
   end
   f = { id, lib, why, red, numel, key, at, #nodes, first, last }
@@ -217,17 +236,6 @@ local function priced(ctx, group, f)
   return s, sig
 end
 
--- Is a the producer side of b (some output of a read by b)?
-local function feeds(a, b)
-  return a:feeds(b)
-end
-
--- The elements a domain iterates: a reduction's full range, else its
--- largest pointwise member.
-local function size(s)
-  return s[RED] and s[RED].full or s[NUMEL]
-end
-
 -- The shape key of facts s's largest pointwise member (made once).
 local function key_of(s)
   local k = s[KEY]
@@ -293,10 +301,11 @@ function gates(a, b, sa, sb, cache)
     return true, "reduction"
   end
   -- A pointwise-only producer of a larger domain is inlined into it.
-  if not sa[RED] and sa[NUMEL] > 0 and sa[NUMEL] < size(sb) and feeds(a, b) then
+  local ra, rb = sa[RED], sb[RED]
+  if not ra and sa[NUMEL] > 0 and sa[NUMEL] < (rb and rb.full or sb[NUMEL]) and a:feeds(b) then
     return true, "inlined"
   end
-  if not sb[RED] and sb[NUMEL] > 0 and sb[NUMEL] < size(sa) and feeds(b, a) then
+  if not rb and sb[NUMEL] > 0 and sb[NUMEL] < (ra and ra.full or sa[NUMEL]) and b:feeds(a) then
     return true, "inlined"
   end
   local red = sa[RED] or sb[RED]
@@ -311,7 +320,7 @@ function gates(a, b, sa, sb, cache)
   if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
     return false, said(cache, "pointwise sizes differ (%d vs %d elements)", sa[NUMEL], sb[NUMEL])
   end
-  return true, (feeds(a, b) or feeds(b, a)) and "vertical" or "horizontal"
+  return true, (a:feeds(b) or b:feeds(a)) and "vertical" or "horizontal"
 end
 
 --- Bytes a and b both touch (Inductor's score_fusion_memory): tensors one
@@ -325,7 +334,7 @@ end
 --- shared data, memory saved, -distance) as one number, compared
 --- lexicographically: bit 52 the type, bits 10..51 the bytes (up to 4 TiB),
 --- bits 0..9 1023 - distance (distances over 1023 nodes tie).
-function M.score(a, b, cache)
+local function score(a, b, cache)
   local mem = a:shared_bytes(b)
   local groups = cache.groups or {}
   local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
@@ -340,6 +349,7 @@ function M.score(a, b, cache)
   if mem > 2^42 - 1 then mem = 2^42 - 1 end
   return (same and 2^52 or 0) + mem * 1024 + (1023 - dist)
 end
+M.score = score
 
 -- "{'a', 'b'}": group g as Inductor's fusion log names it, but a part of
 -- more than two nodes by its first and last and size, "{'a', ..., 'z'}
@@ -460,7 +470,7 @@ end
 --- score_hook(self, a, b, ctx): score as a greedy policy's score hook
 --- (group facts cached in ctx.state for the run).
 function M.score_hook(self, a, b, ctx)
-  return M.score(a, b, ctx.state.inductor or run_cache(ctx))
+  return score(a, b, ctx.state.inductor or run_cache(ctx))
 end
 
 --- decide(group, ctx, spill, measure): a greedy candidate's verdict and
