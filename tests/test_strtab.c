@@ -46,10 +46,44 @@ static void intern_and_append(void **s)
     fe_strtab_free(t);
 }
 
+/* The hash reads eight bytes at a time: strings that differ in one byte
+ * at any offset, or only in length, or hold any byte value, are distinct,
+ * and each is found again (node sets as bytes hold zeros). */
+static void every_offset_and_length(void **s)
+{
+    (void)s;
+    fe_strtab *t = fe_strtab_new();
+    assert_non_null(t);
+    char buf[48];
+    int32_t ids[41][41];
+    for (int len = 0; len <= 40; len++) {
+        for (int at = 0; at <= 40; at++) {
+            memset(buf, 0, sizeof buf);
+            for (int i = 0; i < len; i++)
+                buf[i] = (char)(i * 37);
+            if (at < len)
+                buf[at] = (char)(buf[at] ^ 0x80);
+            ids[len][at] = fe_strtab_intern(t, buf, (size_t)len);
+            assert_true(ids[len][at] >= 0);
+        }
+    }
+    int32_t distinct = 0;
+    for (int len = 0; len <= 40; len++)
+        distinct += 1 + len;   /* at >= len: the unchanged string */
+    assert_int_equal(fe_strtab_count(t), distinct);
+    for (int len = 0; len <= 40; len++)
+        for (int at = 0; at < len; at++) {
+            assert_int_equal(fe_strtab_len(t, ids[len][at]), len);
+            assert_true(ids[len][at] != ids[len][len]);
+        }
+    fe_strtab_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(intern_and_append),
+        cmocka_unit_test(every_offset_and_length),
     };
     return cmocka_run_group_tests_name("strtab", tests, NULL, NULL);
 }

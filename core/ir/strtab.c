@@ -19,13 +19,24 @@ struct fe_strtab {
 /* An appended string's len has this bit: it is in no hash slot. */
 #define APPENDED 0x80000000u
 
-/* FNV-1a: fast, good enough spread for identifiers. */
+/* Eight bytes per multiply, then a final mix (the slot is the low bits):
+ * the strings go from short names to decision reasons of a few hundred
+ * bytes, and node sets (group ids) of up to hundreds of ints. */
 static uint32_t hash(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s + i, len - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    h *= 0xff51afd7ed558ccdu;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 fe_strtab *fe_strtab_new(void)

@@ -421,11 +421,14 @@ end
 -- benchmark on the parts a and b with facts fa and fb; a third result is
 -- the fused group's signature when the simulator priced it.
 function benchmark(group, ctx, spill, measure, a, b, fa, fb)
-  local pair = names(a, fa) .. " with " .. names(b, fb)
+  -- The pair's names go into each reason in one concatenation: every
+  -- benchmark-mode reason is new, and a string for the pair alone was one
+  -- more long string per decision.
+  local na, nb = names(a, fa), names(b, fb)
   local ok, head, tail, sig
   if measure then
     local m, why = ctx:bench(group)
-    if not m then return false, "cannot fuse " .. pair .. ": not measured: " .. why end
+    if not m then return false, "cannot fuse " .. na .. " with " .. nb .. ": not measured: " .. why end
     ok, head, tail = judged(m.fused * 1e-3, m.separate * 1e-3, "measured")
   else
     local s
@@ -433,14 +436,14 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
     if s.spill_regs > 0 and spill == "veto" then
       local why = said(run_cache(ctx), ": register spilling of the fused kernel (%d regs > %d)",
                        s.regs, ctx.machine.registers)
-      return false, "cannot fuse " .. pair .. why
+      return false, "cannot fuse " .. na .. " with " .. nb .. why
     end
     -- The parts apart: their times summed in order, as ctx:simulate_parts does.
     ok, head, tail = judged_simulated(run_cache(ctx), s.time,
                                       0 + priced(ctx, a, fa).time + priced(ctx, b, fb).time)
   end
-  if ok then return true, head .. pair .. tail, sig end
-  return false, head .. pair .. tail
+  if ok then return true, head .. na .. " with " .. nb .. tail, sig end
+  return false, head .. na .. " with " .. nb .. tail
 end
 
 --- layout_copies(graph): Inductor's layout optimization
