@@ -112,8 +112,8 @@ end
 -- These loops over up to max_fusion_size members were most of a plan's
 -- time: the greedy driver scores each pair of groups each round, and most
 -- groups are new each round. So a fused pair's facts are made from its
--- parts' (merge) when decide says yes, and the parts', which a greedy
--- driver never shows again (its groups only grow), are dropped; a group
+-- parts' when decide says yes (fused), in the table of one of them: a
+-- greedy driver never shows a part again (its groups only grow); a group
 -- the cache does not know is summarised from its nodes.
 -- A facts table is a list, not a record: ten named fields made each a hash
 -- part of sixteen slots, and a run keeps one per group. NAMES is the group
@@ -176,28 +176,26 @@ local function facts(g, cache)
   return f
 end
 
--- The facts of a and b fused, from theirs (both passed can_fuse: no
--- extern, reductions that agree, so either reduction's domain is the
--- other's).
-local function merge(fa, fb)
-  local p = fa
-  if fb[NUMEL] > fa[NUMEL] or (fb[NUMEL] == fa[NUMEL] and fb[NUMEL] > 0 and fb[AT] < fa[AT]) then
-    p = fb
-  end
-  return { nil, false, nil, fa[RED] or fb[RED], p[NUMEL], p[KEY], p[AT], fa[N] + fb[N],
-           fa[FIRST] < fb[FIRST] and fa[FIRST] or fb[FIRST],
-           fa[LAST] > fb[LAST] and fa[LAST] or fb[LAST] }
-end
-
 -- decide said yes to fusing parts with facts fa and fb into group (whose
--- ctx:signature is sig, if benchmark mode made it): remember the fused
--- group's facts, forget the parts'.
+-- ctx:signature is sig, if benchmark mode made it): the fused group's facts
+-- are made in fa's table from both parts' (a greedy driver never shows a
+-- part again: its groups only grow), and fb's is forgotten. Both passed
+-- can_fuse: no extern, no disagreement, and reductions that agree, so
+-- either reduction's domain is the other's.
 local function fused(group, fa, fb, cache, sig)
   local groups = cache.groups
   groups[fa[ID]], groups[fb[ID]] = nil, nil
-  local f = merge(fa, fb)
-  f[ID], f[SIG] = group.id, sig
-  groups[f[ID]] = f
+  if fb[NUMEL] > fa[NUMEL] or (fb[NUMEL] == fa[NUMEL] and fb[NUMEL] > 0 and fb[AT] < fa[AT]) then
+    fa[NUMEL], fa[KEY], fa[AT] = fb[NUMEL], fb[KEY], fb[AT]
+  end
+  fa[RED] = fa[RED] or fb[RED]
+  fa[N] = fa[N] + fb[N]
+  if fb[FIRST] < fa[FIRST] then fa[FIRST] = fb[FIRST] end
+  if fb[LAST] > fa[LAST] then fa[LAST] = fb[LAST] end
+  fa[LIB], fa[WHY], fa[NAMES], fa[SIG] = false, nil, nil, sig
+  local id = group.id
+  fa[ID] = id
+  groups[id] = fa
 end
 
 -- The run's cache of group facts (ctx.state.inductor).
