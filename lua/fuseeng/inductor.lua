@@ -103,7 +103,7 @@ local function domain(n, name, op)
            axes = table.concat(axes, ",") .. "/" .. shape_key(input.shape) }
 end
 
--- Group g's facts, memoised in cache.groups under g.id: lib (its first extern node, or false); why (set when
+-- Group g's facts, memoised in cache.groups under g.id (id, when the caller has it): lib (its first extern node, or false); why (set when
 -- two of its reductions disagree); its domain: red (the first reduction's,
 -- or false), numel and key (the most elements a pointwise member iterates,
 -- and that member: key_of turns it into its shape's key; at is its index,
@@ -137,13 +137,13 @@ local op_class = setmetatable({}, { __index = function(t, name)
   return c
 end })
 
-local function facts(g, cache)
+local function facts(g, cache, id)
   local groups = cache.groups
   if not groups then
     groups = {}
     cache.groups = groups
   end
-  local id = g.id
+  id = id or g.id
   local f = groups[id]
   if f then return f end
   local lib = false
@@ -335,7 +335,8 @@ end
 local function score(a, b, cache)
   local mem = a:shared_bytes(b)
   local groups = cache.groups or {}
-  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
+  local ia, ib = a.id, b.id
+  local fa, fb = groups[ia] or facts(a, cache, ia), groups[ib] or facts(b, cache, ib)
   local same = not fa[RED] == not fb[RED] and mem > 0
   -- max(|fa[FIRST] - fb[LAST]|, |fb[FIRST] - fa[LAST]|), without the four
   -- calls into the math library (this runs for every candidate pair).
@@ -480,7 +481,8 @@ function M.decide(group, ctx, spill, measure)
   local cache, parts = ctx.state.inductor or run_cache(ctx), group.parts
   local a, b = parts[1], parts[2]
   local groups = cache.groups or {}
-  local fa, fb = groups[a.id] or facts(a, cache), groups[b.id] or facts(b, cache)
+  local ia, ib = a.id, b.id
+  local fa, fb = groups[ia] or facts(a, cache, ia), groups[ib] or facts(b, cache, ib)
   local ok, how = gates(a, b, fa, fb, cache)
   if not ok then return false, said(cache, "cannot fuse: %s", how, false) end
   local why, sig
