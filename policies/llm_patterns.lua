@@ -63,15 +63,8 @@ return fe.policy {
   memo = true,   -- answers depend on a group's structure only (docs/policy-guide.md)
   patterns = sources,
   decide = function(self, group, ctx)
-    -- The driver does not say which pattern matched: the root (the last
-    -- node) tells, matched again for the name.
-    local root = group[#group]
-    for _, c in ipairs(compiled) do
-      if c.pattern.kind == "expr" then
-        local _, nodes = c.pattern:match_expr(root)
-        if nodes and #nodes == #group then return true, ("%s: %s"):format(c.name, group.key) end
-      end
-    end
-    return true, group.key
+    -- ctx.pattern: the index in `patterns` of the one that found the group.
+    local c = compiled[ctx.pattern]
+    return true, ("%s: %s"):format(c.name, group.key)
   end,
 }

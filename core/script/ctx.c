@@ -2,6 +2,7 @@
  *
  *   ctx.graph, ctx.policy (name), ctx.driver, ctx.params (the policy's)
  *   ctx.round          the greedy driver's round (it updates the field)
+ *   ctx.pattern        the patterns driver's pattern that found the candidate
  *   ctx.state          the policy's scratch table for this run
  *   ctx.machine        the machine file's fields (ctx_sim.c)
  *   ctx.profile        :lookup(group) in the engine's profile; nil without one
@@ -190,6 +191,7 @@ void fe_ctx_push(fe_run *r)
     lua_setfield(L, -2, "params");
     fe_lf_str(L, "driver", r->env.driver);
     fe_lf_int(L, "round", 0);
+    fe_lf_int(L, "pattern", 0);
     lua_newtable(L);
     lua_setfield(L, -2, "state");
     fe_ctx_push_machine(L, r->env.machine);

@@ -422,6 +422,8 @@ int fe_drive_patterns(fe_run *r)
                 fe_run_reject(r, c->nodes, c->n, why);
                 continue;
             }
+            lua_pushinteger(L, c->order);   /* which pattern found it: ctx.pattern */
+            lua_setfield(L, r->ctx, "pattern");
             int verdict = fe_run_decide(r, gids, c->n);
             if (verdict < 0 || fe_run_over(r))
                 break;
