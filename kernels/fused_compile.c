@@ -816,6 +816,8 @@ static int layout(cc *c)
     for (int i = ms; i < mr; i++)
         p->C *= c->MD[i];
     p->outer = c->r ? c->D[0] : 1;
+    p->mr = mr;
+    memcpy(p->md, c->MD, (size_t)mr * sizeof *p->md);
     for (int i = 0; i < c->nv; i++) {
         val *v = &c->v[i];
         int64_t sh[FE_MAX_RANK], st[FE_MAX_RANK], acc = 1;
@@ -846,6 +848,7 @@ static int layout(cc *c)
             in->tensor = w->src;
             in->base = w->off;
         }
+        memcpy(in->mst, st, (size_t)mr * sizeof *st);
         in->rowinv = 1;
         for (int a = 0; a < ms; a++) {
             in->rst[a] = st[a];
@@ -878,6 +881,21 @@ static int layout(cc *c)
         }
     }
     return 0;
+}
+
+/* Does program p only copy its one input to its one output of the same
+ * dtype (a transpose, a slice, an expand, a chain of views stored)? Such a
+ * program moves bytes as they are, with the per-op kernels' strided copy
+ * (fused_run.c): through the tiles and the f32 slot, an f16 transpose ran
+ * at 0.3-0.8x of the op's own copy and a stepped slice at 0.3x. */
+static int copy_only(const fe_k_prog *p)
+{
+    if (p->nins != 1 || p->nouts != 1 || p->full_rows || p->ins[0].dtype != p->outs[0].dtype)
+        return 0;
+    for (int i = 0; i < p->nexec; i++)
+        if ((p->code[i].code != I_LOAD && p->code[i].code != I_STORE) || p->code[i].a.kind == K_ANCHOR)
+            return 0;
+    return 1;
 }
 
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
@@ -960,6 +978,7 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     if (fe_k_prog_build_runs(p, err))
         goto fail;
 
+    p->copy = copy_only(p);
     fe_k_prog_tile(p);
     if (fe_k_prog_alloc_threads(p))
         goto oom;

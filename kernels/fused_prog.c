@@ -40,6 +40,8 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
                      "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
                      (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
                      p->nslots, p->nloads, nt ? ", streaming stores" : "");
+    if (p->copy && n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, ", bytes copied as they are");
     int nssq = 0;
     for (int k = 0; k < p->nruns; k++)
         nssq += p->runs[k].ssq >= 0;

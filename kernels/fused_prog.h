@@ -64,6 +64,7 @@ typedef struct pin {
     int direct;                    /* f32 and contiguous: read in place */
     int rowinv;                    /* the same data for every row */
     int64_t rst[FE_MAX_RANK];      /* strides over the row axes */
+    int64_t mst[FE_MAX_RANK];      /* strides over all the merged axes (md) */
     int64_t *ctab;                 /* COL_GENERAL: offset of each column */
     int64_t base;                  /* offset of domain element 0 (a sliced view) */
     int32_t view;                  /* the view of tensor it is read as, or -1 */
@@ -112,6 +113,10 @@ struct fe_k_prog {
     int ahead;                     /* its register passes prefetch their streamed inputs
                                     * AHEAD (whole rows, or a program that is one pass over
                                     * tiles that follow each other in memory) */
+    int copy;                      /* the program only copies its one input to its one
+                                    * output, same dtype: bytes are moved as they are */
+    int mr;                        /* the merged domain: md[0, mr), rows then columns */
+    int64_t md[FE_MAX_RANK];
     int64_t ss;                    /* slot stride in floats (T and padding) */
     int nins, nouts, ncode, nslots, nrowv, nconsts, nops, nloads;
     pin *ins;

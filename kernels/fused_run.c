@@ -22,6 +22,7 @@
 #include "convert.h"
 #include "elemwise.h"
 #include "fused_prog.h"
+#include "injective.h"
 #include "iter.h"
 #include "norm.h"
 #include "reduce.h"
@@ -465,6 +466,28 @@ static int check_bufs(const fe_k_prog *p, const fe_k_tensor *bufs, fe_error *err
     return FE_OK;
 }
 
+/* A copy program (p->copy) over elements [e0, e1) of its output: the
+ * input's bytes as they are, through the per-op kernels' strided copy
+ * (rows of memcpy where the columns are contiguous). Elements [e0, e1)
+ * are whole slices of the merged domain's first axis (a TLF part is whole
+ * slices of the outer axis, which that axis holds), else 0 and nothing
+ * is done. */
+static int copy_range(const fe_k_prog *p, const fe_k_tensor *bufs, int64_t e0, int64_t e1)
+{
+    const pin *in = &p->ins[0];
+    int64_t inner = p->md[0] > 0 ? p->rows * p->C / p->md[0] : 0;
+    if (inner <= 0 || e0 % inner || e1 % inner)
+        return 0;
+    size_t es = fe_dtype_size(in->dtype);
+    int64_t shape[FE_MAX_RANK];
+    memcpy(shape, p->md, (size_t)p->mr * sizeof *shape);
+    shape[0] = (e1 - e0) / inner;
+    fe_k_strided_copy((char *)bufs[p->outs[0].tensor].data + (size_t)e0 * es,
+                      (const char *)bufs[in->tensor].data + (size_t)(in->base + e0 / inner * in->mst[0]) * es,
+                      p->mr, shape, in->mst, (int)es);
+    return 1;
+}
+
 /* Rows per block of a column-blocked program: each thread takes tiles four
  * at a time, so a block gives both threads rows of the same chunk. */
 #define ROWBLK 8
@@ -486,6 +509,8 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         e1 = part == nparts - 1 ? total : (e1 + p->C - 1) / p->C * p->C;
     }
     if (e0 >= e1 || p->C == 0)
+        return FE_OK;
+    if (p->copy && copy_range(p, bufs, e0, e1))
         return FE_OK;
     int64_t T = p->full_rows ? p->C : p->T;
     if (T > p->C)

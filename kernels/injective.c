@@ -34,17 +34,19 @@ int fe_k_copy(const fe_k_tensor *x, fe_k_tensor *y, fe_error *err)
     return FE_OK;
 }
 
-/* y[idx] = x[offset by strides sx] over y's shape, after coalescing. */
-static void gather_copy(const fe_k_tensor *x, const int64_t *sx, fe_k_tensor *y)
+void fe_k_strided_copy(void *dst, const void *src, int rank, const int64_t *dims, const int64_t *sx,
+                       int es)
 {
     int64_t shape[FE_MAX_RANK], st[2][FE_MAX_RANK];
-    int es = fe_dtype_size(y->dtype);
-    int rank = y->rank;
+    if (rank < 1) {
+        memcpy(dst, src, (size_t)es);
+        return;
+    }
     for (int i = 0; i < rank; i++) {
-        shape[i] = y->shape[i];
+        shape[i] = dims[i];
         st[1][i] = sx[i];
     }
-    fe_k_strides(y->shape, rank, st[0]);
+    fe_k_strides(shape, rank, st[0]);
     rank = fe_k_coalesce(rank, shape, 2, st);
     int64_t inner = shape[rank - 1], rows = 1;
     for (int i = 0; i < rank - 1; i++)
@@ -55,9 +57,14 @@ static void gather_copy(const fe_k_tensor *x, const int64_t *sx, fe_k_tensor *y)
     for (int64_t r = 0; r < rows; r++) {
         int64_t oy = fe_k_offset(rank - 1, shape, st[0], r);
         int64_t ox = fe_k_offset(rank - 1, shape, st[1], r);
-        copy_strided((char *)y->data + oy * es, (const char *)x->data + ox * es,
-                     st[1][rank - 1], inner, es);
+        copy_strided((char *)dst + oy * es, (const char *)src + ox * es, st[1][rank - 1], inner, es);
     }
+}
+
+/* y[idx] = x[offset by strides sx] over y's shape. */
+static void gather_copy(const fe_k_tensor *x, const int64_t *sx, fe_k_tensor *y)
+{
+    fe_k_strided_copy(y->data, x->data, y->rank, y->shape, sx, fe_dtype_size(y->dtype));
 }
 
 int fe_k_transpose(const fe_k_tensor *x, const int *perm, fe_k_tensor *y, fe_error *err)

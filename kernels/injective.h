@@ -12,6 +12,12 @@
 #include "error.h"
 #include "ktensor.h"
 
+/* The elements of a strided view into contiguous dst: dst[i] (row-major
+ * over dims[0, rank)) = src[Σ index_a * sx[a]] (strides in elements of es
+ * bytes; 0 repeats one element). The kernel of transpose, slice and expand,
+ * and of the fused programs that only copy a view (fused_run.c). */
+void fe_k_strided_copy(void *dst, const void *src, int rank, const int64_t *dims, const int64_t *sx,
+                       int es);
 /* y = x with another shape (same element count and dtype). */
 int fe_k_copy(const fe_k_tensor *x, fe_k_tensor *y, fe_error *err);
 /* y = x.permute(perm); perm[i] is the input axis of output axis i. */

@@ -173,11 +173,26 @@ static const vcase test_dtypes_rows_stores_cases[] = {
      N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1]") ","
      N("s", "softmax", "\"xt\"", "p", "") "," N("r", "rms_norm", "\"xt\",\"w\"", "q", ""),
      "\"p\",\"q\"", "whole rows"},
-    /* a lone view group is one fused copy; a view also read in the group is stored */
+    /* a lone view group is one fused copy, of bytes as they are: rows of a
+     * transpose, columns gathered by a full reversal or a stepped slice,
+     * in each width of element */
     {T("x", "[6,64]", "f16"),
      N("r", "reshape", "\"x\"", "h", "\"shape\":[6,4,16]") ","
      N("t", "transpose", "\"h\"", "ht", "\"perm\":[1,0,2]"),
-     "\"ht\"", "fused_rows"},
+     "\"ht\"", "bytes copied as they are"},
+    {T("x", "[3,5,7]", "bf16"), N("t", "transpose", "\"x\"", "xt", ""),
+     "\"xt\"", "bytes copied as they are"},
+    {T("x", "[4,9,10]", "i64"),
+     N("s", "slice", "\"x\"", "xs", "\"axis\":2,\"start\":-9,\"end\":10,\"step\":3") ","
+     N("t", "transpose", "\"xs\"", "y", "\"perm\":[1,0,2]"),
+     "\"y\"", "bytes copied as they are"},
+    {T("x", "[5,12]", "bool"), N("t", "transpose", "\"x\"", "xt", ""),
+     "\"xt\"", "bytes copied as they are"},
+    {T("x", "[2,8,6]", "f32"),
+     N("s", "slice", "\"x\"", "xs", "\"axis\":1,\"start\":1,\"end\":7") ","
+     N("t", "transpose", "\"xs\"", "y", "\"perm\":[0,2,1]"),
+     "\"y\"", "bytes copied as they are"},
+    /* a view also read in the group is stored */
     {T("x", "[6,64]", "f32"),
      N("t", "transpose", "\"x\"", "xt", "") "," N("g", "gelu", "\"xt\"", "y", ""),
      "\"xt\",\"y\"", "fused_rows"},
