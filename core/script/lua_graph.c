@@ -616,25 +616,10 @@ static int graph_post_dfs(lua_State *L)
     return fe_lg_post_dfs(L, live(L, lg));
 }
 
-/* graph:nodes_of(op): the nodes of one op, in order, found in C: a policy
- * looking for its few convolutions does not make an object per node. */
 static int graph_nodes_of(lua_State *L)
 {
     lgraph *lg = check_ud(L, 1, GRAPH_MT);
-    const fe_graph *g = live(L, lg);
-    const char *name = luaL_checkstring(L, 2);
-    int op = fe_op_find(name);
-    if (op < 0)
-        return luaL_error(L, "graph:nodes_of: '%s' is not an op (see fuseeng ops)", name);
-    lua_newtable(L);
-    lua_Integer k = 0;
-    for (int32_t v = 0; v < g->nnodes; v++) {
-        if (fe_graph_node(g, v)->op != op)
-            continue;
-        fe_lg_push_node(L, 1, v);
-        lua_rawseti(L, -2, ++k);
-    }
-    return 1;
+    return fe_lg_nodes_of(L, live(L, lg));
 }
 
 static int graph_index(lua_State *L)

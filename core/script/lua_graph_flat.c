@@ -177,3 +177,20 @@ int fe_lg_arrays(lua_State *L, const fe_graph *g)
         lists(L, "consumers", g->ntensors, CONSUMERS, g);
     return 1;
 }
+
+int fe_lg_nodes_of(lua_State *L, const fe_graph *g)
+{
+    const char *name = luaL_checkstring(L, 2);
+    int op = fe_op_find(name);
+    if (op < 0)
+        return luaL_error(L, "graph:nodes_of: '%s' is not an op (see fuseeng ops)", name);
+    lua_newtable(L);
+    lua_Integer k = 0;
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        if (fe_graph_node(g, v)->op != op)
+            continue;
+        lua_pushinteger(L, v + 1);
+        lua_rawseti(L, -2, ++k);
+    }
+    return 1;
+}

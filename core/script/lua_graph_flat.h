@@ -1,6 +1,6 @@
 /* lua_graph_flat.h: whole-graph views as plain Lua arrays, for policies
  * whose plan() walks every node (graph:postdom(), graph:post_dfs(),
- * graph:arrays()). All
+ * graph:arrays(), graph:nodes_of()). All
  * indices are 1-based; node indices are topological. */
 #ifndef FE_LUA_GRAPH_FLAT_H
 #define FE_LUA_GRAPH_FLAT_H
@@ -29,5 +29,10 @@ int fe_lg_post_dfs(lua_State *L, const fe_graph *g);
  * each one's start, so v's inputs are input[input_at[v] .. input_at[v+1]-1].
  * Returns 1; raises on any other argument. */
 int fe_lg_arrays(lua_State *L, const fe_graph *g);
+
+/* Push the indices of the nodes whose op is named by argument 2, in
+ * topological order: a policy after a few ops makes no object for the
+ * others. Returns 1; raises on a name that is no op. */
+int fe_lg_nodes_of(lua_State *L, const fe_graph *g);
 
 #endif

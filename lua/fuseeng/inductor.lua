@@ -457,7 +457,8 @@ end
 --- first conv that reads it. The list a copies hook returns.
 function M.layout_copies(graph)
   local copies, seen = {}, {}
-  for _, n in ipairs(graph:nodes_of("conv2d")) do
+  for _, i in ipairs(graph:nodes_of("conv2d")) do
+    local n = graph:node(i)
     for _, t in ipairs(n.inputs) do
       local s = t.shape
       if not seen[t.name] and not t.producer and t.rank == 4 and s[2] ~= 1 and s[3] * s[4] ~= 1 then
