@@ -35,13 +35,14 @@
 #include "fused.h"
 #include "group.h"
 #include "group_dnn.h"
+#include "group_views.h"
 #include "matmul.h"
 #include "node.h"
 #include "ops.h"
 #include "scratch.h"
 #include "tensor_mem.h"
 
-enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN };
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS };
 
 struct fe_exec_group {
     const fe_graph *g;
@@ -53,6 +54,7 @@ struct fe_exec_group {
     char how[2048];
     int64_t temp_bytes;
     fe_k_prog *prog;                  /* MODE_FUSED */
+    fe_k_prog **views;                /* MODE_VIEWS: a program per output (group_views.h) */
     /* MODE_ANCHOR */
     int32_t anchor;                   /* node id (MODE_POOL too) */
     fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
@@ -272,6 +274,20 @@ static int try_fused(fe_exec_group *gr, fe_error *why)
     split_note(gr, sn, sizeof sn);
     snprintf(gr->how, sizeof gr->how, "%s: %s%s", fe_k_choice_name(FE_K_CHOICE_FUSED),
              fe_k_prog_describe(gr->prog, desc, sizeof desc), sn);
+    return 0;
+}
+
+/* A group of views only whose outputs differ in shape (no one fused
+ * program): a program per output (group_views.c). 0 when it runs so. */
+static int try_views(fe_exec_group *gr)
+{
+    fe_error why = {0};
+    if (gr->nouts < 2 || !(gr->views = fe_k_views_new(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, &why)))
+        return -1;
+    gr->mode = MODE_VIEWS;
+    gr->kernel = FE_K_CHOICE_FUSED;
+    snprintf(gr->how, sizeof gr->how, "%s: views only, each of its %d outputs a program of its own "
+             "(no intermediate written)", fe_k_choice_name(FE_K_CHOICE_FUSED), gr->nouts);
     return 0;
 }
 
@@ -501,6 +517,7 @@ out:
             gr->pro_sep[k] = 0;
         }
         fe_k_prog_free(gr->epi);
+    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
         gr->temp_bytes = 0;
     }
@@ -755,6 +772,7 @@ static void auto_dnn(fe_exec_group *gr)
             gr->pro[k] = NULL;
         }
         fe_k_prog_free(gr->epi);
+    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
         set_dnn(gr, dg, note);
     } else {
@@ -819,6 +837,7 @@ out:
     free(role);
     if (rc) {
         fe_k_prog_free(gr->epi);
+    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
     }
     return rc;
@@ -951,7 +970,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         } else if (npool) {
             if (try_pool(gr, &why))
                 set_perop(gr, why.message);
-        } else if (try_fused(gr, &why)) {
+        } else if (try_fused(gr, &why) && try_views(gr)) {
             set_perop(gr, n > 1 ? why.message : NULL);
         }
     }
@@ -985,6 +1004,7 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_prog_free(gr->pro[0]);
     fe_k_prog_free(gr->pro[1]);
     fe_k_prog_free(gr->epi);
+    fe_k_views_free(gr->views, gr->nouts);
     fe_k_dnn_group_free(gr->dnn);
     for (int i = 0; gr->sub && i < gr->n; i++)
         fe_exec_group_free(gr->sub[i]);
@@ -1008,6 +1028,8 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
         fe_k_prog_show(gr->prog, gr->g, indent, f);
         return;
     }
+    if (gr->mode == MODE_VIEWS)
+        fe_k_views_show(gr->views, gr->nouts, gr->g, gr->outs, indent, f);
     for (int k = 0; k < 2 && gr->mode == MODE_ANCHOR; k++)
         if (gr->pro[k]) {
             fprintf(f, "%sprologue of the %s's %s operand%s:\n", indent, anchor, k ? "second" : "first",
@@ -1046,6 +1068,8 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
                 return rc;
         }
         return FE_OK;
+    case MODE_VIEWS:
+        return fe_k_views_run(gr->views, gr->nouts, bufs, err);
     case MODE_ANCHOR:
         return run_anchor(gr, bufs, err);
     case MODE_POOL:

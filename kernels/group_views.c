@@ -1,0 +1,105 @@
+/* group_views.c: a group of views only, one program per output (see
+ * group_views.h).
+ *
+ * A fused program has one iteration domain, so a group whose outputs have
+ * different shapes cannot be one: GPT-2's attention splits its qkv
+ * projection with a reshape, three slices, three reshapes and transposes
+ * into q, k^T and v. Run op by op, that group copied every intermediate.
+ * But each output is a chain of views of one input, and a chain of views
+ * compiles to a strided copy of that input (fused_compile.c's copy_only):
+ * so each output gets a program of its own, from the members its chain
+ * passes through (a member two chains share is in both: a view is index
+ * arithmetic, so repeating it costs nothing), and no intermediate is
+ * written.
+ */
+#include <stdlib.h>
+
+#include "fused_views.h"
+#include "group_views.h"
+#include "ops.h"
+
+static int in_group(const int32_t *nodes, int n, int32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (nodes[i] == v)
+            return 1;
+    return 0;
+}
+
+/* Members of nodes[0..n) that tensor t is made through, into chain
+ * (producers first); their count. Views read one data input, input 0. */
+static int chain_of(const fe_graph *g, const int32_t *nodes, int n, int32_t t, int32_t *chain)
+{
+    int m = 0;
+    for (;;) {
+        int32_t p = fe_graph_tensor(g, t)->producer;
+        if (p < 0 || !in_group(nodes, n, p) || m == n)
+            break;
+        chain[m++] = p;
+        t = fe_node_input(g, fe_graph_node(g, p), 0);
+    }
+    for (int i = 0; i < m / 2; i++) {   /* walked back from the output: reverse */
+        int32_t x = chain[i];
+        chain[i] = chain[m - 1 - i];
+        chain[m - 1 - i] = x;
+    }
+    return m;
+}
+
+fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
+                           int nouts, fe_error *why)
+{
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        if (!fe_k_fused_view_op(nd->op))
+            return fe_error_set(why, FE_EINPUT, "node '%s' (%s) is not a view", fe_node_name(g, nd),
+                                fe_node_op_name(nd)), NULL;
+    }
+    int32_t *chain = malloc((size_t)n * sizeof *chain);
+    fe_k_prog **views = calloc(nouts > 0 ? (size_t)nouts : 1u, sizeof *views);
+    if (!chain || !views) {
+        free(chain);
+        free(views);
+        return fe_error_set(why, FE_ENOMEM, "out of memory"), NULL;
+    }
+    int k = 0;
+    for (; k < nouts; k++) {
+        fe_k_prog_spec sp = {.g = g, .nodes = chain, .nnodes = chain_of(g, nodes, n, outs[k], chain),
+                             .stores = &outs[k], .nstores = 1, .anchor = -1, .result = -1, .split = -1};
+        if (!(views[k] = fe_k_prog_compile(&sp, why)))
+            break;
+    }
+    free(chain);
+    if (k < nouts) {
+        fe_k_views_free(views, k);
+        return NULL;
+    }
+    return views;
+}
+
+int fe_k_views_run(fe_k_prog **views, int nouts, fe_k_tensor *bufs, fe_error *err)
+{
+    for (int k = 0; k < nouts; k++) {
+        fe_k_prog_reset(views[k]);
+        int rc = fe_k_prog_run(views[k], bufs, 0, 1, err);
+        if (rc)
+            return rc;
+    }
+    return FE_OK;
+}
+
+void fe_k_views_show(fe_k_prog **views, int nouts, const fe_graph *g, const int32_t *outs,
+                     const char *indent, FILE *f)
+{
+    for (int k = 0; k < nouts; k++) {
+        fprintf(f, "%soutput %s:\n", indent, fe_tensor_name(g, fe_graph_tensor(g, outs[k])));
+        fe_k_prog_show(views[k], g, indent, f);
+    }
+}
+
+void fe_k_views_free(fe_k_prog **views, int nouts)
+{
+    for (int k = 0; views && k < nouts; k++)
+        fe_k_prog_free(views[k]);
+    free(views);
+}
