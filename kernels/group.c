@@ -521,7 +521,6 @@ out:
             gr->pro_sep[k] = 0;
         }
         fe_k_prog_free(gr->epi);
-    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
         gr->temp_bytes = 0;
     }
@@ -776,7 +775,6 @@ static void auto_dnn(fe_exec_group *gr)
             gr->pro[k] = NULL;
         }
         fe_k_prog_free(gr->epi);
-    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
         set_dnn(gr, dg, note);
     } else {
@@ -841,7 +839,6 @@ out:
     free(role);
     if (rc) {
         fe_k_prog_free(gr->epi);
-    fe_k_views_free(gr->views, gr->nouts);
         gr->epi = NULL;
     }
     return rc;
