@@ -185,7 +185,7 @@ void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *d
     }
 }
 
-static int produced_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
+int fe_k_produced_in(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
 {
     int32_t p = fe_graph_tensor(g, t)->producer;
     for (int i = 0; i < n; i++)
@@ -226,7 +226,7 @@ int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoi
             if (f->vt[k] == src)
                 j = k;
         int foldable = fe_k_fused_view_op(nd->op) && single &&
-                       (j >= 0 || (src != avoid && !produced_by(g, src, nodes, n)));
+                       (j >= 0 || (src != avoid && !fe_k_produced_in(g, src, nodes, n)));
         fe_k_sview v;
         fe_error e = {0};
         if (foldable) {

@@ -21,6 +21,8 @@ typedef struct fe_k_sview {
 /* Whether op is one the executor folds into its loads (reshape, transpose,
  * slice, expand: the registry's view ops). */
 int fe_k_fused_view_op(int op);
+/* 1 if tensor t is made by one of nodes[0..n), else 0. */
+int fe_k_produced_in(const fe_graph *g, int32_t t, const int32_t *nodes, int n);
 
 /* v = tensor t itself: contiguous strides, offset 0. */
 void fe_k_sview_of(fe_k_sview *v, const fe_graph *g, int32_t t);

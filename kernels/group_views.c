@@ -18,23 +18,13 @@
 #include "group_views.h"
 #include "ops.h"
 
-static int in_group(const int32_t *nodes, int n, int32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (nodes[i] == v)
-            return 1;
-    return 0;
-}
-
 /* Members of nodes[0..n) that tensor t is made through, into chain
  * (producers first); their count. Views read one data input, input 0. */
 static int chain_of(const fe_graph *g, const int32_t *nodes, int n, int32_t t, int32_t *chain)
 {
     int m = 0;
-    for (;;) {
+    while (m < n && fe_k_produced_in(g, t, nodes, n)) {
         int32_t p = fe_graph_tensor(g, t)->producer;
-        if (p < 0 || !in_group(nodes, n, p) || m == n)
-            break;
         chain[m++] = p;
         t = fe_node_input(g, fe_graph_node(g, p), 0);
     }

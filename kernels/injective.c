@@ -38,10 +38,6 @@ void fe_k_strided_copy(void *dst, const void *src, int rank, const int64_t *dims
                        int es)
 {
     int64_t shape[FE_MAX_RANK], st[2][FE_MAX_RANK];
-    if (rank < 1) {
-        memcpy(dst, src, (size_t)es);
-        return;
-    }
     for (int i = 0; i < rank; i++) {
         shape[i] = dims[i];
         st[1][i] = sx[i];
