@@ -32,6 +32,7 @@ return fe.policy {
   source = "seed 003, Inductor fuse_nodes (can_fuse, score_fusion, benchmark_fusion)",
   description = "Inductor fuse_nodes: can_fuse gates, score_fusion order, optional benchmark mode",
   driver = "greedy",
+  memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
   params = { window = 64, max_rounds = 10, benchmark = false, measure = false,
              layout_optimization = true },

@@ -15,6 +15,7 @@ return fe.policy {
   source = "seed 003, benchmark_fusion timing spilling kernels (the article's proposal)",
   description = "benchmark_fusion without the spill veto: fuse when faster, spill cost included",
   driver = "greedy",
+  memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
   params = { window = 64, max_rounds = 10 },
   score = inductor.score_hook,

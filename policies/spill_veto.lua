@@ -17,6 +17,7 @@ return fe.policy {
   source = "seed 003, Inductor benchmark_fusion with its register-spill veto",
   description = "Inductor benchmark_fusion: reject any fusion whose registers spill, else fuse when faster",
   driver = "greedy",
+  memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
   params = { window = 64, max_rounds = 10 },
   score = inductor.score_hook,

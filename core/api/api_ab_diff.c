@@ -71,13 +71,23 @@ static void node_list(const fe_graph *g, const int32_t *nodes, int n, FILE *f, f
         fputc(']', f);
 }
 
+/* Equal reasons: a reason naming its parts is stored once per decision
+ * (run.c), so equal text can have two ids. */
+static int same_reason(const fe_plan *p, const fe_decision *x, const fe_decision *y)
+{
+    if (x->reason == y->reason)
+        return 1;
+    return x->reason >= 0 && y->reason >= 0 &&
+           strcmp(fe_strtab_str(p->strs, x->reason), fe_strtab_str(p->strs, y->reason)) == 0;
+}
+
 /* Decision d repeats an earlier one (greedy drivers ask again each round). */
 static int repeated(const fe_plan *p, int d)
 {
     const fe_decision *x = &p->decisions[d];
     for (int e = 0; e < d; e++) {
         const fe_decision *y = &p->decisions[e];
-        if (y->n == x->n && y->verdict == x->verdict && y->by == x->by && y->reason == x->reason &&
+        if (y->n == x->n && y->verdict == x->verdict && y->by == x->by && same_reason(p, x, y) &&
             memcmp(&p->dnodes[y->off], &p->dnodes[x->off], (size_t)x->n * sizeof *p->dnodes) == 0)
             return 1;
     }

@@ -21,7 +21,8 @@ typedef struct fe_memo_answer {
     uint64_t key[2];
     int32_t value;       /* decide: 1, 0 or -1 (no opinion); split: k or 0; kernel: id or -1 */
     char *reason;        /* decide's reason (owned), NULL otherwise */
-    int32_t reason_id;   /* the reason interned in the run's decision log, -1 if not */
+    int32_t reason_id;   /* the reason interned in the run's decision log, -1 if not,
+                            -2 if it names parts (reason.h): interned per decision */
 } fe_memo_answer;
 
 /* An empty memo for runs on g; NULL on out-of-memory (err set). */
@@ -29,7 +30,9 @@ fe_memo *fe_memo_new(const fe_graph *g, fe_error *err);
 void fe_memo_free(fe_memo *m);
 
 /* The signature of a candidate asked as `what` (FE_MEMO_*) into key; the
- * arguments are fe_groupsig_of's. */
+ * arguments are fe_groupsig_of's. Unlike the signature, the key tells the
+ * orders the parts come in apart: a hook sees group.parts in the order
+ * given, and its reason may name them ("{part1}", reason.h). */
 void fe_memo_key(fe_memo *m, int what, const int32_t *nodes, int n, const int32_t *part_len,
                  const int32_t *part_nodes, int nparts, uint64_t key[2]);
 

@@ -32,6 +32,7 @@
 #include "lua_graph.h"
 #include "lua_fields.h"
 #include "memo.h"
+#include "reason.h"
 #include "run.h"
 #include "sim.h"
 
@@ -293,10 +294,25 @@ int fe_run_decide(fe_run *r, const int32_t *gids, int n)
             return r->status == FE_OK ? 0 : -1;   /* disabled: nothing fuses */
         }
     }
-    if (verdict >= 0 && reason_id < 0)
+    /* A reason naming the parts is kept as written (the memo's copy serves
+     * every candidate of the structure) and logged with these parts. */
+    int named = reason_id == -2 || (!known && fe_reason_names_parts(reason));
+    if (verdict >= 0 && reason_id < 0 && !named)
         reason_id = fe_plan_str(r->log, reason);
-    if (r->memo && !known && fe_memo_put(r->memo, key, verdict, reason, reason_id) != FE_OK)
+    if (r->memo && !known &&
+        fe_memo_put(r->memo, key, verdict, reason, named ? -2 : reason_id) != FE_OK)
         fe_run_oom(r, "remembering answers");
+    if (named) {
+        reason = fe_reason_with_parts(r->g, reason, r->part_len, r->parts, n, &r->say,
+                                      &r->saycap);
+        if (!reason) {
+            lua_settop(L, top);
+            return fe_run_oom(r, "naming a decision's parts");
+        }
+        /* Stored, not interned: named reasons are mostly new, and looking
+         * each up in a table of a million was most of their price. */
+        reason_id = verdict >= 0 ? fe_plan_note_str(r->log, reason) : -1;
+    }
     int fuse = verdict < 0 ? r->default_verdict : verdict;
     if (verdict < 0) {
         char msg[1024];
@@ -443,6 +459,7 @@ void fe_run_end(fe_run *r, fe_run_stats *stats)
     fe_part_free(r->part);
     fe_memo_free(r->memo);
     free(r->tmp);
+    free(r->say);
     free(r->parts);
     free(r->part_len);
     free(r->extra_split);

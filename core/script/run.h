@@ -75,6 +75,8 @@ typedef struct fe_run {
     int32_t *tmp;            /* scratch for candidate members (nnodes) */
     int32_t *parts;          /* scratch: members part by part (nnodes) */
     int32_t *part_len;       /* scratch: part lengths (nnodes) */
+    char *say;               /* scratch: a reason with its parts named (reason.h) */
+    size_t saycap;
     int32_t *extra_split;    /* group id -> split a driver set (0 = none) */
     int32_t *extra_kernel;   /* group id -> kernel choice a driver set (0 = auto) */
     int64_t pending;         /* candidates the driver has still to decide in this pass, the

@@ -114,14 +114,15 @@ end
 -- groups are new each round. So a fused pair's facts are made from its
 -- parts' when decide says yes (fused), in the table of one of them: a
 -- greedy driver never shows a part again (its groups only grow); a group
--- the cache does not know is summarised from its nodes.
+-- the cache does not know (one whose decide the memo answered) is
+-- summarised from its nodes.
 -- A facts table is a list, not a record: ten named fields made each a hash
--- part of sixteen slots, and a run keeps one per group. NAMES is the group
--- as the fusion log names it and SIG its ctx:signature, made when first
--- asked for (benchmark mode); a fused group's SIG comes from its decide.
+-- part of sixteen slots, and a run keeps one per group. SIG is its
+-- ctx:signature, made when first asked for (benchmark mode); a fused
+-- group's SIG comes from its decide.
 local ID <const>, LIB <const>, WHY <const>, RED <const>, NUMEL <const> = 1, 2, 3, 4, 5
 local KEY <const>, AT <const>, N <const>, FIRST <const>, LAST <const> = 6, 7, 8, 9, 10
-local NAMES <const>, SIG <const> = 11, 12
+local SIG <const> = 11
 
 -- What facts needs of an op, by name: VIEW (no domain), RED (a
 -- reduction, if its attributes make it one), LIB (an extern kernel) or
@@ -192,7 +193,7 @@ local function fused(group, fa, fb, cache, sig)
   fa[N] = fa[N] + fb[N]
   if fb[FIRST] < fa[FIRST] then fa[FIRST] = fb[FIRST] end
   if fb[LAST] > fa[LAST] then fa[LAST] = fb[LAST] end
-  fa[LIB], fa[WHY], fa[NAMES], fa[SIG] = false, nil, nil, sig
+  fa[LIB], fa[WHY], fa[SIG] = false, nil, sig
   local id = group.id
   fa[ID] = id
   groups[id] = fa
@@ -285,7 +286,8 @@ end
 function gates(a, b, sa, sb, cache)
   local lib = sa[LIB] or sb[LIB]
   if lib then
-    return false, ("%s '%s' is an extern kernel: nothing fuses into or out of it"):format(lib.op, lib.name)
+    return false, ("%s in {part%d} is an extern kernel: nothing fuses into or out of it")
+                  :format(lib.op, sa[LIB] and 1 or 2)
   end
   if sa[N] + sb[N] > M.MAX_FUSION_SIZE then
     return false, said(cache, "%d nodes > max_fusion_size %d", sa[N] + sb[N], M.MAX_FUSION_SIZE)
@@ -350,27 +352,6 @@ local function score(a, b, cache)
 end
 M.score = score
 
--- "{'a', 'b'}": group g as Inductor's fusion log names it, but a part of
--- more than two nodes by its first and last and size, "{'a', ..., 'z'}
--- (18 nodes)": Inductor names every buffer, and on a 100k-node model those
--- reasons were kilobytes each and a tenth of the planning time. Kept in
--- its facts f, since a part is named in every pair it is benchmarked in.
-local function names(g, f)
-  local s = f[NAMES]
-  if not s then
-    local n = f[N]
-    if n == 1 then
-      s = "{'" .. g.first.name .. "'}"
-    elseif n == 2 then
-      s = "{'" .. g.first.name .. "', '" .. g.last.name .. "'}"
-    else
-      s = ("{'%s', ..., '%s'} (%d nodes)"):format(g.first.name, g.last.name, n)
-    end
-    f[NAMES] = s
-  end
-  return s
-end
-
 local benchmark
 
 -- Benchmark mode's verdict on times fused and apart (unit "simulated" or
@@ -420,14 +401,13 @@ end
 -- benchmark on the parts a and b with facts fa and fb; a third result is
 -- the fused group's signature when the simulator priced it.
 function benchmark(group, ctx, spill, measure, a, b, fa, fb)
-  -- The pair's names go into each reason in one concatenation: every
-  -- benchmark-mode reason is new, and a string for the pair alone was one
-  -- more long string per decision.
-  local na, nb = names(a, fa), names(b, fb)
+  -- The engine writes the parts' names in for "{part1}" and "{part2}"
+  -- (Inductor's buffer sets: {'a'}, {'a', 'b'}, {'a', ..., 'z'} (N nodes)),
+  -- so the reason depends on the pair's structure only (memo = true).
   local ok, head, tail, sig
   if measure then
     local m, why = ctx:bench(group)
-    if not m then return false, "cannot fuse " .. na .. " with " .. nb .. ": not measured: " .. why end
+    if not m then return false, "cannot fuse {part1} with {part2}: not measured: " .. why end
     ok, head, tail = judged(m.fused * 1e-3, m.separate * 1e-3, "measured")
   else
     local s
@@ -435,14 +415,14 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
     if s.spill_regs > 0 and spill == "veto" then
       local why = said(run_cache(ctx), ": register spilling of the fused kernel (%d regs > %d)",
                        s.regs, ctx.machine.registers)
-      return false, "cannot fuse " .. na .. " with " .. nb .. why
+      return false, "cannot fuse {part1} with {part2}" .. why
     end
     -- The parts apart: their times summed in order, as ctx:simulate_parts does.
     ok, head, tail = judged_simulated(run_cache(ctx), s.time,
                                       0 + priced(ctx, a, fa).time + priced(ctx, b, fb).time)
   end
-  if ok then return true, head .. na .. " with " .. nb .. tail, sig end
-  return false, head .. na .. " with " .. nb .. tail
+  if ok then return true, head .. "{part1} with {part2}" .. tail, sig end
+  return false, head .. "{part1} with {part2}" .. tail
 end
 
 --- layout_copies(graph): Inductor's layout optimization
