@@ -72,12 +72,10 @@
 /* The collector's pause (percent): a cycle starts when the heap reaches
  * this much of what the last one kept. Lua's 200 makes a policy on a big
  * graph re-mark its node and tensor objects over and over; 400 halves
- * those passes. Near the memory cap (a quarter of it in use) the default
- * comes back, so the cap still measures what a script keeps; under an
- * eighth the long pause returns, so one big run (tvm_fuseops' arrays at
- * 1M nodes) does not slow every later run of the state. */
+ * those passes. The heap still never passes the memory cap: an allocation
+ * there makes Lua collect in full first (alloc), so the cap measures what
+ * a script keeps whatever the pause. */
 #define GC_PAUSE 400
-#define GC_PAUSE_TIGHT 200
 
 /* Why a run is being stopped. */
 enum { RUNNING, STOP_BUDGET, STOP_MEMORY, STOP_TIME };
@@ -93,7 +91,6 @@ struct fe_sandbox {
     int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
     int stop;                    /* RUNNING, or why the run is over */
     int depth;                   /* nesting of fe_sandbox_pcall */
-    int gc_tight;                /* the collector is at its default pause (see hook) */
     char where[300];             /* last place seen (hook, or the called function's definition) */
     char stop_msg[400];          /* "place: why", fixed when the stop is first raised */
     char script[256];            /* the run's script, for places and the watchdog */
@@ -204,13 +201,6 @@ static void hook(lua_State *L, lua_Debug *ar)
             return;
         }
         sb->count += HOOK_EVERY;
-        if (!sb->gc_tight && sb->mem_used > sb->mem_cap / 4) {
-            lua_gc(L, LUA_GCINC, GC_PAUSE_TIGHT, 0, 0);
-            sb->gc_tight = 1;
-        } else if (sb->gc_tight && sb->mem_used < sb->mem_cap / 8) {
-            lua_gc(L, LUA_GCINC, GC_PAUSE, 0, 0);
-            sb->gc_tight = 0;
-        }
         if (sb->count > sb->budget)
             sb->stop = STOP_BUDGET;
         else if (clock_ns() > sb->deadline)
