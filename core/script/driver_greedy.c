@@ -39,7 +39,7 @@
 
 #include "drivers.h"
 #include "ops.h"
-#include "u64map.h"
+#include "radix.h"
 
 typedef struct cand {
     int32_t a, b;
@@ -58,24 +58,103 @@ static uint64_t pair_key(int32_t a, int32_t b)
     return ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
 }
 
-/* A round's candidates: each pair once, in the order found. */
+/* A round's candidates: the pairs' keys as found (a pair sharing several
+ * tensors is found once per tensor), then each pair once in key order.
+ * Sorting the keys costs a few passes over memory; a hash set of a
+ * million pairs cost a cache miss per pair (radix.h). */
 typedef struct pairset {
-    fe_u64map seen;
+    fe_kv *keys, *tmp;
+    int64_t nkeys, keycap, tmpcap;
     cand *list;
     int64_t n, listcap;
 } pairset;
 
 static int pair_add(pairset *s, int32_t a, int32_t b)
 {
-    int fresh = fe_u64map_put(&s->seen, pair_key(a, b), 0);
-    if (fresh <= 0)
-        return fresh;
-    cand *l = fe_run_grow(s->list, &s->listcap, s->n + 1, sizeof *l, 1024);
-    if (!l)
+    fe_kv *k = fe_run_grow(s->keys, &s->keycap, s->nkeys + 1, sizeof *k, 4096);
+    if (!k)
         return -1;
-    s->list = l;
-    s->list[s->n++] = (cand){.a = a < b ? a : b, .b = a < b ? b : a};
+    s->keys = k;
+    s->keys[s->nkeys++] = (fe_kv){pair_key(a, b), 0};
     return 0;
+}
+
+/* s->list: the found pairs, each once, by key. 0, or -1 out of memory. */
+static int pairs_unique(pairset *s)
+{
+    fe_kv *t = fe_run_grow(s->tmp, &s->tmpcap, s->nkeys, sizeof *t, 4096);
+    cand *l = t ? fe_run_grow(s->list, &s->listcap, s->nkeys, sizeof *l, 1024) : NULL;
+    if (!t || !l)
+        return -1;
+    s->tmp = t;
+    s->list = l;
+    fe_radix_sort_kv(s->keys, s->tmp, (size_t)s->nkeys);
+    s->n = 0;
+    for (int64_t i = 0; i < s->nkeys; i++)
+        if (i == 0 || s->keys[i].key != s->keys[i - 1].key)
+            s->list[s->n++] = (cand){.a = (int32_t)(s->keys[i].key >> 32) - 1,
+                                     .b = (int32_t)(uint32_t)s->keys[i].key - 1};
+    return 0;
+}
+
+/* The pairs decide refused, with the round it did: a sorted array of the
+ * rounds before (read in step with the candidates, which come by key) and
+ * this round's, merged in when it ends. */
+typedef struct refusals {
+    fe_kv *old, *fresh, *tmp;
+    int64_t nold, nfresh, oldcap, freshcap, tmpcap;
+} refusals;
+
+static int refusal_add(refusals *f, uint64_t key, int32_t round)
+{
+    fe_kv *k = fe_run_grow(f->fresh, &f->freshcap, f->nfresh + 1, sizeof *k, 1024);
+    if (!k)
+        return -1;
+    f->fresh = k;
+    f->fresh[f->nfresh++] = (fe_kv){key, (uint64_t)round};
+    return 0;
+}
+
+/* Merge this round's refusals into the sorted ones (a pair refused again
+ * keeps its latest round). 0, or -1 out of memory. */
+static int refusals_merge(refusals *f)
+{
+    if (f->nfresh == 0)
+        return 0;
+    fe_kv *t = fe_run_grow(f->tmp, &f->tmpcap, f->nfresh + f->nold, sizeof *t, 1024);
+    if (!t)
+        return -1;
+    f->tmp = t;
+    fe_radix_sort_kv(f->fresh, f->tmp, (size_t)f->nfresh);
+    int64_t i = 0, j = 0, n = 0;
+    while (i < f->nold || j < f->nfresh) {
+        if (j == f->nfresh || (i < f->nold && f->old[i].key < f->fresh[j].key))
+            t[n++] = f->old[i++];
+        else {
+            if (i < f->nold && f->old[i].key == f->fresh[j].key)
+                i++;
+            t[n++] = f->fresh[j++];
+        }
+    }
+    /* The merged list becomes old; old's room becomes scratch. */
+    fe_kv *o = f->old;
+    int64_t ocap = f->oldcap;
+    f->old = t;
+    f->oldcap = f->tmpcap;
+    f->nold = n;
+    f->tmp = o;
+    f->tmpcap = ocap;
+    f->nfresh = 0;
+    return 0;
+}
+
+/* The round pair key was refused in (0: never), for keys asked in
+ * ascending order (*at is where the last one was looked up). */
+static int32_t refused_in(const refusals *f, uint64_t key, int64_t *at)
+{
+    while (*at < f->nold && f->old[*at].key < key)
+        (*at)++;
+    return *at < f->nold && f->old[*at].key == key ? (int32_t)f->old[*at].val : 0;
 }
 
 static int by_score(const void *x, const void *y)
@@ -205,7 +284,7 @@ int fe_drive_greedy(fe_run *r)
     int64_t window = param_int(r, "window", 64);
     int64_t rounds = param_int(r, "max_rounds", 10);
     pairset s = {0};
-    fe_u64map refused = {0};   /* pair -> the round decide refused it in */
+    refusals refused = {0};
     int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_settop(L, r->ctx);
     int32_t *touched = calloc(g->nnodes > 0 ? (size_t)g->nnodes : 1u, sizeof *touched);
@@ -227,20 +306,19 @@ int fe_drive_greedy(fe_run *r)
         lua_setfield(L, r->ctx, "round");
         r->stats.rounds = round;
 
-        fe_u64map_clear(&s.seen);
-        s.n = 0;
-        if ((rc = candidates(r, &s, window, buf, solo)) != FE_OK) {
-            fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+        s.nkeys = 0;
+        if ((rc = candidates(r, &s, window, buf, solo)) != FE_OK || pairs_unique(&s) != 0) {
+            rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
             break;
         }
         /* Gates, then scores. */
-        int64_t keep = 0;
+        int64_t keep = 0, ri = 0;
         for (int64_t i = 0; i < s.n; i++) {
             cand *c = &s.list[i];
             /* A pair refused in an earlier round whose groups have not
              * changed since is the same question: not asked again. */
-            const uint64_t *when = reask ? NULL : fe_u64map_get(&refused, pair_key(c->a, c->b));
-            if (when && touched[c->a] < (int64_t)*when && touched[c->b] < (int64_t)*when) {
+            int32_t when = reask ? 0 : refused_in(&refused, pair_key(c->a, c->b), &ri);
+            if (when && touched[c->a] < when && touched[c->b] < when) {
                 r->stats.decide_reused++;
                 continue;
             }
@@ -286,19 +364,24 @@ int fe_drive_greedy(fe_run *r)
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
-            } else if (!reask && fe_u64map_put(&refused, pair_key(c->a, c->b), (uint64_t)round) < 0) {
+            } else if (!reask && refusal_add(&refused, pair_key(c->a, c->b), round) != 0) {
                 rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
                 break;
             }
         }
-        if (merged == 0 || p->ngroups >= before)
+        if (rc == FE_OK && refusals_merge(&refused) != 0)
+            rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
+        if (rc != FE_OK || merged == 0 || p->ngroups >= before)
             break;
     }
 out:
     r->pending = 0;
     lua_settop(L, r->ctx);
-    fe_u64map_free(&s.seen);
-    fe_u64map_free(&refused);
+    free(s.keys);
+    free(s.tmp);
+    free(refused.old);
+    free(refused.fresh);
+    free(refused.tmp);
     free(s.list);
     free(touched);
     free(relaid);
