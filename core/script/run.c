@@ -166,7 +166,9 @@ static int fault_at(fe_run *r, const char *hook, int fn, const int32_t *nodes, i
 {
     char placed[sizeof r->stats.fault];
     char place[320];
-    if (fe_sandbox_has_place(msg))
+    size_t plen = strlen(r->env.path);
+    if (fe_sandbox_has_place(msg) ||
+        (strncmp(msg, r->env.path, plen) == 0 && msg[plen] == ':'))   /* placed by the file alone */
         snprintf(placed, sizeof placed, "%s", msg);
     else if (fn && fe_sandbox_fn_place(r->L, fn, place, sizeof place))
         snprintf(placed, sizeof placed, "%s: %.700s", place, msg);

@@ -151,10 +151,14 @@ local function facts(g, cache, id)
   local red, numel, key, at = false, 0, nil, nil
   local why, first, last
   local nodes = g.nodes
+  -- A node in a larger group is no group of one again: its facts (id =
+  -- its index) go, or a million of them would stay for the whole run.
+  local several = #nodes > 1
   for i = 1, #nodes do
     local n = nodes[i]
     local name, index = n.op, n.index
     first, last = first or index, index
+    if several then groups[index] = nil end
     local c = op_class[name]
     if c == POINTWISE or c == LIB_OP then
       if c == LIB_OP and not lib then lib = n end

@@ -74,8 +74,8 @@ expect_fail "an infinite loop" 2 "loop\.lua:5: instruction budget of 10000000 ex
 policy bomb 'local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(100) .. i end'
 expect_fail "a memory bomb" 2 "bomb\.lua:5: memory cap of 32 MiB exceeded" \
     "$FUSEENG" run "$M" --policy "$T/bomb.lua" --max-memory 32
-# The collector may let the heap grow to 4x what a script keeps, but not
-# near the cap: a policy keeping 40% of it while making garbage runs.
+# The collector may let the heap grow to 4x what a script keeps, up to
+# the cap: a policy keeping 40% of it while making garbage runs.
 policy keeper 'if not ctx.state.keep then local k = {} for i = 1, 120000 do k[i] = ("k"):rep(100) .. i end ctx.state.keep = k end
     for i = 1, 20000 do local g = ("g"):rep(200) .. i end
     return false, "kept"'
