@@ -82,6 +82,9 @@ static int pair_add(pairset *s, int32_t a, int32_t b)
 /* s->list: the found pairs, each once, by key. 0, or -1 out of memory. */
 static int pairs_unique(pairset *s)
 {
+    s->n = 0;
+    if (s->nkeys == 0)
+        return 0;
     fe_kv *t = fe_run_grow(s->tmp, &s->tmpcap, s->nkeys, sizeof *t, 4096);
     cand *l = t ? fe_run_grow(s->list, &s->listcap, s->nkeys, sizeof *l, 1024) : NULL;
     if (!t || !l)
@@ -89,7 +92,6 @@ static int pairs_unique(pairset *s)
     s->tmp = t;
     s->list = l;
     fe_radix_sort_kv(s->keys, s->tmp, (size_t)s->nkeys);
-    s->n = 0;
     for (int64_t i = 0; i < s->nkeys; i++)
         if (i == 0 || s->keys[i].key != s->keys[i - 1].key)
             s->list[s->n++] = (cand){.a = (int32_t)(s->keys[i].key >> 32) - 1,

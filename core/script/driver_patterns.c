@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cone_memo.h"
 #include "drivers.h"
 #include "lua_graph.h"
 #include "ops.h"
@@ -71,6 +72,8 @@ typedef struct walk {
     int *need_at;
     uint64_t *seqkey;   /* [0..window]: the path's first d (op, kind)s hashed */
     fe_u64map known;    /* chain answers: sequence and pattern -> len << 1 | alive */
+    int *height;        /* [1..npats]: an expression pattern's height, 0 if it has none */
+    fe_cone_memo *cones;   /* matches by cone (cone_memo.h); NULL if no pattern has a height */
 } walk;
 
 /* The key of a sequence grown by token v (or of a sequence and a pattern). */
@@ -243,12 +246,25 @@ static int extend(walk *w, int depth)
     return FE_OK;
 }
 
-/* Expression patterns rooted at v. */
+/* A match of pattern i at nodes ids[0..n) (sorted here) as a candidate,
+ * unless one of them is fused already. 0, or -1 out of memory. */
+static int matched(walk *w, int32_t *ids, int n, int i)
+{
+    for (int k = 0; k < n; k++)
+        if (w->busy[ids[k]])
+            return 0;
+    qsort(ids, (size_t)n, sizeof *ids, cmp_i32);
+    return add_cand(w, ids, n, i);
+}
+
+/* Expression patterns rooted at v. A pattern with a height is matched
+ * once per cone signature (cone_memo.h). */
 static int match_exprs(walk *w, int32_t v)
 {
     fe_run *r = w->r;
     lua_State *L = r->L;
     const fe_node *nd = fe_graph_node(r->g, v);
+    int cone = -1;       /* v's cone: not made yet (-1), too large (0), current (1) */
     uint64_t made = 0;   /* the ops of v's inputs' producers */
     for (int k = 0; k < nd->nin; k++) {
         int32_t p = fe_graph_tensor(r->g, fe_node_input(r->g, nd, k))->producer;
@@ -263,29 +279,40 @@ static int match_exprs(walk *w, int32_t v)
             missing = !(w->needs[k] & made);
         if (missing)
             continue;
+        int32_t ids[FE_CONE_MAX > 256 ? FE_CONE_MAX : 256];
+        if (w->height[i] > 0 && cone < 0)
+            cone = fe_cone_memo_at(w->cones, v);
+        int n = w->height[i] > 0 && cone > 0 ? fe_cone_memo_get(w->cones, i, ids) : -1;
+        if (n >= 0) {
+            r->stats.hook_memo++;
+            if (n >= 2 && matched(w, ids, n, i) != 0)
+                return fe_run_oom(r, "matching patterns");
+            continue;
+        }
         lua_rawgeti(L, w->pats, i);
         fe_lg_push_node(L, r->gidx, v);
         if (fe_run_method(r, -2, "match_expr", 1, 2, "pattern match") != 0)
             return -1;
         lua_remove(L, -3);   /* the pattern */
+        int ok = 1;
+        n = 0;   /* no match */
         if (lua_type(L, -1) == LUA_TTABLE) {
-            int n = (int)lua_rawlen(L, -1), ok = n >= 2 && n <= 256;
-            int32_t ids[256];
+            n = (int)lua_rawlen(L, -1);
+            ok = n >= 2 && n <= 256;
             for (int k = 1; ok && k <= n; k++) {
                 lua_rawgeti(L, -1, k);
                 ids[k - 1] = fe_lg_to_node(L, -1, r->g);
-                ok = ids[k - 1] >= 0 && !w->busy[ids[k - 1]];
+                ok = ids[k - 1] >= 0;
                 lua_pop(L, 1);
-            }
-            if (ok) {
-                qsort(ids, (size_t)n, sizeof *ids, cmp_i32);
-                if (add_cand(w, ids, n, i) != 0) {
-                    lua_pop(L, 2);
-                    return fe_run_oom(r, "matching patterns");
-                }
             }
         }
         lua_pop(L, 2);
+        /* Remembered before matched() sorts and checks: the same nodes, in
+         * the order the pattern gave them. */
+        if (ok && w->height[i] > 0 && cone > 0 && fe_cone_memo_put(w->cones, i, ids, n) < 0)
+            return fe_run_oom(r, "matching patterns");
+        if (ok && n >= 2 && matched(w, ids, n, i) != 0)
+            return fe_run_oom(r, "matching patterns");
     }
     return FE_OK;
 }
@@ -348,6 +375,7 @@ int fe_drive_patterns(fe_run *r)
     lua_State *L = r->L;
     walk w = {.r = r, .window = 16};
     char why[512];
+    int hmax = 0;
 
     if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE &&
         fe_run_rawfield(L, -1, "window") == LUA_TNUMBER)
@@ -372,8 +400,9 @@ int fe_drive_patterns(fe_run *r)
     w.root = calloc((size_t)w.npats + 1, sizeof *w.root);
     w.seqkey = calloc((size_t)w.window + 1, sizeof *w.seqkey);
     w.need_at = calloc((size_t)w.npats + 2, sizeof *w.need_at);
+    w.height = calloc((size_t)w.npats + 1, sizeof *w.height);
     if (!w.path || !w.busy || !w.chain || !w.best || !w.alive || !w.root || !w.seqkey ||
-        !w.need_at) {
+        !w.need_at || !w.height) {
         fe_run_oom(r, "in the patterns driver");
         goto out;
     }
@@ -390,7 +419,16 @@ int fe_drive_patterns(fe_run *r)
             fe_run_oom(r, "in the patterns driver");
             goto out;
         }
+        if (expr && fe_run_rawfield(L, w.proxies + 1, "height") == LUA_TNUMBER &&
+            lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 64)
+            w.height[i] = (int)lua_tointeger(L, -1);
+        if (w.height[i] > hmax)
+            hmax = w.height[i];
         lua_settop(L, w.proxies);
+    }
+    if (hmax > 0 && !(w.cones = fe_cone_memo_new(g, hmax, r->err))) {
+        fe_run_oom(r, "in the patterns driver");
+        goto out;
     }
     for (int32_t v = 0; v < g->nnodes && !fe_run_over(r); v++) {
         if (w.busy[v])
@@ -451,6 +489,8 @@ out:
     free(w.seqkey);
     free(w.needs);
     free(w.need_at);
+    free(w.height);
+    fe_cone_memo_free(w.cones);
     fe_u64map_free(&w.known);
     lua_settop(L, r->ctx);
     return r->status;

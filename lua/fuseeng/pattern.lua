@@ -729,6 +729,20 @@ local function first_ops(node)
   return list
 end
 
+-- The most ops on a path from the tree's root down to a variable or
+-- number: how far up from its root node a match can look (the patterns
+-- driver remembers matches by the structure within that height).
+local function height(node)
+  if node.tag == "bind" then return height(node.body) end
+  if node.tag ~= "call" then return 0 end
+  local h = 0
+  for _, arg in ipairs(node.args) do
+    local a = height(arg)
+    if a > h then h = a end
+  end
+  return h + 1
+end
+
 local function compile_expr(tree, ops, opts)
   if tree.tag ~= "call" then
     fail(tree.pos, "an expression pattern needs an op at its root, e.g. 'silu(x) * y'")
@@ -744,7 +758,7 @@ local function compile_expr(tree, ops, opts)
   for _, arg in ipairs(tree.args) do needs[#needs + 1] = first_ops(arg) end
   return setmetatable({
     kind = "expr", tree = tree, vars = facts.vars, root_op = tree.op, root_needs = needs,
-    size = facts.calls, _state = new_state(), _id = opts and opts.id,
+    height = height(tree), size = facts.calls, _state = new_state(), _id = opts and opts.id,
     _repeats_op = facts.repeats_op or facts.binds, _binds = facts.binds,
   }, Expr)
 end

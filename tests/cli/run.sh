@@ -8,6 +8,11 @@ expect_ok "policies lists the shipped ones" 'static_rules +patterns' "$FUSEENG" 
 expect_ok "help run prints the usage" 'usage: fuseeng run MODEL --policy P' "$FUSEENG" help run
 expect_ok "--version" '^fuseeng [0-9]+\.[0-9]+' "$FUSEENG" --version
 expect_ok "ops lists the registry" '^rms_norm +reduction +1-2 ' "$FUSEENG" ops
+# No pair to try (one node): the greedy driver's round is empty.
+for p in fuse_all inductor_greedy spill_veto; do
+    expect_ok "$p plans a model of one node" '^kernels +1 -> 1 ' \
+        "$FUSEENG" run examples/bench/gelu.json --policy $p
+done
 expect_fail "ops of an unknown op" 2 "no op 'frob'; known ops are: relu" "$FUSEENG" ops frob
 
 for p in no_fusion fuse_all static_rules; do
