@@ -6,6 +6,7 @@
 
 #include "cone_memo.h"
 #include "groupsig.h"
+#include "run.h"
 #include "u64map.h"
 
 #define SALT 0xC0E5A17ull   /* cone signatures apart from hook memo keys */
@@ -140,19 +141,6 @@ static int32_t position(const fe_cone_memo *m, int32_t u)
     return -1;
 }
 
-static void *grow(void *items, int64_t *cap, int64_t need, size_t elem)
-{
-    if (need <= *cap)
-        return items;
-    int64_t c = *cap ? *cap * 2 : 64;
-    while (c < need)
-        c *= 2;
-    void *p = realloc(items, (size_t)c * elem);
-    if (p)
-        *cap = c;
-    return p;
-}
-
 int fe_cone_memo_put(fe_cone_memo *m, int p, const int32_t *nodes, int n)
 {
     if (!m->n || n < 0 || n > m->n)
@@ -161,14 +149,14 @@ int fe_cone_memo_put(fe_cone_memo *m, int p, const int32_t *nodes, int n)
     const uint64_t *e = fe_u64map_get(&m->index, k);
     if (e)
         return 1;   /* held by another signature sharing the first word: keep it */
-    int32_t *pos = grow(m->pos, &m->poscap, m->npos + n, sizeof *pos);
+    int32_t *pos = fe_run_grow(m->pos, &m->poscap, m->npos + n, sizeof *pos, 64);
     if (!pos && n > 0)
         return -1;
     m->pos = pos;
     for (int i = 0; i < n; i++)
         if ((pos[m->npos + i] = position(m, nodes[i])) < 0)
             return 1;
-    entry *en = grow(m->entries, &m->cap, m->nentries + 1, sizeof *en);
+    entry *en = fe_run_grow(m->entries, &m->cap, m->nentries + 1, sizeof *en, 64);
     if (!en)
         return -1;
     m->entries = en;
