@@ -34,6 +34,7 @@
 #include "convert.h"
 #include "fused.h"
 #include "group.h"
+#include "group_impl.h"
 #include "group_dnn.h"
 #include "group_views.h"
 #include "matmul.h"
@@ -41,31 +42,6 @@
 #include "ops.h"
 #include "scratch.h"
 #include "tensor_mem.h"
-
-enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS };
-
-struct fe_exec_group {
-    const fe_graph *g;
-    int32_t *nodes;
-    int n;
-    int split, kernel, mode;
-    int32_t *ins, *outs;
-    int nins, nouts;
-    char how[2048];
-    int64_t temp_bytes;
-    fe_k_prog *prog;                  /* MODE_FUSED */
-    fe_k_prog **views;                /* MODE_VIEWS: a program per output (group_views.h) */
-    /* MODE_ANCHOR */
-    int32_t anchor;                   /* node id (MODE_POOL too) */
-    fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
-    int pro_sep[2];                   /* prologue materialised by a separate pass */
-    int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
-    fe_k_dnn_group *dnn;              /* MODE_DNN */
-    /* MODE_PEROP of several members (unless per_op was asked for): each
-     * member as a group of its own, with the kernel AUTO picks for it, as
-     * the unfused plan runs it; NULL runs the reference kernels */
-    fe_exec_group **sub;
-};
 
 static int cmp_i32(const void *a, const void *b)
 {
@@ -161,7 +137,7 @@ static void split_note(const fe_exec_group *gr, char *buf, size_t size)
 
 /* ---- per-op ---- */
 
-static void set_perop(fe_exec_group *gr, const char *reason)
+void fe_group_set_perop(fe_exec_group *gr, const char *reason)
 {
     char ops[256];
     gr->mode = MODE_PEROP;
@@ -186,7 +162,7 @@ static void set_perop(fe_exec_group *gr, const char *reason)
     }
 }
 
-static int run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
     int rc = FE_OK;
@@ -375,7 +351,7 @@ out:
     return p;
 }
 
-static int try_anchor(fe_exec_group *gr, int blas, fe_error *why)
+int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
 {
     const fe_graph *g = gr->g;
     int na = 0, ai = -1, rc = -1;
@@ -567,7 +543,7 @@ static int epi_block(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, 
     return fe_k_prog_run_block(c->p, c->bufs, i0, mc, j0, nc, blk, ld, tid);
 }
 
-static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_group_run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
     const fe_node *an = fe_graph_node(g, gr->anchor);
@@ -691,97 +667,6 @@ out:
             bufs[gr->opnd[k]].data = NULL;
         }
     return rc;
-}
-
-/* ---- oneDNN ---- */
-
-/* AUTO leaves anchors below this many FLOPs to our GEMM: there the call
- * costs more than the kernel, and timing them is noise. */
-#define DNN_MIN_FLOPS 4000000
-
-static int find_anchor(const fe_exec_group *gr)
-{
-    int ai = -1;
-    for (int i = 0; i < gr->n; i++) {
-        int op = fe_graph_node(gr->g, gr->nodes[i])->op;
-        if (op == FE_OP_MATMUL || op == FE_OP_CONV2D) {
-            if (ai >= 0)
-                return -1;
-            ai = i;
-        }
-    }
-    return ai;
-}
-
-static fe_k_dnn_group *dnn_new(fe_exec_group *gr, int prologue, fe_error *why)
-{
-    int ai = find_anchor(gr);
-    if (ai < 0)
-        return fe_error_set(why, FE_EINPUT, "the group needs exactly one matmul or conv2d"), NULL;
-    return fe_k_dnn_group_new(gr->g, gr->nodes, gr->n, gr->nodes[ai], gr->outs, gr->nouts,
-                              prologue, why);
-}
-
-static void set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
-{
-    gr->dnn = dg;
-    gr->mode = MODE_DNN;
-    gr->kernel = FE_K_CHOICE_ONEDNN;
-    gr->anchor = -1;
-    gr->temp_bytes = fe_k_dnn_group_temp_bytes(dg);
-    snprintf(gr->how, sizeof gr->how, "%s: %s%s%s", fe_k_choice_name(FE_K_CHOICE_ONEDNN),
-             fe_k_dnn_group_desc(dg), note, gr->split > 1 ? "; TLF split not applied (oneDNN "
-             "runs the whole output)" : "");
-}
-
-static int run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
-
-static int run_anchor_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
-{
-    return run_anchor(ctx, bufs, err);
-}
-
-/* AUTO on a group our GEMM runs (MODE_ANCHOR): if oneDNN can take it too,
- * time both once per key in the process and keep the faster. */
-static void auto_dnn(fe_exec_group *gr)
-{
-    fe_error why = {0};
-    int64_t flops = 0, bytes = 0;
-    double td, to;
-    char note[200];
-    fe_op_cost(gr->g, fe_graph_node(gr->g, gr->anchor), &flops, &bytes);
-    if (flops < DNN_MIN_FLOPS)
-        return;
-    fe_k_dnn_group *dg = dnn_new(gr, 1, &why);   /* a prologue as a pass of its own */
-    size_t l = strlen(gr->how);
-    if (!dg) {
-        snprintf(gr->how + l, sizeof gr->how - l, " (%s cannot take it: %s)",
-                 fe_k_choice_name(FE_K_CHOICE_ONEDNN), why.message);
-        return;
-    }
-    if (!fe_k_dnn_choice_get(fe_k_dnn_group_key(dg), &td, &to)) {
-        if (fe_k_dnn_group_measure(dg, gr->ins, gr->nins, gr->outs, gr->nouts, run_anchor_cb, gr,
-                                   &td, &to)) {
-            fe_k_dnn_group_free(dg);
-            return;
-        }
-        fe_k_dnn_choice_put(fe_k_dnn_group_key(dg), td, to);
-    }
-    if (td < to) {
-        snprintf(note, sizeof note, "; chosen over %s: %.3f vs %.3f ms",
-                 fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), td, to);
-        for (int k = 0; k < 2; k++) {
-            fe_k_prog_free(gr->pro[k]);
-            gr->pro[k] = NULL;
-        }
-        fe_k_prog_free(gr->epi);
-        gr->epi = NULL;
-        set_dnn(gr, dg, note);
-    } else {
-        snprintf(gr->how + l, sizeof gr->how - l, "; chosen over %s (%s): %.3f vs %.3f ms",
-                 fe_k_choice_name(FE_K_CHOICE_ONEDNN), fe_k_dnn_group_desc(dg), to, td);
-        fe_k_dnn_group_free(dg);
-    }
 }
 
 /* ---- pool with an epilogue ---- */
@@ -915,13 +800,13 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     switch (kernel) {
     case FE_K_CHOICE_PER_OP:
         snprintf(reason, sizeof reason, "kernel %s was requested", fe_k_choice_name(kernel));
-        set_perop(gr, n > 1 ? reason : NULL);
+        fe_group_set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
         if (npool ? try_pool(gr, &why) : try_fused(gr, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_name(kernel), why.message);
-            set_perop(gr, reason);
+            fe_group_set_perop(gr, reason);
         }
         break;
     case FE_K_CHOICE_MATMUL_BLOCKED:
@@ -932,10 +817,10 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
                 if (fe_graph_node(g, gr->nodes[i])->op == FE_OP_CONV2D)
                     blas = 0;   /* sgemm has no im2col: conv runs blocked, said below */
         }
-        if (try_anchor(gr, blas, &why)) {
+        if (fe_group_try_anchor(gr, blas, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_get(kernel)->name, why.message);
-            set_perop(gr, reason);
+            fe_group_set_perop(gr, reason);
         } else if (blas != (kernel == FE_K_CHOICE_MATMUL_BLAS)) {
             size_t l = strlen(gr->how);
             snprintf(gr->how + l, sizeof gr->how - l, " (%s was requested; it has no conv2d)",
@@ -944,35 +829,37 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         break;
     }
     case FE_K_CHOICE_ONEDNN: {
-        fe_k_dnn_group *dg = fusable ? dnn_new(gr, 0, &why) : NULL;
+        fe_k_dnn_group *dg = fusable ? fe_group_dnn_new(gr, 0, &why) : NULL;
         if (dg) {
-            set_dnn(gr, dg, "");
+            fe_group_set_dnn(gr, dg, "");
             break;
         }
         snprintf(reason, sizeof reason, "kernel %s cannot take it: %s", fe_k_choice_name(kernel),
                  fusable ? why.message : "it contains a custom op");
         memset(&why, 0, sizeof why);
-        if (nanchor == 1 && fusable && !try_anchor(gr, 0, &why)) {   /* our GEMM, with the reason */
+        if (nanchor == 1 && fusable && !fe_group_try_anchor(gr, 0, &why)) {   /* our GEMM, with the reason */
             size_t l = strlen(gr->how);
             snprintf(gr->how + l, sizeof gr->how - l, " (%s)", reason);
         } else {
-            set_perop(gr, reason);
+            fe_group_set_perop(gr, reason);
         }
         break;
     }
     default: /* auto */
         if (!fusable) {
-            set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
+            fe_group_set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
         } else if (nanchor) {
-            if (try_anchor(gr, 0, &why))
-                set_perop(gr, why.message);
-            else
-                auto_dnn(gr);
+            if (!fe_group_try_anchor(gr, 0, &why))
+                fe_group_auto_dnn(gr);
+            else if (why.code != FE_ENOMEM && fe_group_perop_or_dnn(gr, why.message, err)) {
+                fe_exec_group_free(gr);
+                return NULL;
+            }
         } else if (npool) {
             if (try_pool(gr, &why))
-                set_perop(gr, why.message);
+                fe_group_set_perop(gr, why.message);
         } else if (try_views(gr) && try_fused(gr, &why)) {
-            set_perop(gr, n > 1 ? why.message : NULL);
+            fe_group_set_perop(gr, n > 1 ? why.message : NULL);
         }
     }
     if (why.code == FE_ENOMEM) {
@@ -982,17 +869,10 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     /* A group that runs op by op is never slower than its ops run as
      * separate groups: it runs exactly those (the reference kernels of
      * per_op are slower than the fused single-op programs and oneDNN). */
-    if (gr->mode == MODE_PEROP && n > 1 && kernel != FE_K_CHOICE_PER_OP) {
-        gr->sub = calloc((size_t)n, sizeof *gr->sub);
-        for (int i = 0; gr->sub && i < n; i++)
-            if (!(gr->sub[i] = fe_exec_group_new(g, &gr->nodes[i], 1, 1, FE_K_CHOICE_AUTO, err))) {
-                fe_exec_group_free(gr);
-                return NULL;
-            }
-        if (!gr->sub) {
-            fe_exec_group_free(gr);
-            return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
-        }
+    if (gr->mode == MODE_PEROP && n > 1 && kernel != FE_K_CHOICE_PER_OP && !gr->sub &&
+        fe_group_make_subs(gr, err)) {
+        fe_exec_group_free(gr);
+        return NULL;
     }
     return gr;
 }
@@ -1007,9 +887,7 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_prog_free(gr->epi);
     fe_k_views_free(gr->views, gr->nouts);
     fe_k_dnn_group_free(gr->dnn);
-    for (int i = 0; gr->sub && i < gr->n; i++)
-        fe_exec_group_free(gr->sub[i]);
-    free(gr->sub);
+    fe_group_free_subs(gr);
     free(gr->nodes);
     free(gr->ins);
     free(gr->outs);
@@ -1072,12 +950,12 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
     case MODE_VIEWS:
         return fe_k_views_run(gr->views, gr->nouts, bufs, err);
     case MODE_ANCHOR:
-        return run_anchor(gr, bufs, err);
+        return fe_group_run_anchor(gr, bufs, err);
     case MODE_POOL:
         return run_pool(gr, bufs, err);
     case MODE_DNN:
         return fe_k_dnn_group_run(gr->dnn, bufs, err);
     default:
-        return run_perop(gr, bufs, err);
+        return fe_group_run_perop(gr, bufs, err);
     }
 }

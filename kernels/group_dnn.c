@@ -72,6 +72,7 @@ struct fe_k_dnn_group {
     fe_k_dnn_spec sp;
     parg arg[FE_K_DNN_MAX_POST];
     int32_t x, w, bias, out;
+    int32_t pad;        /* a zero pad folded into the conv's padding, or -1 */
     int32_t y0;         /* the anchor's output */
     int32_t mbias;      /* matmul: the tensor added as its bias, or -1 */
     fstep fold[MAX_FOLD];
@@ -530,6 +531,10 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
                              (long long)sp->y[sp->rank - 2], (long long)sp->a[sp->rank - 1 - sp->ta],
                              (long long)sp->y[sp->rank - 1], sp->rank > 2 ? " batched" : "");
     (void)an;
+    if (dg->pad >= 0)
+        l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, " padding %lldx%lld (pad '%s' "
+                              "folded in)", (long long)sp->pad[0], (long long)sp->pad[1],
+                              fe_node_name(dg->g, fe_graph_node(dg->g, dg->pad)));
     if (dg->npro)
         l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, " after a pass of its prologue "
                               "(%d ops: %s)", dg->npro, dg->pro_ops);
@@ -573,6 +578,38 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
     }
 }
 
+/* A conv2d's input padded with zeros on H and W by a member read by
+ * nothing else: oneDNN pads the unpadded input itself, with the pad's
+ * sizes added to the conv's own (a far side's follows from the output
+ * size), and no padded copy is made. Sets dg->pad and takes its input as
+ * x. */
+static void fold_pad(fe_k_dnn_group *dg, const int32_t *nodes, int n, const int32_t *outs,
+                     int nouts)
+{
+    const fe_graph *g = dg->g;
+    const fe_tensor *xt = fe_graph_tensor(g, dg->x);
+    int32_t p = xt->producer;
+    if (p < 0 || !is_member(nodes, n, p) || xt->ncons != 1 || is_member(outs, nouts, dg->x))
+        return;
+    const fe_node *pn = fe_graph_node(g, p);
+    int64_t pads[2 * FE_MAX_RANK + 1];
+    int c = pn->op == FE_OP_PAD ? fe_node_attr_ints(g, pn, "pads", pads, 2 * FE_MAX_RANK + 1) : -1;
+    if (c < 0 || c % 2 || strcmp(fe_node_attr_str(g, pn, "mode", "constant"), "constant") ||
+        fe_node_attr_float(g, pn, "value", 0.0) != 0.0)
+        return;
+    for (int k = 0; k < c; k++)   /* (before, after) pairs, W first, then H: nothing else */
+        if (pads[k] < 0 || (k >= 4 && pads[k]))
+            return;
+    int32_t src = fe_node_input(g, pn, 0);
+    if (fe_graph_tensor(g, src)->dtype != FE_F32 || fe_graph_tensor(g, src)->rank != 4)
+        return;
+    dg->pad = p;
+    dg->x = src;
+    memcpy(dg->sp.a, fe_tensor_shape(g, fe_graph_tensor(g, src)), 4 * sizeof(int64_t));
+    dg->sp.pad[0] += c > 2 ? pads[2] : 0;
+    dg->sp.pad[1] += c > 0 ? pads[0] : 0;
+}
+
 /* The members feeding x (all before the anchor) as one fused program that
  * writes x, plus whatever else of theirs leaves the group. */
 static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int32_t anchor,
@@ -587,7 +624,7 @@ static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
         goto out;
     }
     for (int i = 0; i < n; i++)   /* ids are topological: members before the anchor feed it */
-        if (nodes[i] < anchor) {
+        if (nodes[i] < anchor && nodes[i] != dg->pad) {
             const fe_node *nd = fe_graph_node(g, nodes[i]);
             ids[np++] = nodes[i];
             if (l < sizeof dg->pro_ops)
@@ -630,10 +667,13 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         return fe_error_set(why, FE_ENOMEM, "out of memory"), NULL;
     dg->g = g;
     dg->mbias = -1;
+    dg->pad = -1;
     if (anchor_spec(dg, an, why))
         goto fail;
+    if (dg->sp.conv)
+        fold_pad(dg, nodes, n, outs, nouts);
     for (int k = 0; k < an->nin; k++) {
-        int32_t p = fe_graph_tensor(g, fe_node_input(g, an, k))->producer;
+        int32_t p = fe_graph_tensor(g, k ? fe_node_input(g, an, k) : dg->x)->producer;
         if (p >= 0 && is_member(nodes, n, p) && (k || !prologue)) {
             const fe_node *pn = fe_graph_node(g, p);
             fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' (oneDNN "
@@ -646,7 +686,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         goto fail;
     /* walk the chain from the anchor's output */
     int32_t cur = fe_node_output(g, an, 0);
-    int done = 1 + dg->npro;
+    int done = 1 + dg->npro + (dg->pad >= 0);
     dg->y0 = cur;
     /* Folding scales the weights at every run: where they outweigh the
      * output (the late layers of a CNN at batch 1: 9.4 MiB of 3x3 weights
@@ -877,9 +917,10 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-int fe_k_dnn_group_measure(fe_k_dnn_group *dg, const int32_t *ins, int nins, const int32_t *outs,
-                           int nouts, int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err),
-                           void *ctx, double *dnn_ms, double *ours_ms)
+/* fe_k_dnn_group_choose's timing, unremembered. */
+static int measure(fe_k_dnn_group *dg, const int32_t *ins, int nins, const int32_t *outs,
+                   int nouts, int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err),
+                   void *ctx, double *dnn_ms, double *ours_ms)
 {
     const fe_graph *g = dg->g;
     fe_k_tensor *bufs = calloc((size_t)g->ntensors, sizeof *bufs);
@@ -931,7 +972,7 @@ static struct {
 static int ncache, cache_next;
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 
-int fe_k_dnn_choice_get(const char *key, double *dnn_ms, double *ours_ms)
+static int choice_get(const char *key, double *dnn_ms, double *ours_ms)
 {
     int found = 0;
     pthread_mutex_lock(&cache_mu);
@@ -945,7 +986,7 @@ int fe_k_dnn_choice_get(const char *key, double *dnn_ms, double *ours_ms)
     return found;
 }
 
-void fe_k_dnn_choice_put(const char *key, double dnn_ms, double ours_ms)
+static void choice_put(const char *key, double dnn_ms, double ours_ms)
 {
     char *k = strdup(key);
     if (!k)
@@ -957,4 +998,19 @@ void fe_k_dnn_choice_put(const char *key, double dnn_ms, double ours_ms)
     cache[i].dnn = dnn_ms;
     cache[i].ours = ours_ms;
     pthread_mutex_unlock(&cache_mu);
+}
+
+int fe_k_dnn_group_choose(fe_k_dnn_group *dg, const char *versus, const int32_t *ins, int nins,
+                          const int32_t *outs, int nouts,
+                          int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err), void *ctx,
+                          double *dnn_ms, double *ours_ms)
+{
+    char key[sizeof dg->key + 32];
+    snprintf(key, sizeof key, "%s|%s", versus, dg->key);
+    if (!choice_get(key, dnn_ms, ours_ms)) {
+        if (measure(dg, ins, nins, outs, nouts, ours, ctx, dnn_ms, ours_ms))
+            return -1;
+        choice_put(key, *dnn_ms, *ours_ms);
+    }
+    return *dnn_ms < *ours_ms;
 }

@@ -40,19 +40,17 @@ const char *fe_k_dnn_group_key(const fe_k_dnn_group *dg);
 /* Bytes of the temporary a prologue pass writes (0 without one). */
 int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg);
 
-/* Time dg against ours(ctx, bufs, err), our kernel for the same group, on
+/* Time dg against ours(ctx, bufs, err), the kernels that would run the
+ * group otherwise (`versus` names them: "matmul_blocked", "per_op"), on
  * scratch buffers for the group's inputs ins[0..nins) and outputs
  * outs[0..nouts) (values in [0.5, 1.5)): a warm-up each, then alternating
  * runs (3 to 7, about 0.3 s); the minimum of each into *dnn_ms, *ours_ms.
- * Nonzero if either fails or memory runs out. */
-int fe_k_dnn_group_measure(fe_k_dnn_group *dg, const int32_t *ins, int nins, const int32_t *outs,
-                           int nouts, int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err),
-                           void *ctx, double *dnn_ms, double *ours_ms);
-
-/* A measured choice between oneDNN and our kernel for a key, cached for the
- * process: fe_k_dnn_choice_get returns 1 and fills the times (ms) if key
- * was measured; fe_k_dnn_choice_put stores one. Thread-safe. */
-int fe_k_dnn_choice_get(const char *key, double *dnn_ms, double *ours_ms);
-void fe_k_dnn_choice_put(const char *key, double dnn_ms, double ours_ms);
+ * Measured once per (versus, key) in the process, then remembered
+ * (thread-safe). 1 if dg is faster, 0 if not, -1 if either failed or
+ * memory ran out. */
+int fe_k_dnn_group_choose(fe_k_dnn_group *dg, const char *versus, const int32_t *ins, int nins,
+                          const int32_t *outs, int nouts,
+                          int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err), void *ctx,
+                          double *dnn_ms, double *ours_ms);
 
 #endif

@@ -1,6 +1,6 @@
 /* test_kern_dnn.c: the onednn kernel choice against the reference kernels:
  * conv2d (strides, padding, dilation, groups and depthwise, 1x1, with and
- * without bias) and matmul (batched, transposed, broadcast batch, linear
+ * without bias, a zero pad folded into its padding) and matmul (batched, transposed, broadcast batch, linear
  * layers) under several epilogues, groups it cannot take reported and run
  * by our GEMM, batch_norm parameters changed between runs, and AUTO's
  * measured choice. */
@@ -135,6 +135,46 @@ static void test_conv(void **state)
           "onednn: conv2d 3x3 s1 (");
 }
 
+/* A zero pad of H and W before a conv2d folds into the conv's padding:
+ * oneDNN reads the unpadded input (values checked against the reference
+ * kernels, which pad). Any other pad stays a member oneDNN cannot take. */
+static void test_conv_pad(void **state)
+{
+    (void)state;
+    /* symmetric, onto a conv without padding, then a per-channel scale and relu */
+    check(I("x", "[2,8,13,11]") "," T("w", "[16,8,3,3]") "," T("s", "[16,1,1]"),
+          N("pd", "pad", "[\"x\"]", "p", "\"pads\":[1,1,1,1]") ","
+          N("cv", "conv2d", "[\"p\",\"w\"]", "y", "") ","
+          N("sc", "mul", "[\"y\",\"s\"]", "a", "") ","
+          N("act", "relu", "[\"a\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "conv2d 3x3 s1 padding 1x1 (pad 'pd' folded in), 1 per-channel op");
+    /* asymmetric (W 0 before and 1 after, H 2 before), onto a conv with
+     * padding 1 and stride 2: the sides add up, the far side follows */
+    check(I("x", "[1,4,15,12]") "," T("w", "[6,4,3,3]") "," T("cb", "[6]"),
+          N("pd", "pad", "[\"x\"]", "p", "\"pads\":[0,1,2,0]") ","
+          N("cv", "conv2d", "[\"p\",\"w\",\"cb\"]", "out", "\"padding\":1,\"stride\":2"),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "padding 3x1 (pad 'pd' folded in)");
+    /* explicit zeros for N and C are no padding there */
+    check(I("x", "[1,4,10,10]") "," T("w", "[6,4,3,3]"),
+          N("pd", "pad", "[\"x\"]", "p", "\"pads\":[1,1,1,1,0,0,0,0]") ","
+          N("cv", "conv2d", "[\"p\",\"w\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "(pad 'pd' folded in)");
+    /* not foldable: a pad value of 1, channels padded, reflection (a padded
+     * tensor read elsewhere is no legal group: legality.c) */
+    const char *refused[][2] = {
+        {"\"pads\":[1,1,1,1],\"value\":1.0", "\"out\""},
+        {"\"pads\":[0,0,0,0,1,1]", "\"out\""},
+        {"\"pads\":[1,1,1,1],\"mode\":\"reflect\"", "\"out\""},
+    };
+    for (int i = 0; i < 3; i++) {
+        char tensors[256], nodes[512];
+        snprintf(tensors, sizeof tensors, "%s", I("x", "[1,4,10,10]") "," T("w", "[6,4,3,3]") "," T("w6", "[6,6,3,3]"));
+        snprintf(nodes, sizeof nodes, N("pd", "pad", "[\"x\"]", "p", "%s") "," N("cv", "conv2d", "[\"p\",\"%s\"]", "out", ""),
+                 refused[i][0], i == 1 ? "w6" : "w");
+        check(tensors, nodes, refused[i][1], FE_K_CHOICE_ONEDNN, "onednn cannot take it: ");
+    }
+}
+
 static void test_matmul(void **state)
 {
     (void)state;
@@ -261,6 +301,29 @@ static void auto_case(const char *tensors, const char *nodes)
 static void test_auto_measures(void **state)
 {
     (void)state;
+    /* Our GEMM takes no pad: AUTO times oneDNN (the pad folded in) against
+     * the members run one by one. */
+    {
+        fe_error err = {0};
+        fe_graph *g = model(I("x", "[1,32,28,28]") "," T("w", "[64,32,3,3]") "," T("s", "[64,1,1]"),
+                            N("pd", "pad", "[\"x\"]", "p", "\"pads\":[1,1,1,1]") ","
+                            N("cv", "conv2d", "[\"p\",\"w\"]", "y", "") ","
+                            N("sc", "mul", "[\"y\",\"s\"]", "a", "") ","
+                            N("act", "relu", "[\"a\"]", "out", ""), "\"out\"");
+        fe_exec *ex = fe_exec_new(g, NULL, &err);
+        fe_plan *p = one_group(g, FE_K_CHOICE_AUTO);
+        fe_exec_result *ref = run(ex, NULL), *a = run(ex, p);
+        if (strncmp(a->how[0], "onednn: ", 8) && strncmp(a->how[0], "per_op: ", 8))
+            fail_msg("AUTO ran %s", a->how[0]);
+        assert_contains(a->how[0], "chosen over");
+        assert_contains(a->how[0], "(pad 'pd' folded in)");
+        expect_ok(g, ref, a);
+        fe_exec_result_free(ref);
+        fe_exec_result_free(a);
+        fe_plan_free(p);
+        fe_exec_free(ex);
+        fe_graph_free(g);
+    }
     auto_case(I("x", "[1,32,28,28]") "," T("w", "[64,32,3,3]") "," T("cb", "[64]"),
               N("cv", "conv2d", "[\"x\",\"w\",\"cb\"]", "y", "\"padding\":1") ","
               N("act", "relu", "[\"y\"]", "out", ""));
@@ -280,6 +343,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv),
+        cmocka_unit_test(test_conv_pad),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_weights_change),

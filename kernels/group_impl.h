@@ -1,0 +1,61 @@
+/* group_impl.h: the inside of a plan group (group.h), shared by group.c,
+ * which compiles and runs it, and group_pick.c, which chooses between
+ * oneDNN, our GEMM and op-by-op runs by measuring them. Nothing outside
+ * kernels/group*.c includes it. */
+#ifndef FE_GROUP_IMPL_H
+#define FE_GROUP_IMPL_H
+
+#include "fused.h"
+#include "group.h"
+#include "group_dnn.h"
+
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS };
+
+struct fe_exec_group {
+    const fe_graph *g;
+    int32_t *nodes;
+    int n;
+    int split, kernel, mode;
+    int32_t *ins, *outs;
+    int nins, nouts;
+    char how[2048];
+    int64_t temp_bytes;
+    fe_k_prog *prog;                  /* MODE_FUSED */
+    fe_k_prog **views;                /* MODE_VIEWS: a program per output (group_views.h) */
+    /* MODE_ANCHOR */
+    int32_t anchor;                   /* node id (MODE_POOL too) */
+    fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
+    int pro_sep[2];                   /* prologue materialised by a separate pass */
+    int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
+    fe_k_dnn_group *dnn;              /* MODE_DNN */
+    /* MODE_PEROP of several members (unless per_op was asked for): each
+     * member as a group of its own, with the kernel AUTO picks for it, as
+     * the unfused plan runs it; NULL runs the reference kernels */
+    fe_exec_group **sub;
+};
+
+/* Run op by op, with reason (NULL: none given) in the description. */
+void fe_group_set_perop(fe_exec_group *gr, const char *reason);
+int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
+/* Anchor the group on its matmul/conv2d with our GEMM (blas: through
+ * BLAS); nonzero with why when it cannot. */
+int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why);
+int fe_group_run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
+
+/* group_pick.c */
+/* The group whole as one oneDNN primitive (prologue: as group_dnn.h), or
+ * NULL with why. */
+fe_k_dnn_group *fe_group_dnn_new(fe_exec_group *gr, int prologue, fe_error *why);
+/* Run it by dg, described with note appended. */
+void fe_group_set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note);
+/* AUTO on a group our GEMM runs: oneDNN instead when it is faster. */
+void fe_group_auto_dnn(fe_exec_group *gr);
+/* AUTO on an anchored group our GEMM cannot take (reason): op by op, or
+ * oneDNN when it takes the group and is faster. FE_OK, or an error. */
+int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err);
+/* A per_op group's members as groups of their own (AUTO kernels), as the
+ * unfused plan runs them; freed by fe_group_free_subs. */
+int fe_group_make_subs(fe_exec_group *gr, fe_error *err);
+void fe_group_free_subs(fe_exec_group *gr);
+
+#endif
