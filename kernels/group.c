@@ -25,6 +25,7 @@
  * on it while it is in cache, as on a conv2d's output rows. Elementwise
  * ops before the pool make the group run op by op.
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -676,6 +677,40 @@ static int is_pool(const fe_node *n)
     return n->op == FE_OP_MAX_POOL2D || n->op == FE_OP_AVG_POOL2D;
 }
 
+/* A max pool's input padded with -inf (or the lowest float, as exports
+ * write it) on H and W by a member that only the pool reads: the padded
+ * positions never win, so the pool pads the unpadded input itself, with
+ * no window left without an input element (each side under the window's
+ * extent). The pad's index in gr->nodes, its sizes into gr->pool_pad and
+ * its input as gr->opnd[0]; -1 if there is none. */
+static int pool_pad(fe_exec_group *gr, const fe_node *pn, const fe_k_pool *p)
+{
+    const fe_graph *g = gr->g;
+    const fe_tensor *xt = fe_graph_tensor(g, gr->opnd[0]);
+    int32_t v = xt->producer;
+    if (pn->op != FE_OP_MAX_POOL2D || v < 0 || !member(gr, v) || xt->ncons != 1 ||
+        has(gr->outs, gr->nouts, gr->opnd[0]) || p->pad[0] || p->pad[1])
+        return -1;
+    const fe_node *pd = fe_graph_node(g, v);
+    int64_t pads[2 * FE_MAX_RANK + 1];
+    int c = pd->op == FE_OP_PAD ? fe_node_attr_ints(g, pd, "pads", pads, 2 * FE_MAX_RANK + 1) : -1;
+    if (c < 0 || c % 2 || strcmp(fe_node_attr_str(g, pd, "mode", "constant"), "constant") ||
+        fe_node_attr_float(g, pd, "value", 0.0) > -FLT_MAX)
+        return -1;
+    for (int k = 0; k < c; k++) {   /* (before, after) pairs, W first, then H */
+        int64_t extent = k < 4 ? (p->kernel[1 - k / 2] - 1) * p->dil[1 - k / 2] + 1 : 1;
+        if (pads[k] < 0 || pads[k] >= extent)
+            return -1;
+    }
+    gr->pool_pad[0] = c > 2 ? pads[2] : 0;
+    gr->pool_pad[1] = c > 0 ? pads[0] : 0;
+    gr->opnd[0] = fe_node_input(g, pd, 0);
+    for (int i = 0; i < gr->n; i++)
+        if (gr->nodes[i] == v)
+            return i;
+    return -1;
+}
+
 static int try_pool(fe_exec_group *gr, fe_error *why)
 {
     const fe_graph *g = gr->g;
@@ -696,6 +731,10 @@ static int try_pool(fe_exec_group *gr, fe_error *why)
     gr->opnd[0] = fe_node_input(g, pn, 0);
     gr->y = fe_node_output(g, pn, 0);
     role[pi] = 9;
+    fe_k_pool pool;
+    int padi = fe_k_node_pool(g, pn, &pool, NULL) ? -1 : pool_pad(gr, pn, &pool);
+    if (padi >= 0)
+        role[padi] = 9;
     mark_fwd(gr, gr->y, role);
     for (int i = 0; i < gr->n; i++)
         if (!role[i]) {
@@ -716,9 +755,13 @@ static int try_pool(fe_exec_group *gr, fe_error *why)
         snprintf(sn, sizeof sn, "; TLF split not applied (the pool already runs plane by plane)");
     gr->mode = MODE_POOL;
     gr->kernel = FE_K_CHOICE_FUSED;
-    snprintf(gr->how, sizeof gr->how, "%s: %s plane by plane; epilogue (%d ops: %s) on each "
+    char pads[160] = "";
+    if (padi >= 0)
+        snprintf(pads, sizeof pads, " (pad '%s' folded into its padding)",
+                 fe_node_name(g, fe_graph_node(g, gr->nodes[padi])));
+    snprintf(gr->how, sizeof gr->how, "%s: %s plane by plane%s; epilogue (%d ops: %s) on each "
              "pooled plane in cache%s", fe_k_choice_name(FE_K_CHOICE_FUSED), fe_node_op_name(pn),
-             cnt, ops, sn);
+             pads, cnt, ops, sn);
     rc = 0;
 out:
     free(role);
@@ -741,6 +784,8 @@ static int run_pool(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         return rc;
     p.epi = epi_block;
     p.ectx = &ec;
+    p.pad[0] += gr->pool_pad[0];
+    p.pad[1] += gr->pool_pad[1];
     fe_k_prog_reset(gr->epi);
     fe_k_tensor xv = fe_k_graph_view(g, gr->opnd[0], bufs[gr->opnd[0]].data);
     fe_k_tensor yv = fe_k_graph_view(g, gr->y, bufs[gr->y].data);

@@ -27,6 +27,7 @@ struct fe_exec_group {
     fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */
     int pro_sep[2];                   /* prologue materialised by a separate pass */
     int32_t opnd[2], y;               /* the anchor's a/b and output tensors */
+    int64_t pool_pad[2];              /* MODE_POOL: a -inf pad folded into the pool's (H, W) */
     fe_k_dnn_group *dnn;              /* MODE_DNN */
     /* MODE_PEROP of several members (unless per_op was asked for): each
      * member as a group of its own, with the kernel AUTO picks for it, as

@@ -172,8 +172,10 @@ static void pads(void **state)
     fe_graph_free(g);
 
     /* Without the tap, pad -> conv folds, with the relu before it as a
-     * prologue; the CPU runs that group op by op and agrees with the
-     * reference. */
+     * prologue; the CPU runs that group through oneDNN, the pad folded into
+     * the conv's padding, or op by op, whichever it measured faster, and
+     * agrees with the reference. The pool's -FLT_MAX pad folds into the
+     * pool's padding. */
     g = tl_graph_q(
         "{'format': 'fuseeng.model/1', 'tensors': {"
         "  'x': {'shape': [1, 4, 8, 8], 'dtype': 'f32', 'kind': 'input'},"
@@ -194,14 +196,58 @@ static void pads(void **state)
     int32_t labels[7] = {0, 0, 0, 0, 1, 1, 1};
     fe_plan *p = fe_plan_from_labels(g, labels, &err);
     assert_non_null(p);
-    tl_agree(g, p, "conv", "per_op");
+    tl_agree(g, p, "conv", "(pad 'pad' folded in)");
+    tl_agree(g, p, "pool", "max_pool2d plane by plane (pad 'ppad' folded into its padding); "
+             "epilogue (1 ops: neg)");
     fe_plan_free(p);
     fe_graph_free(g);
+}
+
+/* A pad before a max pool folds into the pool's padding only when its
+ * value never wins (-inf or the lowest float), it pads H and W alone, and
+ * no window is left without an input element; else the group runs op by
+ * op. Every case agrees with the reference. */
+static void pool_pads(void **state)
+{
+    (void)state;
+    const struct {
+        const char *pad, *pool, *how;
+    } cases[] = {
+        {"'pads': [1, 1, 1, 1], 'value': -3.4028235e38", "'kernel': 3, 'stride': 2",
+         "(pad 'ppad' folded into its padding)"},
+        {"'pads': [0, 2, 1, 0], 'value': -1e39", "'kernel': 3, 'stride': 2",
+         "(pad 'ppad' folded into its padding)"},   /* -inf once read as f32 */
+        {"'pads': [1, 1, 1, 1, 0, 0], 'value': -3.4028235e38", "'kernel': [3, 2]",
+         "(pad 'ppad' folded into its padding)"},
+        {"'pads': [1, 1, 1, 1]", "'kernel': 3, 'stride': 2", "per_op"},   /* zeros can win */
+        {"'pads': [3, 3, 3, 3], 'value': -3.4028235e38", "'kernel': 3", "per_op"},   /* empty windows */
+        {"'pads': [1, 1, 1, 1], 'value': -3.4028235e38", "'kernel': 3, 'padding': 1", "per_op"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{'format': 'fuseeng.model/1', 'tensors': {"
+            "  'x': {'shape': [2, 3, 9, 8], 'dtype': 'f32', 'kind': 'input'}},"
+            " 'nodes': [{'name': 'pre', 'op': 'neg', 'inputs': ['x'], 'outputs': ['t0']},"
+            "  {'name': 'ppad', 'op': 'pad', 'inputs': ['t0'], 'outputs': ['t1'], 'attrs': {%s}},"
+            "  {'name': 'pool', 'op': 'max_pool2d', 'inputs': ['t1'], 'outputs': ['t2'], 'attrs': {%s}},"
+            "  {'name': 'post', 'op': 'relu', 'inputs': ['t2'], 'outputs': ['t3']}],"
+            " 'outputs': ['t3']}", cases[i].pad, cases[i].pool);
+        fe_graph *g = tl_graph_q(json);
+        fe_error err = {0};
+        int32_t labels[4] = {1, 0, 0, 0};
+        fe_plan *p = fe_plan_from_labels(g, labels, &err);
+        if (!p)
+            fail_msg("case %zu: %s", i, err.message);
+        tl_agree(g, p, "pool", cases[i].how);
+        fe_plan_free(p);
+        fe_graph_free(g);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(classes), cmocka_unit_test(executes),
-                                       cmocka_unit_test(pads)};
+                                       cmocka_unit_test(pads), cmocka_unit_test(pool_pads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
