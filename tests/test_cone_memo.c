@@ -34,10 +34,7 @@ static fe_graph *g;
 static int setup(void **s)
 {
     (void)s;
-    fe_error err = {0};
-    g = fe_load_model_buffer(model, sizeof model - 1, "cones", NULL, &err);
-    if (!g)
-        fail_msg("%s", err.message);
+    g = tl_graph(model);
     return 0;
 }
 
@@ -121,9 +118,8 @@ static void too_large(void **s)
                                 i - 1, i);
     len += (size_t)snprintf(json + len, cap - len, "], \"outputs\": [\"t%d\"]}", n);
     fe_error err = {0};
-    fe_graph *chain = fe_load_model_buffer(json, len, "chain", NULL, &err);
+    fe_graph *chain = tl_graph(json);
     free(json);
-    assert_non_null(chain);
     fe_cone_memo *m = fe_cone_memo_new(chain, 64, &err);
     assert_non_null(m);
     int32_t last = fe_graph_find_node(chain, "n266");

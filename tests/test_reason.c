@@ -28,10 +28,7 @@ static fe_graph *g;
 static int setup(void **s)
 {
     (void)s;
-    fe_error err = {0};
-    g = fe_load_model_buffer(model, sizeof model - 1, "reason", NULL, &err);
-    if (!g)
-        fail_msg("%s", err.message);
+    g = tl_graph(model);
     return 0;
 }
 
