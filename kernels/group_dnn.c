@@ -9,8 +9,10 @@
  *   neg, rsqrt, reciprocal, hardsigmoid                      linear, pow, clip_v2
  *   add sub mul div maximum minimum with a tensor             binary (its operand
  *       broadcast numpy-style to the output: per channel, full, ...)
- *   the same with a scalar                                    linear, or binary on
- *                                                             a one-element operand
+ *   the same with a scalar                                    linear; maximum and
+ *                                                             minimum a clip; else
+ *                                                             binary on a one-element
+ *                                                             operand
  *   batch_norm (inference)                                    binary mul + binary add
  *       of scale = w / sqrt(var + eps) and shift = b - mean * scale, per channel,
  *       computed from the parameters on every run (weights may change between runs)
@@ -256,6 +258,11 @@ static int add_posts(fe_k_dnn_group *dg, const fe_node *nd, int32_t cur, const i
             if (first)
                 return elt(dg, dnnl_eltwise_pow, s, -1);
             break;
+        /* A clip, not a binary op on a one-element operand: oneDNN's gemm:jit
+         * convolutions apply binary post-ops element by element (opu_convnet's
+         * conv5 + maximum(x, 0): 15.8 ms against 7 ms apart). */
+        case FE_OP_MAXIMUM: return elt(dg, dnnl_eltwise_clip_v2, s, INFINITY);
+        case FE_OP_MINIMUM: return elt(dg, dnnl_eltwise_clip_v2, -INFINITY, s);
         default: break;
         }
         if (bin_own(dg, alg, ones, A_OWN, -1, 1))

@@ -129,6 +129,13 @@ static void test_conv(void **state)
           N("res", "add", "[\"r\",\"n\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then in place: batch_norm, add, relu");
+    /* maximum and minimum with a scalar (either side) are clips, not
+     * binary ops on a one-element operand */
+    check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
+          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
+          N("lo", "maximum", "[\"y\"]", "a", "\"scalar\":0.1") ","
+          N("hi", "minimum", "[\"a\"]", "out", "\"scalar\":0.8,\"scalar_index\":0"),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [eltwise_clip_v2, eltwise_clip_v2]");
     /* no epilogue at all */
     check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "out", ""), "\"out\"", FE_K_CHOICE_ONEDNN,
