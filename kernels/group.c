@@ -691,20 +691,18 @@ static int pool_pad(fe_exec_group *gr, const fe_node *pn, const fe_k_pool *p)
     if (pn->op != FE_OP_MAX_POOL2D || v < 0 || !member(gr, v) || xt->ncons != 1 ||
         has(gr->outs, gr->nouts, gr->opnd[0]) || p->pad[0] || p->pad[1])
         return -1;
-    const fe_node *pd = fe_graph_node(g, v);
-    int64_t pads[2 * FE_MAX_RANK + 1];
-    int c = pd->op == FE_OP_PAD ? fe_node_attr_ints(g, pd, "pads", pads, 2 * FE_MAX_RANK + 1) : -1;
-    if (c < 0 || c % 2 || strcmp(fe_node_attr_str(g, pd, "mode", "constant"), "constant") ||
-        fe_node_attr_float(g, pd, "value", 0.0) > -FLT_MAX)
+    int64_t lo[2], hi[2];
+    double value;
+    if (!fe_k_node_pad_hw(g, fe_graph_node(g, v), lo, hi, &value) || value > -FLT_MAX)
         return -1;
-    for (int k = 0; k < c; k++) {   /* (before, after) pairs, W first, then H */
-        int64_t extent = k < 4 ? (p->kernel[1 - k / 2] - 1) * p->dil[1 - k / 2] + 1 : 1;
-        if (pads[k] < 0 || pads[k] >= extent)
+    for (int a = 0; a < 2; a++) {
+        int64_t extent = (p->kernel[a] - 1) * p->dil[a] + 1;
+        if (lo[a] >= extent || hi[a] >= extent)
             return -1;
     }
-    gr->pool_pad[0] = c > 2 ? pads[2] : 0;
-    gr->pool_pad[1] = c > 0 ? pads[0] : 0;
-    gr->opnd[0] = fe_node_input(g, pd, 0);
+    gr->pool_pad[0] = lo[0];
+    gr->pool_pad[1] = lo[1];
+    gr->opnd[0] = fe_node_input(g, fe_graph_node(g, v), 0);
     for (int i = 0; i < gr->n; i++)
         if (gr->nodes[i] == v)
             return i;

@@ -599,22 +599,18 @@ static void fold_pad(fe_k_dnn_group *dg, const int32_t *nodes, int n, const int3
     if (p < 0 || !is_member(nodes, n, p) || xt->ncons != 1 || is_member(outs, nouts, dg->x))
         return;
     const fe_node *pn = fe_graph_node(g, p);
-    int64_t pads[2 * FE_MAX_RANK + 1];
-    int c = pn->op == FE_OP_PAD ? fe_node_attr_ints(g, pn, "pads", pads, 2 * FE_MAX_RANK + 1) : -1;
-    if (c < 0 || c % 2 || strcmp(fe_node_attr_str(g, pn, "mode", "constant"), "constant") ||
-        fe_node_attr_float(g, pn, "value", 0.0) != 0.0)
+    int64_t lo[2], hi[2];
+    double value;
+    if (!fe_k_node_pad_hw(g, pn, lo, hi, &value) || value != 0.0)
         return;
-    for (int k = 0; k < c; k++)   /* (before, after) pairs, W first, then H: nothing else */
-        if (pads[k] < 0 || (k >= 4 && pads[k]))
-            return;
     int32_t src = fe_node_input(g, pn, 0);
     if (fe_graph_tensor(g, src)->dtype != FE_F32 || fe_graph_tensor(g, src)->rank != 4)
         return;
     dg->pad = p;
     dg->x = src;
     memcpy(dg->sp.a, fe_tensor_shape(g, fe_graph_tensor(g, src)), 4 * sizeof(int64_t));
-    dg->sp.pad[0] += c > 2 ? pads[2] : 0;
-    dg->sp.pad[1] += c > 0 ? pads[0] : 0;
+    dg->sp.pad[0] += lo[0];
+    dg->sp.pad[1] += lo[1];
 }
 
 /* The members feeding x (all before the anchor) as one fused program that

@@ -271,6 +271,24 @@ int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *
     return FE_OK;
 }
 
+int fe_k_node_pad_hw(const fe_graph *g, const fe_node *n, int64_t lo[2], int64_t hi[2],
+                     double *value)
+{
+    int64_t pads[2 * FE_MAX_RANK + 1];
+    int c = n->op == FE_OP_PAD ? fe_node_attr_ints(g, n, "pads", pads, 2 * FE_MAX_RANK + 1) : -1;
+    if (c < 0 || c % 2 || strcmp(fe_node_attr_str(g, n, "mode", "constant"), "constant"))
+        return 0;
+    for (int k = 0; k < c; k++)   /* (before, after) pairs, W first, then H: nothing else */
+        if (pads[k] < 0 || (k >= 4 && pads[k]))
+            return 0;
+    for (int a = 0; a < 2; a++) {   /* H is pair 1, W pair 0 */
+        lo[a] = 2 * (1 - a) < c ? pads[2 * (1 - a)] : 0;
+        hi[a] = 2 * (1 - a) + 1 < c ? pads[2 * (1 - a) + 1] : 0;
+    }
+    *value = fe_node_attr_float(g, n, "value", 0.0);
+    return 1;
+}
+
 int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err)
 {

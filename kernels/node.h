@@ -22,6 +22,13 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
  * into *p; FE_EINPUT naming the node for bad attributes. */
 int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *err);
 
+/* Is n a constant pad of the last two axes alone (H and W of NCHW), by
+ * sizes of at least 0? Then its sizes before and after each ([0] H, [1]
+ * W) and its value; the kernels that read such a pad (a conv2d, a max
+ * pool) can take its padding as theirs. */
+int fe_k_node_pad_hw(const fe_graph *g, const fe_node *n, int64_t lo[2], int64_t hi[2],
+                     double *value);
+
 /* The scalar operand of a binary / where node as a rank-0 tensor of the
  * compute type (i64 for integer outputs, else f32) in *storage, and its
  * operand position; returns 0 if the node has no scalar. */
