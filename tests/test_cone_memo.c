@@ -45,13 +45,6 @@ static int teardown(void **s)
     return 0;
 }
 
-static int32_t node(const char *name)
-{
-    int32_t v = fe_graph_find_node(g, name);
-    assert_true(v >= 0);
-    return v;
-}
-
 static void alike_blocks_share(void **s)
 {
     (void)s;
@@ -60,12 +53,12 @@ static void alike_blocks_share(void **s)
     fe_cone_memo *m = fe_cone_memo_new(g, 4, &err);
     assert_non_null(m);
     int32_t out[FE_CONE_MAX];
-    assert_int_equal(fe_cone_memo_at(m, node("b_k")), 1);
+    assert_int_equal(fe_cone_memo_at(m, tl_node(g, "b_k")), 1);
     /* "No match" is the first thing kept. */
     assert_int_equal(fe_cone_memo_put(m, 9, NULL, 0), 0);
     assert_int_equal(fe_cone_memo_get(m, 9, out), 0);
     assert_int_equal(fe_cone_memo_get(m, 7, out), -1);
-    int32_t match[] = {node("b_sig"), node("b_silu"), node("b_y"), node("b_k")};
+    int32_t match[] = {tl_node(g, "b_sig"), tl_node(g, "b_silu"), tl_node(g, "b_y"), tl_node(g, "b_k")};
     assert_int_equal(fe_cone_memo_put(m, 7, match, 4), 0);
     assert_int_equal(fe_cone_memo_get(m, 7, out), 4);
     /* Pattern 8 is not known at the same cone. */
@@ -74,11 +67,11 @@ static void alike_blocks_share(void **s)
     assert_int_equal(fe_cone_memo_get(m, 8, out), 0);
 
     /* Block c reads block b as b reads a, but scales by 3: not alike. */
-    assert_int_equal(fe_cone_memo_at(m, node("c_k")), 1);
+    assert_int_equal(fe_cone_memo_at(m, tl_node(g, "c_k")), 1);
     assert_int_equal(fe_cone_memo_get(m, 7, out), -1);
     /* Block a reads the model's input where b reads a's output: not alike
      * either, at a height that reaches the relu's input. */
-    assert_int_equal(fe_cone_memo_at(m, node("a_k")), 1);
+    assert_int_equal(fe_cone_memo_at(m, tl_node(g, "a_k")), 1);
     assert_int_equal(fe_cone_memo_get(m, 7, out), -1);
     fe_cone_memo_free(m);
 
@@ -86,16 +79,16 @@ static void alike_blocks_share(void **s)
      * and b's match names b's nodes when asked at a. */
     m = fe_cone_memo_new(g, 3, &err);
     assert_non_null(m);
-    int32_t inner[] = {node("b_silu"), node("b_y"), node("b_k")};
-    assert_int_equal(fe_cone_memo_at(m, node("b_k")), 1);
+    int32_t inner[] = {tl_node(g, "b_silu"), tl_node(g, "b_y"), tl_node(g, "b_k")};
+    assert_int_equal(fe_cone_memo_at(m, tl_node(g, "b_k")), 1);
     assert_int_equal(fe_cone_memo_put(m, 1, inner, 3), 0);
-    assert_int_equal(fe_cone_memo_at(m, node("a_k")), 1);
+    assert_int_equal(fe_cone_memo_at(m, tl_node(g, "a_k")), 1);
     assert_int_equal(fe_cone_memo_get(m, 1, out), 3);
-    assert_int_equal(out[0], node("a_silu"));
-    assert_int_equal(out[1], node("a_y"));
-    assert_int_equal(out[2], node("a_k"));
+    assert_int_equal(out[0], tl_node(g, "a_silu"));
+    assert_int_equal(out[1], tl_node(g, "a_y"));
+    assert_int_equal(out[2], tl_node(g, "a_k"));
     /* A node outside the cone (the pattern was taller than it said). */
-    int32_t outside[] = {node("a_x"), node("a_k")};
+    int32_t outside[] = {tl_node(g, "a_x"), tl_node(g, "a_k")};
     assert_int_equal(fe_cone_memo_put(m, 2, outside, 2), 1);
     assert_int_equal(fe_cone_memo_get(m, 2, out), -1);
     fe_cone_memo_free(m);

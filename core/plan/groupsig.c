@@ -146,6 +146,25 @@ static int member_at(const fe_groupsig *s, int32_t v, int32_t stamp)
     return v >= 0 && s->nstamp[v] == stamp ? s->slot[v] : -1;
 }
 
+/* Part p's rank among the parts, by first member. */
+static int32_t part_rank(const int32_t *part_len, const int32_t *part_nodes, int nparts, int p)
+{
+    int32_t rank = 0, at = 0;
+    for (int q = 0; q < p; q++)
+        at += part_len[q];
+    for (int q = 0, at2 = 0; q < nparts; at2 += part_len[q], q++)
+        rank += part_nodes[at2] < part_nodes[at];
+    return rank;
+}
+
+uint64_t fe_groupsig_part_order(const int32_t *part_len, const int32_t *part_nodes, int nparts)
+{
+    uint64_t order = 0;
+    for (int p = 0; nparts > 1 && p < nparts; p++)
+        order = fe_mix64(order + (uint64_t)part_rank(part_len, part_nodes, nparts, p) + 1);
+    return order;
+}
+
 void fe_groupsig_of(fe_groupsig *s, uint64_t salt, const int32_t *nodes, int n,
                     const int32_t *part_len, const int32_t *part_nodes, int nparts, uint64_t out[2])
 {
@@ -162,10 +181,8 @@ void fe_groupsig_of(fe_groupsig *s, uint64_t salt, const int32_t *nodes, int n,
      * the parts' hashes are summed, so their order does not matter. */
     mix(h, (uint64_t)(nparts > 1 ? nparts : 1));
     for (int p = 0, at = 0; nparts > 1 && p < nparts; at += part_len[p], p++) {
-        int32_t rank = 0;
-        for (int q = 0, at2 = 0; q < nparts; at2 += part_len[q], q++)
-            rank += part_nodes[at2] < part_nodes[at];
-        uint64_t ph[2] = {(uint64_t)rank, (uint64_t)part_len[p]};
+        uint64_t ph[2] = {(uint64_t)part_rank(part_len, part_nodes, nparts, p),
+                          (uint64_t)part_len[p]};
         for (int k = 0; k < part_len[p]; k++)
             mix(ph, (uint64_t)s->slot[part_nodes[at + k]]);
         h[0] += fe_mix64(ph[0]);

@@ -35,4 +35,9 @@ void fe_groupsig_free(fe_groupsig *s);
 void fe_groupsig_of(fe_groupsig *s, uint64_t salt, const int32_t *nodes, int n,
                     const int32_t *part_len, const int32_t *part_nodes, int nparts, uint64_t out[2]);
 
+/* The order the parts are given in (each part's rank by first member, the
+ * signature's, in turn) as a hash: the signature leaves it out, a caller
+ * whose answers depend on it mixes it in. 0 for nparts <= 1. */
+uint64_t fe_groupsig_part_order(const int32_t *part_len, const int32_t *part_nodes, int nparts);
+
 #endif

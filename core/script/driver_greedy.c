@@ -69,14 +69,21 @@ typedef struct pairset {
     int64_t n, listcap;
 } pairset;
 
-static int pair_add(pairset *s, int32_t a, int32_t b)
+/* Append {key, val} to the array *items of *n (room *cap). 0, or -1 out of
+ * memory. */
+static int kv_push(fe_kv **items, int64_t *n, int64_t *cap, uint64_t key, uint64_t val)
 {
-    fe_kv *k = fe_run_grow(s->keys, &s->keycap, s->nkeys + 1, sizeof *k, 4096);
+    fe_kv *k = fe_run_grow(*items, cap, *n + 1, sizeof *k, 4096);
     if (!k)
         return -1;
-    s->keys = k;
-    s->keys[s->nkeys++] = (fe_kv){pair_key(a, b), 0};
+    *items = k;
+    k[(*n)++] = (fe_kv){key, val};
     return 0;
+}
+
+static int pair_add(pairset *s, int32_t a, int32_t b)
+{
+    return kv_push(&s->keys, &s->nkeys, &s->keycap, pair_key(a, b), 0);
 }
 
 /* s->list: the found pairs, each once, by key. 0, or -1 out of memory. */
@@ -106,16 +113,6 @@ typedef struct refusals {
     fe_kv *old, *fresh, *tmp;
     int64_t nold, nfresh, oldcap, freshcap, tmpcap;
 } refusals;
-
-static int refusal_add(refusals *f, uint64_t key, int32_t round)
-{
-    fe_kv *k = fe_run_grow(f->fresh, &f->freshcap, f->nfresh + 1, sizeof *k, 1024);
-    if (!k)
-        return -1;
-    f->fresh = k;
-    f->fresh[f->nfresh++] = (fe_kv){key, (uint64_t)round};
-    return 0;
-}
 
 /* Merge this round's refusals into the sorted ones (a pair refused again
  * keeps its latest round). 0, or -1 out of memory. */
@@ -260,6 +257,13 @@ static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf, const
     return FE_OK;
 }
 
+/* The positions of groups a and b, the lower first. */
+static void span(const fe_part *p, int32_t a, int32_t b, int32_t *lo, int32_t *hi)
+{
+    *lo = p->pos[a] < p->pos[b] ? p->pos[a] : p->pos[b];
+    *hi = p->pos[a] < p->pos[b] ? p->pos[b] : p->pos[a];
+}
+
 /* Was a position between groups a and b (inclusive) re-laid by a merge of
  * this round? A pair that was legal when scored can only have become
  * illegal through a group made this round that now lies on a path from one
@@ -270,8 +274,8 @@ static int candidates(fe_run *r, pairset *s, int64_t window, int32_t *buf, const
 static int relaid_between(const fe_part *p, const int32_t *relaid, int32_t a, int32_t b,
                           int32_t round)
 {
-    int32_t lo = p->pos[a] < p->pos[b] ? p->pos[a] : p->pos[b];
-    int32_t hi = p->pos[a] < p->pos[b] ? p->pos[b] : p->pos[a];
+    int32_t lo, hi;
+    span(p, a, b, &lo, &hi);
     for (int32_t at = lo; at <= hi; at++)
         if (relaid[at] == round)
             return 1;
@@ -335,8 +339,7 @@ int fe_drive_greedy(fe_run *r)
                 rc = r->status;
                 break;
             }
-            c->lo = p->pos[c->a] < p->pos[c->b] ? p->pos[c->a] : p->pos[c->b];
-            c->hi = p->pos[c->a] < p->pos[c->b] ? p->pos[c->b] : p->pos[c->a];
+            span(p, c->a, c->b, &c->lo, &c->hi);
             s.list[keep++] = *c;
         }
         if (rc != FE_OK || fe_run_over(r))
@@ -359,14 +362,15 @@ int fe_drive_greedy(fe_run *r)
                 break;
             }
             if (v == 1) {
-                int32_t lo = p->pos[c->a] < p->pos[c->b] ? p->pos[c->a] : p->pos[c->b];
-                int32_t hi = p->pos[c->a] < p->pos[c->b] ? p->pos[c->b] : p->pos[c->a];
+                int32_t lo, hi;
+                span(p, c->a, c->b, &lo, &hi);
                 for (int32_t at = lo; at <= hi; at++)
                     relaid[at] = round;   /* fe_part_merge re-lays just this span */
                 int32_t m = fe_part_merge(p, gids, 2);
                 touched[m] = touched[c->a] = touched[c->b] = round;
                 merged++;
-            } else if (!reask && refusal_add(&refused, pair_key(c->a, c->b), round) != 0) {
+            } else if (!reask && kv_push(&refused.fresh, &refused.nfresh, &refused.freshcap,
+                                         pair_key(c->a, c->b), (uint64_t)round) != 0) {
                 rc = fe_error_set(r->err, FE_ENOMEM, "out of memory in the greedy driver");
                 break;
             }

@@ -6,7 +6,6 @@
 
 #include "groupsig.h"
 #include "memo.h"
-#include "u64map.h"
 
 struct fe_memo {
     fe_groupsig *sig;
@@ -41,15 +40,7 @@ void fe_memo_key(fe_memo *m, int what, const int32_t *nodes, int n, const int32_
                  const int32_t *part_nodes, int nparts, uint64_t key[2])
 {
     fe_groupsig_of(m->sig, (uint64_t)what, nodes, n, part_len, part_nodes, nparts, key);
-    /* Each part's rank by first member (the signature's), in the order given. */
-    uint64_t order = 0;
-    for (int p = 0, at = 0; nparts > 1 && p < nparts; at += part_len[p], p++) {
-        int32_t rank = 0;
-        for (int q = 0, at2 = 0; q < nparts; at2 += part_len[q], q++)
-            rank += part_nodes[at2] < part_nodes[at];
-        order = fe_mix64(order + (uint64_t)rank + 1);
-    }
-    key[0] ^= order;
+    key[0] ^= fe_groupsig_part_order(part_len, part_nodes, nparts);
     if (!key[0] && !key[1])
         key[1] = 1;   /* {0, 0} marks an empty slot */
 }
