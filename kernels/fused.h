@@ -55,6 +55,8 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
 int64_t fe_k_prog_rows(const fe_k_prog *p);
 int64_t fe_k_prog_cols(const fe_k_prog *p);
 int fe_k_prog_full_rows(const fe_k_prog *p);
+/* Ops of the group the program computes. */
+int fe_k_prog_nops(const fe_k_prog *p);
 
 /* Run over the whole domain, or over part `part` of `nparts` slices of the
  * domain's outermost axis (TLF tiles). bufs is indexed by tensor id and

@@ -52,6 +52,7 @@ typedef struct val {
     int last;                      /* last consuming node (program index) */
     int ext;                       /* external input index, -1 if produced */
     int nonkeep;                   /* reduction output without keepdim */
+    int colred;                    /* a column reduction's result (its op), 0 none */
     int dedicated;                 /* slot never reused */
     int chan_rank;                 /* > 0: a batch_norm parameter [C], viewed as axis 1 of
                                     * an input of this rank (so [C, 1, 1] for NCHW) */
@@ -392,6 +393,20 @@ static int gen_node(cc *c, int ni)
         a[0] = use(c, vfind(c, ins[0]));
         in.code = I_UNARY;
         in.aux = op == FE_OP_GELU && !strcmp(fe_node_attr_str(g, n, "approximate", "none"), "tanh");
+    } else if (is_reduce(op) && o->colred) {
+        /* folded into the column accumulator of the output storing it */
+        in.code = I_COLACC;
+        in.a = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
+        in.aux = (int16_t)store_index(c, o->tensor);
+        if (in.a.kind == K_NONE || emit(c, in))
+            return fe_error_set(c->err, FE_ENOMEM, "fused: out of memory"), -1;
+        release(c, ni, ins, nin);
+        if (tmp[0] >= 0)
+            c->slot_free[tmp[0]] = 1;
+        c->p->outs[in.aux].acc = op;
+        c->p->nacc++;
+        c->p->nops++;
+        return 0;
     } else if (is_reduce(op)) {
         a[0] = as_full(c, use(c, vfind(c, ins[0])), &tmp[0]);
         in.code = I_REDUCE;
@@ -504,25 +519,35 @@ emitted:
 
 /* ---- analysis ---- */
 
-/* Reduced domain axes of row op node n: sets *lo (first column axis). */
-static int row_axes(cc *c, const fe_node *n, int *lo)
+/* Reduced domain axes of row op node n: sets *lo (first column axis);
+ * *col is set when n reduces the leading axes instead (a column
+ * reduction: then the rows are the reduced axes and *lo the first kept). */
+static int row_axes(cc *c, const fe_node *n, int *lo, int *col)
 {
     const fe_graph *g = c->g;
     const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
     int ri = x->rank, off = c->r - ri, op = n->op;
+    *col = 0;
     if (is_reduce(op)) {
         long m = fe_k_node_axes(g, n, ri);
         if (m <= 0)
             return fail(c, "node '%s' (%s): reduces no axis or has bad axes", fe_node_name(g, n),
                         fe_node_op_name(n));
-        int first = -1;
+        int first = -1, lead = 0;
+        while (lead < ri && ((m >> lead) & 1))
+            lead++;
         for (int i = 0; i < ri; i++)
             if ((m >> i) & 1) {
                 if (first < 0)
                     first = i;
             } else if (first >= 0) {
-                return fail(c, "node '%s' (%s): reduces axes that are not the trailing ones",
-                            fe_node_name(g, n), fe_node_op_name(n));
+                if (lead > 0 && (m >> lead) == 0) {   /* axes [0, lead) */
+                    *col = 1;
+                    *lo = lead + off;
+                    return 0;
+                }
+                return fail(c, "node '%s' (%s): reduces axes that are neither the leading nor "
+                            "the trailing ones", fe_node_name(g, n), fe_node_op_name(n));
             }
         *lo = first + off;
         return 0;
@@ -669,25 +694,43 @@ static int analyse(cc *c)
         val *o = &c->v[vfind(c, fe_node_output(g, n, 0))];
         for (int k = 0; k < n->nin; k++) {
             const val *iv = &c->v[vfind(c, fe_node_input(g, n, k))];
+            if (iv->colred)
+                return fail(c, "node '%s' (%s) reads a column reduction of the same program (its "
+                            "result is complete only after every row)", fe_node_name(g, n),
+                            fe_node_op_name(n));
             if (iv->nonkeep)
                 return fail(c, "node '%s' (%s) consumes a reduction without keepdim inside the "
                             "group", fe_node_name(g, n), fe_node_op_name(n));
         }
         if (is_rowop(n->op)) {
-            int lo;
+            int lo, col;
             const val *x = &c->v[vfind(c, fe_node_input(g, n, 0))];
-            if (row_axes(c, n, &lo))
+            if (row_axes(c, n, &lo, &col))
                 return -1;
             if (c->s < 0)
                 c->s = lo;
             else if (c->s != lo)
                 return fail(c, "node '%s' (%s): row reductions over different axes in one group",
                             fe_node_name(g, n), fe_node_op_name(n));
-            for (int a = lo; a < c->r; a++)
+            for (int a = col ? 0 : lo; a < c->r; a++)
                 if (x->ds[a] != c->D[a])
-                    return fail(c, "node '%s' (%s): its input is broadcast along the reduced axes",
-                                fe_node_name(g, n), fe_node_op_name(n));
+                    return fail(c, col ? "node '%s' (%s): a column reduction of a value broadcast "
+                                "in the group's domain" : "node '%s' (%s): its input is broadcast "
+                                "along the reduced axes", fe_node_name(g, n), fe_node_op_name(n));
             memcpy(o->ds, x->ds, sizeof o->ds);
+            if (col) {
+                if (sp->anchor >= 0 || sp->result >= 0)
+                    return fail(c, "node '%s' (%s): a column reduction does not run inside a "
+                                "matmul's prologue or epilogue", fe_node_name(g, n), fe_node_op_name(n));
+                for (int a = 0; a < lo; a++)
+                    o->ds[a] = 1;
+                o->colred = n->op;
+                int nst;
+                if (store_count(c, o->tensor, &nst) < 0 || nst != 1)
+                    return fail(c, "node '%s' (%s): a column reduction must be stored once by its "
+                                "program", fe_node_name(g, n), fe_node_op_name(n));
+                continue;
+            }
             if (is_reduce(n->op))
                 for (int a = lo; a < c->r; a++)
                     o->ds[a] = 1;
@@ -723,7 +766,7 @@ static int analyse(cc *c)
         if (vi < 0 || (c->v[vi].ext >= 0 && !c->v[vi].view))
             return fail(c, "fused: stored tensor %s is not produced by the group%s",
                         fe_tensor_name(g, fe_graph_tensor(g, sp->stores[k])), "");
-        if (memcmp(c->v[vi].ds, c->D, (size_t)c->r * sizeof(int64_t))) {
+        if (memcmp(c->v[vi].ds, c->D, (size_t)c->r * sizeof(int64_t)) && !c->v[vi].colred) {
             int ok = c->s >= 0;
             for (int a = 0; a < c->r && ok; a++)
                 ok = a < c->s ? c->v[vi].ds[a] == c->D[a] : c->v[vi].ds[a] == 1;
@@ -942,9 +985,11 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     if (layout(&c))
         goto fail;
     p->full_rows = 0;
-    for (int ni = 0; ni < spec->nnodes; ni++)
-        if (is_rowop(fe_graph_node(c.g, spec->nodes[ni])->op))
+    for (int ni = 0; ni < spec->nnodes; ni++) {
+        const fe_node *n = fe_graph_node(c.g, spec->nodes[ni]);
+        if (is_rowop(n->op) && !c.v[vfind(&c, fe_node_output(c.g, n, 0))].colred)
             p->full_rows = 1;
+    }
     p->nouts = spec->nstores;
     for (int k = 0; k < spec->nstores; k++) {
         const fe_tensor *t = fe_graph_tensor(c.g, spec->stores[k]);
@@ -972,6 +1017,11 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     for (int ni = 0; ni < spec->nnodes; ni++)
         if (gen_node(&c, ni))
             goto fail;
+    if (p->nacc && p->C > ((int64_t)1 << 22)) {
+        fail(&c, "fused: a column reduction over more than 4M columns (each thread would hold "
+             "an accumulator that large)%s%s", "", "");
+        goto fail;
+    }
     if (spec->result >= 0)
         p->result = c.v[vfind(&c, spec->result)].at;
     p->nexec = p->ncode;

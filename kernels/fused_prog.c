@@ -15,6 +15,8 @@ void fe_k_prog_free(fe_k_prog *p)
         return;
     for (int k = 0; k < p->nins && p->ins; k++)
         free(p->ins[k].ctab);
+    for (int k = 0; k < p->nouts && p->outs; k++)
+        free(p->outs[k].accbuf);
     free(p->ins);
     free(p->outs);
     free(p->code);
@@ -30,6 +32,7 @@ void fe_k_prog_free(fe_k_prog *p)
 int64_t fe_k_prog_rows(const fe_k_prog *p) { return p->rows; }
 int64_t fe_k_prog_cols(const fe_k_prog *p) { return p->C; }
 int fe_k_prog_full_rows(const fe_k_prog *p) { return p->full_rows; }
+int fe_k_prog_nops(const fe_k_prog *p) { return p->nops; }
 
 char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
 {

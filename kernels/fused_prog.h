@@ -22,6 +22,13 @@
  *     ROW   constant along the columns: one float per row (a reduction's
  *           result, an operand broadcast over the columns, a scalar).
  *
+ * A reduction over the row axes (a column reduction: a mean over a
+ * batch, a max down each column) is neither: its result is complete only
+ * when every row has been seen. I_COLACC folds a FULL value's tile into
+ * a per-thread column accumulator, and the run combines the threads'
+ * accumulators into the output when it ends; so nothing in the program
+ * can read that result (a later program, group_stages.c, does).
+ *
  *          cols ->
  *   rows  [x x x x x x]  FULL     [r]  ROW
  *     |   [x x x x x x]           [r]
@@ -38,7 +45,7 @@
 enum { K_NONE, K_SLOT, K_IN, K_ROW, K_CONST, K_ANCHOR };
 enum {
     I_LOAD, I_LOADROW, I_EXPAND, I_UNARY, I_BINARY, I_WHERE, I_ROUND, I_REDUCE,
-    I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA, I_VM
+    I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA, I_VM, I_COLACC
 };
 enum { COL_CONTIG, COL_BCAST, COL_GENERAL };
 
@@ -75,6 +82,10 @@ typedef struct pout {
     int32_t tensor;
     int dtype;
     int nt;                        /* non-temporal stores */
+    int acc;                       /* a column reduction's result (its FE_OP_*), 0 none:
+                                    * each thread's rows are folded into a column vector
+                                    * of its own, combined when the run ends */
+    double *accbuf;                /* then: C doubles for the whole domain, then C per thread */
 } pout;
 
 /* A run of elementwise instructions evaluated in registers (vecprog.h):
@@ -132,6 +143,7 @@ struct fe_k_prog {
     vent *vents;
     int nruns, nvops, nvents, maxent, maxops, nvm;   /* nvm: instructions inside runs */
     int nexec;                     /* code[0, nexec) after runs replaced instructions */
+    int nacc;                      /* outputs that are column reductions (pout.acc) */
 };
 
 static inline opnd mk(int kind, int idx)

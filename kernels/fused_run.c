@@ -25,6 +25,7 @@
 #include "injective.h"
 #include "iter.h"
 #include "norm.h"
+#include "ops.h"
 #include "reduce.h"
 #include "vecprog.h"
 
@@ -86,6 +87,10 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
 #ifdef _OPENMP
     p->nthreads = omp_get_max_threads();
 #endif
+    for (int k = 0; k < p->nouts; k++)
+        if (p->outs[k].acc &&
+            !(p->outs[k].accbuf = malloc((size_t)(p->nthreads + 1) * (size_t)p->C * sizeof(double))))
+            return -1;
     /* per thread: slots (64-byte aligned), row values, input pointers */
     size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
     size_t per = (size_t)p->nslots * ts * sizeof(float) + 64 +
@@ -396,6 +401,12 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                 fe_k_store_f32(bufs[o->tensor].data, o->dtype, row * p->C + c0, a, w);
             break;
         }
+        case I_COLACC: {
+            const pout *o = &p->outs[in->aux];
+            double *acc = o->accbuf + (size_t)(1 + (ts - p->ts)) * (size_t)p->C + c0;
+            fe_k_col_accumulate(o->acc, acc, loc(p, ts, in->a, anchor, &sa), w);
+            break;
+        }
         case I_STOREROW:
             if (c0 == 0) {
                 const pout *o = &p->outs[in->aux];
@@ -488,6 +499,57 @@ static int copy_range(const fe_k_prog *p, const fe_k_tensor *bufs, int64_t e0, i
     return 1;
 }
 
+/* Column reductions, before a part runs: each thread's accumulator
+ * starts empty, and so does the whole domain's at the first part. */
+static void acc_begin(const fe_k_prog *p, int part)
+{
+    for (int k = 0; k < p->nouts; k++) {
+        const pout *o = &p->outs[k];
+        if (!o->acc)
+            continue;
+        double id = fe_k_reduce_identity(o->acc);
+        size_t n = (size_t)p->C * (size_t)(part == 0 ? p->nthreads + 1 : p->nthreads);
+        double *a = part == 0 ? o->accbuf : o->accbuf + p->C;
+        for (size_t j = 0; j < n; j++)
+            a[j] = id;
+    }
+}
+
+/* And after: the threads' accumulators fold into the domain's (in thread
+ * order, so a run's result does not depend on the schedule's timing
+ * beyond which rows each thread took), which the last part finishes (a
+ * mean divides by the rows) and writes. */
+static void acc_end(const fe_k_prog *p, const fe_k_tensor *bufs, int last)
+{
+    for (int k = 0; k < p->nouts; k++) {
+        const pout *o = &p->outs[k];
+        if (!o->acc)
+            continue;
+        for (int t = 0; t < p->nthreads; t++) {
+            const double *a = o->accbuf + (size_t)(t + 1) * (size_t)p->C;
+            double *tot = o->accbuf;
+            for (int64_t j = 0; j < p->C; j++) {
+                float x = (float)a[j];   /* NaN and +-inf pass; the step is in double */
+                if (o->acc == FE_OP_AMAX || o->acc == FE_OP_AMIN)
+                    fe_k_col_accumulate(o->acc, tot + j, &x, 1);
+                else
+                    tot[j] += a[j];
+            }
+        }
+        if (!last)
+            continue;
+        float *out = bufs[o->tensor].data;
+        for (int64_t j0 = 0; j0 < p->C; j0 += 1024) {
+            float v[1024];
+            int64_t n = p->C - j0 < 1024 ? p->C - j0 : 1024;
+            for (int64_t j = 0; j < n; j++)
+                v[j] = (float)(o->acc == FE_OP_MEAN ? o->accbuf[j0 + j] / (double)p->rows
+                                                    : o->accbuf[j0 + j]);
+            fe_k_store_f32(out, o->dtype, j0, v, n);
+        }
+    }
+}
+
 /* Rows per block of a column-blocked program: each thread takes tiles four
  * at a time, so a block gives both threads rows of the same chunk. */
 #define ROWBLK 8
@@ -508,8 +570,13 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         e0 = (e0 + p->C - 1) / p->C * p->C;
         e1 = part == nparts - 1 ? total : (e1 + p->C - 1) / p->C * p->C;
     }
-    if (e0 >= e1 || p->C == 0)
+    if (p->nacc)
+        acc_begin(p, part);
+    if (e0 >= e1 || p->C == 0) {
+        if (p->nacc)
+            acc_end(p, bufs, part == nparts - 1);
         return FE_OK;
+    }
     if (p->copy && copy_range(p, bufs, e0, e1))
         return FE_OK;
     int64_t T = p->full_rows ? p->C : p->T;
@@ -563,6 +630,8 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         ts->ahead = 0;
         fe_k_stream_fence();
     }
+    if (p->nacc)
+        acc_end(p, bufs, part == nparts - 1);
     return FE_OK;
 }
 

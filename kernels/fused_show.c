@@ -113,6 +113,11 @@ static void show_instr(FILE *f, const fe_k_prog *p, const instr *in, const char 
         opnd_text(f, p, in->d);
         fprintf(f, " = round to %s\n", fe_dtype_name(in->op));
         return;
+    case I_COLACC:
+        fprintf(f, "out%d = %s down each column of ", in->aux, op_name(p->outs[in->aux].acc));
+        opnd_text(f, p, in->a);
+        fprintf(f, "  (each thread's rows folded in, the threads combined when the run ends)\n");
+        return;
     default:
         break;
     }

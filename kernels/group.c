@@ -272,6 +272,23 @@ static int try_views(fe_exec_group *gr)
     return 0;
 }
 
+/* A group whose column reductions are read by later members: fused
+ * programs in turn (group_stages.c). 0 when it runs so. */
+static int try_stages(fe_exec_group *gr)
+{
+    fe_error why = {0};
+    char desc[256], sn[96];
+    if (!(gr->stages = fe_k_stages_new(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, &why)))
+        return -1;
+    gr->mode = MODE_STAGES;
+    gr->kernel = FE_K_CHOICE_FUSED;
+    gr->temp_bytes = fe_k_stages_temp_bytes(gr->stages);
+    split_note(gr, sn, sizeof sn);
+    snprintf(gr->how, sizeof gr->how, "%s: %s%s", fe_k_choice_name(FE_K_CHOICE_FUSED),
+             fe_k_stages_describe(gr->stages, desc, sizeof desc), sn);
+    return 0;
+}
+
 /* ---- anchored (matmul / conv) ---- */
 
 /* Mark role r on the producers of tensor t inside the group, recursively. */
@@ -846,7 +863,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         fe_group_set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
-        if (npool ? try_pool(gr, &why) : try_fused(gr, &why)) {
+        if (npool ? try_pool(gr, &why) : try_fused(gr, &why) && try_stages(gr)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_name(kernel), why.message);
             fe_group_set_perop(gr, reason);
@@ -901,7 +918,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         } else if (npool) {
             if (try_pool(gr, &why))
                 fe_group_set_perop(gr, why.message);
-        } else if (try_views(gr) && try_fused(gr, &why)) {
+        } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr)) {
             fe_group_set_perop(gr, n > 1 ? why.message : NULL);
         }
     }
@@ -929,6 +946,7 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_prog_free(gr->pro[1]);
     fe_k_prog_free(gr->epi);
     fe_k_views_free(gr->views, gr->nouts);
+    fe_k_stages_free(gr->stages);
     fe_k_dnn_group_free(gr->dnn);
     fe_group_free_subs(gr);
     free(gr->nodes);
@@ -952,6 +970,8 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
     }
     if (gr->mode == MODE_VIEWS)
         fe_k_views_show(gr->views, gr->nouts, gr->g, gr->outs, indent, f);
+    if (gr->mode == MODE_STAGES)
+        fe_k_stages_show(gr->stages, indent, f);
     for (int k = 0; k < 2 && gr->mode == MODE_ANCHOR; k++)
         if (gr->pro[k]) {
             fprintf(f, "%sprologue of the %s's %s operand%s:\n", indent, anchor, k ? "second" : "first",
@@ -992,6 +1012,8 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         return FE_OK;
     case MODE_VIEWS:
         return fe_k_views_run(gr->views, gr->nouts, bufs, err);
+    case MODE_STAGES:
+        return fe_k_stages_run(gr->stages, bufs, gr->split, err);
     case MODE_ANCHOR:
         return fe_group_run_anchor(gr, bufs, err);
     case MODE_POOL:

@@ -8,8 +8,9 @@
 #include "fused.h"
 #include "group.h"
 #include "group_dnn.h"
+#include "group_stages.h"
 
-enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS };
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS, MODE_STAGES };
 
 struct fe_exec_group {
     const fe_graph *g;
@@ -22,6 +23,7 @@ struct fe_exec_group {
     int64_t temp_bytes;
     fe_k_prog *prog;                  /* MODE_FUSED */
     fe_k_prog **views;                /* MODE_VIEWS: a program per output (group_views.h) */
+    fe_k_stages *stages;              /* MODE_STAGES: programs in turn (group_stages.h) */
     /* MODE_ANCHOR */
     int32_t anchor;                   /* node id (MODE_POOL too) */
     fe_k_prog *pro[2], *epi;          /* prologues of a and b, epilogue (MODE_POOL too) */

@@ -288,6 +288,10 @@ static void acc_row(int op, double *restrict acc, const float *restrict x, int64
     }
 }
 
+double fe_k_reduce_identity(int op) { return red_init(op); }
+
+void fe_k_col_accumulate(int op, double *acc, const float *x, int64_t n) { acc_row(op, acc, x, n); }
+
 /* count elements of a typed tensor or a double buffer into double */
 static void load_d(const fe_k_tensor *xt, const double *xd, int64_t off, double *dst, int64_t n)
 {

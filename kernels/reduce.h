@@ -20,6 +20,11 @@ float fe_k_row_max(const float *x, int64_t n);   /* -inf for n = 0 */
 float fe_k_row_min(const float *x, int64_t n);   /* +inf for n = 0 */
 /* Reduce a row with op FE_OP_SUM, FE_OP_MEAN, FE_OP_AMAX or FE_OP_AMIN. */
 float fe_k_row_reduce(int op, const float *x, int64_t n);
+/* The identity of reduction op (0, -inf for amax, +inf for amin), and
+ * acc[j] = op(acc[j], x[j]) for j < n in double: a column reduction's
+ * step, NaN propagating as in the reference reductions. */
+double fe_k_reduce_identity(int op);
+void fe_k_col_accumulate(int op, double *acc, const float *x, int64_t n);
 
 /* y = softmax(x) (or log_softmax when log is set) over one row; y may be x.
  * A row of all -inf gives NaN, as PyTorch does. */

@@ -1,0 +1,286 @@
+/* group_stages.c: a group whose column reductions are read by later
+ * members, as fused programs in turn (see group_stages.h).
+ *
+ * A column reduction (a mean over the batch, a max down each column) is
+ * complete only after every row, so a program cannot read its own
+ * (fused_prog.h). A group such as
+ *
+ *     c = x - mean_0(x);  v = mean_0(c * c);  y = c * rsqrt(v + eps)
+ *
+ * is therefore cut at its column reductions into stages, each a fused
+ * program: stage 0 computes mean_0(x); stage 1 reads it and computes v;
+ * stage 2 reads both and computes y. A member's stage is the number of
+ * column reductions on its longest path from the group's inputs, and a
+ * stage's program holds every member its results need, so the members
+ * that feed several stages (c above) are computed again in each instead
+ * of being written out and read back: the group reads its inputs once per
+ * stage and writes nothing but its outputs and the reductions, which are
+ * a row each. That is what makes it pay on memory-bound groups, where a
+ * recomputed subtract costs less than the pass that would store it.
+ *
+ * A program has one domain, so a stage whose outputs differ in shape (a
+ * sum of two column reductions beside full-size results) is several
+ * programs; so is a group with no column reduction at all whose outputs
+ * do, which is how such a group runs fused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "group_stages.h"
+#include "node.h"
+#include "ops.h"
+#include "scratch.h"
+
+struct fe_k_stages {
+    const fe_graph *g;
+    int n;
+    fe_k_prog **progs;
+    int32_t *temps;                /* column reductions read only inside the group */
+    int ntemps;
+    int nstages;
+};
+
+static int is_colred(const fe_graph *g, const fe_node *n)
+{
+    if (n->op != FE_OP_SUM && n->op != FE_OP_MEAN && n->op != FE_OP_AMAX && n->op != FE_OP_AMIN)
+        return 0;
+    int r = fe_graph_tensor(g, fe_node_input(g, n, 0))->rank;
+    long m = fe_k_node_axes(g, n, r);
+    return r > 0 && m > 0 && !((m >> (r - 1)) & 1);
+}
+
+static int index_of(const int32_t *a, int n, int32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == v)
+            return i;
+    return -1;
+}
+
+/* Mark in cone the members target i needs in stage s: back through its
+ * inputs, stopping at column reductions of earlier stages (inputs then). */
+static void mark_cone(const fe_graph *g, const int32_t *nodes, int n, const int *stage,
+                      const char *col, int s, int i, char *cone)
+{
+    if (cone[i])
+        return;
+    cone[i] = 1;
+    const fe_node *nd = fe_graph_node(g, nodes[i]);
+    for (int k = 0; k < nd->nin; k++) {
+        int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
+        if (j >= 0 && !(col[j] && stage[j] < s))
+            mark_cone(g, nodes, n, stage, col, s, j, cone);
+    }
+}
+
+/* The program of stage s computing targets tg[0..nt) (member indices),
+ * or NULL with why. */
+static fe_k_prog *stage_prog(const fe_graph *g, const int32_t *nodes, int n, const int *stage,
+                             const char *col, int s, const int *tg, int nt, fe_error *why)
+{
+    char *cone = calloc((size_t)n + 1, 1);
+    int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids), *sto = malloc(((size_t)nt + 1) * sizeof *sto);
+    fe_k_prog *p = NULL;
+    int nids = 0;
+    if (!cone || !ids || !sto) {
+        fe_error_set(why, FE_ENOMEM, "out of memory");
+    } else {
+        for (int k = 0; k < nt; k++) {
+            sto[k] = fe_node_output(g, fe_graph_node(g, nodes[tg[k]]), 0);
+            mark_cone(g, nodes, n, stage, col, s, tg[k], cone);
+        }
+        for (int i = 0; i < n; i++)
+            if (cone[i])
+                ids[nids++] = nodes[i];
+        fe_k_prog_spec sp = {.g = g, .nodes = ids, .nnodes = nids, .stores = sto, .nstores = nt,
+                             .anchor = -1, .result = -1, .split = -1};
+        p = fe_k_prog_compile(&sp, why);
+    }
+    free(cone);
+    free(ids);
+    free(sto);
+    return p;
+}
+
+/* More stage targets than this are not sorted into programs one by one. */
+#define MAX_TARGETS 32
+
+static int by_size_desc(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x < y) - (x > y);
+}
+
+/* Add the programs of stage s to st: one for all its targets when they
+ * compile together. Otherwise (outputs of other shapes: a sum of two
+ * column reductions beside the full-size results) the largest first, each
+ * program taking every remaining target that compiles with it. */
+static int add_stage(fe_k_stages *st, const int32_t *nodes, int n, const int *stage, const char *col,
+                     int s, int *tg, int nt, fe_error *why)
+{
+    const fe_graph *g = st->g;
+    fe_k_prog *p = stage_prog(g, nodes, n, stage, col, s, tg, nt, why);
+    if (p || why->code == FE_ENOMEM || nt > MAX_TARGETS || nt < 2) {
+        if (p)
+            st->progs[st->n++] = p;
+        return p ? 0 : -1;
+    }
+    int64_t key[MAX_TARGETS][2];
+    for (int k = 0; k < nt; k++) {
+        key[k][0] = fe_graph_tensor(g, fe_node_output(g, fe_graph_node(g, nodes[tg[k]]), 0))->numel;
+        key[k][1] = tg[k];
+    }
+    qsort(key, (size_t)nt, sizeof key[0], by_size_desc);
+    int left = nt, pick[MAX_TARGETS];
+    char taken[MAX_TARGETS] = {0};
+    while (left > 0) {
+        int np = 0;
+        fe_k_prog *best = NULL;
+        for (int k = 0; k < nt; k++) {
+            if (taken[k])
+                continue;
+            pick[np] = (int)key[k][1];
+            fe_error e = {0};
+            fe_k_prog *q = stage_prog(g, nodes, n, stage, col, s, pick, np + 1, &e);
+            if (!q) {
+                if (np == 0 || e.code == FE_ENOMEM) {   /* a target no program takes */
+                    *why = e;
+                    fe_k_prog_free(best);
+                    return -1;
+                }
+                continue;
+            }
+            fe_k_prog_free(best);
+            best = q;
+            taken[k] = 1;
+            np++;
+            left--;
+        }
+        st->progs[st->n++] = best;
+    }
+    return 0;
+}
+
+fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
+                             int nouts, fe_error *why)
+{
+    fe_k_stages *st = calloc(1, sizeof *st);
+    int *stage = calloc((size_t)n + 1, sizeof *stage), *tg = malloc(((size_t)n + 1) * sizeof *tg);
+    char *col = calloc((size_t)n + 1, 1);
+    int top = 0;
+    if (!st || !stage || !col || !tg)
+        goto oom;
+    st->g = g;
+    for (int i = 0; i < n; i++) {
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        col[i] = (char)is_colred(g, nd);
+        for (int k = 0; k < nd->nin; k++) {
+            int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
+            if (j >= 0 && stage[j] + col[j] > stage[i])
+                stage[i] = stage[j] + col[j];
+        }
+        if (stage[i] > top)
+            top = stage[i];
+    }
+    /* a stage makes at most one program per target */
+    if (!(st->progs = calloc((size_t)n + 1, sizeof *st->progs)) ||
+        !(st->temps = malloc(((size_t)n + 1) * sizeof *st->temps)))
+        goto oom;
+    st->nstages = top + 1;
+    for (int s = 0; s <= top; s++) {
+        int nt = 0;
+        for (int i = 0; i < n; i++) {
+            if (stage[i] != s)
+                continue;
+            int32_t t = fe_node_output(g, fe_graph_node(g, nodes[i]), 0);
+            int leaves = index_of(outs, nouts, t) >= 0;
+            if (!col[i] && !leaves)
+                continue;
+            tg[nt++] = i;
+            if (col[i] && !leaves)
+                st->temps[st->ntemps++] = t;
+        }
+        if (nt && add_stage(st, nodes, n, stage, col, s, tg, nt, why))
+            goto fail;
+    }
+    free(stage);
+    free(col);
+    free(tg);
+    return st;
+oom:
+    fe_error_set(why, FE_ENOMEM, "out of memory");
+fail:
+    fe_k_stages_free(st);
+    free(stage);
+    free(col);
+    free(tg);
+    return NULL;
+}
+
+int fe_k_stages_run(fe_k_stages *s, fe_k_tensor *bufs, int split, fe_error *err)
+{
+    int rc = FE_OK, held = 0;
+    for (; held < s->ntemps; held++) {
+        int32_t t = s->temps[held];
+        size_t bytes = (size_t)fe_graph_tensor(s->g, t)->bytes;
+        void *d = fe_k_scratch_get(bytes);
+        if (!d) {
+            rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
+                              fe_tensor_name(s->g, fe_graph_tensor(s->g, t)), bytes);
+            break;
+        }
+        bufs[t] = fe_k_graph_view(s->g, t, d);
+    }
+    for (int k = 0; k < s->n && rc == FE_OK; k++) {
+        fe_k_prog_reset(s->progs[k]);
+        for (int part = 0; part < split && rc == FE_OK; part++)
+            rc = fe_k_prog_run(s->progs[k], bufs, part, split, err);
+    }
+    while (held-- > 0) {
+        fe_k_scratch_put(bufs[s->temps[held]].data);
+        bufs[s->temps[held]].data = NULL;
+    }
+    return rc;
+}
+
+char *fe_k_stages_describe(const fe_k_stages *s, char *buf, size_t size)
+{
+    int ops = 0;
+    for (int k = 0; k < s->n; k++)
+        ops += fe_k_prog_nops(s->progs[k]);
+    if (s->nstages > 1)
+        snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions are read "
+                 "(%d ops in all, members that several programs need computed in each)", s->n,
+                 s->nstages, ops);
+    else
+        snprintf(buf, size, "%d programs, for outputs of different shapes (%d ops in all, members "
+                 "that several programs need computed in each)", s->n, ops);
+    return buf;
+}
+
+void fe_k_stages_show(const fe_k_stages *s, const char *indent, FILE *f)
+{
+    for (int k = 0; k < s->n; k++) {
+        fprintf(f, "%sprogram %d of %d:\n", indent, k + 1, s->n);
+        fe_k_prog_show(s->progs[k], s->g, indent, f);
+    }
+}
+
+int64_t fe_k_stages_temp_bytes(const fe_k_stages *s)
+{
+    int64_t b = 0;
+    for (int k = 0; k < s->ntemps; k++)
+        b += fe_graph_tensor(s->g, s->temps[k])->bytes;
+    return b;
+}
+
+void fe_k_stages_free(fe_k_stages *s)
+{
+    if (!s)
+        return;
+    for (int k = 0; s->progs && k < s->n; k++)
+        fe_k_prog_free(s->progs[k]);
+    free(s->progs);
+    free(s->temps);
+    free(s);
+}
