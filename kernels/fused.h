@@ -34,6 +34,13 @@ typedef struct fe_k_prog_spec {
     const int64_t *domain;
     int domain_rank;
     int split;
+    /* Stores into part of another tensor (a concat's operands): store k
+     * writes its values into tensor into[k] (-1: into stores[k] itself),
+     * at offset into_off[k] along that tensor's axis into_axis[k]. NULL:
+     * every store writes its own tensor. */
+    const int32_t *into;
+    const int64_t *into_off;
+    const int *into_axis;
 } fe_k_prog_spec;
 
 /* Compile. Returns the program (free with fe_k_prog_free), or NULL with

@@ -80,6 +80,10 @@ typedef struct cc {
     fe_k_prog *p;
     int cap_code, cap_consts;
     fe_k_folded f;                 /* views folded into loads, reshapes into stores */
+    struct {                       /* per store into part of another tensor: */
+        int64_t st[FE_MAX_RANK];   /* its strides over the domain */
+        int64_t base;
+    } *ost;
 } cc;
 
 static int fail(cc *c, const char *fmt, const char *a, const char *b)
@@ -529,27 +533,15 @@ static int row_axes(cc *c, const fe_node *n, int *lo, int *col)
     int ri = x->rank, off = c->r - ri, op = n->op;
     *col = 0;
     if (is_reduce(op)) {
-        long m = fe_k_node_axes(g, n, ri);
-        if (m <= 0)
+        int kind = fe_k_node_reduce_kind(g, n, lo);
+        if (kind < 0)
             return fail(c, "node '%s' (%s): reduces no axis or has bad axes", fe_node_name(g, n),
                         fe_node_op_name(n));
-        int first = -1, lead = 0;
-        while (lead < ri && ((m >> lead) & 1))
-            lead++;
-        for (int i = 0; i < ri; i++)
-            if ((m >> i) & 1) {
-                if (first < 0)
-                    first = i;
-            } else if (first >= 0) {
-                if (lead > 0 && (m >> lead) == 0) {   /* axes [0, lead) */
-                    *col = 1;
-                    *lo = lead + off;
-                    return 0;
-                }
-                return fail(c, "node '%s' (%s): reduces axes that are neither the leading nor "
-                            "the trailing ones", fe_node_name(g, n), fe_node_op_name(n));
-            }
-        *lo = first + off;
+        if (kind == FE_K_RED_OTHER)
+            return fail(c, "node '%s' (%s): reduces axes that are neither the leading nor "
+                        "the trailing ones", fe_node_name(g, n), fe_node_op_name(n));
+        *col = kind == FE_K_RED_COLS;
+        *lo += off;
         return 0;
     }
     if (op == FE_OP_SOFTMAX || op == FE_OP_LOG_SOFTMAX) {
@@ -572,6 +564,22 @@ static int row_axes(cc *c, const fe_node *n, int *lo, int *col)
         *lo = c->r - k;
         return 0;
     }
+}
+
+/* Strides over the domain of the stores into part of another tensor (a
+ * concat's operand's place). */
+static int into_strides(cc *c)
+{
+    const fe_k_prog_spec *sp = c->sp;
+    for (int k = 0; sp->into && k < sp->nstores; k++) {
+        if (sp->into[k] < 0)
+            continue;
+        if (fe_k_part_strides(c->g, sp->into[k], sp->into_axis[k], sp->into_off[k], c->r, c->D,
+                              c->ost[k].st, &c->ost[k].base))
+            return fail(c, "fused: a part of %s does not fit the group's domain%s",
+                        fe_tensor_name(c->g, fe_graph_tensor(c->g, sp->into[k])), "");
+    }
+    return 0;
 }
 
 /* Values, domain, alignment and the split. */
@@ -779,7 +787,7 @@ static int analyse(cc *c)
     for (int i = 0; i < c->nv; i++)
         if (c->v[i].view)
             fe_k_sview_domain(&c->f.vs[c->v[i].view - 1], c->r, c->v[i].ds, c->v[i].vst);
-    return 0;
+    return into_strides(c);
 }
 
 /* Merge adjacent axes every external operand and output treats alike
@@ -804,6 +812,9 @@ static void merge_axes(cc *c)
             if (v->view)   /* a strided view merges where its strides stay affine */
                 same = same && v->vst[prev] == v->vst[a] * c->D[a];
         }
+        for (int k = 0; c->sp->into && k < c->sp->nstores && same; k++)   /* so does a part */
+            if (c->sp->into[k] >= 0)
+                same = c->ost[k].st[prev] == c->ost[k].st[a] * c->D[a];
         if (same) {
             c->MD[m - 1] *= c->D[a];
         } else {
@@ -845,6 +856,46 @@ static void mshape(const cc *c, const val *v, int64_t *ms)
     }
 }
 
+/* Strides over the merged axes of a map with strides dst over the
+ * domain: each merged axis moves as its innermost axis of size > 1. */
+static void merged_strides(const cc *c, const int64_t *dst, int64_t *st)
+{
+    for (int i = 0; i < c->mr; i++) {
+        st[i] = 0;
+        for (int a = c->mstart[i]; a < c->mstart[i + 1]; a++)
+            if (c->D[a] != 1)
+                st[i] = dst[a];
+    }
+}
+
+/* Stores into part of another tensor: row strides and base offset. The
+ * columns must be contiguous in that tensor, as every store writes them. */
+static int into_layout(cc *c)
+{
+    fe_k_prog *p = c->p;
+    const fe_k_prog_spec *sp = c->sp;
+    for (int k = 0; sp->into && k < sp->nstores; k++) {
+        if (sp->into[k] < 0)
+            continue;
+        const char *name = fe_tensor_name(c->g, fe_graph_tensor(c->g, sp->into[k]));
+        int64_t st[FE_MAX_RANK], cs = 1;
+        merged_strides(c, c->ost[k].st, st);
+        for (int i = c->mr - 1; i >= c->ms; i--) {
+            if (st[i] != cs)
+                return fail(c, "fused: the part of %s this program writes is not whole rows of "
+                            "it (a concat along a column axis)%s", name, "");
+            cs *= c->MD[i];
+        }
+        int vi = vfind(c, store_val(c, k));
+        if (vi < 0 || !c->v[vi].full)
+            return fail(c, "fused: a value written into part of %s is one number per row%s", name, "");
+        p->outs[k].strided = 1;
+        p->outs[k].base = c->ost[k].base;
+        memcpy(p->outs[k].rst, st, (size_t)c->ms * sizeof *st);
+    }
+    return 0;
+}
+
 static int layout(cc *c)
 {
     fe_k_prog *p = c->p;
@@ -881,12 +932,7 @@ static int layout(cc *c)
         in->view = -1;
         if (v->view) {   /* its source, read with the view's strides (merge_axes kept them affine) */
             const fe_k_sview *w = &c->f.vs[v->view - 1];
-            for (int i = 0; i < mr; i++) {
-                st[i] = 0;
-                for (int a = c->mstart[i]; a < c->mstart[i + 1]; a++)
-                    if (c->D[a] != 1)
-                        st[i] = v->vst[a];
-            }
+            merged_strides(c, v->vst, st);
             in->view = v->tensor;
             in->tensor = w->src;
             in->base = w->off;
@@ -923,22 +969,7 @@ static int layout(cc *c)
                 in->ctab[j] = fe_k_offset(mr - ms, c->MD + ms, st + ms, j);
         }
     }
-    return 0;
-}
-
-/* Does program p only copy its one input to its one output of the same
- * dtype (a transpose, a slice, an expand, a chain of views stored)? Such a
- * program moves bytes as they are, with the per-op kernels' strided copy
- * (fused_run.c): through the tiles and the f32 slot, an f16 transpose ran
- * at 0.3-0.8x of the op's own copy and a stepped slice at 0.3x. */
-static int copy_only(const fe_k_prog *p)
-{
-    if (p->nins != 1 || p->nouts != 1 || p->full_rows || p->ins[0].dtype != p->outs[0].dtype)
-        return 0;
-    for (int i = 0; i < p->nexec; i++)
-        if ((p->code[i].code != I_LOAD && p->code[i].code != I_STORE) || p->code[i].a.kind == K_ANCHOR)
-            return 0;
-    return 1;
+    return into_layout(c);
 }
 
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
@@ -951,9 +982,11 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     c.err = err;
     c.p = calloc(1, sizeof(fe_k_prog));
     c.v = calloc((size_t)(3 * spec->nnodes + FE_MAX_IO + 4), sizeof(val));
-    if (!c.p || !c.v) {
+    c.ost = calloc((size_t)spec->nstores + 1, sizeof *c.ost);
+    if (!c.p || !c.v || !c.ost) {
         free(c.p);
         free(c.v);
+        free(c.ost);
         fe_error_set(err, FE_ENOMEM, "fused: out of memory");
         return NULL;
     }
@@ -992,8 +1025,9 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     }
     p->nouts = spec->nstores;
     for (int k = 0; k < spec->nstores; k++) {
-        const fe_tensor *t = fe_graph_tensor(c.g, spec->stores[k]);
-        p->outs[k].tensor = spec->stores[k];
+        int32_t ot = spec->into && spec->into[k] >= 0 ? spec->into[k] : spec->stores[k];
+        const fe_tensor *t = fe_graph_tensor(c.g, ot);
+        p->outs[k].tensor = ot;
         p->outs[k].dtype = t->dtype;
         p->outs[k].nt = (long)t->bytes >= fe_k_cache_llc() / 2;
     }
@@ -1028,11 +1062,12 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     if (fe_k_prog_build_runs(p, err))
         goto fail;
 
-    p->copy = copy_only(p);
+    p->copy = fe_k_prog_copy_only(p);
     fe_k_prog_tile(p);
     if (fe_k_prog_alloc_threads(p))
         goto oom;
     free(c.v);
+    free(c.ost);
     free(c.slot_free);
     fe_k_folded_free(&c.f);
     return p;
@@ -1040,6 +1075,7 @@ oom:
     fe_error_set(err, FE_ENOMEM, "fused: out of memory");
 fail:
     free(c.v);
+    free(c.ost);
     free(c.slot_free);
     fe_k_folded_free(&c.f);
     fe_k_prog_free(c.p);

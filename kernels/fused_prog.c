@@ -34,6 +34,22 @@ int64_t fe_k_prog_cols(const fe_k_prog *p) { return p->C; }
 int fe_k_prog_full_rows(const fe_k_prog *p) { return p->full_rows; }
 int fe_k_prog_nops(const fe_k_prog *p) { return p->nops; }
 
+/* Does program p only copy its one input to its one output of the same
+ * dtype (a transpose, a slice, an expand, a chain of views stored)? Such a
+ * program moves bytes as they are, with the per-op kernels' strided copy
+ * (fused_run.c): through the tiles and the f32 slot, an f16 transpose ran
+ * at 0.3-0.8x of the op's own copy and a stepped slice at 0.3x. */
+int fe_k_prog_copy_only(const fe_k_prog *p)
+{
+    if (p->nins != 1 || p->nouts != 1 || p->full_rows || p->ins[0].dtype != p->outs[0].dtype ||
+        p->outs[0].strided)
+        return 0;
+    for (int i = 0; i < p->nexec; i++)
+        if ((p->code[i].code != I_LOAD && p->code[i].code != I_STORE) || p->code[i].a.kind == K_ANCHOR)
+            return 0;
+    return 1;
+}
+
 char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
 {
     int nt = 0;

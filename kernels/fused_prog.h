@@ -41,6 +41,7 @@
 
 #include "error.h"
 #include "fused.h"
+#include "iter.h"
 
 enum { K_NONE, K_SLOT, K_IN, K_ROW, K_CONST, K_ANCHOR };
 enum {
@@ -86,7 +87,12 @@ typedef struct pout {
                                     * each thread's rows are folded into a column vector
                                     * of its own, combined when the run ends */
     double *accbuf;                /* then: C doubles for the whole domain, then C per thread */
+    int strided;                   /* written into part of tensor (a concat's operand): row r
+                                    * starts at base + offset of r over rst, not at r * C */
+    int64_t base;
+    int64_t rst[FE_MAX_RANK];
 } pout;
+
 
 /* A run of elementwise instructions evaluated in registers (vecprog.h):
  * ops[op0, op0 + nops) over table entries [ent0, ent0 + nent). */
@@ -146,6 +152,14 @@ struct fe_k_prog {
     int nacc;                      /* outputs that are column reductions (pout.acc) */
 };
 
+/* Where row `row` of output o starts in its tensor, in elements. */
+static inline int64_t fe_k_out_row(const fe_k_prog *p, const pout *o, int64_t row)
+{
+    if (!o->strided)
+        return row * p->C;
+    return o->base + (p->nrdims == 1 ? row * o->rst[0] : fe_k_offset(p->nrdims, p->rdims, o->rst, row));
+}
+
 static inline opnd mk(int kind, int idx)
 {
     opnd o = {(int8_t)kind, idx};
@@ -155,6 +169,10 @@ static inline opnd mk(int kind, int idx)
 /* Replace each maximal run of register-capable instructions of p->code by
  * one I_VM instruction (fused_vm.c); 0, or -1 with FE_ENOMEM in err. */
 int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err);
+
+/* Whether p only copies its one input to its one output of the same
+ * dtype, so the runner may move the bytes as they are (fused_prog.c). */
+int fe_k_prog_copy_only(const fe_k_prog *p);
 
 /* Choose p's tile width T and its streaming (colblock, ahead) from its
  * code and inputs (fused_tile.c). */

@@ -203,10 +203,11 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
         s->step = 0;
         if (v->out >= 0) {
             const pout *o = &p->outs[v->out];
-            s->p = (float *)bufs[o->tensor].data + row * p->C + c0;
+            s->p = (float *)bufs[o->tensor].data + fe_k_out_row(p, o, row) + c0;
             s->nt = o->nt && !((uintptr_t)s->p % (FE_K_VLANES * sizeof(float)));
-            s->step = p->C;
-            adv &= !o->nt || p->C % FE_K_VLANES == 0;   /* alignment, so nt, stays */
+            s->step = o->strided ? o->rst[0] : p->C;
+            adv &= !o->nt || s->step % FE_K_VLANES == 0;   /* alignment, so nt, stays */
+            adv &= !o->strided || p->nrdims == 1;
             continue;
         }
         int st;
@@ -367,7 +368,8 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         case I_SOFTMAX:
             if (in->st) {
                 const float *x = loc(p, ts, in->a, anchor, &sa);
-                float *y = (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0;
+                const pout *o = &p->outs[in->st - 1];
+                float *y = (float *)bufs[o->tensor].data + fe_k_out_row(p, o, row) + c0;
                 float m = in->c.kind == K_ROW ? ts->rowv[in->c.idx] : fe_k_row_max(x, w);
                 fe_k_row_softmax_nt_max(x, d, y, w, in->aux, m, &ts->pf);
             } else {
@@ -379,7 +381,8 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             if (in->st)
                 fe_k_row_rmsnorm_nt(loc(p, ts, in->a, anchor, &sa),
                                     in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
-                                    (float *)bufs[p->outs[in->st - 1].tensor].data + row * p->C + c0,
+                                    (float *)bufs[p->outs[in->st - 1].tensor].data +
+                                        fe_k_out_row(p, &p->outs[in->st - 1], row) + c0,
                                     w, in->f, ss, &ts->pf);
             else
                 fe_k_row_rmsnorm(loc(p, ts, in->a, anchor, &sa),
@@ -396,9 +399,9 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             const pout *o = &p->outs[in->aux];
             const float *a = loc(p, ts, in->a, anchor, &sa);
             if (o->nt)
-                fe_k_store_f32_nt(bufs[o->tensor].data, o->dtype, row * p->C + c0, a, w);
+                fe_k_store_f32_nt(bufs[o->tensor].data, o->dtype, fe_k_out_row(p, o, row) + c0, a, w);
             else
-                fe_k_store_f32(bufs[o->tensor].data, o->dtype, row * p->C + c0, a, w);
+                fe_k_store_f32(bufs[o->tensor].data, o->dtype, fe_k_out_row(p, o, row) + c0, a, w);
             break;
         }
         case I_COLACC: {

@@ -210,8 +210,17 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
     }
     for (int k = 0; k < p->nouts; k++) {
         const pout *o = &p->outs[k];
-        fprintf(f, "%sout%d  %s %s%s\n", indent, k, fe_tensor_name(g, fe_graph_tensor(g, o->tensor)),
+        fprintf(f, "%sout%d  %s %s%s", indent, k, fe_tensor_name(g, fe_graph_tensor(g, o->tensor)),
                 fe_dtype_name(o->dtype), o->nt ? ": streaming stores (past the caches)" : "");
+        if (o->strided) {   /* a concat's operand: its part of the concat */
+            fprintf(f, "%s part from offset %lld, row strides", o->nt ? ";" : ":", (long long)o->base);
+            for (int a = 0; a < p->nrdims; a++)
+                fprintf(f, "%s%lld", a ? ", " : " ", (long long)o->rst[a]);
+        }
+        if (o->acc)
+            fprintf(f, "%s a column %s of the whole domain", o->nt || o->strided ? ";" : ":",
+                    op_name(o->acc));
+        fprintf(f, "\n");
     }
     for (int i = 0; i < p->nexec; i++) {
         const instr *in = &p->code[i];

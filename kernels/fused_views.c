@@ -185,6 +185,23 @@ void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *d
     }
 }
 
+int fe_k_part_strides(const fe_graph *g, int32_t t, int axis, int64_t off, int r, const int64_t *D,
+                      int64_t *dst, int64_t *base)
+{
+    fe_k_sview v;
+    fe_k_sview_of(&v, g, t);
+    int lead = r - v.rank;
+    if (lead < 0 || axis < 0 || axis >= v.rank || off < 0 || off + D[axis + lead] > v.shape[axis])
+        return -1;
+    v.shape[axis] = D[axis + lead];   /* a slice along axis */
+    for (int a = 0; a < r; a++)
+        if (D[a] != (a < lead ? 1 : v.shape[a - lead]))
+            return -1;
+    *base = off * v.st[axis];
+    fe_k_sview_domain(&v, r, D, dst);
+    return 0;
+}
+
 int fe_k_produced_in(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
 {
     int32_t p = fe_graph_tensor(g, t)->producer;

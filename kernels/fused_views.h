@@ -36,6 +36,12 @@ int fe_k_sview_apply(fe_k_sview *v, const fe_graph *g, const fe_node *n, fe_erro
 /* Strides of v over a domain of rank r that v's shape is right-aligned
  * to (ds: v's shape padded with 1s on the left): 0 on size-1 axes. */
 void fe_k_sview_domain(const fe_k_sview *v, int r, const int64_t *ds, int64_t *dst);
+/* The part of tensor t from off along its axis `axis` that a value of
+ * domain shape D[0..r) fills (a concat's operand's place): its strides over
+ * the domain into dst and its first element into *base; -1 if the value
+ * does not fit there. */
+int fe_k_part_strides(const fe_graph *g, int32_t t, int axis, int64_t off, int r, const int64_t *D,
+                      int64_t *dst, int64_t *base);
 
 /* What folding left of a program's nodes (fe_k_fold_views); owned, freed
  * by fe_k_folded_free. */

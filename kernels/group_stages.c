@@ -35,18 +35,21 @@ struct fe_k_stages {
     const fe_graph *g;
     int n;
     fe_k_prog **progs;
-    int32_t *temps;                /* column reductions read only inside the group */
+    int32_t *temps;                /* cut results read only inside the group */
     int ntemps;
     int nstages;
 };
 
-static int is_colred(const fe_graph *g, const fe_node *n)
+/* A member whose result is complete only after a program of its own: a
+ * column reduction (after every row) or a concat (after its operands'
+ * programs wrote their parts of it). */
+static int is_cut(const fe_graph *g, const fe_node *n)
 {
-    if (n->op != FE_OP_SUM && n->op != FE_OP_MEAN && n->op != FE_OP_AMAX && n->op != FE_OP_AMIN)
-        return 0;
-    int r = fe_graph_tensor(g, fe_node_input(g, n, 0))->rank;
-    long m = fe_k_node_axes(g, n, r);
-    return r > 0 && m > 0 && !((m >> (r - 1)) & 1);
+    int lo;
+    if (n->op == FE_OP_CONCAT)
+        return 1;
+    return (n->op == FE_OP_SUM || n->op == FE_OP_MEAN || n->op == FE_OP_AMAX || n->op == FE_OP_AMIN) &&
+           fe_k_node_reduce_kind(g, n, &lo) == FE_K_RED_COLS;
 }
 
 static int index_of(const int32_t *a, int n, int32_t v)
@@ -57,48 +60,74 @@ static int index_of(const int32_t *a, int n, int32_t v)
     return -1;
 }
 
-/* Mark in cone the members target i needs in stage s: back through its
- * inputs, stopping at column reductions of earlier stages (inputs then). */
-static void mark_cone(const fe_graph *g, const int32_t *nodes, int n, const int *stage,
-                      const char *col, int s, int i, char *cone)
+/* The group being cut: its members, each one's stage and whether it cuts. */
+typedef struct cutting {
+    const fe_graph *g;
+    const int32_t *nodes;
+    int n;
+    int *stage;
+    char *cut;
+} cutting;
+
+/* What a program stores: value val, computed by member node, into its own
+ * tensor (into < 0) or at off along axis `axis` of concat output into. */
+typedef struct target {
+    int node;
+    int32_t val, into;
+    int64_t off;
+    int axis;
+} target;
+
+/* Mark in cone the members member i needs in stage s: back through its
+ * inputs, stopping at the cuts of earlier stages (inputs then). */
+static void mark_cone(const cutting *x, int s, int i, char *cone)
 {
     if (cone[i])
         return;
     cone[i] = 1;
-    const fe_node *nd = fe_graph_node(g, nodes[i]);
+    const fe_node *nd = fe_graph_node(x->g, x->nodes[i]);
     for (int k = 0; k < nd->nin; k++) {
-        int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
-        if (j >= 0 && !(col[j] && stage[j] < s))
-            mark_cone(g, nodes, n, stage, col, s, j, cone);
+        int j = index_of(x->nodes, x->n, fe_graph_tensor(x->g, fe_node_input(x->g, nd, k))->producer);
+        if (j >= 0 && !(x->cut[j] && x->stage[j] < s))
+            mark_cone(x, s, j, cone);
     }
 }
 
-/* The program of stage s computing targets tg[0..nt) (member indices),
- * or NULL with why. */
-static fe_k_prog *stage_prog(const fe_graph *g, const int32_t *nodes, int n, const int *stage,
-                             const char *col, int s, const int *tg, int nt, fe_error *why)
+/* The program of stage s storing tg[0..nt), or NULL with why. */
+static fe_k_prog *stage_prog(const cutting *x, int s, const target *tg, int nt, fe_error *why)
 {
-    char *cone = calloc((size_t)n + 1, 1);
-    int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids), *sto = malloc(((size_t)nt + 1) * sizeof *sto);
+    char *cone = calloc((size_t)x->n + 1, 1);
+    int32_t *ids = malloc(((size_t)x->n + 1) * sizeof *ids);
+    int32_t *sto = malloc(((size_t)nt + 1) * sizeof *sto), *into = malloc(((size_t)nt + 1) * sizeof *into);
+    int64_t *off = malloc(((size_t)nt + 1) * sizeof *off);
+    int *axis = malloc(((size_t)nt + 1) * sizeof *axis);
     fe_k_prog *p = NULL;
-    int nids = 0;
-    if (!cone || !ids || !sto) {
+    int nids = 0, parts = 0;
+    if (!cone || !ids || !sto || !into || !off || !axis) {
         fe_error_set(why, FE_ENOMEM, "out of memory");
     } else {
         for (int k = 0; k < nt; k++) {
-            sto[k] = fe_node_output(g, fe_graph_node(g, nodes[tg[k]]), 0);
-            mark_cone(g, nodes, n, stage, col, s, tg[k], cone);
+            sto[k] = tg[k].val;
+            into[k] = tg[k].into;
+            off[k] = tg[k].off;
+            axis[k] = tg[k].axis;
+            parts |= tg[k].into >= 0;
+            mark_cone(x, s, tg[k].node, cone);
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < x->n; i++)
             if (cone[i])
-                ids[nids++] = nodes[i];
-        fe_k_prog_spec sp = {.g = g, .nodes = ids, .nnodes = nids, .stores = sto, .nstores = nt,
-                             .anchor = -1, .result = -1, .split = -1};
+                ids[nids++] = x->nodes[i];
+        fe_k_prog_spec sp = {.g = x->g, .nodes = ids, .nnodes = nids, .stores = sto, .nstores = nt,
+                             .anchor = -1, .result = -1, .split = -1, .into = parts ? into : NULL,
+                             .into_off = off, .into_axis = axis};
         p = fe_k_prog_compile(&sp, why);
     }
     free(cone);
     free(ids);
     free(sto);
+    free(into);
+    free(off);
+    free(axis);
     return p;
 }
 
@@ -115,11 +144,9 @@ static int by_size_desc(const void *a, const void *b)
  * compile together. Otherwise (outputs of other shapes: a sum of two
  * column reductions beside the full-size results) the largest first, each
  * program taking every remaining target that compiles with it. */
-static int add_stage(fe_k_stages *st, const int32_t *nodes, int n, const int *stage, const char *col,
-                     int s, int *tg, int nt, fe_error *why)
+static int add_stage(fe_k_stages *st, const cutting *x, int s, const target *tg, int nt, fe_error *why)
 {
-    const fe_graph *g = st->g;
-    fe_k_prog *p = stage_prog(g, nodes, n, stage, col, s, tg, nt, why);
+    fe_k_prog *p = stage_prog(x, s, tg, nt, why);
     if (p || why->code == FE_ENOMEM || nt > MAX_TARGETS || nt < 2) {
         if (p)
             st->progs[st->n++] = p;
@@ -127,21 +154,21 @@ static int add_stage(fe_k_stages *st, const int32_t *nodes, int n, const int *st
     }
     int64_t key[MAX_TARGETS][2];
     for (int k = 0; k < nt; k++) {
-        key[k][0] = fe_graph_tensor(g, fe_node_output(g, fe_graph_node(g, nodes[tg[k]]), 0))->numel;
-        key[k][1] = tg[k];
+        key[k][0] = fe_graph_tensor(x->g, tg[k].val)->numel;
+        key[k][1] = k;
     }
     qsort(key, (size_t)nt, sizeof key[0], by_size_desc);
-    int left = nt, pick[MAX_TARGETS];
+    target pick[MAX_TARGETS];
     char taken[MAX_TARGETS] = {0};
-    while (left > 0) {
+    for (int left = nt; left > 0;) {
         int np = 0;
         fe_k_prog *best = NULL;
         for (int k = 0; k < nt; k++) {
             if (taken[k])
                 continue;
-            pick[np] = (int)key[k][1];
+            pick[np] = tg[key[k][1]];
             fe_error e = {0};
-            fe_k_prog *q = stage_prog(g, nodes, n, stage, col, s, pick, np + 1, &e);
+            fe_k_prog *q = stage_prog(x, s, pick, np + 1, &e);
             if (!q) {
                 if (np == 0 || e.code == FE_ENOMEM) {   /* a target no program takes */
                     *why = e;
@@ -161,58 +188,86 @@ static int add_stage(fe_k_stages *st, const int32_t *nodes, int n, const int *st
     return 0;
 }
 
+/* The targets of stage s into tg; their count, or -1 with why. */
+static int stage_targets(fe_k_stages *st, const cutting *x, int s, const int32_t *outs, int nouts,
+                         target *tg, fe_error *why)
+{
+    const fe_graph *g = x->g;
+    int nt = 0;
+    for (int i = 0; i < x->n; i++) {
+        if (x->stage[i] != s)
+            continue;
+        const fe_node *nd = fe_graph_node(g, x->nodes[i]);
+        int32_t t = fe_node_output(g, nd, 0);
+        int leaves = index_of(outs, nouts, t) >= 0;
+        if (x->cut[i] && !leaves)
+            st->temps[st->ntemps++] = t;
+        if (nd->op != FE_OP_CONCAT) {
+            if (x->cut[i] || leaves)
+                tg[nt++] = (target){i, t, -1, 0, 0};
+            continue;
+        }
+        /* a concat: each operand's program writes its part */
+        int axis = fe_axis(fe_node_attr_int(g, nd, "axis", 0), fe_graph_tensor(g, t)->rank);
+        int64_t off = 0;
+        for (int k = 0; k < nd->nin; k++) {
+            int32_t in = fe_node_input(g, nd, k);
+            const fe_tensor *it = fe_graph_tensor(g, in);
+            int j = index_of(x->nodes, x->n, it->producer);
+            if (j < 0 || x->cut[j] || axis < 0 || it->rank != fe_graph_tensor(g, t)->rank)
+                return fe_error_set(why, FE_EINPUT, "node '%s' (concat): an operand made outside "
+                                    "the group or by a column reduction or concat, or a bad axis",
+                                    fe_node_name(g, nd)), -1;
+            tg[nt++] = (target){j, in, t, off, axis};
+            off += fe_tensor_shape(g, it)[axis];
+        }
+    }
+    return nt;
+}
+
 fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
                              int nouts, fe_error *why)
 {
     fe_k_stages *st = calloc(1, sizeof *st);
-    int *stage = calloc((size_t)n + 1, sizeof *stage), *tg = malloc(((size_t)n + 1) * sizeof *tg);
-    char *col = calloc((size_t)n + 1, 1);
-    int top = 0;
-    if (!st || !stage || !col || !tg)
+    cutting x = {g, nodes, n, calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, 1)};
+    int top = 0, cap = 1;
+    for (int i = 0; i < n; i++)
+        cap += fe_graph_node(g, nodes[i])->nin + 1;
+    target *tg = malloc((size_t)cap * sizeof *tg);
+    if (!st || !x.stage || !x.cut || !tg)
         goto oom;
     st->g = g;
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);
-        col[i] = (char)is_colred(g, nd);
+        x.cut[i] = (char)is_cut(g, nd);
         for (int k = 0; k < nd->nin; k++) {
             int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
-            if (j >= 0 && stage[j] + col[j] > stage[i])
-                stage[i] = stage[j] + col[j];
+            if (j >= 0 && x.stage[j] + x.cut[j] > x.stage[i])
+                x.stage[i] = x.stage[j] + x.cut[j];
         }
-        if (stage[i] > top)
-            top = stage[i];
+        if (x.stage[i] > top)
+            top = x.stage[i];
     }
     /* a stage makes at most one program per target */
-    if (!(st->progs = calloc((size_t)n + 1, sizeof *st->progs)) ||
+    if (!(st->progs = calloc((size_t)cap, sizeof *st->progs)) ||
         !(st->temps = malloc(((size_t)n + 1) * sizeof *st->temps)))
         goto oom;
     st->nstages = top + 1;
     for (int s = 0; s <= top; s++) {
-        int nt = 0;
-        for (int i = 0; i < n; i++) {
-            if (stage[i] != s)
-                continue;
-            int32_t t = fe_node_output(g, fe_graph_node(g, nodes[i]), 0);
-            int leaves = index_of(outs, nouts, t) >= 0;
-            if (!col[i] && !leaves)
-                continue;
-            tg[nt++] = i;
-            if (col[i] && !leaves)
-                st->temps[st->ntemps++] = t;
-        }
-        if (nt && add_stage(st, nodes, n, stage, col, s, tg, nt, why))
+        int nt = stage_targets(st, &x, s, outs, nouts, tg, why);
+        if (nt < 0 || (nt && add_stage(st, &x, s, tg, nt, why)))
             goto fail;
     }
-    free(stage);
-    free(col);
+    free(x.stage);
+    free(x.cut);
     free(tg);
     return st;
 oom:
     fe_error_set(why, FE_ENOMEM, "out of memory");
 fail:
     fe_k_stages_free(st);
-    free(stage);
-    free(col);
+    free(x.stage);
+    free(x.cut);
     free(tg);
     return NULL;
 }
@@ -249,7 +304,7 @@ char *fe_k_stages_describe(const fe_k_stages *s, char *buf, size_t size)
     for (int k = 0; k < s->n; k++)
         ops += fe_k_prog_nops(s->progs[k]);
     if (s->nstages > 1)
-        snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions are read "
+        snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions or concats are read "
                  "(%d ops in all, members that several programs need computed in each)", s->n,
                  s->nstages, ops);
     else

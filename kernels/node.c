@@ -53,6 +53,29 @@ long fe_k_node_axes(const fe_graph *g, const fe_node *n, int rank)
     return mask;
 }
 
+int fe_k_node_reduce_kind(const fe_graph *g, const fe_node *n, int *lo)
+{
+    const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
+    const int64_t *sh = fe_tensor_shape(g, x);
+    int r = x->rank, first = r, last = -1;
+    long m = fe_k_node_axes(g, n, r);
+    if (m <= 0)
+        return -1;
+    for (int a = 0; a < r; a++)
+        if ((m >> a) & 1) {
+            first = a < first ? a : first;
+            last = a;
+        }
+    int rows = 1, cols = 1;
+    for (int a = 0; a < r; a++) {
+        int reduced = (m >> a) & 1, one = sh[a] == 1;
+        rows &= a < first || reduced || one;
+        cols &= a > last || reduced || one;
+    }
+    *lo = rows ? first : last + 1;
+    return rows ? FE_K_RED_ROWS : cols ? FE_K_RED_COLS : FE_K_RED_OTHER;
+}
+
 int64_t fe_k_node_norm_size(const fe_graph *g, const fe_node *n, const fe_k_tensor *x)
 {
     int64_t ns[FE_MAX_RANK + 1];

@@ -40,6 +40,15 @@ int fe_k_node_scalar(const fe_graph *g, const fe_node *n, int out_dtype,
  * rank `rank`, as a bit mask (bit i = axis i); -1 if an axis is invalid. */
 long fe_k_node_axes(const fe_graph *g, const fe_node *n, int rank);
 
+/* How a sum/mean/amax/amin node reduces its input: FE_K_RED_ROWS when
+ * its axes are the trailing ones (*lo: the first of them), FE_K_RED_COLS
+ * when they are the leading ones (*lo: the first axis kept), else
+ * FE_K_RED_OTHER (or with no valid axes, -1). An axis of size 1 counts as
+ * reduced or kept, whichever makes the reduction rows, then columns: a
+ * sum over [0, 1] of [7, 127, 1] is a row reduction. */
+enum { FE_K_RED_ROWS, FE_K_RED_COLS, FE_K_RED_OTHER };
+int fe_k_node_reduce_kind(const fe_graph *g, const fe_node *n, int *lo);
+
 /* Elements normalised by an rms_norm / layer_norm node over input x
  * (the product of normalized_shape, default the last axis); -1 if invalid. */
 int64_t fe_k_node_norm_size(const fe_graph *g, const fe_node *n, const fe_k_tensor *x);

@@ -1,12 +1,14 @@
-/* test_col_reduce.c: reductions over the leading axes in fused groups.
+/* test_stages.c: column reductions and concats in fused groups.
  *
  * The fused executor folds a column reduction (sum, mean, amax, amin over
  * the leading axes) into per-thread column accumulators (fused_run.c); a
- * group whose later members read one runs as programs in turn, cut at
- * those reductions (kernels/group_stages.c), and so does a group whose
- * outputs differ in shape. Every case runs as one group and must agree
- * with the unfused reference kernels, and its "how" line must say how it
- * ran: one program, programs in turn, or op by op with the reason. */
+ * group whose later members read one, or read a concat, runs as programs
+ * in turn, cut there (kernels/group_stages.c): a concat's operands are
+ * written into their parts of it by one program, its readers run in the
+ * next. A group whose outputs differ in shape is a program per shape.
+ * Every case runs as one group and must agree with the unfused reference
+ * kernels, and its "how" line must say how it ran: one program, programs
+ * in turn, or op by op with the reason. */
 #include "testlib.h"
 #include "execlib.h"
 
@@ -131,10 +133,88 @@ static void refused(void **state)
               1, NULL);
 }
 
+/* LLaMA's rotary embedding: rotate_half(x) = concat(-x2, x1) along the
+ * last axis, then x * cos + rotate_half(x) * sin. The operands' program
+ * writes the two halves of the concat, the next reads it. In f16 (each
+ * value rounded where the reference rounds it) and f32. */
+static void rope(void **state)
+{
+    (void)state;
+    const char *json =
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'x': {'shape': [3, 40, 64], 'dtype': '%s', 'kind': 'input'},"
+        "  'cos': {'shape': [40, 64], 'dtype': '%s', 'kind': 'weight'},"
+        "  'sin': {'shape': [40, 64], 'dtype': '%s', 'kind': 'weight'}},"
+        " 'nodes': [{'name': 'xc', 'op': 'mul', 'inputs': ['x', 'cos'], 'outputs': ['t0']},"
+        "  {'name': 'x1', 'op': 'slice', 'inputs': ['x'], 'outputs': ['t1'], 'attrs': {'axis': -1, 'start': 0, 'end': 32}},"
+        "  {'name': 'x2', 'op': 'slice', 'inputs': ['x'], 'outputs': ['t2'], 'attrs': {'axis': -1, 'start': 32, 'end': 64}},"
+        "  {'name': 'nx2', 'op': 'neg', 'inputs': ['t2'], 'outputs': ['t3']},"
+        "  {'name': 'rot', 'op': 'concat', 'inputs': ['t3', 't1'], 'outputs': ['t4'], 'attrs': {'axis': -1}},"
+        "  {'name': 'rs', 'op': 'mul', 'inputs': ['t4', 'sin'], 'outputs': ['t5']},"
+        "  {'name': 'y', 'op': 'add', 'inputs': ['t0', 't5'], 'outputs': ['t6']}],"
+        " 'outputs': ['t6']}";
+    char buf[2048];
+    snprintf(buf, sizeof buf, json, "f16", "f16", "f16");
+    one_group(buf, 1, "fused_rows: 2 programs in turn, in 2 stages");
+    snprintf(buf, sizeof buf, json, "f32", "f32", "f32");
+    one_group(buf, 3, "fused_rows: 2 programs in turn, in 2 stages");
+}
+
+/* Concats along a row axis, along a middle axis (its parts are runs of
+ * rows: two row axes), along the last, of mixed dtypes (an f16 operand written into the
+ * f32 concat), with the concat also an output; and one whose operand is a
+ * group input, which has no program to write it and runs op by op. */
+static void concats(void **state)
+{
+    (void)state;
+    const char *json =
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'a': {'shape': %s, 'dtype': 'f16', 'kind': 'input'},"
+        "  'b': {'shape': %s, 'dtype': 'f32', 'kind': 'input'}},"
+        " 'nodes': [{'name': 'ea', 'op': 'exp', 'inputs': ['a'], 'outputs': ['t0']},"
+        "  {'name': 'rb', 'op': 'relu', 'inputs': ['b'], 'outputs': ['t1']},"
+        "  {'name': 'cat', 'op': 'concat', 'inputs': ['t0', 't1', 't0'], 'outputs': ['t2'], 'attrs': {'axis': %d}},"
+        "  {'name': 'y', 'op': 'mul', 'inputs': ['t2'], 'outputs': ['t3'], 'attrs': {'scalar': 3.0}}],"
+        " 'outputs': ['t3'%s]}";
+    const struct {
+        const char *a, *b;
+        int axis;
+        const char *also;
+    } cases[] = {
+        {"[30, 70]", "[50, 70]", 0, ""},
+        {"[4, 30, 70]", "[4, 5, 70]", 1, ", 't2'"},
+        {"[4, 3, 70]", "[4, 3, 20]", -1, ""},
+    };
+    char buf[2048];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(buf, sizeof buf, json, cases[i].a, cases[i].b, cases[i].axis, cases[i].also);
+        one_group(buf, 1, "fused_rows: 3 programs in turn, in 2 stages");   /* a and b differ */
+    }
+    /* a softmax keeps the columns to the last axis: rows over two axes
+     * whose strides in the concat do not merge */
+    one_group("{'format': 'fuseeng.model/1', 'tensors': {"
+              "  'a': {'shape': [4, 30, 70], 'dtype': 'f32', 'kind': 'input'},"
+              "  'b': {'shape': [4, 5, 70], 'dtype': 'f32', 'kind': 'input'}},"
+              " 'nodes': [{'name': 'sa', 'op': 'softmax', 'inputs': ['a'], 'outputs': ['t0'], 'attrs': {'axis': -1}},"
+              "  {'name': 'rb', 'op': 'relu', 'inputs': ['b'], 'outputs': ['t1']},"
+              "  {'name': 'cat', 'op': 'concat', 'inputs': ['t1', 't0'], 'outputs': ['t2'], 'attrs': {'axis': 1}},"
+              "  {'name': 'y', 'op': 'mul', 'inputs': ['t2'], 'outputs': ['t3'], 'attrs': {'scalar': 3.0}}],"
+              " 'outputs': ['t3']}",
+              1, "fused_rows: 3 programs in turn, in 2 stages");
+    one_group("{'format': 'fuseeng.model/1', 'tensors': {"
+              "  'a': {'shape': [8, 16], 'dtype': 'f32', 'kind': 'input'}},"
+              " 'nodes': [{'name': 'ea', 'op': 'exp', 'inputs': ['a'], 'outputs': ['t0']},"
+              "  {'name': 'cat', 'op': 'concat', 'inputs': ['t0', 'a'], 'outputs': ['t1'], 'attrs': {'axis': 0}},"
+              "  {'name': 'y', 'op': 'neg', 'inputs': ['t1'], 'outputs': ['t2']}],"
+              " 'outputs': ['t2']}",
+              1, "per_op");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(stored_only), cmocka_unit_test(staged),
                                        cmocka_unit_test(column_softmax), cmocka_unit_test(shapes),
-                                       cmocka_unit_test(refused)};
+                                       cmocka_unit_test(refused), cmocka_unit_test(rope),
+                                       cmocka_unit_test(concats)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
