@@ -27,14 +27,26 @@ planned=$("$FUSEENG" run $M --dim S=16 --policy gcu_tlf --json | grep -c '"nodes
 # A group of reshapes is its input's memory: no kernel, no copy.
 grep -A1 '^group [0-9]* \[q_view\]' "$T/out" | grep -q "view: its output is its input's memory" &&
     ok "a reshape group is a view" || not_ok "a reshape group is a view" "$(grep -A1 'q_view' "$T/out")"
-# A group run op by op says why.
-grep -Eq '^  per_op: .* not fused because' "$T/out" && ok "a group run op by op says why" ||
-    not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/out" | head -40)"
+# RoPE's group reads a concat: the operands' program writes its halves,
+# the next program reads it.
+grep -A40 '^group [0-9]* \[q_cos' "$T/out" >"$T/rope"
+grep -q '^  fused_rows: 2 programs in turn' "$T/rope" && grep -q 'q_rot f16: part from offset 64, row strides 128' "$T/rope" &&
+    ok "a group reading a concat runs as programs writing its parts" ||
+    not_ok "a group reading a concat runs as programs writing its parts" "$(head -20 "$T/rope")"
+# A group run op by op says why: hub_conflict's log_softmax down the
+# columns (its column reductions fuse, as programs in turn).
+"$FUSEENG" run examples/models/hub_conflict.json --policy gcu_tlf --show-kernels >"$T/hub" 2>&1
+grep -Eq "^  per_op: .* not fused because node 'b6_logp' \(log_softmax\): only a softmax over the last axis" "$T/hub" &&
+    ok "a group run op by op says why" ||
+    not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/hub" | head -40)"
+grep -q 'out1  b2_col_var f32: a column mean of the whole domain' "$T/hub" &&
+    ok "a column reduction is an accumulated output" || not_ok "a column reduction is an accumulated output" \
+    "$(grep -A12 '^group 1' "$T/hub")"
 # ... and what each of its members runs as (each is a kernel of its own,
 # picked as the unfused plan would)
-awk '/^  per_op: /{p=1; next} /^group/{p=0} p && /^    [a-z_0-9]+: (fused_rows|reference kernel|onednn|matmul)/{print; exit}' "$T/out" | grep -q . &&
+awk '/^  per_op: /{p=1; next} /^group/{p=0} p && /^    [a-z_0-9]+: (fused_rows|reference kernel|onednn|matmul)/{print; exit}' "$T/hub" | grep -q . &&
     ok "a group run op by op lists its members' kernels" ||
-    not_ok "a group run op by op lists its members' kernels" "$(grep -A4 '^  per_op' "$T/out" | head -20)"
+    not_ok "a group run op by op lists its members' kernels" "$(grep -A4 '^  per_op' "$T/hub" | head -20)"
 # Views of a group's inputs are strided loads: the heads of v (reshape, then
 # transpose) are read from v_proj with their strides, no copy between.
 expect_ok "a view of an input shows as a strided load" \
