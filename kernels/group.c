@@ -920,6 +920,9 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
                 fe_group_set_perop(gr, why.message);
         } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr)) {
             fe_group_set_perop(gr, n > 1 ? why.message : NULL);
+        } else if (gr->mode == MODE_STAGES && fe_group_auto_stages(gr, err)) {
+            fe_exec_group_free(gr);
+            return NULL;
         }
     }
     if (why.code == FE_ENOMEM) {

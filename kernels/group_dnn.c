@@ -33,11 +33,9 @@
  *   [N] row is its bias.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -48,6 +46,7 @@
 #include "onednn.h"
 #include "ops.h"
 #include "tensor_mem.h"
+#include "versus.h"
 
 enum { A_NONE, A_TENSOR, A_OWN, A_BN_SCALE, A_BN_SHIFT, A_SUM };
 
@@ -911,96 +910,11 @@ int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg)
     return dg->pro ? fe_graph_tensor(dg->g, dg->x)->bytes : 0;
 }
 
-/* ---- measuring against our kernel ---- */
+/* ---- measured against our kernels (versus.c) ---- */
 
-static double now_ms(void)
+static int run_dnn(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-/* fe_k_dnn_group_choose's timing, unremembered. */
-static int measure(fe_k_dnn_group *dg, const int32_t *ins, int nins, const int32_t *outs,
-                   int nouts, int (*ours)(void *ctx, fe_k_tensor *bufs, fe_error *err),
-                   void *ctx, double *dnn_ms, double *ours_ms)
-{
-    const fe_graph *g = dg->g;
-    fe_k_tensor *bufs = calloc((size_t)g->ntensors, sizeof *bufs);
-    fe_error err = {0};
-    int rc = bufs ? 0 : -1;
-    for (int k = 0; k < nins + nouts && !rc; k++) {
-        int32_t t = k < nins ? ins[k] : outs[k - nins];
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        void *d = malloc((size_t)tt->bytes + 64);
-        if (!d) {
-            rc = -1;
-            break;
-        }
-        memset(d, 0, (size_t)tt->bytes);
-        if (tt->dtype == FE_F32)
-            for (int64_t i = 0; i < tt->bytes / 4; i++)
-                ((float *)d)[i] = 0.5f + (float)((i * 2654435761u) % 1000u) / 1000.0f;
-        bufs[t] = fe_k_graph_view(g, t, d);
-    }
-    double best[2] = {1e300, 1e300}, spent = 0;
-    for (int round = -1; round < 7 && !rc; round++) {
-        for (int w = 0; w < 2 && !rc; w++) {
-            double t0 = now_ms();
-            rc = w ? ours(ctx, bufs, &err) : fe_k_dnn_group_run(dg, bufs, &err);
-            double t = now_ms() - t0;
-            spent += t;
-            if (round >= 0 && t < best[w])
-                best[w] = t;
-        }
-        if (round >= 2 && spent > 300)
-            break;
-    }
-    *dnn_ms = best[0];
-    *ours_ms = best[1];
-    for (int k = 0; bufs && k < nins + nouts; k++)
-        free(bufs[k < nins ? ins[k] : outs[k - nins]].data);
-    free(bufs);
-    return rc;
-}
-
-/* ---- the process's measurements ---- */
-
-#define NCACHE 256
-
-static struct {
-    char *key;
-    double dnn, ours;
-} cache[NCACHE];
-static int ncache, cache_next;
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int choice_get(const char *key, double *dnn_ms, double *ours_ms)
-{
-    int found = 0;
-    pthread_mutex_lock(&cache_mu);
-    for (int i = 0; i < ncache && !found; i++)
-        if (!strcmp(cache[i].key, key)) {
-            *dnn_ms = cache[i].dnn;
-            *ours_ms = cache[i].ours;
-            found = 1;
-        }
-    pthread_mutex_unlock(&cache_mu);
-    return found;
-}
-
-static void choice_put(const char *key, double dnn_ms, double ours_ms)
-{
-    char *k = strdup(key);
-    if (!k)
-        return;
-    pthread_mutex_lock(&cache_mu);
-    int i = ncache < NCACHE ? ncache++ : cache_next++ % NCACHE;   /* oldest out */
-    free(cache[i].key);
-    cache[i].key = k;
-    cache[i].dnn = dnn_ms;
-    cache[i].ours = ours_ms;
-    pthread_mutex_unlock(&cache_mu);
+    return fe_k_dnn_group_run(ctx, bufs, err);
 }
 
 int fe_k_dnn_group_choose(fe_k_dnn_group *dg, const char *versus, const int32_t *ins, int nins,
@@ -1010,10 +924,5 @@ int fe_k_dnn_group_choose(fe_k_dnn_group *dg, const char *versus, const int32_t 
 {
     char key[sizeof dg->key + 32];
     snprintf(key, sizeof key, "%s|%s", versus, dg->key);
-    if (!choice_get(key, dnn_ms, ours_ms)) {
-        if (measure(dg, ins, nins, outs, nouts, ours, ctx, dnn_ms, ours_ms))
-            return -1;
-        choice_put(key, *dnn_ms, *ours_ms);
-    }
-    return *dnn_ms < *ours_ms;
+    return fe_k_versus(key, dg->g, ins, nins, outs, nouts, run_dnn, dg, ours, ctx, dnn_ms, ours_ms);
 }

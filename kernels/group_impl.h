@@ -60,5 +60,9 @@ int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err);
  * unfused plan runs them; freed by fe_group_free_subs. */
 int fe_group_make_subs(fe_exec_group *gr, fe_error *err);
 void fe_group_free_subs(fe_exec_group *gr);
+/* AUTO on a group run as programs in turn: op by op instead when that
+ * measures faster (the stages compute again what several need). FE_OK,
+ * or an error. */
+int fe_group_auto_stages(fe_exec_group *gr, fe_error *err);
 
 #endif

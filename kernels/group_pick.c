@@ -1,8 +1,10 @@
-/* group_pick.c: which kernel an anchored plan group runs, by measuring:
- * AUTO puts our GEMM (matmul_blocked) against oneDNN when both take the
- * group, and op by op against oneDNN when our GEMM cannot (a zero pad
- * before a conv2d, which oneDNN folds into the conv's padding). Each
- * choice is timed once per shape in the process (group_dnn.c). */
+/* group_pick.c: which kernel a plan group runs, by measuring: AUTO puts
+ * our GEMM (matmul_blocked) against oneDNN when both take an anchored
+ * group, op by op against oneDNN when our GEMM cannot (a zero pad before a
+ * conv2d, which oneDNN folds into the conv's padding), and op by op
+ * against programs in turn (group_stages.c), which compute again what
+ * several stages need. Each choice is timed once per shape in the process
+ * (versus.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,17 @@
 #include "group_impl.h"
 #include "node.h"
 #include "ops.h"
+#include "versus.h"
 
 /* AUTO leaves anchors below this many FLOPs to our GEMM: there the call
  * costs more than the kernel, and timing them is noise. */
 #define DNN_MIN_FLOPS 4000000
+
+static int cmp_node(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
 
 static int find_anchor(const fe_exec_group *gr)
 {
@@ -151,4 +160,74 @@ int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err)
                  fe_k_choice_name(FE_K_CHOICE_ONEDNN), fe_k_dnn_group_desc(dg), to, td);
     fe_k_dnn_group_free(dg);
     return rc;
+}
+
+/* A key for the group's structure: each member's op, output dtype and
+ * shape, and where each input comes from (a member, or an outside tensor's
+ * dtype and shape), hashed (FNV-1a). */
+static void group_key(const fe_exec_group *gr, const char *what, char *buf, size_t size)
+{
+    uint64_t h = 1469598103934665603ull;
+    const fe_graph *g = gr->g;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
+        MIX(n->op);
+        for (int k = 0; k < n->nin + n->nout; k++) {
+            int32_t t = k < n->nin ? fe_node_input(g, n, k) : fe_node_output(g, n, k - n->nin);
+            const fe_tensor *tt = fe_graph_tensor(g, t);
+            int32_t *pr = bsearch(&tt->producer, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_node);
+            MIX(k < n->nin && pr ? 1000 + (pr - gr->nodes) : tt->dtype);
+            for (int a = 0; a < tt->rank; a++)
+                MIX(fe_tensor_shape(g, tt)[a]);
+        }
+    }
+#undef MIX
+    snprintf(buf, size, "%s|%d|%016llx", what, gr->n, (unsigned long long)h);
+}
+
+static int run_stages_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
+{
+    fe_exec_group *gr = ctx;
+    return fe_k_stages_run(gr->stages, bufs, gr->split, err);
+}
+
+/* AUTO keeps programs in turn without timing them for groups computing
+ * fewer elements than this: there a run takes microseconds and the two
+ * measure alike, within the noise. */
+#define STAGES_MIN_ELEMS (1 << 20)
+
+int fe_group_auto_stages(fe_exec_group *gr, fe_error *err)
+{
+    char key[96], note[200];
+    double ts, to;
+    int64_t elems = 0;
+    for (int i = 0; i < gr->n; i++)
+        elems += fe_graph_tensor(gr->g, fe_node_output(gr->g, fe_graph_node(gr->g, gr->nodes[i]), 0))->numel;
+    if (elems < STAGES_MIN_ELEMS)
+        return FE_OK;
+    int rc = fe_group_make_subs(gr, err);
+    if (rc)
+        return rc;
+    group_key(gr, "stages", key, sizeof key);
+    int faster = fe_k_versus(key, gr->g, gr->ins, gr->nins, gr->outs, gr->nouts, run_stages_cb, gr,
+                             run_perop_cb, gr, &ts, &to);
+    if (faster == 0 && to < 0.95 * ts) {   /* op by op, by more than the noise */
+        snprintf(note, sizeof note, "its %d programs in turn measured slower: %.3f vs %.3f ms",
+                 fe_k_stages_count(gr->stages), ts, to);
+        fe_k_stages_free(gr->stages);
+        gr->stages = NULL;
+        fe_exec_group **subs = gr->sub;
+        gr->sub = NULL;
+        fe_group_set_perop(gr, note);
+        gr->sub = subs;
+        return FE_OK;
+    }
+    fe_group_free_subs(gr);
+    if (faster >= 0) {
+        size_t l = strlen(gr->how);
+        snprintf(gr->how + l, sizeof gr->how - l, "; kept over %s: %.3f vs %.3f ms",
+                 fe_k_choice_name(FE_K_CHOICE_PER_OP), ts, to);
+    }
+    return FE_OK;
 }

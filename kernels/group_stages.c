@@ -321,6 +321,8 @@ void fe_k_stages_show(const fe_k_stages *s, const char *indent, FILE *f)
     }
 }
 
+int fe_k_stages_count(const fe_k_stages *s) { return s->n; }
+
 int64_t fe_k_stages_temp_bytes(const fe_k_stages *s)
 {
     int64_t b = 0;
