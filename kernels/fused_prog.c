@@ -57,7 +57,8 @@ char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size)
         nt += p->outs[k].nt;
     int n = snprintf(buf, size, "%d ops in %d instrs, %lld rows x %lld cols, tile %lld%s, %d slots, "
                      "%d converting loads%s", p->nops, p->ncode, (long long)p->rows, (long long)p->C,
-                     (long long)(p->full_rows ? p->C : p->T), p->full_rows ? " (whole rows)" : "",
+                     (long long)(p->full_rows ? p->C : p->T),
+                     p->full_rows ? " (whole rows)" : p->pack > 1 ? " (whole rows end to end)" : "",
                      p->nslots, p->nloads, nt ? ", streaming stores" : "");
     if (p->copy && n >= 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ", bytes copied as they are");

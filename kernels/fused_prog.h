@@ -77,6 +77,8 @@ typedef struct pin {
     int64_t base;                  /* offset of domain element 0 (a sliced view) */
     int32_t view;                  /* the view of tensor it is read as, or -1 */
     int pfrows;                    /* rows not in memory order: prefetch rows ahead */
+    int stage;                     /* read in place, but a tile of whole rows (pack) needs
+                                    * them end to end: staging area stage - 1 gets them */
 } pin;
 
 typedef struct pout {
@@ -130,6 +132,9 @@ struct fe_k_prog {
     int ahead;                     /* its register passes prefetch their streamed inputs
                                     * AHEAD (whole rows, or a program that is one pass over
                                     * tiles that follow each other in memory) */
+    int pack;                      /* > 1: a tile is that many whole rows (narrow rows: the
+                                    * per-tile work paid once for them all), else one
+                                    * row's column segment */
     int copy;                      /* the program only copies its one input to its one
                                     * output, same dtype: bytes are moved as they are */
     int mr;                        /* the merged domain: md[0, mr), rows then columns */
@@ -150,6 +155,7 @@ struct fe_k_prog {
     int nruns, nvops, nvents, maxent, maxops, nvm;   /* nvm: instructions inside runs */
     int nexec;                     /* code[0, nexec) after runs replaced instructions */
     int nacc;                      /* outputs that are column reductions (pout.acc) */
+    int nstage;                    /* inputs staged for whole-row tiles (pin.stage) */
 };
 
 /* Where row `row` of output o starts in its tensor, in elements. */

@@ -62,6 +62,8 @@ typedef struct tstate {
     int64_t res_row;               /* prologue: row held in the result slot */
     fe_k_pf pf;                    /* whole rows: the next row's direct inputs */
     int ahead;                     /* this thread's next tile follows this one in memory */
+    int nr;                        /* whole rows in the tile (p->pack), 1 for a segment */
+    float *stage;                  /* nstage areas of T floats: staged inputs' rows */
     fe_k_pf vpf;                   /* then: the inputs a run streams, AHEAD floats on */
     int64_t vpfstep[4];            /* and how far each moves per row */
     /* the run vb is bound to (-1: none or stale), its tile, and whether
@@ -93,7 +95,7 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
             return -1;
     /* per thread: slots (64-byte aligned), row values, input pointers */
     size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
-    size_t per = (size_t)p->nslots * ts * sizeof(float) + 64 +
+    size_t per = (size_t)(p->nslots + p->nstage) * ts * sizeof(float) + 64 +
                  (size_t)(p->maxent + 1) * (FE_K_VLANES * sizeof(float) + sizeof(vsrc)) +
                  (size_t)(p->maxops + 1) * sizeof(fe_k_vbound) + 64 +
                  (size_t)(p->nrowv + 1) * sizeof(float) +
@@ -114,6 +116,8 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
         tstate *s = &p->ts[t];
         s->slots = (float *)b;
         b += (size_t)p->nslots * ts * sizeof(float);
+        s->stage = (float *)b;
+        b += (size_t)p->nstage * ts * sizeof(float);
         s->vbc = (float *)b;      /* 64-byte aligned: slots are whole lines */
         b += (size_t)(p->maxent + 1) * FE_K_VLANES * sizeof(float);
         s->vtab = (vsrc *)b;
@@ -130,6 +134,7 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
         s->last_c0 = (int64_t *)b;
         forget_tiles(p, s);
         s->res_row = -1;
+        s->nr = 1;
     }
     return 0;
 }
@@ -156,6 +161,28 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
 {
     for (int64_t j = 0; j < w; j++)
         fe_k_load_f32(data, in->dtype, off + in->ctab[c0 + j], d + j, 1);
+}
+
+/* Where input in's row `row` starts in its tensor, in elements. */
+static inline int64_t in_row(const fe_k_prog *p, const pin *in, int64_t row)
+{
+    return in->base + (in->rowinv ? 0
+                       : p->nrdims == 1 ? row * in->rst[0]
+                                        : fe_k_offset(p->nrdims, p->rdims, in->rst, row));
+}
+
+/* A tile of nr whole rows from `row` (p->pack): input in's rows loaded
+ * end to end into d. */
+static void load_rows(const fe_k_prog *p, const pin *in, const void *data, int64_t row, int nr,
+                      float *d)
+{
+    for (int r = 0; r < nr; r++, d += p->C) {
+        int64_t off = in_row(p, in, row + r);
+        if (in->col == COL_GENERAL)
+            gather_cols(in, data, off, 0, p->C, d);
+        else
+            fe_k_load_f32(data, in->dtype, off + 0, d, p->C);
+    }
 }
 
 /* How far ahead of a vector program its streamed inputs are pulled into
@@ -310,7 +337,9 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             int64_t key = c0 * (p->T + 1) + w;   /* what the slot holds */
             if (pi->rowinv && ts->last_c0[in->aux] == key)
                 break;
-            if (pi->col == COL_GENERAL)
+            if (ts->nr > 1)
+                load_rows(p, pi, bufs[pi->tensor].data, row, ts->nr, d);
+            else if (pi->col == COL_GENERAL)
                 gather_cols(pi, bufs[pi->tensor].data, ts->inoff[in->aux], c0, w, d);
             else
                 fe_k_load_f32(bufs[pi->tensor].data, pi->dtype, ts->inoff[in->aux] + c0, d, w);
@@ -398,6 +427,12 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         case I_STORE: {
             const pout *o = &p->outs[in->aux];
             const float *a = loc(p, ts, in->a, anchor, &sa);
+            if (ts->nr > 1) {   /* whole rows, each where it goes */
+                for (int r = 0; r < ts->nr; r++)
+                    (o->nt ? fe_k_store_f32_nt : fe_k_store_f32)(bufs[o->tensor].data, o->dtype,
+                                                                fe_k_out_row(p, o, row + r), a + r * p->C, p->C);
+                break;
+            }
             if (o->nt)
                 fe_k_store_f32_nt(bufs[o->tensor].data, o->dtype, fe_k_out_row(p, o, row) + c0, a, w);
             else
@@ -407,7 +442,9 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         case I_COLACC: {
             const pout *o = &p->outs[in->aux];
             double *acc = o->accbuf + (size_t)(1 + (ts - p->ts)) * (size_t)p->C + c0;
-            fe_k_col_accumulate(o->acc, acc, loc(p, ts, in->a, anchor, &sa), w);
+            const float *a = loc(p, ts, in->a, anchor, &sa);
+            for (int r = 0; r < ts->nr; r++)   /* a tile of whole rows: each in turn */
+                fe_k_col_accumulate(o->acc, acc, a + r * (ts->nr > 1 ? p->C : 0), ts->nr > 1 ? p->C : w);
             break;
         }
         case I_STOREROW:
@@ -436,12 +473,17 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
     /* one row axis (the common case) needs no division */
     for (int k = 0; k < p->nins; k++) {
         const pin *in = &p->ins[k];
-        int64_t off = in->base + (in->rowinv ? 0
-                                  : p->nrdims == 1 ? row * in->rst[0]
-                                                   : fe_k_offset(p->nrdims, p->rdims, in->rst, row));
+        int64_t off = in_row(p, in, row);
         ts->inoff[k] = off;
-        if (in->direct)
+        if (in->direct && ts->nr > 1 && in->stage) {   /* its rows end to end */
+            float *d = ts->stage + (in->stage - 1) * p->ss;
+            for (int r = 0; r < ts->nr; r++)
+                memcpy(d + r * p->C, (const float *)bufs[in->tensor].data + in_row(p, in, row + r),
+                       (size_t)p->C * sizeof(float));
+            ts->inptr[k] = d;
+        } else if (in->direct) {
             ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;
+        }
     }
     /* A view's rows jump about in memory (the heads of attention: 64
      * floats every 3 KiB), out of the hardware prefetcher's reach, and
@@ -589,6 +631,13 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
     int64_t r0 = e0 / p->C, r1 = (e1 - 1) / p->C + 1;
     int64_t t0 = r0 * nch, t1 = r1 * nch;
     int par = (e1 - e0) >= 16384;
+    /* tiles of p->pack whole rows, when the part is whole rows */
+    int64_t pk = p->pack > 1 && e0 % p->C == 0 && e1 % p->C == 0 ? p->pack : 1;
+    if (pk > 1) {
+        T = pk * p->C;
+        t0 = 0;
+        t1 = (r1 - r0 + pk - 1) / pk;
+    }
     /* Tiles are handed out in chunks of about 1M elements (4 MiB of each
      * f32 tensor), or fewer so that each thread gets at least eight chunks
      * (the dynamic schedule's balancing). Smaller chunks interleave the
@@ -615,6 +664,13 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
          * and the other then takes more tiles instead of waiting for it */
         #pragma omp for schedule(dynamic, chunk)
         for (int64_t t = t0; t < t1; t++) {
+            if (pk > 1) {
+                int64_t row = r0 + t * pk;
+                ts->nr = (int)(r1 - row < pk ? r1 - row : pk);
+                exec_seg(p, ts, bufs, row, 0, ts->nr * p->C, NULL);
+                ts->nr = 1;
+                continue;
+            }
             int64_t row = t / nch, ch = t % nch;
             if (p->colblock && nch > 1) {   /* blocks of ROWBLK rows, chunk by chunk */
                 int64_t u = t - t0, blk = u / (nch * ROWBLK), rem = u % (nch * ROWBLK);

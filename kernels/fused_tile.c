@@ -13,6 +13,34 @@
  * 4096 floats to 55-57 GB/s at 16384; longer tiles gained nothing more). */
 static const int64_t vm_tile = 16384;
 
+/* Can a tile be several whole rows? Every instruction must work on rows
+ * laid end to end: no per-row values, and outputs a register pass writes
+ * must have their rows one after the other in memory (loads, stores and
+ * column accumulators go row by row; an input read in place whose rows
+ * are not end to end is staged, stage_inputs). */
+static int packable(const fe_k_prog *p)
+{
+    if (p->full_rows || p->nrowv > 0)
+        return 0;
+    for (int i = 0; i < p->nexec; i++) {
+        const instr *in = &p->code[i];
+        if (in->code == I_LOADROW || in->code == I_STOREROW || in->a.kind == K_ANCHOR)
+            return 0;
+        if (in->code != I_VM)
+            continue;
+        const vrun *r = &p->runs[in->aux];
+        for (int e = 0; e < r->nent; e++) {
+            const vent *v = &p->vents[r->ent0 + e];
+            const pout *o = v->out >= 0 ? &p->outs[v->out] : NULL;
+            if (o && o->strided && (p->nrdims != 1 || o->rst[0] != p->C))
+                return 0;
+            if (!o && v->o.kind == K_ANCHOR)
+                return 0;
+        }
+    }
+    return 1;
+}
+
 void fe_k_prog_tile(fe_k_prog *p)
 {
     /* tile width: whole rows when reducing; else short segments (4 KiB per
@@ -56,6 +84,19 @@ void fe_k_prog_tile(fe_k_prog *p)
         p->ahead = vm && !p->colblock;
         t &= ~(int64_t)63;
         p->T = p->C < t ? p->C : t;
+        /* Rows narrower than half a tile (attention's heads: 64 or 128
+         * values) go several to a tile: one row per tile paid the tile's
+         * setup, binding and instruction dispatch for every 64 values. */
+        if (p->C > 0 && 2 * p->C <= t && p->rows > 1 && packable(p)) {
+            p->pack = (int)(t / p->C);
+            p->T = p->pack * p->C;
+            p->colblock = 0;
+            for (int k = 0; k < p->nins; k++) {   /* rows copied end to end for a tile */
+                pin *in = &p->ins[k];
+                if (in->direct && (in->rowinv || p->nrdims != 1 || in->rst[0] != p->C))
+                    in->stage = ++p->nstage;
+            }
+        }
     }
     if (p->T < 1)
         p->T = 1;

@@ -699,6 +699,48 @@ static void test_column_blocks(void **state)
     fe_k_cache_set(0, 0);
 }
 
+/* Rows narrower than half a tile go several to a tile, end to end: rows
+ * read in place (x), per-column weights (w, converted from f16, or read in
+ * place and copied for each row of the tile), rows of a view read in place
+ * (the heads of a transpose, copied end to end), a last tile of fewer rows
+ * and TLF parts all give the reference's bits. */
+static void test_row_packs(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        {"\"x\":{\"shape\":[301,64],\"dtype\":\"f32\",\"kind\":\"input\"},"
+         "\"w\":{\"shape\":[64],\"dtype\":\"f16\",\"kind\":\"weight\"}",
+         "{\"name\":\"xw\",\"op\":\"mul\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"xw\"]},"
+         "{\"name\":\"r\",\"op\":\"relu\",\"inputs\":[\"xw\"],\"outputs\":[\"r\"]},"
+         "{\"name\":\"out\",\"op\":\"sub\",\"inputs\":[\"r\",\"x\"],\"outputs\":[\"out\"]}",
+         "rows"},
+        {"\"x\":{\"shape\":[3,64,8,48],\"dtype\":\"f32\",\"kind\":\"input\"}",
+         "{\"name\":\"v\",\"op\":\"transpose\",\"inputs\":[\"x\"],\"outputs\":[\"v\"],\"attrs\":{\"perm\":[0,2,1,3]}},"
+         "{\"name\":\"s\",\"op\":\"sigmoid\",\"inputs\":[\"v\"],\"outputs\":[\"s\"]},"
+         "{\"name\":\"out\",\"op\":\"mul\",\"inputs\":[\"s\",\"v\"],\"outputs\":[\"out\"]}",
+         "heads"},
+        {"\"x\":{\"shape\":[9,5,7],\"dtype\":\"f32\",\"kind\":\"input\"},"
+         "\"w\":{\"shape\":[7],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+         "{\"name\":\"e\",\"op\":\"exp\",\"inputs\":[\"x\"],\"outputs\":[\"e\"]},"
+         "{\"name\":\"ew\",\"op\":\"div\",\"inputs\":[\"e\",\"w\"],\"outputs\":[\"ew\"]},"
+         "{\"name\":\"out\",\"op\":\"sub\",\"inputs\":[\"ew\",\"x\"],\"outputs\":[\"out\"]}",
+         "seven"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        fe_graph *g = model(cases[k][0], cases[k][1], "\"out\"");
+        fe_error err = {0};
+        fe_exec *ex = fe_exec_new(g, NULL, &err);
+        int gid;
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
+        fe_exec_result *got = run_plan(ex, p);
+        assert_contains(got->how[gid], "(whole rows end to end)");
+        fe_exec_result_free(got);
+        fe_plan_free(p);
+        fe_exec_free(ex);
+        expect_fused_bits(g, 3, cases[k][2]);
+    }
+}
+
 /* A conv2d prologue runs one image ahead of the convolution; padding stays
  * zero (conv(sigmoid(x)) pads sigmoid(x), not x), and the depthwise
  * (direct) path takes it too. */
@@ -856,6 +898,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_fused_groups),
+        cmocka_unit_test(test_row_packs),
         cmocka_unit_test(test_streaming_outputs),
         cmocka_unit_test(test_register_chain),
         cmocka_unit_test(test_register_forms),
