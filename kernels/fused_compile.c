@@ -1059,10 +1059,10 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     if (spec->result >= 0)
         p->result = c.v[vfind(&c, spec->result)].at;
     p->nexec = p->ncode;
+    p->copy = fe_k_prog_copy_only(p);   /* before register runs take its store of an input */
     if (fe_k_prog_build_runs(p, err))
         goto fail;
 
-    p->copy = fe_k_prog_copy_only(p);
     fe_k_prog_tile(p);
     if (fe_k_prog_alloc_threads(p))
         goto oom;

@@ -191,8 +191,9 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
             indent, (long long)p->rows, (long long)p->C, p->full_rows ? "whole rows of" : "tiles of",
             (long long)(p->full_rows ? p->C : p->T), p->nslots, p->nslots == 1 ? "" : "s",
             p->nthreads, p->nthreads == 1 ? "" : "s",
-            p->colblock ? "; column chunks over blocks of rows" : p->pack > 1 ? "; a tile is whole rows "
-            "end to end" : "");
+            p->copy ? "; bytes copied as they are (the per-op kernels' strided copy)"
+            : p->colblock ? "; column chunks over blocks of rows"
+            : p->pack > 1 ? "; a tile is whole rows end to end" : "");
     for (int k = 0; k < p->nins; k++) {
         const pin *in = &p->ins[k];
         const fe_tensor *t = fe_graph_tensor(g, in->tensor);
