@@ -91,7 +91,7 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
 #endif
     for (int k = 0; k < p->nouts; k++)
         if (p->outs[k].acc &&
-            !(p->outs[k].accbuf = malloc((size_t)(p->nthreads + 1) * (size_t)p->C * sizeof(double))))
+            !(p->outs[k].accbuf = malloc(((size_t)(p->nthreads + 1) * (size_t)p->C + 1) * sizeof(double))))
             return -1;
     /* per thread: slots (64-byte aligned), row values, input pointers */
     size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
