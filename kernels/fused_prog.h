@@ -95,7 +95,6 @@ typedef struct pout {
     int64_t rst[FE_MAX_RANK];
 } pout;
 
-
 /* A run of elementwise instructions evaluated in registers (vecprog.h):
  * ops[op0, op0 + nops) over table entries [ent0, ent0 + nent). */
 typedef struct vrun {
@@ -158,12 +157,18 @@ struct fe_k_prog {
     int nstage;                    /* inputs staged for whole-row tiles (pin.stage) */
 };
 
+/* Where domain row `row` starts in a tensor read or written from element
+ * base with strides rst over the row axes (one row axis, the common case,
+ * needs no division). */
+static inline int64_t fe_k_row_at(const fe_k_prog *p, int64_t base, const int64_t *rst, int64_t row)
+{
+    return base + (p->nrdims == 1 ? row * rst[0] : fe_k_offset(p->nrdims, p->rdims, rst, row));
+}
+
 /* Where row `row` of output o starts in its tensor, in elements. */
 static inline int64_t fe_k_out_row(const fe_k_prog *p, const pout *o, int64_t row)
 {
-    if (!o->strided)
-        return row * p->C;
-    return o->base + (p->nrdims == 1 ? row * o->rst[0] : fe_k_offset(p->nrdims, p->rdims, o->rst, row));
+    return o->strided ? fe_k_row_at(p, o->base, o->rst, row) : row * p->C;
 }
 
 static inline opnd mk(int kind, int idx)

@@ -166,9 +166,7 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
 /* Where input in's row `row` starts in its tensor, in elements. */
 static inline int64_t in_row(const fe_k_prog *p, const pin *in, int64_t row)
 {
-    return in->base + (in->rowinv ? 0
-                       : p->nrdims == 1 ? row * in->rst[0]
-                                        : fe_k_offset(p->nrdims, p->rdims, in->rst, row));
+    return in->rowinv ? in->base : fe_k_row_at(p, in->base, in->rst, row);
 }
 
 /* A tile of nr whole rows from `row` (p->pack): input in's rows loaded
@@ -181,7 +179,7 @@ static void load_rows(const fe_k_prog *p, const pin *in, const void *data, int64
         if (in->col == COL_GENERAL)
             gather_cols(in, data, off, 0, p->C, d);
         else
-            fe_k_load_f32(data, in->dtype, off + 0, d, p->C);
+            fe_k_load_f32(data, in->dtype, off, d, p->C);
     }
 }
 
@@ -424,27 +422,22 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                                in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
                                in->c.kind ? loc(p, ts, in->c, anchor, &sc) : NULL, d, w, in->f);
             break;
-        case I_STORE: {
+        case I_STORE: {   /* each row of the tile where it goes (one, unless p->pack) */
             const pout *o = &p->outs[in->aux];
             const float *a = loc(p, ts, in->a, anchor, &sa);
-            if (ts->nr > 1) {   /* whole rows, each where it goes */
-                for (int r = 0; r < ts->nr; r++)
-                    (o->nt ? fe_k_store_f32_nt : fe_k_store_f32)(bufs[o->tensor].data, o->dtype,
-                                                                fe_k_out_row(p, o, row + r), a + r * p->C, p->C);
-                break;
-            }
-            if (o->nt)
-                fe_k_store_f32_nt(bufs[o->tensor].data, o->dtype, fe_k_out_row(p, o, row) + c0, a, w);
-            else
-                fe_k_store_f32(bufs[o->tensor].data, o->dtype, fe_k_out_row(p, o, row) + c0, a, w);
+            int64_t rw = w / ts->nr;
+            for (int r = 0; r < ts->nr; r++)
+                (o->nt ? fe_k_store_f32_nt : fe_k_store_f32)(bufs[o->tensor].data, o->dtype,
+                                                            fe_k_out_row(p, o, row + r) + c0, a + r * rw, rw);
             break;
         }
-        case I_COLACC: {
+        case I_COLACC: {   /* likewise, each row into the thread's columns */
             const pout *o = &p->outs[in->aux];
             double *acc = o->accbuf + (size_t)(1 + (ts - p->ts)) * (size_t)p->C + c0;
             const float *a = loc(p, ts, in->a, anchor, &sa);
-            for (int r = 0; r < ts->nr; r++)   /* a tile of whole rows: each in turn */
-                fe_k_col_accumulate(o->acc, acc, a + r * (ts->nr > 1 ? p->C : 0), ts->nr > 1 ? p->C : w);
+            int64_t rw = w / ts->nr;
+            for (int r = 0; r < ts->nr; r++)
+                fe_k_col_accumulate(o->acc, acc, a + r * rw, rw);
             break;
         }
         case I_STOREROW:
@@ -477,9 +470,7 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
         ts->inoff[k] = off;
         if (in->direct && ts->nr > 1 && in->stage) {   /* its rows end to end */
             float *d = ts->stage + (in->stage - 1) * p->ss;
-            for (int r = 0; r < ts->nr; r++)
-                memcpy(d + r * p->C, (const float *)bufs[in->tensor].data + in_row(p, in, row + r),
-                       (size_t)p->C * sizeof(float));
+            load_rows(p, in, bufs[in->tensor].data, row, ts->nr, d);
             ts->inptr[k] = d;
         } else if (in->direct) {
             ts->inptr[k] = (const float *)bufs[in->tensor].data + off + c0;

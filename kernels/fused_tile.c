@@ -13,11 +13,18 @@
  * 4096 floats to 55-57 GB/s at 16384; longer tiles gained nothing more). */
 static const int64_t vm_tile = 16384;
 
+/* Are rows with strides rst over the row axes one after the other in
+ * memory? */
+static int end_to_end(const fe_k_prog *p, const int64_t *rst)
+{
+    return p->nrdims == 1 && rst[0] == p->C;
+}
+
 /* Can a tile be several whole rows? Every instruction must work on rows
  * laid end to end: no per-row values, and outputs a register pass writes
  * must have their rows one after the other in memory (loads, stores and
  * column accumulators go row by row; an input read in place whose rows
- * are not end to end is staged, stage_inputs). */
+ * are not end to end is staged, fe_k_prog_tile). */
 static int packable(const fe_k_prog *p)
 {
     if (p->full_rows || p->nrowv > 0)
@@ -32,7 +39,7 @@ static int packable(const fe_k_prog *p)
         for (int e = 0; e < r->nent; e++) {
             const vent *v = &p->vents[r->ent0 + e];
             const pout *o = v->out >= 0 ? &p->outs[v->out] : NULL;
-            if (o && o->strided && (p->nrdims != 1 || o->rst[0] != p->C))
+            if (o && o->strided && !end_to_end(p, o->rst))
                 return 0;
             if (!o && v->o.kind == K_ANCHOR)
                 return 0;
@@ -93,7 +100,7 @@ void fe_k_prog_tile(fe_k_prog *p)
             p->colblock = 0;
             for (int k = 0; k < p->nins; k++) {   /* rows copied end to end for a tile */
                 pin *in = &p->ins[k];
-                if (in->direct && (in->rowinv || p->nrdims != 1 || in->rst[0] != p->C))
+                if (in->direct && (in->rowinv || !end_to_end(p, in->rst)))
                     in->stage = ++p->nstage;
             }
         }
