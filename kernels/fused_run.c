@@ -561,17 +561,8 @@ static void acc_end(const fe_k_prog *p, const fe_k_tensor *bufs, int last)
         const pout *o = &p->outs[k];
         if (!o->acc)
             continue;
-        for (int t = 0; t < p->nthreads; t++) {
-            const double *a = o->accbuf + (size_t)(t + 1) * (size_t)p->C;
-            double *tot = o->accbuf;
-            for (int64_t j = 0; j < p->C; j++) {
-                float x = (float)a[j];   /* NaN and +-inf pass; the step is in double */
-                if (o->acc == FE_OP_AMAX || o->acc == FE_OP_AMIN)
-                    fe_k_col_accumulate(o->acc, tot + j, &x, 1);
-                else
-                    tot[j] += a[j];
-            }
-        }
+        for (int t = 0; t < p->nthreads; t++)
+            fe_k_col_combine(o->acc, o->accbuf, o->accbuf + (size_t)(t + 1) * (size_t)p->C, p->C);
         if (!last)
             continue;
         float *out = bufs[o->tensor].data;

@@ -292,6 +292,12 @@ double fe_k_reduce_identity(int op) { return red_init(op); }
 
 void fe_k_col_accumulate(int op, double *acc, const float *x, int64_t n) { acc_row(op, acc, x, n); }
 
+void fe_k_col_combine(int op, double *acc, const double *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        acc[j] = red_step(op, acc[j], x[j]);
+}
+
 /* count elements of a typed tensor or a double buffer into double */
 static void load_d(const fe_k_tensor *xt, const double *xd, int64_t off, double *dst, int64_t n)
 {

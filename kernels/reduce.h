@@ -25,6 +25,9 @@ float fe_k_row_reduce(int op, const float *x, int64_t n);
  * step, NaN propagating as in the reference reductions. */
 double fe_k_reduce_identity(int op);
 void fe_k_col_accumulate(int op, double *acc, const float *x, int64_t n);
+/* acc[j] = op(acc[j], x[j]) for j < n: two column reductions' partial
+ * results into one (a sum of sums, a max of maxima). */
+void fe_k_col_combine(int op, double *acc, const double *x, int64_t n);
 
 /* y = softmax(x) (or log_softmax when log is set) over one row; y may be x.
  * A row of all -inf gives NaN, as PyTorch does. */
