@@ -67,8 +67,13 @@ int fe_k_prog_nops(const fe_k_prog *p);
 
 /* Run over the whole domain, or over part `part` of `nparts` slices of the
  * domain's outermost axis (TLF tiles). bufs is indexed by tensor id and
- * holds every external input and stored output. */
+ * holds every external input and stored output. A program with column
+ * reductions must see its parts in order, 0 first and nparts - 1 last:
+ * its results are written at the last. */
 int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, fe_error *err);
+/* Forget cached rows (fe_k_prog_reset), then run parts 0 .. nparts - 1 in
+ * order: the whole domain, as a group runs its program. */
+int fe_k_prog_run_all(fe_k_prog *p, const fe_k_tensor *bufs, int nparts, fe_error *err);
 
 /* Epilogue: run on the block of domain rows [i0, i0+mc) x columns
  * [j0, j0+nc), taking the anchor tensor's values from blk (row stride ld).

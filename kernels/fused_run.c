@@ -676,6 +676,17 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
     return FE_OK;
 }
 
+int fe_k_prog_run_all(fe_k_prog *p, const fe_k_tensor *bufs, int nparts, fe_error *err)
+{
+    fe_k_prog_reset(p);
+    for (int part = 0; part < nparts; part++) {
+        int rc = fe_k_prog_run(p, bufs, part, nparts, err);
+        if (rc)
+            return rc;
+    }
+    return FE_OK;
+}
+
 int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64_t mc,
                         int64_t j0, int64_t nc, const float *blk, int64_t ld, int tid)
 {

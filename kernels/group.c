@@ -1006,13 +1006,7 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     switch (gr->mode) {
     case MODE_FUSED:
-        fe_k_prog_reset(gr->prog);
-        for (int part = 0; part < gr->split; part++) {
-            int rc = fe_k_prog_run(gr->prog, bufs, part, gr->split, err);
-            if (rc)
-                return rc;
-        }
-        return FE_OK;
+        return fe_k_prog_run_all(gr->prog, bufs, gr->split, err);
     case MODE_VIEWS:
         return fe_k_views_run(gr->views, gr->nouts, bufs, err);
     case MODE_STAGES:

@@ -890,8 +890,7 @@ int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
                 return fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
             bufs[dg->x] = fe_k_graph_view(dg->g, dg->x, xtmp);
         }
-        fe_k_prog_reset(dg->pro);
-        rc = fe_k_prog_run(dg->pro, bufs, 0, 1, err);
+        rc = fe_k_prog_run_all(dg->pro, bufs, 1, err);
     }
     if (rc == FE_OK)
         rc = run_primitive(dg, bufs, dst, err);

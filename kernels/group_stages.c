@@ -286,11 +286,8 @@ int fe_k_stages_run(fe_k_stages *s, fe_k_tensor *bufs, int split, fe_error *err)
         }
         bufs[t] = fe_k_graph_view(s->g, t, d);
     }
-    for (int k = 0; k < s->n && rc == FE_OK; k++) {
-        fe_k_prog_reset(s->progs[k]);
-        for (int part = 0; part < split && rc == FE_OK; part++)
-            rc = fe_k_prog_run(s->progs[k], bufs, part, split, err);
-    }
+    for (int k = 0; k < s->n && rc == FE_OK; k++)
+        rc = fe_k_prog_run_all(s->progs[k], bufs, split, err);
     while (held-- > 0) {
         fe_k_scratch_put(bufs[s->temps[held]].data);
         bufs[s->temps[held]].data = NULL;

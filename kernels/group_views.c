@@ -70,8 +70,7 @@ fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const
 int fe_k_views_run(fe_k_prog **views, int nouts, fe_k_tensor *bufs, fe_error *err)
 {
     for (int k = 0; k < nouts; k++) {
-        fe_k_prog_reset(views[k]);
-        int rc = fe_k_prog_run(views[k], bufs, 0, 1, err);
+        int rc = fe_k_prog_run_all(views[k], bufs, 1, err);
         if (rc)
             return rc;
     }
