@@ -50,9 +50,15 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int fe_group_index(const fe_exec_group *gr, int32_t node)
+{
+    const int32_t *at = bsearch(&node, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32);
+    return at ? (int)(at - gr->nodes) : -1;
+}
+
 static int member(const fe_exec_group *gr, int32_t node)
 {
-    return bsearch(&node, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) != NULL;
+    return fe_group_index(gr, node) >= 0;
 }
 
 static int has(const int32_t *a, int n, int32_t v)
@@ -295,9 +301,9 @@ static int try_stages(fe_exec_group *gr)
 static int mark_back(fe_exec_group *gr, int32_t t, int r, int *role)
 {
     int32_t p = fe_graph_tensor(gr->g, t)->producer;
-    if (p < 0 || !member(gr, p))
+    int i = fe_group_index(gr, p);
+    if (i < 0)
         return 0;
-    int i = (int)((int32_t *)bsearch(&p, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) - gr->nodes);
     if (role[i] == r)
         return 0;
     if (role[i] != 0)
@@ -315,10 +321,10 @@ static void mark_fwd(fe_exec_group *gr, int32_t t, int *role)
     const fe_tensor *tt = fe_graph_tensor(gr->g, t);
     for (int k = 0; k < tt->ncons; k++) {
         int32_t c = fe_tensor_consumer(gr->g, tt, k);
-        int32_t *pc = bsearch(&c, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32);
-        if (!pc || role[pc - gr->nodes] == 3)
+        int i = fe_group_index(gr, c);
+        if (i < 0 || role[i] == 3)
             continue;
-        role[pc - gr->nodes] = 3;
+        role[i] = 3;
         const fe_node *n = fe_graph_node(gr->g, c);
         for (int j = 0; j < n->nout; j++)
             mark_fwd(gr, fe_node_output(gr->g, n, j), role);
@@ -429,8 +435,8 @@ int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
         if (role[i] == 3)   /* epilogue inputs made by a prologue must be stored */
             for (int k = 0; k < n->nin; k++) {
                 int32_t t = fe_node_input(g, n, k), p = fe_graph_tensor(g, t)->producer;
-                int32_t *pp = p >= 0 ? bsearch(&p, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32) : NULL;
-                if (pp && (role[pp - gr->nodes] == 1 || role[pp - gr->nodes] == 2) &&
+                int j = fe_group_index(gr, p);
+                if (j >= 0 && (role[j] == 1 || role[j] == 2) &&
                     !has(gr->outs, gr->nouts, t)) {
                     fe_error_set(why, FE_EINPUT, "epilogue node '%s' reads %s, an intermediate of the "
                                  "prologue", fe_node_name(g, n), fe_tensor_name(g, fe_graph_tensor(g, t)));

@@ -37,6 +37,8 @@ struct fe_exec_group {
     fe_exec_group **sub;
 };
 
+/* The position of node among gr->nodes (sorted), or -1 if it is no member. */
+int fe_group_index(const fe_exec_group *gr, int32_t node);
 /* Run op by op, with reason (NULL: none given) in the description. */
 void fe_group_set_perop(fe_exec_group *gr, const char *reason);
 int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);

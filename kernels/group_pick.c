@@ -19,12 +19,6 @@
  * costs more than the kernel, and timing them is noise. */
 #define DNN_MIN_FLOPS 4000000
 
-static int cmp_node(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int find_anchor(const fe_exec_group *gr)
 {
     int ai = -1;
@@ -176,8 +170,8 @@ static void group_key(const fe_exec_group *gr, const char *what, char *buf, size
         for (int k = 0; k < n->nin + n->nout; k++) {
             int32_t t = k < n->nin ? fe_node_input(g, n, k) : fe_node_output(g, n, k - n->nin);
             const fe_tensor *tt = fe_graph_tensor(g, t);
-            int32_t *pr = bsearch(&tt->producer, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_node);
-            MIX(k < n->nin && pr ? 1000 + (pr - gr->nodes) : tt->dtype);
+            int pr = fe_group_index(gr, tt->producer);
+            MIX(k < n->nin && pr >= 0 ? 1000 + pr : tt->dtype);
             for (int a = 0; a < tt->rank; a++)
                 MIX(fe_tensor_shape(g, tt)[a]);
         }
