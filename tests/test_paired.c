@@ -109,14 +109,19 @@ static void budget_bound(void **state)
     fe_plan *u;
     fe_graph *g = two_ops(&ex, &u);
     fe_plan *pl[2] = {u, u};
-    double first[2] = {40000, 40000}, gm[2] = {-1, -1}, *ms = NULL;
+    double first[2] = {40000, 40000}, gm[2] = {-1, -1}, gm0[2] = {-1, -1}, *ms = NULL;
+    double *gms[2] = {NULL, gm};   /* plan 1's groups only */
     int64_t peak[2] = {0, 0};
-    fe_paired_opts o = {.budget = 0.5, .first_ms = first, .group_plan = 1, .group_ms = gm,
-                        .peak = peak};
+    fe_paired_opts o = {.budget = 0.5, .first_ms = first, .group_ms = gms, .peak = peak};
     int n = 0;
     assert_int_equal(fe_paired_rounds_opts(ex, pl, 2, &o, &ms, &n, &err), FE_OK);
     assert_int_equal(n, 1);
     assert_true(gm[0] >= 0 && gm[1] >= 0);
+    free(ms);
+    /* both plans' groups */
+    gms[0] = gm0;
+    assert_int_equal(fe_paired_rounds_opts(ex, pl, 2, &o, &ms, &n, &err), FE_OK);
+    assert_true(gm0[0] >= 0 && gm0[1] >= 0);
     /* ta and tb live together: 2 x 64 x 64 floats */
     assert_int_equal(peak[0], 2 * 64 * 64 * 4);
     assert_int_equal(peak[1], 2 * 64 * 64 * 4);

@@ -12,6 +12,7 @@
 
 #include "execute.h"
 #include "measure.h"
+#include "ops.h"
 #include "paired.h"
 #include "sim.h"
 #include "units.h"
@@ -25,12 +26,34 @@ static int64_t peak_rss(void)
     return (int64_t)ru.ru_maxrss * 1024;   /* Linux reports KiB */
 }
 
+/* The time of plan's groups that hold a library op, from their medians. */
+static double library_ms(const fe_plan *plan, const double *group_ms)
+{
+    double ms = 0;
+    for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+        const fe_group *gr = &plan->groups[gi];
+        const int32_t *ids = fe_group_nodes(plan, gr);
+        for (int i = 0; i < gr->n; i++)
+            if (fe_op_get(fe_graph_node(plan->g, ids[i])->op)->flags & FE_OPF_LIBRARY) {
+                ms += group_ms[gi];
+                break;
+            }
+    }
+    return ms;
+}
+
+double fe_execution_ceiling(const fe_execution *x)
+{
+    return x->timed && x->library_ms > 0 ? x->base_st.median_ms / x->library_ms : 0;
+}
+
 int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_execution *x, fe_error *err)
 {
     const fe_graph *g = plan->g;
     fe_exec_opts eo = {.seed = o->seed};
     fe_bench_opts bo = {.budget_s = o->budget > 0 ? o->budget : 0.5};
     fe_plan *base = NULL;
+    double *base_ms = NULL;
     int rc;
     memset(x, 0, sizeof *x);
     x->seed = o->seed ? o->seed : 1;
@@ -77,17 +100,19 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
      * both meet the same machine; the plan's groups are timed in the same
      * runs, and the check above was the first warm-up (paired.h). */
     if (!(x->group_ms = calloc((size_t)(plan->ngroups + 1), sizeof *x->group_ms)) ||
-        !(base = fe_plan_unfused(g, err))) {
+        !(base = fe_plan_unfused(g, err)) ||
+        !(base_ms = calloc((size_t)(base->ngroups + 1), sizeof *base_ms))) {
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto fail;
     }
-    double v[3], first[2] = {x->ref->ms, x->got->ms};
+    double v[3], first[2] = {x->ref->ms, x->got->ms}, *gms[2] = {base_ms, x->group_ms};
     int64_t peak[2] = {0, 0};
-    fe_paired_opts po = {.budget = bo.budget_s, .first_ms = first, .group_plan = 1,
-                         .group_ms = x->group_ms, .peak = peak};
+    fe_paired_opts po = {.budget = bo.budget_s, .first_ms = first, .group_ms = gms, .peak = peak};
     if ((rc = fe_paired_versus_opts(x->ex, base, plan, &po, &x->base_st, &x->plan_st, v, err)) !=
         FE_OK)
         goto fail;
+    x->library_ms = library_ms(base, base_ms);
+    free(base_ms);
     x->speedup = v[0], x->lo = v[1], x->hi = v[2];
     x->rounds = x->plan_st.reps;
     x->base_peak = peak[0];
@@ -97,6 +122,7 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     return FE_OK;
 fail:
     fe_exec_name_file(g, err);
+    free(base_ms);
     fe_plan_free(base);
     fe_execution_free(x);
     return rc;
@@ -203,6 +229,12 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
                 "1.00x (a longer --budget narrows it; %s)\n",
                 x->hi - x->lo > 0.1 ? "the rounds varied a lot: a busy machine?"
                                     : "the plans may simply be as fast");
+    if (fe_execution_ceiling(x) > 0)
+        fprintf(f, "ceiling    the unfused plan spends %.3f of its %.3f ms (%.0f%%) in library ops "
+                "(matmul, conv2d, sdpa), which a plan runs on the same kernels: even with "
+                "everything else free, no plan beats unfused by more than %.2fx here\n",
+                x->library_ms, x->base_st.median_ms, 100 * x->library_ms / x->base_st.median_ms,
+                fe_execution_ceiling(x));
     fprintf(f, "memory     activations at peak %s (unfused %s); inputs and weights %s\n",
             fe_fmt_bytes((double)x->got->peak_bytes, a, sizeof a),
             fe_fmt_bytes((double)(x->timed ? x->base_peak : x->ref->peak_bytes), b, sizeof b),
@@ -310,6 +342,13 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
         fe_jw_int(w, x->rounds);
         fe_jw_key(w, "interval_is_range");   /* too few rounds: the rounds' range */
         fe_jw_bool(w, x->rounds < FE_EXEC_FEW_ROUNDS);
+        fe_jw_key(w, "unfused_library_ms");
+        fe_jw_num(w, x->library_ms);
+        fe_jw_key(w, "ceiling");   /* Amdahl's bound over unfused; null: no library op */
+        if (fe_execution_ceiling(x) > 0)
+            fe_jw_num(w, fe_execution_ceiling(x));
+        else
+            fe_jw_null(w);
     }
     fe_jw_key(w, "peak_bytes");
     fe_jw_int(w, x->got->peak_bytes);

@@ -41,6 +41,9 @@ typedef struct fe_execution {
                                         * rounds that ran them interleaved (paired.h) */
     double speedup, lo, hi;        /* median of the rounds' unfused / plan, its 95% interval */
     double *group_ms;              /* median per plan group, over the same rounds */
+    double library_ms;             /* the unfused plan's time in library ops (matmul, conv2d,
+                                    * sdpa: FE_OPF_LIBRARY), which a plan runs on the same
+                                    * kernels: sum of their medians over the same rounds */
     int64_t base_peak;             /* activations at peak, unfused plan */
     int rounds;                    /* rounds that ran; under FE_EXEC_FEW_ROUNDS the interval
                                     * is no 95% interval (paired.h: a slow pass) */
@@ -50,6 +53,11 @@ typedef struct fe_execution {
                                     * the unfused reference's activations at peak, each
                                     * tensor in its own dtype */
 } fe_execution;
+
+/* The most any plan on these kernels can gain over unfused if every op but
+ * the library ops took no time (Amdahl's bound): unfused / library_ms, 0
+ * when untimed or the model has none. */
+double fe_execution_ceiling(const fe_execution *x);
 
 /* Execute plan and its reference on seeded inputs, compare, and time them.
  * FE_OK whether or not the numbers agree (see fe_execution_check); an

@@ -85,14 +85,14 @@ int fe_paired_ratio(const double *base, const double *x, int rounds, double *est
     return FE_OK;
 }
 
-/* Run the plans for `rounds` rounds in shuffled order into ms; o's group
- * samples and peaks as it asks. */
-static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double *ms, double *gs,
-                      const fe_paired_opts *o, fe_error *err)
+/* Run the plans for `rounds` rounds in shuffled order into ms; plan p's
+ * group samples into gs[p] (round k's at k * ngroups) where gs and gs[p]
+ * are set, and peaks as o asks. */
+static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double *ms,
+                      double *const *gs, const fe_paired_opts *o, fe_error *err)
 {
     int order[MAXPLANS];
     uint64_t seed = 0x2545f4914f6cdd1dull;
-    int gp = o ? o->group_plan : -1;
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int k = 0; k < rounds; k++) {
@@ -103,7 +103,7 @@ static int rounds_run(fe_exec *ex, fe_plan *const *pl, int n, int rounds, double
         }
         for (int i = 0; i < n; i++) {
             int p = order[i];
-            double *g = gs && p == gp ? gs + (size_t)k * (size_t)pl[p]->ngroups : NULL;
+            double *g = gs && gs[p] ? gs[p] + (size_t)k * (size_t)pl[p]->ngroups : NULL;
             int rc = fe_exec_plan_time(ex, pl[p], &ms[p * rounds + k], g, err);
             if (rc != FE_OK)
                 return rc;
@@ -156,25 +156,26 @@ int fe_paired_rounds_opts(fe_exec *ex, fe_plan *const *pl, int n, const fe_paire
         round_ms = sum;
     }
     int r = o && o->reps > 0 ? o->reps : fe_paired_count(budget, round_ms, n);
-    int gp = o && o->group_ms ? o->group_plan : -1;
-    size_t ng = gp >= 0 && pl[gp]->ngroups > 0 ? (size_t)pl[gp]->ngroups : 0;
-    double *m = malloc((size_t)n * (size_t)r * sizeof *m);
-    double *gs = ng ? malloc(ng * (size_t)r * sizeof *gs) : NULL, *col = NULL;
-    if (!m || (ng && !gs)) {
-        free(m);
-        free(gs);
-        return fe_error_set(err, FE_ENOMEM, "out of memory");
-    }
-    int rc = rounds_run(ex, pl, n, r, m, gs, o, err);
-    if (rc == FE_OK && ng && !(col = malloc((size_t)r * sizeof *col)))
+    double *m = malloc((size_t)n * (size_t)r * sizeof *m), *col = NULL;
+    double *gs[MAXPLANS] = {0};
+    int rc = m ? FE_OK : fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; i < n && rc == FE_OK; i++)
+        if (o && o->group_ms && o->group_ms[i] && pl[i]->ngroups > 0 &&
+            !(gs[i] = malloc((size_t)pl[i]->ngroups * (size_t)r * sizeof *gs[i])))
+            rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+    if (rc == FE_OK)
+        rc = rounds_run(ex, pl, n, r, m, o && o->group_ms ? gs : NULL, o, err);
+    if (rc == FE_OK && !(col = malloc((size_t)r * sizeof *col)))
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
-    for (size_t g = 0; rc == FE_OK && g < ng; g++) {
-        for (int k = 0; k < r; k++)
-            col[k] = gs[(size_t)k * ng + g];
-        o->group_ms[g] = fe_paired_median(col, r);
-    }
+    for (int i = 0; rc == FE_OK && i < n; i++)
+        for (size_t g = 0; gs[i] && g < (size_t)pl[i]->ngroups; g++) {
+            for (int k = 0; k < r; k++)
+                col[k] = gs[i][(size_t)k * (size_t)pl[i]->ngroups + g];
+            o->group_ms[i][g] = fe_paired_median(col, r);
+        }
     free(col);
-    free(gs);
+    for (int i = 0; i < n; i++)
+        free(gs[i]);
     if (rc != FE_OK) {
         free(m);
         return rc;
@@ -187,7 +188,7 @@ int fe_paired_rounds_opts(fe_exec *ex, fe_plan *const *pl, int n, const fe_paire
 int fe_paired_rounds(fe_exec *ex, fe_plan *const *pl, int n, double budget, int reps,
                      double **ms, int *rounds, fe_error *err)
 {
-    fe_paired_opts o = {.budget = budget, .reps = reps, .group_plan = -1};
+    fe_paired_opts o = {.budget = budget, .reps = reps};
     return fe_paired_rounds_opts(ex, pl, n, &o, ms, rounds, err);
 }
 
@@ -211,6 +212,6 @@ int fe_paired_versus_opts(fe_exec *ex, const fe_plan *base, const fe_plan *plan,
 int fe_paired_versus(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
                      fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3], fe_error *err)
 {
-    fe_paired_opts o = {.budget = budget, .group_plan = -1};
+    fe_paired_opts o = {.budget = budget};
     return fe_paired_versus_opts(ex, base, plan, &o, base_st, plan_st, v, err);
 }

@@ -23,8 +23,9 @@ typedef struct fe_paired_opts {
     const double *first_ms;   /* each plan's time in a run just before (a correctness check):
                                  it is the first warm-up and sizes the rounds; NULL: two
                                  warm-up runs of each */
-    int group_plan;           /* the plan whose groups are timed in the rounds, -1 none */
-    double *group_ms;         /* its median per group (caller's array of its ngroups) */
+    double *const *group_ms;  /* per plan: its median per group over the rounds, into the
+                                 caller's array of its ngroups, or NULL (groups not timed);
+                                 NULL: no plan's groups are timed */
     int64_t *peak;            /* per plan, the most live activation bytes of its timed runs
                                  (caller's array, zeroed; NULL: not kept) */
 } fe_paired_opts;

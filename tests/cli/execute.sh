@@ -99,6 +99,39 @@ else
     not_ok "--execute --json: speedup within its interval" "$(grep -A3 '"speedup"' "$T/x.json" | head -8)"
 fi
 
+# The ceiling: the unfused plan's time in library ops, from the same
+# rounds, bounds any plan's gain (unfused / library ms); a model without
+# library ops has none.
+"$FUSEENG" run $B/matmul_bias_gelu.json --policy fuse_all --execute --json $Q >"$T/c.json" 2>"$T/err"
+"$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute --json $Q >"$T/c0.json" 2>>"$T/err"
+if /usr/bin/python3 -c '
+import json, sys
+def find(d):
+    if isinstance(d, dict):
+        if "executed" in d:
+            return d["executed"]
+        for v in d.values():
+            r = find(v)
+            if r:
+                return r
+x, y = (find(json.load(open(f))) for f in sys.argv[1:3])
+u, lib, c = x["unfused"]["median_ms"], x["unfused_library_ms"], x["ceiling"]
+assert 0 < lib and c >= 1 and abs(c - u / lib) <= 1e-6 * c, (u, lib, c)
+assert y["ceiling"] is None and y["unfused_library_ms"] == 0, y
+' "$T/c.json" "$T/c0.json"; then
+    ok "--execute --json: the ceiling is unfused over its library ops' time, none without them"
+else
+    not_ok "--execute --json: the ceiling" "$(cat "$T/err"; grep -A2 ceiling "$T/c.json" "$T/c0.json" | head)"
+fi
+expect_ok "--execute prints the ceiling of a model with a matmul" \
+    'ceiling +the unfused plan spends [0-9.]+ of its [0-9.]+ ms \([0-9]+%\) in library ops .* more than [0-9.]+x here' \
+    "$FUSEENG" run $B/matmul_bias_gelu.json --policy fuse_all --execute $Q
+if "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute $Q 2>&1 | grep -q '^ceiling'; then
+    not_ok "--execute: no ceiling line without library ops"
+else
+    ok "--execute: no ceiling line without library ops"
+fi
+
 # bench: groups, single ops, totals; JSON keys the issue names.
 expect_ok "bench prints groups, single ops and totals" 'speedup +[0-9.]+x \(95% interval [0-9.]+x to [0-9.]+x' \
     "$FUSEENG" bench $B/swiglu.json --dim T=64 --policy fuse_all $Q
