@@ -926,14 +926,15 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
                 fe_group_set_perop(gr, why.message);
         } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr)) {
             fe_group_set_perop(gr, n > 1 ? why.message : NULL);
-        } else if (gr->mode == MODE_STAGES && fe_group_auto_stages(gr, err)) {
-            fe_exec_group_free(gr);
-            return NULL;
         }
     }
     if (why.code == FE_ENOMEM) {
         fe_exec_group_free(gr);
         return fe_error_set(err, FE_ENOMEM, "%s", why.message), NULL;
+    }
+    if (kernel == FE_K_CHOICE_AUTO && fe_group_auto_guard(gr, err)) {
+        fe_exec_group_free(gr);
+        return NULL;
     }
     /* A group that runs op by op is never slower than its ops run as
      * separate groups: it runs exactly those (the reference kernels of
@@ -946,10 +947,8 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     return gr;
 }
 
-void fe_exec_group_free(fe_exec_group *gr)
+void fe_group_drop_kernels(fe_exec_group *gr)
 {
-    if (!gr)
-        return;
     fe_k_prog_free(gr->prog);
     fe_k_prog_free(gr->pro[0]);
     fe_k_prog_free(gr->pro[1]);
@@ -957,6 +956,17 @@ void fe_exec_group_free(fe_exec_group *gr)
     fe_k_views_free(gr->views, gr->nouts);
     fe_k_stages_free(gr->stages);
     fe_k_dnn_group_free(gr->dnn);
+    gr->prog = gr->pro[0] = gr->pro[1] = gr->epi = NULL;
+    gr->views = NULL;
+    gr->stages = NULL;
+    gr->dnn = NULL;
+}
+
+void fe_exec_group_free(fe_exec_group *gr)
+{
+    if (!gr)
+        return;
+    fe_group_drop_kernels(gr);
     fe_group_free_subs(gr);
     free(gr->nodes);
     free(gr->ins);

@@ -17,6 +17,13 @@
  *       of scale = w / sqrt(var + eps) and shift = b - mean * scale, per channel,
  *       computed from the parameters on every run (weights may change between runs)
  *
+ * The chain ends at the first member that is none of these, or that reads
+ * the value with another, or where the value is also read outside the
+ * group. The members left (layer_norm after a residual, say) run after the
+ * primitive as one fused program over its output: the epilogue pass. They
+ * may read that output and tensors from outside the group, nothing the
+ * post-ops computed on the way.
+ *
  * Two cheaper forms come first, because the implementation oneDNN picks for
  * plain NCHW (gemm:jit, im2col and its own sgemm) applies binary post-ops
  * element by element (measured 10-50x slower than the convolution itself):
@@ -45,6 +52,7 @@
 #include "node.h"
 #include "onednn.h"
 #include "ops.h"
+#include "scratch.h"
 #include "tensor_mem.h"
 #include "versus.h"
 
@@ -80,11 +88,13 @@ struct fe_k_dnn_group {
     int nfold;
     float *fscale, *fbias;   /* [O] each, when nfold */
     int32_t post_node[FE_K_DNN_MAX_POST];   /* the member each post-op comes from */
-    int32_t tail[FE_K_DNN_MAX_POST];        /* members run in place after the primitive */
-    int ntail;
     fe_k_prog *pro;     /* a prologue on x, run as a pass of its own first */
     int npro;
     char pro_ops[160];
+    fe_k_prog *epi;     /* the members after the chain, a pass of its own over out */
+    int out_temp;       /* out is read only by the epilogue: a scratch buffer per run */
+    int nepi;
+    char epi_ops[160];
     float *own;
     int64_t nown;
     char desc[512];
@@ -416,23 +426,23 @@ static void fold_params(fe_k_dnn_group *dg, const fe_k_tensor *bufs)
 
 /* gemm:jit runs a sum followed by eltwise post-ops far slower than the
  * sum alone (measured 3.4 against 0.9 ms on a ResNet-50 1x1 conv): when
- * only unary ops follow the sum, they run afterwards, in place, by their
- * own kernels. */
-static void untail_sum(fe_k_dnn_group *dg)
+ * only unary ops follow the sum, the chain ends at the sum and they join
+ * the epilogue pass. The chain's new length, or nchain. */
+static int untail_sum(const fe_k_dnn_group *dg, const int32_t *chain, int nchain)
 {
     const fe_graph *g = dg->g;
     if (dg->sp.npost < 2 || dg->sp.post[0].kind != FE_K_DNN_SUM)
-        return;
+        return nchain;
     for (int p = 1; p < dg->sp.npost; p++) {
         const fe_node *nd = fe_graph_node(g, dg->post_node[p]);
         if (dg->sp.post[p].kind != FE_K_DNN_ELTWISE || nd->nin != 1 ||
             fe_op_get(nd->op)->pattern != FE_ELEMWISE)
-            return;
+            return nchain;
     }
-    for (int p = 1; p < dg->sp.npost; p++)
-        if (!dg->ntail || dg->tail[dg->ntail - 1] != dg->post_node[p])
-            dg->tail[dg->ntail++] = dg->post_node[p];
-    dg->sp.npost = 1;
+    for (int k = 0; k < nchain; k++)
+        if (chain[k] == dg->post_node[0])
+            return k + 1;
+    return nchain;
 }
 
 /* The anchor's geometry into dg->sp; 1 with why if oneDNN cannot take it. */
@@ -557,9 +567,9 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
         if (l < sizeof dg->desc)
             l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, "]");
     }
-    for (int k = 0; k < dg->ntail && l < sizeof dg->desc; k++)
-        l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, "%s%s", k ? ", " : ", then in place: ",
-                              fe_node_op_name(fe_graph_node(dg->g, dg->tail[k])));
+    if (dg->nepi && l < sizeof dg->desc)
+        l += (size_t)snprintf(dg->desc + l, sizeof dg->desc - l, ", then a pass of its epilogue "
+                              "(%d ops: %s)", dg->nepi, dg->epi_ops);
     if (l < sizeof dg->desc)
         snprintf(dg->desc + l, sizeof dg->desc - l, " (%s%s)", fe_k_dnn_impl(dg->d),
                  fe_k_dnn_reorders(dg->d) ? ", weights reordered every run" : "");
@@ -568,8 +578,8 @@ static void describe(fe_k_dnn_group *dg, const fe_node *an)
                          sp->tb, (long long)sp->groups, sp->bias, dg->nfold);
     if (dg->npro && l < sizeof dg->key)
         l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " pro:%s", dg->pro_ops);
-    for (int k = 0; k < dg->ntail && l < sizeof dg->key; k++)
-        l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " t%d", fe_graph_node(dg->g, dg->tail[k])->op);
+    if (dg->nepi && l < sizeof dg->key)
+        l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " epi:%s", dg->epi_ops);
     for (int i = 0; i < sp->rank && l < sizeof dg->key; i++)
         l += (size_t)snprintf(dg->key + l, sizeof dg->key - l, " %lld,%lld,%lld", (long long)sp->a[i],
                               (long long)sp->b[i], (long long)sp->y[i]);
@@ -660,10 +670,87 @@ out:
     return rc;
 }
 
+/* The members after the chain chain[0..nchain) as one fused program over
+ * out, the primitive's output, storing what of theirs leaves the group.
+ * after says why the chain ended, for the message when they cannot. */
+static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int32_t anchor,
+                            const int32_t *chain, int nchain, const int32_t *outs, int nouts,
+                            const char *after, fe_error *why)
+{
+    const fe_graph *g = dg->g;
+    int32_t *ids = malloc((size_t)n * sizeof(int32_t)), *st = malloc((size_t)(nouts + 1) * sizeof(int32_t));
+    int ne = 0, ns = 0, rc = -1;
+    size_t l = 0;
+    if (!ids || !st) {
+        fe_error_set(why, FE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (nodes[i] == anchor || nodes[i] == dg->pad || is_member(chain, nchain, nodes[i]) ||
+            (dg->npro && nodes[i] < anchor))
+            continue;
+        const fe_node *nd = fe_graph_node(g, nodes[i]);
+        if (nodes[i] < anchor) {
+            fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' (oneDNN "
+                         "takes none)", fe_node_name(g, nd), fe_node_op_name(nd),
+                         fe_node_op_name(fe_graph_node(g, anchor)),
+                         fe_node_name(g, fe_graph_node(g, anchor)));
+            goto out;
+        }
+        ids[ne++] = nodes[i];
+        if (l < sizeof dg->epi_ops)
+            l += (size_t)snprintf(dg->epi_ops + l, sizeof dg->epi_ops - l, "%s%s", ne > 1 ? ", " : "",
+                                  fe_node_op_name(nd));
+        for (int k = 0; k < nouts; k++)
+            if (fe_graph_tensor(g, outs[k])->producer == nodes[i])
+                st[ns++] = outs[k];
+    }
+    /* what it reads of the group: out, x (kept until it is done), its own
+     * values, and outputs written before it */
+    for (int i = 0; i < ne; i++) {
+        const fe_node *nd = fe_graph_node(g, ids[i]);
+        for (int k = 0; k < nd->nin; k++) {
+            int32_t t = fe_node_input(g, nd, k), p = fe_graph_tensor(g, t)->producer;
+            if (t == dg->out || t == dg->x || p < 0 || !is_member(nodes, n, p) ||
+                is_member(ids, ne, p) || is_member(outs, nouts, t))
+                continue;
+            fe_error_set(why, FE_EINPUT, "%s '%s' reads %s, which no pass before it writes out "
+                         "(the post-ops end where %s)", fe_node_op_name(nd), fe_node_name(g, nd),
+                         fe_tensor_name(g, fe_graph_tensor(g, t)), after);
+            goto out;
+        }
+    }
+    fe_k_prog_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.g = g;
+    sp.nodes = ids;
+    sp.nnodes = ne;
+    sp.stores = st;
+    sp.nstores = ns;
+    sp.anchor = sp.result = -1;
+    sp.split = -1;
+    fe_error cw = {0};
+    if (!(dg->epi = fe_k_prog_compile(&sp, &cw))) {
+        if (cw.code == FE_ENOMEM)
+            *why = cw;
+        else
+            fe_error_set(why, FE_EINPUT, "the post-ops end where %s, and the %d ops after are no "
+                         "fused pass: %s", after, ne, cw.message);
+        goto out;
+    }
+    dg->nepi = ne;
+    rc = 0;
+out:
+    free(ids);
+    free(st);
+    return rc;
+}
+
 fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int n, int32_t anchor,
                                    const int32_t *outs, int nouts, int prologue, fe_error *why)
 {
     const fe_node *an = fe_graph_node(g, anchor);
+    int32_t *chain = NULL;   /* the members whose post-ops follow the anchor, in order */
     fe_k_dnn_group *dg = calloc(1, sizeof *dg);
     if (!dg)
         return fe_error_set(why, FE_ENOMEM, "out of memory"), NULL;
@@ -688,20 +775,27 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         goto fail;
     /* walk the chain from the anchor's output */
     int32_t cur = fe_node_output(g, an, 0);
-    int done = 1 + dg->npro + (dg->pad >= 0);
+    int done = 1 + dg->npro + (dg->pad >= 0), nchain = 0;
+    fe_error stop = {0};   /* why the chain ended before the last member */
+    if (!(chain = malloc((size_t)n * sizeof(int32_t)))) {
+        fe_error_set(why, FE_ENOMEM, "out of memory");
+        goto fail;
+    }
     dg->y0 = cur;
     /* Folding scales the weights at every run: where they outweigh the
      * output (the late layers of a CNN at batch 1: 9.4 MiB of 3x3 weights
-     * for a 0.1 MiB output), passes over the output are cheaper. */
-    int wbig = dg->sp.conv && fe_graph_tensor(g, dg->w)->bytes > fe_graph_tensor(g, cur)->bytes;
-    while (done < n) {
+     * for a 0.1 MiB output), one pass over the output is cheaper, so the
+     * whole epilogue is that pass. */
+    if (dg->sp.conv && fe_graph_tensor(g, dg->w)->bytes > fe_graph_tensor(g, cur)->bytes)
+        fe_error_set(&stop, FE_EINPUT, "the weights outweigh the output");
+    while (done + nchain < n && !stop.code) {
         const fe_tensor *ct = fe_graph_tensor(g, cur);
         int32_t next = -1;
         int nin = 0;
         if (is_member(outs, nouts, cur)) {
-            fe_error_set(why, FE_EINPUT, "%s is also read outside the group (oneDNN writes "
-                         "only the last value)", fe_tensor_name(g, ct));
-            goto fail;
+            fe_error_set(&stop, FE_EINPUT, "%s is also read outside the group",
+                         fe_tensor_name(g, ct));
+            break;
         }
         for (int k = 0; k < ct->ncons; k++) {
             int32_t c = fe_tensor_consumer(g, ct, k);
@@ -711,22 +805,9 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
             }
         }
         if (nin != 1) {
-            if (nin > 1) {
-                fe_error_set(why, FE_EINPUT, "%s feeds %d members (oneDNN takes a chain)",
-                             fe_tensor_name(g, ct), nin);
-                goto fail;
-            }
-            for (int i = 0; i < n; i++)   /* a member off the chain: which one? */
-                if (nodes[i] < anchor) {
-                    const fe_node *p = fe_graph_node(g, nodes[i]);
-                    fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' "
-                                 "(oneDNN takes none)", fe_node_name(g, p), fe_node_op_name(p),
-                                 fe_node_op_name(an), fe_node_name(g, an));
-                    goto fail;
-                }
-            fe_error_set(why, FE_EINPUT, "the group has a side branch off %s '%s'",
-                         fe_node_op_name(an), fe_node_name(g, an));
-            goto fail;
+            fe_error_set(&stop, FE_EINPUT, nin ? "%s feeds %d members" : "no member reads %s",
+                         fe_tensor_name(g, ct), nin);
+            break;
         }
         const fe_node *nd = fe_graph_node(g, next);
         int uses = 0;
@@ -735,53 +816,48 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         const fe_tensor *ot = fe_graph_tensor(g, fe_node_output(g, nd, 0));
         if (uses != 1 || nd->nout != 1 || ot->dtype != FE_F32 || ot->rank != dg->sp.rank ||
             memcmp(fe_tensor_shape(g, ot), fe_tensor_shape(g, ct), (size_t)ot->rank * sizeof(int64_t))) {
-            fe_error_set(why, FE_EINPUT, "node '%s' (%s) is no post-op: it %s", fe_node_name(g, nd),
+            fe_error_set(&stop, FE_EINPUT, "node '%s' (%s) is no post-op: it %s", fe_node_name(g, nd),
                          fe_node_op_name(nd), uses != 1 ? "reads the value twice"
                          : ot->dtype != FE_F32 ? "does not give f32" : "changes the shape");
-            goto fail;
+            break;
         }
         int np0 = dg->sp.npost;
-        if (wbig) {   /* every member in place after the primitive, by its own kernel */
-            for (int k = 0; k < nd->nin; k++) {
-                int32_t p = fe_graph_tensor(g, fe_node_input(g, nd, k))->producer;
-                if (fe_node_input(g, nd, k) != cur && p >= 0 && is_member(nodes, n, p)) {
-                    fe_error_set(why, FE_EINPUT, "%s '%s' reads two values of the group",
-                                 fe_node_op_name(nd), fe_node_name(g, nd));
-                    goto fail;
-                }
-            }
-            if (dg->ntail >= FE_K_DNN_MAX_POST) {
-                fe_error_set(why, FE_EINPUT, "more than %d ops after the convolution", FE_K_DNN_MAX_POST);
+        int rc = dg->sp.conv && dg->sp.npost == 0 && fold_step(dg, nd, cur, nodes, n)
+                     ? 0 : add_posts(dg, nd, cur, nodes, n, &stop);
+        if (rc) {   /* none of its post-ops stay */
+            dg->sp.npost = np0;
+            if (stop.code == FE_ENOMEM) {
+                *why = stop;
                 goto fail;
             }
-            dg->tail[dg->ntail++] = next;
-            cur = fe_node_output(g, nd, 0);
-            done++;
-            continue;
+            if (rc < 0)
+                fe_error_set(&stop, FE_EINPUT, "more than %d post-ops", FE_K_DNN_MAX_POST);
+            break;
         }
-        int rc = dg->sp.conv && dg->sp.npost == 0 && fold_step(dg, nd, cur, nodes, n)
-                     ? 0 : add_posts(dg, nd, cur, nodes, n, why);
         for (int p = np0; p < dg->sp.npost; p++)
             dg->post_node[p] = next;
-        if (rc) {
-            if (rc < 0 && why->code != FE_ENOMEM)
-                fe_error_set(why, FE_EINPUT, "more than %d post-ops", FE_K_DNN_MAX_POST);
-            goto fail;
-        }
+        chain[nchain++] = next;
         cur = fe_node_output(g, nd, 0);
-        done++;
     }
-    int nlast = 0;   /* outputs after the prologue's */
-    for (int k = 0; k < nouts; k++) {
-        int32_t p = fe_graph_tensor(g, outs[k])->producer;
-        nlast += !(p >= 0 && p < anchor && is_member(nodes, n, p));
-    }
-    if (nlast != 1 || !is_member(outs, nouts, cur)) {
-        fe_error_set(why, FE_EINPUT, "the group has %d outputs (oneDNN writes one)", nlast);
-        goto fail;
+    int cut = untail_sum(dg, chain, nchain);
+    if (cut < nchain) {
+        nchain = cut;
+        dg->sp.npost = 1;
+        cur = fe_node_output(g, fe_graph_node(g, chain[cut - 1]), 0);
+        fe_error_set(&stop, FE_EINPUT, "gemm:jit runs unary post-ops after a sum slowly");
     }
     dg->out = cur;
-    untail_sum(dg);
+    dg->out_temp = !is_member(outs, nouts, cur);
+    if (done + nchain < n && compile_epilogue(dg, nodes, n, anchor, chain, nchain, outs, nouts,
+                                              stop.message, why))
+        goto fail;
+    free(chain);
+    chain = NULL;
+    if (!dg->epi && dg->out_temp) {   /* the chain ends in a value nothing reads */
+        fe_error_set(why, FE_EINPUT, "the chain's last value %s does not leave the group",
+                     fe_tensor_name(g, fe_graph_tensor(g, cur)));
+        goto fail;
+    }
     if (dg->nfold) {
         dg->sp.wscale = dg->sp.bias = 1;
         dg->fscale = malloc((size_t)dg->sp.y[1] * sizeof(float));
@@ -798,6 +874,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
     describe(dg, an);
     return dg;
 fail:
+    free(chain);
     fe_k_dnn_group_free(dg);
     return NULL;
 }
@@ -808,6 +885,7 @@ void fe_k_dnn_group_free(fe_k_dnn_group *dg)
         return;
     fe_k_dnn_free(dg->d);
     fe_k_prog_free(dg->pro);
+    fe_k_prog_free(dg->epi);
     free(dg->fscale);
     free(dg->fbias);
     free(dg->own);
@@ -831,26 +909,7 @@ static void bn_params(const fe_k_dnn_group *dg, const parg *a, const fe_k_tensor
     }
 }
 
-/* Tail member id on the output buffer, in place: the chain value it reads
- * is the output's memory. */
-static int run_tail(fe_k_dnn_group *dg, int32_t id, fe_k_tensor *bufs, fe_error *err)
-{
-    const fe_graph *g = dg->g;
-    const fe_node *nd = fe_graph_node(g, id);
-    fe_k_tensor in[8];
-    if (nd->nin > 8)
-        return fe_error_set(err, FE_EINPUT, "node '%s': too many inputs", fe_node_name(g, nd));
-    for (int k = 0; k < nd->nin; k++) {
-        int32_t t = fe_node_input(g, nd, k);
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        in[k] = bufs[t];
-        if (t == dg->y0 || !in[k].data || (tt->producer >= 0 && is_member(dg->tail, dg->ntail, tt->producer)))
-            in[k] = fe_k_graph_view(g, t, bufs[dg->out].data);   /* the chain value */
-    }
-    return fe_k_node_run(g, nd, in, &bufs[dg->out], err);
-}
-
-/* The primitive (after the prologue's pass), then the in-place tail. */
+/* The primitive into dst (after the prologue's pass). */
 static int run_primitive(fe_k_dnn_group *dg, fe_k_tensor *bufs, void *dst, fe_error *err)
 {
     void *args[FE_K_DNN_MAX_POST];
@@ -871,32 +930,46 @@ static int run_primitive(fe_k_dnn_group *dg, fe_k_tensor *bufs, void *dst, fe_er
         fold_params(dg, bufs);
         bias = dg->fbias;
     }
-    int rc = fe_k_dnn_run(dg->d, bufs[dg->x].data, bufs[dg->w].data, bias, dg->fscale, dst, args, err);
-    for (int k = 0; k < dg->ntail && rc == FE_OK; k++)
-        rc = run_tail(dg, dg->tail[k], bufs, err);
-    return rc;
+    return fe_k_dnn_run(dg->d, bufs[dg->x].data, bufs[dg->w].data, bias, dg->fscale, dst, args, err);
+}
+
+/* A scratch buffer for tensor t, viewed in bufs; NULL when out of memory. */
+static void *scratch_view(const fe_graph *g, int32_t t, fe_k_tensor *bufs)
+{
+    void *d = fe_k_scratch_get((size_t)fe_graph_tensor(g, t)->bytes);
+    if (d)
+        bufs[t] = fe_k_graph_view(g, t, d);
+    return d;
 }
 
 int fe_k_dnn_group_run(fe_k_dnn_group *dg, fe_k_tensor *bufs, fe_error *err)
 {
-    void *dst = bufs[dg->out].data, *xtmp = NULL;
+    const fe_graph *g = dg->g;
+    void *xtmp = NULL, *otmp = NULL;
     int rc = FE_OK;
-    if (!dst)
-        return fe_error_set(err, FE_ERUNTIME, "no buffer for %s",
-                            fe_tensor_name(dg->g, fe_graph_tensor(dg->g, dg->out)));
+    /* Temporaries come from the kernels' scratch pool: fresh memory would
+     * fault its pages in on every run. */
+    if (!bufs[dg->out].data && (!dg->out_temp || !(otmp = scratch_view(g, dg->out, bufs))))
+        return dg->out_temp ? fe_error_set(err, FE_ENOMEM, "out of memory for oneDNN's output")
+                            : fe_error_set(err, FE_ERUNTIME, "no buffer for %s",
+                                           fe_tensor_name(g, fe_graph_tensor(g, dg->out)));
     if (dg->pro) {   /* the prologue's pass writes x, into a temporary unless x leaves the group */
-        if (!bufs[dg->x].data) {
-            if (!(xtmp = fe_k_tensor_mem((size_t)fe_graph_tensor(dg->g, dg->x)->bytes)))
-                return fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
-            bufs[dg->x] = fe_k_graph_view(dg->g, dg->x, xtmp);
-        }
-        rc = fe_k_prog_run_all(dg->pro, bufs, 1, err);
+        if (!bufs[dg->x].data && !(xtmp = scratch_view(g, dg->x, bufs)))
+            rc = fe_error_set(err, FE_ENOMEM, "out of memory for a prologue pass");
+        if (rc == FE_OK)
+            rc = fe_k_prog_run_all(dg->pro, bufs, 1, err);
     }
     if (rc == FE_OK)
-        rc = run_primitive(dg, bufs, dst, err);
+        rc = run_primitive(dg, bufs, bufs[dg->out].data, err);
+    if (rc == FE_OK && dg->epi)
+        rc = fe_k_prog_run_all(dg->epi, bufs, 1, err);
     if (xtmp) {
-        free(xtmp);
+        fe_k_scratch_put(xtmp);
         bufs[dg->x].data = NULL;
+    }
+    if (otmp) {
+        fe_k_scratch_put(otmp);
+        bufs[dg->out].data = NULL;
     }
     return rc;
 }
@@ -906,7 +979,8 @@ const char *fe_k_dnn_group_key(const fe_k_dnn_group *dg) { return dg->key; }
 
 int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg)
 {
-    return dg->pro ? fe_graph_tensor(dg->g, dg->x)->bytes : 0;
+    return (dg->pro ? fe_graph_tensor(dg->g, dg->x)->bytes : 0) +
+           (dg->out_temp ? fe_graph_tensor(dg->g, dg->out)->bytes : 0);
 }
 
 /* ---- measured against our kernels (versus.c) ---- */

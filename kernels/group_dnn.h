@@ -1,8 +1,10 @@
 /* group_dnn.h: a plan group run by oneDNN (kernel choice "onednn"): one
- * conv2d or matmul whose epilogue is a chain oneDNN's post-ops express
- * (eltwise, binary with a broadcast operand from outside the group,
- * inference batch_norm as a per-channel multiply and add). group.c decides
- * whether to use it; this file translates the group and runs it.
+ * conv2d or matmul whose epilogue starts with a chain oneDNN's post-ops
+ * express (eltwise, binary with a broadcast operand from outside the
+ * group, inference batch_norm as a per-channel multiply and add); the
+ * members after the chain run as one fused pass over its output.
+ * group.c decides whether to use it; this file translates the group and
+ * runs it.
  */
 #ifndef FE_GROUP_DNN_H
 #define FE_GROUP_DNN_H
@@ -19,9 +21,10 @@ typedef struct fe_k_dnn_group fe_k_dnn_group;
  * external outputs are outs[0..nouts). With prologue set, members feeding
  * the anchor's input (not its weights) run first as a fused pass of their
  * own that writes the input; without, they make it fail. NULL with why set
- * when oneDNN cannot take it (a prologue, a side branch, an op without a
- * post-op, a dtype other than f32, no fast implementation). Caller frees
- * with fe_k_dnn_group_free. */
+ * when oneDNN cannot take it (a prologue, a dtype other than f32, members
+ * after the post-ops that are no fused program or read a value no pass
+ * writes out, no fast implementation). Caller frees with
+ * fe_k_dnn_group_free. */
 fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int n, int32_t anchor,
                                    const int32_t *outs, int nouts, int prologue, fe_error *why);
 void fe_k_dnn_group_free(fe_k_dnn_group *dg);
@@ -37,7 +40,8 @@ const char *fe_k_dnn_group_desc(const fe_k_dnn_group *dg);
  * for caching a measurement; owned by dg. */
 const char *fe_k_dnn_group_key(const fe_k_dnn_group *dg);
 
-/* Bytes of the temporary a prologue pass writes (0 without one). */
+/* Bytes of the temporaries: the input a prologue pass writes, and the
+ * primitive's output when only the epilogue pass reads it (0 without). */
 int64_t fe_k_dnn_group_temp_bytes(const fe_k_dnn_group *dg);
 
 /* Time dg against ours(ctx, bufs, err), the kernels that would run the

@@ -41,6 +41,9 @@ struct fe_exec_group {
 int fe_group_index(const fe_exec_group *gr, int32_t node);
 /* Run op by op, with reason (NULL: none given) in the description. */
 void fe_group_set_perop(fe_exec_group *gr, const char *reason);
+/* Free the group's fused kernels (programs, stages, views, oneDNN), so that
+ * it can run op by op. */
+void fe_group_drop_kernels(fe_exec_group *gr);
 int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
 /* Anchor the group on its matmul/conv2d with our GEMM (blas: through
  * BLAS); nonzero with why when it cannot. */
@@ -62,9 +65,12 @@ int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err);
  * unfused plan runs them; freed by fe_group_free_subs. */
 int fe_group_make_subs(fe_exec_group *gr, fe_error *err);
 void fe_group_free_subs(fe_exec_group *gr);
-/* AUTO on a group run as programs in turn: op by op instead when that
- * measures faster (the stages compute again what several need). FE_OK,
+/* AUTO's last word on a fused group: its kernel timed against its ops one
+ * by one (as the unfused plan runs them), once per shape in the process;
+ * op by op replaces it when faster by more than the noise, and the group's
+ * description says which won and by how much. Groups too small to time,
+ * or whose matmul or conv2d dwarfs the rest, are left as they are. FE_OK,
  * or an error. */
-int fe_group_auto_stages(fe_exec_group *gr, fe_error *err);
+int fe_group_auto_guard(fe_exec_group *gr, fe_error *err);
 
 #endif

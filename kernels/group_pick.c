@@ -1,10 +1,10 @@
 /* group_pick.c: which kernel a plan group runs, by measuring: AUTO puts
  * our GEMM (matmul_blocked) against oneDNN when both take an anchored
  * group, op by op against oneDNN when our GEMM cannot (a zero pad before a
- * conv2d, which oneDNN folds into the conv's padding), and op by op
- * against programs in turn (group_stages.c), which compute again what
- * several stages need. Each choice is timed once per shape in the process
- * (versus.c). */
+ * conv2d, which oneDNN folds into the conv's padding), and last, whatever
+ * fused kernel it chose against the group's ops one by one, as the unfused
+ * plan runs them (a fused group must never be slower than its members).
+ * Each choice is timed once per shape in the process (versus.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +82,7 @@ void fe_group_auto_dnn(fe_exec_group *gr)
     if (faster > 0) {
         snprintf(note, sizeof note, "; chosen over %s: %.3f vs %.3f ms",
                  fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), td, to);
-        for (int k = 0; k < 2; k++) {
-            fe_k_prog_free(gr->pro[k]);
-            gr->pro[k] = NULL;
-        }
-        fe_k_prog_free(gr->epi);
-        gr->epi = NULL;
+        fe_group_drop_kernels(gr);
         fe_group_set_dnn(gr, dg, note);
         return;
     }
@@ -180,37 +175,54 @@ static void group_key(const fe_exec_group *gr, const char *what, char *buf, size
     snprintf(buf, size, "%s|%d|%016llx", what, gr->n, (unsigned long long)h);
 }
 
-static int run_stages_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
+/* AUTO times a fused group against its ops one by one only when it
+ * computes at least this many elements: below, a run takes microseconds
+ * and the two measure alike, within the noise. */
+#define GUARD_MIN_ELEMS (1 << 20)
+/* ... and when its matmul or conv2d does at most this many FLOPs: above,
+ * the GEMM is most of the time and the same kernel either way, while each
+ * timed run costs a tenth of a second or more (a 7B layer's GEMMs at
+ * S=512 do 17 to 46 GFLOP). */
+#define GUARD_MAX_FLOPS 8000000000LL
+/* Op by op must be faster by more than this share to be kept: a smaller
+ * difference is within a shared machine's noise. */
+#define GUARD_NOISE 0.05
+
+static int run_group_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
-    fe_exec_group *gr = ctx;
-    return fe_k_stages_run(gr->stages, bufs, gr->split, err);
+    return fe_exec_group_run(ctx, bufs, err);
 }
 
-/* AUTO keeps programs in turn without timing them for groups computing
- * fewer elements than this: there a run takes microseconds and the two
- * measure alike, within the noise. */
-#define STAGES_MIN_ELEMS (1 << 20)
-
-int fe_group_auto_stages(fe_exec_group *gr, fe_error *err)
+int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
 {
-    char key[96], note[200];
-    double ts, to;
-    int64_t elems = 0;
-    for (int i = 0; i < gr->n; i++)
-        elems += fe_graph_tensor(gr->g, fe_node_output(gr->g, fe_graph_node(gr->g, gr->nodes[i]), 0))->numel;
-    if (elems < STAGES_MIN_ELEMS)
+    char what[16], key[96], note[sizeof gr->how + 128], was[sizeof gr->how];
+    double tf, to;
+    int64_t elems = 0, flops = 0, bytes = 0;
+    if (gr->mode == MODE_PEROP || gr->n < 2)
+        return FE_OK;
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *nd = fe_graph_node(gr->g, gr->nodes[i]);
+        int64_t f = 0;
+        elems += fe_graph_tensor(gr->g, fe_node_output(gr->g, nd, 0))->numel;
+        if (fe_op_get(nd->op)->flags & FE_OPF_LIBRARY) {
+            fe_op_cost(gr->g, nd, &f, &bytes);
+            flops += f;
+        }
+    }
+    if (elems < GUARD_MIN_ELEMS || flops > GUARD_MAX_FLOPS)
         return FE_OK;
     int rc = fe_group_make_subs(gr, err);
     if (rc)
         return rc;
-    group_key(gr, "stages", key, sizeof key);
-    int faster = fe_k_versus(key, gr->g, gr->ins, gr->nins, gr->outs, gr->nouts, run_stages_cb, gr,
-                             run_perop_cb, gr, &ts, &to);
-    if (faster == 0 && to < 0.95 * ts) {   /* op by op, by more than the noise */
-        snprintf(note, sizeof note, "its %d programs in turn measured slower: %.3f vs %.3f ms",
-                 fe_k_stages_count(gr->stages), ts, to);
-        fe_k_stages_free(gr->stages);
-        gr->stages = NULL;
+    snprintf(what, sizeof what, "guard%d", gr->mode);   /* each kind of kernel its own */
+    group_key(gr, what, key, sizeof key);
+    int faster = fe_k_versus(key, gr->g, gr->ins, gr->nins, gr->outs, gr->nouts, run_group_cb, gr,
+                             run_perop_cb, gr, &tf, &to);
+    if (faster == 0 && to < (1 - GUARD_NOISE) * tf) {
+        snprintf(was, sizeof was, "%s", gr->how);
+        snprintf(note, sizeof note, "it measured slower fused than its ops one by one: %.3f vs "
+                 "%.3f ms (fused, it ran %s)", tf, to, was);
+        fe_group_drop_kernels(gr);
         fe_exec_group **subs = gr->sub;
         gr->sub = NULL;
         fe_group_set_perop(gr, note);
@@ -221,7 +233,7 @@ int fe_group_auto_stages(fe_exec_group *gr, fe_error *err)
     if (faster >= 0) {
         size_t l = strlen(gr->how);
         snprintf(gr->how + l, sizeof gr->how - l, "; kept over %s: %.3f vs %.3f ms",
-                 fe_k_choice_name(FE_K_CHOICE_PER_OP), ts, to);
+                 fe_k_choice_name(FE_K_CHOICE_PER_OP), tf, to);
     }
     return FE_OK;
 }

@@ -91,7 +91,7 @@ static void test_conv(void **state)
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1,\"stride\":2,\"dilation\":2") ","
           N("res", "add", "[\"y\",\"r\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "post-ops [sum], then in place: relu");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "post-ops [sum], then a pass of its epilogue (1 ops: relu)");
     /* asymmetric stride and padding, 5x3 kernel, a per-channel scale after
      * the activation (a binary post-op), then sigmoid */
     check(I("x", "[2,6,24,9]") "," T("w", "[10,6,5,3]") "," T("s", "[10,1,1]"),
@@ -122,13 +122,13 @@ static void test_conv(void **state)
           N("e", "exp", "[\"b\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "1x1 s1, 2 per-channel ops folded into its weights and bias with post-ops [eltwise_exp]");
     /* weights larger than the output: batch_norm, the residual and relu
-     * run in place after the convolution instead of scaling the weights */
+     * run as one pass after the convolution instead of scaling the weights */
     check(I("x", "[1,64,4,4]") "," T("w", "[64,64,3,3]") "," BN_W("64") "," I("r", "[1,64,4,4]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
           N("bn", "batch_norm", "[\"y\",\"g\",\"b\",\"m\",\"v\"]", "n", "") ","
           N("res", "add", "[\"r\",\"n\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then in place: batch_norm, add, relu");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then a pass of its epilogue (3 ops: batch_norm, add, relu)");
     /* maximum and minimum with a scalar (either side) are clips, not
      * binary ops on a one-element operand */
     check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
@@ -196,7 +196,7 @@ static void test_matmul(void **state)
           N("mm", "matmul", "[\"a\",\"b\"]", "y", "\"transpose_b\":true") ","
           N("res", "add", "[\"y\",\"r\"]", "s", "") ","
           N("act", "relu", "[\"s\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "batched with post-ops [sum], then in place: relu");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "batched with post-ops [sum], then a pass of its epilogue (1 ops: relu)");
     /* a broadcast batch: [2,3,16,24] x [3,24,20], a column-wise scale, exp */
     check(I("a", "[2,3,16,24]") "," I("b", "[3,24,20]") "," T("s", "[20]"),
           N("mm", "matmul", "[\"a\",\"b\"]", "y", "") ","
@@ -217,6 +217,43 @@ static void test_matmul(void **state)
           "\"out\"", FE_K_CHOICE_ONEDNN, "matmul 100x64x32 +bias with post-ops [eltwise_swish, binary_mul]");
 }
 
+/* Where the post-ops end, the rest of the group is one fused pass over the
+ * primitive's output (the epilogue pass). */
+static void test_epilogue(void **state)
+{
+    (void)state;
+    /* GPT-2's attention output: bias, residual (also an output), layer_norm */
+    check(I("x", "[2,24,64]") "," T("w", "[64,48]") "," T("b", "[48]") "," I("r", "[2,24,48]") ","
+          T("g", "[48]") "," T("be", "[48]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("ba", "add", "[\"y\",\"b\"]", "a", "") ","
+          N("res", "add", "[\"a\",\"r\"]", "h", "") ","
+          N("ln", "layer_norm", "[\"h\",\"g\",\"be\"]", "out", "\"normalized_shape\":[48]"),
+          "\"out\",\"h\"", FE_K_CHOICE_ONEDNN,
+          "matmul 48x64x48 +bias with post-ops [sum], then a pass of its epilogue (1 ops: layer_norm)");
+    /* an intermediate read outside the group: written by oneDNN, read by the pass */
+    check(I("x", "[1,8,9,9]") "," T("w", "[8,8,3,3]"),
+          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
+          N("act", "relu", "[\"y\"]", "out", ""),
+          "\"out\",\"y\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then a pass of its epilogue (1 ops: relu)");
+    /* no post-op for sin; the pass has two outputs and reads an input */
+    check(I("x", "[8,16]") "," T("w", "[16,8]") "," I("u", "[8,8]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("sc", "mul", "[\"y\"]", "z", "\"scalar\":0.5") ","
+          N("s", "sin", "[\"z\"]", "o1", "") ","
+          N("m", "mul", "[\"o1\",\"u\"]", "o2", "") ","
+          N("e", "exp", "[\"z\"]", "o3", ""),
+          "\"o2\",\"o3\"", FE_K_CHOICE_ONEDNN,
+          "post-ops [eltwise_linear], then a pass of its epilogue (3 ops: sin, mul, exp)");
+    /* a sum then unary ops: they leave the post-ops for the pass (gemm:jit) */
+    check(I("x", "[1,8,9,9]") "," T("w", "[8,8,3,3]") "," I("r", "[1,8,9,9]"),
+          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
+          N("res", "add", "[\"y\",\"r\"]", "s", "") ","
+          N("act", "relu", "[\"s\"]", "a", "") ","
+          N("th", "tanh", "[\"a\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [sum], then a pass of its epilogue (2 ops: relu, tanh)");
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -227,20 +264,18 @@ static void test_refused(void **state)
           N("act", "relu", "[\"y\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN,
           "(kernel onednn cannot take it: node 'pre' (relu) is a prologue of conv2d 'cv' (oneDNN takes none))");
-    /* an intermediate read outside the group */
-    check(I("x", "[1,8,9,9]") "," T("w", "[8,8,3,3]"),
-          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
-          N("act", "relu", "[\"y\"]", "out", ""),
-          "\"out\",\"y\"", FE_K_CHOICE_ONEDNN, "y is also read outside the group");
+    /* an epilogue that is no fused program: a sum over a middle axis */
+    check(I("x", "[4,8,16]") "," T("w", "[16,8]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("s", "sin", "[\"y\"]", "z", "") ","
+          N("t", "sum", "[\"z\"]", "out", "\"axes\":[1],\"keepdim\":true"),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "kernel onednn cannot take it: the post-ops end where "
+          "oneDNN has no post-op for sin (node 's'), and the 2 ops after are no fused pass: ");
     /* f16 weights */
     check(I("x", "[8,16]") ",\"w\":{\"shape\":[16,8],\"dtype\":\"f16\",\"kind\":\"weight\"}",
           N("mm", "matmul", "[\"x\",\"w\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "w is f16 (the oneDNN choice takes f32)");
-    /* no post-op for sin */
-    check(I("x", "[8,16]") "," T("w", "[16,8]"),
-          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
-          N("s", "sin", "[\"y\"]", "out", ""),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "oneDNN has no post-op for sin (node 's')");
+
     /* no anchor at all: per_op with the reason */
     check(I("x", "[8,16]"), N("s", "relu", "[\"x\"]", "out", ""), "\"out\"", FE_K_CHOICE_ONEDNN,
           "kernel onednn cannot take it: the group needs exactly one matmul or conv2d");
@@ -352,7 +387,7 @@ int main(void)
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_pad),
         cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_epilogue), cmocka_unit_test(test_refused),
         cmocka_unit_test(test_weights_change),
         cmocka_unit_test(test_auto_measures),
     };
