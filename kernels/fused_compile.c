@@ -92,8 +92,18 @@ static int fail(cc *c, const char *fmt, const char *a, const char *b)
     return -1;
 }
 
+/* The tensor whose values t's are: its source if t is a dropped reshape. */
+static int32_t unalias(const cc *c, int32_t t)
+{
+    for (int k = 0; k < c->f.nalias; k++)
+        if (c->f.aout[k] == t)
+            return c->f.ain[k];
+    return t;
+}
+
 static int vfind(const cc *c, int32_t t)
 {
+    t = unalias(c, t);
     for (int i = 0; i < c->nv; i++)
         if (c->v[i].tensor == t)
             return i;
@@ -106,7 +116,7 @@ static int vadd(cc *c, int32_t t)
     if (i >= 0)
         return i;
     memset(&c->v[c->nv], 0, sizeof(val));
-    c->v[c->nv].tensor = t;
+    c->v[c->nv].tensor = unalias(c, t);
     c->v[c->nv].ext = -1;
     c->v[c->nv].last = -1;
     return c->nv++;
@@ -279,10 +289,7 @@ static void release(cc *c, int node_idx, const int32_t *ins, int nin)
 /* The value output i stores: its own tensor, or a stored reshape's input. */
 static int32_t store_val(const cc *c, int i)
 {
-    for (int k = 0; k < c->f.nalias; k++)
-        if (c->f.aout[k] == c->sp->stores[i])
-            return c->f.ain[k];
-    return c->sp->stores[i];
+    return unalias(c, c->sp->stores[i]);
 }
 
 /* The first output storing tensor t's values, or -1; *n: how many do. */

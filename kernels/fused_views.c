@@ -224,6 +224,26 @@ static int read_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
     return 0;
 }
 
+/* Tensors a and b hold the same values right-aligned: their shapes agree
+ * once leading 1s are dropped, so broadcasting reads the same element of
+ * either at every point of a domain (an unsqueeze(0) of a computed value). */
+static int same_aligned(const fe_graph *g, int32_t a, int32_t b)
+{
+    const fe_tensor *ta = fe_graph_tensor(g, a), *tb = fe_graph_tensor(g, b);
+    const int64_t *sa = fe_tensor_shape(g, ta), *sb = fe_tensor_shape(g, tb);
+    int i = 0, j = 0;
+    while (i < ta->rank && sa[i] == 1)
+        i++;
+    while (j < tb->rank && sb[j] == 1)
+        j++;
+    if (ta->rank - i != tb->rank - j)
+        return 0;
+    for (; i < ta->rank; i++, j++)
+        if (sa[i] != sb[j])
+            return 0;
+    return 1;
+}
+
 int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
                     fe_error *err)
 {
@@ -256,7 +276,8 @@ int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoi
         if (foldable) {
             f->vs[f->nv] = v;
             f->vt[f->nv++] = out;
-        } else if (nd->op == FE_OP_RESHAPE && single && src != avoid && !read_by(g, out, nodes, n)) {
+        } else if (nd->op == FE_OP_RESHAPE && single && src != avoid &&
+                   (!read_by(g, out, nodes, n) || same_aligned(g, src, out))) {
             for (int k = 0; k < f->nalias; k++)
                 if (f->aout[k] == src)
                     src = f->ain[k];   /* a reshape of a stored reshape */

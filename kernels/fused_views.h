@@ -51,7 +51,7 @@ typedef struct fe_k_folded {
     int32_t *vt;                   /* folded views: their tensors, and maps */
     fe_k_sview *vs;
     int nv;
-    int32_t *aout, *ain;           /* reshapes only stored: output aout[k] is written */
+    int32_t *aout, *ain;           /* reshapes dropped: output aout[k] is read and written */
     int nalias;                    /* as the values of ain[k], in the same order */
 } fe_k_folded;
 
@@ -59,9 +59,10 @@ typedef struct fe_k_folded {
  * topological order; a view op whose source is not produced by any of the
  * nodes (nor is `avoid`, the anchor) or is itself a folded view is
  * resolved into f->vs (its output tensor into f->vt) and dropped. A
- * reshape that is not folded so and that no node reads is dropped as an
- * alias: its output is stored from its input's values, whose row-major
- * order it keeps. The other nodes are copied to f->keep. Returns 0, or -1
+ * reshape that is not folded so is dropped as an alias when no node reads
+ * it (its output is stored from its input's values, whose row-major order
+ * it keeps) or when it only adds or drops leading 1s (nodes read it as its
+ * input, which broadcasts alike). The other nodes are copied to f->keep. Returns 0, or -1
  * with FE_EINPUT naming the node whose view is not a strided load, or
  * FE_ENOMEM (free f either way). */
 int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,

@@ -3,7 +3,8 @@
  * against the per-op reference kernels on random data: every view kind,
  * negative and stepped slices, broadcast with transpose, expand along the
  * columns, f16 / bf16 sources, row ops over a transposed input, views that
- * leave the group, reshapes only stored (written from their input's values), groups of views only
+ * leave the group, reshapes of computed values only stored (written from their input's
+ * values) or adding or dropping leading 1s (read as their input), groups of views only
  * whose outputs differ in shape, TLF splits bit-identical to the unsplit run, and the
  * fallbacks with the reason they give. */
 #include <stdint.h>
@@ -235,6 +236,17 @@ static const vcase test_stored_reshapes_cases[] = {
      N("d", "sub", "\"x\",\"m\"", "y", "") ","
      N("r", "reshape", "\"m\"", "mf", "\"shape\":[35]"),
      "\"y\",\"mf\"", "fused_rows"},
+    /* LLaMA's RoPE: cos of a computed value unsqueezed to the heads' rank
+     * and read there (leading 1s only: it broadcasts as its input) */
+    {T("e", "[1,8,16]", "f32") "," T("q", "[1,4,8,16]", "f32"),
+     N("c", "cos", "\"e\"", "co", "") "," N("u", "reshape", "\"co\"", "cu", "\"shape\":[1,1,8,16]") ","
+     N("m", "mul", "\"q\",\"cu\"", "y", ""),
+     "\"y\"", "fused_rows"},
+    /* leading 1s dropped, read by a node and stored as well */
+    {T("x", "[1,1,6,10]", "f32") "," T("w", "[6,10]", "f32"),
+     N("e", "exp", "\"x\"", "p", "") "," N("r", "reshape", "\"p\"", "f", "\"shape\":[6,10]") ","
+     N("a", "add", "\"f\",\"w\"", "y", ""),
+     "\"y\",\"f\"", "fused_rows"},
 };
 
 static void test_stored_reshapes(void **state)
@@ -277,6 +289,12 @@ static const vcase test_fallbacks_cases[] = {
     {T("x", "[6,5]", "f32"),
      N("e", "exp", "\"x\"", "e", "") "," N("t", "transpose", "\"e\"", "t", ""),
      "\"t\"", "node 't' (transpose) views a value computed in the group"},
+    /* a size-1 axis inserted in the middle of a computed value it reads:
+     * it would broadcast differently from its input */
+    {T("x", "[6,10]", "f32") "," T("u", "[6,4,10]", "f32"),
+     N("e", "exp", "\"x\"", "p", "") "," N("r", "reshape", "\"p\"", "f", "\"shape\":[6,1,10]") ","
+     N("m", "mul", "\"f\",\"u\"", "y", ""),
+     "\"y\"", "node 'r' (reshape) views a value computed in the group"},
 };
 
 static void test_fallbacks(void **state)
