@@ -244,6 +244,15 @@ static int same_aligned(const fe_graph *g, int32_t a, int32_t b)
     return 1;
 }
 
+int fe_k_view_aliased(const fe_graph *g, const fe_node *nd, const int32_t *nodes, int n,
+                      int32_t avoid)
+{
+    if (nd->op != FE_OP_RESHAPE || nd->nin != 1 || nd->nout != 1)
+        return 0;
+    int32_t src = fe_node_input(g, nd, 0), out = fe_node_output(g, nd, 0);
+    return src != avoid && (!read_by(g, out, nodes, n) || same_aligned(g, src, out));
+}
+
 int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
                     fe_error *err)
 {
@@ -276,8 +285,7 @@ int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoi
         if (foldable) {
             f->vs[f->nv] = v;
             f->vt[f->nv++] = out;
-        } else if (nd->op == FE_OP_RESHAPE && single && src != avoid &&
-                   (!read_by(g, out, nodes, n) || same_aligned(g, src, out))) {
+        } else if (fe_k_view_aliased(g, nd, nodes, n, avoid)) {
             for (int k = 0; k < f->nalias; k++)
                 if (f->aout[k] == src)
                     src = f->ain[k];   /* a reshape of a stored reshape */

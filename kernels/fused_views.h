@@ -67,6 +67,11 @@ typedef struct fe_k_folded {
  * FE_ENOMEM (free f either way). */
 int fe_k_fold_views(const fe_graph *g, const int32_t *nodes, int n, int32_t avoid, fe_k_folded *f,
                     fe_error *err);
+/* Whether fe_k_fold_views drops node nd of nodes[0..n), a view of a value
+ * they compute, as an alias (the reshapes above); a program cannot read
+ * other views of its own values. */
+int fe_k_view_aliased(const fe_graph *g, const fe_node *nd, const int32_t *nodes, int n,
+                      int32_t avoid);
 void fe_k_folded_free(fe_k_folded *f);
 
 #endif

@@ -279,13 +279,23 @@ static int try_views(fe_exec_group *gr)
 }
 
 /* A group whose column reductions are read by later members: fused
- * programs in turn (group_stages.c). 0 when it runs so. */
-static int try_stages(fe_exec_group *gr)
+ * programs in turn (group_stages.c). 0 when it runs so; otherwise why,
+ * which holds one program's reason, also gets the stages' when it differs
+ * (the concat one program cannot run is not what stops the stages). */
+static int try_stages(fe_exec_group *gr, fe_error *why)
 {
-    fe_error why = {0};
+    fe_error e = {0};
     char desc[256], sn[96];
-    if (!(gr->stages = fe_k_stages_new(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, &why)))
+    if (!(gr->stages = fe_k_stages_new(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, &e))) {
+        if (e.code == FE_ENOMEM)
+            *why = e;
+        else if (strcmp(e.message, why->message)) {
+            size_t l = strlen(why->message);
+            snprintf(why->message + l, sizeof why->message - l, "; as programs in turn: %s",
+                     e.message);
+        }
         return -1;
+    }
     gr->mode = MODE_STAGES;
     gr->kernel = FE_K_CHOICE_FUSED;
     gr->temp_bytes = fe_k_stages_temp_bytes(gr->stages);
@@ -869,7 +879,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         fe_group_set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
-        if (npool ? try_pool(gr, &why) : try_fused(gr, &why) && try_stages(gr)) {
+        if (npool ? try_pool(gr, &why) : try_fused(gr, &why) && try_stages(gr, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_name(kernel), why.message);
             fe_group_set_perop(gr, reason);
@@ -924,7 +934,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         } else if (npool) {
             if (try_pool(gr, &why))
                 fe_group_set_perop(gr, why.message);
-        } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr)) {
+        } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr, &why)) {
             fe_group_set_perop(gr, n > 1 ? why.message : NULL);
         }
     }

@@ -1,5 +1,6 @@
-/* group_stages.c: a group whose column reductions are read by later
- * members, as fused programs in turn (see group_stages.h).
+/* group_stages.c: a group whose column reductions, concats or views of
+ * computed values are read by later members, as fused programs in turn
+ * (see group_stages.h).
  *
  * A column reduction (a mean over the batch, a max down each column) is
  * complete only after every row, so a program cannot read its own
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fused_views.h"
 #include "group_stages.h"
 #include "node.h"
 #include "ops.h"
@@ -40,16 +42,30 @@ struct fe_k_stages {
     int nstages;
 };
 
-/* A member whose result is complete only after a program of its own: a
- * column reduction (after every row) or a concat (after its operands'
- * programs wrote their parts of it). */
-static int is_cut(const fe_graph *g, const fe_node *n)
+/* Whether a member's result is complete only after a program of its own:
+ * CUT for a column reduction (after every row) or a concat (after its
+ * operands' programs wrote their parts of it); CUT_VIEWS for a value a
+ * member views as no program can read it (a transpose of a computed value:
+ * it is written out, and the next program reads the view of it as a
+ * strided load, while its other readers may share its program). */
+enum { CUT = 1, CUT_VIEWS = 2 };
+
+static int is_cut(const fe_graph *g, const fe_node *n, const int32_t *nodes, int count)
 {
     int lo;
     if (n->op == FE_OP_CONCAT)
-        return 1;
+        return CUT;
+    if (!fe_k_fused_view_op(n->op)) {
+        const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, 0));
+        for (int k = 0; k < t->ncons; k++) {
+            const fe_node *v = fe_graph_node(g, fe_tensor_consumer(g, t, k));
+            if (fe_k_fused_view_op(v->op) && fe_k_produced_in(g, fe_node_output(g, v, 0), nodes, count) &&
+                !fe_k_view_aliased(g, v, nodes, count, -1))
+                return CUT_VIEWS;
+        }
+    }
     return (n->op == FE_OP_SUM || n->op == FE_OP_MEAN || n->op == FE_OP_AMAX || n->op == FE_OP_AMIN) &&
-           fe_k_node_reduce_kind(g, n, &lo) == FE_K_RED_COLS;
+           fe_k_node_reduce_kind(g, n, &lo) == FE_K_RED_COLS ? CUT : 0;
 }
 
 static int index_of(const int32_t *a, int n, int32_t v)
@@ -214,7 +230,7 @@ static int stage_targets(fe_k_stages *st, const cutting *x, int s, const int32_t
             int32_t in = fe_node_input(g, nd, k);
             const fe_tensor *it = fe_graph_tensor(g, in);
             int j = index_of(x->nodes, x->n, it->producer);
-            if (j < 0 || x->cut[j] || axis < 0 || it->rank != fe_graph_tensor(g, t)->rank)
+            if (j < 0 || x->cut[j] == CUT || axis < 0 || it->rank != fe_graph_tensor(g, t)->rank)
                 return fe_error_set(why, FE_EINPUT, "node '%s' (concat): an operand made outside "
                                     "the group or by a column reduction or concat, or a bad axis",
                                     fe_node_name(g, nd)), -1;
@@ -239,11 +255,14 @@ fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, con
     st->g = g;
     for (int i = 0; i < n; i++) {
         const fe_node *nd = fe_graph_node(g, nodes[i]);
-        x.cut[i] = (char)is_cut(g, nd);
+        x.cut[i] = (char)is_cut(g, nd, nodes, n);
         for (int k = 0; k < nd->nin; k++) {
             int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
-            if (j >= 0 && x.stage[j] + x.cut[j] > x.stage[i])
-                x.stage[i] = x.stage[j] + x.cut[j];
+            if (j < 0)
+                continue;
+            int after = x.cut[j] == CUT || (x.cut[j] == CUT_VIEWS && fe_k_fused_view_op(nd->op));
+            if (x.stage[j] + after > x.stage[i])
+                x.stage[i] = x.stage[j] + after;
         }
         if (x.stage[i] > top)
             top = x.stage[i];
@@ -301,8 +320,9 @@ char *fe_k_stages_describe(const fe_k_stages *s, char *buf, size_t size)
     for (int k = 0; k < s->n; k++)
         ops += fe_k_prog_nops(s->progs[k]);
     if (s->nstages > 1)
-        snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions or concats are read "
-                 "(%d ops in all, members that several programs need computed in each)", s->n,
+        snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions, "
+                 "concats or views of computed values are read (%d ops in all, members that "
+                 "several programs need computed in each)", s->n,
                  s->nstages, ops);
     else
         snprintf(buf, size, "%d programs, for outputs of different shapes (%d ops in all, members "

@@ -5,7 +5,8 @@
  * columns, f16 / bf16 sources, row ops over a transposed input, views that
  * leave the group, reshapes of computed values only stored (written from their input's
  * values) or adding or dropping leading 1s (read as their input), groups of views only
- * whose outputs differ in shape, TLF splits bit-identical to the unsplit run, and the
+ * whose outputs differ in shape, views of computed values read by the next
+ * of programs in turn, TLF splits bit-identical to the unsplit run, and the
  * fallbacks with the reason they give. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -285,17 +286,41 @@ static const vcase test_fallbacks_cases[] = {
      N("t", "transpose", "\"x\"", "xt", "\"perm\":[0,2,1,3]") ","
      N("r", "reshape", "\"xt\"", "f", "\"shape\":[2,3,20]") "," N("n", "neg", "\"f\"", "y", ""),
      "\"y\"", "node 'r' (reshape): reshapes a strided view across axes that are not adjacent"},
-    /* a view of a value computed in the group */
+    /* a view of a reshape that a program reads as its computed source */
+    {T("x", "[6,5]", "f32"),
+     N("e", "exp", "\"x\"", "e", "") "," N("r", "reshape", "\"e\"", "f", "\"shape\":[1,6,5]") ","
+     N("t", "transpose", "\"f\"", "t", "\"perm\":[0,2,1]") "," N("n", "neg", "\"t\"", "y", ""),
+     "\"y\"", "node 't' (transpose) views a value computed in the group"},
+};
+
+static const vcase test_computed_views_cases[] = {
+    /* a view of a value computed in the group: the value is written out
+     * and the next program reads the view of it */
     {T("x", "[6,5]", "f32"),
      N("e", "exp", "\"x\"", "e", "") "," N("t", "transpose", "\"e\"", "t", ""),
-     "\"t\"", "node 't' (transpose) views a value computed in the group"},
-    /* a size-1 axis inserted in the middle of a computed value it reads:
-     * it would broadcast differently from its input */
+     "\"t\"", "fused_rows: 2 programs in turn, in 2 stages cut where column reductions, concats "
+     "or views of computed values are read"},
+    /* a size-1 axis inserted in the middle of a computed value it reads
+     * (it broadcasts differently from its input), beside the value */
     {T("x", "[6,10]", "f32") "," T("u", "[6,4,10]", "f32"),
      N("e", "exp", "\"x\"", "p", "") "," N("r", "reshape", "\"p\"", "f", "\"shape\":[6,1,10]") ","
-     N("m", "mul", "\"f\",\"u\"", "y", ""),
-     "\"y\"", "node 'r' (reshape) views a value computed in the group"},
+     N("m", "mul", "\"f\",\"u\"", "y", "") "," N("s", "sin", "\"p\"", "q", ""),
+     "\"y\",\"q\"", "2 programs in turn"},
+    /* a slice of a computed row statistic, then a strided transpose of a
+     * sum feeding a row op, large enough for threads and TLF parts */
+    {T("x", "[48,40,32]", "f32") "," T("w", "[48,32,40]", "f32"),
+     N("a", "add", "\"x\",\"x\"", "s", "") "," N("t", "transpose", "\"s\"", "st", "\"perm\":[0,2,1]") ","
+     N("m", "mul", "\"st\",\"w\"", "p", "") "," N("sm", "softmax", "\"p\"", "y", "\"axis\":-1") ","
+     N("sl", "slice", "\"s\"", "h", "\"axis\":2,\"start\":0,\"end\":16,\"step\":2") ","
+     N("e", "exp", "\"h\"", "z", ""),
+     "\"y\",\"z\"", "programs in turn"},
 };
+
+static void test_computed_views(void **state)
+{
+    (void)state;
+    run_cases(test_computed_views_cases, sizeof test_computed_views_cases / sizeof test_computed_views_cases[0]);
+}
 
 static void test_fallbacks(void **state)
 {
@@ -312,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_dtypes_rows_stores),
         cmocka_unit_test(test_stored_reshapes),
         cmocka_unit_test(test_view_outputs),
+        cmocka_unit_test(test_computed_views),
         cmocka_unit_test(test_fallbacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -818,10 +818,11 @@ static void test_fallback_reported(void **state)
 {
     (void)state;
     fe_error err = {0};
-    /* an injective op in the group: members run one by one, and the reason says why */
+    /* a softmax over the leading axis: members run one by one, and the reason says why */
     fe_graph *g = model("\"x\":{\"shape\":[6,5],\"dtype\":\"f32\",\"kind\":\"input\"}",
                         "{\"name\":\"e\",\"op\":\"exp\",\"inputs\":[\"x\"],\"outputs\":[\"e\"]},"
-                        "{\"name\":\"t\",\"op\":\"transpose\",\"inputs\":[\"e\"],\"outputs\":[\"t\"]},"
+                        "{\"name\":\"t\",\"op\":\"softmax\",\"inputs\":[\"e\"],\"outputs\":[\"t\"],"
+                        "\"attrs\":{\"axis\":0}},"
                         "{\"name\":\"n\",\"op\":\"neg\",\"inputs\":[\"t\"],\"outputs\":[\"n\"]}",
                         "\"n\"");
     fe_exec *ex = fe_exec_new(g, NULL, &err);
@@ -829,7 +830,7 @@ static void test_fallback_reported(void **state)
     fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 2, &gid);
     fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p);
     assert_contains(got->how[0], "per_op: 3 ops run one by one");
-    assert_contains(got->how[0], "node 't' (transpose) views a value computed in the group");
+    assert_contains(got->how[0], "node 't' (softmax): only a softmax over the last axis fuses");
     assert_contains(got->how[0], "TLF split not applied");
     assert_int_equal(got->nfused, 0);
     expect_ok(g, ref, got, "per-op group");
