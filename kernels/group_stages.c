@@ -1,6 +1,6 @@
-/* group_stages.c: a group whose column reductions, concats or views of
- * computed values are read by later members, as fused programs in turn
- * (see group_stages.h).
+/* group_stages.c: a group whose column reductions, concats, or views or
+ * broadcasts of computed values are read by later members, as fused
+ * programs in turn (see group_stages.h).
  *
  * A column reduction (a mean over the batch, a max down each column) is
  * complete only after every row, so a program cannot read its own
@@ -44,28 +44,59 @@ struct fe_k_stages {
 
 /* Whether a member's result is complete only after a program of its own:
  * CUT for a column reduction (after every row) or a concat (after its
- * operands' programs wrote their parts of it); CUT_VIEWS for a value a
- * member views as no program can read it (a transpose of a computed value:
- * it is written out, and the next program reads the view of it as a
- * strided load, while its other readers may share its program). */
-enum { CUT = 1, CUT_VIEWS = 2 };
+ * operands' programs wrote their parts of it); CUT_WRITTEN for a value
+ * that some member reads as no program computing it should pass it on,
+ * so it is written out and the next program reads it (its other readers
+ * may share its program):
+ * - through a view a program cannot read (a transpose of a computed
+ *   value: the next program reads the view of it as a strided load);
+ * - broadcast to more elements (cos of RoPE's [S, D] angles, read by each
+ *   of 32 heads: a program of the heads' domain would compute it 32
+ *   times). Row reductions are exempt: a program computes them once per
+ *   row already. */
+enum { CUT = 1, CUT_WRITTEN = 2 };
+
+/* Whether member v, an elementwise or broadcast op, gives more than numel
+ * elements (so reads a value of numel broadcast). */
+static int broadcasts(const fe_graph *g, const fe_node *v, int64_t numel)
+{
+    int pat = fe_op_get(v->op)->pattern;
+    return (pat == FE_ELEMWISE || pat == FE_BROADCAST) &&
+           fe_graph_tensor(g, fe_node_output(g, v, 0))->numel > numel;
+}
+
+/* Whether the members reading t, a value of numel elements, need it
+ * written: a view that is no alias, or a reader of more elements (looking
+ * through the reshapes programs read as their input). */
+static int needs_written(const fe_graph *g, int32_t t, int64_t numel, const int32_t *nodes, int count)
+{
+    const fe_tensor *tt = fe_graph_tensor(g, t);
+    for (int k = 0; k < tt->ncons; k++) {
+        const fe_node *v = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
+        int32_t out = fe_node_output(g, v, 0);
+        if (!fe_k_produced_in(g, out, nodes, count))
+            continue;
+        if (fe_k_fused_view_op(v->op) ? !fe_k_view_aliased(g, v, nodes, count, -1) ||
+                                            needs_written(g, out, numel, nodes, count)
+                                      : broadcasts(g, v, numel))
+            return 1;
+    }
+    return 0;
+}
 
 static int is_cut(const fe_graph *g, const fe_node *n, const int32_t *nodes, int count)
 {
     int lo;
     if (n->op == FE_OP_CONCAT)
         return CUT;
-    if (!fe_k_fused_view_op(n->op)) {
-        const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, 0));
-        for (int k = 0; k < t->ncons; k++) {
-            const fe_node *v = fe_graph_node(g, fe_tensor_consumer(g, t, k));
-            if (fe_k_fused_view_op(v->op) && fe_k_produced_in(g, fe_node_output(g, v, 0), nodes, count) &&
-                !fe_k_view_aliased(g, v, nodes, count, -1))
-                return CUT_VIEWS;
-        }
-    }
-    return (n->op == FE_OP_SUM || n->op == FE_OP_MEAN || n->op == FE_OP_AMAX || n->op == FE_OP_AMIN) &&
-           fe_k_node_reduce_kind(g, n, &lo) == FE_K_RED_COLS ? CUT : 0;
+    if ((n->op == FE_OP_SUM || n->op == FE_OP_MEAN || n->op == FE_OP_AMAX || n->op == FE_OP_AMIN) &&
+        fe_k_node_reduce_kind(g, n, &lo) == FE_K_RED_COLS)
+        return CUT;
+    int32_t t = fe_node_output(g, n, 0);
+    if (!fe_k_fused_view_op(n->op) && fe_op_get(n->op)->pattern != FE_REDUCTION &&
+        needs_written(g, t, fe_graph_tensor(g, t)->numel, nodes, count))
+        return CUT_WRITTEN;
+    return 0;
 }
 
 static int index_of(const int32_t *a, int n, int32_t v)
@@ -260,7 +291,10 @@ fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, con
             int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
             if (j < 0)
                 continue;
-            int after = x.cut[j] == CUT || (x.cut[j] == CUT_VIEWS && fe_k_fused_view_op(nd->op));
+            int after = x.cut[j] == CUT ||
+                        (x.cut[j] == CUT_WRITTEN &&
+                         (fe_k_fused_view_op(nd->op) ||
+                          broadcasts(g, nd, fe_graph_tensor(g, fe_node_output(g, fe_graph_node(g, nodes[j]), 0))->numel)));
             if (x.stage[j] + after > x.stage[i])
                 x.stage[i] = x.stage[j] + after;
         }
@@ -321,8 +355,8 @@ char *fe_k_stages_describe(const fe_k_stages *s, char *buf, size_t size)
         ops += fe_k_prog_nops(s->progs[k]);
     if (s->nstages > 1)
         snprintf(buf, size, "%d programs in turn, in %d stages cut where column reductions, "
-                 "concats or views of computed values are read (%d ops in all, members that "
-                 "several programs need computed in each)", s->n,
+                 "concats, views or broadcasts of computed values are read (%d ops in all, members "
+                 "that several programs need computed in each)", s->n,
                  s->nstages, ops);
     else
         snprintf(buf, size, "%d programs, for outputs of different shapes (%d ops in all, members "

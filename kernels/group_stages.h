@@ -1,6 +1,7 @@
-/* group_stages.h: a group whose column reductions, concats or views of
- * computed values are read by later members, or whose outputs differ in
- * shape, run as a few fused programs in turn (group.c's MODE_STAGES).
+/* group_stages.h: a group whose column reductions, concats, or views or
+ * broadcasts of computed values are read by later members, or whose
+ * outputs differ in shape, run as a few fused programs in turn (group.c's
+ * MODE_STAGES).
  */
 #ifndef FE_GROUP_STAGES_H
 #define FE_GROUP_STAGES_H

@@ -74,8 +74,10 @@ static void staged(void **state)
         "  {'name': 'rs', 'op': 'rsqrt', 'inputs': ['t4'], 'outputs': ['t5']},"
         "  {'name': 'y', 'op': 'mul', 'inputs': ['t1', 't5'], 'outputs': ['t6']}],"
         " 'outputs': ['t6']}";
-    one_group(json, 1, "fused_rows: 3 programs in turn, in 3 stages");
-    one_group(json, 2, "fused_rows: 3 programs in turn, in 3 stages");
+    /* rsqrt(v + eps) is one row broadcast to every row: written by a
+     * program of its own rather than computed again at every point */
+    one_group(json, 1, "fused_rows: 4 programs in turn, in 4 stages");
+    one_group(json, 2, "fused_rows: 4 programs in turn, in 4 stages");
 }
 
 /* A softmax down the columns written out (max, subtract, exp, sum,
@@ -107,7 +109,7 @@ static void shapes(void **state)
         "  'x': {'shape': [128, 64], 'dtype': 'f32', 'kind': 'input'},"
         "  'w': {'shape': [1, 64], 'dtype': 'f32', 'kind': 'weight'}},"
         " 'nodes': [{'name': 'w2', 'op': 'mul', 'inputs': ['w'], 'outputs': ['t0'], 'attrs': {'scalar': 2.0}},"
-        "  {'name': 'y', 'op': 'mul', 'inputs': ['x', 't0'], 'outputs': ['t1']},"
+        "  {'name': 'y', 'op': 'mul', 'inputs': ['x', 'w'], 'outputs': ['t1']},"
         "  {'name': 'cm', 'op': 'sum', 'inputs': ['t0'], 'outputs': ['t2'], 'attrs': {'axes': [0]}}],"
         " 'outputs': ['t0', 't1', 't2']}";
     one_group(json, 1, "fused_rows: 2 programs, for outputs of different shapes");
