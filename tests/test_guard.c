@@ -12,8 +12,6 @@
 #include "execlib.h"
 
 #include "choice.h"
-#include "legality.h"
-#include "plan.h"
 
 /* tanh(relu(x * a + b) * c) + x on [rows, 1024] f32, issue 16's chain. */
 static fe_graph *chain(int rows)
@@ -38,29 +36,9 @@ static fe_graph *chain(int rows)
 /* The whole graph as one group under kernel; its how line into how. */
 static void run_one(fe_graph *g, int kernel, char *how, size_t size)
 {
-    fe_error err = {0};
-    int32_t *labels = calloc((size_t)g->nnodes, sizeof *labels);
-    assert_non_null(labels);
-    fe_plan *p = fe_plan_from_labels(g, labels, &err);
-    if (!p)
-        fail_msg("%s", err.message);
-    p->groups[0].kernel = kernel;
-    fe_exec *ex = fe_exec_new(g, NULL, &err);
-    assert_non_null(ex);
-    fe_exec_result *ref = NULL, *got = NULL;
-    assert_int_equal(fe_exec_reference(ex, &ref, &err), FE_OK);
-    if (fe_exec_plan(ex, p, &got, &err) != FE_OK)
-        fail_msg("%s", err.message);
-    fe_cmp cmp;
-    assert_int_equal(fe_exec_compare(g, ref, got, &cmp, &err), FE_OK);
-    assert_true(cmp.ok);
-    snprintf(how, size, "%s", got->how[0]);
-    fe_cmp_free(&cmp);
-    fe_exec_result_free(ref);
-    fe_exec_result_free(got);
-    fe_exec_free(ex);
+    fe_plan *p = tl_one_group(g, kernel, 1);
+    tl_agree_how(g, p, "m", how, size);
     fe_plan_free(p);
-    free(labels);
 }
 
 /* 4M elements: timed; the line names the winner, and the figures agree. */

@@ -27,18 +27,6 @@ static fe_graph *model(const char *tensors, const char *nodes, const char *outpu
     return tl_graph(jbuf);
 }
 
-/* All nodes in one group with the given kernel choice. */
-static fe_plan *one_group(const fe_graph *g, int kernel)
-{
-    fe_error err = {0};
-    int32_t *lab = calloc((size_t)g->nnodes + 1, sizeof(int32_t));
-    fe_plan *p = fe_plan_from_labels(g, lab, &err);
-    if (!p)
-        fail_msg("plan: %s", err.message);
-    p->groups[0].kernel = kernel;
-    free(lab);
-    return p;
-}
 
 /* The outputs of got agree with ref's within the tolerance rules. */
 static void expect_ok(const fe_graph *g, fe_exec_result *ref, fe_exec_result *got)
@@ -64,7 +52,7 @@ static void check(const char *tensors, const char *nodes, const char *outputs, i
                   const char *expect)
 {
     fe_graph *g = model(tensors, nodes, outputs);
-    fe_plan *p = one_group(g, kernel);
+    fe_plan *p = tl_one_group(g, kernel, 1);
     tl_agree(g, p, fe_node_name(g, fe_graph_node(g, 0)), expect);
     fe_plan_free(p);
     fe_graph_free(g);
@@ -293,7 +281,7 @@ static void test_weights_change(void **state)
                         N("act", "relu", "[\"n\"]", "out", ""), "\"out\"");
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     assert_non_null(ex);
-    fe_plan *p = one_group(g, FE_K_CHOICE_ONEDNN);
+    fe_plan *p = tl_one_group(g, FE_K_CHOICE_ONEDNN, 1);
     fe_exec_result *ref = run(ex, NULL), *got = run(ex, p);
     expect_ok(g, ref, got);
     const char *names[] = {"g", "b", "m", "v", "w"};
@@ -325,7 +313,7 @@ static void auto_case(const char *tensors, const char *nodes)
     fe_error err = {0};
     fe_graph *g = model(tensors, nodes, "\"out\"");
     fe_exec *ex = fe_exec_new(g, NULL, &err);
-    fe_plan *p = one_group(g, FE_K_CHOICE_AUTO);
+    fe_plan *p = tl_one_group(g, FE_K_CHOICE_AUTO, 1);
     fe_exec_result *ref = run(ex, NULL), *a = run(ex, p), *b = run(ex, p);
     assert_contains(a->how[0], "chosen over");
     assert_string_equal(a->how[0], b->how[0]);
@@ -353,7 +341,7 @@ static void test_auto_measures(void **state)
                             N("sc", "mul", "[\"y\",\"s\"]", "a", "") ","
                             N("act", "relu", "[\"a\"]", "out", ""), "\"out\"");
         fe_exec *ex = fe_exec_new(g, NULL, &err);
-        fe_plan *p = one_group(g, FE_K_CHOICE_AUTO);
+        fe_plan *p = tl_one_group(g, FE_K_CHOICE_AUTO, 1);
         fe_exec_result *ref = run(ex, NULL), *a = run(ex, p);
         if (strncmp(a->how[0], "onednn: ", 8) && strncmp(a->how[0], "per_op: ", 8))
             fail_msg("AUTO ran %s", a->how[0]);

@@ -12,6 +12,7 @@
 #include "testlib.h"
 #include "execlib.h"
 
+#include "choice.h"
 #include "legality.h"
 #include "plan.h"
 
@@ -19,17 +20,10 @@
 static void one_group(const char *json, int split, const char *how)
 {
     fe_graph *g = tl_graph_q(json);
-    fe_error err = {0};
-    int32_t *labels = calloc((size_t)g->nnodes, sizeof *labels);
-    assert_non_null(labels);
-    fe_plan *p = fe_plan_from_labels(g, labels, &err);
-    if (!p)
-        fail_msg("%s", err.message);
-    p->groups[0].split = split;
+    fe_plan *p = tl_one_group(g, FE_K_CHOICE_AUTO, split);
     tl_agree(g, p, fe_node_name(g, fe_graph_node(g, 0)), how);
     fe_plan_free(p);
     fe_graph_free(g);
-    free(labels);
 }
 
 /* A column mean stored beside full-size results: one program, whose mean
