@@ -211,9 +211,9 @@ int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
     }
     if (elems < GUARD_MIN_ELEMS || flops > GUARD_MAX_FLOPS)
         return FE_OK;
-    int rc = fe_group_make_subs(gr, err);
-    if (rc)
-        return rc;
+    fe_error sub_err = {0};
+    if (fe_group_make_subs(gr, &sub_err))   /* no ops to compare with: it stays fused */
+        return sub_err.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s", sub_err.message) : FE_OK;
     snprintf(what, sizeof what, "guard%d", gr->mode);   /* each kind of kernel its own */
     group_key(gr, what, key, sizeof key);
     int faster = fe_k_versus(key, gr->g, gr->ins, gr->nins, gr->outs, gr->nouts, run_group_cb, gr,
