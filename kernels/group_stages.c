@@ -56,6 +56,22 @@ struct fe_k_stages {
  *   row already. */
 enum { CUT = 1, CUT_WRITTEN = 2 };
 
+/* The position of node v among the members (sorted), or -1. */
+static int member_at(const int32_t *nodes, int n, int32_t v)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (nodes[mid] == v)
+            return mid;
+        if (nodes[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
 /* Whether member v, an elementwise or broadcast op, gives more than numel
  * elements (so reads a value of numel broadcast). */
 static int broadcasts(const fe_graph *g, const fe_node *v, int64_t numel)
@@ -74,7 +90,7 @@ static int needs_written(const fe_graph *g, int32_t t, int64_t numel, const int3
     for (int k = 0; k < tt->ncons; k++) {
         const fe_node *v = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
         int32_t out = fe_node_output(g, v, 0);
-        if (!fe_k_produced_in(g, out, nodes, count))
+        if (member_at(nodes, count, fe_tensor_consumer(g, tt, k)) < 0)
             continue;
         if (fe_k_fused_view_op(v->op) ? !fe_k_view_aliased(g, v, nodes, count, -1) ||
                                             needs_written(g, out, numel, nodes, count)
@@ -134,7 +150,7 @@ static void mark_cone(const cutting *x, int s, int i, char *cone)
     cone[i] = 1;
     const fe_node *nd = fe_graph_node(x->g, x->nodes[i]);
     for (int k = 0; k < nd->nin; k++) {
-        int j = index_of(x->nodes, x->n, fe_graph_tensor(x->g, fe_node_input(x->g, nd, k))->producer);
+        int j = member_at(x->nodes, x->n, fe_graph_tensor(x->g, fe_node_input(x->g, nd, k))->producer);
         if (j >= 0 && !(x->cut[j] && x->stage[j] < s))
             mark_cone(x, s, j, cone);
     }
@@ -260,7 +276,7 @@ static int stage_targets(fe_k_stages *st, const cutting *x, int s, const int32_t
         for (int k = 0; k < nd->nin; k++) {
             int32_t in = fe_node_input(g, nd, k);
             const fe_tensor *it = fe_graph_tensor(g, in);
-            int j = index_of(x->nodes, x->n, it->producer);
+            int j = member_at(x->nodes, x->n, it->producer);
             if (j < 0 || x->cut[j] == CUT || axis < 0 || it->rank != fe_graph_tensor(g, t)->rank)
                 return fe_error_set(why, FE_EINPUT, "node '%s' (concat): an operand made outside "
                                     "the group or by a column reduction or concat, or a bad axis",
@@ -288,7 +304,7 @@ fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, con
         const fe_node *nd = fe_graph_node(g, nodes[i]);
         x.cut[i] = (char)is_cut(g, nd, nodes, n);
         for (int k = 0; k < nd->nin; k++) {
-            int j = index_of(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
+            int j = member_at(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
             if (j < 0)
                 continue;
             int after = x.cut[j] == CUT ||
