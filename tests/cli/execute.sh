@@ -44,7 +44,10 @@ fi
 expect_ok "run --execute reports errors per output and times per group" \
     'executed +on this CPU .*plan [0-9.]+ ms, unfused [0-9.]+ ms' \
     "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute $Q
-grep -Eq '^ +0 +silu\+mul +2 +[0-9.]+ +fused_rows' "$T/out" && ok "the group's measured time and kernel" ||
+# (fused, or op by op where AUTO's guard measured its ops faster: a
+# sanitizer build slows the fused interpreter more than single ops)
+grep -Eq '^ +0 +silu\+mul +2 +[0-9.]+ +(fused_rows|per_op: .* measured slower fused than its ops one by one)' "$T/out" &&
+    ok "the group's measured time and kernel" ||
     not_ok "the group's measured time and kernel" "$(cat "$T/out")"
 expect_ok "run --execute --json adds an executed summary" '"executed": \{' \
     "$FUSEENG" run $B/swiglu.json --dim T=64 --policy fuse_all --execute --json $Q
