@@ -49,6 +49,16 @@ typedef struct fe_k_prog_spec {
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err);
 void fe_k_prog_free(fe_k_prog *p);
 
+/* fe_k_prog_compile of nodes[0..n) writing stores[0..nstores), with no
+ * anchor, result, parts or fixed domain: a fused group or pass of its own. */
+static inline fe_k_prog *fe_k_prog_compile_nodes(const fe_graph *g, const int32_t *nodes, int n,
+                                                 const int32_t *stores, int nstores, fe_error *err)
+{
+    fe_k_prog_spec sp = {.g = g, .nodes = nodes, .nnodes = n, .stores = stores,
+                         .nstores = nstores, .anchor = -1, .result = -1, .split = -1};
+    return fe_k_prog_compile(&sp, err);
+}
+
 /* One line describing the program ("5 instrs, 2 loads, rows 2048 x 4096,
  * tile 4096, 3 slots") into buf; returns buf. */
 char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size);

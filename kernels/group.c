@@ -238,18 +238,8 @@ int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 
 static int try_fused(fe_exec_group *gr, fe_error *why)
 {
-    fe_k_prog_spec sp;
     char desc[256], sn[96];
-    memset(&sp, 0, sizeof sp);
-    sp.g = gr->g;
-    sp.nodes = gr->nodes;
-    sp.nnodes = gr->n;
-    sp.stores = gr->outs;
-    sp.nstores = gr->nouts;
-    sp.anchor = -1;
-    sp.result = -1;
-    sp.split = -1;
-    gr->prog = fe_k_prog_compile(&sp, why);
+    gr->prog = fe_k_prog_compile_nodes(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, why);
     if (!gr->prog)
         return -1;
     gr->mode = MODE_FUSED;

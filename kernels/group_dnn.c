@@ -622,23 +622,6 @@ static void fold_pad(fe_k_dnn_group *dg, const int32_t *nodes, int n, const int3
     dg->sp.pad[1] += lo[1];
 }
 
-/* Members ids[0..n) as one fused program of their own storing st[0..ns),
- * or NULL with why. */
-static fe_k_prog *compile_pass(const fe_graph *g, const int32_t *ids, int n, const int32_t *st,
-                               int ns, fe_error *why)
-{
-    fe_k_prog_spec sp;
-    memset(&sp, 0, sizeof sp);
-    sp.g = g;
-    sp.nodes = ids;
-    sp.nnodes = n;
-    sp.stores = st;
-    sp.nstores = ns;
-    sp.anchor = sp.result = -1;
-    sp.split = -1;
-    return fe_k_prog_compile(&sp, why);
-}
-
 /* The members feeding x (all before the anchor) as one fused program that
  * writes x, plus whatever else of theirs leaves the group. */
 static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int32_t anchor,
@@ -668,7 +651,7 @@ static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
         rc = 0;
         goto out;
     }
-    if ((dg->pro = compile_pass(g, ids, np, st, ns, why))) {
+    if ((dg->pro = fe_k_prog_compile_nodes(g, ids, np, st, ns, why))) {
         dg->npro = np;
         rc = 0;
     }
@@ -729,7 +712,7 @@ static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
         }
     }
     fe_error cw = {0};
-    if (!(dg->epi = compile_pass(g, ids, ne, st, ns, &cw))) {
+    if (!(dg->epi = fe_k_prog_compile_nodes(g, ids, ne, st, ns, &cw))) {
         if (cw.code == FE_ENOMEM)
             *why = cw;
         else

@@ -54,9 +54,8 @@ fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const
     }
     int k = 0;
     for (; k < nouts; k++) {
-        fe_k_prog_spec sp = {.g = g, .nodes = chain, .nnodes = chain_of(g, nodes, n, outs[k], chain),
-                             .stores = &outs[k], .nstores = 1, .anchor = -1, .result = -1, .split = -1};
-        if (!(views[k] = fe_k_prog_compile(&sp, why)))
+        int nc = chain_of(g, nodes, n, outs[k], chain);
+        if (!(views[k] = fe_k_prog_compile_nodes(g, chain, nc, &outs[k], 1, why)))
             break;
     }
     free(chain);
