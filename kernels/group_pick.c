@@ -195,7 +195,7 @@ static int run_group_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 
 int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
 {
-    char what[16], key[96], note[sizeof gr->how + 128], was[sizeof gr->how];
+    char what[32], key[96], note[sizeof gr->how + 128], was[sizeof gr->how];
     double tf, to;
     int64_t elems = 0, flops = 0, bytes = 0;
     if (gr->mode == MODE_PEROP || gr->n < 2)
@@ -214,7 +214,7 @@ int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
     fe_error sub_err = {0};
     if (fe_group_make_subs(gr, &sub_err))   /* no ops to compare with: it stays fused */
         return sub_err.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s", sub_err.message) : FE_OK;
-    snprintf(what, sizeof what, "guard%d", gr->mode);   /* each kind of kernel its own */
+    snprintf(what, sizeof what, "guard%d.%d", gr->mode, gr->split);   /* per kind of kernel and split */
     group_key(gr, what, key, sizeof key);
     int faster = fe_k_versus(key, gr->g, gr->ins, gr->nins, gr->outs, gr->nouts, run_group_cb, gr,
                              run_perop_cb, gr, &tf, &to);
