@@ -52,8 +52,7 @@ static int cmp_i32(const void *a, const void *b)
 
 int fe_group_index(const fe_exec_group *gr, int32_t node)
 {
-    const int32_t *at = bsearch(&node, gr->nodes, (size_t)gr->n, sizeof(int32_t), cmp_i32);
-    return at ? (int)(at - gr->nodes) : -1;
+    return fe_k_node_index(gr->nodes, gr->n, node);
 }
 
 static int member(const fe_exec_group *gr, int32_t node)

@@ -56,22 +56,6 @@ struct fe_k_stages {
  *   row already. */
 enum { CUT = 1, CUT_WRITTEN = 2 };
 
-/* The position of node v among the members (sorted), or -1. */
-static int member_at(const int32_t *nodes, int n, int32_t v)
-{
-    int lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (nodes[mid] == v)
-            return mid;
-        if (nodes[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
 /* Whether member v, an elementwise or broadcast op, gives more than numel
  * elements (so reads a value of numel broadcast). */
 static int broadcasts(const fe_graph *g, const fe_node *v, int64_t numel)
@@ -88,10 +72,11 @@ static int needs_written(const fe_graph *g, int32_t t, int64_t numel, const int3
 {
     const fe_tensor *tt = fe_graph_tensor(g, t);
     for (int k = 0; k < tt->ncons; k++) {
-        const fe_node *v = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
-        int32_t out = fe_node_output(g, v, 0);
-        if (member_at(nodes, count, fe_tensor_consumer(g, tt, k)) < 0)
+        int32_t c = fe_tensor_consumer(g, tt, k);
+        if (fe_k_node_index(nodes, count, c) < 0)
             continue;
+        const fe_node *v = fe_graph_node(g, c);
+        int32_t out = fe_node_output(g, v, 0);
         if (fe_k_fused_view_op(v->op) ? !fe_k_view_aliased(g, v, nodes, count, -1) ||
                                             needs_written(g, out, numel, nodes, count)
                                       : broadcasts(g, v, numel))
@@ -150,7 +135,7 @@ static void mark_cone(const cutting *x, int s, int i, char *cone)
     cone[i] = 1;
     const fe_node *nd = fe_graph_node(x->g, x->nodes[i]);
     for (int k = 0; k < nd->nin; k++) {
-        int j = member_at(x->nodes, x->n, fe_graph_tensor(x->g, fe_node_input(x->g, nd, k))->producer);
+        int j = fe_k_node_index(x->nodes, x->n, fe_graph_tensor(x->g, fe_node_input(x->g, nd, k))->producer);
         if (j >= 0 && !(x->cut[j] && x->stage[j] < s))
             mark_cone(x, s, j, cone);
     }
@@ -276,7 +261,7 @@ static int stage_targets(fe_k_stages *st, const cutting *x, int s, const int32_t
         for (int k = 0; k < nd->nin; k++) {
             int32_t in = fe_node_input(g, nd, k);
             const fe_tensor *it = fe_graph_tensor(g, in);
-            int j = member_at(x->nodes, x->n, it->producer);
+            int j = fe_k_node_index(x->nodes, x->n, it->producer);
             if (j < 0 || x->cut[j] == CUT || axis < 0 || it->rank != fe_graph_tensor(g, t)->rank)
                 return fe_error_set(why, FE_EINPUT, "node '%s' (concat): an operand made outside "
                                     "the group or by a column reduction or concat, or a bad axis",
@@ -304,13 +289,14 @@ fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, con
         const fe_node *nd = fe_graph_node(g, nodes[i]);
         x.cut[i] = (char)is_cut(g, nd, nodes, n);
         for (int k = 0; k < nd->nin; k++) {
-            int j = member_at(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
+            int j = fe_k_node_index(nodes, n, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
             if (j < 0)
                 continue;
-            int after = x.cut[j] == CUT ||
-                        (x.cut[j] == CUT_WRITTEN &&
-                         (fe_k_fused_view_op(nd->op) ||
-                          broadcasts(g, nd, fe_graph_tensor(g, fe_node_output(g, fe_graph_node(g, nodes[j]), 0))->numel)));
+            /* a written value's viewers (a reshape it is read through
+             * too, so that its readers follow) and broadcasters wait */
+            int64_t numel = fe_graph_tensor(g, fe_node_output(g, fe_graph_node(g, nodes[j]), 0))->numel;
+            int after = x.cut[j] == CUT || (x.cut[j] == CUT_WRITTEN &&
+                                            (fe_k_fused_view_op(nd->op) || broadcasts(g, nd, numel)));
             if (x.stage[j] + after > x.stage[i])
                 x.stage[i] = x.stage[j] + after;
         }
@@ -388,7 +374,6 @@ void fe_k_stages_show(const fe_k_stages *s, const char *indent, FILE *f)
     }
 }
 
-int fe_k_stages_count(const fe_k_stages *s) { return s->n; }
 
 int64_t fe_k_stages_temp_bytes(const fe_k_stages *s)
 {

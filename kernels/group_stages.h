@@ -31,8 +31,6 @@ int fe_k_stages_run(fe_k_stages *s, fe_k_tensor *bufs, int split, fe_error *err)
 char *fe_k_stages_describe(const fe_k_stages *s, char *buf, size_t size);
 /* Each program's listing, for a reader (fe_k_prog_show). */
 void fe_k_stages_show(const fe_k_stages *s, const char *indent, FILE *f);
-/* How many programs. */
-int fe_k_stages_count(const fe_k_stages *s);
 /* Bytes of the buffers a run holds for cut values only the group reads. */
 int64_t fe_k_stages_temp_bytes(const fe_k_stages *s);
 void fe_k_stages_free(fe_k_stages *s);

@@ -1,5 +1,6 @@
 /* node.c: run one graph node with the reference kernels (see node.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aten.h"
@@ -391,4 +392,16 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     if (rc && op != FE_OP_CUSTOM && err && strncmp(err->message, "node '", 6))
         fe_error_prefix(err, "node '%s' (%s): ", fe_node_name(g, n), fe_node_op_name(n));
     return rc;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int fe_k_node_index(const int32_t *ids, int n, int32_t id)
+{
+    const int32_t *at = n > 0 ? bsearch(&id, ids, (size_t)n, sizeof *ids, cmp_id) : NULL;
+    return at ? (int)(at - ids) : -1;
 }

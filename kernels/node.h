@@ -49,6 +49,10 @@ long fe_k_node_axes(const fe_graph *g, const fe_node *n, int rank);
 enum { FE_K_RED_ROWS, FE_K_RED_COLS, FE_K_RED_OTHER };
 int fe_k_node_reduce_kind(const fe_graph *g, const fe_node *n, int *lo);
 
+/* The position of node id among ids[0..n), sorted ascending as a group's
+ * members are, or -1 (binary search). */
+int fe_k_node_index(const int32_t *ids, int n, int32_t id);
+
 /* Elements normalised by an rms_norm / layer_norm node over input x
  * (the product of normalized_shape, default the last axis); -1 if invalid. */
 int64_t fe_k_node_norm_size(const fe_graph *g, const fe_node *n, const fe_k_tensor *x);
