@@ -53,7 +53,6 @@
 #include "onednn.h"
 #include "ops.h"
 #include "scratch.h"
-#include "tensor_mem.h"
 #include "versus.h"
 
 enum { A_NONE, A_TENSOR, A_OWN, A_BN_SCALE, A_BN_SHIFT, A_SUM };
@@ -82,7 +81,6 @@ struct fe_k_dnn_group {
     parg arg[FE_K_DNN_MAX_POST];
     int32_t x, w, bias, out;
     int32_t pad;        /* a zero pad folded into the conv's padding, or -1 */
-    int32_t y0;         /* the anchor's output */
     int32_t mbias;      /* matmul: the tensor added as its bias, or -1 */
     fstep fold[MAX_FOLD];
     int nfold;
@@ -622,42 +620,64 @@ static void fold_pad(fe_k_dnn_group *dg, const int32_t *nodes, int n, const int3
     dg->sp.pad[1] += lo[1];
 }
 
+/* Members gathered into a pass of their own: their ids, the group's
+ * outputs they produce (with room for one more), and their op names for
+ * the description. */
+typedef struct pass_set {
+    int32_t *ids, *st;
+    int n, ns;
+    char *ops;
+    size_t size, l;
+} pass_set;
+
+static int pass_init(pass_set *ps, int n, int nouts, char *ops, size_t size, fe_error *why)
+{
+    *ps = (pass_set){malloc((size_t)n * sizeof(int32_t)), malloc((size_t)(nouts + 1) * sizeof(int32_t)),
+                     0, 0, ops, size, 0};
+    return ps->ids && ps->st ? 0 : (fe_error_set(why, FE_ENOMEM, "out of memory"), -1);
+}
+
+static void pass_add(const fe_graph *g, pass_set *ps, int32_t id, const int32_t *outs, int nouts)
+{
+    ps->ids[ps->n++] = id;
+    if (ps->l < ps->size)
+        ps->l += (size_t)snprintf(ps->ops + ps->l, ps->size - ps->l, "%s%s", ps->n > 1 ? ", " : "",
+                                  fe_node_op_name(fe_graph_node(g, id)));
+    for (int k = 0; k < nouts; k++)
+        if (fe_graph_tensor(g, outs[k])->producer == id)
+            ps->st[ps->ns++] = outs[k];
+}
+
+static void pass_free(pass_set *ps)
+{
+    free(ps->ids);
+    free(ps->st);
+}
+
 /* The members feeding x (all before the anchor) as one fused program that
  * writes x, plus whatever else of theirs leaves the group. */
 static int compile_prologue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int32_t anchor,
                             const int32_t *outs, int nouts, fe_error *why)
 {
     const fe_graph *g = dg->g;
-    int32_t *ids = malloc((size_t)n * sizeof(int32_t)), *st = malloc((size_t)(nouts + 1) * sizeof(int32_t));
-    int np = 0, ns = 0, rc = -1;
-    size_t l = 0;
-    if (!ids || !st) {
-        fe_error_set(why, FE_ENOMEM, "out of memory");
+    pass_set ps;
+    int rc = -1;
+    if (pass_init(&ps, n, nouts, dg->pro_ops, sizeof dg->pro_ops, why))
         goto out;
-    }
     for (int i = 0; i < n; i++)   /* ids are topological: members before the anchor feed it */
-        if (nodes[i] < anchor && nodes[i] != dg->pad) {
-            const fe_node *nd = fe_graph_node(g, nodes[i]);
-            ids[np++] = nodes[i];
-            if (l < sizeof dg->pro_ops)
-                l += (size_t)snprintf(dg->pro_ops + l, sizeof dg->pro_ops - l, "%s%s", np > 1 ? ", " : "",
-                                      fe_node_op_name(nd));
-            for (int k = 0; k < nouts; k++)
-                if (fe_graph_tensor(g, outs[k])->producer == nodes[i])
-                    st[ns++] = outs[k];
-        }
-    st[ns++] = dg->x;
-    if (!np) {
+        if (nodes[i] < anchor && nodes[i] != dg->pad)
+            pass_add(g, &ps, nodes[i], outs, nouts);
+    ps.st[ps.ns++] = dg->x;
+    if (!ps.n) {
         rc = 0;
         goto out;
     }
-    if ((dg->pro = fe_k_prog_compile_nodes(g, ids, np, st, ns, why))) {
-        dg->npro = np;
+    if ((dg->pro = fe_k_prog_compile_nodes(g, ps.ids, ps.n, ps.st, ps.ns, why))) {
+        dg->npro = ps.n;
         rc = 0;
     }
 out:
-    free(ids);
-    free(st);
+    pass_free(&ps);
     return rc;
 }
 
@@ -669,41 +689,32 @@ static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
                             const char *after, fe_error *why)
 {
     const fe_graph *g = dg->g;
-    int32_t *ids = malloc((size_t)n * sizeof(int32_t)), *st = malloc((size_t)(nouts + 1) * sizeof(int32_t));
-    int ne = 0, ns = 0, rc = -1;
-    size_t l = 0;
-    if (!ids || !st) {
-        fe_error_set(why, FE_ENOMEM, "out of memory");
+    pass_set ps;
+    int rc = -1;
+    if (pass_init(&ps, n, nouts, dg->epi_ops, sizeof dg->epi_ops, why))
         goto out;
-    }
     for (int i = 0; i < n; i++) {
         if (nodes[i] == anchor || nodes[i] == dg->pad || is_member(chain, nchain, nodes[i]) ||
             (dg->npro && nodes[i] < anchor))
             continue;
-        const fe_node *nd = fe_graph_node(g, nodes[i]);
         if (nodes[i] < anchor) {
+            const fe_node *nd = fe_graph_node(g, nodes[i]);
             fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' (oneDNN "
                          "takes none)", fe_node_name(g, nd), fe_node_op_name(nd),
                          fe_node_op_name(fe_graph_node(g, anchor)),
                          fe_node_name(g, fe_graph_node(g, anchor)));
             goto out;
         }
-        ids[ne++] = nodes[i];
-        if (l < sizeof dg->epi_ops)
-            l += (size_t)snprintf(dg->epi_ops + l, sizeof dg->epi_ops - l, "%s%s", ne > 1 ? ", " : "",
-                                  fe_node_op_name(nd));
-        for (int k = 0; k < nouts; k++)
-            if (fe_graph_tensor(g, outs[k])->producer == nodes[i])
-                st[ns++] = outs[k];
+        pass_add(g, &ps, nodes[i], outs, nouts);
     }
     /* what it reads of the group: out, x (kept until it is done), its own
      * values, and outputs written before it */
-    for (int i = 0; i < ne; i++) {
-        const fe_node *nd = fe_graph_node(g, ids[i]);
+    for (int i = 0; i < ps.n; i++) {
+        const fe_node *nd = fe_graph_node(g, ps.ids[i]);
         for (int k = 0; k < nd->nin; k++) {
             int32_t t = fe_node_input(g, nd, k), p = fe_graph_tensor(g, t)->producer;
             if (t == dg->out || t == dg->x || p < 0 || !is_member(nodes, n, p) ||
-                is_member(ids, ne, p) || is_member(outs, nouts, t))
+                is_member(ps.ids, ps.n, p) || is_member(outs, nouts, t))
                 continue;
             fe_error_set(why, FE_EINPUT, "%s '%s' reads %s, which no pass before it writes out "
                          "(the post-ops end where %s)", fe_node_op_name(nd), fe_node_name(g, nd),
@@ -712,19 +723,18 @@ static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
         }
     }
     fe_error cw = {0};
-    if (!(dg->epi = fe_k_prog_compile_nodes(g, ids, ne, st, ns, &cw))) {
+    if (!(dg->epi = fe_k_prog_compile_nodes(g, ps.ids, ps.n, ps.st, ps.ns, &cw))) {
         if (cw.code == FE_ENOMEM)
             *why = cw;
         else
             fe_error_set(why, FE_EINPUT, "the post-ops end where %s, and the %d ops after are no "
-                         "fused pass: %s", after, ne, cw.message);
+                         "fused pass: %s", after, ps.n, cw.message);
         goto out;
     }
-    dg->nepi = ne;
+    dg->nepi = ps.n;
     rc = 0;
 out:
-    free(ids);
-    free(st);
+    pass_free(&ps);
     return rc;
 }
 
@@ -763,7 +773,6 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         fe_error_set(why, FE_ENOMEM, "out of memory");
         goto fail;
     }
-    dg->y0 = cur;
     /* Folding scales the weights at every run: where they outweigh the
      * output (the late layers of a CNN at batch 1: 9.4 MiB of 3x3 weights
      * for a 0.1 MiB output), one pass over the output is cheaper, so the
