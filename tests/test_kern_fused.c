@@ -248,6 +248,9 @@ static void gen_group(gen *g)
     output(g, cur);
 }
 
+/* The tests of the fused executor below ask for it (kernel fused_rows)
+ * rather than AUTO, whose guard may run a big group op by op where that
+ * measures faster on the host (test_guard covers that choice). */
 static void test_random_fused_groups(void **state)
 {
     (void)state;
@@ -266,8 +269,8 @@ static void test_random_fused_groups(void **state)
         fe_exec *ex = fe_exec_new(g, &o, &err);
         assert_non_null(ex);
         int gid, split = 1 + rnd(3);
-        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
-        fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
+        fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, split, &gid);
         fe_plan *pu = fe_plan_unfused(g, &err);
         fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
         fe_exec_result *un = run_plan(ex, pu);
@@ -320,8 +323,8 @@ static void test_streaming_outputs(void **state)
     for (int k = 0; k < 2; k++) {
         fe_k_cache_set(0, llc[k]);
         int g1, g2;
-        fe_plan *p1 = plan_with(g, sm, 4, FE_K_CHOICE_AUTO, 1, &g1);
-        fe_plan *p2 = plan_with(g, rn, 2, FE_K_CHOICE_AUTO, 2, &g2);
+        fe_plan *p1 = plan_with(g, sm, 4, FE_K_CHOICE_FUSED, 1, &g1);
+        fe_plan *p2 = plan_with(g, rn, 2, FE_K_CHOICE_FUSED, 2, &g2);
         fe_exec_result *a = run_plan(ex, p1), *b = run_plan(ex, p2);
         if (k == 0) {
             assert_contains(a->how[g1], "streaming stores");
@@ -367,8 +370,8 @@ static void check_run(const char *tensors, const char *nodes, const char *output
             x[(i * 7919) % n] = sp[i];
     }
     int gid;
-    fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
-    fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 3, &gid);
+    fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
+    fe_plan *ps = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 3, &gid);
     fe_exec_result *ref = run_ref(ex), *got = run_plan(ex, p), *gs = run_plan(ex, ps);
     static char what[sizeof jbuf + 4096];
     snprintf(what, sizeof what, "width %d (%s)\nmodel: %s", width, got->how[gid], jbuf);
@@ -635,7 +638,7 @@ static void expect_fused(fe_graph *g, int max_split, int fma, const char *label)
     fe_exec_result *ref = run_ref(ex), *first = NULL;
     for (int split = 1; split <= max_split; split += 2) {
         int gid;
-        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, split, &gid);
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, split, &gid);
         fe_exec_result *got = run_plan(ex, p);
         assert_contains(got->how[gid], "fused_rows");
         if (!fma) {
@@ -731,7 +734,7 @@ static void test_row_packs(void **state)
         fe_error err = {0};
         fe_exec *ex = fe_exec_new(g, NULL, &err);
         int gid;
-        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_AUTO, 1, &gid);
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
         fe_exec_result *got = run_plan(ex, p);
         assert_contains(got->how[gid], "(whole rows end to end)");
         fe_exec_result_free(got);
