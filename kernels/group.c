@@ -41,7 +41,6 @@
 #include "matmul.h"
 #include "node.h"
 #include "ops.h"
-#include "scratch.h"
 #include "tensor_mem.h"
 
 static int cmp_i32(const void *a, const void *b)
@@ -148,6 +147,7 @@ void fe_group_set_perop(fe_exec_group *gr, const char *reason)
     char ops[256];
     gr->mode = MODE_PEROP;
     gr->kernel = FE_K_CHOICE_PER_OP;
+    snprintf(gr->perop_why, sizeof gr->perop_why, "%s", reason ? reason : "");
     op_list(gr->g, gr->nodes, gr->n, ops, sizeof ops);
     if (gr->n == 1)
         snprintf(gr->how, sizeof gr->how, "reference kernel: %s%s%s%s", ops,
@@ -166,71 +166,6 @@ void fe_group_set_perop(fe_exec_group *gr, const char *reason)
                 gr->temp_bytes += fe_graph_tensor(gr->g, t)->bytes;
         }
     }
-}
-
-int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
-{
-    const fe_graph *g = gr->g;
-    int rc = FE_OK;
-    fe_k_tensor in[FE_MAX_IO > 64 ? 64 : FE_MAX_IO], out[16];
-    int32_t *temps = malloc((size_t)(gr->n * 16 + 1) * sizeof(int32_t));
-    int ntemps = 0;
-    if (!temps)
-        return fe_error_set(err, FE_ENOMEM, "out of memory");
-    for (int i = 0; i < gr->n && rc == FE_OK; i++) {
-        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
-        fe_k_tensor *inp = in;
-        if (n->nin > 64 || n->nout > 16) {
-            rc = fe_error_set(err, FE_EINPUT, "node '%s': too many inputs or outputs to run",
-                              fe_node_name(g, n));
-            break;
-        }
-        for (int k = 0; k < n->nin; k++)
-            inp[k] = bufs[fe_node_input(g, n, k)];
-        for (int k = 0; k < n->nout && rc == FE_OK; k++) {
-            int32_t t = fe_node_output(g, n, k);
-            if (!bufs[t].data) {
-                /* From the kernels' scratch pool, not fresh memory: fresh
-                 * pages fault and are zeroed on every run, which made
-                 * hub_conflict's 51-op per_op group 1.5x slower than its
-                 * ops run as separate groups (whose buffers the session
-                 * pools). */
-                size_t bytes = (size_t)fe_graph_tensor(g, t)->bytes;
-                void *d = fe_k_scratch_get(bytes);
-                if (!d) {
-                    rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
-                                      fe_tensor_name(g, fe_graph_tensor(g, t)), bytes);
-                    break;
-                }
-                bufs[t] = fe_k_graph_view(g, t, d);
-                temps[ntemps++] = t;
-            }
-            out[k] = bufs[t];
-        }
-        if (rc == FE_OK)
-            rc = gr->sub ? fe_exec_group_run(gr->sub[i], bufs, err) : fe_k_node_run(g, n, inp, out, err);
-        /* free temporaries no later member reads */
-        for (int j = 0; j < ntemps; j++) {
-            int32_t t = temps[j];
-            const fe_tensor *tt = fe_graph_tensor(g, t);
-            int later = 0;
-            for (int k = 0; k < tt->ncons && !later; k++) {
-                int32_t c = fe_tensor_consumer(g, tt, k);
-                later = c > gr->nodes[i] && member(gr, c);
-            }
-            if (!later || rc) {
-                fe_k_scratch_put(bufs[t].data);
-                bufs[t].data = NULL;
-                temps[j--] = temps[--ntemps];
-            }
-        }
-    }
-    for (int j = 0; j < ntemps; j++) {
-        fe_k_scratch_put(bufs[temps[j]].data);
-        bufs[temps[j]].data = NULL;
-    }
-    free(temps);
-    return rc;
 }
 
 /* ---- fused ---- */
@@ -931,6 +866,11 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         fe_exec_group_free(gr);
         return fe_error_set(err, FE_ENOMEM, "%s", why.message), NULL;
     }
+    /* no fused kernel takes it whole: fused around the members none runs */
+    if (kernel == FE_K_CHOICE_AUTO && gr->mode == MODE_PEROP && n > 1 && fe_group_try_parts(gr, err)) {
+        fe_exec_group_free(gr);
+        return NULL;
+    }
     if (kernel == FE_K_CHOICE_AUTO && fe_group_auto_guard(gr, err)) {
         fe_exec_group_free(gr);
         return NULL;
@@ -955,6 +895,7 @@ void fe_group_drop_kernels(fe_exec_group *gr)
     fe_k_views_free(gr->views, gr->nouts);
     fe_k_stages_free(gr->stages);
     fe_k_dnn_group_free(gr->dnn);
+    fe_group_free_parts(gr);
     gr->prog = gr->pro[0] = gr->pro[1] = gr->epi = NULL;
     gr->views = NULL;
     gr->stages = NULL;
@@ -990,6 +931,8 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
         fe_k_views_show(gr->views, gr->nouts, gr->g, gr->outs, indent, f);
     if (gr->mode == MODE_STAGES)
         fe_k_stages_show(gr->stages, indent, f);
+    if (gr->mode == MODE_PARTS)
+        fe_group_show_parts(gr, indent, f);
     for (int k = 0; k < 2 && gr->mode == MODE_ANCHOR; k++)
         if (gr->pro[k]) {
             fprintf(f, "%sprologue of the %s's %s operand%s:\n", indent, anchor, k ? "second" : "first",
@@ -1032,6 +975,8 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
         return run_pool(gr, bufs, err);
     case MODE_DNN:
         return fe_k_dnn_group_run(gr->dnn, bufs, err);
+    case MODE_PARTS:
+        return fe_group_run_parts(gr, bufs, err);
     default:
         return fe_group_run_perop(gr, bufs, err);
     }

@@ -10,7 +10,7 @@
 #include "group_dnn.h"
 #include "group_stages.h"
 
-enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS, MODE_STAGES };
+enum { MODE_FUSED, MODE_ANCHOR, MODE_POOL, MODE_PEROP, MODE_DNN, MODE_VIEWS, MODE_STAGES, MODE_PARTS };
 
 struct fe_exec_group {
     const fe_graph *g;
@@ -35,6 +35,12 @@ struct fe_exec_group {
      * member as a group of its own, with the kernel AUTO picks for it, as
      * the unfused plan runs it; NULL runs the reference kernels */
     fe_exec_group **sub;
+    char perop_why[1100];             /* why it runs op by op, as given to fe_group_set_perop */
+    /* MODE_PARTS (group_parts.c): fused parts and the members no program
+     * runs, in turn; unit[i] is member i's part */
+    fe_exec_group **part;
+    int *unit;
+    int nparts;
 };
 
 /* The position of node among gr->nodes (sorted), or -1 if it is no member. */
@@ -44,7 +50,20 @@ void fe_group_set_perop(fe_exec_group *gr, const char *reason);
 /* Free the group's fused kernels (programs, stages, views, oneDNN), so that
  * it can run op by op. */
 void fe_group_drop_kernels(fe_exec_group *gr);
+
+/* group_parts.c */
+/* Run op by op: each member with its own group (gr->sub) or, without,
+ * its reference kernel. */
 int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
+/* AUTO on a group set to run op by op because no fused kernel takes it
+ * whole: fused parts around the members that run in no fused program
+ * (MODE_PARTS) when at least one part of several members fuses; otherwise
+ * it stays op by op. FE_OK, or an error (memory). */
+int fe_group_try_parts(fe_exec_group *gr, fe_error *err);
+int fe_group_run_parts(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err);
+/* Each part's members, how it runs and its programs (fe_exec_group_show). */
+void fe_group_show_parts(const fe_exec_group *gr, const char *indent, FILE *f);
+void fe_group_free_parts(fe_exec_group *gr);
 /* Anchor the group on its matmul/conv2d with our GEMM (blas: through
  * BLAS); nonzero with why when it cannot. */
 int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why);

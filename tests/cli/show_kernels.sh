@@ -33,22 +33,34 @@ grep -A40 '^group [0-9]* \[q_cos' "$T/out" >"$T/rope"
 grep -q '^  fused_rows: 2 programs in turn' "$T/rope" && grep -q 'q_rot f16: part from offset 64, row strides 128' "$T/rope" &&
     ok "a group reading a concat runs as programs writing its parts" ||
     not_ok "a group reading a concat runs as programs writing its parts" "$(head -20 "$T/rope")"
-# A group run op by op says why: hub_conflict's log_softmax down the
-# columns (its column reductions fuse, as programs in turn).
+# A group no fused kernel takes whole runs in fused parts around what no
+# program runs, and says why: hub_conflict's log_softmax down the columns
+# (its column reductions fuse, as programs in turn). AUTO's guard may run
+# it op by op instead where that measures faster; the line says so.
 "$FUSEENG" run examples/models/hub_conflict.json --policy gcu_tlf --show-kernels >"$T/hub" 2>&1
-grep -Eq "^  per_op: .* not fused because node 'b6_logp' \(log_softmax\): only a softmax over the last axis" "$T/hub" &&
-    ok "a group run op by op says why" ||
-    not_ok "a group run op by op says why" "$(grep -A1 '^group' "$T/hub" | head -40)"
+grep -A1 "^group [0-9]* \[b5_centered" "$T/hub" >"$T/hub4"
+{ grep -Eq "^  fused_rows: 3 parts in turn, 12 ops in 2 fused parts .*around the members no fused program runs \(log_softmax\)" "$T/hub4" ||
+  grep -Eq "^  per_op: .*measured slower fused than its ops one by one: .* \(fused, it ran fused_rows: 3 parts" "$T/hub4"; } &&
+    grep -q "whole, it does not fuse because node 'b6_logp' (log_softmax): only a softmax over the last axis" "$T/hub4" &&
+    ok "a group in fused parts says why the whole does not fuse" ||
+    not_ok "a group in fused parts says why the whole does not fuse" "$(cat "$T/hub4")"
+grep -q '^    part 2 of 3 \[b6_logp\]: reference kernel: log_softmax' "$T/hub" ||
+    grep -q '^  per_op: .*measured slower fused' "$T/hub4" &&
+    ok "a group in parts lists them" || not_ok "a group in parts lists them" "$(grep -A6 '^group [0-9]* \[b5_centered' "$T/hub")"
 # (group 0's, one program; group 1's runs in turn or op by op, as AUTO
 # measures, which a sanitizer build slows differently)
 grep -q 'out[0-9]  b2_col_mean f32: a column mean of the whole domain' "$T/hub" &&
     ok "a column reduction is an accumulated output" || not_ok "a column reduction is an accumulated output" \
     "$(grep -A12 '^group 0' "$T/hub")"
-# ... and what each of its members runs as (each is a kernel of its own,
-# picked as the unfused plan would)
-awk '/^  per_op: /{p=1; next} /^group/{p=0} p && /^    [a-z_0-9]+: (fused_rows|reference kernel|onednn|matmul)/{print; exit}' "$T/hub" | grep -q . &&
-    ok "a group run op by op lists its members' kernels" ||
-    not_ok "a group run op by op lists its members' kernels" "$(grep -A4 '^  per_op' "$T/hub" | head -20)"
+# A group of a concat of its inputs and a pad (opu_convnet's) has nothing
+# to fuse: op by op, with why, and what each of its members runs as (a
+# kernel of its own, picked as the unfused plan would).
+"$FUSEENG" run examples/models/opu_convnet.json --policy hdfg_opu --show-kernels >"$T/opu" 2>&1
+grep -A3 '^group [0-9]* \[branch_concat, conv7_pad\]' "$T/opu" >"$T/cat"
+grep -Eq "^  per_op: 2 ops run one by one \(concat, pad\).* not fused because node 'branch_concat' is concat" "$T/cat" &&
+    grep -q '^    branch_concat: reference kernel: concat' "$T/cat" &&
+    ok "a group run op by op says why and lists its members' kernels" ||
+    not_ok "a group run op by op says why and lists its members' kernels" "$(cat "$T/cat")"
 # Views of a group's inputs are strided loads: the heads of v (reshape, then
 # transpose) are read from v_proj with their strides, no copy between.
 expect_ok "a view of an input shows as a strided load" \
