@@ -244,7 +244,8 @@ static fe_exec_group *level_part(fe_exec_group *gr, const char *solo, const int 
                                  int32_t *ids, int c, int *merged, fe_error *err)
 {
     *merged = -1;
-    for (int s = 0; s < gr->n && L > 0; s++) {
+    /* (with the anchor, a part of every member would be the group again) */
+    for (int s = 0; s < gr->n && L > 0 && c + 1 < gr->n; s++) {
         int fed = 0, blocked = 0;
         if (!solo[s] || level[s] != L - 1 || !is_anchor(gr, s))
             continue;
