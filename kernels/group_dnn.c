@@ -198,13 +198,60 @@ static int unary_post(fe_k_dnn_group *dg, const fe_node *nd)
     case FE_OP_NEG: return elt(dg, dnnl_eltwise_linear, -1, 0);
     case FE_OP_RSQRT: return elt(dg, dnnl_eltwise_pow, 1, -0.5f);
     case FE_OP_RECIPROCAL: return elt(dg, dnnl_eltwise_pow, 1, -1);
-    case FE_OP_HARDSIGMOID:   /* min(max(x + 3, 0), 6) / 6 */
-        if (elt(dg, dnnl_eltwise_linear, 1, 3) || elt(dg, dnnl_eltwise_clip_v2, 0, 6))
+    case FE_OP_HARDSIGMOID:   /* min(max(x / 6 + 1/2, 0), 1): one linear (fold_repeats) */
+        if (elt(dg, dnnl_eltwise_linear, 1.0f / 6.0f, 0.5f))
             return -1;
-        return elt(dg, dnnl_eltwise_linear, 1.0f / 6.0f, 0);
+        return elt(dg, dnnl_eltwise_clip_v2, 0, 1);
     case FE_OP_CAST: return 0;  /* f32 to f32 (dtypes are checked) */
     default: return 1;
     }
+}
+
+static int is_elt(const fe_k_dnn_post *p, int alg)
+{
+    return p->kind == FE_K_DNN_ELTWISE && p->alg == alg;
+}
+
+/* oneDNN 2.6 runs every eltwise post-op of one algorithm with the first
+ * one's parameters (gemm:jit, measured: matmul, + 4, neg gave x + 8; x 4,
+ * + 4 gave 16x). So adjacent linear post-ops (a scale, then a shift) fold
+ * into one, and so do adjacent clips whose ranges meet; 1 when another
+ * algorithm would still repeat with other parameters, and then dg is
+ * unchanged. */
+static int fold_repeats(fe_k_dnn_group *dg)
+{
+    fe_k_dnn_post post[FE_K_DNN_MAX_POST];
+    parg arg[FE_K_DNN_MAX_POST];
+    int32_t node[FE_K_DNN_MAX_POST];
+    int m = 0;
+    for (int p = 0; p < dg->sp.npost; p++) {
+        const fe_k_dnn_post *q = &dg->sp.post[p];
+        fe_k_dnn_post *last = m ? &post[m - 1] : NULL;
+        if (last && is_elt(last, dnnl_eltwise_linear) && is_elt(q, dnnl_eltwise_linear)) {
+            last->beta = q->alpha * last->beta + q->beta;   /* a2 (a1 x + b1) + b2 */
+            last->alpha *= q->alpha;
+            continue;
+        }
+        if (last && is_elt(last, dnnl_eltwise_clip_v2) && is_elt(q, dnnl_eltwise_clip_v2) &&
+            fmaxf(last->alpha, q->alpha) <= fminf(last->beta, q->beta)) {
+            last->alpha = fmaxf(last->alpha, q->alpha);
+            last->beta = fminf(last->beta, q->beta);
+            continue;
+        }
+        post[m] = *q;
+        arg[m] = dg->arg[p];
+        node[m++] = dg->post_node[p];
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < i; j++)
+            if (post[i].kind == FE_K_DNN_ELTWISE && is_elt(&post[j], post[i].alg) &&
+                (post[i].alpha != post[j].alpha || post[i].beta != post[j].beta))
+                return 1;
+    memcpy(dg->sp.post, post, (size_t)m * sizeof *post);
+    memcpy(dg->arg, arg, (size_t)m * sizeof *arg);
+    memcpy(dg->post_node, node, (size_t)m * sizeof *node);
+    dg->sp.npost = m;
+    return 0;
 }
 
 static int bin_alg(int op)
@@ -827,6 +874,13 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         }
         for (int p = np0; p < dg->sp.npost; p++)
             dg->post_node[p] = next;
+        if (fold_repeats(dg)) {
+            dg->sp.npost = np0;
+            fe_error_set(&stop, FE_EINPUT, "node '%s' (%s) would repeat an eltwise post-op with "
+                         "other parameters, which oneDNN 2.6 runs with the first one's",
+                         fe_node_name(g, nd), fe_node_op_name(nd));
+            break;
+        }
         chain[nchain++] = next;
         cur = fe_node_output(g, nd, 0);
     }

@@ -118,12 +118,12 @@ static void test_conv(void **state)
           N("act", "relu", "[\"s\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "onednn: conv2d 3x3 s1, then a pass of its epilogue (3 ops: batch_norm, add, relu)");
     /* maximum and minimum with a scalar (either side) are clips, not
-     * binary ops on a one-element operand */
+     * binary ops on a one-element operand; the two fold into one */
     check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
           N("lo", "maximum", "[\"y\"]", "a", "\"scalar\":0.1") ","
           N("hi", "minimum", "[\"a\"]", "out", "\"scalar\":0.8,\"scalar_index\":0"),
-          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [eltwise_clip_v2, eltwise_clip_v2]");
+          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [eltwise_clip_v2] (");
     /* no epilogue at all */
     check(I("x", "[1,4,9,9]") "," T("w", "[8,4,3,3]"),
           N("cv", "conv2d", "[\"x\",\"w\"]", "out", ""), "\"out\"", FE_K_CHOICE_ONEDNN,
@@ -240,6 +240,41 @@ static void test_epilogue(void **state)
           N("act", "relu", "[\"s\"]", "a", "") ","
           N("th", "tanh", "[\"a\"]", "out", ""),
           "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [sum], then a pass of its epilogue (2 ops: relu, tanh)");
+}
+
+/* oneDNN 2.6 runs every eltwise post-op of one algorithm with the first
+ * one's parameters: scalar steps fold into one linear, clips whose ranges
+ * meet into one clip, hardsigmoid is one linear and a clip, and any other
+ * repeat ends the post-ops there (the rest is the epilogue pass). Each case
+ * gave wrong results before (matmul, + 4, neg gave x + 8). */
+static void test_repeated_eltwise(void **state)
+{
+    (void)state;
+    check(I("x", "[3,24,16]") "," T("w", "[16,32]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("sc", "mul", "[\"y\"]", "a", "\"scalar\":4") ","
+          N("sh", "add", "[\"a\"]", "b", "\"scalar\":4") ","
+          N("ng", "neg", "[\"b\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [eltwise_linear] (");
+    check(I("x", "[3,24,16]") "," T("w", "[16,32]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("sh", "add", "[\"y\"]", "a", "\"scalar\":4") ","
+          N("r", "relu", "[\"a\"]", "b", "") ","
+          N("ng", "neg", "[\"b\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN,
+          "with post-ops [eltwise_linear, eltwise_relu], then a pass of its epilogue (1 ops: neg)");
+    check(I("x", "[3,24,16]") "," T("w", "[16,32]"),
+          N("mm", "matmul", "[\"x\",\"w\"]", "y", "") ","
+          N("lo", "maximum", "[\"y\"]", "a", "\"scalar\":-1") ","
+          N("hi", "minimum", "[\"a\"]", "b", "\"scalar\":2") ","
+          N("hs", "hardsigmoid", "[\"b\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN,
+          "with post-ops [eltwise_clip_v2], then a pass of its epilogue (1 ops: hardsigmoid)");
+    check(I("x", "[1,8,9,9]") "," T("w", "[8,8,3,3]"),
+          N("cv", "conv2d", "[\"x\",\"w\"]", "y", "\"padding\":1") ","
+          N("th", "tanh", "[\"y\"]", "a", "") ","
+          N("hs", "hardsigmoid", "[\"a\"]", "out", ""),
+          "\"out\"", FE_K_CHOICE_ONEDNN, "with post-ops [eltwise_tanh, eltwise_linear, eltwise_clip_v2] (");
 }
 
 static void test_refused(void **state)
@@ -375,7 +410,7 @@ int main(void)
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_pad),
         cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_epilogue), cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_epilogue), cmocka_unit_test(test_repeated_eltwise), cmocka_unit_test(test_refused),
         cmocka_unit_test(test_weights_change),
         cmocka_unit_test(test_auto_measures),
     };
