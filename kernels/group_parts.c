@@ -37,9 +37,9 @@ static int in_list(const int32_t *a, int n, int32_t v)
     return 0;
 }
 
-/* Whether part (a group of one member, or of several) writes tensor t of
- * member m: a single member writes all its outputs (a kernel fills each),
- * a fused part only those read after it. */
+/* Whether part writes t, an output of one of its members: a part of one
+ * member writes all its outputs (its kernel fills each), a fused part only
+ * those read after it. */
 static int part_writes(const fe_exec_group *part, int32_t t)
 {
     return part->n == 1 || in_list(part->outs, part->nouts, t);
