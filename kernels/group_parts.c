@@ -278,9 +278,16 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
         rc = err->code ? err->code : fe_error_set(err, FE_ENOMEM, "out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++)
+    int nfusable = 0, nanchor = 0;
+    for (int i = 0; i < n; i++) {
         nsolo += solo[i] = (char)!runs_fused(gr->sub[i]);
-    if (!nsolo)   /* a member that fuses alone is not why the group does not */
+        nfusable += !solo[i];
+        nanchor += solo[i] && is_anchor(gr, i);
+    }
+    /* no solo: members that fuse alone are not why the group does not;
+     * and a part of several members needs two that fuse, or one and an
+     * anchor */
+    if (!nsolo || nfusable + (nanchor > 0) < 2)
         goto done;
     int top = levels(gr, solo, level);
     if (!(gr->part = calloc((size_t)n, sizeof *gr->part)) ||
@@ -329,11 +336,17 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
                 gr->sub[i] = NULL;
             }
     }
-    if (rc != FE_OK || !nfused) {   /* no part of several members fused: op by op as before */
+    if (rc != FE_OK) {   /* the caller frees the group */
         fe_group_free_parts(gr);
-        fe_group_free_subs(gr);
-        if (rc == FE_OK)
-            rc = fe_group_make_subs(gr, err);
+        goto done;
+    }
+    if (!nfused) {   /* no part of several members fused (so none merged): op by op as before */
+        for (int i = 0; i < n; i++)
+            if (!gr->sub[i]) {   /* a solo's part: give it back */
+                gr->sub[i] = gr->part[gr->unit[i]];
+                gr->part[gr->unit[i]] = NULL;
+            }
+        fe_group_free_parts(gr);
         goto done;
     }
     gr->mode = MODE_PARTS;
