@@ -59,14 +59,6 @@ static int member(const fe_exec_group *gr, int32_t node)
     return fe_group_index(gr, node) >= 0;
 }
 
-static int has(const int32_t *a, int n, int32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] == v)
-            return 1;
-    return 0;
-}
-
 static int is_ext_out(const fe_exec_group *gr, int32_t t)
 {
     const fe_tensor *tt = fe_graph_tensor(gr->g, t);
@@ -95,7 +87,7 @@ static int boundary(fe_exec_group *gr, fe_error *err)
         for (int k = 0; k < n->nin; k++) {
             int32_t t = fe_node_input(g, n, k);
             int32_t pr = fe_graph_tensor(g, t)->producer;
-            if ((pr < 0 || !member(gr, pr)) && !has(gr->ins, gr->nins, t))
+            if ((pr < 0 || !member(gr, pr)) && !fe_k_ids_has(gr->ins, gr->nins, t))
                 gr->ins[gr->nins++] = t;
         }
         for (int k = 0; k < n->nout; k++) {
@@ -162,7 +154,7 @@ void fe_group_set_perop(fe_exec_group *gr, const char *reason)
         const fe_node *n = fe_graph_node(gr->g, gr->nodes[i]);
         for (int k = 0; k < n->nout; k++) {
             int32_t t = fe_node_output(gr->g, n, k);
-            if (!has(gr->outs, gr->nouts, t))
+            if (!fe_k_ids_has(gr->outs, gr->nouts, t))
                 gr->temp_bytes += fe_graph_tensor(gr->g, t)->bytes;
         }
     }
@@ -282,10 +274,10 @@ static fe_k_prog *sub_prog(fe_exec_group *gr, const int *role, int r, int32_t an
             ids[n++] = gr->nodes[i];
     for (int k = 0; k < gr->nouts; k++) {
         int32_t pr = fe_graph_tensor(gr->g, gr->outs[k])->producer;
-        if (has(ids, n, pr) || (gr->outs[k] == anchor))
+        if (fe_k_ids_has(ids, n, pr) || (gr->outs[k] == anchor))
             st[ns++] = gr->outs[k];
     }
-    if (extra_store >= 0 && !has(st, ns, extra_store))
+    if (extra_store >= 0 && !fe_k_ids_has(st, ns, extra_store))
         st[ns++] = extra_store;
     *count = n;
     if (n == 0)
@@ -371,7 +363,7 @@ int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
                 int32_t t = fe_node_input(g, n, k), p = fe_graph_tensor(g, t)->producer;
                 int j = fe_group_index(gr, p);
                 if (j >= 0 && (role[j] == 1 || role[j] == 2) &&
-                    !has(gr->outs, gr->nouts, t)) {
+                    !fe_k_ids_has(gr->outs, gr->nouts, t)) {
                     fe_error_set(why, FE_EINPUT, "epilogue node '%s' reads %s, an intermediate of the "
                                  "prologue", fe_node_name(g, n), fe_tensor_name(g, fe_graph_tensor(g, t)));
                     goto out;
@@ -426,7 +418,7 @@ int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
                      fe_k_prog_full_rows(gr->epi) ? " (whole rows)" : "");
             if (blas)
                 gr->temp_bytes += yt->bytes;
-        } else if (!has(gr->outs, gr->nouts, gr->y)) {
+        } else if (!fe_k_ids_has(gr->outs, gr->nouts, gr->y)) {
             fe_error_set(why, FE_EINPUT, "the output of %s '%s' is not used", fe_node_op_name(an),
                          fe_node_name(g, an));
             goto out;
@@ -646,7 +638,7 @@ static int pool_pad(fe_exec_group *gr, const fe_node *pn, const fe_k_pool *p)
     const fe_tensor *xt = fe_graph_tensor(g, gr->opnd[0]);
     int32_t v = xt->producer;
     if (pn->op != FE_OP_MAX_POOL2D || v < 0 || !member(gr, v) || xt->ncons != 1 ||
-        has(gr->outs, gr->nouts, gr->opnd[0]) || p->pad[0] || p->pad[1])
+        fe_k_ids_has(gr->outs, gr->nouts, gr->opnd[0]) || p->pad[0] || p->pad[1])
         return -1;
     int64_t lo[2], hi[2];
     double value;

@@ -99,14 +99,6 @@ struct fe_k_dnn_group {
     char key[1024];
 };
 
-static int is_member(const int32_t *nodes, int n, int32_t id)
-{
-    for (int i = 0; i < n; i++)
-        if (nodes[i] == id)
-            return 1;
-    return 0;
-}
-
 static const char *alg_name(int kind, int alg)
 {
     if (kind == FE_K_DNN_SUM)
@@ -330,7 +322,7 @@ static int add_posts(fe_k_dnn_group *dg, const fe_node *nd, int32_t cur, const i
     int ci = fe_node_input(g, nd, 0) == cur ? 0 : 1;
     int32_t o = fe_node_input(g, nd, 1 - ci);
     const fe_tensor *ot = fe_graph_tensor(g, o);
-    if (ot->producer >= 0 && is_member(nodes, n, ot->producer))
+    if (ot->producer >= 0 && fe_k_ids_has(nodes, n, ot->producer))
         return fe_error_set(why, FE_EINPUT, "%s '%s' reads two values of the group",
                             fe_node_op_name(nd), fe_node_name(g, nd)), 1;
     if (ot->dtype != FE_F32)
@@ -402,7 +394,7 @@ static int fold_step(fe_k_dnn_group *dg, const fe_node *nd, int32_t cur, const i
         f.t = fe_node_id(g, nd);
         for (int k = 1; k < 5; k++) {
             int32_t p = fe_graph_tensor(g, fe_node_input(g, nd, k))->producer;
-            if (p >= 0 && is_member(nodes, n, p))
+            if (p >= 0 && fe_k_ids_has(nodes, n, p))
                 return 0;
         }
     } else if (nd->op == FE_OP_ADD || nd->op == FE_OP_SUB || nd->op == FE_OP_MUL) {
@@ -412,7 +404,7 @@ static int fold_step(fe_k_dnn_group *dg, const fe_node *nd, int32_t cur, const i
             f.v = (float)v;
         } else if (nd->nin == 2) {
             const fe_tensor *ot = fe_graph_tensor(g, fe_node_input(g, nd, 1));
-            if (!per_channel(g, ot, dg->sp.y[1]) || (ot->producer >= 0 && is_member(nodes, n, ot->producer)))
+            if (!per_channel(g, ot, dg->sp.y[1]) || (ot->producer >= 0 && fe_k_ids_has(nodes, n, ot->producer)))
                 return 0;
             f.t = fe_node_input(g, nd, 1);
         } else {
@@ -650,7 +642,7 @@ static void fold_pad(fe_k_dnn_group *dg, const int32_t *nodes, int n, const int3
     const fe_graph *g = dg->g;
     const fe_tensor *xt = fe_graph_tensor(g, dg->x);
     int32_t p = xt->producer;
-    if (p < 0 || !is_member(nodes, n, p) || xt->ncons != 1 || is_member(outs, nouts, dg->x))
+    if (p < 0 || !fe_k_ids_has(nodes, n, p) || xt->ncons != 1 || fe_k_ids_has(outs, nouts, dg->x))
         return;
     const fe_node *pn = fe_graph_node(g, p);
     int64_t lo[2], hi[2];
@@ -741,7 +733,7 @@ static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
     if (pass_init(&ps, n, nouts, dg->epi_ops, sizeof dg->epi_ops, why))
         goto out;
     for (int i = 0; i < n; i++) {
-        if (nodes[i] == anchor || nodes[i] == dg->pad || is_member(chain, nchain, nodes[i]) ||
+        if (nodes[i] == anchor || nodes[i] == dg->pad || fe_k_ids_has(chain, nchain, nodes[i]) ||
             (dg->npro && nodes[i] < anchor))
             continue;
         if (nodes[i] < anchor) {
@@ -760,8 +752,8 @@ static int compile_epilogue(fe_k_dnn_group *dg, const int32_t *nodes, int n, int
         const fe_node *nd = fe_graph_node(g, ps.ids[i]);
         for (int k = 0; k < nd->nin; k++) {
             int32_t t = fe_node_input(g, nd, k), p = fe_graph_tensor(g, t)->producer;
-            if (t == dg->out || t == dg->x || p < 0 || !is_member(nodes, n, p) ||
-                is_member(ps.ids, ps.n, p) || is_member(outs, nouts, t))
+            if (t == dg->out || t == dg->x || p < 0 || !fe_k_ids_has(nodes, n, p) ||
+                fe_k_ids_has(ps.ids, ps.n, p) || fe_k_ids_has(outs, nouts, t))
                 continue;
             fe_error_set(why, FE_EINPUT, "%s '%s' reads %s, which no pass before it writes out "
                          "(the post-ops end where %s)", fe_node_op_name(nd), fe_node_name(g, nd),
@@ -802,7 +794,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         fold_pad(dg, nodes, n, outs, nouts);
     for (int k = 0; k < an->nin; k++) {
         int32_t p = fe_graph_tensor(g, k ? fe_node_input(g, an, k) : dg->x)->producer;
-        if (p >= 0 && is_member(nodes, n, p) && (k || !prologue)) {
+        if (p >= 0 && fe_k_ids_has(nodes, n, p) && (k || !prologue)) {
             const fe_node *pn = fe_graph_node(g, p);
             fe_error_set(why, FE_EINPUT, "node '%s' (%s) is a prologue of %s '%s' (oneDNN "
                          "takes none)", fe_node_name(g, pn), fe_node_op_name(pn),
@@ -830,14 +822,14 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         const fe_tensor *ct = fe_graph_tensor(g, cur);
         int32_t next = -1;
         int nin = 0;
-        if (is_member(outs, nouts, cur)) {
+        if (fe_k_ids_has(outs, nouts, cur)) {
             fe_error_set(&stop, FE_EINPUT, "%s is also read outside the group",
                          fe_tensor_name(g, ct));
             break;
         }
         for (int k = 0; k < ct->ncons; k++) {
             int32_t c = fe_tensor_consumer(g, ct, k);
-            if (is_member(nodes, n, c) && c != next) {
+            if (fe_k_ids_has(nodes, n, c) && c != next) {
                 nin++;
                 next = c;
             }
@@ -892,7 +884,7 @@ fe_k_dnn_group *fe_k_dnn_group_new(const fe_graph *g, const int32_t *nodes, int 
         fe_error_set(&stop, FE_EINPUT, "gemm:jit runs unary post-ops after a sum slowly");
     }
     dg->out = cur;
-    dg->out_temp = !is_member(outs, nouts, cur);
+    dg->out_temp = !fe_k_ids_has(outs, nouts, cur);
     if (done + nchain < n && compile_epilogue(dg, nodes, n, anchor, chain, nchain, outs, nouts,
                                               stop.message, why))
         goto fail;

@@ -29,20 +29,12 @@
 #include "ops.h"
 #include "scratch.h"
 
-static int in_list(const int32_t *a, int n, int32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] == v)
-            return 1;
-    return 0;
-}
-
 /* Whether part writes t, an output of one of its members: a part of one
  * member writes all its outputs (its kernel fills each), a fused part only
  * those read after it. */
 static int part_writes(const fe_exec_group *part, int32_t t)
 {
-    return part->n == 1 || in_list(part->outs, part->nouts, t);
+    return part->n == 1 || fe_k_ids_has(part->outs, part->nouts, t);
 }
 
 /* Run count units of gr in turn: unit u is part[u], or member u on its
@@ -356,7 +348,7 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
         const fe_exec_group *p = gr->part[u];
         gr->temp_bytes += p->temp_bytes;
         for (int k = 0; k < p->nouts; k++)
-            if (!in_list(gr->outs, gr->nouts, p->outs[k]))
+            if (!fe_k_ids_has(gr->outs, gr->nouts, p->outs[k]))
                 gr->temp_bytes += fe_graph_tensor(gr->g, p->outs[k])->bytes;
     }
     describe(gr, solo, nfused, nfused_ops);

@@ -100,14 +100,6 @@ static int is_cut(const fe_graph *g, const fe_node *n, const int32_t *nodes, int
     return 0;
 }
 
-static int index_of(const int32_t *a, int n, int32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] == v)
-            return i;
-    return -1;
-}
-
 /* The group being cut: its members, each one's stage and whether it cuts. */
 typedef struct cutting {
     const fe_graph *g;
@@ -247,7 +239,7 @@ static int stage_targets(fe_k_stages *st, const cutting *x, int s, const int32_t
             continue;
         const fe_node *nd = fe_graph_node(g, x->nodes[i]);
         int32_t t = fe_node_output(g, nd, 0);
-        int leaves = index_of(outs, nouts, t) >= 0;
+        int leaves = fe_k_ids_has(outs, nouts, t);
         if (x->cut[i] && !leaves)
             st->temps[st->ntemps++] = t;
         if (nd->op != FE_OP_CONCAT) {

@@ -405,3 +405,11 @@ int fe_k_node_index(const int32_t *ids, int n, int32_t id)
     const int32_t *at = n > 0 ? bsearch(&id, ids, (size_t)n, sizeof *ids, cmp_id) : NULL;
     return at ? (int)(at - ids) : -1;
 }
+
+int fe_k_ids_has(const int32_t *ids, int n, int32_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}

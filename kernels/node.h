@@ -52,6 +52,9 @@ int fe_k_node_reduce_kind(const fe_graph *g, const fe_node *n, int *lo);
 /* The position of node id among ids[0..n), sorted ascending as a group's
  * members are, or -1 (binary search). */
 int fe_k_node_index(const int32_t *ids, int n, int32_t id);
+/* Whether id is among ids[0..n), in any order (a linear scan: the lists of
+ * a group's inputs and outputs are short and unsorted). */
+int fe_k_ids_has(const int32_t *ids, int n, int32_t id);
 
 /* Elements normalised by an rms_norm / layer_norm node over input x
  * (the product of normalized_shape, default the last axis); -1 if invalid. */
