@@ -173,8 +173,9 @@ static void pads(void **state)
 
     /* Without the tap, pad -> conv folds, with the relu before it as a
      * prologue; the CPU runs that group through oneDNN, the pad folded into
-     * the conv's padding, or op by op, whichever it measured faster, and
-     * agrees with the reference. The pool's -FLT_MAX pad folds into the
+     * the conv's padding, or (in fused parts) around the pad, whichever it
+     * measured faster, and agrees with the reference; either line names the
+     * fold. The pool's -FLT_MAX pad folds into the
      * pool's padding. */
     g = tl_graph_q(
         "{'format': 'fuseeng.model/1', 'tensors': {"
