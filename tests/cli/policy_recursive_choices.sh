@@ -122,16 +122,21 @@ expect_ok "... and op1's choice holding act (taken by mm) is skipped" \
     "$FUSEENG" run "$T/custom.json" --policy "$P" --param max_fusion_depth=1 --explain
 
 # Measuring: each kernel choice of each choice is timed on this CPU and
-# logged; a group the CPU runs op by op (all_reduce + epilogue) is no fused
-# kernel and says so.
+# logged; a group the CPU runs op by op (all_reduce + relu: nothing to fuse
+# around the all_reduce) is no fused kernel and says so, while with two ops
+# or more after it the group runs in fused parts and is timed as fused.
 expect_ok "measure: both GEMM kernel choices of the matmul + bias choice are timed" \
     'choice: matmul #2 epilogue depth 1 \[matmul, bias_add\] matmul_blas: unfused [0-9.]+ [mu]s, fused' \
     "$FUSEENG" run examples/bench/matmul_bias_gelu.json --dim M=16 --policy "$P" --param measure=true --explain
 grep -Eq 'choice: matmul #2 epilogue depth 1 \[matmul, bias_add\] matmul_blocked: unfused [0-9.]+ [mu]s, fused' "$T/out" &&
     ok "... and matmul_blocked" || not_ok "... and matmul_blocked" "$(cat "$T/out")"
-expect_ok "measure: a collective + epilogue runs op by op on the CPU: no fused kernel" \
-    'choice: all_reduce #4 epilogue depth 3 \[all_reduce, relu, scale, out\] per_op runs op by op on this CPU' \
+expect_ok "measure: a collective + one op runs op by op on the CPU: no fused kernel" \
+    'choice: all_reduce #2 epilogue depth 1 \[all_reduce, relu\] per_op runs op by op on this CPU' \
     "$FUSEENG" run "$M" --dim T=8 --policy "$P" --param measure=true --explain
+grep -Eq 'choice: all_reduce #4 epilogue depth 3 \[all_reduce, relu, scale, out\] fused_rows: unfused [0-9.]+ [mu]s, fused' "$T/out" &&
+    ok "... and with three ops after it, fused parts around it" ||
+    not_ok "... and with three ops after it, fused parts around it" "$(grep 'choice: all_reduce' "$T/out")"
+
 
 # Bad params stop the run.
 for bad in max_fusion_depth=-1 max_fusion_depth=65 fusion_speedup_threshold=0 \
