@@ -15,9 +15,10 @@
  * solo is a level above it, a solo reading a member runs after that
  * member's part (solos of one level run in node order, which is
  * topological). A fused part is a group of its own (one program, a program
- * per view, or programs in turn, with the group's TLF split); between
- * parts, values are written to scratch buffers, freed once no later part
- * reads them.
+ * per view, or programs in turn, with the group's TLF split); a matmul or
+ * conv2d solo joins the part of the next level when our GEMM or oneDNN
+ * takes that part as its epilogue. Between parts, values are written to
+ * scratch buffers, freed once no later part reads them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +186,7 @@ static void op_counts(const fe_exec_group *gr, const char *pick, char *buf, size
  * solo[] is rewritten: the members that run alone. */
 static void describe(fe_exec_group *gr, char *solo, int nfused, int nfused_ops)
 {
-    char alone[256], ops[256], anchors[300], whole[sizeof gr->perop_why];
+    char alone[256], ops[256], anchors[300];
     char *merged = calloc((size_t)gr->n, 1);
     int nanch = 0;
     for (int i = 0; merged && i < gr->n; i++)
@@ -202,13 +203,12 @@ static void describe(fe_exec_group *gr, char *solo, int nfused, int nfused_ops)
                  nanch > 1 ? "s" : "");
     }
     free(merged);
-    snprintf(whole, sizeof whole, "%s", gr->perop_why);
     snprintf(gr->how, sizeof gr->how, "%s: %d parts in turn, %d ops in %d fused part%s%s%s%s%s%s; "
              "whole, it does not fuse because %s",
              fe_k_choice_name(FE_K_CHOICE_FUSED), gr->nparts, nfused_ops, nfused,
              nfused == 1 ? "" : "s", anchors, gr->split > 1 ? " (the TLF split applies to them)" : "",
              alone[0] ? " around the members no fused program runs (" : "", alone,
-             alone[0] ? "), each on its own kernel as the unfused plan runs it" : "", whole);
+             alone[0] ? "), each on its own kernel as the unfused plan runs it" : "", gr->perop_why);
 }
 
 static int is_anchor(const fe_exec_group *gr, int i)
