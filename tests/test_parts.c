@@ -133,6 +133,42 @@ static void matmul_with_epilogue(void **state)
     fe_graph_free(g);
 }
 
+/* A solo that fails while running (an index out of range, as a bad
+ * --inputs file gives): the run stops with its error, and the buffers
+ * passed between parts go back (the sanitizer build checks). */
+static void solo_fails(void **state)
+{
+    (void)state;
+    fe_error err = {0};
+    fe_graph *g = tl_graph_q(
+        "{'format': 'fuseeng.model/1', 'tensors': {"
+        "  'ids': {'shape': [4, 8], 'dtype': 'i64', 'kind': 'input'},"
+        "  'x': {'shape': [4, 8, 16], 'dtype': 'f32', 'kind': 'input'},"
+        "  'tab': {'shape': [10, 16], 'dtype': 'f32', 'kind': 'weight'}},"
+        " 'nodes': [{'name': 'm', 'op': 'mul', 'inputs': ['x', 'x'], 'outputs': ['t0']},"
+        "  {'name': 's', 'op': 'sigmoid', 'inputs': ['t0'], 'outputs': ['t1']},"
+        "  {'name': 'e', 'op': 'embedding', 'inputs': ['tab', 'ids'], 'outputs': ['t2']},"
+        "  {'name': 'a', 'op': 'add', 'inputs': ['t2', 't1'], 'outputs': ['t3']},"
+        "  {'name': 'r', 'op': 'relu', 'inputs': ['t3'], 'outputs': ['t4']}],"
+        " 'outputs': ['t4']}");
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    fe_plan *p = tl_one_group(g, FE_K_CHOICE_AUTO, 1);
+    char how[4096];
+    tl_agree_how(g, p, "m", how, sizeof how);
+    assert_contains(how, "fused_rows: 3 parts in turn, 4 ops in 2 fused parts around the members no "
+                         "fused program runs (embedding)");
+    int64_t *ids = fe_exec_buffers(ex)[fe_graph_find_tensor(g, "ids")].data;
+    ids[5] = 10;
+    fe_exec_result *got = NULL;
+    assert_int_not_equal(fe_exec_plan(ex, p, &got, &err), FE_OK);
+    assert_null(got);
+    assert_contains(err.message, "out of range");
+    fe_plan_free(p);
+    fe_exec_free(ex);
+    fe_graph_free(g);
+}
+
 /* Groups that stay op by op: the graph, its node to look up, the line's
  * head and what else it must say (NULL: nothing). */
 static const struct {
@@ -178,7 +214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(between_chains), cmocka_unit_test(solos_in_a_row),
         cmocka_unit_test(gathers), cmocka_unit_test(matmul_with_epilogue),
-        cmocka_unit_test(stays_op_by_op),
+        cmocka_unit_test(solo_fails), cmocka_unit_test(stays_op_by_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
