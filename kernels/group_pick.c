@@ -86,14 +86,9 @@ void fe_group_auto_dnn(fe_exec_group *gr)
         fe_group_set_dnn(gr, dg, note);
         return;
     }
-    if (faster == 0) {   /* said in the line, and with the reason for fused parts */
+    if (faster == 0)
         snprintf(gr->how + l, sizeof gr->how - l, "; chosen over %s (%s): %.3f vs %.3f ms",
                  fe_k_choice_name(FE_K_CHOICE_ONEDNN), fe_k_dnn_group_desc(dg), to, td);
-        l = strlen(gr->perop_why);
-        snprintf(gr->perop_why + l, sizeof gr->perop_why - l, ", and its ops one by one measured "
-                 "faster than %s (%s): %.3f vs %.3f ms", fe_k_choice_name(FE_K_CHOICE_ONEDNN),
-                 fe_k_dnn_group_desc(dg), to, td);
-    }
     fe_k_dnn_group_free(dg);
 }
 
