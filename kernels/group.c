@@ -43,12 +43,6 @@
 #include "ops.h"
 #include "tensor_mem.h"
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 int fe_group_index(const fe_exec_group *gr, int32_t node)
 {
     return fe_k_node_index(gr->nodes, gr->n, node);
@@ -768,7 +762,7 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
     }
     memcpy(gr->nodes, nodes, (size_t)n * sizeof(int32_t));
-    qsort(gr->nodes, (size_t)n, sizeof(int32_t), cmp_i32);
+    fe_k_ids_sort(gr->nodes, n);
     for (int i = 0; i < n; i++)
         if (gr->nodes[i] < 0 || gr->nodes[i] >= g->nnodes || (i && gr->nodes[i] == gr->nodes[i - 1])) {
             fe_exec_group_free(gr);

@@ -406,6 +406,12 @@ int fe_k_node_index(const int32_t *ids, int n, int32_t id)
     return at ? (int)(at - ids) : -1;
 }
 
+void fe_k_ids_sort(int32_t *ids, int n)
+{
+    if (n > 1)
+        qsort(ids, (size_t)n, sizeof *ids, cmp_id);
+}
+
 int fe_k_ids_has(const int32_t *ids, int n, int32_t id)
 {
     for (int i = 0; i < n; i++)

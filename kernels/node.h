@@ -52,6 +52,8 @@ int fe_k_node_reduce_kind(const fe_graph *g, const fe_node *n, int *lo);
 /* The position of node id among ids[0..n), sorted ascending as a group's
  * members are, or -1 (binary search). */
 int fe_k_node_index(const int32_t *ids, int n, int32_t id);
+/* Sort ids[0..n) ascending, the order fe_k_node_index searches. */
+void fe_k_ids_sort(int32_t *ids, int n);
 /* Whether id is among ids[0..n), in any order (a linear scan: the lists of
  * a group's inputs and outputs are short and unsorted). */
 int fe_k_ids_has(const int32_t *ids, int n, int32_t id);
