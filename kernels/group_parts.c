@@ -56,9 +56,10 @@ static int run_units(fe_exec_group *gr, int count, const int *unit_of, fe_exec_g
          * kernels' scratch pool, not fresh memory, whose pages fault and are
          * zeroed on every run (which made hub_conflict's 51-op per_op group
          * 1.5x slower than its ops run as separate groups) */
-        for (int i = 0; i < gr->n && rc == FE_OK; i++) {
+        int lo = unit_of ? 0 : u, hi = unit_of ? gr->n : u + 1;   /* the unit's members among */
+        for (int i = lo; i < hi && rc == FE_OK; i++) {
             const fe_node *n = fe_graph_node(g, gr->nodes[i]);
-            if ((unit_of ? unit_of[i] : i) != u)
+            if (unit_of && unit_of[i] != u)
                 continue;
             for (int k = 0; k < n->nout; k++) {
                 int32_t t = fe_node_output(g, n, k);
