@@ -126,6 +126,31 @@ static void budget_bound(void **state)
     assert_int_equal(peak[0], 2 * 64 * 64 * 4);
     assert_int_equal(peak[1], 2 * 64 * 64 * 4);
     free(ms);
+
+    /* one round of long passes: a plan whose run before was warm takes it
+     * as its sample, groups and all; the other plan runs */
+    double warm_groups[2] = {123, 456};
+    const double *fg[2] = {NULL, warm_groups};
+    int kept = 0;
+    o.first_group_ms = fg;
+    o.nkept = &kept;
+    assert_int_equal(fe_paired_rounds_opts(ex, pl, 2, &o, &ms, &n, &err), FE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(kept, 1);
+    assert_float_equal(ms[1], 40000, 0);
+    assert_true(ms[0] > 0 && ms[0] < 40000);
+    assert_float_equal(gm[0], 123, 0);
+    assert_float_equal(gm[1], 456, 0);
+    assert_true(gm0[0] >= 0 && gm0[0] < 123);
+    free(ms);
+    /* passes that leave room for more rounds: every sample is a new run */
+    first[0] = first[1] = 2;
+    kept = 0;
+    assert_int_equal(fe_paired_rounds_opts(ex, pl, 2, &o, &ms, &n, &err), FE_OK);
+    assert_true(n >= 5);
+    assert_int_equal(kept, 0);
+    assert_true(gm[0] < 123 && gm[1] < 456);
+    free(ms);
     fe_plan_free(u);
     fe_exec_free(ex);
     fe_graph_free(g);

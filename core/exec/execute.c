@@ -105,9 +105,14 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto fail;
     }
+    /* The plan's check run followed the reference's pass over the same
+     * weights and memory, so it is warm: when one round is all that fits,
+     * it is the plan's sample. The reference ran other kernels: not one. */
     double v[3], first[2] = {x->ref->ms, x->got->ms}, *gms[2] = {base_ms, x->group_ms};
+    const double *first_gms[2] = {NULL, x->got->group_ms};
     int64_t peak[2] = {0, 0};
-    fe_paired_opts po = {.budget = bo.budget_s, .first_ms = first, .group_ms = gms, .peak = peak};
+    fe_paired_opts po = {.budget = bo.budget_s, .first_ms = first, .first_group_ms = first_gms,
+                         .nkept = &x->plan_from_check, .group_ms = gms, .peak = peak};
     if ((rc = fe_paired_versus_opts(x->ex, base, plan, &po, &x->base_st, &x->plan_st, v, err)) !=
         FE_OK)
         goto fail;
@@ -220,10 +225,11 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
     fe_df_text(&x->files, f);
     if (few)
         fprintf(f, "noise      only %d round%s of the plan and unfused ran (a round takes %.1f s; "
-                "%d would outlast --budget and 10 s): the figure is one moment of this host, "
+                "%d would outlast --budget and 10 s)%s: the figure is one moment of this host, "
                 "not an interval (a longer --budget runs more rounds)\n", x->rounds,
                 x->rounds == 1 ? "" : "s", (x->plan_st.median_ms + x->base_st.median_ms) / 1e3,
-                FE_EXEC_FEW_ROUNDS);
+                FE_EXEC_FEW_ROUNDS, x->plan_from_check ? "; the plan's sample is its "
+                "correctness run, warm after the reference's pass" : "");
     else if (x->timed && x->lo <= 1 && x->hi >= 1)
         fprintf(f, "noise      this host cannot tell the plan from unfused: the interval holds "
                 "1.00x (a longer --budget narrows it; %s)\n",
@@ -342,6 +348,8 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
         fe_jw_int(w, x->rounds);
         fe_jw_key(w, "interval_is_range");   /* too few rounds: the rounds' range */
         fe_jw_bool(w, x->rounds < FE_EXEC_FEW_ROUNDS);
+        fe_jw_key(w, "plan_sample_is_check");   /* one round: the plan's check run is it */
+        fe_jw_bool(w, x->plan_from_check > 0);
         fe_jw_key(w, "unfused_library_ms");
         fe_jw_num(w, x->library_ms);
         fe_jw_key(w, "ceiling");   /* Amdahl's bound over unfused; null: no library op */

@@ -47,6 +47,8 @@ typedef struct fe_execution {
     int64_t base_peak;             /* activations at peak, unfused plan */
     int rounds;                    /* rounds that ran; under FE_EXEC_FEW_ROUNDS the interval
                                     * is no 95% interval (paired.h: a slow pass) */
+    int plan_from_check;           /* the one round's plan sample is its correctness run
+                                    * (paired.h: a pass too long to run again) */
     double check_ms;               /* the correctness pass's kernel time, reference + plan */
     int64_t peak_rss;              /* the process's peak resident bytes (getrusage) */
     int64_t floor_bytes;           /* what the model must hold: its inputs and weights plus

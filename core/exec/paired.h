@@ -23,6 +23,12 @@ typedef struct fe_paired_opts {
     const double *first_ms;   /* each plan's time in a run just before (a correctness check):
                                  it is the first warm-up and sizes the rounds; NULL: two
                                  warm-up runs of each */
+    const double *const *first_group_ms;  /* per plan, its group times in that run, or NULL:
+                                 with them, when one round is all that fits, that run is the
+                                 plan's sample of the round instead of a pass more (the caller
+                                 vouches that it was warm, e.g. it followed a pass over the same
+                                 weights); its peak is then the caller's to keep */
+    int *nkept;               /* out (or NULL): how many plans took that run as their sample */
     double *const *group_ms;  /* per plan: its median per group over the rounds, into the
                                  caller's array of its ngroups, or NULL (groups not timed);
                                  NULL: no plan's groups are timed */

@@ -106,8 +106,8 @@ static inline json_t *run_json(const char *cmd)
     return v;
 }
 
-/* The number at a dotted path ("summary.executed.check_ms"), or -1. */
-static inline double json_num(json_t *v, const char *path)
+/* The value at a dotted path ("summary.executed.check_ms"), or NULL. */
+static inline json_t *json_at(json_t *v, const char *path)
 {
     char key[128];
     const char *s = path;
@@ -117,7 +117,20 @@ static inline double json_num(json_t *v, const char *path)
         v = json_object_get(v, key);
         s += n + (s[n] == '.');
     }
+    return v;
+}
+
+/* The number at a dotted path, or -1. */
+static inline double json_num(json_t *v, const char *path)
+{
+    v = json_at(v, path);
     return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* Whether the value at a dotted path is true. */
+static inline int json_true_at(json_t *v, const char *path)
+{
+    return json_is_true(json_at(v, path));
 }
 
 #endif
