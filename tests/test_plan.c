@@ -148,10 +148,18 @@ static void random_merges(void **state)
         for (int v = 0; v < n; v++)
             label[v] = plan->group_of[v];
         assert_true(oracle_legal(g, reach, label));
-        /* The same partition through labels gives the same plan. */
+        /* The same partition through labels gives the same plan, its
+         * groups in the same order (the labels' order, a dependency one):
+         * a plan file read back runs as written. */
         fe_plan *again = fe_plan_from_labels(g, label, &err);
         assert_non_null(again);
         assert_int_equal(again->ngroups, plan->ngroups);
+        for (int32_t gi = 0; gi < plan->ngroups; gi++) {
+            assert_int_equal(again->groups[gi].n, plan->groups[gi].n);
+            assert_memory_equal(fe_group_nodes(again, &again->groups[gi]),
+                                fe_group_nodes(plan, &plan->groups[gi]),
+                                (size_t)plan->groups[gi].n * sizeof(int32_t));
+        }
         fe_plan_free(again);
         fe_plan_free(plan);
         free(label);

@@ -261,6 +261,68 @@ fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err)
 }
 
 
+typedef struct {
+    int32_t label, group;
+} labelled;
+
+static int cmp_labelled(const void *a, const void *b)
+{
+    const labelled *x = a, *y = b;
+    return (x->label > y->label) - (x->label < y->label);
+}
+
+/* Put plan's groups in the order of their labels when that order is a
+ * dependency order, as a plan file's is: the partition's own order follows
+ * the order of the merges, and a plan read back must run as written.
+ * FE_OK (plan unchanged if the labels' order is no dependency order) or
+ * FE_ENOMEM. */
+static int label_order(fe_plan *plan, const int32_t *labels, fe_error *err)
+{
+    const fe_graph *g = plan->g;
+    int32_t ng = plan->ngroups, done = 1;
+    for (int32_t v = 0; v < g->nnodes; v++) {
+        const fe_node *n = fe_graph_node(g, v);
+        for (int k = 0; k < n->nout; k++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, n, k));
+            for (int32_t c = 0; c < t->ncons; c++)
+                if (labels[fe_tensor_consumer(g, t, c)] < labels[v])
+                    return FE_OK;
+        }
+    }
+    for (int32_t gi = 1; gi < ng && done; gi++)
+        done = labels[plan->members[plan->groups[gi].off]] >
+               labels[plan->members[plan->groups[gi - 1].off]];
+    if (done)
+        return FE_OK;
+    labelled *order = malloc((size_t)ng * sizeof *order);
+    fe_group *groups = malloc((size_t)ng * sizeof *groups);
+    int32_t *members = malloc((size_t)g->nnodes * sizeof *members);
+    if (!order || !groups || !members) {
+        free(order);
+        free(groups);
+        free(members);
+        return fe_error_set(err, FE_ENOMEM, "out of memory building a plan");
+    }
+    for (int32_t gi = 0; gi < ng; gi++)
+        order[gi] = (labelled){labels[plan->members[plan->groups[gi].off]], gi};
+    qsort(order, (size_t)ng, sizeof *order, cmp_labelled);
+    for (int32_t k = 0, off = 0; k < ng; k++) {
+        fe_group gr = plan->groups[order[k].group];
+        memcpy(members + off, plan->members + gr.off, (size_t)gr.n * sizeof *members);
+        gr.off = off;
+        groups[k] = gr;
+        for (int32_t m = 0; m < gr.n; m++)
+            plan->group_of[members[off + m]] = k;
+        off += gr.n;
+    }
+    memcpy(plan->groups, groups, (size_t)ng * sizeof *groups);
+    memcpy(plan->members, members, (size_t)g->nnodes * sizeof *members);
+    free(order);
+    free(groups);
+    free(members);
+    return FE_OK;
+}
+
 fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err)
 {
     fe_part *part = fe_part_new(g, err);
@@ -308,6 +370,10 @@ fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error 
         fe_part_merge(part, gids, n);
     }
     plan = fe_part_to_plan(part, err);
+    if (plan && label_order(plan, labels, err) != FE_OK) {
+        fe_plan_free(plan);
+        plan = NULL;
+    }
 out:
     free(gids);
     free(cnt);

@@ -32,7 +32,9 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
 int fe_plan_check(const fe_plan *p, fe_error *err);
 
 /* A plan from labels (node -> any non-negative label; equal labels share a
- * group), built through legal merges. Caller frees with fe_plan_free.
+ * group), built through legal merges, its groups in the labels' order when
+ * that is a dependency order (a plan file's), else in the partition's
+ * (the order of the merges). Caller frees with fe_plan_free.
  * NULL with FE_EINPUT and a message naming the offending group if the
  * partition is illegal. */
 fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err);

@@ -289,14 +289,18 @@ static void plan_file(run *r, uint64_t seed, const char *pname, const fe_plan *p
         return;
     }
     const fe_plan *q = fe_saved_plan_plan(s);
-    int same = fe_plan_groups(q) == fe_plan_groups(p);
-    for (int k = 0; same && k < fe_plan_groups(p); k++) {
+    int same = fe_plan_groups(q) == fe_plan_groups(p), k = 0;
+    for (; same && k < fe_plan_groups(p); k++) {
         same = fe_plan_group_size(q, k) == fe_plan_group_size(p, k);
         for (int j = 0; same && j < fe_plan_group_size(p, k); j++)
             same = !strcmp(fe_plan_group_node(q, k, j), fe_plan_group_node(p, k, j));
     }
     if (!same)
-        fail(r, seed, pname, "plan-file", model, "the plan read back has other groups");
+        fail(r, seed, pname, "plan-file", model, "the plan read back has other groups: %d and %d "
+             "groups; group %d holds '%s' written, '%s' read back", fe_plan_groups(p),
+             fe_plan_groups(q), k - 1, k > 0 && k - 1 < fe_plan_groups(p) ?
+             fe_plan_group_node(p, k - 1, 0) : "-", k > 0 && k - 1 < fe_plan_groups(q) ?
+             fe_plan_group_node(q, k - 1, 0) : "-");
     fe_saved_plan_free(s);
 }
 
