@@ -22,6 +22,24 @@ static float rnd(void)
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 2 - 1);
 }
 
+/* c (M x N) is A B, B^T given as bt ([N, K]), against a double-precision
+ * loop within f32's rounding over K terms. */
+static void assert_product(const float *a, const float *bt, const float *c, int64_t M,
+                           int64_t N, int64_t K)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)a[i * K + k] * bt[j * K + k];
+            double d = fabs(c[i * N + j] - s) / (1 + fabs(s));
+            if (d > worst)
+                worst = d;
+        }
+    assert_true(worst < 1e-5 * sqrt((double)K));
+}
+
 /* C = A B with B^T stored as dtype dt ([N, K] row-major); compare with a
  * double-precision loop over the same (rounded) values. */
 static void check(int64_t M, int64_t N, int64_t K, int dt, int full_rows)
@@ -56,17 +74,7 @@ static void check(int64_t M, int64_t N, int64_t K, int dt, int full_rows)
     g.full_rows = full_rows;
     fe_error err = {0};
     assert_int_equal(fe_k_gemm_run(&g, &err), FE_OK);
-    double worst = 0;
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            double s = 0;
-            for (int64_t k = 0; k < K; k++)
-                s += (double)a[i * K + k] * bt[j * K + k];
-            double d = fabs(c[i * N + j] - s) / (1 + fabs(s));
-            if (d > worst)
-                worst = d;
-        }
-    assert_true(worst < 1e-5 * sqrt((double)K));
+    assert_product(a, bt, c, M, N, K);
     free(a);
     free(c);
     free(bt);
@@ -138,17 +146,7 @@ static void epilogue_blocks(void **state)
         int mr, nr, mc, kc, nc;
         fe_k_gemm_blocking(&mr, &nr, &mc, &kc, &nc);
         assert_int_equal(e.rows, M * (e.full || N <= nc ? 1 : (N + nc - 1) / nc));
-        double worst = 0;
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                double r = 0;
-                for (int64_t k = 0; k < K; k++)
-                    r += (double)a[i * K + k] * bt[j * K + k];
-                double d = fabs(out[i * N + j] - r) / (1 + fabs(r));
-                if (d > worst)
-                    worst = d;
-            }
-        assert_true(worst < 1e-5 * sqrt((double)K));
+        assert_product(a, bt, out, M, N, K);
         free(a);
         free(bt);
         free(out);
