@@ -187,7 +187,8 @@ static void group_key(const fe_exec_group *gr, const char *what, char *buf, size
 /* ... and when its matmul or conv2d does at most this many FLOPs: above,
  * the GEMM is most of the time and the same kernel either way, while each
  * timed run costs a tenth of a second or more (a 7B layer's GEMMs at
- * S=512 do 17 to 46 GFLOP). */
+ * S=512 do 17 to 46 GFLOP). "The same kernel" is gemm.c's to keep: its
+ * whole-row blocks once ran 10-16% slower than plain ones, unseen here. */
 #define GUARD_MAX_FLOPS 8000000000LL
 /* Op by op must be faster by more than this share to be kept: a smaller
  * difference is within a shared machine's noise. */
