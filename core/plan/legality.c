@@ -279,7 +279,7 @@ static int cmp_labelled(const void *a, const void *b)
 static int label_order(fe_plan *plan, const int32_t *labels, fe_error *err)
 {
     const fe_graph *g = plan->g;
-    int32_t ng = plan->ngroups, done = 1;
+    int32_t ng = plan->ngroups;
     for (int32_t v = 0; v < g->nnodes; v++) {
         const fe_node *n = fe_graph_node(g, v);
         for (int k = 0; k < n->nout; k++) {
@@ -289,11 +289,6 @@ static int label_order(fe_plan *plan, const int32_t *labels, fe_error *err)
                     return FE_OK;
         }
     }
-    for (int32_t gi = 1; gi < ng && done; gi++)
-        done = labels[plan->members[plan->groups[gi].off]] >
-               labels[plan->members[plan->groups[gi - 1].off]];
-    if (done)
-        return FE_OK;
     labelled *order = malloc((size_t)ng * sizeof *order);
     fe_group *groups = malloc((size_t)ng * sizeof *groups);
     int32_t *members = malloc((size_t)g->nnodes * sizeof *members);
