@@ -268,6 +268,18 @@ static void variants(run *r, uint64_t seed, const char *pname, fe_exec *ex,
     free(keep);
 }
 
+/* Whether group k of p and of q hold the same nodes, in the same order. */
+static int same_group(const fe_plan *p, const fe_plan *q, int k)
+{
+    int n = fe_plan_group_size(p, k);
+    if (fe_plan_group_size(q, k) != n)
+        return 0;
+    for (int j = 0; j < n; j++)
+        if (strcmp(fe_plan_group_node(q, k, j), fe_plan_group_node(p, k, j)))
+            return 0;
+    return 1;
+}
+
 /* The plan written as a plan file and read back for the model file. */
 static void plan_file(run *r, uint64_t seed, const char *pname, const fe_plan *p,
                       const char *mpath, const char *model)
@@ -289,18 +301,13 @@ static void plan_file(run *r, uint64_t seed, const char *pname, const fe_plan *p
         return;
     }
     const fe_plan *q = fe_saved_plan_plan(s);
-    int same = fe_plan_groups(q) == fe_plan_groups(p), k = 0;
-    for (; same && k < fe_plan_groups(p); k++) {
-        same = fe_plan_group_size(q, k) == fe_plan_group_size(p, k);
-        for (int j = 0; same && j < fe_plan_group_size(p, k); j++)
-            same = !strcmp(fe_plan_group_node(q, k, j), fe_plan_group_node(p, k, j));
-    }
-    if (!same)
+    int np = fe_plan_groups(p), nq = fe_plan_groups(q), k = 0;
+    while (k < np && k < nq && same_group(p, q, k))
+        k++;
+    if (k < np || k < nq)
         fail(r, seed, pname, "plan-file", model, "the plan read back has other groups: %d and %d "
-             "groups; group %d holds '%s' written, '%s' read back", fe_plan_groups(p),
-             fe_plan_groups(q), k - 1, k > 0 && k - 1 < fe_plan_groups(p) ?
-             fe_plan_group_node(p, k - 1, 0) : "-", k > 0 && k - 1 < fe_plan_groups(q) ?
-             fe_plan_group_node(q, k - 1, 0) : "-");
+             "groups; group %d holds '%s' written, '%s' read back", np, nq, k,
+             k < np ? fe_plan_group_node(p, k, 0) : "-", k < nq ? fe_plan_group_node(q, k, 0) : "-");
     fe_saved_plan_free(s);
 }
 
