@@ -87,11 +87,14 @@ BUILD := $(BUILD)/portable$(if $(filter-out x86-64,$(PORTABLE_ARCH)),-$(PORTABLE
 ARCH_CFLAGS := $(shell $(CC) -march=$(PORTABLE_ARCH) -E -x c /dev/null >/dev/null 2>&1 && echo -march=$(PORTABLE_ARCH) -mtune=generic)
 endif
 
+# The layers, bottom to top (tests/tools/layers.lua reads these lines). A
+# layer sees the layers listed before it, unless SEES_<layer> names fewer:
+# a device's code generator does not see another device's.
 LAYERS := core/ir kernels core/import core/plan core/sim core/exec core/script core/api
-# INC_<layer>: the -I flags of that layer and every layer beneath it.
-inc_below :=
-$(foreach l,$(LAYERS),$(eval INC_$(l) := $(inc_below) -I$(l))$(eval inc_below := $(INC_$(l))))
-ALL_INC := $(inc_below)
+# INC_<layer>: the -I flags of the layers it sees and of its own folder.
+seen :=
+$(foreach l,$(LAYERS),$(eval INC_$(l) := $(foreach s,$(if $(SEES_$(l)),$(SEES_$(l)),$(seen)),-I$(s)) -I$(l))$(eval seen += $(l)))
+ALL_INC := $(foreach l,$(LAYERS),-I$(l))
 
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -fopenmp \
           -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include
