@@ -77,7 +77,7 @@ ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && 
 # own tree. -march=native compiles in what this CPU has, so its binaries
 # stop with SIGILL on an older CPU and under valgrind, which (3.19, Debian
 # 12) decodes up to AVX2 but no AVX-512. The kernels choose their vector
-# paths at compile time (kernels/vmath.h, fe_k_vform_ok): the baseline
+# paths at compile time (kernels/vec/vmath.h, fe_k_vform_ok): the baseline
 # build runs their scalar and SSE2 paths, PORTABLE_ARCH=x86-64-v3 (its own
 # tree too) keeps the AVX2 ones, which valgrind also runs
 # (docs/architecture.md, "Building").
@@ -90,7 +90,9 @@ endif
 # The layers, bottom to top (tests/tools/layers.lua reads these lines). A
 # layer sees the layers listed before it, unless SEES_<layer> names fewer:
 # a device's code generator does not see another device's.
-LAYERS := core/ir kernels core/import core/plan core/sim core/exec core/script core/api
+LAYERS := core/ir kernels/vec kernels/ops kernels/group kernels/cpu kernels/gpu \
+          core/import core/plan core/sim core/exec core/script core/api
+SEES_kernels/gpu := core/ir kernels/vec kernels/ops kernels/group
 # INC_<layer>: the -I flags of the layers it sees and of its own folder.
 seen :=
 $(foreach l,$(LAYERS),$(eval INC_$(l) := $(foreach s,$(if $(SEES_$(l)),$(SEES_$(l)),$(seen)),-I$(s)) -I$(l))$(eval seen += $(l)))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fit_tanh.py: the minimax fit behind kernels/vmath_fn.h's tanh.
+"""fit_tanh.py: the minimax fit behind kernels/vec/vmath_fn.h's tanh.
 
 Fits tanh(x)/x ~ P(y)/Q(y), y = x^2, P and Q of degree DP and DQ with
 P(0) = Q(0) = 1, minimising the largest relative error over x in [0, C]

@@ -1,5 +1,5 @@
 /* test_fused_views.c: views of a fused group's inputs read as strided loads
- * (kernels/fused_views.c). Each model is run as one group and checked
+ * (kernels/group/fused_views.c). Each model is run as one group and checked
  * against the per-op reference kernels on random data: every view kind,
  * negative and stepped slices, broadcast with transpose, expand along the
  * columns, f16 / bf16 sources, row ops over a transposed input, views that

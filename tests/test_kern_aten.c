@@ -1,4 +1,4 @@
-/* test_kern_aten.c: the aten custom-op kernels (kernels/aten.h) against
+/* test_kern_aten.c: the aten custom-op kernels (kernels/ops/aten.h) against
  * values worked out by hand from PyTorch's semantics: one-node graphs run
  * through fe_k_aten_run for each op (broadcast corners, dtype promotion,
  * negative dims and indices, the error messages), then the causal-mask and

@@ -1,5 +1,5 @@
 /* test_kern_aten_copy.c: the exported clone, contiguous and gather customs
- * (kernels/aten_copy.c) against values worked out by hand from PyTorch's
+ * (kernels/ops/aten_copy.c) against values worked out by hand from PyTorch's
  * semantics (torch.gather's documentation example among them), their
  * refusals and run-time index errors, and the index bound that random
  * inputs are drawn under (aten_bounds.h). */

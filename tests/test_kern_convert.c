@@ -31,7 +31,7 @@
 #undef __AVX2__
 #undef __AVX__
 #undef __SSE2__
-#include "../kernels/convert.c"
+#include "../kernels/vec/convert.c"
 #undef fe_k_f32_to_f16
 #undef fe_k_f16_to_f32
 #undef fe_k_f32_to_bf16

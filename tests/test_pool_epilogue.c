@@ -1,7 +1,7 @@
 /* test_pool_epilogue.c: pooling with an elementwise/broadcast epilogue.
  *
  * Legality's pool class (core/plan/legality.c) and the CPU executor's pool
- * path (kernels/group.c, kernels/pool.c): a group of one max_pool2d or
+ * path (kernels/cpu/group.c, kernels/ops/pool.c): a group of one max_pool2d or
  * avg_pool2d and the elementwise/broadcast ops after it is legal and runs
  * as one kernel whose result equals the unfused reference; data movement,
  * reductions, a second pool, a conv2d or an op before the pool (a

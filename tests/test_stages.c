@@ -3,7 +3,7 @@
  * The fused executor folds a column reduction (sum, mean, amax, amin over
  * the leading axes) into per-thread column accumulators (fused_run.c); a
  * group whose later members read one, or read a concat, runs as programs
- * in turn, cut there (kernels/group_stages.c): a concat's operands are
+ * in turn, cut there (kernels/cpu/group_stages.c): a concat's operands are
  * written into their parts of it by one program, its readers run in the
  * next. A group whose outputs differ in shape is a program per shape.
  * Every case runs as one group and must agree with the unfused reference

@@ -1,5 +1,5 @@
 # show_kernels.sh: run --show-kernels, what this CPU executes for each group
-# (core/exec/show.c, kernels/fused_show.c).
+# (core/exec/show.c, kernels/cpu/fused_show.c).
 . tests/lib.sh
 B=examples/bench
 M=examples/models/llama2_7b_layer.json
