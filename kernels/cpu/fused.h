@@ -17,31 +17,11 @@
 
 #include "error.h"
 #include "graph.h"
+#include "fused_ir.h"
 #include "ktensor.h"
 
 typedef struct fe_k_prog fe_k_prog;
 
-typedef struct fe_k_prog_spec {
-    const fe_graph *g;
-    const int32_t *nodes;      /* the program's nodes, in topological order */
-    int nnodes;
-    const int32_t *stores;     /* tensors produced here that must be written */
-    int nstores;
-    int32_t anchor;            /* tensor supplied per block (epilogue), or -1 */
-    int32_t result;            /* tensor handed out row by row (prologue), or -1 */
-    /* Fixed iteration domain (the anchor's or result's shape) and column
-     * split: columns are domain axes [split, rank). NULL / -1: derived. */
-    const int64_t *domain;
-    int domain_rank;
-    int split;
-    /* Stores into part of another tensor (a concat's operands): store k
-     * writes its values into tensor into[k] (-1: into stores[k] itself),
-     * at offset into_off[k] along that tensor's axis into_axis[k]. NULL:
-     * every store writes its own tensor. */
-    const int32_t *into;
-    const int64_t *into_off;
-    const int *into_axis;
-} fe_k_prog_spec;
 
 /* Compile. Returns the program (free with fe_k_prog_free), or NULL with
  * FE_EINPUT and a message saying why the group cannot run fused (the

@@ -78,7 +78,7 @@ typedef struct tstate {
  * last run's. */
 static void forget_tiles(const fe_k_prog *p, tstate *ts)
 {
-    for (int k = 0; k < p->nins; k++)
+    for (int k = 0; k < p->f.nins; k++)
         ts->last_c0[k] = -1;
     ts->vb_run = -1;
 }
@@ -89,17 +89,17 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
 #ifdef _OPENMP
     p->nthreads = omp_get_max_threads();
 #endif
-    for (int k = 0; k < p->nouts; k++)
-        if (p->outs[k].acc &&
-            !(p->outs[k].accbuf = malloc(((size_t)(p->nthreads + 1) * (size_t)p->C + 1) * sizeof(double))))
+    for (int k = 0; k < p->f.nouts; k++)
+        if (p->f.outs[k].acc &&
+            !(p->accbuf[k] = malloc(((size_t)(p->nthreads + 1) * (size_t)p->f.C + 1) * sizeof(double))))
             return -1;
     /* per thread: slots (64-byte aligned), row values, input pointers */
     size_t ts = ((size_t)p->T + 16) & ~(size_t)15;
-    size_t per = (size_t)(p->nslots + p->nstage) * ts * sizeof(float) + 64 +
+    size_t per = (size_t)(p->f.nslots + p->nstage) * ts * sizeof(float) + 64 +
                  (size_t)(p->maxent + 1) * (FE_K_VLANES * sizeof(float) + sizeof(vsrc)) +
                  (size_t)(p->maxops + 1) * sizeof(fe_k_vbound) + 64 +
-                 (size_t)(p->nrowv + 1) * sizeof(float) +
-                 (size_t)(p->nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
+                 (size_t)(p->f.nrowv + 1) * sizeof(float) +
+                 (size_t)(p->f.nins + 1) * (sizeof(float *) + 2 * sizeof(int64_t)) + 64;
     per = (per + ISOLATE - 1) & ~(size_t)(ISOLATE - 1);
     size_t tsb = (size_t)p->nthreads * sizeof(tstate);
     void *m = NULL;
@@ -115,7 +115,7 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
         char *b = (char *)m + per * (size_t)t;
         tstate *s = &p->ts[t];
         s->slots = (float *)b;
-        b += (size_t)p->nslots * ts * sizeof(float);
+        b += (size_t)p->f.nslots * ts * sizeof(float);
         s->stage = (float *)b;
         b += (size_t)p->nstage * ts * sizeof(float);
         s->vbc = (float *)b;      /* 64-byte aligned: slots are whole lines */
@@ -125,12 +125,12 @@ int fe_k_prog_alloc_threads(fe_k_prog *p)
         s->vb = (fe_k_vbound *)b;
         b += (size_t)(p->maxops + 1) * sizeof(fe_k_vbound);
         s->rowv = (float *)b;
-        b += (size_t)(p->nrowv + 1) * sizeof(float);
+        b += (size_t)(p->f.nrowv + 1) * sizeof(float);
         b = (char *)(((uintptr_t)b + 7) & ~(uintptr_t)7);
         s->inptr = (const float **)b;
-        b += (size_t)(p->nins + 1) * sizeof(float *);
+        b += (size_t)(p->f.nins + 1) * sizeof(float *);
         s->inoff = (int64_t *)b;
-        b += (size_t)(p->nins + 1) * sizeof(int64_t);
+        b += (size_t)(p->f.nins + 1) * sizeof(int64_t);
         s->last_c0 = (int64_t *)b;
         forget_tiles(p, s);
         s->res_row = -1;
@@ -151,7 +151,7 @@ static inline const float *loc(const fe_k_prog *p, tstate *ts, opnd o, const flo
     case K_SLOT: return ts->slots + o.idx * p->ss;
     case K_IN: return ts->inptr[o.idx];
     case K_ROW: *stride = 0; return ts->rowv + o.idx;
-    case K_CONST: *stride = 0; return p->consts + o.idx;
+    case K_CONST: *stride = 0; return p->f.consts + o.idx;
     case K_ANCHOR: return anchor;
     default: return NULL;
     }
@@ -166,7 +166,7 @@ static void gather_cols(const pin *in, const void *data, int64_t off, int64_t c0
 /* Where input in's row `row` starts in its tensor, in elements. */
 static inline int64_t in_row(const fe_k_prog *p, const pin *in, int64_t row)
 {
-    return in->rowinv ? in->base : fe_k_row_at(p, in->base, in->rst, row);
+    return in->rowinv ? in->base : fe_k_row_at(&p->f, in->base, in->rst, row);
 }
 
 /* A tile of nr whole rows from `row` (p->pack): input in's rows loaded
@@ -174,12 +174,12 @@ static inline int64_t in_row(const fe_k_prog *p, const pin *in, int64_t row)
 static void load_rows(const fe_k_prog *p, const pin *in, const void *data, int64_t row, int nr,
                       float *d)
 {
-    for (int r = 0; r < nr; r++, d += p->C) {
+    for (int r = 0; r < nr; r++, d += p->f.C) {
         int64_t off = in_row(p, in, row + r);
         if (in->col == COL_GENERAL)
-            gather_cols(in, data, off, 0, p->C, d);
+            gather_cols(in, data, off, 0, p->f.C, d);
         else
-            fe_k_load_f32(data, in->dtype, off, d, p->C);
+            fe_k_load_f32(data, in->dtype, off, d, p->f.C);
     }
 }
 
@@ -227,25 +227,25 @@ static void bind_run(const fe_k_prog *p, tstate *ts, const vrun *r, const fe_k_t
         s->nt = 0;
         s->step = 0;
         if (v->out >= 0) {
-            const pout *o = &p->outs[v->out];
-            s->p = (float *)bufs[o->tensor].data + fe_k_out_row(p, o, row) + c0;
+            const pout *o = &p->f.outs[v->out];
+            s->p = (float *)bufs[o->tensor].data + fe_k_out_row(&p->f, o, row) + c0;
             s->nt = o->nt && !((uintptr_t)s->p % (FE_K_VLANES * sizeof(float)));
-            s->step = o->strided ? o->rst[0] : p->C;
+            s->step = o->strided ? o->rst[0] : p->f.C;
             adv &= !o->nt || s->step % FE_K_VLANES == 0;   /* alignment, so nt, stays */
-            adv &= !o->strided || p->nrdims == 1;
+            adv &= !o->strided || p->f.nrdims == 1;
             continue;
         }
         int st;
         const float *x = loc(p, ts, v->o, anchor, &st);
         if (v->o.kind == K_ROW || v->o.kind == K_ANCHOR)
             adv = 0;
-        if (v->o.kind == K_IN && !p->ins[v->o.idx].rowinv) {
-            s->step = p->ins[v->o.idx].rst[0];
-            adv &= p->nrdims == 1 && p->ins[v->o.idx].direct;
+        if (v->o.kind == K_IN && !p->f.ins[v->o.idx].rowinv) {
+            s->step = p->f.ins[v->o.idx].rst[0];
+            adv &= p->f.nrdims == 1 && p->f.ins[v->o.idx].direct;
         }
         if (st) {
             s->p = (float *)x;
-            if (ts->ahead && v->o.kind == K_IN && (!p->ins[v->o.idx].rowinv || p->rows == 1))
+            if (ts->ahead && v->o.kind == K_IN && (!p->f.ins[v->o.idx].rowinv || p->f.rows == 1))
                 pf_add(ts, (const float *)((uintptr_t)x + AHEAD * sizeof(float)), s->step);
             continue;
         }
@@ -307,7 +307,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                        int64_t c0, int64_t w, const float *anchor)
 {
     for (int i = 0; i < p->nexec; i++) {
-        const instr *in = &p->code[i];
+        const instr *in = &p->f.code[i];
         int sd, sa, sb, sc;
         if (in->code == I_VM) {
             const vrun *r = &p->runs[in->aux];
@@ -331,7 +331,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         int64_t n = sd ? w : 1;
         switch (in->code) {
         case I_LOAD: {
-            const pin *pi = &p->ins[in->aux];
+            const pin *pi = &p->f.ins[in->aux];
             int64_t key = c0 * (p->T + 1) + w;   /* what the slot holds */
             if (pi->rowinv && ts->last_c0[in->aux] == key)
                 break;
@@ -346,7 +346,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             break;
         }
         case I_LOADROW: {
-            const pin *pi = &p->ins[in->aux];
+            const pin *pi = &p->f.ins[in->aux];
             fe_k_load_f32(bufs[pi->tensor].data, pi->dtype, ts->inoff[in->aux], d, 1);
             break;
         }
@@ -395,8 +395,8 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         case I_SOFTMAX:
             if (in->st) {
                 const float *x = loc(p, ts, in->a, anchor, &sa);
-                const pout *o = &p->outs[in->st - 1];
-                float *y = (float *)bufs[o->tensor].data + fe_k_out_row(p, o, row) + c0;
+                const pout *o = &p->f.outs[in->st - 1];
+                float *y = (float *)bufs[o->tensor].data + fe_k_out_row(&p->f, o, row) + c0;
                 float m = in->c.kind == K_ROW ? ts->rowv[in->c.idx] : fe_k_row_max(x, w);
                 fe_k_row_softmax_nt_max(x, d, y, w, in->aux, m, &ts->pf);
             } else {
@@ -408,8 +408,8 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
             if (in->st)
                 fe_k_row_rmsnorm_nt(loc(p, ts, in->a, anchor, &sa),
                                     in->b.kind ? loc(p, ts, in->b, anchor, &sb) : NULL,
-                                    (float *)bufs[p->outs[in->st - 1].tensor].data +
-                                        fe_k_out_row(p, &p->outs[in->st - 1], row) + c0,
+                                    (float *)bufs[p->f.outs[in->st - 1].tensor].data +
+                                        fe_k_out_row(&p->f, &p->f.outs[in->st - 1], row) + c0,
                                     w, in->f, ss, &ts->pf);
             else
                 fe_k_row_rmsnorm(loc(p, ts, in->a, anchor, &sa),
@@ -423,17 +423,17 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
                                in->c.kind ? loc(p, ts, in->c, anchor, &sc) : NULL, d, w, in->f);
             break;
         case I_STORE: {   /* each row of the tile where it goes (one, unless p->pack) */
-            const pout *o = &p->outs[in->aux];
+            const pout *o = &p->f.outs[in->aux];
             const float *a = loc(p, ts, in->a, anchor, &sa);
             int64_t rw = w / ts->nr;
             for (int r = 0; r < ts->nr; r++)
                 (o->nt ? fe_k_store_f32_nt : fe_k_store_f32)(bufs[o->tensor].data, o->dtype,
-                                                            fe_k_out_row(p, o, row + r) + c0, a + r * rw, rw);
+                                                            fe_k_out_row(&p->f, o, row + r) + c0, a + r * rw, rw);
             break;
         }
         case I_COLACC: {   /* likewise, each row into the thread's columns */
-            const pout *o = &p->outs[in->aux];
-            double *acc = o->accbuf + (size_t)(1 + (ts - p->ts)) * (size_t)p->C + c0;
+            const pout *o = &p->f.outs[in->aux];
+            double *acc = p->accbuf[in->aux] + (size_t)(1 + (ts - p->ts)) * (size_t)p->f.C + c0;
             const float *a = loc(p, ts, in->a, anchor, &sa);
             int64_t rw = w / ts->nr;
             for (int r = 0; r < ts->nr; r++)
@@ -442,7 +442,7 @@ static void exec_range(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, 
         }
         case I_STOREROW:
             if (c0 == 0) {
-                const pout *o = &p->outs[in->aux];
+                const pout *o = &p->f.outs[in->aux];
                 fe_k_store_f32(bufs[o->tensor].data, o->dtype, row, loc(p, ts, in->a, anchor, &sa), 1);
             }
             break;
@@ -459,17 +459,17 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
 {
     /* a program that is one register pass moving on to the next row needs
      * no input offsets (advance_run moves its pointers) */
-    if (p->nexec == 1 && p->code[0].code == I_VM && can_advance(ts, p->code[0].aux, row, c0, w)) {
+    if (p->nexec == 1 && p->f.code[0].code == I_VM && can_advance(ts, p->f.code[0].aux, row, c0, w)) {
         exec_range(p, ts, bufs, row, c0, w, anchor);
         return;
     }
     /* one row axis (the common case) needs no division */
-    for (int k = 0; k < p->nins; k++) {
-        const pin *in = &p->ins[k];
+    for (int k = 0; k < p->f.nins; k++) {
+        const pin *in = &p->f.ins[k];
         int64_t off = in_row(p, in, row);
         ts->inoff[k] = off;
-        if (in->direct && ts->nr > 1 && in->stage) {   /* its rows end to end */
-            float *d = ts->stage + (in->stage - 1) * p->ss;
+        if (in->direct && ts->nr > 1 && p->xins[k].stage) {   /* its rows end to end */
+            float *d = ts->stage + (p->xins[k].stage - 1) * p->ss;
             load_rows(p, in, bufs[in->tensor].data, row, ts->nr, d);
             ts->inptr[k] = d;
         } else if (in->direct) {
@@ -479,41 +479,41 @@ static void exec_seg(const fe_k_prog *p, tstate *ts, const fe_k_tensor *bufs, in
     /* A view's rows jump about in memory (the heads of attention: 64
      * floats every 3 KiB), out of the hardware prefetcher's reach, and
      * its loads waited on memory: fetch the tile PFROWS rows on. */
-    for (int k = 0; k < p->nins && row + PFROWS < p->rows; k++) {
-        const pin *in = &p->ins[k];
-        if (!in->pfrows)
+    for (int k = 0; k < p->f.nins && row + PFROWS < p->f.rows; k++) {
+        const pin *in = &p->f.ins[k];
+        if (!p->xins[k].pfrows)
             continue;
         size_t es = fe_dtype_size(in->dtype);
         const char *q = (const char *)bufs[in->tensor].data +
-                        (size_t)(in->base + fe_k_offset(p->nrdims, p->rdims, in->rst, row + PFROWS) + c0) * es;
+                        (size_t)(in->base + fe_k_offset(p->f.nrdims, p->f.rdims, in->rst, row + PFROWS) + c0) * es;
         for (size_t b = 0; b < (size_t)w * es; b += 64)
             __builtin_prefetch(q + b);
     }
     ts->pf.n = 0;
-    if (p->rowpf && row + 1 < p->rows)
-        for (int k = 0; k < p->nins && ts->pf.n < 2; k++) {
-            const pin *in = &p->ins[k];
+    if (p->f.rowstream && row + 1 < p->f.rows)
+        for (int k = 0; k < p->f.nins && ts->pf.n < 2; k++) {
+            const pin *in = &p->f.ins[k];
             if (in->direct && !in->rowinv)
                 ts->pf.p[ts->pf.n++] = (const float *)bufs[in->tensor].data + in->base +
-                                       fe_k_offset(p->nrdims, p->rdims, in->rst, row + 1);
+                                       fe_k_offset(p->f.nrdims, p->f.rdims, in->rst, row + 1);
         }
     exec_range(p, ts, bufs, row, c0, w, anchor);
 }
 
 static int check_bufs(const fe_k_prog *p, const fe_k_tensor *bufs, fe_error *err)
 {
-    for (int k = 0; k < p->nins; k++)
-        if (!bufs[p->ins[k].tensor].data)
+    for (int k = 0; k < p->f.nins; k++)
+        if (!bufs[p->f.ins[k].tensor].data)
             return fe_error_set(err, FE_ERUNTIME, "fused: input tensor %d has no buffer",
-                                p->ins[k].tensor);
-    for (int k = 0; k < p->nouts; k++)
-        if (!bufs[p->outs[k].tensor].data)
+                                p->f.ins[k].tensor);
+    for (int k = 0; k < p->f.nouts; k++)
+        if (!bufs[p->f.outs[k].tensor].data)
             return fe_error_set(err, FE_ERUNTIME, "fused: output tensor %d has no buffer",
-                                p->outs[k].tensor);
+                                p->f.outs[k].tensor);
     return FE_OK;
 }
 
-/* A copy program (p->copy) over elements [e0, e1) of its output: the
+/* A copy program (p->f.copy) over elements [e0, e1) of its output: the
  * input's bytes as they are, through the per-op kernels' strided copy
  * (rows of memcpy where the columns are contiguous). Elements [e0, e1)
  * are whole slices of the merged domain's first axis (a TLF part is whole
@@ -521,17 +521,17 @@ static int check_bufs(const fe_k_prog *p, const fe_k_tensor *bufs, fe_error *err
  * is done. */
 static int copy_range(const fe_k_prog *p, const fe_k_tensor *bufs, int64_t e0, int64_t e1)
 {
-    const pin *in = &p->ins[0];
-    int64_t inner = p->md[0] > 0 ? p->rows * p->C / p->md[0] : 0;
+    const pin *in = &p->f.ins[0];
+    int64_t inner = p->f.md[0] > 0 ? p->f.rows * p->f.C / p->f.md[0] : 0;
     if (inner <= 0 || e0 % inner || e1 % inner)
         return 0;
     size_t es = fe_dtype_size(in->dtype);
     int64_t shape[FE_MAX_RANK];
-    memcpy(shape, p->md, (size_t)p->mr * sizeof *shape);
+    memcpy(shape, p->f.md, (size_t)p->f.mr * sizeof *shape);
     shape[0] = (e1 - e0) / inner;
-    fe_k_strided_copy((char *)bufs[p->outs[0].tensor].data + (size_t)e0 * es,
+    fe_k_strided_copy((char *)bufs[p->f.outs[0].tensor].data + (size_t)e0 * es,
                       (const char *)bufs[in->tensor].data + (size_t)(in->base + e0 / inner * in->mst[0]) * es,
-                      p->mr, shape, in->mst, (int)es);
+                      p->f.mr, shape, in->mst, (int)es);
     return 1;
 }
 
@@ -539,13 +539,13 @@ static int copy_range(const fe_k_prog *p, const fe_k_tensor *bufs, int64_t e0, i
  * starts empty, and so does the whole domain's at the first part. */
 static void acc_begin(const fe_k_prog *p, int part)
 {
-    for (int k = 0; k < p->nouts; k++) {
-        const pout *o = &p->outs[k];
+    for (int k = 0; k < p->f.nouts; k++) {
+        const pout *o = &p->f.outs[k];
         if (!o->acc)
             continue;
         double id = fe_k_reduce_identity(o->acc);
-        size_t n = (size_t)p->C * (size_t)(part == 0 ? p->nthreads + 1 : p->nthreads);
-        double *a = part == 0 ? o->accbuf : o->accbuf + p->C;
+        size_t n = (size_t)p->f.C * (size_t)(part == 0 ? p->nthreads + 1 : p->nthreads);
+        double *a = part == 0 ? p->accbuf[k] : p->accbuf[k] + p->f.C;
         for (size_t j = 0; j < n; j++)
             a[j] = id;
     }
@@ -557,21 +557,21 @@ static void acc_begin(const fe_k_prog *p, int part)
  * mean divides by the rows) and writes. */
 static void acc_end(const fe_k_prog *p, const fe_k_tensor *bufs, int last)
 {
-    for (int k = 0; k < p->nouts; k++) {
-        const pout *o = &p->outs[k];
+    for (int k = 0; k < p->f.nouts; k++) {
+        const pout *o = &p->f.outs[k];
         if (!o->acc)
             continue;
         for (int t = 0; t < p->nthreads; t++)
-            fe_k_col_combine(o->acc, o->accbuf, o->accbuf + (size_t)(t + 1) * (size_t)p->C, p->C);
+            fe_k_col_combine(o->acc, p->accbuf[k], p->accbuf[k] + (size_t)(t + 1) * (size_t)p->f.C, p->f.C);
         if (!last)
             continue;
         float *out = bufs[o->tensor].data;
-        for (int64_t j0 = 0; j0 < p->C; j0 += 1024) {
+        for (int64_t j0 = 0; j0 < p->f.C; j0 += 1024) {
             float v[1024];
-            int64_t n = p->C - j0 < 1024 ? p->C - j0 : 1024;
+            int64_t n = p->f.C - j0 < 1024 ? p->f.C - j0 : 1024;
             for (int64_t j = 0; j < n; j++)
-                v[j] = (float)(o->acc == FE_OP_MEAN ? o->accbuf[j0 + j] / (double)p->rows
-                                                    : o->accbuf[j0 + j]);
+                v[j] = (float)(o->acc == FE_OP_MEAN ? p->accbuf[k][j0 + j] / (double)p->f.rows
+                                                    : p->accbuf[k][j0 + j]);
             fe_k_store_f32(out, o->dtype, j0, v, n);
         }
     }
@@ -583,7 +583,7 @@ static void acc_end(const fe_k_prog *p, const fe_k_tensor *bufs, int last)
 
 int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, fe_error *err)
 {
-    int64_t total = p->rows * p->C;
+    int64_t total = p->f.rows * p->f.C;
     int rc = check_bufs(p, bufs, err);
     if (rc)
         return rc;
@@ -591,32 +591,32 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
         return fe_error_set(err, FE_EINPUT, "fused: part %d of %d", part, nparts);
     /* part t covers outer-axis slices [outer*t/k, outer*(t+1)/k); each slice
      * is total/outer contiguous elements of the (row-major) domain */
-    int64_t per = p->outer > 0 ? total / p->outer : 0;
-    int64_t e0 = p->outer * part / nparts * per, e1 = p->outer * (part + 1) / nparts * per;
-    if (p->full_rows && p->C > 0) {   /* keep whole rows together */
-        e0 = (e0 + p->C - 1) / p->C * p->C;
-        e1 = part == nparts - 1 ? total : (e1 + p->C - 1) / p->C * p->C;
+    int64_t per = p->f.outer > 0 ? total / p->f.outer : 0;
+    int64_t e0 = p->f.outer * part / nparts * per, e1 = p->f.outer * (part + 1) / nparts * per;
+    if (p->f.full_rows && p->f.C > 0) {   /* keep whole rows together */
+        e0 = (e0 + p->f.C - 1) / p->f.C * p->f.C;
+        e1 = part == nparts - 1 ? total : (e1 + p->f.C - 1) / p->f.C * p->f.C;
     }
-    if (p->nacc)
+    if (p->f.nacc)
         acc_begin(p, part);
-    if (e0 >= e1 || p->C == 0) {
-        if (p->nacc)
+    if (e0 >= e1 || p->f.C == 0) {
+        if (p->f.nacc)
             acc_end(p, bufs, part == nparts - 1);
         return FE_OK;
     }
-    if (p->copy && copy_range(p, bufs, e0, e1))
+    if (p->f.copy && copy_range(p, bufs, e0, e1))
         return FE_OK;
-    int64_t T = p->full_rows ? p->C : p->T;
-    if (T > p->C)
-        T = p->C;
-    int64_t nch = (p->C + T - 1) / T;
-    int64_t r0 = e0 / p->C, r1 = (e1 - 1) / p->C + 1;
+    int64_t T = p->f.full_rows ? p->f.C : p->T;
+    if (T > p->f.C)
+        T = p->f.C;
+    int64_t nch = (p->f.C + T - 1) / T;
+    int64_t r0 = e0 / p->f.C, r1 = (e1 - 1) / p->f.C + 1;
     int64_t t0 = r0 * nch, t1 = r1 * nch;
     int par = (e1 - e0) >= 16384;
     /* tiles of p->pack whole rows, when the part is whole rows */
-    int64_t pk = p->pack > 1 && e0 % p->C == 0 && e1 % p->C == 0 ? p->pack : 1;
+    int64_t pk = p->pack > 1 && e0 % p->f.C == 0 && e1 % p->f.C == 0 ? p->pack : 1;
     if (pk > 1) {
-        T = pk * p->C;
+        T = pk * p->f.C;
         t0 = 0;
         t1 = (r1 - r0 + pk - 1) / pk;
     }
@@ -649,7 +649,7 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
             if (pk > 1) {
                 int64_t row = r0 + t * pk;
                 ts->nr = (int)(r1 - row < pk ? r1 - row : pk);
-                exec_seg(p, ts, bufs, row, 0, ts->nr * p->C, NULL);
+                exec_seg(p, ts, bufs, row, 0, ts->nr * p->f.C, NULL);
                 ts->nr = 1;
                 continue;
             }
@@ -660,18 +660,18 @@ int fe_k_prog_run(fe_k_prog *p, const fe_k_tensor *bufs, int part, int nparts, f
                 row = r0 + blk * ROWBLK + rem % nr;
                 ch = rem / nr;
             }
-            int64_t lo = ch * T, hi = lo + T < p->C ? lo + T : p->C;
-            if (row * p->C + lo < e0)
-                lo = e0 - row * p->C;
-            if (row * p->C + hi > e1)
-                hi = e1 - row * p->C;
+            int64_t lo = ch * T, hi = lo + T < p->f.C ? lo + T : p->f.C;
+            if (row * p->f.C + lo < e0)
+                lo = e0 - row * p->f.C;
+            if (row * p->f.C + hi > e1)
+                hi = e1 - row * p->f.C;
             if (lo < hi)
                 exec_seg(p, ts, bufs, row, lo, hi - lo, NULL);
         }
         ts->ahead = 0;
         fe_k_stream_fence();
     }
-    if (p->nacc)
+    if (p->f.nacc)
         acc_end(p, bufs, part == nparts - 1);
     return FE_OK;
 }
@@ -693,8 +693,8 @@ int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64
     if (tid < 0 || tid >= p->nthreads)
         return -1;
     tstate *ts = &p->ts[tid];
-    int64_t T = p->full_rows ? p->C : p->T;
-    if (p->full_rows && (j0 != 0 || nc != p->C))
+    int64_t T = p->f.full_rows ? p->f.C : p->T;
+    if (p->f.full_rows && (j0 != 0 || nc != p->f.C))
         return -1;
     forget_tiles(p, ts);
     for (int64_t i = 0; i < mc; i++)
@@ -722,19 +722,19 @@ const float *fe_k_prog_result_row(fe_k_prog *p, const fe_k_tensor *bufs, int64_t
 #endif
     tstate *ts = &p->ts[tid];
     int s;
-    if (p->full_rows) {
+    if (p->f.full_rows) {
         if (ts->res_row != row) {
-            exec_seg(p, ts, bufs, row, 0, p->C, NULL);
+            exec_seg(p, ts, bufs, row, 0, p->f.C, NULL);
             ts->res_row = row;
         }
-        const float *r = loc(p, ts, p->result, NULL, &s);
+        const float *r = loc(p, ts, p->f.result, NULL, &s);
         memcpy(tmp, r + c0, (size_t)n * sizeof(float));
         return tmp;
     }
     for (int64_t c = 0; c < n; c += p->T) {
         int64_t w = n - c < p->T ? n - c : p->T;
         exec_seg(p, ts, bufs, row, c0 + c, w, NULL);
-        memcpy(tmp + c, loc(p, ts, p->result, NULL, &s), (size_t)w * sizeof(float));
+        memcpy(tmp + c, loc(p, ts, p->f.result, NULL, &s), (size_t)w * sizeof(float));
     }
     return tmp;
 }

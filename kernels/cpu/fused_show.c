@@ -21,7 +21,7 @@ static void opnd_text(FILE *f, const fe_k_prog *p, opnd o)
     case K_SLOT: fprintf(f, "t%d", o.idx); break;
     case K_IN: fprintf(f, "in%d", o.idx); break;
     case K_ROW: fprintf(f, "row%d", o.idx); break;
-    case K_CONST: fprintf(f, "%g", (double)p->consts[o.idx]); break;
+    case K_CONST: fprintf(f, "%g", (double)p->f.consts[o.idx]); break;
     case K_ANCHOR: fprintf(f, "anchor"); break;
     default: fprintf(f, "-"); break;
     }
@@ -114,7 +114,7 @@ static void show_instr(FILE *f, const fe_k_prog *p, const instr *in, const char 
         fprintf(f, " = round to %s\n", fe_dtype_name(in->op));
         return;
     case I_COLACC:
-        fprintf(f, "out%d = %s down each column of ", in->aux, op_name(p->outs[in->aux].acc));
+        fprintf(f, "out%d = %s down each column of ", in->aux, op_name(p->f.outs[in->aux].acc));
         opnd_text(f, p, in->a);
         fprintf(f, "  (each thread's rows folded in, the threads combined when the run ends)\n");
         return;
@@ -188,35 +188,35 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
     static const char *const cols[] = {"walks the columns", "one value broadcast along the columns",
                                        "gathered column by column"};
     fprintf(f, "%sdomain %lld rows x %lld columns; %s %lld floats; %d scratch tile%s; %d thread%s%s\n",
-            indent, (long long)p->rows, (long long)p->C, p->full_rows ? "whole rows of" : "tiles of",
-            (long long)(p->full_rows ? p->C : p->T), p->nslots, p->nslots == 1 ? "" : "s",
+            indent, (long long)p->f.rows, (long long)p->f.C, p->f.full_rows ? "whole rows of" : "tiles of",
+            (long long)(p->f.full_rows ? p->f.C : p->T), p->f.nslots, p->f.nslots == 1 ? "" : "s",
             p->nthreads, p->nthreads == 1 ? "" : "s",
-            p->copy ? "; bytes copied as they are (the per-op kernels' strided copy)"
+            p->f.copy ? "; bytes copied as they are (the per-op kernels' strided copy)"
             : p->colblock ? "; column chunks over blocks of rows"
             : p->pack > 1 ? "; a tile is whole rows end to end" : "");
-    for (int k = 0; k < p->nins; k++) {
-        const pin *in = &p->ins[k];
+    for (int k = 0; k < p->f.nins; k++) {
+        const pin *in = &p->f.ins[k];
         const fe_tensor *t = fe_graph_tensor(g, in->tensor);
         fprintf(f, "%sin%d   %s %s", indent, k, fe_tensor_name(g, t), fe_dtype_name(in->dtype));
         if (in->view >= 0) {   /* a folded view: its strided load */
             fprintf(f, " viewed as %s (offset %lld, row strides", fe_tensor_name(g,
                     fe_graph_tensor(g, in->view)), (long long)in->base);
-            for (int a = 0; a < p->nrdims; a++)
+            for (int a = 0; a < p->f.nrdims; a++)
                 fprintf(f, "%s%lld", a ? "," : " ", (long long)in->rst[a]);
-            if (in->col == COL_GENERAL && p->C > 1)
+            if (in->col == COL_GENERAL && p->f.C > 1)
                 fprintf(f, ", columns at %lld, %lld, ..", (long long)in->ctab[0], (long long)in->ctab[1]);
             fprintf(f, ")");
         }
         fprintf(f, ": %s%s%s\n", cols[in->col], in->direct ? ", read in place" : "",
                 in->rowinv ? ", the same for every row" : "");
     }
-    for (int k = 0; k < p->nouts; k++) {
-        const pout *o = &p->outs[k];
+    for (int k = 0; k < p->f.nouts; k++) {
+        const pout *o = &p->f.outs[k];
         fprintf(f, "%sout%d  %s %s%s", indent, k, fe_tensor_name(g, fe_graph_tensor(g, o->tensor)),
                 fe_dtype_name(o->dtype), o->nt ? ": streaming stores (past the caches)" : "");
         if (o->strided) {   /* a concat's operand: its part of the concat */
             fprintf(f, "%s part from offset %lld, row strides", o->nt ? ";" : ":", (long long)o->base);
-            for (int a = 0; a < p->nrdims; a++)
+            for (int a = 0; a < p->f.nrdims; a++)
                 fprintf(f, "%s%lld", a ? ", " : " ", (long long)o->rst[a]);
         }
         if (o->acc)
@@ -225,7 +225,7 @@ void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, F
         fprintf(f, "\n");
     }
     for (int i = 0; i < p->nexec; i++) {
-        const instr *in = &p->code[i];
+        const instr *in = &p->f.code[i];
         if (in->code == I_VM)
             show_run(f, p, &p->runs[in->aux], indent);
         else

@@ -17,7 +17,7 @@ static const int64_t vm_tile = 16384;
  * memory? */
 static int end_to_end(const fe_k_prog *p, const int64_t *rst)
 {
-    return p->nrdims == 1 && rst[0] == p->C;
+    return p->f.nrdims == 1 && rst[0] == p->f.C;
 }
 
 /* Can a tile be several whole rows? Every instruction must work on rows
@@ -27,10 +27,10 @@ static int end_to_end(const fe_k_prog *p, const int64_t *rst)
  * are not end to end is staged, fe_k_prog_tile). */
 static int packable(const fe_k_prog *p)
 {
-    if (p->full_rows || p->nrowv > 0)
+    if (p->f.full_rows || p->f.nrowv > 0)
         return 0;
     for (int i = 0; i < p->nexec; i++) {
-        const instr *in = &p->code[i];
+        const instr *in = &p->f.code[i];
         if (in->code == I_LOADROW || in->code == I_STOREROW || in->a.kind == K_ANCHOR)
             return 0;
         if (in->code != I_VM)
@@ -38,7 +38,7 @@ static int packable(const fe_k_prog *p)
         const vrun *r = &p->runs[in->aux];
         for (int e = 0; e < r->nent; e++) {
             const vent *v = &p->vents[r->ent0 + e];
-            const pout *o = v->out >= 0 ? &p->outs[v->out] : NULL;
+            const pout *o = v->out >= 0 ? &p->f.outs[v->out] : NULL;
             if (o && o->strided && !end_to_end(p, o->rst))
                 return 0;
             if (!o && v->o.kind == K_ANCHOR)
@@ -54,16 +54,16 @@ void fe_k_prog_tile(fe_k_prog *p)
      * slot): reads of one tile and the streaming stores of the previous one
      * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
      * memory-bound groups) */
-    if (p->full_rows) {
+    if (p->f.full_rows) {
         /* its register passes prefetch AHEAD as well as the row op its next
          * row: without the first, Add+RMSNorm ran 15% slower; without the
          * second, 16% (softmax 1.4x) */
-        p->T = p->C;
+        p->T = p->f.C;
         p->ahead = 1;
     } else {
-        int64_t t = 4096 / (p->nslots > 0 ? p->nslots : 1);
+        int64_t t = 4096 / (p->f.nslots > 0 ? p->f.nslots : 1);
         t = t < 512 ? 512 : t > 1024 ? 1024 : t;
-        int vm = p->nexec == 1 && p->code[0].code == I_VM;
+        int vm = p->nexec == 1 && p->f.code[0].code == I_VM;
         if (vm)
             t = vm_tile;
         /* Inputs that walk the columns but are the same on every row
@@ -77,10 +77,10 @@ void fe_k_prog_tile(fe_k_prog *p)
          * blocks of rows (fe_k_prog_run): with three such weights on 4096
          * columns, tile passes went from 26 to 40-44 GB/s (measured). */
         int nw = 0;
-        for (int k = 0; k < p->nins; k++)
-            nw += p->ins[k].rowinv && p->ins[k].col != COL_BCAST;
-        int in_l2 = vm && (int64_t)nw * p->C * (int64_t)sizeof(float) <= fe_k_cache_l2() / 4;
-        if (nw > 0 && p->rows > 1 && !in_l2) {
+        for (int k = 0; k < p->f.nins; k++)
+            nw += p->f.ins[k].rowinv && p->f.ins[k].col != COL_BCAST;
+        int in_l2 = vm && (int64_t)nw * p->f.C * (int64_t)sizeof(float) <= fe_k_cache_l2() / 4;
+        if (nw > 0 && p->f.rows > 1 && !in_l2) {
             int64_t cap = 32768 / (4 * (nw + 1));
             cap = cap < 256 ? 256 : cap;
             if (t > cap)
@@ -90,18 +90,18 @@ void fe_k_prog_tile(fe_k_prog *p)
         /* A column-blocked program's next tile is not AHEAD floats on. */
         p->ahead = vm && !p->colblock;
         t &= ~(int64_t)63;
-        p->T = p->C < t ? p->C : t;
+        p->T = p->f.C < t ? p->f.C : t;
         /* Rows narrower than half a tile (attention's heads: 64 or 128
          * values) go several to a tile: one row per tile paid the tile's
          * setup, binding and instruction dispatch for every 64 values. */
-        if (p->C > 0 && 2 * p->C <= t && p->rows > 1 && packable(p)) {
-            p->pack = (int)(t / p->C);
-            p->T = p->pack * p->C;
+        if (p->f.C > 0 && 2 * p->f.C <= t && p->f.rows > 1 && packable(p)) {
+            p->pack = (int)(t / p->f.C);
+            p->T = p->pack * p->f.C;
             p->colblock = 0;
-            for (int k = 0; k < p->nins; k++) {   /* rows copied end to end for a tile */
-                pin *in = &p->ins[k];
+            for (int k = 0; k < p->f.nins; k++) {   /* rows copied end to end for a tile */
+                const pin *in = &p->f.ins[k];
                 if (in->direct && (in->rowinv || !end_to_end(p, in->rst)))
-                    in->stage = ++p->nstage;
+                    p->xins[k].stage = ++p->nstage;
             }
         }
     }

@@ -43,7 +43,7 @@ static int vm_code(const fe_k_prog *p, const instr *in)
     case I_WHERE: return in->d.kind == K_SLOT ? FE_V_WHERE : -1;
     case I_EXPAND: return FE_V_LD;
     case I_STORE:
-        return p->outs[in->aux].dtype == FE_F32 && in->a.kind != K_ROW && in->a.kind != K_CONST
+        return p->f.outs[in->aux].dtype == FE_F32 && in->a.kind != K_ROW && in->a.kind != K_CONST
                ? FE_V_ST : -1;
     default: return -1;
     }
@@ -72,7 +72,7 @@ static int slot_live_after(const fe_k_prog *p, const instr *code, int n, int k0,
         if (code[k].d.kind == K_SLOT && code[k].d.idx == s)
             return 0;
     }
-    return p->result.kind == K_SLOT && p->result.idx == s;
+    return p->f.result.kind == K_SLOT && p->f.result.idx == s;
 }
 
 /* Translation state of one run: which value the accumulator holds (an
@@ -191,7 +191,7 @@ static int vm_translate(fe_k_prog *p, vtr *t, vrun *r, const instr *code, int n,
 {
     t->acc = mk(K_NONE, 0);
     t->acc_def = -1;
-    for (int s = 0; s < p->nslots; s++)
+    for (int s = 0; s < p->f.nslots; s++)
         t->def[s] = -1;
     for (int k = k0; k < k1; k++) {
         const instr *in = &code[k];
@@ -221,7 +221,7 @@ static int vm_translate(fe_k_prog *p, vtr *t, vrun *r, const instr *code, int n,
             return -1;
     }
     /* values still needed after the run go to memory */
-    for (int s = 0; s < p->nslots; s++)
+    for (int s = 0; s < p->f.nslots; s++)
         if (t->def[s] >= 0 && slot_live_after(p, code, n, k1 - 1, s))
             t->spill[t->def[s]] = 1;
     return 0;
@@ -250,11 +250,11 @@ static int worth_a_run(const fe_k_prog *p, const instr *code, int k0, int k1)
  * entries each). */
 int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err)
 {
-    int n = p->ncode, out = 0;
-    instr *code = p->code;
+    int n = p->f.ncode, out = 0;
+    instr *code = p->f.code;
     instr *nc = malloc((size_t)(n ? n : 1) * sizeof(instr));
     vtr t;
-    t.def = malloc((size_t)(p->nslots + 1) * sizeof(int));
+    t.def = malloc((size_t)(p->f.nslots + 1) * sizeof(int));
     t.spill = malloc((size_t)(n + 1));
     if (fe_k_vop_binary(FE_OP_ADD) < 0) {   /* no vector programs on this build */
         free(nc);
@@ -296,7 +296,7 @@ int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err)
         if (k1 < n && code[k1].code == I_RMS && code[k1].a.kind == K_SLOT &&
             code[k1].c.kind == K_NONE && t.def[code[k1].a.idx] >= 0) {
             t.ssq = t.def[code[k1].a.idx];
-            r->ssq = p->nrowv++;
+            r->ssq = p->f.nrowv++;
             code[k1].c = mk(K_ROW, r->ssq);
         }
         t.emit = 1;
