@@ -1,4 +1,4 @@
-/* test_guard.c: AUTO's guard (group_pick.c, fe_group_auto_guard). Every
+/* test_guard.c: AUTO's guard (group_pick.c, fe_k_group_auto_guard). Every
  * fused group big enough to time is measured against its ops one by one,
  * and its "how" line says which won and by how much; op by op is kept only
  * when faster by more than 5%. Which one wins depends on the host, so the

@@ -773,7 +773,7 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
     run r;
     double ms = 0;
     int rc, nfused = 0;
-    fe_exec_group **grs = NULL;
+    fe_k_group **grs = NULL;
     char **how = NULL;
     double *gms = NULL;
     int64_t outb = 0;
@@ -804,11 +804,11 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         const fe_group *gp = &p->groups[s];
         if (src[s] >= 0)
             continue;
-        grs[s] = fe_exec_group_new(g, fe_group_nodes(p, gp), gp->n, gp->split, gp->kernel, err);
+        grs[s] = fe_k_group_new(g, fe_group_nodes(p, gp), gp->n, gp->split, gp->kernel, err);
         if (!grs[s])
             rc = err ? err->code : FE_ERUNTIME;
         else
-            nfused += fe_exec_group_is_fused(grs[s]) && gp->n > 1;
+            nfused += fe_k_group_is_fused(grs[s]) && gp->n > 1;
     }
     for (int s = 0; s < p->ngroups && rc == FE_OK; s++) {
         const fe_group *gp = &p->groups[s];
@@ -823,16 +823,16 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
             continue;
         }
         const int32_t *outs;
-        int no = fe_exec_group_outputs(grs[s], &outs);
+        int no = fe_k_group_outputs(grs[s], &outs);
         for (int k = 0; k < no && rc == FE_OK; k++)
             rc = run_alloc(&r, outs[k], err);
         if (rc)
             break;
-        int64_t tb = fe_exec_group_temp_bytes(grs[s]);
+        int64_t tb = fe_k_group_temp_bytes(grs[s]);
         if (r.pl->live + tb > r.pl->peak_live)
             r.pl->peak_live = r.pl->live + tb;
         double t0 = now_ms();
-        rc = fe_exec_group_run(grs[s], r.bufs, err);
+        rc = fe_k_group_run(grs[s], r.bufs, err);
         gms[s] = now_ms() - t0;
         ms += gms[s];
         if (rc)
@@ -852,7 +852,7 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         (*out)->group_ms = gms;
         (*out)->nfused = nfused;
         for (int s = 0; s < p->ngroups; s++) {
-            how[s] = strdup(grs[s] ? fe_exec_group_how(grs[s]) : FE_EXEC_VIEW_HOW);
+            how[s] = strdup(grs[s] ? fe_k_group_how(grs[s]) : FE_EXEC_VIEW_HOW);
             if (!how[s]) {
                 (*out)->ngroups = s;
                 break;
@@ -862,7 +862,7 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         gms = NULL;
     }
     for (int s = 0; grs && s < p->ngroups; s++)
-        fe_exec_group_free(grs[s]);
+        fe_k_group_free(grs[s]);
     free(grs);
     free(how);
     free(gms);

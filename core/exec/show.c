@@ -41,12 +41,12 @@ int fe_exec_show_plan(const fe_plan *p, FILE *f, fe_error *err)
             fprintf(f, "\n  %s\n", FE_EXEC_VIEW_HOW);
             continue;
         }
-        fe_exec_group *gr = fe_exec_group_new(g, nodes, gp->n, gp->split, gp->kernel, err);
+        fe_k_group *gr = fe_k_group_new(g, nodes, gp->n, gp->split, gp->kernel, err);
         if (!gr)
             return err->code;
-        fprintf(f, "\n  %s\n", fe_exec_group_how(gr));
-        fe_exec_group_show(gr, "    ", f);
-        fe_exec_group_free(gr);
+        fprintf(f, "\n  %s\n", fe_k_group_how(gr));
+        fe_k_group_show(gr, "    ", f);
+        fe_k_group_free(gr);
     }
     return FE_OK;
 }

@@ -125,14 +125,14 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
 }
 
 typedef struct gctx {
-    fe_exec_group *gr;
+    fe_k_group *gr;
     fe_k_tensor *bufs;
 } gctx;
 
 static int run_group(void *ctx, fe_error *err)
 {
     gctx *c = ctx;
-    return fe_exec_group_run(c->gr, c->bufs, err);
+    return fe_k_group_run(c->gr, c->bufs, err);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -174,7 +174,7 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
                        const fe_bench_opts *opts, fe_bench_group *out, fe_error *err)
 {
     const fe_graph *g = fe_exec_graph(ex);
-    fe_exec_group *gr = NULL;
+    fe_k_group *gr = NULL;
     int rc = FE_OK, nmade = 0, cap = 0;
     int32_t *made = NULL;
     memset(out, 0, sizeof *out);
@@ -202,22 +202,22 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
         out->is_fused = 1;
         goto out;
     }
-    gr = fe_exec_group_new(g, out->nodes, n, split, kernel, err);
+    gr = fe_k_group_new(g, out->nodes, n, split, kernel, err);
     if (!gr) {
         rc = err ? err->code : FE_ERUNTIME;
         goto out;
     }
-    snprintf(out->how, sizeof out->how, "%s", fe_exec_group_how(gr));
-    out->kernel = fe_exec_group_kernel(gr);
-    out->is_fused = fe_exec_group_is_fused(gr);
+    snprintf(out->how, sizeof out->how, "%s", fe_k_group_how(gr));
+    out->kernel = fe_k_group_kernel(gr);
+    out->is_fused = fe_k_group_is_fused(gr);
     {
         const int32_t *ids;
-        int k = fe_exec_group_inputs(gr, &ids);
+        int k = fe_k_group_inputs(gr, &ids);
         for (int i = 0; i < k && rc == FE_OK; i++) {
             out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 1, made, &nmade, err);
         }
-        k = fe_exec_group_outputs(gr, &ids);
+        k = fe_k_group_outputs(gr, &ids);
         for (int i = 0; i < k && rc == FE_OK; i++) {
             out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 0, made, &nmade, err);
@@ -227,7 +227,7 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
         goto out;
     gctx c = {gr, fe_exec_buffers(ex)};
     rc = fe_bench_run(run_group, &c, opts, &out->fused, err);
-    fe_exec_group_free(gr);
+    fe_k_group_free(gr);
     gr = NULL;
     if (rc)
         goto out;
@@ -256,7 +256,7 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
             out->members_ms += opts->known_ms[i];
             continue;
         }
-        fe_exec_group *one = fe_exec_group_new(g, &out->nodes[i], 1, 1, 0, err);
+        fe_k_group *one = fe_k_group_new(g, &out->nodes[i], 1, 1, 0, err);
         if (!one) {
             rc = err ? err->code : FE_ERUNTIME;
             break;
@@ -270,10 +270,10 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
             rc = fe_bench_run(run_group, &c1, opts, &out->members[i], err);
         }
         out->members_ms += out->members[i].median_ms;
-        fe_exec_group_free(one);
+        fe_k_group_free(one);
     }
 out:
-    fe_exec_group_free(gr);
+    fe_k_group_free(gr);
     for (int i = 0; i < nmade; i++)
         fe_exec_release(ex, made[i]);
     free(made);

@@ -43,17 +43,17 @@
 #include "ops.h"
 #include "tensor_mem.h"
 
-int fe_group_index(const fe_exec_group *gr, int32_t node)
+int fe_k_group_index(const fe_k_group *gr, int32_t node)
 {
     return fe_k_node_index(gr->nodes, gr->n, node);
 }
 
-static int member(const fe_exec_group *gr, int32_t node)
+static int member(const fe_k_group *gr, int32_t node)
 {
-    return fe_group_index(gr, node) >= 0;
+    return fe_k_group_index(gr, node) >= 0;
 }
 
-static int is_ext_out(const fe_exec_group *gr, int32_t t)
+static int is_ext_out(const fe_k_group *gr, int32_t t)
 {
     const fe_tensor *tt = fe_graph_tensor(gr->g, t);
     if (tt->flags & FE_T_OUTPUT)
@@ -64,7 +64,7 @@ static int is_ext_out(const fe_exec_group *gr, int32_t t)
     return 0;
 }
 
-static int boundary(fe_exec_group *gr, fe_error *err)
+static int boundary(fe_k_group *gr, fe_error *err)
 {
     const fe_graph *g = gr->g;
     int cap = 0;
@@ -104,7 +104,7 @@ static void op_list(const fe_graph *g, const int32_t *ids, int n, char *buf, siz
 }
 
 /* "add, gelu": the ops of the members with role r */
-static void role_ops(const fe_exec_group *gr, const int *role, int r, char *buf, size_t size)
+static void role_ops(const fe_k_group *gr, const int *role, int r, char *buf, size_t size)
 {
     int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t));
     int m = 0;
@@ -118,7 +118,7 @@ static void role_ops(const fe_exec_group *gr, const int *role, int r, char *buf,
     free(ids);
 }
 
-static void split_note(const fe_exec_group *gr, char *buf, size_t size)
+static void split_note(const fe_k_group *gr, char *buf, size_t size)
 {
     if (gr->split > 1)
         snprintf(buf, size, "; TLF: %d tiles along the outermost output axis", gr->split);
@@ -128,7 +128,7 @@ static void split_note(const fe_exec_group *gr, char *buf, size_t size)
 
 /* ---- per-op ---- */
 
-void fe_group_set_perop(fe_exec_group *gr, const char *reason)
+void fe_k_group_set_perop(fe_k_group *gr, const char *reason)
 {
     char ops[256];
     gr->mode = MODE_PEROP;
@@ -156,7 +156,7 @@ void fe_group_set_perop(fe_exec_group *gr, const char *reason)
 
 /* ---- fused ---- */
 
-static int try_fused(fe_exec_group *gr, fe_error *why)
+static int try_fused(fe_k_group *gr, fe_error *why)
 {
     char desc[256], sn[96];
     gr->prog = fe_k_prog_compile_nodes(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, why);
@@ -176,7 +176,7 @@ static int try_fused(fe_exec_group *gr, fe_error *why)
  * outputs of one shape, reads the source once per output all the same but
  * through the f32 tiles (GPT-2's q, k, v split: 0.5x of its ops run one by
  * one). 0 when it runs so. */
-static int try_views(fe_exec_group *gr)
+static int try_views(fe_k_group *gr)
 {
     fe_error why = {0};
     if (gr->nouts < 2 || !(gr->views = fe_k_views_new(gr->g, gr->nodes, gr->n, gr->outs, gr->nouts, &why)))
@@ -192,7 +192,7 @@ static int try_views(fe_exec_group *gr)
  * programs in turn (group_stages.c). 0 when it runs so; otherwise why,
  * which holds one program's reason, also gets the stages' when it differs
  * (the concat one program cannot run is not what stops the stages). */
-static int try_stages(fe_exec_group *gr, fe_error *why)
+static int try_stages(fe_k_group *gr, fe_error *why)
 {
     fe_error e = {0};
     char desc[256], sn[96];
@@ -218,10 +218,10 @@ static int try_stages(fe_exec_group *gr, fe_error *why)
 /* ---- anchored (matmul / conv) ---- */
 
 /* Mark role r on the producers of tensor t inside the group, recursively. */
-static int mark_back(fe_exec_group *gr, int32_t t, int r, int *role)
+static int mark_back(fe_k_group *gr, int32_t t, int r, int *role)
 {
     int32_t p = fe_graph_tensor(gr->g, t)->producer;
-    int i = fe_group_index(gr, p);
+    int i = fe_k_group_index(gr, p);
     if (i < 0)
         return 0;
     if (role[i] == r)
@@ -236,12 +236,12 @@ static int mark_back(fe_exec_group *gr, int32_t t, int r, int *role)
     return 0;
 }
 
-static void mark_fwd(fe_exec_group *gr, int32_t t, int *role)
+static void mark_fwd(fe_k_group *gr, int32_t t, int *role)
 {
     const fe_tensor *tt = fe_graph_tensor(gr->g, t);
     for (int k = 0; k < tt->ncons; k++) {
         int32_t c = fe_tensor_consumer(gr->g, tt, k);
-        int i = fe_group_index(gr, c);
+        int i = fe_k_group_index(gr, c);
         if (i < 0 || role[i] == 3)
             continue;
         role[i] = 3;
@@ -252,7 +252,7 @@ static void mark_fwd(fe_exec_group *gr, int32_t t, int *role)
 }
 
 /* Compile a sub-program of the members with role r. */
-static fe_k_prog *sub_prog(fe_exec_group *gr, const int *role, int r, int32_t anchor,
+static fe_k_prog *sub_prog(fe_k_group *gr, const int *role, int r, int32_t anchor,
                            int32_t result, int32_t extra_store, const int64_t *domain, int drank,
                            int split, int *count, fe_error *why)
 {
@@ -295,7 +295,7 @@ out:
     return p;
 }
 
-int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
+int fe_k_group_try_anchor(fe_k_group *gr, int blas, fe_error *why)
 {
     const fe_graph *g = gr->g;
     int na = 0, ai = -1, rc = -1;
@@ -355,7 +355,7 @@ int fe_group_try_anchor(fe_exec_group *gr, int blas, fe_error *why)
         if (role[i] == 3)   /* epilogue inputs made by a prologue must be stored */
             for (int k = 0; k < n->nin; k++) {
                 int32_t t = fe_node_input(g, n, k), p = fe_graph_tensor(g, t)->producer;
-                int j = fe_group_index(gr, p);
+                int j = fe_k_group_index(gr, p);
                 if (j >= 0 && (role[j] == 1 || role[j] == 2) &&
                     !fe_k_ids_has(gr->outs, gr->nouts, t)) {
                     fe_error_set(why, FE_EINPUT, "epilogue node '%s' reads %s, an intermediate of the "
@@ -487,7 +487,7 @@ static int epi_block(void *ctx, int64_t i0, int64_t mc, int64_t j0, int64_t nc, 
     return fe_k_prog_run_block(c->p, c->bufs, i0, mc, j0, nc, blk, ld, tid);
 }
 
-int fe_group_run_anchor(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_k_group_run_anchor(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
     const fe_node *an = fe_graph_node(g, gr->anchor);
@@ -626,7 +626,7 @@ static int is_pool(const fe_node *n)
  * no window left without an input element (each side under the window's
  * extent). The pad's index in gr->nodes, its sizes into gr->pool_pad and
  * its input as gr->opnd[0]; -1 if there is none. */
-static int pool_pad(fe_exec_group *gr, const fe_node *pn, const fe_k_pool *p)
+static int pool_pad(fe_k_group *gr, const fe_node *pn, const fe_k_pool *p)
 {
     const fe_graph *g = gr->g;
     const fe_tensor *xt = fe_graph_tensor(g, gr->opnd[0]);
@@ -652,7 +652,7 @@ static int pool_pad(fe_exec_group *gr, const fe_node *pn, const fe_k_pool *p)
     return -1;
 }
 
-static int try_pool(fe_exec_group *gr, fe_error *why)
+static int try_pool(fe_k_group *gr, fe_error *why)
 {
     const fe_graph *g = gr->g;
     int np = 0, pi = -1, cnt = 0, rc = -1;
@@ -713,7 +713,7 @@ out:
     return rc;
 }
 
-static int run_pool(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+static int run_pool(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
     const fe_node *pn = fe_graph_node(g, gr->anchor);
@@ -739,10 +739,10 @@ static int run_pool(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
 
 /* ---- public ---- */
 
-fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n, int split,
+fe_k_group *fe_k_group_new(const fe_graph *g, const int32_t *nodes, int n, int split,
                                  int kernel, fe_error *err)
 {
-    fe_exec_group *gr;
+    fe_k_group *gr;
     fe_error why = {0};
     if (n < 1 || !nodes)
         return fe_error_set(err, FE_EINPUT, "a group needs at least one node"), NULL;
@@ -765,11 +765,11 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     fe_k_ids_sort(gr->nodes, n);
     for (int i = 0; i < n; i++)
         if (gr->nodes[i] < 0 || gr->nodes[i] >= g->nnodes || (i && gr->nodes[i] == gr->nodes[i - 1])) {
-            fe_exec_group_free(gr);
+            fe_k_group_free(gr);
             return fe_error_set(err, FE_EINPUT, "bad or repeated node id in a group"), NULL;
         }
     if (boundary(gr, err)) {
-        fe_exec_group_free(gr);
+        fe_k_group_free(gr);
         return NULL;
     }
     int nanchor = 0, npool = 0, fusable = 1;
@@ -786,13 +786,13 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
     switch (kernel) {
     case FE_K_CHOICE_PER_OP:
         snprintf(reason, sizeof reason, "kernel %s was requested", fe_k_choice_name(kernel));
-        fe_group_set_perop(gr, n > 1 ? reason : NULL);
+        fe_k_group_set_perop(gr, n > 1 ? reason : NULL);
         break;
     case FE_K_CHOICE_FUSED:
         if (npool ? try_pool(gr, &why) : try_fused(gr, &why) && try_stages(gr, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_name(kernel), why.message);
-            fe_group_set_perop(gr, reason);
+            fe_k_group_set_perop(gr, reason);
         }
         break;
     case FE_K_CHOICE_MATMUL_BLOCKED:
@@ -803,10 +803,10 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
                 if (fe_graph_node(g, gr->nodes[i])->op == FE_OP_CONV2D)
                     blas = 0;   /* sgemm has no im2col: conv runs blocked, said below */
         }
-        if (fe_group_try_anchor(gr, blas, &why)) {
+        if (fe_k_group_try_anchor(gr, blas, &why)) {
             snprintf(reason, sizeof reason, "kernel %s cannot take it: %s",
                      fe_k_choice_get(kernel)->name, why.message);
-            fe_group_set_perop(gr, reason);
+            fe_k_group_set_perop(gr, reason);
         } else if (blas != (kernel == FE_K_CHOICE_MATMUL_BLAS)) {
             size_t l = strlen(gr->how);
             snprintf(gr->how + l, sizeof gr->how - l, " (%s was requested; it has no conv2d)",
@@ -815,64 +815,64 @@ fe_exec_group *fe_exec_group_new(const fe_graph *g, const int32_t *nodes, int n,
         break;
     }
     case FE_K_CHOICE_ONEDNN: {
-        fe_k_dnn_group *dg = fusable ? fe_group_dnn_new(gr, 0, &why) : NULL;
+        fe_k_dnn_group *dg = fusable ? fe_k_group_dnn_new(gr, 0, &why) : NULL;
         if (dg) {
-            fe_group_set_dnn(gr, dg, "");
+            fe_k_group_set_dnn(gr, dg, "");
             break;
         }
         snprintf(reason, sizeof reason, "kernel %s cannot take it: %s", fe_k_choice_name(kernel),
                  fusable ? why.message : "it contains a custom op");
         memset(&why, 0, sizeof why);
-        if (nanchor == 1 && fusable && !fe_group_try_anchor(gr, 0, &why)) {   /* our GEMM, with the reason */
+        if (nanchor == 1 && fusable && !fe_k_group_try_anchor(gr, 0, &why)) {   /* our GEMM, with the reason */
             size_t l = strlen(gr->how);
             snprintf(gr->how + l, sizeof gr->how - l, " (%s)", reason);
         } else {
-            fe_group_set_perop(gr, reason);
+            fe_k_group_set_perop(gr, reason);
         }
         break;
     }
     default: /* auto */
         if (!fusable) {
-            fe_group_set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
+            fe_k_group_set_perop(gr, n > 1 ? "it contains a custom op" : NULL);
         } else if (nanchor) {
-            if (!fe_group_try_anchor(gr, 0, &why))
-                fe_group_auto_dnn(gr);
-            else if (why.code != FE_ENOMEM && fe_group_perop_or_dnn(gr, why.message, err)) {
-                fe_exec_group_free(gr);
+            if (!fe_k_group_try_anchor(gr, 0, &why))
+                fe_k_group_auto_dnn(gr);
+            else if (why.code != FE_ENOMEM && fe_k_group_perop_or_dnn(gr, why.message, err)) {
+                fe_k_group_free(gr);
                 return NULL;
             }
         } else if (npool) {
             if (try_pool(gr, &why))
-                fe_group_set_perop(gr, why.message);
+                fe_k_group_set_perop(gr, why.message);
         } else if (try_views(gr) && try_fused(gr, &why) && try_stages(gr, &why)) {
-            fe_group_set_perop(gr, n > 1 ? why.message : NULL);
+            fe_k_group_set_perop(gr, n > 1 ? why.message : NULL);
         }
     }
     if (why.code == FE_ENOMEM) {
-        fe_exec_group_free(gr);
+        fe_k_group_free(gr);
         return fe_error_set(err, FE_ENOMEM, "%s", why.message), NULL;
     }
     /* no fused kernel takes it whole: fused around the members none runs */
-    if (kernel == FE_K_CHOICE_AUTO && gr->mode == MODE_PEROP && n > 1 && fe_group_try_parts(gr, err)) {
-        fe_exec_group_free(gr);
+    if (kernel == FE_K_CHOICE_AUTO && gr->mode == MODE_PEROP && n > 1 && fe_k_group_try_parts(gr, err)) {
+        fe_k_group_free(gr);
         return NULL;
     }
-    if (kernel == FE_K_CHOICE_AUTO && fe_group_auto_guard(gr, err)) {
-        fe_exec_group_free(gr);
+    if (kernel == FE_K_CHOICE_AUTO && fe_k_group_auto_guard(gr, err)) {
+        fe_k_group_free(gr);
         return NULL;
     }
     /* A group that runs op by op is never slower than its ops run as
      * separate groups: it runs exactly those (the reference kernels of
      * per_op are slower than the fused single-op programs and oneDNN). */
     if (gr->mode == MODE_PEROP && n > 1 && kernel != FE_K_CHOICE_PER_OP && !gr->sub &&
-        fe_group_make_subs(gr, err)) {
-        fe_exec_group_free(gr);
+        fe_k_group_make_subs(gr, err)) {
+        fe_k_group_free(gr);
         return NULL;
     }
     return gr;
 }
 
-void fe_group_drop_kernels(fe_exec_group *gr)
+void fe_k_group_drop_kernels(fe_k_group *gr)
 {
     fe_k_prog_free(gr->prog);
     fe_k_prog_free(gr->pro[0]);
@@ -881,31 +881,31 @@ void fe_group_drop_kernels(fe_exec_group *gr)
     fe_k_views_free(gr->views, gr->nouts);
     fe_k_stages_free(gr->stages);
     fe_k_dnn_group_free(gr->dnn);
-    fe_group_free_parts(gr);
+    fe_k_group_free_parts(gr);
     gr->prog = gr->pro[0] = gr->pro[1] = gr->epi = NULL;
     gr->views = NULL;
     gr->stages = NULL;
     gr->dnn = NULL;
 }
 
-void fe_exec_group_free(fe_exec_group *gr)
+void fe_k_group_free(fe_k_group *gr)
 {
     if (!gr)
         return;
-    fe_group_drop_kernels(gr);
-    fe_group_free_subs(gr);
+    fe_k_group_drop_kernels(gr);
+    fe_k_group_free_subs(gr);
     free(gr->nodes);
     free(gr->ins);
     free(gr->outs);
     free(gr);
 }
 
-const char *fe_exec_group_how(const fe_exec_group *gr) { return gr->how; }
-int fe_exec_group_kernel(const fe_exec_group *gr) { return gr->kernel; }
-int fe_exec_group_is_fused(const fe_exec_group *gr) { return gr->mode != MODE_PEROP; }
-int64_t fe_exec_group_temp_bytes(const fe_exec_group *gr) { return gr->temp_bytes; }
+const char *fe_k_group_how(const fe_k_group *gr) { return gr->how; }
+int fe_k_group_kernel(const fe_k_group *gr) { return gr->kernel; }
+int fe_k_group_is_fused(const fe_k_group *gr) { return gr->mode != MODE_PEROP; }
+int64_t fe_k_group_temp_bytes(const fe_k_group *gr) { return gr->temp_bytes; }
 
-void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
+void fe_k_group_show(const fe_k_group *gr, const char *indent, FILE *f)
 {
     const char *anchor = gr->mode == MODE_ANCHOR || gr->mode == MODE_POOL
                              ? fe_node_op_name(fe_graph_node(gr->g, gr->anchor)) : NULL;
@@ -918,7 +918,7 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
     if (gr->mode == MODE_STAGES)
         fe_k_stages_show(gr->stages, indent, f);
     if (gr->mode == MODE_PARTS)
-        fe_group_show_parts(gr, indent, f);
+        fe_k_group_show_parts(gr, indent, f);
     for (int k = 0; k < 2 && gr->mode == MODE_ANCHOR; k++)
         if (gr->pro[k]) {
             fprintf(f, "%sprologue of the %s's %s operand%s:\n", indent, anchor, k ? "second" : "first",
@@ -934,19 +934,19 @@ void fe_exec_group_show(const fe_exec_group *gr, const char *indent, FILE *f)
                 fe_node_name(gr->g, fe_graph_node(gr->g, gr->nodes[i])), gr->sub[i]->how);
 }
 
-int fe_exec_group_inputs(const fe_exec_group *gr, const int32_t **ids)
+int fe_k_group_inputs(const fe_k_group *gr, const int32_t **ids)
 {
     *ids = gr->ins;
     return gr->nins;
 }
 
-int fe_exec_group_outputs(const fe_exec_group *gr, const int32_t **ids)
+int fe_k_group_outputs(const fe_k_group *gr, const int32_t **ids)
 {
     *ids = gr->outs;
     return gr->nouts;
 }
 
-int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_k_group_run(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     switch (gr->mode) {
     case MODE_FUSED:
@@ -956,14 +956,14 @@ int fe_exec_group_run(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
     case MODE_STAGES:
         return fe_k_stages_run(gr->stages, bufs, gr->split, err);
     case MODE_ANCHOR:
-        return fe_group_run_anchor(gr, bufs, err);
+        return fe_k_group_run_anchor(gr, bufs, err);
     case MODE_POOL:
         return run_pool(gr, bufs, err);
     case MODE_DNN:
         return fe_k_dnn_group_run(gr->dnn, bufs, err);
     case MODE_PARTS:
-        return fe_group_run_parts(gr, bufs, err);
+        return fe_k_group_run_parts(gr, bufs, err);
     default:
-        return fe_group_run_perop(gr, bufs, err);
+        return fe_k_group_run_perop(gr, bufs, err);
     }
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "choice.h"
+#include "group.h"
 #include "group_impl.h"
 #include "node.h"
 #include "ops.h"
@@ -33,7 +34,7 @@
 /* Whether part writes t, an output of one of its members: a part of one
  * member writes all its outputs (its kernel fills each), a fused part only
  * those read after it. */
-static int part_writes(const fe_exec_group *part, int32_t t)
+static int part_writes(const fe_k_group *part, int32_t t)
 {
     return part->n == 1 || fe_k_ids_has(part->outs, part->nouts, t);
 }
@@ -41,7 +42,7 @@ static int part_writes(const fe_exec_group *part, int32_t t)
 /* Run count units of gr in turn: unit u is part[u], or member u on its
  * reference kernel when part is NULL; unit_of[i] is member i's unit (NULL:
  * member i is unit i). */
-static int run_units(fe_exec_group *gr, int count, const int *unit_of, fe_exec_group **part,
+static int run_units(fe_k_group *gr, int count, const int *unit_of, fe_k_group **part,
                      fe_k_tensor *bufs, fe_error *err)
 {
     const fe_graph *g = gr->g;
@@ -77,7 +78,7 @@ static int run_units(fe_exec_group *gr, int count, const int *unit_of, fe_exec_g
             }
         }
         if (rc == FE_OK && part) {
-            rc = fe_exec_group_run(part[u], bufs, err);
+            rc = fe_k_group_run(part[u], bufs, err);
         } else if (rc == FE_OK) {
             const fe_node *n = fe_graph_node(g, gr->nodes[u]);
             fe_k_tensor in[64], out[16];
@@ -97,7 +98,7 @@ static int run_units(fe_exec_group *gr, int count, const int *unit_of, fe_exec_g
             const fe_tensor *tt = fe_graph_tensor(g, temps[j]);
             int later = 0;
             for (int k = 0; k < tt->ncons && !later; k++) {
-                int c = fe_group_index(gr, fe_tensor_consumer(g, tt, k));
+                int c = fe_k_group_index(gr, fe_tensor_consumer(g, tt, k));
                 later = c >= 0 && (unit_of ? unit_of[c] : c) > u;
             }
             if (!later || rc) {
@@ -115,20 +116,20 @@ static int run_units(fe_exec_group *gr, int count, const int *unit_of, fe_exec_g
     return rc;
 }
 
-int fe_group_run_perop(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_k_group_run_perop(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     return run_units(gr, gr->n, NULL, gr->sub, bufs, err);
 }
 
-int fe_group_run_parts(fe_exec_group *gr, fe_k_tensor *bufs, fe_error *err)
+int fe_k_group_run_parts(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     return run_units(gr, gr->nparts, gr->unit, gr->part, bufs, err);
 }
 
-void fe_group_free_parts(fe_exec_group *gr)
+void fe_k_group_free_parts(fe_k_group *gr)
 {
     for (int u = 0; gr->part && u < gr->nparts; u++)
-        fe_exec_group_free(gr->part[u]);
+        fe_k_group_free(gr->part[u]);
     free(gr->part);
     free(gr->unit);
     gr->part = NULL;
@@ -138,13 +139,13 @@ void fe_group_free_parts(fe_exec_group *gr)
 
 /* Whether a member alone runs in a fused program (one, a view's, or
  * programs in turn) rather than on a kernel of its own. */
-static int runs_fused(const fe_exec_group *alone)
+static int runs_fused(const fe_k_group *alone)
 {
     return alone->mode == MODE_FUSED || alone->mode == MODE_VIEWS || alone->mode == MODE_STAGES;
 }
 
 /* Each member's level into level[] (see the top); the highest level. */
-static int levels(const fe_exec_group *gr, const char *solo, int *level)
+static int levels(const fe_k_group *gr, const char *solo, int *level)
 {
     const fe_graph *g = gr->g;
     int top = 0;
@@ -152,7 +153,7 @@ static int levels(const fe_exec_group *gr, const char *solo, int *level)
         const fe_node *nd = fe_graph_node(g, gr->nodes[i]);
         level[i] = 0;
         for (int k = 0; k < nd->nin; k++) {
-            int j = fe_group_index(gr, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
+            int j = fe_k_group_index(gr, fe_graph_tensor(g, fe_node_input(g, nd, k))->producer);
             if (j >= 0 && level[j] + (solo[j] && !solo[i]) > level[i])
                 level[i] = level[j] + (solo[j] && !solo[i]);
         }
@@ -164,7 +165,7 @@ static int levels(const fe_exec_group *gr, const char *solo, int *level)
 
 /* "gather x2, pad": the ops of the members marked in pick, each once with
  * its count. */
-static void op_counts(const fe_exec_group *gr, const char *pick, char *buf, size_t size)
+static void op_counts(const fe_k_group *gr, const char *pick, char *buf, size_t size)
 {
     size_t l = 0;
     buf[0] = 0;
@@ -185,7 +186,7 @@ static void op_counts(const fe_exec_group *gr, const char *pick, char *buf, size
 
 /* gr's description as parts; why the group whole does not fuse is kept.
  * solo[] is rewritten: the members that run alone. */
-static void describe(fe_exec_group *gr, char *solo, int nfused, int nfused_ops)
+static void describe(fe_k_group *gr, char *solo, int nfused, int nfused_ops)
 {
     char alone[256], ops[256], anchors[300];
     char *merged = calloc((size_t)gr->n, 1);
@@ -212,14 +213,14 @@ static void describe(fe_exec_group *gr, char *solo, int nfused, int nfused_ops)
              alone[0] ? "), each on its own kernel as the unfused plan runs it" : "", gr->perop_why);
 }
 
-static int is_anchor(const fe_exec_group *gr, int i)
+static int is_anchor(const fe_k_group *gr, int i)
 {
     int op = fe_graph_node(gr->g, gr->nodes[i])->op;
     return op == FE_OP_MATMUL || op == FE_OP_CONV2D;
 }
 
 /* Whether member j reads member i's output. */
-static int reads(const fe_exec_group *gr, int j, int i)
+static int reads(const fe_k_group *gr, int j, int i)
 {
     const fe_node *nd = fe_graph_node(gr->g, gr->nodes[j]);
     for (int k = 0; k < nd->nin; k++)
@@ -233,7 +234,7 @@ static int reads(const fe_exec_group *gr, int j, int i)
  * epilogue (our GEMM or oneDNN; *merged gets the anchor), otherwise alone.
  * The anchor then runs at this part's place, after the solos of its own
  * level, so none of them may read it. NULL with err on failure. */
-static fe_exec_group *level_part(fe_exec_group *gr, const char *solo, const int *level, int L,
+static fe_k_group *level_part(fe_k_group *gr, const char *solo, const int *level, int L,
                                  int32_t *ids, int c, int *merged, fe_error *err)
 {
     *merged = -1;
@@ -249,25 +250,25 @@ static fe_exec_group *level_part(fe_exec_group *gr, const char *solo, const int 
         if (!fed || blocked)
             continue;
         ids[c] = gr->nodes[s];
-        fe_exec_group *p = fe_exec_group_new(gr->g, ids, c + 1, gr->split, FE_K_CHOICE_AUTO, err);
+        fe_k_group *p = fe_k_group_new(gr->g, ids, c + 1, gr->split, FE_K_CHOICE_AUTO, err);
         if (!p)
             return NULL;
         if (p->mode == MODE_ANCHOR || p->mode == MODE_DNN) {
             *merged = s;
             return p;
         }
-        fe_exec_group_free(p);
+        fe_k_group_free(p);
     }
-    return fe_exec_group_new(gr->g, ids, c, gr->split, FE_K_CHOICE_AUTO, err);
+    return fe_k_group_new(gr->g, ids, c, gr->split, FE_K_CHOICE_AUTO, err);
 }
 
-int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
+int fe_k_group_try_parts(fe_k_group *gr, fe_error *err)
 {
     int n = gr->n, rc = FE_OK, nsolo = 0, nfused = 0, nfused_ops = 0;
     char *solo = calloc((size_t)n, 1);
     int *level = malloc((size_t)n * sizeof *level);
     int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
-    if (!solo || !level || !ids || (!gr->sub && fe_group_make_subs(gr, err))) {
+    if (!solo || !level || !ids || (!gr->sub && fe_k_group_make_subs(gr, err))) {
         rc = err->code ? err->code : fe_error_set(err, FE_ENOMEM, "out of memory");
         goto done;
     }
@@ -285,7 +286,7 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
     int top = levels(gr, solo, level);
     if (!(gr->part = calloc((size_t)n, sizeof *gr->part)) ||
         !(gr->unit = malloc((size_t)n * sizeof *gr->unit))) {
-        fe_group_free_parts(gr);
+        fe_k_group_free_parts(gr);
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
         goto done;
     }
@@ -299,14 +300,14 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
                 gr->unit[i] = gr->nparts;
             }
         if (c) {
-            fe_exec_group *p = level_part(gr, solo, level, L, ids, c, &merged, err);
+            fe_k_group *p = level_part(gr, solo, level, L, ids, c, &merged, err);
             if (!p) {
                 rc = err->code;
                 break;
             }
             if (merged >= 0) {   /* the anchor's solo part, placed earlier, goes */
                 int u = gr->unit[merged];
-                fe_exec_group_free(gr->part[u]);
+                fe_k_group_free(gr->part[u]);
                 memmove(&gr->part[u], &gr->part[u + 1], (size_t)(gr->nparts - u - 1) * sizeof *gr->part);
                 gr->nparts--;
                 for (int i = 0; i < n; i++)
@@ -330,7 +331,7 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
             }
     }
     if (rc != FE_OK) {   /* the caller frees the group */
-        fe_group_free_parts(gr);
+        fe_k_group_free_parts(gr);
         goto done;
     }
     if (!nfused) {   /* no part of several members fused (so none merged): op by op as before */
@@ -339,21 +340,21 @@ int fe_group_try_parts(fe_exec_group *gr, fe_error *err)
                 gr->sub[i] = gr->part[gr->unit[i]];
                 gr->part[gr->unit[i]] = NULL;
             }
-        fe_group_free_parts(gr);
+        fe_k_group_free_parts(gr);
         goto done;
     }
     gr->mode = MODE_PARTS;
     gr->kernel = FE_K_CHOICE_FUSED;
     gr->temp_bytes = 0;
     for (int u = 0; u < gr->nparts; u++) {
-        const fe_exec_group *p = gr->part[u];
+        const fe_k_group *p = gr->part[u];
         gr->temp_bytes += p->temp_bytes;
         for (int k = 0; k < p->nouts; k++)
             if (!fe_k_ids_has(gr->outs, gr->nouts, p->outs[k]))
                 gr->temp_bytes += fe_graph_tensor(gr->g, p->outs[k])->bytes;
     }
     describe(gr, solo, nfused, nfused_ops);
-    fe_group_free_subs(gr);
+    fe_k_group_free_subs(gr);
 done:
     free(solo);
     free(level);
@@ -361,12 +362,12 @@ done:
     return rc;
 }
 
-void fe_group_show_parts(const fe_exec_group *gr, const char *indent, FILE *f)
+void fe_k_group_show_parts(const fe_k_group *gr, const char *indent, FILE *f)
 {
     char in2[64];
     snprintf(in2, sizeof in2, "%s  ", indent);
     for (int u = 0; u < gr->nparts; u++) {
-        const fe_exec_group *p = gr->part[u];
+        const fe_k_group *p = gr->part[u];
         char ops[200];
         size_t l = 0;
         ops[0] = 0;
@@ -376,6 +377,6 @@ void fe_group_show_parts(const fe_exec_group *gr, const char *indent, FILE *f)
             l += strlen(ops + l);
         }
         fprintf(f, "%spart %d of %d [%s]: %s\n", indent, u + 1, gr->nparts, ops, p->how);
-        fe_exec_group_show(p, in2, f);
+        fe_k_group_show(p, in2, f);
     }
 }

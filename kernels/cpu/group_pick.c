@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "choice.h"
+#include "group.h"
 #include "group_impl.h"
 #include "node.h"
 #include "ops.h"
@@ -19,7 +20,7 @@
  * costs more than the kernel, and timing them is noise. */
 #define DNN_MIN_FLOPS 4000000
 
-static int find_anchor(const fe_exec_group *gr)
+static int find_anchor(const fe_k_group *gr)
 {
     int ai = -1;
     for (int i = 0; i < gr->n; i++) {
@@ -33,7 +34,7 @@ static int find_anchor(const fe_exec_group *gr)
     return ai;
 }
 
-fe_k_dnn_group *fe_group_dnn_new(fe_exec_group *gr, int prologue, fe_error *why)
+fe_k_dnn_group *fe_k_group_dnn_new(fe_k_group *gr, int prologue, fe_error *why)
 {
     int ai = find_anchor(gr);
     if (ai < 0)
@@ -42,7 +43,7 @@ fe_k_dnn_group *fe_group_dnn_new(fe_exec_group *gr, int prologue, fe_error *why)
                               prologue, why);
 }
 
-void fe_group_set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
+void fe_k_group_set_dnn(fe_k_group *gr, fe_k_dnn_group *dg, const char *note)
 {
     gr->dnn = dg;
     gr->mode = MODE_DNN;
@@ -56,12 +57,12 @@ void fe_group_set_dnn(fe_exec_group *gr, fe_k_dnn_group *dg, const char *note)
 
 static int run_anchor_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
-    return fe_group_run_anchor(ctx, bufs, err);
+    return fe_k_group_run_anchor(ctx, bufs, err);
 }
 
 /* AUTO on a group our GEMM runs (MODE_ANCHOR): if oneDNN can take it too,
  * time both once per key in the process and keep the faster. */
-void fe_group_auto_dnn(fe_exec_group *gr)
+void fe_k_group_auto_dnn(fe_k_group *gr)
 {
     fe_error why = {0};
     int64_t flops = 0, bytes = 0;
@@ -70,7 +71,7 @@ void fe_group_auto_dnn(fe_exec_group *gr)
     fe_op_cost(gr->g, fe_graph_node(gr->g, gr->anchor), &flops, &bytes);
     if (flops < DNN_MIN_FLOPS)
         return;
-    fe_k_dnn_group *dg = fe_group_dnn_new(gr, 1, &why);   /* a prologue as a pass of its own */
+    fe_k_dnn_group *dg = fe_k_group_dnn_new(gr, 1, &why);   /* a prologue as a pass of its own */
     size_t l = strlen(gr->how);
     if (!dg) {
         snprintf(gr->how + l, sizeof gr->how - l, " (%s cannot take it: %s)",
@@ -82,8 +83,8 @@ void fe_group_auto_dnn(fe_exec_group *gr)
     if (faster > 0) {
         snprintf(note, sizeof note, "; chosen over %s: %.3f vs %.3f ms",
                  fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), td, to);
-        fe_group_drop_kernels(gr);
-        fe_group_set_dnn(gr, dg, note);
+        fe_k_group_drop_kernels(gr);
+        fe_k_group_set_dnn(gr, dg, note);
         return;
     }
     if (faster == 0)
@@ -92,23 +93,23 @@ void fe_group_auto_dnn(fe_exec_group *gr)
     fe_k_dnn_group_free(dg);
 }
 
-void fe_group_free_subs(fe_exec_group *gr)
+void fe_k_group_free_subs(fe_k_group *gr)
 {
     for (int i = 0; gr->sub && i < gr->n; i++)
-        fe_exec_group_free(gr->sub[i]);
+        fe_k_group_free(gr->sub[i]);
     free(gr->sub);
     gr->sub = NULL;
 }
 
 /* A per_op group's members as groups of their own, with the kernels AUTO
  * picks for each, as the unfused plan runs them. */
-int fe_group_make_subs(fe_exec_group *gr, fe_error *err)
+int fe_k_group_make_subs(fe_k_group *gr, fe_error *err)
 {
     if (!(gr->sub = calloc((size_t)gr->n, sizeof *gr->sub)))
         return fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int i = 0; i < gr->n; i++)
-        if (!(gr->sub[i] = fe_exec_group_new(gr->g, &gr->nodes[i], 1, 1, FE_K_CHOICE_AUTO, err))) {
-            fe_group_free_subs(gr);
+        if (!(gr->sub[i] = fe_k_group_new(gr->g, &gr->nodes[i], 1, 1, FE_K_CHOICE_AUTO, err))) {
+            fe_k_group_free_subs(gr);
             return err->code ? err->code : FE_ENOMEM;
         }
     return FE_OK;
@@ -116,32 +117,32 @@ int fe_group_make_subs(fe_exec_group *gr, fe_error *err)
 
 static int run_perop_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
-    return fe_group_run_perop(ctx, bufs, err);
+    return fe_k_group_run_perop(ctx, bufs, err);
 }
 
 /* AUTO on an anchored group our GEMM cannot take (because of reason): it
  * runs op by op, unless oneDNN takes it whole (a zero pad folded into a
  * conv2d's padding, say) and is faster, timed once per key. */
-int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err)
+int fe_k_group_perop_or_dnn(fe_k_group *gr, const char *reason, fe_error *err)
 {
     fe_error why = {0};
     double td, to;
-    fe_group_set_perop(gr, reason);
-    fe_k_dnn_group *dg = gr->n > 1 ? fe_group_dnn_new(gr, 1, &why) : NULL;
+    fe_k_group_set_perop(gr, reason);
+    fe_k_dnn_group *dg = gr->n > 1 ? fe_k_group_dnn_new(gr, 1, &why) : NULL;
     if (!dg)
         return why.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "out of memory") : FE_OK;
-    int rc = fe_group_make_subs(gr, err);
+    int rc = fe_k_group_make_subs(gr, err);
     int faster = rc ? -1 : fe_k_dnn_group_choose(dg, fe_k_choice_name(FE_K_CHOICE_PER_OP), gr->ins,
                                                   gr->nins, gr->outs, gr->nouts, run_perop_cb, gr,
                                                   &td, &to);
     char note[1400];
     size_t l = strlen(gr->how);
     if (faster > 0) {
-        fe_group_free_subs(gr);
+        fe_k_group_free_subs(gr);
         snprintf(note, sizeof note, "; chosen over %s: %.3f vs %.3f ms (%s cannot take it: %s)",
                  fe_k_choice_name(FE_K_CHOICE_PER_OP), td, to,
                  fe_k_choice_name(FE_K_CHOICE_MATMUL_BLOCKED), reason);
-        fe_group_set_dnn(gr, dg, note);
+        fe_k_group_set_dnn(gr, dg, note);
         return FE_OK;
     }
     if (faster == 0) {   /* said in the line, and with the reason for fused parts */
@@ -159,7 +160,7 @@ int fe_group_perop_or_dnn(fe_exec_group *gr, const char *reason, fe_error *err)
 /* A key for the group's structure: each member's op, output dtype and
  * shape, and where each input comes from (a member, or an outside tensor's
  * dtype and shape), hashed (FNV-1a). */
-static void group_key(const fe_exec_group *gr, const char *what, char *buf, size_t size)
+static void group_key(const fe_k_group *gr, const char *what, char *buf, size_t size)
 {
     uint64_t h = 1469598103934665603ull;
     const fe_graph *g = gr->g;
@@ -170,7 +171,7 @@ static void group_key(const fe_exec_group *gr, const char *what, char *buf, size
         for (int k = 0; k < n->nin + n->nout; k++) {
             int32_t t = k < n->nin ? fe_node_input(g, n, k) : fe_node_output(g, n, k - n->nin);
             const fe_tensor *tt = fe_graph_tensor(g, t);
-            int pr = fe_group_index(gr, tt->producer);
+            int pr = fe_k_group_index(gr, tt->producer);
             MIX(k < n->nin && pr >= 0 ? 1000 + pr : tt->dtype);
             for (int a = 0; a < tt->rank; a++)
                 MIX(fe_tensor_shape(g, tt)[a]);
@@ -196,10 +197,10 @@ static void group_key(const fe_exec_group *gr, const char *what, char *buf, size
 
 static int run_group_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
-    return fe_exec_group_run(ctx, bufs, err);
+    return fe_k_group_run(ctx, bufs, err);
 }
 
-int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
+int fe_k_group_auto_guard(fe_k_group *gr, fe_error *err)
 {
     char what[32], key[96], note[sizeof gr->how + 128], was[sizeof gr->how];
     double tf, to;
@@ -218,7 +219,7 @@ int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
     if (elems < GUARD_MIN_ELEMS || flops > GUARD_MAX_FLOPS)
         return FE_OK;
     fe_error sub_err = {0};
-    if (fe_group_make_subs(gr, &sub_err))   /* no ops to compare with: it stays fused */
+    if (fe_k_group_make_subs(gr, &sub_err))   /* no ops to compare with: it stays fused */
         return sub_err.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s", sub_err.message) : FE_OK;
     snprintf(what, sizeof what, "guard%d.%d", gr->mode, gr->split);   /* per kind of kernel and split */
     group_key(gr, what, key, sizeof key);
@@ -228,14 +229,14 @@ int fe_group_auto_guard(fe_exec_group *gr, fe_error *err)
         snprintf(was, sizeof was, "%s", gr->how);
         snprintf(note, sizeof note, "it measured slower fused than its ops one by one: %.3f vs "
                  "%.3f ms (fused, it ran %s)", tf, to, was);
-        fe_group_drop_kernels(gr);
-        fe_exec_group **subs = gr->sub;
+        fe_k_group_drop_kernels(gr);
+        fe_k_group **subs = gr->sub;
         gr->sub = NULL;
-        fe_group_set_perop(gr, note);
+        fe_k_group_set_perop(gr, note);
         gr->sub = subs;
         return FE_OK;
     }
-    fe_group_free_subs(gr);
+    fe_k_group_free_subs(gr);
     if (faster >= 0) {
         size_t l = strlen(gr->how);
         snprintf(gr->how + l, sizeof gr->how - l, "; kept over %s: %.3f vs %.3f ms",

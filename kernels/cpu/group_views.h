@@ -19,7 +19,7 @@
  * no view or a chain cannot compile, FE_ENOMEM. */
 fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
                            int nouts, fe_error *why);
-/* Run each program once; bufs as for fe_exec_group_run. */
+/* Run each program once; bufs as for fe_k_group_run. */
 int fe_k_views_run(fe_k_prog **views, int nouts, fe_k_tensor *bufs, fe_error *err);
 /* Each output's name and program listing, for a reader (fe_k_prog_show). */
 void fe_k_views_show(fe_k_prog **views, int nouts, const fe_graph *g, const int32_t *outs,

@@ -137,12 +137,12 @@ static void halide_stop(halide *h)
 /* ---- the fuseeng side ---- */
 
 /* Groups run one after another, as a plan runs them; wall ms. */
-static double run_groups(fe_exec_group **g, int n, fe_k_tensor *bufs)
+static double run_groups(fe_k_group **g, int n, fe_k_tensor *bufs)
 {
     fe_error err = {0};
     double t0 = now_s();
     for (int i = 0; i < n; i++)
-        if (fe_exec_group_run(g[i], bufs, &err))
+        if (fe_k_group_run(g[i], bufs, &err))
             die("run", err.message);
     return (now_s() - t0) * 1e3;
 }
@@ -164,15 +164,15 @@ static void run_workload(const char *name, int rounds, result *r)
         die(path, err.message);
     fe_exec *ex = fe_exec_new(g, NULL, &err);
     int32_t *all = malloc(sizeof(int32_t) * (size_t)g->nnodes);
-    fe_exec_group *fused = NULL, **ops = calloc((size_t)g->nnodes, sizeof *ops);
+    fe_k_group *fused = NULL, **ops = calloc((size_t)g->nnodes, sizeof *ops);
     if (!ex || !all || !ops)
         die(name, ex ? "out of memory" : err.message);
     for (int i = 0; i < g->nnodes; i++)
         all[i] = i;
-    if (!(fused = fe_exec_group_new(g, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &err)))
+    if (!(fused = fe_k_group_new(g, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &err)))
         die(name, err.message);
     for (int i = 0; i < g->nnodes; i++)
-        if (!(ops[i] = fe_exec_group_new(g, &all[i], 1, 1, FE_K_CHOICE_AUTO, &err)))
+        if (!(ops[i] = fe_k_group_new(g, &all[i], 1, 1, FE_K_CHOICE_AUTO, &err)))
             die(name, err.message);
     for (int32_t t = 0; t < g->ntensors; t++)
         if (fe_graph_tensor(g, t)->producer >= 0 && fe_exec_alloc(ex, t, &err))
@@ -204,12 +204,12 @@ static void run_workload(const char *name, int rounds, result *r)
     r->hal = have_h ? median(th, rounds) : -1;
     r->vs_hal = have_h ? median(qh, rounds) : -1;
     r->vs_perop = median(qp, rounds);
-    snprintf(r->how, sizeof r->how, "%s", fe_exec_group_how(fused));
+    snprintf(r->how, sizeof r->how, "%s", fe_k_group_how(fused));
     snprintf(r->ready, sizeof r->ready, "%s", have_h ? h.ready + 6 : "");
     halide_stop(&h);
-    fe_exec_group_free(fused);
+    fe_k_group_free(fused);
     for (int i = 0; i < g->nnodes; i++)
-        fe_exec_group_free(ops[i]);
+        fe_k_group_free(ops[i]);
     free(ops);
     free(all);
     fe_exec_free(ex);

@@ -298,7 +298,7 @@ static double in_cache_rate(const workload *w)
 
 /* Groups run one after another, as a plan runs them. */
 typedef struct seq {
-    fe_exec_group **g;
+    fe_k_group **g;
     int n;
     fe_k_tensor *bufs;
 } seq;
@@ -308,7 +308,7 @@ static double time_seq(seq *q)
     fe_error err = {0};
     double t0 = now_s();
     for (int i = 0; i < q->n; i++)
-        if (fe_exec_group_run(q->g[i], q->bufs, &err)) {
+        if (fe_k_group_run(q->g[i], q->bufs, &err)) {
             fprintf(stderr, "bench: %s\n", err.message);
             exit(1);
         }
@@ -372,13 +372,13 @@ static void paired_unfused(fe_exec *ex, const fe_graph *g, const int32_t *all, i
                            pairs *out)
 {
     fe_error err = {0};
-    fe_exec_group *fg[1], **ug = calloc((size_t)g->nnodes + 1, sizeof *ug);
+    fe_k_group *fg[1], **ug = calloc((size_t)g->nnodes + 1, sizeof *ug);
     seq f = {fg, 1, fe_exec_buffers(ex)}, u = {ug, g->nnodes, fe_exec_buffers(ex)};
     int ok = ug != NULL;
-    fg[0] = fe_exec_group_new(g, all, g->nnodes, 1, kernel, &err);
+    fg[0] = fe_k_group_new(g, all, g->nnodes, 1, kernel, &err);
     ok = ok && fg[0];
     for (int i = 0; ok && i < g->nnodes; i++)
-        ok = (ug[i] = fe_exec_group_new(g, &all[i], 1, 1, i ? FE_K_CHOICE_AUTO : kernel, &err)) != NULL;
+        ok = (ug[i] = fe_k_group_new(g, &all[i], 1, 1, i ? FE_K_CHOICE_AUTO : kernel, &err)) != NULL;
     if (!ok) {
         fprintf(stderr, "bench: %s\n", ug ? err.message : "out of memory");
         exit(1);
@@ -386,9 +386,9 @@ static void paired_unfused(fe_exec *ex, const fe_graph *g, const int32_t *all, i
     alloc_produced(ex, g, 0);
     time_pairs(&f, &u, np, out);
     alloc_produced(ex, g, 1);
-    fe_exec_group_free(fg[0]);
+    fe_k_group_free(fg[0]);
     for (int i = 0; i < g->nnodes; i++)
-        fe_exec_group_free(ug[i]);
+        fe_k_group_free(ug[i]);
     free(ug);
 }
 
@@ -406,12 +406,12 @@ static void paired_copy(fe_exec *ex, const fe_graph *g, const int32_t *all, doub
                         cpairs *out)
 {
     fe_error err = {0};
-    fe_exec_group *fg[1];
+    fe_k_group *fg[1];
     seq f = {fg, 1, fe_exec_buffers(ex)};
     double c[64], cn[64], r[64], rn[64];
     if (np > 64)
         np = 64;
-    if (!(fg[0] = fe_exec_group_new(g, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &err))) {
+    if (!(fg[0] = fe_k_group_new(g, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &err))) {
         fprintf(stderr, "bench: %s\n", err.message);
         exit(1);
     }
@@ -430,7 +430,7 @@ static void paired_copy(fe_exec *ex, const fe_graph *g, const int32_t *all, doub
         rn[i] = gbs / cn[i];
     }
     alloc_produced(ex, g, 1);
-    fe_exec_group_free(fg[0]);
+    fe_k_group_free(fg[0]);
     out->n = np;
     out->copy = median(c, np);
     out->copy_nt = median(cn, np);
