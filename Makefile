@@ -21,7 +21,11 @@
 # above is not found and the build stops: the compiler keeps the
 # architecture (docs/architecture.md).
 #   core/ir       graph IR, op registry, inference, model files, JSON, errors
-#   kernels       CPU kernels: per-op reference kernels, fused programs, GEMM, conv
+#   kernels/vec   vector math, dtype conversion, iteration, cache sizes, scratch
+#   kernels/ops   one op at a time on the CPU: reference kernels, GEMM, conv
+#   kernels/group a fused group analysed for any device; kernel choices
+#   kernels/cpu   the CPU executor: lowering, tiling, vector programs, groups
+#   kernels/gpu   the GPU code generator (sees the analysis, not kernels/cpu)
 #   core/import   model import (ONNX): reads a foreign graph, builds ours with
 #                 core/ir's builder, folds constants with the kernels' dtype
 #                 conversions (one owner of f16/bf16 rounding)
