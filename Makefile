@@ -4,7 +4,8 @@
 #   make test            build and run every test; last line "N passed, N failed"
 #   make test SANITIZE=1 the same with ASan + UBSan (in build/san/)
 #   make demo            install deps, build, run the main job on a bundled model
-#   make bench           benchmark programs (print their figures)
+#   make bench           benchmark programs (print their figures; a dated entry
+#                        goes into docs/performance.md, BENCH_LOG= leaves it out)
 #   make fuzz FUZZ_S=N   libFuzzer harnesses, N s each, then FUZZ_SEEDS random graphs
 #   make difftest DIFF_SEEDS=N   the differential tester over N random graphs
 #   make valgrind        memcheck over the PORTABLE=1 build (docs/testing.md)
@@ -218,8 +219,13 @@ test: all $(TEST_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 demo: all
 	sh examples/demo.sh $(BUILD)/fuseeng
 
+# make bench: every benchmark program, and the run as a dated entry of the
+# performance log (tests/bench/run.sh writes $(BUILD)/bench/entry.md and
+# inserts it into BENCH_LOG; `make bench BENCH_LOG=` writes the entry only).
+BENCH_LOG ?= docs/performance.md
 bench: all $(BENCH_BIN)
-	@BUILD=$(BUILD) sh tests/bench/run.sh
+	@BUILD=$(BUILD) BENCH_LOG=$(BENCH_LOG) CC="$(CC)" BENCH_CFLAGS="$(OPT) $(ARCH_CFLAGS) $(SAN)" \
+	    sh tests/bench/run.sh
 
 models: | $(DEPS_OK)
 	lua5.4 examples/gen_models.lua examples
