@@ -126,7 +126,7 @@ int fe_k_sview_apply(fe_k_sview *v, const fe_graph *g, const fe_node *n, fe_erro
             sh[i] = v->shape[a];
             st[i] = v->st[a];
         }
-        memcpy(v->shape, sh, sizeof sh);
+        memcpy(v->shape, sh, (size_t)k * sizeof *sh);   /* k == rank: sh is set that far */
         break;
     }
     case FE_OP_SLICE: {
