@@ -744,6 +744,36 @@ static void test_row_packs(void **state)
     }
 }
 
+/* Wide rows go several to a tile only when no input would be staged for
+ * it: with a per-column weight read in place, a row of 2048 runs a row per
+ * tile (staging the weight per tile cost more than the tile's setup it
+ * saves); without one, rows are packed. Both give the reference's bits. */
+static void test_wide_rows(void **state)
+{
+    (void)state;
+    static const char *const cases[][4] = {
+        {"\"x\":{\"shape\":[9,2048],\"dtype\":\"f32\",\"kind\":\"input\"},"
+         "\"w\":{\"shape\":[2048],\"dtype\":\"f32\",\"kind\":\"weight\"}",
+         "{\"name\":\"xw\",\"op\":\"mul\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"xw\"]},"
+         "{\"name\":\"out\",\"op\":\"tanh\",\"inputs\":[\"xw\"],\"outputs\":[\"out\"]}",
+         "weighted", "0"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        fe_graph *g = model(cases[k][0], cases[k][1], "\"out\"");
+        fe_error err = {0};
+        fe_exec *ex = fe_exec_new(g, NULL, &err);
+        int gid;
+        fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
+        fe_exec_result *got = run_plan(ex, p);
+        assert_int_equal(strstr(got->how[gid], "(whole rows end to end)") != NULL,
+                         cases[k][3][0] == '1');
+        fe_exec_result_free(got);
+        fe_plan_free(p);
+        fe_exec_free(ex);
+        expect_fused_bits(g, 3, cases[k][2]);
+    }
+}
+
 /* A conv2d prologue runs one image ahead of the convolution; padding stays
  * zero (conv(sigmoid(x)) pads sigmoid(x), not x), and the depthwise
  * (direct) path takes it too. */
@@ -903,6 +933,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_fused_groups),
         cmocka_unit_test(test_row_packs),
+        cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_streaming_outputs),
         cmocka_unit_test(test_register_chain),
         cmocka_unit_test(test_register_forms),

@@ -20,6 +20,17 @@ static int end_to_end(const fe_k_prog *p, const int64_t *rst)
     return p->f.nrdims == 1 && rst[0] == p->f.C;
 }
 
+/* Rows at least this wide are not packed several to a tile when that
+ * would stage an input (fe_k_prog_tile). */
+static const int64_t stage_cols = 1024;
+
+/* Does input in need its rows copied end to end to be read by a tile of
+ * several whole rows? */
+static int needs_stage(const fe_k_prog *p, const pin *in)
+{
+    return in->direct && (in->rowinv || !end_to_end(p, in->rst));
+}
+
 /* Can a tile be several whole rows? Every instruction must work on rows
  * laid end to end: no per-row values, and outputs a register pass writes
  * must have their rows one after the other in memory (loads, stores and
@@ -93,16 +104,26 @@ void fe_k_prog_tile(fe_k_prog *p)
         p->T = p->f.C < t ? p->f.C : t;
         /* Rows narrower than half a tile (attention's heads: 64 or 128
          * values) go several to a tile: one row per tile paid the tile's
-         * setup, binding and instruction dispatch for every 64 values. */
-        if (p->f.C > 0 && 2 * p->f.C <= t && p->f.rows > 1 && packable(p)) {
+         * setup, binding and instruction dispatch for every 64 values. An
+         * input read in place whose rows are not end to end (per-column
+         * weights above all) is then staged: copied row by row for every
+         * tile, a load and a store per element. That pays for narrow rows
+         * only: at 4096 columns the tile's setup is a few percent of a
+         * row's work, and chain6 (three weights) ran 1.10-1.36x Halide's
+         * speed with a row per tile against 0.73-1.25x packed four rows to
+         * a tile with its weights staged (AVX-512 Xeon, 2 threads,
+         * interleaved). */
+        int nstage = 0;
+        for (int k = 0; k < p->f.nins; k++)
+            nstage += needs_stage(p, &p->f.ins[k]);
+        if (p->f.C > 0 && 2 * p->f.C <= t && p->f.rows > 1 && packable(p) &&
+            (nstage == 0 || p->f.C < stage_cols)) {
             p->pack = (int)(t / p->f.C);
             p->T = p->pack * p->f.C;
             p->colblock = 0;
-            for (int k = 0; k < p->f.nins; k++) {   /* rows copied end to end for a tile */
-                const pin *in = &p->f.ins[k];
-                if (in->direct && (in->rowinv || !end_to_end(p, in->rst)))
+            for (int k = 0; k < p->f.nins; k++)   /* rows copied end to end for a tile */
+                if (needs_stage(p, &p->f.ins[k]))
                     p->xins[k].stage = ++p->nstage;
-            }
         }
     }
     if (p->T < 1)
