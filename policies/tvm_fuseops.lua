@@ -1,7 +1,8 @@
 -- tvm_fuseops.lua: TVM's FuseOps, the open-source baseline (apache/tvm, Relay's
 -- src/relay/transforms/fuse_ops.cc and src/relay/analysis/graph_partitioner.cc,
 -- as they stood before Relay was retired; tests/python/relay/test_pass_fuse_ops.py
--- holds the groupings it must give, and tests/lua/test_tvm_fuseops.lua checks them).
+-- holds the groupings it must give, and tests/cli/policy_tvm_fuseops.sh checks
+-- them).
 --
 -- Every node is offered to its immediate post-dominator (graph:postdom(): the
 -- first node every path from it crosses), in TVM's post-DFS order, in two

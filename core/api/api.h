@@ -54,7 +54,7 @@ int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err);
 void fe_api_set_machine(fe_engine *e, const fe_machine *m);
 /* The graph behind a model. */
 const fe_graph *fe_api_graph(const fe_model *m);
-/* Wrap g (taken) into a model: fe_model_wrap (script/model.h). */
+/* Wrap g (taken) into a model: fe_model_wrap (core/script/model.h). */
 fe_model *fe_api_model(fe_graph *g, fe_error *err);
 
 /* The whole-plan figures of simulated totals t (api_sim.c). */

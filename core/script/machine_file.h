@@ -1,5 +1,5 @@
 /* machine_file.h: loading machine files (lua/machines/NAME.lua) in the
- * sandbox into fe_machine (sim/machine.h checks what they return). */
+ * sandbox into fe_machine (core/sim/machine.h checks what they return). */
 #ifndef FE_MACHINE_FILE_H
 #define FE_MACHINE_FILE_H
 

@@ -2,8 +2,8 @@
  *
  * A machine file is data: a chunk that returns one table of named fields.
  * It runs in the sandbox like any script (budget, memory cap, no io; see
- * script/machine_file.c), and the table it returns is then read here, from
- * C with lua_next and raw access
+ * core/script/machine_file.c), and the table it returns is then read here,
+ * from C with lua_next and raw access
  * only, so a hostile table (metatables, odd keys) cannot run code or raise
  * outside a protected call. The fields below are the whole schema: a name
  * that is not in it is an error with a "did you mean" suggestion, so a typo

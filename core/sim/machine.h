@@ -1,8 +1,8 @@
 /* machine.h: a machine description for the GCU simulator (sim.h).
  *
  * A machine is a Lua data file (lua/machines/NAME.lua) that returns one
- * table of named fields; script/machine_file.c runs it in the sandbox and
- * machine.c checks every field (type, range, unknown names, consistency)
+ * table of named fields; core/script/machine_file.c runs it in the sandbox
+ * and machine.c checks every field (type, range, unknown names, consistency)
  * before the simulator sees it. The struct fields carry the file's names
  * and units, so a reader of gcu.lua and of this header sees the same words.
  * docs/simulator.md documents each field.
