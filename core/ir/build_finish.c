@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
 #include "build_state.h"
 #include "ops.h"
 

@@ -9,7 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "build.h"
+#include "error.h"
+#include "graph.h"
+
+/* build.h's handle, named again rather than included: build.h is what the
+ * rest of the engine sees, and this header, what build.c's own files
+ * share, stays below it (C11 allows the repeated typedef). */
+typedef struct fe_builder fe_builder;
 
 typedef struct bnode {
     int32_t name, op, line, io_off;   /* io_off into b->bio (name ids) */
