@@ -113,6 +113,14 @@ if [ "$(grep -c '^ok ' "$T/check")" -eq 8 ] && grep -q '^1\.\.8$' "$T/check"; th
 else
     not_ok "the synthetic tree passes every rule" "$(sed 's/^/  /' "$T/check")"
 fi
+# The drawing of the clean tree: every module, no arrow drawn as refused.
+lua5.4 "$CHECK" "$T/p" "$T/p/build/obj" --dot "$T/clean.dot" >/dev/null 2>&1
+if grep -q '"core/ir/graph" \[label' "$T/clean.dot" && grep -q ' -> ' "$T/clean.dot" &&
+    ! grep -q 'color=red' "$T/clean.dot"; then
+    ok "the clean tree's drawing has no arrow up and no circle"
+else
+    not_ok "the clean tree's drawing has no arrow up and no circle" "$(sed 's/^/  /' "$T/clean.dot")"
+fi
 cp -R "$T/p" "$T/clean"
 
 # expect_rule NAME RULE REGEX...: the checker exits 1 on the planted tree,
@@ -143,6 +151,12 @@ expect_rule "a source in no layer fails" 1 'kernels/stray.c is in no layer'
 
 # Rules 2 to 5: includes.
 printf '#include "vtypes.h"\n' >>"$T/p/core/ir/graph.c"
+lua5.4 "$CHECK" "$T/p" "$T/p/build/obj" --dot "$T/up.dot" >/dev/null 2>&1
+if grep -q '"core/ir/graph" -> "kernels/vec/vtypes" \[color=red\]' "$T/up.dot"; then
+    ok "the drawing shows an upward include in red"
+else
+    not_ok "the drawing shows an upward include in red" "$(grep -- '->' "$T/up.dot" | head)"
+fi
 expect_rule "an upward include fails" 2 \
     'core/ir/graph.c:5: includes "vtypes.h" from kernels/vec, a layer above core/ir'
 sed -i '1i #include "vec.h"' "$T/p/kernels/gpu/gpu.c"
@@ -190,8 +204,13 @@ printf -- '-- moved to lua/gone/dsl.lua\n' >>"$T/p/lua/x.lua"
 expect_rule "stale paths in comments fail" 7 'core/ir/graph.h:1: names core/ir/ir.h,' \
     'tests/t.sh:3: names docs/gone.md,' 'lua/x.lua:5: names lua/gone/dsl.lua,'
 
-# The real tree and the build's objects.
-lua5.4 "$CHECK" . "$BUILD/obj" >"$T/real" 2>&1
+# The real tree and the build's objects, and its drawing.
+lua5.4 "$CHECK" . "$BUILD/obj" --dot "$T/tree.dot" >"$T/real" 2>&1
+if grep -q 'color=red' "$T/tree.dot"; then
+    not_ok "the tree's drawing has no arrow up and no circle" "$(grep 'color=red' "$T/tree.dot")"
+else
+    ok "the tree's drawing has no arrow up and no circle"
+fi
 if ! grep -q '^1\.\.[0-9]' "$T/real"; then
     not_ok "the checker runs on the tree" "$(sed 's/^/  /' "$T/real")"
 fi

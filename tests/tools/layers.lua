@@ -2,7 +2,7 @@
 -- the build's objects (run by tests/cli/layers.sh with plain lua5.4, outside
 -- the engine's sandbox, since it reads files and runs nm).
 --
---   lua5.4 tests/tools/layers.lua ROOT [OBJDIR]
+--   lua5.4 tests/tools/layers.lua ROOT [OBJDIR] [--dot FILE]
 --
 -- ROOT is the source tree, OBJDIR the build's object folder (build/obj, one
 -- OBJDIR/<folder>/<file>.o per source). The layers and what each sees come
@@ -32,6 +32,17 @@
 --      the include rules cannot see it);
 --   7. no comment names a file that does not exist;
 --   8. no source file is over MAX_LINES lines.
+-- --dot FILE also draws the tree (draw_tree, at the end).
+local dot_file
+do
+  local pos = {}
+  local i = 1
+  while arg[i] do
+    if arg[i] == "--dot" then dot_file = arg[i + 1]; i = i + 2
+    else pos[#pos + 1] = arg[i]; i = i + 1 end
+  end
+  arg[1], arg[2] = pos[1], pos[2]
+end
 local root = arg[1] or "."
 local objdir = arg[2]
 local MAX_LINES = 1100
@@ -624,6 +635,60 @@ do
   end
   for _, path in ipairs(scanned) do check_comments(path) end
 end
+
+-- The drawing: a Graphviz file of every module (a .c with its .h, or a
+-- header alone) as a node in its folder's cluster, the clusters bottom to
+-- top in the Makefile's order, and an arrow per include between modules.
+-- What the rules refuse is drawn so that it stands out: an arrow into a
+-- folder its source does not see in red, a circle's members in red. A
+-- tree that passes rules 2 and 5 draws with neither.
+local function draw_tree(path)
+  local members = {}
+  for _, c in ipairs(circles) do
+    for m in c:gmatch("([%w_/%.%-]+)[^,]*") do members[m] = true end
+  end
+  local by_folder, order = {}, {}
+  for _, l in ipairs(layers) do order[#order + 1] = l end
+  order[#order + 1] = CLI
+  order[#order + 1] = SHIM
+  order[#order + 1] = PUBLIC
+  local mods = {}
+  for m in pairs(deps) do mods[#mods + 1] = m end
+  table.sort(mods)
+  for _, m in ipairs(mods) do
+    local d = dir_of(m)
+    by_folder[d] = by_folder[d] or {}
+    table.insert(by_folder[d], m)
+  end
+  local out = { "digraph tree {", "  rankdir=BT; node [shape=box, fontsize=10];" }
+  for i, d in ipairs(order) do
+    if by_folder[d] then
+      out[#out + 1] = ('  subgraph "cluster_%d" { label="%s";'):format(i, d)
+      for _, m in ipairs(by_folder[d]) do
+        out[#out + 1] = ('    "%s" [label="%s"%s%s];'):format(m, base_of(m),
+          header_only[m] and ", style=dashed" or "", members[m] and ", color=red" or "")
+      end
+      out[#out + 1] = "  }"
+    end
+  end
+  for _, m in ipairs(mods) do
+    local from = dir_of(m)
+    local tos = {}
+    for to in pairs(deps[m]) do tos[#tos + 1] = to end
+    table.sort(tos)
+    for _, to in ipairs(tos) do
+      local d = dir_of(to)
+      local ok = d == from or (sees[from] and sees[from][d]) or from == CLI or
+                 (d == PUBLIC and (from == "core/api" or from == SHIM))
+      out[#out + 1] = ('  "%s" -> "%s"%s;'):format(m, to, ok and "" or " [color=red]")
+    end
+  end
+  out[#out + 1] = "}"
+  local f = assert(io.open(path, "w"))
+  f:write(table.concat(out, "\n"), "\n")
+  f:close()
+end
+if dot_file then draw_tree(dot_file) end
 
 report(#makefile_problems == 0, "the Makefile's LAYERS and SEES_ lines are sound", makefile_problems)
 report(#up == 0, "every layer includes only its own headers and those of the layers it sees", up)
