@@ -33,9 +33,10 @@
 #   core/plan     plans, legality, partitions, group keys
 #   core/sim      machine descriptions, the cost model, reports, traces, plan files
 #   core/exec     running plans on the kernels: sessions, timing, checks, profiles
-#   core/script   the Lua sandbox, engines, policies, runs, drivers, ctx
-#   core/api      the public header's remaining calls (fuseeng.h)
-#   core/cli      the fuseeng command
+#   core/script   the Lua sandbox, planners, policies, runs, drivers, ctx
+#   core/api      the public API: the handles and every call of the public
+#                 headers (core/include: fuseeng.h, fuseeng_cli.h)
+#   core/cli      the fuseeng command, through fuseeng_cli.h
 
 PREFIX ?= /usr/local
 SHARED ?= ../shared
@@ -101,10 +102,17 @@ SEES_kernels/gpu := core/ir kernels/vec kernels/ops kernels/group
 # INC_<layer>: the -I flags of the layers it sees and of its own folder.
 seen :=
 $(foreach l,$(LAYERS),$(eval INC_$(l) := $(foreach s,$(if $(SEES_$(l)),$(SEES_$(l)),$(seen)),-I$(s)) -I$(l))$(eval seen += $(l)))
-ALL_INC := $(foreach l,$(LAYERS),-I$(l))
+# The public headers: seen by core/api (which defines every call in them),
+# core/cli, core/shim and the programs outside the library, never by a
+# layer beneath core/api.
+PUBLIC_INC := -Icore/include
+INC_core/api += $(PUBLIC_INC)
+ALL_INC := $(foreach l,$(LAYERS),-I$(l)) $(PUBLIC_INC)
+# The version, from its one place (core/ir/version.h), for fuseeng.pc.
+VERSION := $(shell sed -n 's/^\#define FE_VERSION "\(.*\)"$$/\1/p' core/ir/version.h)
 
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -fopenmp \
-          -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN) -Icore/include
+          -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN)
 LDLIBS = $(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
@@ -150,10 +158,12 @@ $(DEPS_OK): scripts/deps.sh
 	@touch $@
 deps: $(DEPS_OK)
 
-# Each layer's objects see only the headers of their layer and those below.
+# Each layer's objects see only the headers of their layer and those below
+# (core/api the public headers too); the command and the shim see the
+# public headers (and the command its own).
 $(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(INC_$(l))))
-$(BUILD)/obj/core/cli/%.o: LAYER_INC := -Icore/cli
-$(BUILD)/obj/core/shim/%.o: LAYER_INC :=
+$(BUILD)/obj/core/cli/%.o: LAYER_INC := $(PUBLIC_INC) -Icore/cli
+$(BUILD)/obj/core/shim/%.o: LAYER_INC := $(PUBLIC_INC)
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
@@ -209,7 +219,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libfuseeng.a | $(DEPS_OK)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libfuseeng.so
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror $(SAN) -Icore/include -o $@ $< \
+	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror $(SAN) $(PUBLIC_INC) -o $@ $< \
 	    -L$(BUILD) -lfuseeng -Wl,-rpath,'$$ORIGIN/..'
 
 # The benchmark programs are built too, so that they cannot rot unnoticed.
@@ -236,9 +246,10 @@ install: all
 	install -m 755 $(BUILD)/fuseeng $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libfuseeng.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libfuseeng.so $(BUILD)/libfuseeng-core.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 core/include/fuseeng.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 core/include/fuseeng.h core/include/fuseeng_cli.h $(DESTDIR)$(PREFIX)/include/
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc
 
 # make valgrind: tests/valgrind/run.sh's full set under memcheck on the
@@ -290,7 +301,7 @@ FUZZ_CC ?= clang
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Wno-pass-failed -fPIC -fopenmp -D_GNU_SOURCE $(ARCH_CFLAGS) \
-               $(FUZZ_SAN) -Icore/include
+               $(FUZZ_SAN)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/onnx.pb-c.o
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/fuzz_%)

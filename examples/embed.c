@@ -1,5 +1,8 @@
-/* embed.c: fuseeng embedded in a C program through the public API
- * (core/include/fuseeng.h), linked against libfuseeng.so.
+/* embed.c: fuseeng embedded in a C program through the public API, linked
+ * against libfuseeng.so. Planning, swapping policies, simulating and
+ * executing need only the embedding API (core/include/fuseeng.h); plan
+ * files with their figures, and planning with a policy that is not the
+ * active one, are the command's calls (fuseeng_cli.h, which it includes).
  *
  * It loads a model and two policies into one engine, plans with one, swaps
  * in the other and plans again, combines them, loads a third from a Lua
@@ -14,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 static void die(const fe_error *err)
 {

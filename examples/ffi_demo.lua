@@ -1,6 +1,7 @@
 -- ffi_demo.lua: drive libfuseeng.so from LuaJIT through its FFI. The API
--- block of core/include/fuseeng.h (between FE_API_BEGIN and FE_API_END) goes
--- to ffi.cdef unchanged.
+-- blocks of the public headers (between FE_API_BEGIN and FE_API_END) go to
+-- ffi.cdef unchanged: core/include/fuseeng.h's, the embedding API, then
+-- fuseeng_cli.h's, the rest of what the command does, which needs the first.
 --
 --   luajit examples/ffi_demo.lua [ROOT [LIBRARY [MODEL]]]
 --
@@ -12,10 +13,17 @@ local root = arg[1] or "."
 local libpath = arg[2] or root .. "/build/libfuseeng.so"
 local model = arg[3] or root .. "/examples/models/llama2_7b_layer.json"
 
-local header = assert(io.open(root .. "/core/include/fuseeng.h")):read("*a")
-local api = assert(header:match("/%* FE_API_BEGIN %*/(.-)/%* FE_API_END %*/"),
-                   "fuseeng.h has no FE_API_BEGIN/FE_API_END block")
-ffi.cdef(api)
+-- Every API block of a header, in order.
+local function api(name)
+  local header = assert(io.open(root .. "/core/include/" .. name)):read("*a")
+  local blocks = {}
+  for block in header:gmatch("/%* FE_API_BEGIN %*/(.-)/%* FE_API_END %*/") do
+    blocks[#blocks + 1] = block
+  end
+  assert(#blocks > 0, name .. " has no FE_API_BEGIN/FE_API_END block")
+  return table.concat(blocks)
+end
+ffi.cdef(api("fuseeng.h"))
 local fe = ffi.load(libpath)
 
 local err = ffi.new("fe_error")
@@ -48,7 +56,8 @@ assert(counts.fuse_all < counts.static_rules and counts.static_rules <= counts.n
 -- Simulate a plan against the unfused one: figures as numbers, the table as text.
 -- Freed explicitly, in order: a policy before its engine, a report before its plan.
 local p = check(fe.fe_engine_load_policy(engine, "gcu_tlf", err))
-local plan = check(fe.fe_policy_plan(p, m, nil, err))
+assert(fe.fe_engine_use(engine, p, err) == 0, ffi.string(err.message))
+local plan = check(fe.fe_engine_plan(engine, m, err))
 local report = check(fe.fe_engine_simulate(engine, plan, err))
 local fig, base = ffi.new("fe_figures"), ffi.new("fe_figures")
 fe.fe_report_figures(report, 0, fig)
@@ -59,6 +68,8 @@ print(("gcu_tlf on %s: %.1f us in %d kernels (+%d extern), unfused %.1f us; L3 t
 -- Every group is a generated kernel, an extern call or a view group.
 assert(fig.time_s < base.time_s and fig.kernels + fig.extern_calls + fig.views == fe.fe_plan_groups(plan),
        "simulation is off")
+-- The comparison table as fuseeng run prints it is the command's: fuseeng_cli.h.
+ffi.cdef(api("fuseeng_cli.h"))
 local text = check(fe.fe_report_format(report, nil, fe.FE_FORMAT_TEXT, err))
 io.write(ffi.string(text))
 fe.fe_free(text)

@@ -1,5 +1,5 @@
-/* test_api.c: the calls of the public header that the fuseeng command is
- * built on (core/api), through fuseeng.h alone: models and ops, planning
+/* test_api.c: the calls of the public headers that the fuseeng command is
+ * built on (core/api), through fuseeng_cli.h alone: models and ops, planning
  * with statistics, plan text and JSON, plan files read back for a model,
  * simulation, execution, timing and profiles, A/B comparison, scripts;
  * and every kind of bad input (NULL arguments, a missing file, a plan for
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 #define LLAMA "examples/models/llama2_7b_layer.json"
 #define GPT2 "examples/models/gpt2_block.json"

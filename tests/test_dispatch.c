@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 #define LLAMA "examples/models/llama2_7b_layer.json"
 #define GPT2 "examples/models/gpt2_block.json"

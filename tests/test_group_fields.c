@@ -3,8 +3,7 @@
  * a:shared_bytes(b), a:feeds(b), names, parts made once, and tensor lists with no
  * duplicates; and the errors for groups that overlap or are no groups. */
 #include "testlib.h"
-#include "engine.h"
-#include "model.h"
+#include "api.h"
 #include "plan.h"
 #include "planning.h"
 

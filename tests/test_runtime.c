@@ -4,8 +4,7 @@
  * (no illegal plan, ever). */
 #include "testlib.h"
 #include "testgraph.h"
-#include "engine.h"
-#include "model.h"
+#include "api.h"
 #include "ops.h"
 #include "plan.h"
 #include "plan_json.h"
@@ -380,7 +379,7 @@ static void hook_faults(void **s)
             fe_policy *p = load(e, src);
             fe_error err = {0};
             fe_run_stats st;
-            fe_plan *plan = fe_run_policy(e, p, m->g, &st, &err);
+            fe_plan *plan = fe_run_policy(&p->r, m->g, &st, &err);
             if (!unfused && (plan || !strstr(err.message, cases[i].message)))
                 fail_msg("%s (stop): got '%s'; want '%s'", cases[i].what, err.message, cases[i].message);
             if (unfused && !plan)

@@ -1,19 +1,38 @@
-/* api.h: the objects behind core/api's public handles (fuseeng.h), text
- * results, and the few engine internals core/api needs (api_engine.c is
- * the one file that reaches into core/script's structs). */
+/* api.h: the objects behind the public handles (fuseeng.h, fuseeng_cli.h),
+ * text results, and the few engine internals the rest of core/api needs.
+ * The handles of engines, policies and models wrap the script layer's
+ * planner and policy references and the IR's graph; their files
+ * (api_engine.c, api_policy.c, api_model_load.c) are the ones that reach
+ * into them. A public fe_plan is core/plan's plan itself. */
 #ifndef FE_API_H
 #define FE_API_H
 
 #include <stdio.h>
 
 #include "execute.h"
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 #include "graph.h"
 #include "jsonw.h"
 #include "machine.h"
 #include "measure.h"
 #include "plan.h"
+#include "planner.h"
+#include "policy.h"
 #include "sim.h"
+
+struct fe_engine {
+    fe_planner *pl;             /* the Lua state, machine, profile, ctx:bench's limits */
+    fe_policy *active;          /* fe_engine_use's; fe_policy_free clears it */
+};
+
+struct fe_policy {
+    fe_engine *e;
+    fe_policy_ref r;            /* the Lua table in e's planner */
+};
+
+struct fe_model {
+    fe_graph *g;
+};
 
 struct fe_report {
     fe_sim_report plan, base;   /* the plan and its model's unfused plan */
@@ -44,7 +63,7 @@ char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int for
 /* Sets err to FE_EINPUT "fn: what is NULL" when p is NULL; returns 1 then. */
 int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);
 
-/* ---- engine internals (api_engine.c) ---- */
+/* ---- engines and models (api_engine.c, api_model_load.c) ---- */
 
 /* The machine e plans and simulates for. */
 const fe_machine *fe_api_machine(const fe_engine *e);
@@ -54,7 +73,9 @@ int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err);
 void fe_api_set_machine(fe_engine *e, const fe_machine *m);
 /* The graph behind a model. */
 const fe_graph *fe_api_graph(const fe_model *m);
-/* Wrap g (taken) into a model: fe_model_wrap (core/script/model.h). */
+/* A model handle owning g (caller frees with fe_model_free); NULL if g is
+ * NULL (err already set by whoever failed to make it), or with FE_ENOMEM,
+ * g freed, if the handle cannot be had. */
 fe_model *fe_api_model(fe_graph *g, fe_error *err);
 
 /* The whole-plan figures of simulated totals t (api_sim.c). */

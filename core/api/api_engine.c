@@ -1,17 +1,12 @@
-/* api_engine.c: the public calls that need the script layer's own structs
- * (engine.h, model.h, policy.h) and its planning run with statistics
- * (planning.h): an engine's machine, home and sandbox, a model's graph.
- * Every other core/api file goes through these. */
+/* api_engine.c: engines, the public handle fe_engine: a planner (the
+ * script layer's sandboxed Lua state with its machine, profile and
+ * ctx:bench limits, core/script/planner.h) and the active policy. Also
+ * what the rest of core/api needs of an engine: its machine. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "api.h"
-#include "engine.h"
-#include "load.h"
 #include "machine_file.h"
-#include "model.h"
 #include "planning.h"
-#include "policy.h"
 #include "sandbox.h"
 
 int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err)
@@ -22,101 +17,104 @@ int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err)
     return 1;
 }
 
-const fe_machine *fe_api_machine(const fe_engine *e)
+fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
 {
-    return &e->machine;
+    fe_planner_opts o = {0};
+    if (opts) {
+        o.sandbox.instructions = opts->max_instructions;
+        o.sandbox.memory = opts->max_memory;
+        o.sandbox.seconds = opts->max_seconds;
+        o.sandbox.home = opts->home;
+        o.machine = opts->machine;
+        o.bench_budget = opts->bench_budget;
+        o.weights = opts->weights;
+        o.inputs = opts->inputs;
+    }
+    fe_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        fe_error_set(err, FE_ENOMEM, "out of memory creating an engine");
+        return NULL;
+    }
+    if (!(e->pl = fe_planner_new(&o, err))) {
+        free(e);
+        return NULL;
+    }
+    return e;
 }
 
-int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err)
+void fe_engine_free(fe_engine *e)
 {
-    fe_machine m;
-    int rc = fe_machine_load_shipped(e->sb, name, &m, err);
-    if (rc == FE_OK)
-        e->machine = m;
-    return rc;
+    if (!e)
+        return;
+    fe_planner_free(e->pl);
+    free(e);
 }
 
-void fe_api_set_machine(fe_engine *e, const fe_machine *m)
+int fe_engine_set_machine(fe_engine *e, const char *name_or_path, fe_error *err)
 {
-    e->machine = *m;
+    return fe_planner_set_machine(e->pl, name_or_path, err);
 }
 
-const fe_graph *fe_api_graph(const fe_model *m)
+int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err)
 {
-    return m->g;
-}
-
-fe_model *fe_api_model(fe_graph *g, fe_error *err)
-{
-    return fe_model_wrap(g, err);
+    return fe_planner_set_profile(e->pl, path, err);
 }
 
 const char *fe_engine_home(const fe_engine *e)
 {
-    return e ? fe_sandbox_home(e->sb) : NULL;
+    return e ? fe_sandbox_home(e->pl->sb) : NULL;
 }
 
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o)
 {
     if (e && o)
-        fe_sandbox_set_limits(e->sb, o->max_instructions, o->max_memory, o->max_seconds);
+        fe_sandbox_set_limits(e->pl->sb, o->max_instructions, o->max_memory, o->max_seconds);
 }
 
 const char *fe_engine_machine(const fe_engine *e)
 {
-    return e ? e->machine.name : NULL;
+    return e ? e->pl->machine.name : NULL;
 }
 
 const char *fe_engine_machine_description(const fe_engine *e)
 {
-    return e ? e->machine.description : NULL;
+    return e ? e->pl->machine.description : NULL;
 }
 
-fe_model *fe_model_load_dims(const char *path, int n, const char *const *names,
-                             const int64_t *values, fe_error *err)
+const fe_machine *fe_api_machine(const fe_engine *e)
 {
-    if (fe_api_null(path, "fe_model_load_dims", "the path", err))
-        return NULL;
-    if (n < 0 || (n > 0 && (!names || !values))) {
-        fe_error_set(err, FE_EINPUT, "fe_model_load_dims: %d dims without names and values", n);
+    return &e->pl->machine;
+}
+
+int fe_api_use_shipped_machine(fe_engine *e, const char *name, fe_error *err)
+{
+    fe_machine m;
+    int rc = fe_machine_load_shipped(e->pl->sb, name, &m, err);
+    if (rc == FE_OK)
+        e->pl->machine = m;
+    return rc;
+}
+
+void fe_api_set_machine(fe_engine *e, const fe_machine *m)
+{
+    e->pl->machine = *m;
+}
+
+int fe_engine_use(fe_engine *e, fe_policy *p, fe_error *err)
+{
+    if (!p || p->e != e)
+        return fe_error_set(err, FE_EINPUT, "fe_engine_use: the policy belongs to another engine");
+    e->active = p;
+    return FE_OK;
+}
+
+fe_plan *fe_engine_plan(fe_engine *e, const fe_model *m, fe_error *err)
+{
+    if (!e->active) {
+        fe_error_set(err, FE_EINPUT, "no active policy: load one and call fe_engine_use");
         return NULL;
     }
-    fe_dimset ds = {n, names, values};
-    return fe_api_model(fe_load_model_file(path, &ds, err), err);
-}
-
-int64_t fe_model_dim(const fe_model *m, const char *name)
-{
-    if (!m || !name)
-        return 0;
-    int32_t d = fe_graph_find_dim(m->g, name);
-    return d >= 0 ? m->g->dims[d].value : 0;
-}
-
-const char *fe_model_file(const fe_model *m)
-{
-    return m ? m->g->file : NULL;
-}
-
-fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, fe_error *err)
-{
-    if (fe_api_null(p, "fe_policy_plan", "the policy", err) ||
-        fe_api_null(m, "fe_policy_plan", "the model", err))
-        return NULL;
-    fe_run_stats st;
-    memset(&st, 0, sizeof st);
-    fe_plan *plan = fe_run_policy(p->e, p, m->g, &st, err);
-    if (plan && stats) {
-        /* The run's figures, field by field (the public struct is its own). */
-#define COPY(f) stats->f = st.f
-        COPY(hook_calls); COPY(hook_seconds); COPY(decide_calls); COPY(instructions);
-        COPY(lua_bytes); COPY(rounds); COPY(seconds); COPY(sim_calls); COPY(sim_seconds);
-        COPY(bench_measured); COPY(bench_cached); COPY(bench_fallbacks); COPY(bench_seconds);
-        COPY(decide_reused); COPY(hook_memo);
-#undef COPY
-        memcpy(stats->fault, st.fault, sizeof stats->fault);
-    }
-    return plan;
+    return fe_run_policy(&e->active->r, m->g, NULL, err);
 }
 
 void fe_watchdog(void)

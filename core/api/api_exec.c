@@ -87,3 +87,8 @@ void fe_result_free(fe_result *x)
     fe_execution_free(&x->x);
     free(x);
 }
+
+const char *fe_threads(void)
+{
+    return fe_exec_threads();
+}

@@ -1,6 +1,7 @@
 /* api_plan.c: a plan as people and tools read it: the summary and decision
  * log of fuseeng run, Graphviz, and fuseeng.plan/1 JSON with the simulated
- * and executed figures in its "summary". */
+ * and executed figures in its "summary"; and the embedding API's plain
+ * plan file and group accessors. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,4 +299,37 @@ char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report 
     }
     summary_parts parts = {r, (format & FE_WITH_VERSUS) != 0, x, st};
     return fe_api_text(write_plan, p, &parts, format, err);
+}
+
+char *fe_plan_to_json(const fe_plan *p, fe_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        fe_error_set(err, FE_ENOMEM, "out of memory writing a plan");
+        return NULL;
+    }
+    int rc = fe_plan_write(p, f, 1, NULL, err);
+    fclose(f);
+    if (rc != FE_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int fe_plan_groups(const fe_plan *p) { return p->ngroups; }
+int fe_plan_decisions(const fe_plan *p) { return p->ndecisions; }
+
+int fe_plan_group_size(const fe_plan *p, int group)
+{
+    return group >= 0 && group < p->ngroups ? p->groups[group].n : 0;
+}
+
+const char *fe_plan_group_node(const fe_plan *p, int group, int k)
+{
+    if (group < 0 || group >= p->ngroups || k < 0 || k >= p->groups[group].n)
+        return NULL;
+    return fe_node_name(p->g, fe_graph_node(p->g, p->members[p->groups[group].off + k]));
 }

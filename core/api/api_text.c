@@ -1,5 +1,6 @@
 /* api_text.c: results as text: strings written through a memory stream
- * (freed with fe_free) and files written whole or not at all. */
+ * (freed with fe_free), escaped text, and files written whole or not at
+ * all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,16 @@ char *fe_api_text(fe_api_writer write, const void *obj, const void *arg, int for
         return NULL;
     }
     return escaped(buf, err);
+}
+
+void fe_free(void *p)
+{
+    free(p);
+}
+
+size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines)
+{
+    return fe_escape_into(dst, size, src, keep_lines);
 }
 
 void fe_error_prepend(fe_error *err, const char *text)

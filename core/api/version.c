@@ -1,7 +1,8 @@
-/* version.c: the library version. */
+/* version.c: the library version (core/ir/version.h). */
 #include "fuseeng.h"
+#include "version.h"
 
 const char *fe_version(void)
 {
-    return "0.1.0";
+    return FE_VERSION;
 }

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 typedef struct fe_cmd {
     const char *name;

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
     fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import;

@@ -209,7 +209,7 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
 {
     const fe_graph *g = plan->g;
     char a[32], b[32], c[32];
-    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_threads(),
+    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_exec_threads(),
             (unsigned long long)x->seed);
     int few = x->timed && x->rounds < FE_EXEC_FEW_ROUNDS;
     if (x->timed && !few)

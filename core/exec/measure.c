@@ -11,7 +11,7 @@
 #include "paired.h"
 #include "sim.h"
 
-const char *fe_threads(void)
+const char *fe_exec_threads(void)
 {
     static char buf[96];
     const char *w = getenv("OMP_WAIT_POLICY");

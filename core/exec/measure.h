@@ -36,4 +36,8 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
                    fe_error *err);
 void fe_measured_free(fe_measured *m);
 
+/* "2 threads, passive waits": how the kernels run here (the thread count
+ * and OMP_WAIT_POLICY); static storage. The public fe_threads. */
+const char *fe_exec_threads(void);
+
 #endif

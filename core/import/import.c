@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "import.h"
 #include "onnx_imp.h"
 #include "safetensors.h"
 #include "save.h"
@@ -287,9 +288,9 @@ int64_t imp_dim_value(imp *im, int64_t sym)
         if (im->dims[i].sym != sym)
             continue;
         int64_t v = 1;
-        for (int k = 0; k < im->opt->ndims; k++)
-            if (!strcmp(im->opt->dim_names[k], im->dims[i].name))
-                v = im->opt->dim_values[k];
+        for (int k = 0; k < im->ngiven; k++)
+            if (!strcmp(im->given_names[k], im->dims[i].name))
+                v = im->given_values[k];
         if (i < 64 && !(im->fixed_noted & (1ull << i))) {
             im->fixed_noted |= 1ull << i;
             imp_note(im, "note: node '%s' (%s) computes with symbolic dim '%s': the model holds "
@@ -574,15 +575,15 @@ static int write_files(imp *im, const fe_graph *g, const char *out, const char *
     return FE_OK;
 }
 
-int fe_import_onnx(const char *path, const char *out, const fe_import_options *opt, char **notes,
-                   fe_error *err)
+int fe_import_onnx_file(const char *path, const char *out, const fe_import_opts *opt,
+                        char **notes, fe_error *err)
 {
     fe_error local = {0};
     if (!err)
         err = &local;
     if (notes)
         *notes = NULL;
-    fe_import_options none = {0};
+    fe_import_opts none = {0};
     if (!opt)
         opt = &none;
     char wpath[4096];
@@ -597,7 +598,8 @@ int fe_import_onnx(const char *path, const char *out, const fe_import_options *o
     fe_onnx *o = fe_onnx_read(path, err);
     if (!o)
         return err->code;
-    imp im = {.o = o, .path = path, .err = err, .opt = opt};
+    imp im = {.o = o, .path = path, .err = err, .ngiven = opt->ndims,
+              .given_names = opt->dim_names, .given_values = opt->dim_values};
     im.strs = fe_strtab_new();
     im.b = fe_builder_new(path, err);
     if (!im.strs || !im.b) {

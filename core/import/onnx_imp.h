@@ -57,7 +57,9 @@ typedef struct imp {
     imp_val **weights;         /* values made weights, in order */
     int nweights, capweights;
     const Onnx__ValueInfoProto **vinfo;  /* strs id -> value_info / output */
-    const fe_import_options *opt;
+    int ngiven;                /* the dims the user gave (fe_import_opts): */
+    const char *const *given_names;   /* given_names[k] = given_values[k] */
+    const int64_t *given_values;
     struct { int64_t sym; const char *name; } dims[256];  /* symbolic dims seen */
     int ndims;
     uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */

@@ -49,11 +49,11 @@ char *fe_escape_dup(const char *s, int keep_lines)
     size_t size = 4 * strlen(s) + 1;   /* each byte at most \xNN */
     char *out = malloc(size);
     if (out)
-        fe_escape(out, size, s, keep_lines);
+        fe_escape_into(out, size, s, keep_lines);
     return out;
 }
 
-size_t fe_escape(char *dst, size_t size, const char *src, int keep_lines)
+size_t fe_escape_into(char *dst, size_t size, const char *src, int keep_lines)
 {
     static const char hex[] = "0123456789abcdef";
     size_t k = 0;
@@ -92,7 +92,7 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
-        fe_escape(err->message, sizeof err->message, raw, 0);
+        fe_escape_into(err->message, sizeof err->message, raw, 0);
     }
     return code;
 }
@@ -107,7 +107,7 @@ void fe_error_prefix(fe_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fe_escape(head, sizeof head, raw, 0);
+    fe_escape_into(head, sizeof head, raw, 0);
     /* Shift the message right to make room, truncating its tail. */
     size_t h = strlen(head), cap = sizeof err->message - 1;
     size_t m = strnlen(err->message, cap);

@@ -3,7 +3,28 @@
 #ifndef FE_ERROR_H
 #define FE_ERROR_H
 
-#include "fuseeng.h"   /* fe_error and the FE_E* codes are public */
+#include <stddef.h>
+
+/* The codes and the struct are public too: the embedding header
+ * (core/include/fuseeng.h) defines the same for users, who see no header
+ * of ours, under the same guard, so that a file seeing both (core/api)
+ * gets one definition. core/api/api_abi.c checks at compile time that the
+ * two agree; change them together. */
+#ifndef FE_ERROR_DEFINED
+#define FE_ERROR_DEFINED
+enum {
+    FE_OK = 0,
+    FE_ERUNTIME = 1,   /* the engine failed while doing what was asked */
+    FE_EINPUT = 2,     /* bad input: model, plan, policy, option or usage */
+    FE_ENOMEM = 3,     /* an allocation failed */
+    FE_ECHECK = 4      /* a numeric check failed (fused != reference) */
+};
+
+typedef struct fe_error {
+    int code;
+    char message[1024];
+} fe_error;
+#endif
 
 /* Set err (if not NULL) to code and a printf-style message; returns code so
  * callers can write `return fe_error_set(err, FE_EINPUT, ...)`. */
@@ -15,12 +36,18 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The offset of the first byte of s that fe_escape (fuseeng.h) would
- * escape with that keep_lines, or -1 if there is none. */
+/* Copy src into dst (size bytes, always terminated, truncated if need be)
+ * with each control character written as \xNN: C0 and DEL bytes, and the
+ * C1 controls U+0080..U+009F; keep_lines keeps '\n' and '\t'. Returns the
+ * length of dst. The public fe_escape. */
+size_t fe_escape_into(char *dst, size_t size, const char *src, int keep_lines);
+
+/* The offset of the first byte of s that fe_escape_into would escape with
+ * that keep_lines, or -1 if there is none. */
 long fe_control_at(const char *s, int keep_lines);
 
-/* s escaped as fe_escape does, in a new string (caller frees); NULL if out
- * of memory. */
+/* s escaped as fe_escape_into does, in a new string (caller frees); NULL
+ * if out of memory. */
 char *fe_escape_dup(const char *s, int keep_lines);
 
 /* Exit status for an error code: 0 ok, 2 bad input or usage, 1 otherwise. */

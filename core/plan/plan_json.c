@@ -248,39 +248,6 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
     return FE_OK;
 }
 
-char *fe_plan_to_json(const fe_plan *p, fe_error *err)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        fe_error_set(err, FE_ENOMEM, "out of memory writing a plan");
-        return NULL;
-    }
-    int rc = fe_plan_write(p, f, 1, NULL, err);
-    fclose(f);
-    if (rc != FE_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
-int fe_plan_groups(const fe_plan *p) { return p->ngroups; }
-int fe_plan_decisions(const fe_plan *p) { return p->ndecisions; }
-
-int fe_plan_group_size(const fe_plan *p, int group)
-{
-    return group >= 0 && group < p->ngroups ? p->groups[group].n : 0;
-}
-
-const char *fe_plan_group_node(const fe_plan *p, int group, int k)
-{
-    if (group < 0 || group >= p->ngroups || k < 0 || k >= p->groups[group].n)
-        return NULL;
-    return fe_node_name(p->g, fe_graph_node(p->g, p->members[p->groups[group].off + k]));
-}
-
 /* ---- reading ---- */
 
 /* "copies": a list of {"tensor": name, "reason": text}, each tensor a

@@ -10,12 +10,12 @@
 
 #include "choice.h"
 #include "drivers.h"
-#include "fuseeng.h"
 #include "lua_core.h"
 #include "lua_fields.h"
 #include "ops.h"
 #include "plan.h"
 #include "sandbox.h"
+#include "version.h"
 
 /* ops[name] = {kind=, min_inputs=, max_inputs=, flops=, live=, view=, library=, attrs=,
  * description=} */
@@ -142,7 +142,7 @@ int fe_luaopen_core(lua_State *L)
     lua_setfield(L, -2, "kinds");
     push_kernel_choices(L);
     lua_setfield(L, -2, "kernel_choices");
-    fe_lf_str(L, "version", fe_version());
+    fe_lf_str(L, "version", FE_VERSION);
     fe_lf_int(L, "max_split", FE_PLAN_MAX_SPLIT);
     lua_pushcfunction(L, l_sha256);
     lua_setfield(L, -2, "sha256");

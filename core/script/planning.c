@@ -16,9 +16,7 @@
 
 #include "ctx.h"
 #include "drivers.h"
-#include "model.h"
 #include "planning.h"
-#include "policy.h"
 #include "sim.h"
 
 /* The plan of the driver's partition, with the splits and kernels the
@@ -91,9 +89,9 @@ static fe_plan *plan_run(fe_run *r)
     return plan;
 }
 
-fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_stats *stats,
-                       fe_error *err)
+fe_plan *fe_run_policy(fe_policy_ref *p, const fe_graph *g, fe_run_stats *stats, fe_error *err)
 {
+    const fe_planner *pl = p->pl;
     /* The policy's table may have changed since it was loaded (it is the
      * script's own table): check again what C reads of it. */
     if (fe_policy_check(p, err) != FE_OK) {
@@ -101,9 +99,9 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
             *stats = (fe_run_stats){0};
         return NULL;
     }
-    fe_run_env env = {.sb = e->sb, .machine = &e->machine, .profile = e->profile,
-                      .bench_budget = e->bench_budget, .bench_item = e->bench_item,
-                      .weights = e->weights, .inputs = e->inputs,
+    fe_run_env env = {.sb = pl->sb, .machine = &pl->machine, .profile = pl->profile,
+                      .bench_budget = pl->bench_budget, .bench_item = pl->bench_item,
+                      .weights = pl->weights, .inputs = pl->inputs,
                       .policy = p->name, .driver = p->driver, .path = p->path,
                       .policy_ref = p->ref};
     fe_run r;
@@ -115,13 +113,4 @@ fe_plan *fe_run_policy(fe_engine *e, fe_policy *p, const fe_graph *g, fe_run_sta
     }
     fe_run_end(&r, stats);
     return plan;
-}
-
-fe_plan *fe_engine_plan(fe_engine *e, const fe_model *m, fe_error *err)
-{
-    if (!e->active) {
-        fe_error_set(err, FE_EINPUT, "no active policy: load one and call fe_engine_use");
-        return NULL;
-    }
-    return fe_run_policy(e, e->active, m->g, NULL, err);
 }

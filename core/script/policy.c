@@ -1,15 +1,15 @@
 /* policy.c: loading, combining and parameterising policies.
  *
  * A policy file runs once, in a fresh sandbox environment, and must return
- * a table made by fe.policy{...} (or a combinator). The handle keeps a
- * registry reference to that table; combining and parameter overrides call
- * the engine's own instance of lua/fuseeng.lua, so the rules for them live
- * in Lua beside fe.policy itself.
+ * a table made by fe.policy{...} (or a combinator). An fe_policy_ref keeps
+ * a registry reference to that table; combining and parameter overrides
+ * call the planner's own instance of lua/fuseeng.lua, so the rules for them
+ * live in Lua beside fe.policy itself.
  *
  * The marker that says "policy" (__fuseeng_policy in the metatable) is
  * duck-typed, because each script has its own instance of the library, so
  * a script can forge it. C therefore trusts no field: fe_policy_check
- * checks every field the engine reads whenever a policy is wrapped and
+ * checks every field the engine reads whenever a policy is taken and
  * before each run (the table is the script's and may change).
  */
 #include <lauxlib.h>
@@ -28,7 +28,7 @@ static void field_str(lua_State *L, int idx, const char *key, char *buf, size_t 
     lua_pushstring(L, key);
     lua_rawget(L, idx);
     const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    fe_escape(buf, size, s, 0);
+    fe_escape_into(buf, size, s, 0);
     lua_pop(L, 1);
 }
 
@@ -106,9 +106,9 @@ static int check_table(lua_State *L, int idx, const char *path, fe_error *err)
     return FE_OK;
 }
 
-int fe_policy_check(fe_policy *p, fe_error *err)
+int fe_policy_check(fe_policy_ref *p, fe_error *err)
 {
-    lua_State *L = fe_sandbox_L(p->e->sb);
+    lua_State *L = fe_sandbox_L(p->pl->sb);
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
     int rc = check_table(L, -1, p->path, err);
     if (rc == FE_OK) {
@@ -121,136 +121,112 @@ int fe_policy_check(fe_policy *p, fe_error *err)
     return rc;
 }
 
-fe_policy *fe_policy_wrap(fe_engine *e, const char *path, fe_error *err)
+int fe_policy_take(fe_planner *pl, const char *path, fe_policy_ref *p, fe_error *err)
 {
-    lua_State *L = fe_sandbox_L(e->sb);
+    lua_State *L = fe_sandbox_L(pl->sb);
     if (!is_policy(L, -1)) {
         fe_error_set(err, FE_EINPUT, "%s: a policy file must return fe.policy{...} (or a "
                      "combination such as fe.chain{...}); it returned a %s", path,
                      luaL_typename(L, -1));
         lua_pop(L, 1);
-        return NULL;
+        return FE_EINPUT;
     }
-    if (check_table(L, -1, path, err) != FE_OK) {
+    int rc = check_table(L, -1, path, err);
+    if (rc != FE_OK) {
         lua_pop(L, 1);
-        return NULL;
+        return rc;
     }
-    fe_policy *p = calloc(1, sizeof *p);
-    if (!p) {
-        lua_pop(L, 1);
-        fe_error_set(err, FE_ENOMEM, "out of memory");
-        return NULL;
-    }
-    p->e = e;
+    memset(p, 0, sizeof *p);
+    p->pl = pl;
     field_str(L, -1, "name", p->name, sizeof p->name);
     field_str(L, -1, "driver", p->driver, sizeof p->driver);
     field_str(L, -1, "description", p->description, sizeof p->description);
     field_str(L, -1, "source", p->source, sizeof p->source);
     snprintf(p->path, sizeof p->path, "%s", path);
     p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    return p;
+    return FE_OK;
 }
 
-static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
+static int run_chunk(fe_planner *pl, const char *label, fe_policy_ref *p, fe_error *err)
 {
     /* Loading runs the file's top level: it is metered like a run. */
-    fe_sandbox_begin(e->sb, label);
-    if (fe_sandbox_pcall(e->sb, 0, 1, label, err) != FE_OK) {
+    fe_sandbox_begin(pl->sb, label);
+    int rc = fe_sandbox_pcall(pl->sb, 0, 1, label, err);
+    if (rc != FE_OK) {
         /* A message without the file's name (raised from a tail call, as in
          * `return fe.policy{...}`) gets it. */
         if (err && strncmp(err->message, label, strlen(label)) != 0)
             fe_error_prefix(err, "%s: ", label);
-        return NULL;
+        return rc;
     }
-    return fe_policy_wrap(e, label, err);
+    return fe_policy_take(pl, label, p, err);
 }
 
-fe_policy *fe_engine_load_policy(fe_engine *e, const char *name_or_path, fe_error *err)
+int fe_policy_load(fe_planner *pl, const char *name_or_path, fe_policy_ref *p, fe_error *err)
 {
     char path[PATH_MAX];
-    if (fe_sandbox_find(e->sb, "policies", "policy", name_or_path, path, sizeof path) != 0) {
-        fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such policy "
-                     "(see 'fuseeng policies') and there is no file of that name here",
-                     name_or_path, fe_sandbox_home(e->sb));
-        return NULL;
-    }
-    fe_sandbox_push_env(e->sb);
-    if (fe_sandbox_load_file(e->sb, path, "the policy", err) != FE_OK)
-        return NULL;
-    return run_chunk(e, path, err);
+    if (fe_sandbox_find(pl->sb, "policies", "policy", name_or_path, path, sizeof path) != 0)
+        return fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such "
+                            "policy (see 'fuseeng policies') and there is no file of that name "
+                            "here", name_or_path, fe_sandbox_home(pl->sb));
+    fe_sandbox_push_env(pl->sb);
+    int rc = fe_sandbox_load_file(pl->sb, path, "the policy", err);
+    if (rc != FE_OK)
+        return rc;
+    return run_chunk(pl, path, p, err);
 }
 
-fe_policy *fe_engine_load_policy_buffer(fe_engine *e, const char *source, size_t len,
-                                        const char *label, fe_error *err)
+int fe_policy_load_buffer(fe_planner *pl, const char *source, size_t len, const char *label,
+                          fe_policy_ref *p, fe_error *err)
 {
     if (!label)
         label = "policy";
-    fe_sandbox_push_env(e->sb);
-    if (fe_sandbox_load_string(e->sb, source, len, label, err) != FE_OK)
-        return NULL;
-    return run_chunk(e, label, err);
+    fe_sandbox_push_env(pl->sb);
+    int rc = fe_sandbox_load_string(pl->sb, source, len, label, err);
+    if (rc != FE_OK)
+        return rc;
+    return run_chunk(pl, label, p, err);
 }
 
-void fe_policy_free(fe_policy *p)
+void fe_policy_release(fe_policy_ref *p)
 {
-    if (!p)
-        return;
-    if (p->e->active == p)
-        p->e->active = NULL;
-    luaL_unref(fe_sandbox_L(p->e->sb), LUA_REGISTRYINDEX, p->ref);
-    free(p);
+    if (p && p->pl)
+        luaL_unref(fe_sandbox_L(p->pl->sb), LUA_REGISTRYINDEX, p->ref);
 }
 
-int fe_engine_use(fe_engine *e, fe_policy *p, fe_error *err)
+int fe_policy_combine(fe_planner *pl, const char *how, const fe_policy_ref *const *list, int n,
+                      fe_policy_ref *out, fe_error *err)
 {
-    if (!p || p->e != e)
-        return fe_error_set(err, FE_EINPUT, "fe_engine_use: the policy belongs to another engine");
-    e->active = p;
-    return FE_OK;
-}
-
-const char *fe_policy_name(const fe_policy *p) { return p->name; }
-const char *fe_policy_driver(const fe_policy *p) { return p->driver; }
-const char *fe_policy_description(const fe_policy *p) { return p->description; }
-const char *fe_policy_source(const fe_policy *p) { return p->source; }
-
-fe_policy *fe_engine_combine(fe_engine *e, const char *how, fe_policy *const *policies, int n,
-                             fe_error *err)
-{
-    lua_State *L = fe_sandbox_L(e->sb);
-    fe_engine_push_fe(e);
+    lua_State *L = fe_sandbox_L(pl->sb);
+    fe_planner_push_fe(pl);
     lua_getfield(L, -1, "combine");
     lua_remove(L, -2);
     lua_pushstring(L, how);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        if (policies[i]->e != e) {
-            lua_pop(L, 3);
-            fe_error_set(err, FE_EINPUT, "fe_engine_combine: policy %d belongs to another engine", i);
-            return NULL;
-        }
-        lua_rawgeti(L, LUA_REGISTRYINDEX, policies[i]->ref);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->ref);
         lua_rawseti(L, -2, i + 1);
     }
-    fe_sandbox_begin(e->sb, "combine");
-    if (fe_sandbox_pcall(e->sb, 2, 1, "combine", err) != FE_OK)
-        return NULL;
-    return fe_policy_wrap(e, how, err);
+    fe_sandbox_begin(pl->sb, "combine");
+    int rc = fe_sandbox_pcall(pl->sb, 2, 1, "combine", err);
+    if (rc != FE_OK)
+        return rc;
+    return fe_policy_take(pl, how, out, err);
 }
 
-int fe_policy_set_param(fe_policy *p, const char *key, const char *value, fe_error *err)
+int fe_policy_override(fe_policy_ref *p, const char *key, const char *value, fe_error *err)
 {
-    lua_State *L = fe_sandbox_L(p->e->sb);
-    fe_engine_push_fe(p->e);
+    lua_State *L = fe_sandbox_L(p->pl->sb);
+    fe_planner_push_fe(p->pl);
     lua_getfield(L, -1, "set_param");
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
     lua_pushstring(L, key);
     lua_pushstring(L, value);
-    fe_sandbox_begin(p->e->sb, p->path);
-    if (fe_sandbox_pcall(p->e->sb, 3, 1, "param", err) != FE_OK)
+    fe_sandbox_begin(p->pl->sb, p->path);
+    if (fe_sandbox_pcall(p->pl->sb, 3, 1, "param", err) != FE_OK)
         return err ? err->code : FE_EINPUT;
-    /* The overridden policy replaces the old table under the same handle. */
+    /* The overridden policy replaces the old table under the same reference. */
     luaL_unref(L, LUA_REGISTRYINDEX, p->ref);
     field_str(L, -1, "name", p->name, sizeof p->name);
     p->ref = luaL_ref(L, LUA_REGISTRYINDEX);

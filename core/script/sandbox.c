@@ -374,7 +374,7 @@ int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *kind,
         stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
         if (here) {
             char shown[2 * PATH_MAX];
-            fe_escape(shown, sizeof shown, name, 0);
+            fe_escape_into(shown, sizeof shown, name, 0);
             fprintf(stderr, "fuseeng: note: %s '%s' is the shipped one, %s; to use the file "
                     "'%s' in this directory, write ./%s\n", kind, shown, out, shown, shown);
         }

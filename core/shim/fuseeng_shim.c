@@ -17,9 +17,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
-/* name, return type, parameter list, argument list, the fe_error argument */
+/* Every call of the public headers but those returning void (FE_API_VOID),
+ * fuseeng.h's first: name, return type, parameter list, argument list, the
+ * fe_error argument. tests/cli/embedding.sh checks that libfuseeng.so
+ * exports every call the headers declare. */
 #define FE_API(X)                                                                           \
     X(fe_version, const char *, (void), (), NULL)                                           \
     X(fe_engine_new, fe_engine *, (const fe_engine_options *o, fe_error *e), (o, e), e)     \
@@ -46,19 +49,28 @@
     X(fe_plan_group_size, int, (const fe_plan *p, int g), (p, g), NULL)                     \
     X(fe_plan_group_node, const char *, (const fe_plan *p, int g, int k), (p, g, k), NULL)  \
     X(fe_plan_decisions, int, (const fe_plan *p), (p), NULL)                                \
-    FE_API_CLI(X)
-
-/* The calls behind the fuseeng command (core/api). */
-#define FE_API_CLI(X)                                                                       \
-    X(fe_engine_home, const char *, (const fe_engine *x), (x), NULL)                        \
     X(fe_escape, size_t, (char *d, size_t n, const char *s, int k), (d, n, s, k), NULL)     \
     X(fe_engine_set_machine, int, (fe_engine *x, const char *m, fe_error *e), (x, m, e), e) \
-    X(fe_engine_set_profile, int, (fe_engine *x, const char *p, fe_error *e), (x, p, e), e) \
     X(fe_engine_machine, const char *, (const fe_engine *x), (x), NULL)                     \
-    X(fe_engine_machine_description, const char *, (const fe_engine *x), (x), NULL)         \
     X(fe_model_load_dims, fe_model *,                                                       \
       (const char *p, int n, const char *const *k, const int64_t *v, fe_error *e),          \
       (p, n, k, v, e), e)                                                                   \
+    X(fe_engine_simulate, fe_report *, (fe_engine *x, const fe_plan *p, fe_error *e), (x, p, e), e) \
+    X(fe_plan_execute, fe_result *, (const fe_plan *p, const fe_execute_options *o, fe_error *e), \
+      (p, o, e), e)                                                                         \
+    X(fe_result_ok, int, (const fe_result *x), (x), NULL)                                   \
+    X(fe_result_check, int, (const fe_result *x, fe_error *e), (x, e), e)                   \
+    X(fe_result_ms, double, (const fe_result *x, int u), (x, u), NULL)                      \
+    FE_API_CLI(X)
+
+/* fuseeng_cli.h's: the rest of what the fuseeng command does. */
+#define FE_API_CLI(X)                                                                       \
+    X(fe_engine_home, const char *, (const fe_engine *x), (x), NULL)                        \
+    X(fe_engine_set_profile, int, (fe_engine *x, const char *p, fe_error *e), (x, p, e), e) \
+    X(fe_engine_machine_description, const char *, (const fe_engine *x), (x), NULL)         \
+    X(fe_model_check_data, int,                                                             \
+      (const fe_model *m, const char *w, const char *i, const char *o, fe_error *e),        \
+      (m, w, i, o, e), e)                                                                   \
     X(fe_model_dim, int64_t, (const fe_model *m, const char *n), (m, n), NULL)              \
     X(fe_model_file, const char *, (const fe_model *m), (m), NULL)                          \
     X(fe_model_format, char *, (const fe_model *m, int f, fe_error *e), (m, f, e), e)       \
@@ -81,16 +93,18 @@
     X(fe_saved_plan_model, fe_model *, (const fe_saved_plan *s), (s), NULL)                 \
     X(fe_saved_plan_plan, fe_plan *, (const fe_saved_plan *s), (s), NULL)                   \
     X(fe_saved_plan_made_for, const char *, (const fe_saved_plan *s), (s), NULL)            \
+    X(fe_saved_plan_bucket, int64_t, (const fe_saved_plan *s, const char **d), (s, d), NULL) \
     X(fe_saved_plan_format, char *, (const fe_saved_plan *s, int f, fe_error *e), (s, f, e), e) \
-    X(fe_engine_simulate, fe_report *, (fe_engine *x, const fe_plan *p, fe_error *e), (x, p, e), e) \
     X(fe_report_format, char *,                                                             \
       (const fe_report *r, const fe_saved_plan *s, int f, fe_error *e), (r, s, f, e), e)    \
-    X(fe_plan_execute, fe_result *, (const fe_plan *p, const fe_execute_options *o, fe_error *e), \
-      (p, o, e), e)                                                                         \
-    X(fe_result_ok, int, (const fe_result *x), (x), NULL)                                   \
-    X(fe_result_check, int, (const fe_result *x, fe_error *e), (x, e), e)                   \
+    X(fe_dispatch_new, fe_dispatch *, (const char *d, fe_error *e), (d, e), e)              \
+    X(fe_dispatch_add, int,                                                                 \
+      (fe_dispatch *d, int64_t v, const fe_plan *p, const fe_report *r, fe_error *e),       \
+      (d, v, p, r, e), e)                                                                   \
+    X(fe_dispatch_format, char *, (const fe_dispatch *d, int f, fe_error *e), (d, f, e), e) \
+    X(fe_result_save_outputs, int, (const fe_result *x, const char *p, fe_error *e),        \
+      (x, p, e), e)                                                                         \
     X(fe_result_format, char *, (const fe_result *x, int f, fe_error *e), (x, f, e), e)     \
-    X(fe_result_ms, double, (const fe_result *x, int u), (x, u), NULL)                      \
     X(fe_plan_time, fe_timing *, (const fe_plan *p, const fe_timing_options *o, fe_error *e), \
       (p, o, e), e)                                                                         \
     X(fe_timing_format, char *, (const fe_timing *t, const char *l, int f, fe_error *e),   \
@@ -130,6 +144,7 @@
     X(fe_error_prepend, (fe_error *e, const char *t), (e, t))                               \
     X(fe_engine_set_limits, (fe_engine *x, const fe_engine_options *o), (x, o))             \
     X(fe_saved_plan_free, (fe_saved_plan *s), (s))                                          \
+    X(fe_dispatch_free, (fe_dispatch *d), (d))                                              \
     X(fe_report_figures, (const fe_report *r, int u, fe_figures *o), (r, u, o))             \
     X(fe_report_free, (fe_report *r), (r))                                                  \
     X(fe_result_free, (fe_result *x), (x))                                                  \

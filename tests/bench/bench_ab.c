@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 #include "bench_util.h"
 

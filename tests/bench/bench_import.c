@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 #include "bench_util.h"
 

@@ -44,10 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "api.h"
 #include "load.h"
 #include "planning.h"
-#include "policy.h"
 
 #define MAX_POLICIES 64
 #define MAX_SIZES 4
@@ -141,7 +140,7 @@ typedef struct sample {
  * process, a policy inherited the heap its predecessors left (a plan of
  * decide_only took 0.2 s alone and 0.5 s after the spill policies), which
  * was most of the noise in the growth exponents. */
-static void measure(fe_engine *e, fe_policy *p, const fe_graph *g, sample *m)
+static void measure(fe_policy *p, const fe_graph *g, sample *m)
 {
     int fd[2];
     memset(m, 0, sizeof *m);
@@ -163,7 +162,7 @@ static void measure(fe_engine *e, fe_policy *p, const fe_graph *g, sample *m)
         fe_error err = {0};
         fe_run_stats st;
         double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
-        fe_plan *plan = fe_run_policy(e, p, g, &st, &err);
+        fe_plan *plan = fe_run_policy(&p->r, g, &st, &err);
         double c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w1 = clock_s(CLOCK_MONOTONIC);
         if (!plan) {
             snprintf(r.error, sizeof r.error, "%s", err.message);
@@ -316,7 +315,7 @@ int main(void)
             sample best = {0};
             for (int rep = 0; rep < REPEATS; rep++) {
                 sample m;
-                measure(e, w->p, g, &m);
+                measure(w->p, g, &m);
                 if (m.error[0]) {
                     snprintf(w->error, sizeof w->error, "%s", m.error);
                     break;

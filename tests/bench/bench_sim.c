@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "engine.h"
+#include "api.h"
 #include "machine_file.h"
 #include "load.h"
 #include "legality.h"
@@ -134,7 +134,7 @@ static const char lua_rate_policy[] =
     "}\n";
 
 /* Seconds of one run of the rate policy (best of 3). */
-static double lua_run(fe_engine *e, fe_policy *p, const fe_graph *g, int n, long calls)
+static double lua_run(fe_policy *p, const fe_graph *g, int n, long calls)
 {
     char v[32];
     fe_error err = {0};
@@ -145,7 +145,7 @@ static double lua_run(fe_engine *e, fe_policy *p, const fe_graph *g, int n, long
     fe_policy_set_param(p, "calls", v, &err);
     for (int rep = 0; rep < 3; rep++) {
         fe_run_stats st;
-        fe_plan *plan = fe_run_policy(e, p, g, &st, &err);
+        fe_plan *plan = fe_run_policy(&p->r, g, &st, &err);
         if (!plan) {
             fprintf(stderr, "%s\n", err.message);
             return -1;
@@ -159,10 +159,10 @@ static double lua_run(fe_engine *e, fe_policy *p, const fe_graph *g, int n, long
 
 /* ctx:simulate calls per second on n-node windows: the run with the calls
  * less the same run without them (the run's own work on 100k nodes). */
-static double lua_rate(fe_engine *e, fe_policy *p, const fe_graph *g, int n)
+static double lua_rate(fe_policy *p, const fe_graph *g, int n)
 {
     const long calls = 100000;
-    double base = lua_run(e, p, g, n, 0), with = lua_run(e, p, g, n, calls);
+    double base = lua_run(p, g, n, 0), with = lua_run(p, g, n, calls);
     if (base < 0 || with < 0 || with <= base)
         return -1;
     return (double)calls / (with - base);
@@ -234,7 +234,7 @@ int main(void)
     }
     printf("ctx:simulate from a Lua policy, calls per second (target >= %.0f):\n", CALLS_TARGET);
     for (int n = 1; n <= 10; n++) {
-        double rate = lua_rate(e, pol, g, n);
+        double rate = lua_rate(pol, g, n);
         int met = rate >= CALLS_TARGET;
         printf("  %2d nodes: %10.0f calls/s  %s\n", n, rate, met ? "met" : "MISSED");
         status |= !met;

@@ -1,6 +1,7 @@
 # embedding.sh: the public API from C (examples/embed.c, linked against
 # libfuseeng.so), from LuaJIT's FFI (examples/ffi_demo.lua), and the complete
-# C programs of docs/c-api.md (its ```c blocks), compiled and run here.
+# C programs of docs/c-api.md (its ```c blocks), compiled and run here; and
+# libfuseeng.so exporting every call of the public headers.
 . tests/lib.sh
 
 expect_ok "examples/embed: plan, swap, combine, buffer policy" \
@@ -37,12 +38,24 @@ done
 [ "$found" -gt 0 ] && ok "docs/c-api.md has $found complete C program(s)" ||
     not_ok "docs/c-api.md has no \`\`\`c program"
 
+# libfuseeng.so forwards each call by name (core/shim keeps the lists): it
+# exports every call the public headers' API blocks declare.
+sed -n '/FE_API_BEGIN/,/FE_API_END/p' core/include/fuseeng.h core/include/fuseeng_cli.h |
+    grep -o 'fe_[a-z_0-9]*(' | tr -d '(' | sort -u >"$T/declared"
+nm -D --defined-only "$BUILD/libfuseeng.so" | awk '$2 == "T" { print $3 }' | sort -u >"$T/exported"
+missing=$(comm -23 "$T/declared" "$T/exported" | tr '\n' ' ')
+if [ -s "$T/declared" ] && [ -z "$missing" ]; then
+    ok "libfuseeng.so exports every call of fuseeng.h and fuseeng_cli.h"
+else
+    not_ok "libfuseeng.so exports every call of fuseeng.h and fuseeng_cli.h" "missing: $missing"
+fi
+
 if [ "${SANITIZE:-}" = 1 ]; then
     skip "LuaJIT FFI drives libfuseeng.so" "LuaJIT cannot load a sanitizer-instrumented library"
 elif ! command -v luajit >/dev/null 2>&1; then
     skip "LuaJIT FFI drives libfuseeng.so" "luajit is not installed"
 else
-    expect_ok "LuaJIT FFI drives libfuseeng.so (fuseeng.h block through ffi.cdef)" '^ok$' \
+    expect_ok "LuaJIT FFI drives libfuseeng.so (the headers' blocks through ffi.cdef)" '^ok$' \
         luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"
     expect_ok "LuaJIT FFI simulates a plan (fe_engine_simulate, fe_report_figures)" \
         '^gcu_tlf on gcu: .* kernels \(\+[0-9]+ extern\), unfused' luajit examples/ffi_demo.lua . "$BUILD/libfuseeng.so"

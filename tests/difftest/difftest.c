@@ -35,10 +35,9 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "engine.h"
 #include "exec.h"
 #include "compare.h"
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 #include "gen.h"
 #include "choice.h"
 #include "legality.h"
@@ -164,7 +163,7 @@ static int setup(run *r, char **only, int nonly)
     }
     /* ctx:bench measures each item for this long: enough to run it, as the
      * tester wants the paths, not the figures */
-    r->e->bench_item = 0.001;
+    r->e->pl->bench_item = 0.001;
     int n = list_policies(fe_engine_home(r->e), names, MAXPOL);
     if (n <= 0) {
         fprintf(stderr, "difftest: no policies in %s/policies\n", fe_engine_home(r->e));

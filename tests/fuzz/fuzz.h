@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fuseeng.h"
+#include "fuseeng_cli.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
  * Planning with the patterns driver (core/script/driver_patterns.c) is the
  * policy target's: a policy made here per input would spend the time on
  * loading the fuseeng library. */
-#include "engine.h"
+#include "api.h"
 #include "fuzz.h"
 #include "sandbox.h"
 
@@ -46,7 +46,7 @@ static void load_harness(fe_sandbox *sb)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fe_sandbox *sb = fz_engine()->sb;
+    fe_sandbox *sb = fz_engine()->pl->sb;
     if (harness_ref == LUA_NOREF)
         load_harness(sb);
     lua_State *L = fe_sandbox_L(sb);

@@ -4,7 +4,7 @@
  * policy asks about), then written back, and what was written must read
  * again. */
 #include "fuzz.h"
-#include "model.h"
+#include "api.h"
 #include "profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

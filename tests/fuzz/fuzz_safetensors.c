@@ -6,7 +6,7 @@
  * (the tensors of fuseeng's dtypes), which must read again the same. */
 #include "datacheck.h"
 #include "fuzz.h"
-#include "model.h"
+#include "api.h"
 #include "safetensors.h"
 
 static volatile unsigned fz_sink;

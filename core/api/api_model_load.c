@@ -1,10 +1,10 @@
-/* model.c: models, the public handle fe_model of fuseeng.h: a graph
- * loaded from a model file or buffer with its dims overridden. */
+/* api_model_load.c: models, the public handle fe_model of fuseeng.h: a
+ * graph loaded from a model file or buffer with its dims overridden. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "load.h"
-#include "model.h"
 
 /* "B=8,S=4096" into a dimset; returns FE_OK or FE_EINPUT. */
 static int parse_dims(const char *spec, fe_dimset *ds, char names[][128], const char **np,
@@ -46,11 +46,11 @@ static fe_model *load(const char *path, const char *json, size_t len, const char
     fe_dimset ds;
     if (parse_dims(dims, &ds, names, np, vals, 32, err))
         return NULL;
-    return fe_model_wrap(path ? fe_load_model_file(path, &ds, err)
-                              : fe_load_model_buffer(json, len, label, &ds, err), err);
+    return fe_api_model(path ? fe_load_model_file(path, &ds, err)
+                             : fe_load_model_buffer(json, len, label, &ds, err), err);
 }
 
-fe_model *fe_model_wrap(fe_graph *g, fe_error *err)
+fe_model *fe_api_model(fe_graph *g, fe_error *err)
 {
     if (!g)
         return NULL;
@@ -91,4 +91,35 @@ const char *fe_model_name(const fe_model *m)
 int fe_model_nodes(const fe_model *m)
 {
     return m->g->nnodes;
+}
+
+fe_model *fe_model_load_dims(const char *path, int n, const char *const *names,
+                             const int64_t *values, fe_error *err)
+{
+    if (fe_api_null(path, "fe_model_load_dims", "the path", err))
+        return NULL;
+    if (n < 0 || (n > 0 && (!names || !values))) {
+        fe_error_set(err, FE_EINPUT, "fe_model_load_dims: %d dims without names and values", n);
+        return NULL;
+    }
+    fe_dimset ds = {n, names, values};
+    return fe_api_model(fe_load_model_file(path, &ds, err), err);
+}
+
+int64_t fe_model_dim(const fe_model *m, const char *name)
+{
+    if (!m || !name)
+        return 0;
+    int32_t d = fe_graph_find_dim(m->g, name);
+    return d >= 0 ? m->g->dims[d].value : 0;
+}
+
+const char *fe_model_file(const fe_model *m)
+{
+    return m ? m->g->file : NULL;
+}
+
+const fe_graph *fe_api_graph(const fe_model *m)
+{
+    return m->g;
 }
