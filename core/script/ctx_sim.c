@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ctx_sim.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
@@ -59,13 +59,6 @@ static const fe_lf_member MACHINE[] = {
     M(link_latency_us, FE_LF_NUM), M(overlap, FE_LF_BOOL),
 };
 #undef M
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void push_result(lua_State *L, const fe_sim_group_result *s)
 {
@@ -128,11 +121,11 @@ int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m, fe_ctx
     /* Options first: nothing to free yet if they are wrong. */
     int split = split_option(L, 3, "simulate") == LUA_TNIL ? 0 : split_value(L, -1, "simulate: split");
     fe_sim_group_result res;
-    double t0 = now();
+    double t0 = fe_clock_s();
     price(L, g, m, 2, 0, split, &res);
     push_result(L, &res);
     t->calls++;
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 
@@ -143,11 +136,11 @@ int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m
         return luaL_error(L, "simulate_unfused takes no options (got %s); each node runs at its "
                           "default split", fe_sandbox_describe(L, 3));
     fe_sim_group_result res;
-    double t0 = now();
+    double t0 = fe_clock_s();
     price(L, g, m, 2, 1, 0, &res);
     push_result(L, &res);
     t->calls++;
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 
@@ -180,9 +173,9 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
             split = lua_isnil(L, -1) ? 0 : split_value(L, -1, "simulate_parts: split(part)");
             lua_pop(L, 1);
         }
-        double t0 = now();
+        double t0 = fe_clock_s();
         price(L, g, m, part, 0, split, &one);
-        t->seconds += now() - t0;
+        t->seconds += fe_clock_s() - t0;
         t->calls++;
         fe_sim_result_add(&sum, &one);
         if (one.split > sum.split)
@@ -191,10 +184,10 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
             sum.split_default = one.split_default;
         lua_pop(L, 1);
     }
-    double t0 = now();
+    double t0 = fe_clock_s();
     push_result(L, &sum);
     fe_lf_int(L, "parts", np);
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 

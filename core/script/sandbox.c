@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "infile.h"
 #include "lua_pool.h"
 #include "sandbox.h"
@@ -88,7 +89,7 @@ struct fe_sandbox {
     size_t refused_size;         /* before Lua's emergency collection (0: none) */
     int64_t budget, count;
     double seconds;              /* time limit per run */
-    int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
+    int64_t deadline;            /* end of the current run's time, fe_clock_coarse_ns */
     int stop;                    /* RUNNING, or why the run is over */
     int depth;                   /* nesting of fe_sandbox_pcall */
     char where[300];             /* last place seen (hook, or the called function's definition) */
@@ -101,17 +102,6 @@ struct fe_sandbox {
 };
 
 static void hook(lua_State *L, lua_Debug *ar);
-
-/* ---- the clock ---- */
-
-/* Coarse monotonic time in ns: a few ns to read, a few ms of resolution,
- * plenty for limits in seconds. */
-static int64_t clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Make the hook fire at the next instruction of the main thread (a thread
  * that runs in a coroutine meets it within HOOK_EVERY instructions). */
@@ -149,7 +139,7 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         }
         return NULL;
     }
-    if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && clock_ns() > sb->deadline)
+    if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && fe_clock_coarse_ns() > sb->deadline)
         stop_soon(sb, STOP_TIME);
     void *p = fe_lua_pool_realloc(sb->pool, ptr, old, nsize);
     if (p) {
@@ -203,7 +193,7 @@ static void hook(lua_State *L, lua_Debug *ar)
         sb->count += HOOK_EVERY;
         if (sb->count > sb->budget)
             sb->stop = STOP_BUDGET;
-        else if (clock_ns() > sb->deadline)
+        else if (fe_clock_coarse_ns() > sb->deadline)
             sb->stop = STOP_TIME;
     }
     if (sb->stop != RUNNING)
@@ -267,7 +257,7 @@ void fe_sandbox_begin(fe_sandbox *sb, const char *script)
     sb->stop = RUNNING;
     sb->where[0] = '\0';
     sb->stop_msg[0] = '\0';
-    sb->deadline = clock_ns() + (int64_t)(sb->seconds * 1e9);   /* seconds <= MAX_SECONDS */
+    sb->deadline = fe_clock_coarse_ns() + (int64_t)(sb->seconds * 1e9);   /* seconds <= MAX_SECONDS */
     lua_sethook(sb->L, hook, LUA_MASKCOUNT, HOOK_EVERY);
     watchdog_arm(sb);
 }
