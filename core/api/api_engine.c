@@ -58,8 +58,10 @@ const char *fe_engine_home(const fe_engine *e)
 
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o)
 {
-    if (e && o)
-        fe_sandbox_set_limits(e->sb, o->max_instructions, o->max_memory, o->max_seconds);
+    if (e && o) {
+        fe_sandbox_opts so = fe_sandbox_opts_of(o);
+        fe_sandbox_set_limits(e->sb, &so);
+    }
 }
 
 const char *fe_engine_machine(const fe_engine *e)

@@ -16,13 +16,7 @@ void fe_free(void *p)
 
 fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
 {
-    fe_sandbox_opts so = {0};
-    if (opts) {
-        so.instructions = opts->max_instructions;
-        so.memory = opts->max_memory;
-        so.seconds = opts->max_seconds;
-        so.home = opts->home;
-    }
+    fe_sandbox_opts so = fe_sandbox_opts_of(opts);
     fe_engine *e = calloc(1, sizeof *e);
     if (!e) {
         fe_error_set(err, FE_ENOMEM, "out of memory creating an engine");

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "home.h"
 #include "policy.h"
 
 /* Copy a string field of the table at idx into buf ("" if absent), its
@@ -168,7 +169,8 @@ static fe_policy *run_chunk(fe_engine *e, const char *label, fe_error *err)
 fe_policy *fe_engine_load_policy(fe_engine *e, const char *name_or_path, fe_error *err)
 {
     char path[PATH_MAX];
-    if (fe_sandbox_find(e->sb, "policies", "policy", name_or_path, path, sizeof path) != 0) {
+    if (fe_home_find(fe_sandbox_home(e->sb), "policies", "policy", name_or_path, path,
+                     sizeof path) != 0) {
         fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such policy "
                      "(see 'fuseeng policies') and there is no file of that name here",
                      name_or_path, fe_sandbox_home(e->sb));
