@@ -17,6 +17,7 @@
 #include "ctx.h"
 #include "drivers.h"
 #include "model.h"
+#include "plan_build.h"
 #include "planning.h"
 #include "policy.h"
 #include "sim.h"
