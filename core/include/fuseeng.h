@@ -312,6 +312,19 @@ const char *fe_engine_machine_description(const fe_engine *e);
  * frees with fe_model_free. */
 fe_model *fe_model_load_dims(const char *path, int n, const char *const *names,
                              const int64_t *values, fe_error *err);
+/* A dim as options and files write it: "NAME=V", or a sweep
+ * "NAME=V1,V2,..." (a dispatch table's buckets, an A/B suite's rows). */
+typedef struct fe_dimarg {
+    char name[128];       /* 1 to 127 bytes: everything before the first '=' */
+    int n;                /* values: 1 to 64 */
+    int64_t values[64];   /* each positive */
+} fe_dimarg;
+/* Parse text[0..len) into d: the one parser of dims (--dim, the dims text of
+ * fe_model_load_file, A/B suites). Values are separated by commas, spaces
+ * around one are allowed. FE_OK, or FE_EINPUT with a message saying what is
+ * wrong, without the text (callers put "--dim TEXT: " or the like before
+ * it). */
+int fe_dimarg_parse(const char *text, size_t len, fe_dimarg *d, fe_error *err);
 /* FE_OK if the safetensors files (each may be NULL) match m at its dims:
  * weights holds exactly m's weights, inputs its graph inputs, outputs its
  * graph outputs, by name, dtype and shape; else FE_EINPUT naming the file

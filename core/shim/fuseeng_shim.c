@@ -59,6 +59,7 @@
     X(fe_model_load_dims, fe_model *,                                                       \
       (const char *p, int n, const char *const *k, const int64_t *v, fe_error *e),          \
       (p, n, k, v, e), e)                                                                   \
+    X(fe_dimarg_parse, int, (const char *t, size_t n, fe_dimarg *d, fe_error *e), (t, n, d, e), e) \
     X(fe_model_dim, int64_t, (const fe_model *m, const char *n), (m, n), NULL)              \
     X(fe_model_file, const char *, (const fe_model *m), (m), NULL)                          \
     X(fe_model_format, char *, (const fe_model *m, int f, fe_error *e), (m, f, e), e)       \
