@@ -13,11 +13,12 @@
  * needs on chip), l2_occupancy (the same, at most the L2), working_set,
  * regs, spill_regs (registers over the machine's), spill_bytes, spill
  * (seconds of spill traffic), split, split_default, fits, overflow_bytes,
- * reread_bytes, intermediate_bytes, l2_bytes, flops, compute, memory,
- * launch (seconds). The sums of unfused and parts follow fe_sim_unfused:
- * times, bytes and FLOPs add up, peaks, registers and splits are the
- * largest, fits holds if every kernel fits; parts adds `parts`, their
- * count. A split of 0 or nil is the simulator's default (the smallest
+ * reread_bytes, intermediate_bytes, l2_bytes (the group's on-chip traffic,
+ * fe_sim_group_result's l2_traffic; ctx.machine.l2_bytes is the L2's
+ * size), flops, compute, memory, launch (seconds). The sums of unfused
+ * and parts follow fe_sim_unfused: times, bytes and FLOPs add up, peaks,
+ * registers and splits are the largest, fits holds if every kernel fits;
+ * parts adds `parts`, their count. A split of 0 or nil is the simulator's default (the smallest
  * that fits the L2), as the unfused plan runs a node. Cheap enough for
  * policy loops (bench_sim measures the calls per second). A wrong
  * argument -- options that are not a table, an unknown option, a split out
@@ -42,7 +43,7 @@ static const fe_lf_member RESULT[] = {
     R("spill_bytes", spill_bytes, FE_LF_I64), R("split", split, FE_LF_I32),
     R("split_default", split_default, FE_LF_I32), R("fits", fits, FE_LF_BOOL8),
     R("overflow_bytes", overflow_bytes, FE_LF_I64), R("reread_bytes", reread_bytes, FE_LF_I64),
-    R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_bytes, FE_LF_I64),
+    R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_traffic, FE_LF_I64),
     R("flops", flops, FE_LF_I64), R("compute", compute_s, FE_LF_NUM),
     R("memory", memory_s, FE_LF_NUM), R("launch", launch_s, FE_LF_NUM),
     R("spill_regs", spill_regs, FE_LF_I32), R("spill", spill_s, FE_LF_NUM),
