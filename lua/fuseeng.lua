@@ -26,11 +26,11 @@
 -- no decide hook fuses every legal candidate its driver proposes; inside a
 -- combination it votes yes.
 --
--- Tiling is the policy's decision. A group runs as split(...)'s answer k
--- (1 to 2^24 tiles; the plan driver's group.split likewise); a group given
+-- The split, the tiles a group runs in, is the policy's decision: split(...)'s
+-- answer (1 to 2^24; the plan driver's group.split likewise); a group given
 -- no split runs whole (split 1) unless the policy says tiling = "auto",
 -- which leaves such groups to the simulator's default for the machine
--- (split_default: the smallest k whose tile fits the L2 when the group's
+-- (split_default: the smallest split whose tile fits the L2 when the group's
 -- intermediates overflow it, else 1). tiling is "none" by default; a split
 -- hook that wants the simulator's choice for one group returns
 -- ctx:simulate(group).split_default.
@@ -42,13 +42,13 @@
 -- ctx:log(...), and the prices of a group (a group object or a list of
 -- nodes), each a table {time (s), l3_bytes, working_set, l2_peak, split,
 -- split_default, fits, ...}:
---   ctx:simulate(group [, {split = k}])       the group as one kernel
+--   ctx:simulate(group [, {split = n}])       the group as one kernel
 --   ctx:simulate_unfused(group)               each node its own kernel
---   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+--   ctx:simulate_parts(group [, {split = n or function(part) -> n}])
 --                                             each of group.parts its own
 --                                             kernel (what not fusing this
 --                                             candidate costs), summed; .parts
---   ctx:bench(group [, {split = k, kernel = name}])   measured on the CPU
+--   ctx:bench(group [, {split = n, kernel = name}])   measured on the CPU
 --
 -- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
 -- fe.vote and fe.with. A combination drives with its first policy's driver,

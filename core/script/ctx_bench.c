@@ -1,7 +1,7 @@
 /* ctx_bench.c: measurement on the real CPU kernels for benchmark-driven
  * policies:
  *
- *   ctx:bench(group [, {split = k, kernel = "name"}])
+ *   ctx:bench(group [, {split = n, kernel = "name"}])
  *
  * times the group as one kernel (its kernel choice and split) and its
  * members one by one, and returns a table: fused, separate (ms, medians),

@@ -1,8 +1,8 @@
 /* ctx_sim.c: the simulator as policies see it: ctx.machine and
  *
- *   ctx:simulate(group [, {split = k}])    the group run as one kernel
+ *   ctx:simulate(group [, {split = n}])    the group run as one kernel
  *   ctx:simulate_unfused(group)            its nodes run one kernel each
- *   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+ *   ctx:simulate_parts(group [, {split = n or function(part) -> n}])
  *                                          its parts (group.parts) run one
  *                                          kernel each: what the candidate
  *                                          costs if not fused

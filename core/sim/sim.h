@@ -25,7 +25,7 @@
  * times are seconds. */
 typedef struct fe_sim_group_result {
     int32_t nodes;              /* members */
-    int32_t split;              /* tiles it ran in (TLF split factor, >= 1) */
+    int32_t split;              /* tiles it ran in (>= 1) */
     int32_t split_default;      /* the split the simulator would choose */
     int32_t regs;               /* estimated registers per thread */
     int32_t spill_regs;         /* regs above the machine's limit */
