@@ -437,4 +437,20 @@ function fe.fmt_time(s)
   return ("%.3f s"):format(s)
 end
 
+--- The numbers a driver reads from a policy's params, at their defaults
+--- (core/script/drivers.c owns them; the greedy driver's window and
+--- max_rounds), with extra's params added: a policy whose params should let
+--- --param tune the driver declares params = fe.driver_params("greedy", {...}).
+function fe.driver_params(name, extra)
+  local d = DRIVERS[name]
+  if not d then
+    fail(("fe.driver_params: driver '%s' is unknown; expected %s"):format(tostring(name), either(DRIVER_NAMES)), 2)
+  end
+  if extra ~= nil and type(extra) ~= "table" then fail("fe.driver_params expects a table of params", 2) end
+  local params = {}
+  for k, v in pairs(d.params) do params[k] = v end
+  for k, v in pairs(extra or {}) do params[k] = v end
+  return params
+end
+
 return fe
