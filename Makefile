@@ -139,17 +139,17 @@ DEPS_OK := build/.deps-ok
 .PHONY: all deps test demo bench models install clean
 all: $(BUILD)/fuseeng $(BUILD)/libfuseeng.a $(BUILD)/libfuseeng.so
 
-# The install prefix is compiled into the sandbox as the last place to look
-# for lua/ and policies/: a program linked with the installed libfuseeng.a
-# has no other way to find them. A stamp named after the prefix rebuilds
-# that one object when the prefix changes.
+# The install prefix is compiled into the home's finder (core/script/home.c)
+# as the last place to look for lua/ and policies/: a program linked with
+# the installed libfuseeng.a has no other way to find them. A stamp named
+# after the prefix rebuilds that one object when the prefix changes.
 PREFIX_STAMP := $(BUILD)/.prefix$(subst /,_,$(subst _,__,$(PREFIX)))
 $(PREFIX_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.prefix*
 	@touch $@
-$(BUILD)/obj/core/script/sandbox.o: $(PREFIX_STAMP)
-$(BUILD)/obj/core/script/sandbox.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
+$(BUILD)/obj/core/script/home.o: $(PREFIX_STAMP)
+$(BUILD)/obj/core/script/home.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
 
 # Install missing system packages once; re-run when the script changes.
 $(DEPS_OK): scripts/deps.sh

@@ -26,11 +26,11 @@
 -- no decide hook fuses every legal candidate its driver proposes; inside a
 -- combination it votes yes.
 --
--- Tiling is the policy's decision. A group runs as split(...)'s answer k
--- (1 to 2^24 tiles; the plan driver's group.split likewise); a group given
+-- The split, the tiles a group runs in, is the policy's decision: split(...)'s
+-- answer (1 to 2^24; the plan driver's group.split likewise); a group given
 -- no split runs whole (split 1) unless the policy says tiling = "auto",
 -- which leaves such groups to the simulator's default for the machine
--- (split_default: the smallest k whose tile fits the L2 when the group's
+-- (split_default: the smallest split whose tile fits the L2 when the group's
 -- intermediates overflow it, else 1). tiling is "none" by default; a split
 -- hook that wants the simulator's choice for one group returns
 -- ctx:simulate(group).split_default.
@@ -42,13 +42,13 @@
 -- ctx:log(...), and the prices of a group (a group object or a list of
 -- nodes), each a table {time (s), l3_bytes, working_set, l2_peak, split,
 -- split_default, fits, ...}:
---   ctx:simulate(group [, {split = k}])       the group as one kernel
+--   ctx:simulate(group [, {split = n}])       the group as one kernel
 --   ctx:simulate_unfused(group)               each node its own kernel
---   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+--   ctx:simulate_parts(group [, {split = n or function(part) -> n}])
 --                                             each of group.parts its own
 --                                             kernel (what not fusing this
 --                                             candidate costs), summed; .parts
---   ctx:bench(group [, {split = k, kernel = name}])   measured on the CPU
+--   ctx:bench(group [, {split = n, kernel = name}])   measured on the CPU
 --
 -- Combinators make new policies from old ones: fe.all, fe.any, fe.chain,
 -- fe.vote and fe.with. A combination drives with its first policy's driver,
@@ -435,6 +435,22 @@ function fe.fmt_time(s)
   if math.abs(s) < 1e-3 then return ("%.1f us"):format(s * 1e6) end
   if math.abs(s) < 1 then return ("%.3f ms"):format(s * 1e3) end
   return ("%.3f s"):format(s)
+end
+
+--- The numbers a driver reads from a policy's params, at their defaults
+--- (core/script/drivers.c owns them; the greedy driver's window and
+--- max_rounds), with extra's params added: a policy whose params should let
+--- --param tune the driver declares params = fe.driver_params("greedy", {...}).
+function fe.driver_params(name, extra)
+  local d = DRIVERS[name]
+  if not d then
+    fail(("fe.driver_params: driver '%s' is unknown; expected %s"):format(tostring(name), either(DRIVER_NAMES)), 2)
+  end
+  if extra ~= nil and type(extra) ~= "table" then fail("fe.driver_params expects a table of params", 2) end
+  local params = {}
+  for k, v in pairs(d.params) do params[k] = v end
+  for k, v in pairs(extra or {}) do params[k] = v end
+  return params
 end
 
 return fe

@@ -12,5 +12,5 @@ return fe.policy {
   description = "baseline: every legal fusion (greedy, Inductor's loop, no veto)",
   source = "seed 003, Inductor fuse_nodes without a veto",
   driver = "greedy",
-  params = { window = 64, max_rounds = 10 },
+  params = fe.driver_params("greedy"),   -- window and max_rounds, at the driver's defaults
 }

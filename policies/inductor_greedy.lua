@@ -34,8 +34,8 @@ return fe.policy {
   driver = "greedy",
   memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
-  params = { window = 64, max_rounds = 10, benchmark = false, measure = false,
-             layout_optimization = true },
+  params = fe.driver_params("greedy", { benchmark = false, measure = false,   -- window, max_rounds
+                                        layout_optimization = true }),
   score = inductor.score_hook,
   decide = function(self, group, ctx)
     return inductor.decide(group, ctx, self.params.benchmark and "veto", self.params.measure)

@@ -17,7 +17,7 @@ return fe.policy {
   driver = "greedy",
   memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
-  params = { window = 64, max_rounds = 10 },
+  params = fe.driver_params("greedy"),   -- window and max_rounds, at the driver's defaults
   score = inductor.score_hook,
   decide = function(self, group, ctx) return inductor.decide(group, ctx, "price") end,
 }

@@ -8,8 +8,8 @@
 
 #include "compare.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 
 /* Every node of g in one group, run by kernel choice kernel in split TLF
  * parts; the caller frees it. */

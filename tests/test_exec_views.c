@@ -8,8 +8,8 @@
 
 #include "compare.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 
 /* in [4, 6] -> a (relu) -> v1 (reshape [6, 4]) -> v2 (reshape [24]);
  * b (exp of in) is made after v1 and v2, when a's buffer would be free

@@ -17,8 +17,8 @@
 #include "choice.h"
 #include "compare.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 
 static char json[1 << 15];
 

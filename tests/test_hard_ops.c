@@ -12,8 +12,8 @@
 #include "choice.h"
 #include "elemwise.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "sim.h"
 #include "vecprog.h"
 

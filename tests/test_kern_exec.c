@@ -13,8 +13,8 @@
 #include "compare.h"
 #include "convert.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "timing.h"
 
 static char jbuf[1 << 14];

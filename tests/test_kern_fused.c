@@ -14,8 +14,8 @@
 #include "choice.h"
 #include "compare.h"
 #include "exec.h"
-#include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "vecprog.h"
 
 static char jbuf[1 << 16];

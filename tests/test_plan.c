@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "plan_json.h"
 
 /* reach[a*n+b]: a path of length >= 1 from node a to node b. */

@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "legality.h"
 #include "plan.h"
+#include "plan_build.h"
 
 /* x [2, 3, 9, 9] -> pre (relu) -> pool (max 3x3 s2 p1, or avg) -> plus
  * (add per-channel bias) -> act (relu) -> out; view (reshape) and rows

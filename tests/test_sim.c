@@ -10,9 +10,9 @@
 #include "testlib.h"
 #include "machine.h"
 #include "machine_file.h"
-#include "legality.h"
 #include "ops.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "plan_json.h"
 #include "sandbox.h"
 #include "sim.h"
@@ -169,7 +169,7 @@ static void silu_mul(void **state)
     assert_int_equal(f.overflow_bytes, 0);
     assert_int_equal(f.reread_bytes, 0);
     assert_int_equal(f.l3_bytes, 3 * B);
-    assert_int_equal(f.l2_bytes, 5 * B);
+    assert_int_equal(f.l2_traffic, 5 * B);
     assert_int_equal(f.regs, 24 + 8 * (2 + 2));
     assert_near(f.tile_s, 9 * US);
     assert_near(f.time_s, 1605.561024 * US);

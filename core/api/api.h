@@ -65,6 +65,11 @@ int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err);
 
 /* ---- engines and models (api_engine.c, api_model_load.c) ---- */
 
+/* The sandbox options of an engine's options: its Lua limits
+ * (max_instructions, max_memory, max_seconds) and home; o NULL gives every
+ * default. The one place the public limits become sandbox options. */
+fe_sandbox_opts fe_api_sandbox_opts(const fe_engine_options *o);
+
 /* The machine e plans and simulates for. */
 const fe_machine *fe_api_machine(const fe_engine *e);
 /* Make the shipped machine name (never a path) e's machine. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "api.h"
+#include "dimarg.h"
 
 #define FE_AB_MAXDIMS 16
 
@@ -23,7 +24,7 @@
 typedef struct fe_ab_row {
     char path[1024];                 /* the model file */
     int ndims;
-    char dim_names[FE_AB_MAXDIMS][64];
+    char dim_names[FE_AB_MAXDIMS][FE_DIMARG_NAME];
     int64_t dim_values[FE_AB_MAXDIMS];
     char dims_label[256];            /* "S=512 B=1": the dims that vary, "" if none */
     int machine;                     /* index in the suite's machines; -1: the engine's */

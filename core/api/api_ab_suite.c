@@ -16,7 +16,6 @@
  * that order; columns are the policies, the first being the baseline. Every
  * message names the source and the JSON path of the bad value.
  */
-#include <ctype.h>
 #include <glob.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -26,14 +25,6 @@
 #include "lua_json.h"
 
 #define MAXMODELS 4096
-#define MAXVALUES 64
-
-/* A dim and its swept values. */
-typedef struct dimspec {
-    char name[64];
-    int n;
-    int64_t v[MAXVALUES];
-} dimspec;
 
 /* What the lists or the file said, before the rows are built. */
 typedef struct draft {
@@ -42,41 +33,12 @@ typedef struct draft {
     char (*files)[1024];             /* globs expanded */
     char (*mwhere)[64];              /* "models[2]" */
     int *mdims_off, *mdims_n;        /* per-model dims in dims[] */
-    dimspec dims[256];
+    fe_dimarg dims[256];             /* a dim and its swept values */
     int ndims, nglobal;              /* dims[0..nglobal) apply to every model that has them */
     char params[64][256];            /* "K=V" */
     char pwhere[64][64];
     int nparams;
 } draft;
-
-/* "S=512,2048" (or "S" with values text) into d; where names it. */
-static int parse_dim(const char *src, const char *where, const char *text, dimspec *d, fe_error *err)
-{
-    const char *eq = strchr(text, '=');
-    if (!eq || eq == text || (size_t)(eq - text) >= sizeof d->name)
-        return fe_ab_fail(err, src, where, "'%s' is not NAME=VALUE or NAME=V1,V2,... (a sweep)", text);
-    memset(d, 0, sizeof *d);
-    memcpy(d->name, text, (size_t)(eq - text));
-    const char *p = eq + 1;
-    for (;;) {
-        char *end;
-        while (*p == ' ')
-            p++;
-        long long v = isdigit((unsigned char)*p) ? strtoll(p, &end, 10) : 0;
-        if (v <= 0 || (end != p && *end && *end != ',' && *end != ' '))
-            return fe_ab_fail(err, src, where, "'%s': each value is a positive integer (a sweep is "
-                        "V1,V2,...)", text);
-        if (d->n == MAXVALUES)
-            return fe_ab_fail(err, src, where, "'%s': at most 64 values in a sweep", text);
-        d->v[d->n++] = v;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            return FE_OK;
-        p++;   /* ',' */
-    }
-}
 
 /* Add a model file or glob. */
 static int add_model(draft *d, const char *pattern, const char *where, fe_error *err)
@@ -112,7 +74,10 @@ static int add_dim(draft *d, const char *where, const char *text, fe_error *err)
 {
     if (d->ndims == 256)
         return fe_ab_fail(err, d->src, where, "%s: at most 256 dims in a suite", text);
-    return parse_dim(d->src, where, text, &d->dims[d->ndims++], err);
+    fe_error why = {0};
+    if (fe_dimarg_parse(text, strlen(text), &d->dims[d->ndims++], &why) != FE_OK)
+        return fe_ab_fail(err, d->src, where, "'%s': %s", text, why.message);
+    return FE_OK;
 }
 
 static int add_param(draft *d, const char *where, const char *kv, fe_error *err)
@@ -206,10 +171,10 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
             fe_error_prefix(err, "%s: %s: ", d->src, d->mwhere[mi]);
             return FE_EINPUT;
         }
-        const dimspec *use[FE_AB_MAXDIMS];
+        const fe_dimarg *use[FE_AB_MAXDIMS];
         int nuse = 0, bad = -1;
         for (int k = 0; k < d->mdims_n[mi]; k++) {
-            const dimspec *ds = &d->dims[d->mdims_off[mi] + k];
+            const fe_dimarg *ds = &d->dims[d->mdims_off[mi] + k];
             if (!fe_model_dim(m, ds->name))
                 bad = d->mdims_off[mi] + k;
             else if (nuse < FE_AB_MAXDIMS)
@@ -249,7 +214,7 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
                 int rest = c;
                 for (int k = nuse - 1; k >= 0; k--) {
                     snprintf(r->dim_names[k], sizeof r->dim_names[k], "%s", use[k]->name);
-                    r->dim_values[k] = use[k]->v[rest % use[k]->n];
+                    r->dim_values[k] = use[k]->values[rest % use[k]->n];
                     rest /= use[k]->n;
                 }
                 r->ndims = nuse;

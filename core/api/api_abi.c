@@ -1,5 +1,6 @@
-/* api_abi.c: the error type is defined twice, and this file checks at
- * compile time that the two definitions agree.
+/* api_abi.c: the error type (and fuseeng_cli.h's fe_dimarg) are defined
+ * twice, and this file checks at compile time that the two definitions
+ * agree.
  *
  * fe_error and the FE_E* codes belong to core/ir (error.h): every layer
  * fills one. Users see none of our headers, so the public fuseeng.h
@@ -20,7 +21,12 @@
 #define FE_EINPUT FE_PUBLIC_EINPUT
 #define FE_ENOMEM FE_PUBLIC_ENOMEM
 #define FE_ECHECK FE_PUBLIC_ECHECK
-#include "fuseeng.h"
+#define fe_dimarg fe_public_dimarg
+#define fe_dimarg_parse fe_public_dimarg_parse
+#include "fuseeng_cli.h"
+#undef fe_dimarg
+#undef fe_dimarg_parse
+#undef FE_DIMARG_DEFINED
 #undef fe_error
 #undef FE_OK
 #undef FE_ERUNTIME
@@ -29,6 +35,7 @@
 #undef FE_ECHECK
 #undef FE_ERROR_DEFINED
 
+#include "dimarg.h"
 #include "error.h"
 
 /* Compared as integers: the two enums are different types. */
@@ -44,3 +51,9 @@ SAME(offsetof(fe_public_error, code), offsetof(fe_error, code));
 SAME(sizeof(((fe_public_error *)0)->code), sizeof(((fe_error *)0)->code));
 SAME(offsetof(fe_public_error, message), offsetof(fe_error, message));
 SAME(sizeof(((fe_public_error *)0)->message), sizeof(((fe_error *)0)->message));
+SAME(sizeof(fe_public_dimarg), sizeof(fe_dimarg));
+SAME(offsetof(fe_public_dimarg, name), offsetof(fe_dimarg, name));
+SAME(sizeof(((fe_public_dimarg *)0)->name), sizeof(((fe_dimarg *)0)->name));
+SAME(offsetof(fe_public_dimarg, n), offsetof(fe_dimarg, n));
+SAME(offsetof(fe_public_dimarg, values), offsetof(fe_dimarg, values));
+SAME(sizeof(((fe_public_dimarg *)0)->values), sizeof(((fe_dimarg *)0)->values));

@@ -17,14 +17,19 @@ int fe_api_null(const void *p, const char *fn, const char *what, fe_error *err)
     return 1;
 }
 
+fe_sandbox_opts fe_api_sandbox_opts(const fe_engine_options *o)
+{
+    if (!o)
+        return (fe_sandbox_opts){0};
+    return (fe_sandbox_opts){.instructions = o->max_instructions, .memory = o->max_memory,
+                             .seconds = o->max_seconds, .home = o->home};
+}
+
 fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
 {
     fe_planner_opts o = {0};
+    o.sandbox = fe_api_sandbox_opts(opts);
     if (opts) {
-        o.sandbox.instructions = opts->max_instructions;
-        o.sandbox.memory = opts->max_memory;
-        o.sandbox.seconds = opts->max_seconds;
-        o.sandbox.home = opts->home;
         o.machine = opts->machine;
         o.bench_budget = opts->bench_budget;
         o.weights = opts->weights;
@@ -67,8 +72,10 @@ const char *fe_engine_home(const fe_engine *e)
 
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o)
 {
-    if (e && o)
-        fe_sandbox_set_limits(e->pl->sb, o->max_instructions, o->max_memory, o->max_seconds);
+    if (e && o) {
+        fe_sandbox_opts so = fe_api_sandbox_opts(o);
+        fe_sandbox_set_limits(e->pl->sb, &so);
+    }
 }
 
 const char *fe_engine_machine(const fe_engine *e)

@@ -4,33 +4,32 @@
 #include <string.h>
 
 #include "api.h"
+#include "dimarg.h"
 #include "load.h"
 
-/* "B=8,S=4096" into a dimset; returns FE_OK or FE_EINPUT. */
-static int parse_dims(const char *spec, fe_dimset *ds, char names[][128], const char **np,
-                      int64_t *vals, int cap, fe_error *err)
+/* At most this many dims in a dims text, as on the command line. */
+#define MAX_DIMS 64
+
+/* "B=8,S=4096", one NAME=V per comma (fe_dimarg_parse), into a dimset
+ * whose names point into args; returns FE_OK or FE_EINPUT. */
+static int parse_dims(const char *spec, fe_dimset *ds, fe_dimarg *args, const char **np,
+                      int64_t *vals, fe_error *err)
 {
     ds->n = 0;
     ds->names = np;
     ds->values = vals;
-    if (!spec)
-        return FE_OK;
-    const char *s = spec;
-    while (*s) {
+    for (const char *s = spec; s && *s;) {
         const char *end = strchr(s, ',');
         size_t len = end ? (size_t)(end - s) : strlen(s);
-        const char *eq = memchr(s, '=', len);
-        char *num_end;
-        if (!eq || eq == s || (size_t)(eq - s) >= 128 || ds->n >= cap)
-            return fe_error_set(err, FE_EINPUT, "dims '%s': expected NAME=VALUE[,NAME=VALUE...]", spec);
-        memcpy(names[ds->n], s, (size_t)(eq - s));
-        names[ds->n][eq - s] = '\0';
-        long long v = strtoll(eq + 1, &num_end, 10);
-        if (num_end != s + len || v < 1)
-            return fe_error_set(err, FE_EINPUT, "dims '%s': %s needs a positive integer", spec,
-                                names[ds->n]);
-        np[ds->n] = names[ds->n];
-        vals[ds->n++] = v;
+        if (ds->n == MAX_DIMS)
+            return fe_error_set(err, FE_EINPUT, "dims '%s': at most %d dims", spec, MAX_DIMS);
+        if (fe_dimarg_parse(s, len, &args[ds->n], err) != FE_OK) {
+            fe_error_prefix(err, "dims '%s': ", spec);
+            return FE_EINPUT;
+        }
+        np[ds->n] = args[ds->n].name;
+        vals[ds->n] = args[ds->n].values[0];
+        ds->n++;
         s += len + (end ? 1 : 0);
     }
     return FE_OK;
@@ -40,11 +39,11 @@ static int parse_dims(const char *spec, fe_dimset *ds, char names[][128], const 
 static fe_model *load(const char *path, const char *json, size_t len, const char *label,
                       const char *dims, fe_error *err)
 {
-    char names[32][128];
-    const char *np[32];
-    int64_t vals[32];
+    fe_dimarg args[MAX_DIMS];
+    const char *np[MAX_DIMS];
+    int64_t vals[MAX_DIMS];
     fe_dimset ds;
-    if (parse_dims(dims, &ds, names, np, vals, 32, err))
+    if (parse_dims(dims, &ds, args, np, vals, err))
         return NULL;
     return fe_api_model(path ? fe_load_model_file(path, &ds, err)
                              : fe_load_model_buffer(json, len, label, &ds, err), err);

@@ -15,10 +15,7 @@ int fe_script_run(const char *path, int nargs, const char *const *args,
         return fe_error_set(err, FE_EINPUT, "fe_script_run: %d arguments without an array", nargs);
     if (status)
         *status = 0;
-    fe_sandbox_opts opts = {0};
-    if (limits)
-        opts = (fe_sandbox_opts){limits->max_instructions, limits->max_memory,
-                                 limits->max_seconds, limits->home};
+    fe_sandbox_opts opts = fe_api_sandbox_opts(limits);
     fe_sandbox *sb = fe_sandbox_new(&opts, err);
     if (!sb)
         return err ? err->code : FE_ERUNTIME;

@@ -69,6 +69,9 @@ typedef struct fe_cli_dims {
     char buf[64][128];
 } fe_cli_dims;
 
+/* Parse a --dim argument, "NAME=V" or "NAME=V1,V2,...", with the engine's
+ * one parser (fe_dimarg_parse); 0, or 2 after a usage error naming it. */
+int fe_cli_parse_dim(const char *cmd, const char *arg, fe_dimarg *d);
 /* Parse one "NAME=V" into dims; returns 0 or 2 after a usage error. */
 int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg);
 

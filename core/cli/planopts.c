@@ -1,7 +1,6 @@
 /* planopts.c: the options that say how to plan a model (policies, params,
  * dims, machine, profile, Lua limits, a saved plan) and making that plan;
  * shared by run, bench and profile. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,24 +49,15 @@ int fe_cli_limit_opt(const char *cmd, int argc, char **argv, int *i, fe_engine_o
  * v, so their order is their meaning). 0 or 2 after a usage error. */
 static int add_buckets(const char *cmd, fe_cli_plan_opts *o, const char *arg)
 {
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof o->bucket_dim)
-        return fe_cli_usage(cmd, "--dim expects NAME=V or NAME=V1,V2,..., e.g. --dim B=1,8,32; "
-                            "got '%s'", arg);
+    fe_dimarg d;
+    if (fe_cli_parse_dim(cmd, arg, &d))
+        return 2;
     if (o->nbuckets)
         return fe_cli_usage(cmd, "--dim %s: only one dim may take several values (%s already does)",
                             arg, o->bucket_dim);
-    snprintf(o->bucket_dim, sizeof o->bucket_dim, "%.*s", (int)(eq - arg), arg);
-    const char *at = eq + 1;
-    for (int k = 1;; k++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(at, &end, 10);
-        if (end == at || (*end && *end != ',') || errno || v < 1)
-            return fe_cli_usage(cmd, "--dim %s: value %d %s; give positive integers separated by "
-                                "commas, e.g. %s=1,8,32", arg, k,
-                                end == at && (*at == ',' || !*at) ? "is empty" : "is not a positive integer",
-                                o->bucket_dim);
+    snprintf(o->bucket_dim, sizeof o->bucket_dim, "%s", d.name);
+    for (int k = 0; k < d.n; k++) {
+        long long v = d.values[k];
         for (int j = 0; j < o->nbuckets; j++)
             if (o->buckets[j] == v)
                 return fe_cli_usage(cmd, "--dim %s: %lld is given twice", arg, v);
@@ -75,13 +65,9 @@ static int add_buckets(const char *cmd, fe_cli_plan_opts *o, const char *arg)
             return fe_cli_usage(cmd, "--dim %s: list the buckets in increasing order (%lld after "
                                 "%lld): bucket v serves the values above the bucket before it, "
                                 "up to v", arg, v, (long long)o->buckets[o->nbuckets - 1]);
-        if (o->nbuckets == 64)
-            return fe_cli_usage(cmd, "--dim %s: at most 64 buckets", arg);
         o->buckets[o->nbuckets++] = v;
-        if (!*end)
-            return 0;
-        at = end + 1;
     }
+    return 0;
 }
 
 int fe_cli_plan_opt(const char *cmd, int argc, char **argv, int *i, fe_cli_plan_opts *o)

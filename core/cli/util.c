@@ -97,22 +97,26 @@ int fe_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
     return 1;
 }
 
+int fe_cli_parse_dim(const char *cmd, const char *arg, fe_dimarg *d)
+{
+    fe_error err = {0};
+    if (fe_dimarg_parse(arg, strlen(arg), d, &err) != FE_OK)
+        return fe_cli_usage(cmd, "--dim %s: %s", arg, err.message);
+    return 0;
+}
+
 int fe_cli_add_dim(const char *cmd, fe_cli_dims *dims, const char *arg)
 {
-    const char *eq = strchr(arg, '=');
-    char *end;
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof dims->buf[0])
-        return fe_cli_usage(cmd, "--dim expects NAME=VALUE, e.g. --dim S=4096; got '%s'", arg);
+    fe_dimarg d;
+    if (fe_cli_parse_dim(cmd, arg, &d))
+        return 2;
+    if (d.n > 1)
+        return fe_cli_usage(cmd, "--dim %s: %s takes one value per dim", arg, cmd);
     if (dims->n >= 64)
         return fe_cli_usage(cmd, "at most 64 --dim options");
-    errno = 0;
-    long long v = strtoll(eq + 1, &end, 10);
-    if (errno || *end || end == eq + 1 || v < 1)
-        return fe_cli_usage(cmd, "--dim %s: the value must be a positive integer", arg);
-    memcpy(dims->buf[dims->n], arg, (size_t)(eq - arg));
-    dims->buf[dims->n][eq - arg] = '\0';
+    snprintf(dims->buf[dims->n], sizeof dims->buf[0], "%s", d.name);
     dims->names[dims->n] = dims->buf[dims->n];
-    dims->values[dims->n] = v;
+    dims->values[dims->n] = d.values[0];
     dims->n++;
     return 0;
 }

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "aten.h"
 #include "aten_bounds.h"
+#include "clock.h"
 #include "convert.h"
 #include "datacheck.h"
 #include "exec.h"
@@ -64,13 +64,6 @@ void fe_exec_machine_memory(int64_t *total, int64_t *avail)
 static double gib(int64_t b)
 {
     return (double)b / (1024.0 * 1024.0 * 1024.0);
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 void fe_exec_name_file(const fe_graph *g, fe_error *err)
@@ -710,9 +703,9 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
             in[k] = r.bufs[fe_node_input(g, n, k)];
         for (int k = 0; k < n->nout; k++)
             o[k] = r.bufs[fe_node_output(g, n, k)];
-        double t0 = now_ms();
+        double t0 = fe_clock_s();
         rc = fe_k_node_run(g, n, in, o, err);
-        ms += now_ms() - t0;
+        ms += (fe_clock_s() - t0) * 1e3;
         run_step_done(&r, &i, 1, i);
     }
     if (rc == FE_OK)
@@ -831,9 +824,9 @@ static int plan_run(fe_exec *ex, const fe_plan *p, fe_exec_result **out, double 
         int64_t tb = fe_k_group_temp_bytes(grs[s]);
         if (r.pl->live + tb > r.pl->peak_live)
             r.pl->peak_live = r.pl->live + tb;
-        double t0 = now_ms();
+        double t0 = fe_clock_s();
         rc = fe_k_group_run(grs[s], r.bufs, err);
-        gms[s] = now_ms() - t0;
+        gms[s] = (fe_clock_s() - t0) * 1e3;
         ms += gms[s];
         if (rc)
             fe_error_prefix(err, "group %d: ", s);

@@ -2,17 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "group.h"
 #include "timing.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -75,11 +68,11 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
      * means three calls in a row within 1.5x of the fastest so far; the
      * requested calls come first, and a quarter of the budget is the most
      * spent on it (then the repetitions' median absorbs what is left). */
-    double t0 = now_s(), best = 1e300;
+    double t0 = fe_clock_s(), best = 1e300;
     for (int i = 0, steady = 0; i < o.warmup || steady < 3; i++) {
-        double a = now_s();
+        double a = fe_clock_s();
         int rc = fn(ctx, err);
-        double t = now_s() - a;
+        double t = fe_clock_s() - a;
         if (rc)
             return rc;
         if (t < best)
@@ -92,7 +85,7 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
             return FE_OK;
         }
         steady = t <= 1.5 * best ? steady + 1 : 0;
-        if (i + 1 >= o.warmup && now_s() - t0 > 0.25 * o.budget_s)
+        if (i + 1 >= o.warmup && fe_clock_s() - t0 > 0.25 * o.budget_s)
             break;
     }
     if (o.bounded && best > o.budget_s / 3)
@@ -101,8 +94,8 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
     double *ms = malloc((size_t)cap * sizeof(double));
     if (!ms)
         return fe_error_set(err, FE_ENOMEM, "out of memory");
-    double start = now_s();
-    while (n < o.max_reps && (n < o.min_reps || now_s() - start < o.budget_s)) {
+    double start = fe_clock_s();
+    while (n < o.max_reps && (n < o.min_reps || fe_clock_s() - start < o.budget_s)) {
         if (n == cap) {
             double *nm = realloc(ms, (size_t)(2 * cap) * sizeof(double));
             if (!nm)
@@ -110,9 +103,9 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
             ms = nm;
             cap *= 2;
         }
-        double a = now_s();
+        double a = fe_clock_s();
         int rc = fn(ctx, err);
-        double b = now_s();
+        double b = fe_clock_s();
         if (rc) {
             free(ms);
             return rc;

@@ -25,6 +25,25 @@
 extern "C" {
 #endif
 
+/* A dim as options and files write it. The engine's own header
+ * (core/ir/dimarg.h, its owner) defines the same struct under the same
+ * guard, as fuseeng.h does fe_error; core/api/api_abi.c checks that the
+ * two agree. */
+#ifndef FE_DIMARG_DEFINED
+#define FE_DIMARG_DEFINED
+/* FE_API_BEGIN */
+
+/* "NAME=V", or a sweep "NAME=V1,V2,..." (a dispatch table's buckets, an
+ * A/B suite's rows). */
+typedef struct fe_dimarg {
+    char name[128];       /* 1 to 127 bytes: everything before the first '=' */
+    int n;                /* values: 1 to 64 */
+    int64_t values[64];   /* each positive */
+} fe_dimarg;
+
+/* FE_API_END */
+#endif
+
 /* FE_API_BEGIN */
 
 /* ---- Handles (opaque) ---- */
@@ -83,6 +102,12 @@ void fe_watchdog(void);
 
 /* ---- Models ---- */
 
+/* Parse text[0..len) into d (fe_dimarg, above): the one parser of dims
+ * (--dim, the dims text of fe_model_load_file, A/B suites). Values are
+ * separated by commas, spaces around one are allowed. FE_OK, or FE_EINPUT
+ * with a message saying what is wrong, without the text (callers put
+ * "--dim TEXT: " or the like before it). */
+int fe_dimarg_parse(const char *text, size_t len, fe_dimarg *d, fe_error *err);
 /* FE_OK if the safetensors files (each may be NULL) match m at its dims:
  * weights holds exactly m's weights, inputs its graph inputs, outputs its
  * graph outputs, by name, dtype and shape; else FE_EINPUT naming the file

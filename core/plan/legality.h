@@ -4,7 +4,8 @@
  * Two questions, one set of rules: may these groups of a partition become
  * one group (fe_part_can_merge, asked by drivers at every merge), and is
  * this plan legal (fe_plan_check, for plans made by hand or read from
- * files; fe_plan_from_labels builds a plan only if it is). Nothing else in
+ * files; plan_build.h's fe_plan_from_labels builds a plan only through
+ * fe_part_can_merge). Nothing else in
  * the engine looks at op kinds to decide whether nodes may share a kernel.
  */
 #ifndef FE_LEGALITY_H
@@ -30,18 +31,5 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
  * one group, members sorted, classes right, convex, acyclic, groups in
  * dependency order. FE_OK or FE_EINPUT with the first problem. */
 int fe_plan_check(const fe_plan *p, fe_error *err);
-
-/* A plan from labels (node -> any non-negative label; equal labels share a
- * group), built through legal merges, its groups in the labels' order when
- * that is a dependency order (a plan file's), else in the partition's
- * (the order of the merges). Caller frees with fe_plan_free.
- * NULL with FE_EINPUT and a message naming the offending group if the
- * partition is illegal. */
-fe_plan *fe_plan_from_labels(const fe_graph *g, const int32_t *labels, fe_error *err);
-
-/* The plan partition p describes (groups in dependency order, each with
- * its class). Caller
- * frees with fe_plan_free. */
-fe_plan *fe_part_to_plan(const fe_part *p, fe_error *err);
 
 #endif

@@ -29,7 +29,7 @@ const char *fe_class_name(int c);
 
 typedef struct fe_group {
     int32_t off, n;      /* members: plan->members[off .. off+n), topo order */
-    int32_t split;       /* TLF split factor, 0..FE_PLAN_MAX_SPLIT; 1 = not tiled, 0 = not
+    int32_t split;       /* tiles it runs in, 0..FE_PLAN_MAX_SPLIT; 1 = whole, 0 = not
                             chosen yet (a run resolves it to the simulator's default) */
     int32_t kernel;      /* kernel choice id (kernels/group/choice.h); 0 = auto */
     int32_t reason;      /* interned in plan->strs; -1 if none */

@@ -28,8 +28,9 @@
  * Reading is in two steps so that a reader can load the model at the dims
  * and the machine the file records before matching the plan to it: open
  * (parse, format, header), then plan (groups against a graph). The plan's
- * legality is checked like any plan's (fe_plan_from_labels, legality.c): a plan file
- * cannot smuggle an illegal grouping into the simulator or the executor.
+ * legality is checked like any plan's (fe_plan_from_labels, plan_build.c,
+ * builds it through legality.c's merge check): a plan file cannot smuggle
+ * an illegal grouping into the simulator or the executor.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -41,7 +42,7 @@
 #include "infile.h"
 #include "jsonw.h"
 #include "launch.h"
-#include "legality.h"
+#include "plan_build.h"
 #include "plan_json.h"
 #include "save.h"
 

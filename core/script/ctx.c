@@ -7,10 +7,10 @@
  *   ctx.machine        the machine file's fields (ctx_sim.c)
  *   ctx.profile        :lookup(group) in the engine's profile; nil without one
  *   ctx:log(...)       a note in the decision log
- *   ctx:simulate(group [, {split = k}])           ctx_sim.c
+ *   ctx:simulate(group [, {split = n}])           ctx_sim.c
  *   ctx:simulate_unfused(group)                   ctx_sim.c
- *   ctx:simulate_parts(group [, {split = k | fn}]) ctx_sim.c
- *   ctx:bench(group [, {split = k, kernel = name}]) ctx_bench.c
+ *   ctx:simulate_parts(group [, {split = n | fn}]) ctx_sim.c
+ *   ctx:bench(group [, {split = n, kernel = name}]) ctx_bench.c
  *   ctx:choices(anchor [, {depth, max, kinds}])    ctx_choices.c
  *   ctx:signature(group)  the group's structure as 32 hex digits (groupsig.h)
  *

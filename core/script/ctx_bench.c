@@ -1,7 +1,7 @@
 /* ctx_bench.c: measurement on the real CPU kernels for benchmark-driven
  * policies:
  *
- *   ctx:bench(group [, {split = k, kernel = "name"}])
+ *   ctx:bench(group [, {split = n, kernel = "name"}])
  *
  * times the group as one kernel (its kernel choice and split) and its
  * members one by one, and returns a table: fused, separate (ms, medians),
@@ -47,9 +47,9 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "choice.h"
+#include "clock.h"
 #include "ctx_bench.h"
 #include "groupkey.h"
 #include "lua_fields.h"
@@ -59,20 +59,6 @@
 #include "timing.h"
 
 #define BENCH_CACHE "fuseeng.bench_cache"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The result table from a measurement. */
 static void push_result(lua_State *L, const fe_bench_group *b)
@@ -259,10 +245,10 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
     fe_bench_opts bo = {.budget_s = per_item < item ? (per_item > 1e-3 ? per_item : 1e-3) : item,
                         .bounded = 1, .known_ms = known};
     fe_bench_group b;
-    double t0 = now_s(), c0 = cpu_s();
+    double t0 = fe_clock_s(), c0 = fe_clock_cpu_s();
     int rc = fe_bench_group_run(st->exec, nodes, n, split, kernel, &bo, &b, &err);
-    st->seconds += now_s() - t0;
-    st->cpu_seconds += cpu_s() - c0;
+    st->seconds += fe_clock_s() - t0;
+    st->cpu_seconds += fe_clock_cpu_s() - c0;
     free(heap);
     free(known);
     if (rc != FE_OK)

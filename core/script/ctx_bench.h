@@ -29,7 +29,7 @@ typedef struct fe_ctx_bench_limits {
     const char *weights, *inputs;   /* safetensors files the session fills from (NULL: random) */
 } fe_ctx_bench_limits;
 
-/* ctx:bench(group [, {split = k, kernel = "name"}]) on g within lim:
+/* ctx:bench(group [, {split = n, kernel = "name"}]) on g within lim:
  * pushes the result table, or nil, why and what kind of refusal ("budget":
  * the run's budget is spent; "unmeasurable": a group this machine cannot
  * run); other failures are Lua errors. */

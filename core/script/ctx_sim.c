@@ -1,8 +1,8 @@
 /* ctx_sim.c: the simulator as policies see it: ctx.machine and
  *
- *   ctx:simulate(group [, {split = k}])    the group run as one kernel
+ *   ctx:simulate(group [, {split = n}])    the group run as one kernel
  *   ctx:simulate_unfused(group)            its nodes run one kernel each
- *   ctx:simulate_parts(group [, {split = k or function(part) -> k}])
+ *   ctx:simulate_parts(group [, {split = n or function(part) -> n}])
  *                                          its parts (group.parts) run one
  *                                          kernel each: what the candidate
  *                                          costs if not fused
@@ -13,11 +13,12 @@
  * needs on chip), l2_occupancy (the same, at most the L2), working_set,
  * regs, spill_regs (registers over the machine's), spill_bytes, spill
  * (seconds of spill traffic), split, split_default, fits, overflow_bytes,
- * reread_bytes, intermediate_bytes, l2_bytes, flops, compute, memory,
- * launch (seconds). The sums of unfused and parts follow fe_sim_unfused:
- * times, bytes and FLOPs add up, peaks, registers and splits are the
- * largest, fits holds if every kernel fits; parts adds `parts`, their
- * count. A split of 0 or nil is the simulator's default (the smallest
+ * reread_bytes, intermediate_bytes, l2_bytes (the group's on-chip traffic,
+ * fe_sim_group_result's l2_traffic; ctx.machine.l2_bytes is the L2's
+ * size), flops, compute, memory, launch (seconds). The sums of unfused
+ * and parts follow fe_sim_unfused: times, bytes and FLOPs add up, peaks,
+ * registers and splits are the largest, fits holds if every kernel fits;
+ * parts adds `parts`, their count. A split of 0 or nil is the simulator's default (the smallest
  * that fits the L2), as the unfused plan runs a node. Cheap enough for
  * policy loops (bench_sim measures the calls per second). A wrong
  * argument -- options that are not a table, an unknown option, a split out
@@ -26,8 +27,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ctx_sim.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
@@ -42,7 +43,7 @@ static const fe_lf_member RESULT[] = {
     R("spill_bytes", spill_bytes, FE_LF_I64), R("split", split, FE_LF_I32),
     R("split_default", split_default, FE_LF_I32), R("fits", fits, FE_LF_BOOL8),
     R("overflow_bytes", overflow_bytes, FE_LF_I64), R("reread_bytes", reread_bytes, FE_LF_I64),
-    R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_bytes, FE_LF_I64),
+    R("intermediate_bytes", intermediate_bytes, FE_LF_I64), R("l2_bytes", l2_traffic, FE_LF_I64),
     R("flops", flops, FE_LF_I64), R("compute", compute_s, FE_LF_NUM),
     R("memory", memory_s, FE_LF_NUM), R("launch", launch_s, FE_LF_NUM),
     R("spill_regs", spill_regs, FE_LF_I32), R("spill", spill_s, FE_LF_NUM),
@@ -59,13 +60,6 @@ static const fe_lf_member MACHINE[] = {
     M(link_latency_us, FE_LF_NUM), M(overlap, FE_LF_BOOL),
 };
 #undef M
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void push_result(lua_State *L, const fe_sim_group_result *s)
 {
@@ -128,11 +122,11 @@ int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m, fe_ctx
     /* Options first: nothing to free yet if they are wrong. */
     int split = split_option(L, 3, "simulate") == LUA_TNIL ? 0 : split_value(L, -1, "simulate: split");
     fe_sim_group_result res;
-    double t0 = now();
+    double t0 = fe_clock_s();
     price(L, g, m, 2, 0, split, &res);
     push_result(L, &res);
     t->calls++;
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 
@@ -143,11 +137,11 @@ int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m
         return luaL_error(L, "simulate_unfused takes no options (got %s); each node runs at its "
                           "default split", fe_sandbox_describe(L, 3));
     fe_sim_group_result res;
-    double t0 = now();
+    double t0 = fe_clock_s();
     price(L, g, m, 2, 1, 0, &res);
     push_result(L, &res);
     t->calls++;
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 
@@ -180,9 +174,9 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
             split = lua_isnil(L, -1) ? 0 : split_value(L, -1, "simulate_parts: split(part)");
             lua_pop(L, 1);
         }
-        double t0 = now();
+        double t0 = fe_clock_s();
         price(L, g, m, part, 0, split, &one);
-        t->seconds += now() - t0;
+        t->seconds += fe_clock_s() - t0;
         t->calls++;
         fe_sim_result_add(&sum, &one);
         if (one.split > sum.split)
@@ -191,10 +185,10 @@ int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
             sum.split_default = one.split_default;
         lua_pop(L, 1);
     }
-    double t0 = now();
+    double t0 = fe_clock_s();
     push_result(L, &sum);
     fe_lf_int(L, "parts", np);
-    t->seconds += now() - t0;
+    t->seconds += fe_clock_s() - t0;
     return 1;
 }
 

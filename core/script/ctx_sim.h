@@ -16,12 +16,12 @@ typedef struct fe_ctx_sim_tally {
     double seconds;
 } fe_ctx_sim_tally;
 
-/* ctx:simulate(group [, {split = k}]) */
+/* ctx:simulate(group [, {split = n}]) */
 int fe_ctx_simulate(lua_State *L, const fe_graph *g, const fe_machine *m, fe_ctx_sim_tally *t);
 /* ctx:simulate_unfused(group) */
 int fe_ctx_simulate_unfused(lua_State *L, const fe_graph *g, const fe_machine *m,
                             fe_ctx_sim_tally *t);
-/* ctx:simulate_parts(group [, {split = k or function(part)}]) */
+/* ctx:simulate_parts(group [, {split = n or function(part)}]) */
 int fe_ctx_simulate_parts(lua_State *L, const fe_graph *g, const fe_machine *m,
                           fe_ctx_sim_tally *t);
 /* Push the machine as a plain table (its file's field names): ctx.machine. */

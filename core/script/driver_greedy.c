@@ -31,7 +31,7 @@
  *
  * Rounds repeat (at most max_rounds, 10 by default) until the number of
  * groups stops shrinking. window and max_rounds are read from the policy's
- * params when it has them.
+ * params when it has them; their defaults are drivers.c's FE_GREEDY_PARAMS.
  */
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -166,12 +166,12 @@ static int by_score(const void *x, const void *y)
     return (a->hi > b->hi) - (a->hi < b->hi);
 }
 
-static int64_t param_int(fe_run *r, const char *key, int64_t dflt)
+static int64_t param_int(fe_run *r, const fe_driver_param *p)
 {
     lua_State *L = r->L;
-    int64_t v = dflt;
+    int64_t v = p->value;
     if (fe_run_rawfield(L, r->ptab, "params") == LUA_TTABLE &&
-        fe_run_rawfield(L, -1, key) == LUA_TNUMBER)
+        fe_run_rawfield(L, -1, p->name) == LUA_TNUMBER)
         v = (int64_t)lua_tonumber(L, -1);
     lua_settop(L, r->ctx);
     return v;
@@ -287,8 +287,8 @@ int fe_drive_greedy(fe_run *r)
     const fe_graph *g = r->g;
     fe_part *p = r->part;
     lua_State *L = r->L;
-    int64_t window = param_int(r, "window", 64);
-    int64_t rounds = param_int(r, "max_rounds", 10);
+    int64_t window = param_int(r, &FE_GREEDY_PARAMS[FE_GREEDY_WINDOW]);
+    int64_t rounds = param_int(r, &FE_GREEDY_PARAMS[FE_GREEDY_MAX_ROUNDS]);
     pairset s = {0};
     refusals refused = {0};
     int reask = fe_run_rawfield(L, r->ptab, "reask") == LUA_TBOOLEAN && lua_toboolean(L, -1);

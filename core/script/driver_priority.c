@@ -46,8 +46,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "drivers.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
@@ -267,13 +267,6 @@ static double default_priority(pq *q, int32_t p, int k)
     return apart - fused;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The policy's priority hook on producer p and its k consumers: 1 with its
  * number in *out, 0 when it returned nil (the default applies), -1 when
  * the run is over (a fault). */
@@ -293,9 +286,9 @@ static int hook_priority(pq *q, int32_t p, int k, double *out)
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    double t0 = now();
+    double t0 = fe_clock_s();
     int rc = fe_sandbox_pcall(r->env.sb, 4, 1, "priority", &e);
-    r->stats.hook_seconds += now() - t0;
+    r->stats.hook_seconds += fe_clock_s() - t0;
     if (rc != FE_OK) {
         fe_run_fault(r, "priority", q->hook, "%s", e.message);
         return -1;

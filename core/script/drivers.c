@@ -43,12 +43,22 @@ static const char *const DECIDE_HOOK[] = {"decide", NULL};
 static const char *const PLAN_HOOK[] = {"plan", NULL};
 static const char *const PRIORITY_HOOKS[] = {"priority", "decide", NULL};
 
+/* Inductor's fuse_nodes (seed 003): candidates within +-64 positions, at
+ * most 10 rounds. The Inductor family's policies declare these through
+ * fe.driver_params, so --param reaches them. */
+const fe_driver_param FE_GREEDY_PARAMS[] = {
+    [FE_GREEDY_WINDOW] = {"window", 64},
+    [FE_GREEDY_MAX_ROUNDS] = {"max_rounds", 10},
+    {NULL, 0},
+};
+
 const fe_driver FE_DRIVERS[] = {
-    {"greedy", fe_drive_greedy, GREEDY_HOOKS, NULL, NULL, NULL},
-    {"patterns", fe_drive_patterns, DECIDE_HOOK, "patterns", "'patterns'", fe_drive_patterns_check},
-    {"dataflow", fe_drive_dataflow, DECIDE_HOOK, "dataflow", "'dataflow'", NULL},
-    {"plan", fe_drive_plan, PLAN_HOOK, "plan", "a plan(self, graph, ctx) hook", NULL},
-    {"priority", fe_drive_priority, PRIORITY_HOOKS, NULL, NULL, NULL},
+    {"greedy", fe_drive_greedy, GREEDY_HOOKS, NULL, NULL, NULL, FE_GREEDY_PARAMS},
+    {"patterns", fe_drive_patterns, DECIDE_HOOK, "patterns", "'patterns'", fe_drive_patterns_check,
+     NULL},
+    {"dataflow", fe_drive_dataflow, DECIDE_HOOK, "dataflow", "'dataflow'", NULL, NULL},
+    {"plan", fe_drive_plan, PLAN_HOOK, "plan", "a plan(self, graph, ctx) hook", NULL, NULL},
+    {"priority", fe_drive_priority, PRIORITY_HOOKS, NULL, NULL, NULL, NULL},
 };
 const int FE_NDRIVERS = sizeof FE_DRIVERS / sizeof FE_DRIVERS[0];
 

@@ -7,6 +7,7 @@
 #define FE_DRIVERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "run.h"
 
@@ -20,6 +21,14 @@ typedef struct fe_policy_field {
                                  first the default; NULL for any string */
 } fe_policy_field;
 
+/* A number a driver reads from the policy's params, and its default when
+ * the params do not set it: the one place the default is written (a policy
+ * that lets --param tune it declares it with fe.driver_params). */
+typedef struct fe_driver_param {
+    const char *name;
+    int64_t value;
+} fe_driver_param;
+
 /* A driver: the C loop that proposes candidates and asks the hooks. */
 typedef struct fe_driver {
     const char *name;
@@ -31,12 +40,19 @@ typedef struct fe_driver {
     /* Check the needed field of the policy table at t beyond its type; 0,
      * or 1 with the problem written to why. NULL: nothing to check. */
     int (*check)(lua_State *L, int t, char *why, size_t size);
+    const fe_driver_param *params;  /* its numeric params and their defaults, ended
+                                       by a NULL name; NULL: none listed */
 } fe_driver;
 
 extern const fe_policy_field FE_POLICY_FIELDS[];
 extern const int FE_NPOLICY_FIELDS;
 extern const fe_driver FE_DRIVERS[];
 extern const int FE_NDRIVERS;
+
+/* The greedy driver's params: window (pairs at most this many positions
+ * apart) and max_rounds, in this order (FE_GREEDY_WINDOW, ...). */
+extern const fe_driver_param FE_GREEDY_PARAMS[];
+enum { FE_GREEDY_WINDOW, FE_GREEDY_MAX_ROUNDS };
 
 /* The driver called name, or NULL. */
 const fe_driver *fe_driver_find(const char *name);

@@ -68,8 +68,8 @@ static void push_words(lua_State *L, const char *const *words)
 }
 
 /* policy_fields = {{name=, type=, source_type=, values={...}}, ...} and
- * drivers = {{name=, hooks={...}, needs=, needs_what=}, ...}, in
- * drivers.c's order; values[1] is a string field's default. */
+ * drivers = {{name=, hooks={...}, needs=, needs_what=, params={NAME=default,
+ * ...}}, ...}, in drivers.c's order; values[1] is a string field's default. */
 static void push_policy_schema(lua_State *L)
 {
     lua_createtable(L, FE_NPOLICY_FIELDS, 0);
@@ -89,12 +89,16 @@ static void push_policy_schema(lua_State *L)
     lua_createtable(L, FE_NDRIVERS, 0);
     for (int i = 0; i < FE_NDRIVERS; i++) {
         const fe_driver *d = &FE_DRIVERS[i];
-        lua_createtable(L, 0, 4);
+        lua_createtable(L, 0, 5);
         fe_lf_str(L, "name", d->name);
         push_words(L, d->hooks);
         lua_setfield(L, -2, "hooks");
         fe_lf_str(L, "needs", d->needs);
         fe_lf_str(L, "needs_what", d->needs_what);
+        lua_newtable(L);
+        for (const fe_driver_param *p = d->params; p && p->name; p++)
+            fe_lf_int(L, p->name, p->value);
+        lua_setfield(L, -2, "params");
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "drivers");

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "home.h"
 #include "machine_file.h"
 
 static int cmp_name(const void *a, const void *b)
@@ -113,7 +114,8 @@ int fe_machine_load(fe_sandbox *sb, const char *spec, fe_machine *m, fe_error *e
     if (!name_or_path || !*name_or_path)
         return fe_error_set(err, FE_EINPUT, "no machine given (use a name such as gcu, or a "
                             "path to a machine file)");
-    if (fe_sandbox_find(sb, "lua/machines", "machine", name_or_path, path, sizeof path) != 0) {
+    if (fe_home_find(fe_sandbox_home(sb), "lua/machines", "machine", name_or_path, path,
+                     sizeof path) != 0) {
         char dir[PATH_MAX], list[600];
         snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
         known_machines(dir, list, sizeof list);

@@ -5,17 +5,19 @@
  *     -> split and kernel hooks -> (policy disabled? the unfused plan)
  *     -> decision log into the plan -> splits -> fe_ctx_end -> fe_run_end
  *
- * Tiling is the policy's decision. A group's split is what the driver
- * chose (the plan driver's group.split), else what the split hook
- * returned; a group neither chose runs whole (split 1) unless the policy
- * says tiling = "auto", which leaves it to the simulator's default for the
- * machine (seed 004's smallest k whose tile fits the L2). So every plan
- * says how each group runs, and no group is tiled that no one asked to.
+ * The split (the tiles a group runs in) is the policy's decision. A
+ * group's split is what the driver chose (the plan driver's group.split),
+ * else what the split hook returned; a group neither chose runs whole
+ * (split 1) unless the policy says tiling = "auto", which leaves it to the
+ * simulator's default for the machine (seed 004's smallest split whose
+ * tile fits the L2). So every plan says how each group runs, and no group
+ * is tiled that no one asked to.
  */
 #include <stdlib.h>
 
 #include "ctx.h"
 #include "drivers.h"
+#include "plan_build.h"
 #include "planning.h"
 #include "sim.h"
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "home.h"
 #include "policy.h"
 
 /* Copy a string field of the table at idx into buf ("" if absent), its
@@ -165,7 +166,8 @@ static int run_chunk(fe_planner *pl, const char *label, fe_policy_ref *p, fe_err
 int fe_policy_load(fe_planner *pl, const char *name_or_path, fe_policy_ref *p, fe_error *err)
 {
     char path[PATH_MAX];
-    if (fe_sandbox_find(pl->sb, "policies", "policy", name_or_path, path, sizeof path) != 0)
+    if (fe_home_find(fe_sandbox_home(pl->sb), "policies", "policy", name_or_path, path,
+                     sizeof path) != 0)
         return fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such "
                             "policy (see 'fuseeng policies') and there is no file of that name "
                             "here", name_or_path, fe_sandbox_home(pl->sb));

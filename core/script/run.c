@@ -26,22 +26,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "choice.h"
+#include "clock.h"
 #include "lua_graph.h"
 #include "lua_fields.h"
 #include "memo.h"
 #include "reason.h"
 #include "run.h"
 #include "sim.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* obj[name](obj, args...) inside a protected call: stack on entry is
  * obj, name, args. */
@@ -57,10 +50,10 @@ static int trampoline(lua_State *L)
 
 int fe_run_pcall(fe_run *r, int nargs, int nresults, const char *what, fe_error *e)
 {
-    double t0 = now();
+    double t0 = fe_clock_s();
     r->stats.hook_calls++;
     int rc = fe_sandbox_pcall(r->env.sb, nargs, nresults, what, e);
-    r->stats.hook_seconds += now() - t0;
+    r->stats.hook_seconds += fe_clock_s() - t0;
     return rc;
 }
 
@@ -224,7 +217,7 @@ static int ask_decide(fe_run *r, const int32_t *gids, int32_t cnt, int n, int to
                       const char **reason)
 {
     lua_State *L = r->L;
-    double t0 = now();
+    double t0 = fe_clock_s();
     lua_pushvalue(L, r->decide);
     lua_pushvalue(L, r->ptab);
     fe_lg_push_group_parts(L, r->gidx, r->tmp, cnt, r->part_len, r->parts, gids, n);
@@ -233,7 +226,7 @@ static int ask_decide(fe_run *r, const int32_t *gids, int32_t cnt, int n, int to
     r->stats.decide_calls++;
     fe_error e = {0};
     int rc = fe_sandbox_pcall(r->env.sb, 3, 2, "decide", &e);
-    r->stats.hook_seconds += now() - t0;
+    r->stats.hook_seconds += fe_clock_s() - t0;
     if (rc != FE_OK) {
         fault_at(r, "decide", r->decide, r->tmp, cnt, e.message);
         return -2;
@@ -372,9 +365,9 @@ int fe_run_score(fe_run *r, int32_t a, int32_t b, double *score)
     lua_pushvalue(L, r->ctx);
     r->stats.hook_calls++;
     fe_error e = {0};
-    double t0 = now();
+    double t0 = fe_clock_s();
     int rc = fe_sandbox_pcall(r->env.sb, 4, 1, "score", &e);
-    r->stats.hook_seconds += now() - t0;
+    r->stats.hook_seconds += fe_clock_s() - t0;
     *score = 0;
     if (rc != FE_OK)
         return fault_at(r, "score", r->score, NULL, 0, e.message);
@@ -414,7 +407,7 @@ int fe_run_begin(fe_run *r, const fe_run_env *env, const fe_graph *g, fe_error *
 {
     lua_State *L = fe_sandbox_L(env->sb);
     size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
-    *r = (fe_run){.env = *env, .g = g, .L = L, .err = err, .t0 = now()};
+    *r = (fe_run){.env = *env, .g = g, .L = L, .err = err, .t0 = fe_clock_s()};
     r->part = fe_part_new(g, err);
     r->log = fe_plan_unfused(g, err);
     r->tmp = malloc(n * sizeof *r->tmp);
@@ -452,7 +445,7 @@ void fe_run_end(fe_run *r, fe_run_stats *stats)
         fe_lg_detach(r->L, r->gidx);
         lua_settop(r->L, r->top);
     }
-    r->stats.seconds = now() - r->t0;
+    r->stats.seconds = fe_clock_s() - r->t0;
     r->stats.instructions = fe_sandbox_used(r->env.sb);
     r->stats.lua_bytes = fe_sandbox_memory(r->env.sb);
     if (stats)

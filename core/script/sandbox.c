@@ -43,10 +43,8 @@
  *     the hook or file it called.
  */
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <lauxlib.h>
 #include <limits.h>
@@ -60,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "home.h"
 #include "infile.h"
 #include "lua_pool.h"
 #include "sandbox.h"
@@ -88,7 +88,7 @@ struct fe_sandbox {
     size_t refused_size;         /* before Lua's emergency collection (0: none) */
     int64_t budget, count;
     double seconds;              /* time limit per run */
-    int64_t deadline;            /* end of the current run's time, CLOCK_MONOTONIC_COARSE ns */
+    int64_t deadline;            /* end of the current run's time, fe_clock_coarse_ns */
     int stop;                    /* RUNNING, or why the run is over */
     int depth;                   /* nesting of fe_sandbox_pcall */
     char where[300];             /* last place seen (hook, or the called function's definition) */
@@ -101,17 +101,6 @@ struct fe_sandbox {
 };
 
 static void hook(lua_State *L, lua_Debug *ar);
-
-/* ---- the clock ---- */
-
-/* Coarse monotonic time in ns: a few ns to read, a few ms of resolution,
- * plenty for limits in seconds. */
-static int64_t clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Make the hook fire at the next instruction of the main thread (a thread
  * that runs in a coroutine meets it within HOOK_EVERY instructions). */
@@ -149,7 +138,7 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         }
         return NULL;
     }
-    if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && clock_ns() > sb->deadline)
+    if (nsize >= old + TIMED_ALLOC && sb->stop == RUNNING && fe_clock_coarse_ns() > sb->deadline)
         stop_soon(sb, STOP_TIME);
     void *p = fe_lua_pool_realloc(sb->pool, ptr, old, nsize);
     if (p) {
@@ -203,7 +192,7 @@ static void hook(lua_State *L, lua_Debug *ar)
         sb->count += HOOK_EVERY;
         if (sb->count > sb->budget)
             sb->stop = STOP_BUDGET;
-        else if (clock_ns() > sb->deadline)
+        else if (fe_clock_coarse_ns() > sb->deadline)
             sb->stop = STOP_TIME;
     }
     if (sb->stop != RUNNING)
@@ -267,7 +256,7 @@ void fe_sandbox_begin(fe_sandbox *sb, const char *script)
     sb->stop = RUNNING;
     sb->where[0] = '\0';
     sb->stop_msg[0] = '\0';
-    sb->deadline = clock_ns() + (int64_t)(sb->seconds * 1e9);   /* seconds <= MAX_SECONDS */
+    sb->deadline = fe_clock_coarse_ns() + (int64_t)(sb->seconds * 1e9);   /* seconds <= MAX_SECONDS */
     lua_sethook(sb->L, hook, LUA_MASKCOUNT, HOOK_EVERY);
     watchdog_arm(sb);
 }
@@ -283,107 +272,14 @@ fe_sandbox *fe_sandbox_of(lua_State *L)
     return *(fe_sandbox **)lua_getextraspace(L);
 }
 
-void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory, double seconds)
+void fe_sandbox_set_limits(fe_sandbox *sb, const fe_sandbox_opts *o)
 {
-    if (instructions > 0)
-        sb->budget = instructions;
-    if (memory > 0)
-        sb->mem_cap = memory;
-    if (seconds > 0)
-        sb->seconds = seconds < MAX_SECONDS ? seconds : MAX_SECONDS;
-}
-
-/* ---- finding the library ---- */
-
-/* snprintf for paths: -1 if the result would not fit (then out is "",
- * which names no file). */
-static int pathf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int pathf(char *out, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out, size, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= size) {
-        out[0] = '\0';
-        return -1;
-    }
-    return 0;
-}
-
-static int is_dir_with(const char *dir, const char *file)
-{
-    char p[PATH_MAX];
-    struct stat st;
-    if (pathf(p, sizeof p, "%s/%s", dir, file))
-        return 0;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* home: the directory with lua/fuseeng.lua. Try the option, $FUSEENG_HOME,
- * then places relative to this code's own file (the build tree keeps lua/
- * beside build/, an install keeps it in share/fuseeng), then the install
- * prefix compiled in. */
-static int find_home(const char *opt, char *out, size_t size)
-{
-    char cands[8][PATH_MAX];
-    int n = 0;
-    if (opt && *opt)
-        n += pathf(cands[n], PATH_MAX, "%s", opt) == 0;
-    const char *env = getenv("FUSEENG_HOME");
-    if (env && *env)
-        n += pathf(cands[n], PATH_MAX, "%s", env) == 0;
-    Dl_info info;
-    char self[PATH_MAX];
-    if (dladdr((void *)find_home, &info) && info.dli_fname && realpath(info.dli_fname, self)) {
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = '\0';
-        n += pathf(cands[n], PATH_MAX, "%s/..", self) == 0;
-        n += pathf(cands[n], PATH_MAX, "%s/../..", self) == 0;
-        n += pathf(cands[n], PATH_MAX, "%s/../../..", self) == 0;
-        n += pathf(cands[n], PATH_MAX, "%s/../share/fuseeng", self) == 0;
-    }
-#ifdef FE_DATADIR
-    n += pathf(cands[n], PATH_MAX, "%s", FE_DATADIR) == 0;
-#endif
-    n += pathf(cands[n], PATH_MAX, ".") == 0;
-    for (int i = 0; i < n; i++) {
-        if (is_dir_with(cands[i], "lua/fuseeng.lua")) {
-            char real[PATH_MAX];
-            if (!realpath(cands[i], real))
-                memcpy(real, cands[i], sizeof real);
-            return pathf(out, size, "%s", real);
-        }
-    }
-    return -1;
-}
-
-int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *kind,
-                    const char *name, char *out, size_t size)
-{
-    struct stat st;
-    size_t n = strlen(name);
-    if (strchr(name, '/'))
-        return pathf(out, size, "%s", name);
-    /* A bare name is the shipped file first, with or without ".lua". */
-    int lua = n > 4 && strcmp(name + n - 4, ".lua") == 0;
-    int here = stat(name, &st) == 0;
-    if (pathf(out, size, "%s/%s/%.*s.lua", sb->home, subdir, (int)(lua ? n - 4 : n), name) == 0 &&
-        stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
-        if (here) {
-            char shown[2 * PATH_MAX];
-            fe_escape_into(shown, sizeof shown, name, 0);
-            fprintf(stderr, "fuseeng: note: %s '%s' is the shipped one, %s; to use the file "
-                    "'%s' in this directory, write ./%s\n", kind, shown, out, shown, shown);
-        }
-        return 0;
-    }
-    if (here)
-        return pathf(out, size, "%s", name);
-    out[0] = '\0';
-    return -1;
+    if (o->instructions > 0)
+        sb->budget = o->instructions;
+    if (o->memory > 0)
+        sb->mem_cap = o->memory;
+    if (o->seconds > 0)
+        sb->seconds = o->seconds < MAX_SECONDS ? o->seconds : MAX_SECONDS;
 }
 
 /* ---- loading text chunks ---- */
@@ -418,7 +314,7 @@ static int l_loadlib(lua_State *L)
         return 2;
     }
     char chunk[PATH_MAX + 1];
-    pathf(chunk, sizeof chunk, "@%s", path);
+    fe_home_pathf(chunk, sizeof chunk, "@%s", path);
     int rc = load_text(L, src, len, chunk, 2);
     free(src);
     if (rc != LUA_OK) {
@@ -445,7 +341,7 @@ static int l_findlib(lua_State *L)
         const char *p = name + 9;
         if (!*p || strpbrk(p, "./\\"))
             return 0;
-        if (pathf(path, sizeof path, "%s/policies/%s.lua", sb->home, p) || stat(path, &st) != 0 ||
+        if (fe_home_pathf(path, sizeof path, "%s/policies/%s.lua", sb->home, p) || stat(path, &st) != 0 ||
             !S_ISREG(st.st_mode))
             return 0;
         lua_pushstring(L, path);
@@ -457,8 +353,8 @@ static int l_findlib(lua_State *L)
             return 0;   /* no paths, no "..": modules are names */
         rel[i] = c == '.' ? '/' : c;
     }
-    if (pathf(path, sizeof path, "%s/lua/%s.lua", sb->home, rel) || stat(path, &st) != 0) {
-        if (pathf(path, sizeof path, "%s/lua/%s/init.lua", sb->home, rel) || stat(path, &st) != 0)
+    if (fe_home_pathf(path, sizeof path, "%s/lua/%s.lua", sb->home, rel) || stat(path, &st) != 0) {
+        if (fe_home_pathf(path, sizeof path, "%s/lua/%s/init.lua", sb->home, rel) || stat(path, &st) != 0)
             return 0;
     }
     lua_pushstring(L, path);
@@ -575,19 +471,20 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
         fe_error_set(err, FE_ENOMEM, "out of memory creating a Lua state");
         return NULL;
     }
-    sb->budget = opts && opts->instructions > 0 ? opts->instructions : FE_SANDBOX_INSTRUCTIONS;
-    sb->mem_cap = opts && opts->memory > 0 ? opts->memory : FE_SANDBOX_MEMORY;
+    sb->budget = FE_SANDBOX_INSTRUCTIONS;
+    sb->mem_cap = FE_SANDBOX_MEMORY;
     sb->seconds = FE_SANDBOX_SECONDS;
-    fe_sandbox_set_limits(sb, 0, 0, opts ? opts->seconds : 0);
+    if (opts)
+        fe_sandbox_set_limits(sb, opts);
     sb->deadline = INT64_MAX;   /* no run yet */
     snprintf(sb->script, sizeof sb->script, "script");
-    if (find_home(opts ? opts->home : NULL, sb->home, sizeof sb->home) != 0) {
+    if (fe_home_locate(opts ? opts->home : NULL, sb->home, sizeof sb->home) != 0) {
         fe_error_set(err, FE_ERUNTIME, "cannot find the fuseeng Lua library (lua/fuseeng.lua): "
                      "set FUSEENG_HOME to the directory that holds lua/ and policies/");
         free(sb);
         return NULL;
     }
-    pathf(sb->libsrc, sizeof sb->libsrc, "@%s/lua/", sb->home);
+    fe_home_pathf(sb->libsrc, sizeof sb->libsrc, "@%s/lua/", sb->home);
     sb->pool = fe_lua_pool_new();
     lua_State *L = sb->pool ? lua_newstate(alloc, sb) : NULL;
     if (!L) {
@@ -842,7 +739,7 @@ int fe_sandbox_load_string(fe_sandbox *sb, const char *src, size_t len, const ch
 {
     lua_State *L = sb->L;
     char chunk[PATH_MAX + 1];
-    pathf(chunk, sizeof chunk, "@%s", label ? label : "script");
+    fe_home_pathf(chunk, sizeof chunk, "@%s", label ? label : "script");
     if (len >= 4 && memcmp(src, LUA_SIGNATURE, 4) == 0) {
         lua_pop(L, 1);
         return fe_error_set(err, FE_EINPUT, "%s: binary (precompiled) chunks are not accepted; "

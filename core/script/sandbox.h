@@ -18,7 +18,7 @@ typedef struct fe_sandbox_opts {
     int64_t instructions;   /* budget per run; 0 = FE_SANDBOX_INSTRUCTIONS */
     int64_t memory;         /* cap on the state's memory in bytes; 0 = FE_SANDBOX_MEMORY */
     double seconds;         /* wall-clock limit per run; 0 = FE_SANDBOX_SECONDS */
-    const char *home;       /* directory holding lua/ and policies/; NULL = find it */
+    const char *home;       /* directory holding lua/ and policies/; NULL = find it (home.h) */
 } fe_sandbox_opts;
 
 #define FE_SANDBOX_INSTRUCTIONS INT64_C(2000000000)
@@ -57,7 +57,9 @@ int64_t fe_sandbox_used(const fe_sandbox *sb);
 /* Bytes the state holds now, and its cap. */
 int64_t fe_sandbox_memory(const fe_sandbox *sb);
 int64_t fe_sandbox_memory_cap(const fe_sandbox *sb);
-void fe_sandbox_set_limits(fe_sandbox *sb, int64_t instructions, int64_t memory, double seconds);
+/* Limits of the runs that follow: o's instructions, memory and seconds, a
+ * zero keeping the current one (o's home is not read). */
+void fe_sandbox_set_limits(fe_sandbox *sb, const fe_sandbox_opts *o);
 
 /* Push a fresh environment table for one script: allow-listed globals,
  * per-script read-only proxies of the libraries, strict globals (reading
@@ -101,14 +103,5 @@ int fe_sandbox_fn_place(lua_State *L, int idx, char *buf, size_t size);
  * past the time limit (a string pattern?); stopping" on stderr and exits
  * with status 2. Call it once, before any sandbox runs. */
 void fe_sandbox_watchdog(void);
-
-/* Resolve a policy or machine name into out: a name with a slash is a
- * path, taken as given; a bare name (with or without ".lua") is the shipped
- * file home/subdir/NAME.lua, and only when there is none a file of that
- * name in the current directory. When both exist the shipped one wins and a
- * note on stderr (kind: "policy", "machine") says how to reach the other.
- * 0, or -1 when a bare name is neither. */
-int fe_sandbox_find(const fe_sandbox *sb, const char *subdir, const char *kind,
-                    const char *name, char *out, size_t size);
 
 #endif

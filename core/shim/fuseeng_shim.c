@@ -66,6 +66,7 @@
 /* fuseeng_cli.h's: the rest of what the fuseeng command does. */
 #define FE_API_CLI(X)                                                                       \
     X(fe_engine_home, const char *, (const fe_engine *x), (x), NULL)                        \
+    X(fe_dimarg_parse, int, (const char *t, size_t n, fe_dimarg *d, fe_error *e), (t, n, d, e), e) \
     X(fe_engine_set_profile, int, (fe_engine *x, const char *p, fe_error *e), (x, p, e), e) \
     X(fe_engine_machine_description, const char *, (const fe_engine *x), (x), NULL)         \
     X(fe_model_check_data, int,                                                             \

@@ -8,11 +8,11 @@
  * intermediates never leave the L2 -- if they fit. Everything is priced per
  * group, a group being the nodes one kernel runs (a single node unfused).
  *
- *        L3 (device memory, slow)            group {silu, mul}, split k = 3
+ *        L3 (device memory, slow)            group {silu, mul}, split 3
  *     g ---- read once ------> +-------------------------+
  *                              |  silu -> t -> mul       | -- write once --> y
  *     u ---- read once ------> +-------------------------+
- *     (a weight or broadcast operand here would be read k times)
+ *     (a weight or broadcast operand here would be read 3 times, once a tile)
  *                               t stays in L2 if a tile fits
  *
  * Tensors of a group G (members in topological order):
@@ -32,10 +32,11 @@
  * (The seed frees before measuring, which forgets the node that is running;
  * we measure first.)
  *
- * TLF split. With split k the group runs as a loop over k tiles, each doing
- * 1/k of its iteration space. The iteration space is the group's anchor: its
+ * Split (seed 004's TLF, tile-level fusion). A group's split is the number
+ * of tiles it runs in: a loop over split tiles, each doing 1/split of its
+ * iteration space. The iteration space is the group's anchor: its
  * largest non-weight tensor (lowest id on ties). A tensor is tiled along a
- * dimension of the anchor -- each tile touches 1/k of it -- unless it is a
+ * dimension of the anchor -- each tile touches 1/split of it -- unless it is a
  * weight, or smaller than the anchor and not of the anchor's size at that
  * dimension (dimensions aligned from the right, as numpy broadcasts): a
  * broadcast operand such as the causal mask [1,1,S,S] against scores
@@ -47,24 +48,26 @@
  * external input bytes untiled, the outermost on ties. Untiled operands are
  * read in full by every tile. Each step of the walk has tiled bytes T and
  * untiled U:
- *     l2_peak(k) = max over steps of ceil(T / k) + U
- *     fits       = l2_peak(k) <= L2
- *     occupancy  = min(l2_peak(k), L2)   (what the kernel holds on chip:
+ *     l2_peak    = max over steps of ceil(T / split) + U
+ *     fits       = l2_peak <= L2        (L2: the machine's l2_bytes)
+ *     occupancy  = min(l2_peak, L2)     (what the kernel holds on chip:
  *                  a tile that needs more streams or overflows the rest)
  * The default split is 1 for a group without intermediates (nothing to keep
  * on chip: a lone op streams its operands) or whose working set fits;
- * otherwise the smallest k that makes a tile fit,
- *     k = max over steps of ceil(T / (L2 - U)),
+ * otherwise the smallest split that makes a tile fit,
+ *     split_default = max over steps of ceil(T / (L2 - U)),
  * which is seed 004's ceil(working_set / L2) when every operand is tiled;
  * and 1 when some step's untiled bytes alone fill the L2 (tiling cannot
  * help). A policy may pass any split >= 1 instead.
  *
  * Traffic, in bytes:
  *   overflow = fits ? 0 : 2 * intermediates       (written out, read back)
- *   reread   = (k - 1) * untiled external inputs
- *   l3_read  = external inputs + reread + overflow / 2
- *   l3_write = external outputs + overflow / 2
- *   l2_bytes = sum over members of bytes read + written (ops.c) + reread
+ *   reread     = (split - 1) * untiled external inputs
+ *   l3_read    = external inputs + reread + overflow / 2
+ *   l3_write   = external outputs + overflow / 2
+ *   l2_traffic = sum over members of bytes read + written (ops.c) + reread
+ *                (reports and ctx:simulate call it l2_bytes, a name their
+ *                formats keep; in the code l2_bytes is the machine's L2)
  *
  * Registers (seed 003's spill question). A fused kernel holds every
  * member's live values per element (ops.c's "live") at once:
@@ -80,13 +83,13 @@
  *   compute    = sum over members of flops / peak, the peak taken from
  *                matrix_flops (matmul, conv2d, sdpa) or vector_flops (the
  *                rest) for the dtype of the member's first output
- *   memory     = l3_bytes / l3_bandwidth + l2_bytes / l2_bandwidth
+ *   memory     = l3_bytes / l3_bandwidth + l2_traffic / l2_bandwidth
  *              + spill_bytes / local_bandwidth
  *   body       = overlap ? max(compute, memory) : compute + memory
  *   collective = for each all_reduce member over p = world_size ranks, a
  *                ring: 2 (p-1)/p * input bytes / link_bandwidth
  *                      + 2 (p-1) * link_latency
- *   time       = launch + (k > 1 ? k * tile : 0) + collective + body
+ *   time       = launch + (split > 1 ? split * tile : 0) + collective + body
  * An all_reduce grouped with its elementwise epilogue (seed 001) is one
  * collective kernel: one launch, and its output stays on chip.
  *
@@ -121,8 +124,8 @@
  * What the model ignores: L3 data cached across kernels (every kernel reads
  * its inputs from L3 again); overlap between kernels; tiling along more than one dimension
  * (attention with q @ k^T inside a group cannot tile heads and rows at
- * once); tile shapes (a tile is exactly 1/k of everything tiled, even when
- * k exceeds the tiled dimension); partial sums
+ * once); tile shapes (a tile is exactly 1/split of everything tiled, even
+ * when the split exceeds the tiled dimension); partial sums
  * of reductions across tiles; the internal blocking of a lone matmul (its
  * operands stream once); occupancy and bank conflicts. Registers add up over
  * all members although values die along a chain: the same pessimism that
@@ -423,30 +426,32 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-/* The split that makes every tile fit (see the note), or 1. */
-static int64_t default_split(const step *steps, int32_t n, int64_t l2, int64_t inter,
+/* The split that makes every tile fit in an L2 of l2_bytes (see the note),
+ * or 1. */
+static int64_t default_split(const step *steps, int32_t n, int64_t l2_bytes, int64_t inter,
                              int64_t ws, int64_t numel)
 {
-    if (inter == 0 || ws <= l2)
+    if (inter == 0 || ws <= l2_bytes)
         return 1;
-    int64_t k = 1;
+    int64_t split = 1;
     for (int32_t i = 0; i < n; i++) {
-        if (steps[i].untiled >= l2)
+        if (steps[i].untiled >= l2_bytes)
             return 1;
-        int64_t need = ceil_div(steps[i].tiled, l2 - steps[i].untiled);
-        if (need > k)
-            k = need;
+        int64_t need = ceil_div(steps[i].tiled, l2_bytes - steps[i].untiled);
+        if (need > split)
+            split = need;
     }
     int64_t cap = numel > 1 ? numel : 1;
     if (cap > FE_PLAN_MAX_SPLIT)
         cap = FE_PLAN_MAX_SPLIT;
-    return k < cap ? k : cap;
+    return split < cap ? split : cap;
 }
 
-/* Price one group; steps has room for s->n entries. Returns 0, or -1 when
- * a byte count would overflow 64 bits (a forced split of a group with huge
- * untiled operands): no report can hold that honestly. */
-static int price(const gview *s, const fe_machine *m, int split, step *steps,
+/* Price one group at split asked (0: the default split); steps has room
+ * for s->n entries. Returns 0, or -1 when a byte count would overflow 64
+ * bits (a forced split of a group with huge untiled operands): no report
+ * can hold that honestly. */
+static int price(const gview *s, const fe_machine *m, int asked, step *steps,
                  fe_sim_group_result *r)
 {
     const fe_graph *g = s->g;
@@ -461,7 +466,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     }
     anchor a = find_anchor(s);
     int64_t T = 0, U = 0, ws = 0, untiled_in = 0, ext_in = 0, ext_out = 0, inter = 0;
-    int64_t l2 = 0, flops = 0, words = 0;
+    int64_t l2_members = 0, flops = 0, words = 0;   /* l2_members: their reads and writes */
     double compute = 0, coll = 0, coll_bytes = 0;
     int collective = 0;
 
@@ -538,7 +543,7 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
         flops += n->flops;
         compute += (double)n->flops / fe_machine_flops(m, n->op, dt);
         if (!view) {
-            l2 += n->bytes_read + n->bytes_written;
+            l2_members += n->bytes_read + n->bytes_written;
             words += (int64_t)n->live * (fe_dtype_size(dt) > 4 ? 2 : 1);
         }
         if (n->op == FE_OP_ALL_REDUCE && n->nin > 0) {
@@ -553,35 +558,35 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
         }
     }
 
-    int64_t l2cap = m->l2_bytes;
-    int64_t kdef = default_split(steps, s->n, l2cap, inter, ws, a.numel);
-    int64_t k = split > 0 ? split : kdef;
+    int64_t l2_bytes = m->l2_bytes;
+    int64_t split_default = default_split(steps, s->n, l2_bytes, inter, ws, a.numel);
+    int64_t split = asked > 0 ? asked : split_default;
     int64_t peak = 0;
     for (int32_t i = 0; i < s->n; i++) {
-        int64_t p = ceil_div(steps[i].tiled, k) + steps[i].untiled;
+        int64_t p = ceil_div(steps[i].tiled, split) + steps[i].untiled;
         if (p > peak)
             peak = p;
     }
-    int fits = peak <= l2cap;
+    int fits = peak <= l2_bytes;
     int64_t regs = m->reserved_registers + (int64_t)m->elements_per_thread * words;
     int64_t spill_regs = regs > m->registers ? regs - m->registers : 0;
     int64_t threads = ceil_div(a.numel > 0 ? a.numel : 1, m->elements_per_thread);
     /* The model's tensors fit 64 bits (the loader checks); what the split
      * multiplies may not. */
-    int64_t overflow = 0, reread, l3_read, l3_write, l3_bytes, l2_bytes, spill;
+    int64_t overflow = 0, reread, l3_read, l3_write, l3_bytes, l2_traffic, spill;
     if ((!fits && __builtin_mul_overflow(inter, 2, &overflow)) ||
-        __builtin_mul_overflow(k - 1, untiled_in, &reread) ||
+        __builtin_mul_overflow(split - 1, untiled_in, &reread) ||
         __builtin_add_overflow(ext_in + overflow / 2, reread, &l3_read) ||
         __builtin_add_overflow(ext_out, overflow / 2, &l3_write) ||
         __builtin_add_overflow(l3_read, l3_write, &l3_bytes) ||
-        __builtin_add_overflow(l2, reread, &l2_bytes) ||
+        __builtin_add_overflow(l2_members, reread, &l2_traffic) ||
         __builtin_mul_overflow(spill_regs * 8, threads, &spill))
         return -1;
 
     memset(r, 0, sizeof *r);
     r->nodes = s->n;
-    r->split = (int32_t)k;
-    r->split_default = (int32_t)kdef;
+    r->split = (int32_t)split;
+    r->split_default = (int32_t)split_default;
     r->regs = regs > INT32_MAX ? INT32_MAX : (int32_t)regs;
     r->spill_regs = spill_regs > INT32_MAX ? INT32_MAX : (int32_t)spill_regs;
     r->fits = (int8_t)fits;
@@ -594,20 +599,20 @@ static int price(const gview *s, const fe_machine *m, int split, step *steps,
     r->reread_bytes = reread;
     r->overflow_bytes = overflow;
     r->intermediate_bytes = inter;
-    r->l2_bytes = l2_bytes;
+    r->l2_traffic = l2_traffic;
     r->working_set = ws;
     r->l2_peak = peak;
-    r->l2_occupancy = peak < l2cap ? peak : l2cap;
+    r->l2_occupancy = peak < l2_bytes ? peak : l2_bytes;
     r->spill_bytes = spill;
     r->collective_bytes = (int64_t)coll_bytes;
 
     r->compute_s = compute;
     r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
-    r->l2_s = (double)r->l2_bytes / m->l2_bandwidth;
+    r->l2_s = (double)r->l2_traffic / m->l2_bandwidth;
     r->spill_s = (double)r->spill_bytes / m->local_bandwidth;
     r->memory_s = r->l3_s + r->l2_s + r->spill_s;
     r->launch_s = m->launch_us * 1e-6;
-    r->tile_s = k > 1 ? (double)k * m->tile_us * 1e-6 : 0;
+    r->tile_s = split > 1 ? (double)split * m->tile_us * 1e-6 : 0;
     r->collective_s = coll;
     double body = m->overlap ? fmax(compute, r->memory_s) : compute + r->memory_s;
     r->time_s = r->launch_s + r->tile_s + r->collective_s + body;
@@ -674,11 +679,11 @@ static int finite_time(double s, const fe_machine *m, fe_error *err)
 
 static int too_large(fe_error *err, int n, int split)
 {
-    char k[32] = "its default split";
+    char at[32] = "its default split";
     if (split > 0)
-        snprintf(k, sizeof k, "split %d", split);
+        snprintf(at, sizeof at, "split %d", split);
     return fe_error_set(err, FE_EINPUT, "the traffic of a group of %d node%s at %s "
-                        "overflows 64-bit byte counts", n, n == 1 ? "" : "s", k);
+                        "overflows 64-bit byte counts", n, n == 1 ? "" : "s", at);
 }
 
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
@@ -747,7 +752,7 @@ void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one)
 #undef MAX_OF
 #define SUM_OF(f) sum->f += one->f
     SUM_OF(flops); SUM_OF(l3_read); SUM_OF(l3_write); SUM_OF(l3_bytes); SUM_OF(reread_bytes);
-    SUM_OF(overflow_bytes); SUM_OF(intermediate_bytes); SUM_OF(l2_bytes); SUM_OF(spill_bytes);
+    SUM_OF(overflow_bytes); SUM_OF(intermediate_bytes); SUM_OF(l2_traffic); SUM_OF(spill_bytes);
     SUM_OF(collective_bytes); SUM_OF(time_s); SUM_OF(launch_s); SUM_OF(tile_s);
     SUM_OF(collective_s); SUM_OF(compute_s); SUM_OF(memory_s); SUM_OF(l3_s); SUM_OF(l2_s);
     SUM_OF(spill_s);
@@ -767,7 +772,7 @@ static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
     t->spilling += r->spill_bytes > 0;
     t->flops += r->flops;   /* the loader checked the model's FLOP total */
     if (__builtin_add_overflow(t->l3_bytes, r->l3_bytes, &t->l3_bytes) ||
-        __builtin_add_overflow(t->l2_bytes, r->l2_bytes, &t->l2_bytes) ||
+        __builtin_add_overflow(t->l2_traffic, r->l2_traffic, &t->l2_traffic) ||
         __builtin_add_overflow(t->reread_bytes, r->reread_bytes, &t->reread_bytes) ||
         __builtin_add_overflow(t->overflow_bytes, r->overflow_bytes, &t->overflow_bytes) ||
         __builtin_add_overflow(t->spill_bytes, r->spill_bytes, &t->spill_bytes))

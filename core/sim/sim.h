@@ -25,7 +25,7 @@
  * times are seconds. */
 typedef struct fe_sim_group_result {
     int32_t nodes;              /* members */
-    int32_t split;              /* tiles it ran in (TLF split factor, >= 1) */
+    int32_t split;              /* tiles it ran in (>= 1) */
     int32_t split_default;      /* the split the simulator would choose */
     int32_t regs;               /* estimated registers per thread */
     int32_t spill_regs;         /* regs above the machine's limit */
@@ -41,7 +41,10 @@ typedef struct fe_sim_group_result {
     int64_t overflow_bytes;     /* part of l3_bytes: intermediates written and read back
                                    because a tile did not fit L2 */
     int64_t intermediate_bytes; /* tensors produced and consumed only inside */
-    int64_t l2_bytes;           /* on-chip traffic: every member's reads and writes */
+    int64_t l2_traffic;         /* on-chip traffic: every member's reads and writes, and
+                                   the rereads ("l2_bytes" in reports and ctx:simulate,
+                                   a name their formats keep: in the engine's code
+                                   l2_bytes is the machine's L2 capacity) */
     int64_t working_set;        /* seed 004's memory peak: whole buffers, live in topo order */
     int64_t l2_peak;            /* the same per tile, with the split applied: what a tile
                                    needs on chip (fits = l2_peak <= L2) */
@@ -91,7 +94,7 @@ typedef struct fe_sim_totals {
     int32_t tiled;              /* groups with split > 1 */
     int32_t overflowing;        /* groups whose intermediates went through L3 */
     int32_t spilling;           /* groups with register spills */
-    int64_t flops, l3_bytes, l2_bytes, reread_bytes, overflow_bytes, spill_bytes;
+    int64_t flops, l3_bytes, l2_traffic, reread_bytes, overflow_bytes, spill_bytes;
     int64_t l2_peak;            /* largest l2_occupancy of any group: at most the L2 */
     int64_t mem_peak;           /* device-memory peak over the schedule */
     int64_t weight_bytes;       /* resident weights, part of mem_peak */

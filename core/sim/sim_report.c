@@ -73,7 +73,7 @@ static void group_fields(const fe_sim_group_result *r, fe_jw *w)
     int_key(w, "reread_bytes", r->reread_bytes);
     int_key(w, "overflow_bytes", r->overflow_bytes);
     int_key(w, "intermediate_bytes", r->intermediate_bytes);
-    int_key(w, "l2_bytes", r->l2_bytes);
+    int_key(w, "l2_bytes", r->l2_traffic);   /* the format's name for the traffic */
     int_key(w, "working_set", r->working_set);
     int_key(w, "l2_peak", r->l2_peak);
     int_key(w, "l2_occupancy", r->l2_occupancy);
@@ -139,7 +139,7 @@ static void totals_fields(const fe_sim_report *r, fe_jw *w)
     int_key(w, "views", t->views);
     num_us(w, "time_us", t->time_s);
     int_key(w, "l3_bytes", t->l3_bytes);
-    int_key(w, "l2_bytes", t->l2_bytes);
+    int_key(w, "l2_bytes", t->l2_traffic);
     int_key(w, "l2_peak", t->l2_peak);
     int_key(w, "mem_peak", t->mem_peak);
     int_key(w, "weight_bytes", t->weight_bytes);

@@ -27,14 +27,14 @@ int main(void)
     }
     const char *policies[] = {"no_fusion", "fuse_all", "gcu_tlf", "memory_aware"};
     fe_error err = {0};
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     fe_engine *e = fe_engine_new(NULL, &err);
     fe_ab_suite_options so = {(int)gl.gl_pathc, (const char *const *)gl.gl_pathv, 4, policies,
                               0, NULL, 0, NULL, 0, NULL};
     fe_ab_suite *s = e ? fe_ab_suite_new(e, &so, &err) : NULL;
     fe_ab *ab = s ? fe_engine_ab_suite(e, s, NULL, &err) : NULL;
     char *text = ab ? fe_ab_format(ab, FE_FORMAT_JSON, &err) : NULL;
-    double t = now_s() - t0;
+    double t = fe_clock_s() - t0;
     int rc = text ? 0 : 1;
     if (text)
         printf("ab: 4 policies x %d models (%s), simulated, with the suite checks and the "

@@ -80,7 +80,7 @@ int main(void)
            "best policy", "eager ms", "vs unf", "ceiling", "vs eager", "target");
     int met = 0, rows = 0;
     for (int m = 0; m < nmod; m++) {
-        double t0 = now_s(), best = -1, unfused = -1, ceiling = -1;
+        double t0 = fe_clock_s(), best = -1, unfused = -1, ceiling = -1;
         const char *best_pol = "-";
         char cmd[8192];
         for (int k = 0; k < npol; k++) {
@@ -133,7 +133,7 @@ int main(void)
             snprintf(ratio_s, sizeof ratio_s, "%.2fx", eager / best);
         }
         printf("%-22s %11.2f %11.2f %-16s %11s %7.2fx %8s %8s  %s  (%.0f s)\n", name, unfused,
-               best, best_pol, eager_s, unfused / best, ceil_s, ratio_s, target, now_s() - t0);
+               best, best_pol, eager_s, unfused / best, ceil_s, ratio_s, target, fe_clock_s() - t0);
         if (why[0])
             printf("%-22s PyTorch eager failed: %s", "", why);
         fflush(stdout);

@@ -27,9 +27,9 @@ int main(void)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s/fuseeng run '%s' --policy policies/fuse_all.lua --execute --json",
              build ? build : "build", model);
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     json_t *r = run_json(cmd);
-    double wall = now_s() - t0;
+    double wall = fe_clock_s() - t0;
     if (!r) {
         fprintf(stderr, "bench_execute: %s failed\n", cmd);
         return 1;

@@ -140,11 +140,11 @@ static void halide_stop(halide *h)
 static double run_groups(fe_k_group **g, int n, fe_k_tensor *bufs)
 {
     fe_error err = {0};
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     for (int i = 0; i < n; i++)
         if (fe_k_group_run(g[i], bufs, &err))
             die("run", err.message);
-    return (now_s() - t0) * 1e3;
+    return (fe_clock_s() - t0) * 1e3;
 }
 
 typedef struct result {

@@ -39,12 +39,12 @@ static int import_once(void *ctx, char *msg, size_t cap)
 {
     fe_error err = {0};
     (void)ctx;
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     if (fe_import_onnx(ONNX, "build/bench/resnet50.import.json", NULL, NULL, &err)) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
-    snprintf(msg, cap, "%.6f", now_s() - t0);
+    snprintf(msg, cap, "%.6f", fe_clock_s() - t0);
     return 0;
 }
 

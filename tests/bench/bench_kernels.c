@@ -94,7 +94,7 @@ static double stream_once(int k)
 {
     float *a = sa, *b = sb, *c = sc;
     size_t n = sn;
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     switch (k) {
     case COPY:
         #pragma omp parallel for schedule(static)
@@ -120,7 +120,7 @@ static double stream_once(int k)
         break;
     }
     double bytes = (k == COPY || k == COPY_NT ? 2.0 : 3.0) * (double)n * 4;
-    return bytes / (now_s() - t0) / 1e9;
+    return bytes / (fe_clock_s() - t0) / 1e9;
 }
 
 /* The median of R runs of each kernel, taken in turn. */
@@ -306,13 +306,13 @@ typedef struct seq {
 static double time_seq(seq *q)
 {
     fe_error err = {0};
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     for (int i = 0; i < q->n; i++)
         if (fe_k_group_run(q->g[i], q->bufs, &err)) {
             fprintf(stderr, "bench: %s\n", err.message);
             exit(1);
         }
-    return (now_s() - t0) * 1e3;
+    return (fe_clock_s() - t0) * 1e3;
 }
 
 /* Time f and u back to back, np times, alternating which goes first (so

@@ -32,9 +32,9 @@ static int ensure(const char *path, int layers)
 static int load_once(void *ctx, char *msg, size_t cap)
 {
     fe_error err = {0};
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     fe_graph *g = fe_load_model_file(ctx, NULL, &err);
-    double t = now_s() - t0;
+    double t = fe_clock_s() - t0;
     if (!g) {
         fprintf(stderr, "%s\n", err.message);
         return 1;

@@ -41,10 +41,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "load.h"
 #include "planning.h"
 
@@ -111,13 +111,6 @@ typedef struct row {
     char error[1100];
 } row;
 
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The largest peak of this process and the measuring children. */
 static double peak_rss_mib(void)
 {
@@ -161,9 +154,9 @@ static void measure(fe_policy *p, const fe_graph *g, sample *m)
         sample r = {0};
         fe_error err = {0};
         fe_run_stats st;
-        double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
+        double c0 = fe_clock_cpu_s(), w0 = fe_clock_s();
         fe_plan *plan = fe_run_policy(&p->r, g, &st, &err);
-        double c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w1 = clock_s(CLOCK_MONOTONIC);
+        double c1 = fe_clock_cpu_s(), w1 = fe_clock_s();
         if (!plan) {
             snprintf(r.error, sizeof r.error, "%s", err.message);
         } else {
@@ -300,14 +293,14 @@ int main(void)
     for (int s = 0; s < nsizes; s++) {
         char buf[128];
         const char *path = model_path(layers[s], buf, sizeof buf);
-        double t0 = clock_s(CLOCK_MONOTONIC);
+        double t0 = fe_clock_s();
         fe_graph *g = path ? fe_load_model_file(path, NULL, &err) : NULL;
         if (!g) {
             fprintf(stderr, "%s: %s\n", buf, path ? err.message : "cannot generate it");
             return 1;
         }
         nodes[s] = g->nnodes;
-        printf("\nmodel %s: %d nodes, loaded in %.2f s\n", path, g->nnodes, clock_s(CLOCK_MONOTONIC) - t0);
+        printf("\nmodel %s: %d nodes, loaded in %.2f s\n", path, g->nnodes, fe_clock_s() - t0);
         for (int i = 0; i < nr; i++) {
             row *w = &rows[i];
             if (!w->p || w->error[0])

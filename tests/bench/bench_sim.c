@@ -18,10 +18,10 @@
 #include "api.h"
 #include "machine_file.h"
 #include "load.h"
-#include "legality.h"
 #include "machine.h"
 #include "machine_file.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "planning.h"
 #include "sandbox.h"
 #include "sim.h"
@@ -93,7 +93,7 @@ static double group_rate(const fe_graph *g, const fe_machine *m, int n)
     int32_t ids[16];
     fe_sim_group_result r;
     long calls = 0;
-    double sink = 0, t0 = now_s(), t;
+    double sink = 0, t0 = fe_clock_s(), t;
     int32_t start = 0;
     do {
         for (int k = 0; k < 2000; k++) {
@@ -104,7 +104,7 @@ static double group_rate(const fe_graph *g, const fe_machine *m, int n)
             sink += r.time_s;
         }
         calls += 2000;
-        t = now_s() - t0;
+        t = fe_clock_s() - t0;
     } while (t < 0.2);
     if (sink < 0)
         printf("?");
@@ -175,12 +175,12 @@ static double plan_time(const fe_plan *p, const fe_machine *m, fe_sim_report *ke
     for (int rep = 0; rep < 5; rep++) {
         fe_sim_report r;
         fe_error err = {0};
-        double t0 = now_s();
+        double t0 = fe_clock_s();
         if (fe_sim_plan(p, m, &r, &err) != FE_OK) {
             fprintf(stderr, "%s\n", err.message);
             return -1;
         }
-        double t = now_s() - t0;
+        double t = fe_clock_s() - t0;
         if (t < best)
             best = t;
         if (rep == 4)

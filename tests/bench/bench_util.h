@@ -1,4 +1,4 @@
-/* bench_util.h: what the benchmark programs share: the clock, the median,
+/* bench_util.h: what the benchmark programs share: the median,
  * the argument filter, a measurement in a child process (its own peak
  * RSS) and a command's JSON output.
  * Header-only (static functions): each benchmark is one program of one
@@ -16,13 +16,7 @@
 
 #include <jansson.h>
 
-/* Monotonic wall time in seconds. */
-static inline double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 /* Median of v[0..n) (n > 0); sorts v in place. */
 static inline double median(double *v, int n)

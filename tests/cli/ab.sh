@@ -81,6 +81,11 @@ echo 'return { models = { print } }' >"$T/bad.lua"
 expect_fail "suite: a Lua suite returning a function" 2 'bad.lua: models\[0\]: a function cannot be data' "$FUSEENG" ab --suite "$T/bad.lua"
 expect_fail "suite and models on the command line" 2 'not both' "$FUSEENG" ab --suite "$T/min.json" "$G" --policy fuse_all --policy gcu_tlf
 expect_fail "--dim with a bad sweep" 2 "the command line: --dim: 'S=64,x'" "$FUSEENG" ab "$G" --policy fuse_all --policy gcu_tlf --dim S=64,x
+# Suites parse dims with the engine's one parser (fe_dimarg_parse), as --dim does.
+expect_fail "--dim sweep: an empty value" 2 "--dim: 'S=64,,128': value 2 is empty" "$FUSEENG" ab "$G" --policy fuse_all --policy gcu_tlf --dim S=64,,128
+expect_fail "--dim: a value past 64 bits" 2 "--dim: 'S=99999999999999999999': the value must be a positive integer" \
+    "$FUSEENG" ab "$G" --policy fuse_all --policy gcu_tlf --dim S=99999999999999999999
+bad "a dim string without NAME=" '{"models": ["'$G'"], "dims": ["S"], "policies": ["fuse_all", "gcu_tlf"]}' "bad.json: dims\[0\]: 'S': expected NAME=V"
 expect_fail "--policy with a broken combination" 2 "--policy: 'vote\(fuse_all': a combination is HOW" "$FUSEENG" ab "$G" --policy fuse_all --policy 'vote(fuse_all'
 
 # ---- --diff ----

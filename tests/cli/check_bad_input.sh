@@ -120,7 +120,7 @@ expect_fail "non-positive size" 2 "tensor 'x' dim 1 is -8; sizes must be positiv
 
 expect_fail "--dim names an unknown dim" 2 "--dim Q: the model has no dim 'Q'" \
     "$FUSEENG" check "$T/good.json" --dim Q=4
-expect_fail "--dim needs NAME=V" 2 "--dim expects NAME=VALUE" "$FUSEENG" check "$T/good.json" --dim Q
+expect_fail "--dim needs NAME=V" 2 "--dim Q: expected NAME=V" "$FUSEENG" check "$T/good.json" --dim Q
 
 model numel "$RELU" '"x": {"shape": [4294967296, 4294967296], "dtype": "f32", "kind": "input"}'
 expect_fail "element count overflows 64 bits" 2 "tensor 'x' has more elements than fit in 64 bits" \

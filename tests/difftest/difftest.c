@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "exec.h"
 #include "compare.h"
 #include "fuseeng_cli.h"
@@ -82,13 +82,6 @@ static void on_signal(int sig)
 
 /* Set by the sanitizer runtime when linked in (SANITIZE=1). */
 void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int write_text(const char *path, const char *text)
 {
@@ -610,14 +603,14 @@ int main(int argc, char **argv)
         __sanitizer_set_death_callback(crash_report);
     if (!r.print && setup(&r, (char **)only, nonly))
         return 1;
-    double t0 = now_s();
+    double t0 = fe_clock_s();
     for (int i = 0; i < nlists; i++)
         if (run_list(&r, lists[i]))
             return 1;
     for (int i = 0; i < nranges; i++)
         for (uint64_t s = from[i]; s <= to[i]; s++)
             one_seed(&r, s);
-    double secs = now_s() - t0;
+    double secs = fe_clock_s() - t0;
     char summary[512];
     snprintf(summary, sizeof summary, "%ld seeds, %ld graphs x %d policies (+%d combined): %ld plans checked, "
              "%ld executed, %ld timed, %ld refused by design (custom ops without a kernel), "
