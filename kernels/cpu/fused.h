@@ -35,7 +35,7 @@ static inline fe_k_prog *fe_k_prog_compile_nodes(const fe_graph *g, const int32_
                                                  const int32_t *stores, int nstores, fe_error *err)
 {
     fe_k_prog_spec sp = {.g = g, .nodes = nodes, .nnodes = n, .stores = stores,
-                         .nstores = nstores, .anchor = -1, .result = -1, .split = -1};
+                         .nstores = nstores, .anchor = -1, .result = -1, .col_axis = -1};
     return fe_k_prog_compile(&sp, err);
 }
 
@@ -44,7 +44,7 @@ static inline fe_k_prog *fe_k_prog_compile_nodes(const fe_graph *g, const int32_
 char *fe_k_prog_describe(const fe_k_prog *p, char *buf, size_t size);
 
 /* The program for a reader, each line after indent: its domain and
- * tiling, inputs and outputs by tensor name, then its instructions as
+ * tile width, inputs and outputs by tensor name, then its instructions as
  * statements (fused_show.c). */
 void fe_k_prog_show(const fe_k_prog *p, const fe_graph *g, const char *indent, FILE *f);
 
@@ -56,7 +56,7 @@ int fe_k_prog_full_rows(const fe_k_prog *p);
 int fe_k_prog_nops(const fe_k_prog *p);
 
 /* Run over the whole domain, or over part `part` of `nparts` slices of the
- * domain's outermost axis (TLF tiles). bufs is indexed by tensor id and
+ * domain's outermost axis (the group's split tiles). bufs is indexed by tensor id and
  * holds every external input and stored output. A program with column
  * reductions must see its parts in order, 0 first and nparts - 1 last:
  * its results are written at the last. */

@@ -516,7 +516,7 @@ static int check_bufs(const fe_k_prog *p, const fe_k_tensor *bufs, fe_error *err
 /* A copy program (p->f.copy) over elements [e0, e1) of its output: the
  * input's bytes as they are, through the per-op kernels' strided copy
  * (rows of memcpy where the columns are contiguous). Elements [e0, e1)
- * are whole slices of the merged domain's first axis (a TLF part is whole
+ * are whole slices of the merged domain's first axis (a split's tile is whole
  * slices of the outer axis, which that axis holds), else 0 and nothing
  * is done. */
 static int copy_range(const fe_k_prog *p, const fe_k_tensor *bufs, int64_t e0, int64_t e1)

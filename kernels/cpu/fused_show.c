@@ -1,6 +1,6 @@
 /* fused_show.c: a compiled fused program as a reader sees it (fuseeng run
  * --show-kernels), as Inductor's output code shows its Triton kernels:
- * the domain and its tiling, what each input and output is, then the
+ * the domain and its tile width, what each input and output is, then the
  * instructions as statements over named values.
  *
  *   t3      a scratch tile (one tile's width of floats, in L1)

@@ -254,7 +254,7 @@ static void mark_fwd(fe_k_group *gr, int32_t t, int *role)
 /* Compile a sub-program of the members with role r. */
 static fe_k_prog *sub_prog(fe_k_group *gr, const int *role, int r, int32_t anchor,
                            int32_t result, int32_t extra_store, const int64_t *domain, int drank,
-                           int split, int *count, fe_error *why)
+                           int col_axis, int *count, fe_error *why)
 {
     int32_t *ids = malloc((size_t)gr->n * sizeof(int32_t)), *st = malloc((size_t)(gr->nouts + 2) * sizeof(int32_t));
     int n = 0, ns = 0;
@@ -287,7 +287,7 @@ static fe_k_prog *sub_prog(fe_k_group *gr, const int *role, int r, int32_t ancho
     sp.result = result;
     sp.domain = domain;
     sp.domain_rank = drank;
-    sp.split = split;
+    sp.col_axis = col_axis;
     p = fe_k_prog_compile(&sp, why);
 out:
     free(ids);
@@ -400,9 +400,9 @@ int fe_k_group_try_anchor(fe_k_group *gr, int blas, fe_error *why)
     /* epilogue */
     {
         const fe_tensor *yt = fe_graph_tensor(g, gr->y);
-        int cnt = 0, split = is_conv ? 2 : fe_graph_tensor(g, gr->opnd[1])->rank == 1 ? yt->rank
-                                                                                      : yt->rank - 1;
-        gr->epi = sub_prog(gr, role, 3, gr->y, -1, -1, fe_tensor_shape(g, yt), yt->rank, split, &cnt, why);
+        int cnt = 0, col = is_conv ? 2 : fe_graph_tensor(g, gr->opnd[1])->rank == 1 ? yt->rank
+                                                                                    : yt->rank - 1;
+        gr->epi = sub_prog(gr, role, 3, gr->y, -1, -1, fe_tensor_shape(g, yt), yt->rank, col, &cnt, why);
         if (cnt && !gr->epi)
             goto out;
         if (cnt) {

@@ -16,7 +16,7 @@
 typedef struct fe_k_group fe_k_group;
 
 /* Compile the group of nodes[0..n) (any order; the group must be convex, as
- * plan.c checks) with TLF split factor split (>= 1) and kernel choice id
+ * plan.c checks) run in split (>= 1) tiles and with kernel choice id
  * kernel (0 = auto). Fails only on bad arguments or memory; a group the
  * fast paths cannot take compiles to per-op execution, with the reason in
  * fe_k_group_how. Caller frees with fe_k_group_free. */

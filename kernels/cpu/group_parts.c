@@ -15,7 +15,7 @@
  * solo is a level above it, a solo reading a member runs after that
  * member's part (solos of one level run in node order, which is
  * topological). A fused part is a group of its own (one program, a program
- * per view, or programs in turn, with the group's TLF split); a matmul or
+ * per view, or programs in turn, with the group's split); a matmul or
  * conv2d solo joins the part of the next level when our GEMM or oneDNN
  * takes that part as its epilogue. Between parts, values are written to
  * scratch buffers, freed once no later part reads them.

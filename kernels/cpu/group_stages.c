@@ -158,7 +158,7 @@ static fe_k_prog *stage_prog(const cutting *x, int s, const target *tg, int nt, 
             if (cone[i])
                 ids[nids++] = x->nodes[i];
         fe_k_prog_spec sp = {.g = x->g, .nodes = ids, .nnodes = nids, .stores = sto, .nstores = nt,
-                             .anchor = -1, .result = -1, .split = -1, .into = parts ? into : NULL,
+                             .anchor = -1, .result = -1, .col_axis = -1, .into = parts ? into : NULL,
                              .into_off = off, .into_axis = axis};
         p = fe_k_prog_compile(&sp, why);
     }

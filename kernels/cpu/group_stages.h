@@ -23,7 +23,7 @@ typedef struct fe_k_stages fe_k_stages;
  * program cannot compile, FE_ENOMEM. */
 fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
                              int nouts, fe_error *why);
-/* Run the programs in turn, each in split TLF parts; bufs as for
+/* Run the programs in turn, each in split tiles; bufs as for
  * fe_k_group_run (the cut values only the group reads get scratch
  * buffers of their own for the run). */
 int fe_k_stages_run(fe_k_stages *s, fe_k_tensor *bufs, int split, fe_error *err);

@@ -1,5 +1,5 @@
 /* fused_analyse.c: analysing a group into a fused program (fused_ir.h)
- * for any device: its values, domain, alignment and column split, the
+ * for any device: its values, domain, alignment and column axis, the
  * merged axes and the inputs' layout, one instruction per op with scratch
  * slots by liveness. A device's lowering takes it from there (the CPU's
  * tiling, register runs and threads: kernels/cpu/fused_compile.c).
@@ -68,12 +68,12 @@ typedef struct cc {
     int nv;
     int r;                         /* domain rank (before merging) */
     int64_t D[FE_MAX_RANK];
-    int s;                         /* split, -1 while free */
+    int s;                         /* the column axis, -1 while free */
     /* merged axes */
     int mr;
     int64_t MD[FE_MAX_RANK];
     int mstart[FE_MAX_RANK + 1];   /* original axis each merged axis starts at */
-    int ms;                        /* merged split */
+    int ms;                        /* the column axis after merging */
     int *slot_free;
     int cap_slots;
     fe_k_fused *p;
@@ -588,7 +588,7 @@ static int into_strides(cc *c)
     return 0;
 }
 
-/* Values, domain, alignment and the split. */
+/* Values, domain, alignment and the column axis. */
 static int analyse(cc *c)
 {
     const fe_graph *g = c->g;
@@ -695,8 +695,8 @@ static int analyse(cc *c)
         }
     }
 
-    /* alignment, node by node; row ops fix the split */
-    c->s = sp->domain ? sp->split : -1;
+    /* alignment, node by node; row ops fix the column axis */
+    c->s = sp->domain ? sp->col_axis : -1;
     for (int i = 0; i < c->nv; i++)
         if (c->v[i].ext >= 0 || c->v[i].tensor == sp->anchor) {
             if (padded_val(c, &c->v[i], c->r, c->v[i].ds) || !fits(c->v[i].ds, c->D, c->r))
@@ -798,16 +798,16 @@ static int analyse(cc *c)
 
 /* Merge adjacent axes every external operand and output treats alike
  * (both broadcast or both full), dropping size-1 axes; never across the
- * column split. */
+ * column axis. */
 static void merge_axes(cc *c)
 {
-    int m = 0, prev = -1, split_seen = 0;
+    int m = 0, prev = -1, col_seen = 0;
     for (int a = 0; a < c->r; a++) {
         if (c->D[a] == 1)
             continue;
-        int boundary = c->s >= 0 && a >= c->s && !split_seen;
+        int boundary = c->s >= 0 && a >= c->s && !col_seen;
         if (boundary)
-            split_seen = 1;
+            col_seen = 1;
         int same = prev >= 0 && !boundary;
         for (int i = 0; i < c->nv && same; i++) {
             const val *v = &c->v[i];

@@ -49,10 +49,10 @@ typedef struct fe_k_prog_spec {
     int32_t anchor;            /* tensor supplied per block (epilogue), or -1 */
     int32_t result;            /* tensor handed out row by row (prologue), or -1 */
     /* Fixed iteration domain (the anchor's or result's shape) and column
-     * split: columns are domain axes [split, rank). NULL / -1: derived. */
+     * axis: columns are domain axes [col_axis, rank). NULL / -1: derived. */
     const int64_t *domain;
     int domain_rank;
-    int split;
+    int col_axis;
     /* Stores into part of another tensor (a concat's operands): store k
      * writes its values into tensor into[k] (-1: into stores[k] itself),
      * at offset into_off[k] along that tensor's axis into_axis[k]. NULL:
@@ -126,7 +126,7 @@ typedef struct fe_k_fused {
     int nrdims;                    /* row axes (coalesced) */
     int64_t rdims[FE_MAX_RANK];
     int64_t rows, C;
-    int64_t outer;                 /* size of the domain's outermost axis (TLF) */
+    int64_t outer;                 /* size of the domain's outermost axis (split along it) */
     int full_rows;
     int rowstream;                 /* a row op streams its result to an output (instr.st) */
     int copy;                      /* the program only copies its one input to its one
