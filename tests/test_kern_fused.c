@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "testlib.h"
 
 #include "cache.h"
@@ -293,6 +295,41 @@ static void test_random_fused_groups(void **state)
         fe_graph_free(g);
     }
     assert_int_equal(fused, iters);
+}
+
+/* The cache a process can keep: the LLC, at most 12 MiB per thread unless
+ * fe_k_cache_set names it; and an output past half of that share streams
+ * whatever the detected LLC (a VM's reported L3 is its host chip's). */
+static void test_cache_share(void **state)
+{
+    (void)state;
+    fe_k_cache_set(0, 0);
+    long share = fe_k_cache_share(), llc = fe_k_cache_llc();
+    assert_true(share > 0 && share <= llc);
+    assert_true(share <= (long)omp_get_max_threads() * (12L << 20));
+    fe_k_cache_set(0, 1L << 30);
+    assert_int_equal(fe_k_cache_share(), 1L << 30);
+    fe_k_cache_set(0, 0);
+    if (share / 2 > (256L << 20))
+        return;   /* a share too large to fill in a unit test */
+    long n = share / 2 / (long)sizeof(float) + 4096;
+    char tensors[256];
+    snprintf(tensors, sizeof tensors, "\"x\":{\"shape\":[%ld],\"dtype\":\"f32\",\"kind\":\"input\"}", n);
+    fe_graph *g = model(tensors,
+                        "{\"name\":\"r\",\"op\":\"relu\",\"inputs\":[\"x\"],\"outputs\":[\"t\"]},"
+                        "{\"name\":\"y\",\"op\":\"neg\",\"inputs\":[\"t\"],\"outputs\":[\"y\"]}",
+                        "\"y\"");
+    fe_error err = {0};
+    fe_exec *ex = fe_exec_new(g, NULL, &err);
+    assert_non_null(ex);
+    int gid;
+    fe_plan *p = plan_with(g, NULL, 0, FE_K_CHOICE_FUSED, 1, &gid);
+    fe_exec_result *got = run_plan(ex, p);
+    assert_contains(got->how[gid], "streaming stores");
+    fe_exec_result_free(got);
+    fe_plan_free(p);
+    fe_exec_free(ex);
+    fe_graph_free(g);
 }
 
 /* Outputs of at least half the last-level cache are written with streaming
@@ -934,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_random_fused_groups),
         cmocka_unit_test(test_row_packs),
         cmocka_unit_test(test_wide_rows),
+        cmocka_unit_test(test_cache_share),
         cmocka_unit_test(test_streaming_outputs),
         cmocka_unit_test(test_register_chain),
         cmocka_unit_test(test_register_forms),

@@ -1,6 +1,7 @@
 /* fused_compile.c: a group compiled for this CPU (fused_prog.h): analysed
  * for any device (group/fused_ir.h), then lowered: outputs larger than half
- * the last-level cache written with streaming stores, rows prefetched
+ * the last-level cache this process can keep (fe_k_cache_share) written
+ * with streaming stores, rows prefetched
  * where they are not read in memory order, runs of instructions folded
  * into register passes (fused_vm.c), the tile width and streaming chosen
  * (fused_tile.c), and the per-thread states allocated (fused_run.c).
@@ -15,7 +16,7 @@
 fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
 {
     fe_k_prog_spec sp = *spec;
-    sp.stream_bytes = fe_k_cache_llc() / 2;
+    sp.stream_bytes = fe_k_cache_share() / 2;
     fe_k_prog *p = calloc(1, sizeof *p);
     if (!p) {
         fe_error_set(err, FE_ENOMEM, "fused: out of memory");

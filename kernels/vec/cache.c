@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "cache.h"
 
@@ -45,6 +48,7 @@ static long cached(int level, long *slot, long dflt)
 }
 
 static long llc, l2;
+static int llc_given;   /* fe_k_cache_set named the LLC: no share is guessed */
 
 long fe_k_cache_llc(void)
 {
@@ -56,8 +60,27 @@ long fe_k_cache_l2(void)
     return cached(2, &l2, 1L << 20);
 }
 
+/* The most L3 any x86 part gives one core: Zen 4 X3D's 96 MiB over 8
+ * cores. A virtual machine reports its host chip's whole L3 (480 MiB, seen
+ * on a 2-vCPU Xeon guest), of which its few threads hold a small part. */
+#define LLC_PER_THREAD_MAX (12L << 20)
+
+long fe_k_cache_share(void)
+{
+    long v = fe_k_cache_llc();
+    if (__atomic_load_n(&llc_given, __ATOMIC_RELAXED))
+        return v;
+    long threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    long cap = threads * LLC_PER_THREAD_MAX;
+    return v < cap ? v : cap;
+}
+
 void fe_k_cache_set(long l2_bytes, long llc_bytes)
 {
+    __atomic_store_n(&llc_given, llc_bytes > 0, __ATOMIC_RELAXED);
     __atomic_store_n(&l2, l2_bytes > 0 ? l2_bytes : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&llc, llc_bytes > 0 ? llc_bytes : 0, __ATOMIC_RELAXED);
 }

@@ -11,6 +11,13 @@
 long fe_k_cache_llc(void);
 long fe_k_cache_l2(void);
 
+/* The part of the last-level cache this process's threads can expect to
+ * keep: the LLC, but at most 12 MiB per OpenMP thread (the most any x86
+ * part gives a core), since a virtual machine reports its host chip's
+ * whole L3. The LLC itself when fe_k_cache_set named one. For choices that
+ * ask whether data stays cached (streaming stores). */
+long fe_k_cache_share(void);
+
 /* Tune for these sizes instead of the detected ones (0 keeps a size as
  * detected): for hosts whose sysfs misreports, and for tests that must
  * check a cache-dependent choice (streaming stores, column blocks) the same
