@@ -31,8 +31,11 @@
  *     When a run is over its budget, time or memory, the hook raises an
  *     error and from then on fires on every instruction, so a pcall inside
  *     the script cannot swallow the stop: its next instruction raises
- *     again. A single long C call cannot be interrupted at all; for the
- *     CLI a watchdog (fe_sandbox_watchdog) ends the process then.
+ *     again. Lua runs hooks with hooks off, so no script code may run
+ *     inside the one that raises: the sandbox's xpcall and coroutine.close
+ *     and coroutine.wrap see to it (see "script code the hook must keep
+ *     reaching" below). A single long C call cannot be interrupted at all;
+ *     for the CLI a watchdog (fe_sandbox_watchdog) ends the process then.
  *   - Memory. The allocator counts the state's bytes and refuses to grow
  *     past the cap; the refusal is reported as the cap, not as "not enough
  *     memory", and is as final as the budget.
@@ -102,6 +105,18 @@ struct fe_sandbox {
 
 static void hook(lua_State *L, lua_Debug *ar);
 
+/* Stop mode: the hook fires at every instruction and every new line of
+ * thread T, so that nothing T runs after a stop goes unchecked. */
+static void stop_mode(lua_State *T)
+{
+    lua_sethook(T, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+}
+
+static int in_stop_mode(lua_State *T)
+{
+    return (lua_gethookmask(T) & LUA_MASKLINE) != 0;
+}
+
 /* Make the hook fire at the next instruction of the main thread (a thread
  * that runs in a coroutine meets it within HOOK_EVERY instructions). */
 static void stop_soon(fe_sandbox *sb, int why)
@@ -109,7 +124,7 @@ static void stop_soon(fe_sandbox *sb, int why)
     if (sb->stop == RUNNING)
         sb->stop = why;
     if (sb->L)
-        lua_sethook(sb->L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+        stop_mode(sb->L);
 }
 
 /* ---- memory ---- */
@@ -155,10 +170,12 @@ static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 static int stop(lua_State *L, fe_sandbox *sb)
 {
     /* From now on fire at every instruction, here and in the main thread:
-     * a pcall in the script cannot hold the stop. */
-    lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+     * a pcall in the script cannot hold the stop. Stop mode also marks a
+     * coroutine that this raise ends (see ended_by_stop), so it is set
+     * before anything here can fail. */
+    stop_mode(L);
     if (L != sb->L)
-        lua_sethook(sb->L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+        stop_mode(sb->L);
     if (!sb->stop_msg[0]) {
         const char *place = sb->where[0] ? sb->where : sb->script;
         if (sb->stop == STOP_MEMORY)
@@ -385,6 +402,145 @@ static int l_setmetatable(lua_State *L)
     return 1;
 }
 
+/* ---- script code the hook must keep reaching ----
+ *
+ * Lua turns hooks off while one runs (luaD_hook clears L->allowhook), and
+ * the stop is raised from inside the hook. Two things would then run a
+ * script's code with no hook at all, beyond the budget and the clock:
+ *
+ *   - A message handler. Lua calls it where the error was raised, before
+ *     unwinding (luaG_errormsg), so an xpcall handler called for the stop
+ *     runs inside the hook: xpcall(error, function() while true do end end)
+ *     spends its budget, is called again for the stop, and loops unseen.
+ *     The sandbox's xpcall (l_xpcall) calls the script's handler only
+ *     while the run is live; for a stop it hands the message on as it is.
+ *   - A coroutine that the stop ends. It dies inside the hook, and
+ *     lua_resume, unlike a pcall, does not turn its hooks back on: the
+ *     pending __close metamethods that coroutine.close and coroutine.wrap
+ *     (on an error) run in it would run unhooked. The sandbox's versions
+ *     (l_coclose, l_wrapped) leave such a coroutine's __close unrun.
+ *
+ * Everything else that runs a script's code does so with hooks on: __close
+ * as a pcall unwinds (the pcall restores them first), handlers for errors
+ * the script raised itself (the handler then runs where the script was,
+ * and a stop inside it is the case above), __tostring called by print or
+ * by msgh (which never calls it for the stop: a string), coroutines
+ * resumed from anywhere (each thread has its own hook, copied from its
+ * creator's). No finalizer of a script exists (l_setmetatable) and
+ * collectgarbage is not given. */
+
+/* Did a stop end thread T? The stop puts T in stop mode before raising,
+ * and nothing re-arms a dead thread's hook, so this holds from then on,
+ * into later runs. */
+static int ended_by_stop(lua_State *T)
+{
+    return lua_status(T) != LUA_OK && lua_status(T) != LUA_YIELD && in_stop_mode(T);
+}
+
+static const char ENDED_BY_STOP[] = "the coroutine was ended by the sandbox's limits (instruction "
+                                    "budget, time or memory); its pending __close metamethods do "
+                                    "not run";
+
+/* The message handler of l_xpcall, the script's handler its upvalue. */
+static int xpcall_handler(lua_State *L)
+{
+    if (fe_sandbox_of(L)->stop != RUNNING)
+        return 1;   /* called for the stop, inside the hook: no script code here */
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+/* What xpcall returns: true and the results, or false and the handled
+ * error (also the continuation after a yield inside it). */
+static int xpcall_results(lua_State *L, int status, lua_KContext base)
+{
+    if (status == LUA_OK || status == LUA_YIELD)
+        return lua_gettop(L) - (int)base;   /* true, results */
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
+/* xpcall(f, handler, ...): the base library's, but with the handler run
+ * through xpcall_handler. Yields cross it as they cross pcall. */
+static int l_xpcall(lua_State *L)
+{
+    int nargs = lua_gettop(L) - 2;   /* f, handler, args... */
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, xpcall_handler, 1);
+    lua_replace(L, 2);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);             /* f, handler, true, f, args... */
+    int status = lua_pcallk(L, nargs, LUA_MULTRET, 2, 2, xpcall_results);
+    return xpcall_results(L, status, 2);
+}
+
+/* coroutine.close(co): the library's, but a coroutine that a stop ended is
+ * not closed: false and why. */
+static int l_coclose(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, 1);
+    if (co && ended_by_stop(co)) {
+        lua_pushboolean(L, 0);
+        lua_pushstring(L, ENDED_BY_STOP);
+        return 2;
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* A function made by l_cowrap: resume its coroutine (upvalue 2) with the
+ * library's resume (upvalue 1) and give the results; on an error, close
+ * the coroutine with the library's close (upvalue 3: its __close
+ * metamethods run) unless a stop ended it, and raise the error, a string
+ * with the caller's place in front, as the library's wrap does. */
+static int l_wrapped(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, lua_upvalueindex(2));
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_rotate(L, 1, 2);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    if (lua_toboolean(L, 1))
+        return lua_gettop(L) - 1;
+    lua_settop(L, 2);
+    if (lua_status(co) != LUA_OK && lua_status(co) != LUA_YIELD && !ended_by_stop(co)) {
+        lua_pushvalue(L, lua_upvalueindex(3));   /* the library's close */
+        lua_pushvalue(L, lua_upvalueindex(2));
+        lua_call(L, 1, 2);
+        if (!lua_toboolean(L, -2))
+            lua_replace(L, 2);   /* the error, or the one a __close raised */
+        lua_settop(L, 2);
+    }
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        luaL_where(L, 1);
+        lua_insert(L, 2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+/* coroutine.wrap(f): a coroutine made by the library's create (upvalue 1),
+ * called through l_wrapped. */
+static int l_cowrap(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    lua_pushvalue(L, lua_upvalueindex(2));   /* resume */
+    lua_insert(L, -2);
+    lua_pushvalue(L, lua_upvalueindex(3));   /* close */
+    lua_pushcclosure(L, l_wrapped, 3);
+    return 1;
+}
+
 static int l_print(lua_State *L)
 {
     int n = lua_gettop(L);
@@ -515,6 +671,21 @@ fe_sandbox *fe_sandbox_new(const fe_sandbox_opts *opts, fe_error *err)
     lua_getglobal(L, LUA_STRLIBNAME);
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
+    /* The xpcall, coroutine.close and coroutine.wrap that keep a script's
+     * code under the hook (l_xpcall, l_coclose, l_cowrap), put in the real
+     * tables, from which the scripts' copies are made. */
+    lua_pushcfunction(L, l_xpcall);
+    lua_setglobal(L, "xpcall");
+    lua_getglobal(L, LUA_COLIBNAME);
+    lua_getfield(L, -1, "close");
+    lua_pushcclosure(L, l_coclose, 1);
+    lua_getfield(L, -2, "create");
+    lua_getfield(L, -3, "resume");
+    lua_getfield(L, -4, "close");
+    lua_pushcclosure(L, l_cowrap, 3);
+    lua_setfield(L, -3, "wrap");
+    lua_setfield(L, -2, "close");
     lua_pop(L, 1);
     /* Seed the generator: same inputs, same plans. */
     lua_getglobal(L, "math");
