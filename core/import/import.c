@@ -112,14 +112,18 @@ static int grow_maps(imp *im)
     uint8_t *t = realloc(im->taken, (size_t)cap);
     if (t)
         im->taken = t;
+    int32_t *k = realloc(im->next_k, (size_t)cap * sizeof *k);
+    if (k)
+        im->next_k = k;
     const Onnx__ValueInfoProto **vi = realloc(im->vinfo, (size_t)cap * sizeof *vi);
     if (vi)
         im->vinfo = vi;
-    if (!v || !t || !vi)
+    if (!v || !t || !k || !vi)
         return fe_error_set(im->err, FE_ENOMEM, "out of memory");
     for (int32_t i = im->nmap; i < cap; i++) {
         im->val_of[i] = -1;
         im->taken[i] = 0;
+        im->next_k[i] = 2;
         im->vinfo[i] = NULL;
     }
     im->nmap = cap;
@@ -191,20 +195,24 @@ imp_val *imp_in(imp *im, int k)
     return v;
 }
 
-/* A fresh name: base, or base_2, base_3, ... not yet taken as kind; its id. */
+/* A fresh name: base, or base_2, base_3, ... not yet taken as kind; its
+ * id. The suffixes tried after base are remembered, so that a name shared
+ * by many nodes costs each one step, not one per earlier node. */
 static int32_t fresh(imp *im, const char *base, int kind)
 {
     char buf[FE_MAX_NAME];
-    snprintf(buf, sizeof buf, "%s", base);
-    for (int k = 2;; k++) {
-        int32_t id = imp_intern(im, buf);
-        if (id < 0)
-            return -1;
-        if (!(im->taken[id] & kind) && (kind != 1 || im->val_of[id] < 0)) {
+    int32_t bid = imp_intern(im, base), id = bid;
+    if (bid < 0)
+        return -1;
+    for (;;) {
+        if (!(im->taken[id] & kind) && (kind != IMP_TENSOR || im->val_of[id] < 0)) {
             im->taken[id] |= (uint8_t)kind;
             return id;
         }
+        int k = im->next_k[bid]++;
         snprintf(buf, sizeof buf, "%s_%d", base, k);
+        if ((id = imp_intern(im, buf)) < 0)
+            return -1;
     }
 }
 
@@ -240,7 +248,7 @@ int32_t imp_tensor(imp *im, imp_val *v)
         im->capweights = cap;
     }
     v->tensor = v->name;
-    im->taken[v->name] |= 1;
+    im->taken[v->name] |= IMP_TENSOR;
     im->weights[im->nweights++] = v;
     return v->tensor;
 }
@@ -256,7 +264,7 @@ static imp_val *value_id(imp *im, int32_t id, int dtype, int rank, const int64_t
     if (rank)
         memcpy(v->shape, shape, (size_t)rank * sizeof *shape);
     v->tensor = id;
-    im->taken[id] |= 1;
+    im->taken[id] |= IMP_TENSOR;
     return v;
 }
 
@@ -285,7 +293,7 @@ imp_val *imp_tmp(imp *im, int dtype, int rank, const int64_t *shape)
     char base[FE_MAX_NAME];
     snprintf(base, sizeof base, "%s/%d", im->node->n_output ? im->node->output[0] : im->node_name,
              im->emitted);
-    int32_t id = fresh(im, base, 1);
+    int32_t id = fresh(im, base, IMP_TENSOR);
     return id < 0 ? NULL : value_id(im, id, dtype, rank, shape);
 }
 
@@ -296,7 +304,7 @@ int32_t fresh_node_name(imp *im)
         snprintf(base, sizeof base, "%s/%d", im->node_name, im->emitted);
     else
         snprintf(base, sizeof base, "%s", im->node_name);
-    return fresh(im, base, 2);
+    return fresh(im, base, IMP_NODE);
 }
 
 int32_t imp_emit(imp *im, const char *op, imp_val *const *ins, int nin, imp_val *out)
@@ -465,6 +473,10 @@ static int add_inputs(imp *im)
             continue;   /* an initializer listed as an input too (IR version < 4) */
         if (known)
             return imp_fail(im, "graph input '%s' is listed twice", vi->name);
+        int32_t in_id = imp_intern(im, vi->name);
+        if (in_id < 0)
+            return im->err->code;
+        im->taken[in_id] |= IMP_GRAPH_INPUT;
         int dtype, rank;
         int64_t shape[FE_MAX_RANK];
         snprintf(what, sizeof what, "graph input '%s'", vi->name);
@@ -487,6 +499,9 @@ static int add_inputs(imp *im)
         int32_t id = imp_intern(im, g->output[i]->name);
         if (id < 0)
             return im->err->code;
+        if (im->taken[id] & IMP_GRAPH_OUTPUT)
+            return imp_fail(im, "graph output '%s' is listed twice", g->output[i]->name);
+        im->taken[id] |= IMP_GRAPH_OUTPUT;
         im->vinfo[id] = g->output[i];
     }
     return FE_OK;
@@ -503,13 +518,13 @@ static int reserve_names(imp *im)
             int32_t id = imp_intern(im, n->output[k]);
             if (id < 0)
                 return im->err->code;
-            im->taken[id] |= 1;
+            im->taken[id] |= IMP_TENSOR;
         }
         if (n->name && n->name[0]) {
             int32_t id = imp_intern(im, n->name);
             if (id < 0)
                 return im->err->code;
-            im->taken[id] |= 4;   /* an ONNX node name: node names made up avoid it */
+            im->taken[id] |= IMP_ONNX_NODE;   /* node names made up avoid it */
         }
     }
     return FE_OK;
@@ -527,8 +542,9 @@ static int map_nodes(imp *im)
             snprintf(base, sizeof base, "%s", n->name);
         else
             snprintf(base, sizeof base, "%s_%zu", n->op_type, i);
+        snprintf(im->name_buf, sizeof im->name_buf, "%s", base);
         im->node = n;
-        im->node_name = base;
+        im->node_name = im->name_buf;
         im->node_index = (int)i;
         im->emitted = 0;
         if (imp_check_node(im))
@@ -538,16 +554,14 @@ static int map_nodes(imp *im)
                 return imp_fail(im, "input '%s' is not produced by an earlier node, an "
                                 "initializer or a graph input (the graph must be "
                                 "topologically sorted)", n->input[k]);
-        char unique[FE_MAX_NAME];
         if (!(n->name && n->name[0])) {
-            int32_t f = fresh(im, base, 2 | 4);
+            int32_t f = fresh(im, base, IMP_NODE | IMP_ONNX_NODE);
             if (f < 0)
                 return im->err->code;
-            snprintf(unique, sizeof unique, "%s", fe_strtab_str(im->strs, f));
-            im->node_name = unique;
-            /* Reserved against other made-up names (4); the first node
-             * emitted for it takes it as a node name (2). */
-            im->taken[f] &= (uint8_t)~2;
+            snprintf(im->name_buf, sizeof im->name_buf, "%s", fe_strtab_str(im->strs, f));
+            /* Reserved against other made-up names; the first node
+             * emitted for it takes it as a node name. */
+            im->taken[f] &= (uint8_t)~IMP_NODE;
         }
         int r = imp_fold(im);
         if (r < 0)
@@ -573,9 +587,6 @@ static int add_outputs(imp *im)
         return imp_fail(im, "the graph has no outputs; there is nothing to compute");
     for (size_t i = 0; i < g->n_output; i++) {
         const Onnx__ValueInfoProto *vi = g->output[i];
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(g->output[k]->name, vi->name))
-                return imp_fail(im, "graph output '%s' is listed twice", vi->name);
         imp_val *v = imp_get(im, vi->name);
         if (!v)
             return imp_fail(im, "graph output '%s' is produced by no node", vi->name);
@@ -587,12 +598,11 @@ static int add_outputs(imp *im)
         if (t < 0)
             return im->err->code;
         const char *tn = fe_strtab_str(im->strs, t);
-        for (size_t k = 0; k < g->n_input; k++)
-            if (!strcmp(g->input[k]->name, tn))
-                return imp_fail(im, "graph output '%s' is a graph input%s%s%s; fuseeng's graph "
-                                "outputs are computed by nodes", vi->name, strcmp(tn, vi->name) ?
-                                " (an Identity of '" : "", strcmp(tn, vi->name) ? tn : "",
-                                strcmp(tn, vi->name) ? "')" : "");
+        if (im->taken[t] & IMP_GRAPH_INPUT)
+            return imp_fail(im, "graph output '%s' is a graph input%s%s%s; fuseeng's graph "
+                            "outputs are computed by nodes", vi->name, strcmp(tn, vi->name) ?
+                            " (an Identity of '" : "", strcmp(tn, vi->name) ? tn : "",
+                            strcmp(tn, vi->name) ? "')" : "");
         if (strcmp(tn, vi->name) != 0)
             return imp_fail(im, "graph output '%s' is another name of '%s' (an Identity of an "
                             "input or weight); the importer keeps one name per tensor",
@@ -619,6 +629,7 @@ static void imp_free(imp *im)
     free(im->blocks);
     free(im->val_of);
     free(im->taken);
+    free(im->next_k);
     free(im->vinfo);
     free(im->weights);
     free(im->names);
@@ -782,14 +793,18 @@ int fe_import_onnx(const char *path, const char *out, const fe_import_options *o
     if (!opt)
         opt = &none;
     char wpath[4096];
+    int wlen;
     if (opt->weights_out) {
-        snprintf(wpath, sizeof wpath, "%s", opt->weights_out);
+        wlen = snprintf(wpath, sizeof wpath, "%s", opt->weights_out);
     } else {
         size_t len = strlen(out);
         if (len > 5 && strcmp(out + len - 5, ".json") == 0)
             len -= 5;
-        snprintf(wpath, sizeof wpath, "%.*s.safetensors", (int)len, out);
+        wlen = snprintf(wpath, sizeof wpath, "%.*s.safetensors", (int)len, out);
     }
+    if (wlen < 0 || wlen >= (int)sizeof wpath)
+        return fe_error_set(err, FE_EINPUT, "%s: the weights file's path is over %zu bytes",
+                            path, sizeof wpath - 1);
     fe_onnx *o = fe_onnx_read(path, err);
     if (!o)
         return err->code;

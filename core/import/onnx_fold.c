@@ -279,7 +279,7 @@ static imp_val *out0(imp *im, int dtype, int rank, const int64_t *shape)
     if (!v)
         return NULL;
     v->tensor = -1;
-    im->taken[v->name] &= (uint8_t)~1;
+    im->taken[v->name] &= (uint8_t)~IMP_TENSOR;
     return imp_const_new(im, v, dtype, rank, shape);
 }
 
@@ -541,7 +541,7 @@ static int fold_constant(imp *im)
         if (!v)
             return -1;
         v->tensor = -1;
-        im->taken[v->name] &= (uint8_t)~1;
+        im->taken[v->name] &= (uint8_t)~IMP_TENSOR;
         return imp_const_from_proto(im, v, a->t, "constant") ? -1 : 1;
     }
     int one = (a = imp_attr(n, "value_float")) || (a = imp_attr(n, "value_int"));
@@ -552,7 +552,7 @@ static int fold_constant(imp *im)
         if (!o)
             return -1;
         o->tensor = -1;
-        im->taken[o->name] &= (uint8_t)~1;
+        im->taken[o->name] &= (uint8_t)~IMP_TENSOR;
         if (!imp_const_new(im, o, isf ? FE_F32 : FE_I64, !one, &len))
             return -1;
         for (int64_t i = 0; i < len; i++) {
@@ -663,7 +663,9 @@ static int fold_einsum(imp *im, imp_val **in, int nin)
     for (int c = 0; c < 128; c++)
         if (size[c]) {
             letters[nl++] = (unsigned char)c;
-            if (size[c] < 1 || __builtin_mul_overflow(space, size[c], &space) || space > (1 << 24))
+            /* At most 2^24 steps of work, each step a product over the inputs. */
+            if (size[c] < 1 || __builtin_mul_overflow(space, size[c], &space) ||
+                space > (1 << 24) / nin)
                 return 0;
         }
     for (int i = 0; i < len; i++)
@@ -749,6 +751,8 @@ static int fold_concat(imp *im, imp_val **in, int nin)
     imp_val *o = out0(im, x->dtype, x->rank, shape);
     if (!o)
         return im->err->code ? -1 : 0;
+    if (!o->numel)
+        return 1;   /* empty: the loops below could count up to dims of any size */
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
         outer *= shape[d];

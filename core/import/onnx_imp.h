@@ -55,7 +55,8 @@ typedef struct imp {
     fe_error *err;
     fe_strtab *strs;           /* value names, our tensor and node names */
     int32_t *val_of;           /* strs id -> index in vals, -1 */
-    uint8_t *taken;            /* strs id -> 1 tensor name used, 2 node name used */
+    uint8_t *taken;            /* strs id -> IMP_TENSOR | IMP_NODE | ... (below) */
+    int32_t *next_k;           /* strs id -> the next suffix fresh names try after it */
     int32_t nmap;
     imp_val **blocks;          /* values in blocks of 1024, so pointers stay put */
     int32_t nvals, nblocks;
@@ -66,7 +67,8 @@ typedef struct imp {
     char *notes;               /* warnings and notes for stderr */
     size_t nnotes, capnotes;
     const Onnx__NodeProto *node;  /* being mapped, for messages and names */
-    const char *node_name;        /* its unique base name */
+    const char *node_name;        /* its unique base name (in name_buf) */
+    char name_buf[FE_MAX_NAME];
     int node_index, emitted;
     int ncustom, nfolded, nnodes;
     int clamped_noted;         /* a note said that ints were raised to IMP_INT_MIN */
@@ -78,6 +80,10 @@ typedef struct imp {
     int ndims;
     uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */
 } imp;
+
+/* What a name of im->strs is taken as (im->taken). */
+enum { IMP_TENSOR = 1, IMP_NODE = 2, IMP_ONNX_NODE = 4, IMP_GRAPH_OUTPUT = 8,
+       IMP_GRAPH_INPUT = 16 };
 
 /* Helpers (import.c). Each returns FE_OK or an error code with im->err set. */
 /* An error naming the file and, while a node is mapped, the node:

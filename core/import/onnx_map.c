@@ -497,9 +497,8 @@ static int map_identity(imp *im)
     imp_val *x = imp_in(im, 0);
     /* A graph output keeps its own name: a copy (reshape to itself). */
     int32_t id = fe_strtab_find(im->strs, im->node->output[0], strlen(im->node->output[0]));
-    for (size_t i = 0; i < im->o->graph->n_output; i++)
-        if (!strcmp(im->o->graph->output[i]->name, im->node->output[0]) && id >= 0)
-            return imp_reshape(im, x, x->rank, x->shape, 0) ? FE_OK : im->err->code;
+    if (id >= 0 && (im->taken[id] & IMP_GRAPH_OUTPUT))
+        return imp_reshape(im, x, x->rank, x->shape, 0) ? FE_OK : im->err->code;
     return imp_alias(im, im->node->output[0], x);
 }
 

@@ -3,10 +3,12 @@
  * signal ends the process.
  *
  * The temporary files that exist are listed in a table of fixed slots
- * (path, in-use flag) that a signal handler can walk: registering copies
- * the path before the flag is set, unregistering clears the flag, so the
- * handler only ever sees whole paths. A path registered for a file not yet
- * created, or already renamed away, costs the handler one failed unlink.
+ * (path, state) that a signal handler can walk: registering claims a free
+ * slot (0 -> 2, atomically, so that two threads never share one), copies
+ * the path, then marks it in use (1); unregistering frees it (0). The
+ * handler only unlinks slots in use, so it only ever sees whole paths. A
+ * path registered for a file not yet created, or already renamed away,
+ * costs the handler one failed unlink.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +31,7 @@ static volatile sig_atomic_t slot_used[NSLOTS];
 static int reg(const char *tmp)
 {
     for (int i = 0; i < NSLOTS; i++)
-        if (!slot_used[i]) {
+        if (__sync_bool_compare_and_swap(&slot_used[i], 0, 2)) {
             memcpy(slot_path[i], tmp, strlen(tmp) + 1);
             slot_used[i] = 1;
             return i;
@@ -54,7 +56,7 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
 {
     int e = errno;
     for (int i = 0; i < NSLOTS; i++)
-        if (slot_used[i])
+        if (slot_used[i] == 1)
             unlink(slot_path[i]);
     for (int i = 0; i < NTRAPPED; i++) {
         if (trapped[i] != sig)
