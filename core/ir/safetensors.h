@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "outfile.h"
 
 /* One tensor of a safetensors file. data points into the file's mapping. */
 typedef struct fe_st_tensor {
@@ -76,8 +77,7 @@ int fe_st_writer_finish(fe_st_writer *w, fe_error *err);
  * at w's path), and fe_outfile_commit or fe_outfile_commit_pair
  * (outfile.h) moves it into place. Frees w either way; on failure o is
  * aborted. */
-struct fe_outfile;
-int fe_st_writer_write(fe_st_writer *w, struct fe_outfile *o, fe_error *err);
+int fe_st_writer_write(fe_st_writer *w, fe_outfile *o, fe_error *err);
 void fe_st_writer_abort(fe_st_writer *w);   /* free without writing */
 
 #endif
