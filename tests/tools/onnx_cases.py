@@ -469,9 +469,9 @@ hostile("fold_div_zero", raw_model(
      numpy_helper.from_array(np.array([0], np.int64), "b")]),
     NODE % ("div", "Div", 0) + "integer division by zero folding constants")
 hostile("einsum_letter", raw_model(
-    [N("Einsum", ["a", "a"], ["k"], name="e", equation="i\u00e4,j->ij"), N("Add", ["x", "k"], ["y"])],
+    [N("Einsum", ["a", "a"], ["k"], name="e", equation="i,j->i\u00e4"), N("Add", ["x", "k"], ["y"])],
     [X2], [Y4], [numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "a")]),
-    NODE % ("e", "Einsum", 0) + "equation has byte 0xc3 at 1, which is not a letter")
+    NODE % ("e", "Einsum", 0) + "equation has byte 0xc3 at 6, which is not a letter")
 
 with open(os.path.join(OUT, "hostile.txt"), "w") as f:
     for name, expect in HOSTILE:
