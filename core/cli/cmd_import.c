@@ -11,9 +11,9 @@ static const char usage[] =
     "Import an ONNX model: its operators mapped to fuseeng's (docs/import.md lists\n"
     "them), constant subgraphs (shape arithmetic) folded away, every shape checked\n"
     "by fuseeng's own inference. Writes MODEL.json and the initializers as\n"
-    "MODEL.safetensors beside it (the weights for run --execute --weights), each\n"
-    "whole or not at all. Graph inputs, outputs and initializers keep their ONNX\n"
-    "names.\n"
+    "MODEL.safetensors beside it (the weights for run --execute --weights), both\n"
+    "or neither, also when interrupted. Graph inputs, outputs and initializers\n"
+    "keep their ONNX names.\n"
     "\n"
     "  -o FILE            the model file to write (required)\n"
     "  --weights-out FILE where the weights go (default: FILE's .json -> .safetensors)\n"
@@ -23,8 +23,8 @@ static const char usage[] =
     "naming it. Notes and warnings go to stderr, a one-line summary too. Exit\n"
     "status 2 and one message naming the file and node (or tensor) when the model\n"
     "cannot be imported: not ONNX or truncated, an opset, operator domain or dtype\n"
-    "not supported, control flow (If/Loop/Scan), external data, shapes that do not\n"
-    "check.\n";
+    "not supported, control flow (If/Loop/Scan), external data, names, inputs,\n"
+    "attributes or dims out of what ONNX allows, shapes that do not check.\n";
 
 static int run(int argc, char **argv)
 {

@@ -108,8 +108,27 @@ static int same_type(const fe_graph *g, const fe_st_file *f, const fe_st_tensor 
                         want, strchr(want, '=') ? " at the model's dims (set them with --dim)" : "");
 }
 
+/* The weights stamp (formats.md): a model written by `fuseeng import`
+ * records the one its weights file carries; a weights file that carries
+ * another comes from another import (one killed between writing the two
+ * files leaves the new weights beside the old model). A file without a
+ * stamp (weights made elsewhere) is matched by its tensors alone. */
+static int same_stamp(const fe_graph *g, const fe_st_file *f, fe_error *err)
+{
+    const char *theirs = fe_st_meta(f, FE_WEIGHTS_STAMP_KEY);
+    if (!g->weights_stamp || !theirs || strcmp(g->weights_stamp, theirs) == 0)
+        return FE_OK;
+    return fe_error_set(err, FE_EINPUT, "%s: these weights were written by another import than "
+                        "%s's (weights stamp %.40s, the model's is %.40s): an import stopped "
+                        "between writing its two files, or the files come from two imports; "
+                        "import the model again", fe_st_path(f), model_label(g), theirs,
+                        g->weights_stamp);
+}
+
 int fe_datacheck(const fe_graph *g, const fe_st_file *f, int role, fe_error *err)
 {
+    if (role == FE_DATA_WEIGHTS && same_stamp(g, f, err))
+        return FE_EINPUT;
     for (int i = 0; i < fe_st_count(f); i++) {
         const fe_st_tensor *t = fe_st_at(f, i);
         int32_t id = fe_graph_find_tensor(g, t->name);

@@ -6,7 +6,8 @@
  * graph's dtype and of its shape at the graph's dims (after --dim).
  * Anything else is FE_EINPUT naming the file and the first tensor that is
  * missing, extra (with what the name is in the graph, or the likely name),
- * or of another dtype or shape. The session checks its files with this
+ * or of another dtype or shape; and a weights file stamped by another
+ * import than the model's (FE_WEIGHTS_STAMP_KEY). The session checks its files with this
  * before it fills anything (exec.c); datafiles.h opens and checks them.
  */
 #ifndef FE_DATACHECK_H

@@ -35,20 +35,39 @@ imp_val *imp_op1(imp *im, const char *op, imp_val *x, int dtype, int rank, const
     return *node < 0 ? NULL : o;
 }
 
-/* x op scalar (or scalar op x with index 0). */
-imp_val *imp_scalar_op(imp *im, const char *op, imp_val *x, double s, int index, int out_k)
+static int is_float(int dtype)
+{
+    return dtype == FE_F32 || dtype == FE_F16 || dtype == FE_BF16;
+}
+
+/* x op s (or s op x with index 0); exact, if not NULL, is s as an integer
+ * constant holds it (beyond 2^53 a double would round it). */
+static imp_val *scalar_node(imp *im, const char *op, imp_val *x, double s, const int64_t *exact,
+                            int index, int out_k)
 {
     int32_t nd;
+    if (isnan(s)) {
+        /* A model file has no NaN (JSON): the attribute would read back as unset. */
+        imp_fail(im, "a constant operand of %s is NaN, which fuseeng's scalar attribute cannot "
+                 "hold", op);
+        return NULL;
+    }
     imp_val *o = imp_op1(im, op, x, x->dtype, x->rank, x->shape, out_k, &nd);
     if (!o)
         return NULL;
-    int isint = x->dtype != FE_F32 && x->dtype != FE_F16 && x->dtype != FE_BF16;
-    if (isint && s == floor(s) && fabs(s) < 9e15 ? fe_builder_attr_int(im->b, nd, "scalar", (int64_t)s)
-                                                 : fe_builder_attr_float(im->b, nd, "scalar", s))
+    int isint = !is_float(x->dtype);
+    if (isint && exact ? fe_builder_attr_int(im->b, nd, "scalar", *exact)
+        : isint && s == floor(s) && fabs(s) < 9e15 ? fe_builder_attr_int(im->b, nd, "scalar", (int64_t)s)
+        : fe_builder_attr_float(im->b, nd, "scalar", s))
         return NULL;
     if (index != 1 && fe_builder_attr_int(im->b, nd, "scalar_index", index))
         return NULL;
     return o;
+}
+
+imp_val *imp_scalar_op(imp *im, const char *op, imp_val *x, double s, int index, int out_k)
+{
+    return scalar_node(im, op, x, s, NULL, index, out_k);
 }
 
 imp_val *imp_reshape(imp *im, imp_val *x, int rank, const int64_t *shape, int out_k)
@@ -74,9 +93,9 @@ static imp_val *binary2(imp *im, const char *op, imp_val *a, imp_val *b, int out
 {
     double s;
     if (imp_scalar(b, &s) && b->rank <= a->rank && !a->is_const)
-        return imp_scalar_op(im, op, a, s, 1, out_k);
+        return scalar_node(im, op, a, s, b->iv, 1, out_k);
     if (imp_scalar(a, &s) && a->rank <= b->rank && !b->is_const)
-        return imp_scalar_op(im, op, b, s, 0, out_k);
+        return scalar_node(im, op, b, s, a->iv, 0, out_k);
     int rank;
     int64_t shape[FE_MAX_RANK];
     if (imp_broadcast(im, a, b, &rank, shape))
@@ -89,10 +108,7 @@ static imp_val *binary2(imp *im, const char *op, imp_val *a, imp_val *b, int out
 
 static int binary(imp *im, const char *op)
 {
-    imp_val *a = imp_in(im, 0), *b = imp_in(im, 1);
-    if (!a || !b)
-        return imp_fail(im, "needs two inputs");
-    return binary2(im, op, a, b, 0) ? FE_OK : im->err->code;
+    return binary2(im, op, imp_in(im, 0), imp_in(im, 1), 0) ? FE_OK : im->err->code;
 }
 
 /* Max, Min, Sum, Mean of any number of inputs: a chain. */
@@ -100,8 +116,6 @@ static int variadic(imp *im, const char *op)
 {
     int n = (int)im->node->n_input;
     imp_val *acc = imp_in(im, 0);
-    if (!acc)
-        return imp_fail(im, "needs an input");
     if (n == 1)
         return imp_alias(im, im->node->output[0], acc);
     for (int k = 1; k < n && acc; k++)
@@ -131,6 +145,9 @@ static int map_where(imp *im)
     if (imp_broadcast(im, &tmp, b, &r2, s2))
         return im->err->code;
     int k = imp_scalar(b, &s) && !a->is_const ? 2 : imp_scalar(a, &s) && !b->is_const ? 1 : 0;
+    if (k && isnan(s))
+        return imp_fail(im, "a constant branch is NaN, which fuseeng's scalar attribute cannot "
+                        "hold");
     imp_val *o = imp_out(im, 0, k == 1 ? b->dtype : a->dtype, r2, s2);
     if (!o)
         return im->err->code;
@@ -181,7 +198,7 @@ static int map_leakyrelu(imp *im)
 
 static int map_clip(imp *im)
 {
-    imp_val *x = imp_in(im, 0), *lo = imp_in(im, 1), *hi = imp_in(im, 2);
+    imp_val *x = imp_in(im, 0), *lo = imp_opt(im, 1), *hi = imp_opt(im, 2);
     double l = -INFINITY, h = INFINITY;
     if (imp_attr(im->node, "min") || imp_attr(im->node, "max")) {
         l = imp_attr_float(im->node, "min", -INFINITY);
@@ -189,6 +206,8 @@ static int map_clip(imp *im)
     } else if ((lo && !imp_scalar(lo, &l)) || (hi && !imp_scalar(hi, &h))) {
         return imp_fail(im, "min and max must be constants");
     }
+    if (isnan(l) || isnan(h))
+        return imp_fail(im, "min or max is NaN");
     if (isinf(l) && isinf(h))
         return imp_alias(im, im->node->output[0], x);
     imp_val *t = x;
@@ -241,14 +260,10 @@ static int map_transpose(imp *im)
 {
     imp_val *x = imp_in(im, 0);
     int64_t perm[FE_MAX_RANK], shape[FE_MAX_RANK];
-    if (imp_attr_ints(im->node, "perm", perm, FE_MAX_RANK) != x->rank)
-        for (int d = 0; d < x->rank; d++)
-            perm[d] = x->rank - 1 - d;
-    for (int d = 0; d < x->rank; d++) {
-        if (perm[d] < 0 || perm[d] >= x->rank)
-            return imp_fail(im, "perm item %lld is out of range", (long long)perm[d]);
+    if (imp_perm(im, x->rank, perm))
+        return im->err->code;
+    for (int d = 0; d < x->rank; d++)
         shape[d] = x->shape[perm[d]];
-    }
     int32_t nd;
     imp_val *o = imp_op1(im, "transpose", x, x->dtype, x->rank, shape, 0, &nd);
     return o && !fe_builder_attr_ints(im->b, nd, "perm", perm, x->rank) ? FE_OK : im->err->code;
@@ -256,24 +271,24 @@ static int map_transpose(imp *im)
 
 static int map_concat(imp *im)
 {
-    int n = (int)im->node->n_input;
-    imp_val *in[64];
-    if (n > 64)
-        return imp_fail(im, "concat of %d inputs (at most 64)", n);
-    int64_t axis = imp_attr_int(im->node, "axis", 0), shape[FE_MAX_RANK];
+    int n = (int)im->node->n_input;   /* any number, up to FE_MAX_IO */
+    imp_val **in = imp_alloc(im, (size_t)n * sizeof *in);
+    int64_t axis, shape[FE_MAX_RANK];
+    if (!in)
+        return im->err->code;
     for (int k = 0; k < n; k++)
-        if (!(in[k] = imp_in(im, k)))
-            return imp_fail(im, "input %d is missing", k);
+        in[k] = imp_in(im, k);
     int r = in[0]->rank;
-    if (axis < 0)
-        axis += r;
-    if (axis < 0 || axis >= r)
-        return imp_fail(im, "axis is out of range");
+    if (imp_axis(im, "axis", imp_attr_int(im->node, "axis", 0), r, 0, &axis))
+        return im->err->code;
     memcpy(shape, in[0]->shape, sizeof shape);
     for (int k = 1; k < n; k++) {
+        if (in[k]->rank != r)
+            return imp_fail(im, "input %d has rank %d, input 0 rank %d; Concat takes inputs of "
+                            "one rank", k, in[k]->rank, r);
         if (FE_IS_SYM(shape[axis]) || FE_IS_SYM(in[k]->shape[axis]))
             return imp_fail(im, "concatenates along a symbolic dim");
-        shape[axis] += in[k]->shape[axis];
+        shape[axis] += in[k]->shape[axis];   /* each at most IMP_DIM_MAX: no overflow */
     }
     imp_val *o = imp_out(im, 0, in[0]->dtype, r, shape);
     int32_t nd = o ? imp_emit(im, "concat", in, n, o) : -1;
@@ -291,7 +306,7 @@ static imp_val *slice1(imp *im, imp_val *x, int axis, int64_t start, int64_t siz
     imp_val *o = imp_op1(im, "slice", x, x->dtype, x->rank, shape, out_k, &nd);
     if (!o || fe_builder_attr_int(im->b, nd, "axis", axis) ||
         fe_builder_attr_int(im->b, nd, "start", start) ||
-        fe_builder_attr_int(im->b, nd, "end", start + size * step) ||
+        fe_builder_attr_int(im->b, nd, "end", start + (size - 1) * step + 1) ||
         (step != 1 && fe_builder_attr_int(im->b, nd, "step", step)))
         return NULL;
     return o;
@@ -326,19 +341,22 @@ static int map_slice(imp *im)
 
 static int map_split(imp *im)
 {
-    imp_val *x = imp_in(im, 0);
-    int64_t axis = imp_attr_int(im->node, "axis", 0), sizes[64];
-    int n = (int)im->node->n_output;
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis >= x->rank || n > 64)
-        return imp_fail(im, "axis is out of range, or more than 64 outputs");
+    imp_val *x = imp_in(im, 0), *given = imp_opt(im, 1);
+    int n = (int)im->node->n_output;   /* any number, up to FE_MAX_IO */
+    int64_t axis, *sizes = imp_alloc(im, (size_t)n * sizeof *sizes);
+    if (!sizes || imp_axis(im, "axis", imp_attr_int(im->node, "axis", 0), x->rank, 0, &axis))
+        return im->err->code;
     int64_t dim = x->shape[axis];
     if (FE_IS_SYM(dim))
         return imp_fail(im, "splits symbolic dim '%s'", imp_dim_name(im, dim));
-    int k = imp_attr_ints(im->node, "split", sizes, 64);
-    if (k < 0 && imp_in(im, 1))
-        k = imp_const_ints(imp_in(im, 1), sizes, 64);
+    int k = imp_attr_ints(im->node, "split", sizes, n);
+    if (k < 0 && given) {
+        if (!given->is_const || (!given->iv && !given->fv))
+            return imp_fail(im, "the split sizes must be a constant");
+        if (given->numel != n)
+            return imp_fail(im, "split has %lld sizes for %d outputs", (long long)given->numel, n);
+        k = imp_const_ints(given, sizes, n);
+    }
     if (k < 0) {
         for (int i = 0; i < n; i++)
             sizes[i] = (dim + n - 1) / n;
@@ -352,6 +370,8 @@ static int map_split(imp *im)
         if (sizes[i] < 1)
             return imp_fail(im, "split size %lld (empty tensors are not supported)",
                             (long long)sizes[i]);
+        if (sizes[i] > dim - at)
+            return imp_fail(im, "split sizes add up to more than %lld", (long long)dim);
         if (im->node->output[i][0] && !slice1(im, x, (int)axis, at, sizes[i], 1, i))
             return im->err->code;
         at += sizes[i];
@@ -363,14 +383,12 @@ static int map_split(imp *im)
 static int map_gather(imp *im)
 {
     imp_val *x = imp_in(im, 0), *idx = imp_in(im, 1);
-    int64_t axis = imp_attr_int(im->node, "axis", 0), shape[FE_MAX_RANK];
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis >= x->rank)
-        return imp_fail(im, "axis is out of range");
+    int64_t axis, shape[FE_MAX_RANK];
+    if (imp_axis(im, "axis", imp_attr_int(im->node, "axis", 0), x->rank, 0, &axis))
+        return im->err->code;
     double s;
     if (imp_scalar(idx, &s) && idx->rank == 0 && !FE_IS_SYM(x->shape[axis])) {
-        int64_t i = (int64_t)s, dim = x->shape[axis];
+        int64_t i = imp_f2i(s), dim = x->shape[axis];
         if (i < -dim || i >= dim)
             return imp_fail(im, "index %lld is out of range for size %lld", (long long)i,
                             (long long)dim);
@@ -401,7 +419,10 @@ static int map_expand(imp *im)
     int64_t spec[FE_MAX_RANK], shape[FE_MAX_RANK];
     int n = imp_const_ints(imp_in(im, 1), spec, FE_MAX_RANK);
     if (n < 0)
-        return imp_fail(im, "the target shape must be a constant (or fold to one)");
+        return imp_fail(im, "the target shape must be a constant (or fold to one) of at most %d "
+                        "dims", FE_MAX_RANK);
+    if (imp_check_shape(im, spec, n, "the target shape"))
+        return im->err->code;
     imp_val sv = {.rank = n};
     memcpy(sv.shape, spec, (size_t)n * sizeof *spec);
     int r;
@@ -420,18 +441,25 @@ static int map_expand(imp *im)
 static int map_pad(imp *im)
 {
     imp_val *x = imp_in(im, 0);
-    const char *mode = imp_attr_str(im->node, "mode", "constant");
+    char buf[64];
+    const char *mode = imp_attr_str(im->node, "mode", "constant", buf, sizeof buf);
     int64_t pads[2 * FE_MAX_RANK], tp[2 * FE_MAX_RANK], shape[FE_MAX_RANK];
     double value = imp_attr_float(im->node, "value", 0);
     int n = imp_attr_ints(im->node, "pads", pads, 2 * FE_MAX_RANK);
     if (n < 0)
-        n = imp_const_ints(imp_in(im, 1), pads, 2 * FE_MAX_RANK);
-    if (imp_in(im, 2) && !imp_scalar(imp_in(im, 2), &value))
+        n = imp_const_ints(imp_opt(im, 1), pads, 2 * FE_MAX_RANK);
+    if (imp_opt(im, 2) && !imp_scalar(imp_opt(im, 2), &value))
         return imp_fail(im, "the pad value must be a constant");
-    if (imp_in(im, 3))
+    if (isnan(value))
+        return imp_fail(im, "the pad value is NaN, which a model file cannot hold");
+    if (imp_opt(im, 3))
         return imp_custom(im, "an axes input");
     if (n != 2 * x->rank)
         return imp_fail(im, "pads must be a constant of 2 x rank (%d) items", 2 * x->rank);
+    for (int i = 0; i < n; i++)
+        if (pads[i] < -IMP_DIM_MAX || pads[i] > IMP_DIM_MAX)
+            return imp_fail(im, "pads item %d is %lld; it must be %lld to %lld", i,
+                            (long long)pads[i], (long long)-IMP_DIM_MAX, (long long)IMP_DIM_MAX);
     const char *m = !strcmp(mode, "constant") ? "constant" : !strcmp(mode, "reflect") ? "reflect"
                   : !strcmp(mode, "edge") ? "replicate" : NULL;
     if (!m)
@@ -449,6 +477,9 @@ static int map_pad(imp *im)
         if (FE_IS_SYM(x->shape[d]) && (pads[d] || pads[d + x->rank]))
             return imp_fail(im, "pads symbolic dim '%s'", imp_dim_name(im, x->shape[d]));
         shape[d] = FE_IS_SYM(x->shape[d]) ? x->shape[d] : x->shape[d] + pads[d] + pads[d + x->rank];
+        if (!FE_IS_SYM(shape[d]) && shape[d] < 1)
+            return imp_fail(im, "pads leave axis %d with %lld elements (empty tensors are not "
+                            "supported)", d, (long long)shape[d]);
     }
     if (!k)
         return imp_alias(im, im->node->output[0], x);
@@ -466,9 +497,8 @@ static int map_identity(imp *im)
     imp_val *x = imp_in(im, 0);
     /* A graph output keeps its own name: a copy (reshape to itself). */
     int32_t id = fe_strtab_find(im->strs, im->node->output[0], strlen(im->node->output[0]));
-    for (size_t i = 0; i < im->o->graph->n_output; i++)
-        if (!strcmp(im->o->graph->output[i]->name, im->node->output[0]) && id >= 0)
-            return imp_reshape(im, x, x->rank, x->shape, 0) ? FE_OK : im->err->code;
+    if (id >= 0 && (im->taken[id] & IMP_GRAPH_OUTPUT))
+        return imp_reshape(im, x, x->rank, x->shape, 0) ? FE_OK : im->err->code;
     return imp_alias(im, im->node->output[0], x);
 }
 
@@ -510,11 +540,8 @@ int imp_map(imp *im)
 {
     const char *op = im->node->op_type;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (!strcmp(table[i].onnx, op)) {
-            if (!imp_in(im, 0) && im->node->n_input)
-                return imp_fail(im, "input 0 is missing");
+        if (!strcmp(table[i].onnx, op))
             return table[i].fn(im, table[i].ours);
-        }
     int r = imp_map_nn(im);
     return r == IMP_NO_MAPPING ? imp_custom(im, NULL) : r;
 }

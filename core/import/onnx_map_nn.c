@@ -43,24 +43,39 @@ typedef struct window {
     int64_t k[2], s[2], d[2], pb[2], pe[2];
 } window;
 
+/* An ints attribute of a 2-D window (strides, dilations) into v[2]: one
+ * item serves both axes. Values are 1..INT32_MAX (onnx_check.c). */
+static int window_pair(imp *im, const char *key, int64_t *v)
+{
+    int n = imp_attr_ints(im->node, key, v, 2);
+    if (n == 1)
+        v[1] = v[0];
+    if (n == 0 || n > 2)
+        return imp_fail(im, "attribute '%s' has %d items; a 2-D window takes 2", key, n);
+    return FE_OK;
+}
+
 /* kernel_shape (or from the weight), strides, dilations, pads, auto_pad. */
 static int window_of(imp *im, const imp_val *x, const int64_t *kernel, window *w)
 {
     int64_t pads[4] = {0, 0, 0, 0};
-    for (int i = 0; i < 2; i++)
+    char buf[32];
+    for (int i = 0; i < 2; i++) {
         w->k[i] = kernel[i], w->s[i] = 1, w->d[i] = 1;
-    if (imp_attr_ints(im->node, "strides", w->s, 2) == 1)
-        w->s[1] = w->s[0];
-    if (imp_attr_ints(im->node, "dilations", w->d, 2) == 1)
-        w->d[1] = w->d[0];
+        if (concrete(im, x->shape[2 + i], "a spatial dim of a window op"))
+            return im->err->code;
+    }
+    if (window_pair(im, "strides", w->s) || window_pair(im, "dilations", w->d))
+        return im->err->code;
     int np = imp_attr_ints(im->node, "pads", pads, 4);
     if (np >= 0 && np != 4)
         return imp_fail(im, "pads has %d items; a 2-D window needs 4", np);
+    const char *auto_pad = imp_attr_str(im->node, "auto_pad", "NOTSET", buf, sizeof buf);
     for (int i = 0; i < 2; i++) {
         w->pb[i] = pads[i];
         w->pe[i] = pads[i + 2];
-        if (window_pads(im, imp_attr_str(im->node, "auto_pad", "NOTSET"), x->shape[2 + i], w->k[i],
-                        w->s[i], w->d[i], &w->pb[i], &w->pe[i]))
+        if (window_pads(im, auto_pad, x->shape[2 + i], w->k[i], w->s[i], w->d[i], &w->pb[i],
+                        &w->pe[i]))
             return im->err->code;
     }
     return FE_OK;
@@ -108,8 +123,8 @@ static int window_attrs(imp *im, int32_t nd, const window *w, int dil)
 
 static int map_conv(imp *im)
 {
-    imp_val *x = imp_in(im, 0), *wt = imp_in(im, 1), *bias = imp_in(im, 2);
-    if (!wt || x->rank != 4 || wt->rank != 4)
+    imp_val *x = imp_in(im, 0), *wt = imp_in(im, 1), *bias = imp_opt(im, 2);
+    if (x->rank != 4 || wt->rank != 4)
         return imp_custom(im, "a convolution that is not 2-D");
     window w;
     if (concrete(im, wt->shape[2], "the kernel") || concrete(im, wt->shape[3], "the kernel") ||
@@ -132,7 +147,7 @@ static int map_conv(imp *im)
 static int map_pool(imp *im, int max)
 {
     imp_val *x = imp_in(im, 0);
-    int64_t kernel[2];
+    int64_t kernel[2];   /* values 1..INT32_MAX (onnx_check.c) */
     if (x->rank != 4 || imp_attr_ints(im->node, "kernel_shape", kernel, 2) != 2)
         return imp_custom(im, "a pooling window that is not 2-D");
     if (im->node->n_output > 1 && im->node->output[1][0])
@@ -215,11 +230,10 @@ static int map_global_pool(imp *im, const char *op)
 static int map_softmax(imp *im, const char *op)
 {
     imp_val *x = imp_in(im, 0);
-    int64_t axis = imp_attr_int(im->node, "axis", im->o->opset >= 13 ? -1 : 1);
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis >= x->rank)
-        return imp_fail(im, "axis is out of range");
+    int64_t axis;
+    if (imp_axis(im, "axis", imp_attr_int(im->node, "axis", im->o->opset >= 13 ? -1 : 1), x->rank,
+                 0, &axis))
+        return im->err->code;
     int32_t nd;
     if (im->o->opset >= 13 || axis == x->rank - 1) {
         imp_val *o = imp_op1(im, op, x, x->dtype, x->rank, x->shape, 0, &nd);
@@ -237,8 +251,6 @@ static int map_softmax(imp *im, const char *op)
 static int map_matmul(imp *im)
 {
     imp_val *a = imp_in(im, 0), *b = imp_in(im, 1);
-    if (!b)
-        return imp_fail(im, "needs two inputs");
     imp_val ba = {.rank = a->rank > 2 ? a->rank - 2 : 0}, bb = {.rank = b->rank > 2 ? b->rank - 2 : 0};
     memcpy(ba.shape, a->shape, (size_t)ba.rank * sizeof(int64_t));
     memcpy(bb.shape, b->shape, (size_t)bb.rank * sizeof(int64_t));
@@ -256,10 +268,10 @@ static int map_matmul(imp *im)
 
 static int map_gemm(imp *im)
 {
-    imp_val *a = imp_in(im, 0), *b = imp_in(im, 1), *c = imp_in(im, 2);
+    imp_val *a = imp_in(im, 0), *b = imp_in(im, 1), *c = imp_opt(im, 2);
     int ta = (int)imp_attr_int(im->node, "transA", 0), tb = (int)imp_attr_int(im->node, "transB", 0);
     double alpha = imp_attr_float(im->node, "alpha", 1), beta = imp_attr_float(im->node, "beta", 1);
-    if (!b || a->rank != 2 || b->rank != 2)
+    if (a->rank != 2 || b->rank != 2)
         return imp_fail(im, "Gemm takes two 2-D inputs");
     int64_t shape[2] = {a->shape[ta ? 1 : 0], b->shape[tb ? 0 : 1]};
     int tail = (alpha != 1) + (c && beta != 0);
@@ -287,8 +299,7 @@ static int map_batchnorm(imp *im)
 {
     imp_val *in[5];
     for (int k = 0; k < 5; k++)
-        if (!(in[k] = imp_in(im, k)))
-            return imp_fail(im, "needs 5 inputs");
+        in[k] = imp_in(im, k);
     if (imp_attr_int(im->node, "training_mode", 0))
         return imp_custom(im, "training mode");
     int32_t nd;
@@ -301,22 +312,20 @@ static int map_batchnorm(imp *im)
 
 static int map_layernorm(imp *im)
 {
-    imp_val *x = imp_in(im, 0), *in[3] = {x, imp_in(im, 1), imp_in(im, 2)};
+    imp_val *x = imp_in(im, 0), *in[3] = {x, imp_in(im, 1), imp_opt(im, 2)};
     if (im->node->n_output > 1 && (im->node->output[1][0] || (im->node->n_output > 2 &&
                                                               im->node->output[2][0])))
         return imp_custom(im, "the Mean and InvStdDev outputs");
-    int64_t axis = imp_attr_int(im->node, "axis", -1), ns[FE_MAX_RANK];
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis >= x->rank)
-        return imp_fail(im, "axis is out of range");
+    int64_t axis, ns[FE_MAX_RANK];
+    if (imp_axis(im, "axis", imp_attr_int(im->node, "axis", -1), x->rank, 0, &axis))
+        return im->err->code;
     int n = 0;
     for (int d = (int)axis; d < x->rank; d++) {
         if (concrete(im, x->shape[d], "a normalized dim"))
             return im->err->code;
         ns[n++] = x->shape[d];
     }
-    int nin = in[2] ? 3 : in[1] ? 2 : 1;
+    int nin = in[2] ? 3 : 2;
     imp_val *o = imp_out(im, 0, x->dtype, x->rank, x->shape);
     int32_t nd = o ? imp_emit(im, "layer_norm", in, nin, o) : -1;
     if (nd < 0 || fe_builder_attr_float(im->b, nd, "eps", imp_attr_float(im->node, "epsilon", 1e-5)) ||
@@ -326,6 +335,20 @@ static int map_layernorm(imp *im)
 }
 
 /* ---- custom fallback ---- */
+
+/* Sums and products of counts (-1: unknown, taken as 1) that stop at
+ * INT64_MAX: a custom node's FLOPs are an estimate. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t n, int64_t k)
+{
+    int64_t r;
+    return __builtin_mul_overflow(n < 0 ? 1 : n, k, &r) ? INT64_MAX : r;
+}
 
 /* Elementwise ONNX ops we have no op for: their output shape is the
  * inputs' broadcast, their dtype bool for comparisons. */
@@ -342,13 +365,18 @@ int imp_custom(imp *im, const char *why)
     for (int i = 0; elementwise[i]; i++)
         if (!strcmp(elementwise[i], n->op_type))
             elem = i;
-    const char *ins[FE_MAX_IO], *outs[FE_MAX_IO];
+    /* Names are ids until the builder call (imp_emit says why); the node
+     * has at most FE_MAX_IO inputs and outputs (imp_check_node). */
+    imp_val **ins = imp_alloc(im, (n->n_input + 1) * sizeof *ins);
+    const char **names = imp_alloc(im, (n->n_input + n->n_output + 1) * sizeof *names);
     int nin = 0, nout = 0;
+    if (!ins || !names)
+        return im->err->code;
     imp_val acc = {0};
     int have = 0;
     int64_t in_bytes = 0;
-    for (size_t k = 0; k < n->n_input && k < FE_MAX_IO; k++) {
-        imp_val *v = imp_in(im, (int)k);
+    for (size_t k = 0; k < n->n_input; k++) {
+        imp_val *v = imp_opt(im, (int)k);
         if (!v)
             continue;
         if (have) {
@@ -362,23 +390,25 @@ int imp_custom(imp *im, const char *why)
             acc = *v;
             have = 1;
         }
-        int64_t ne = imp_numel(v->shape, v->rank);
-        in_bytes += (ne < 0 ? 1 : ne) * fe_dtype_size(v->dtype);
-        if (!(ins[nin++] = imp_tensor(im, v)))
+        in_bytes = sat_add(in_bytes, sat_mul(imp_numel(v->shape, v->rank), fe_dtype_size(v->dtype)));
+        if (imp_tensor(im, v) < 0)
             return im->err->code;
+        ins[nin++] = v;
     }
     if (im->err->code)
         return im->err->code;
     int64_t flops = 0;
-    for (size_t k = 0; k < n->n_output && k < FE_MAX_IO; k++) {
+    for (size_t k = 0; k < n->n_output; k++) {
         if (!n->output[k][0])
             continue;
         int dtype = have ? acc.dtype : FE_F32, rank = acc.rank, r = 0;
         int64_t shape[FE_MAX_RANK];
         memcpy(shape, acc.shape, sizeof shape);
         int32_t id = fe_strtab_find(im->strs, n->output[k], strlen(n->output[k]));
+        char what[FE_MAX_NAME + 32];
+        snprintf(what, sizeof what, "the declared type of output '%s'", n->output[k]);
         if (id >= 0 && im->vinfo[id])
-            r = imp_declared(im, im->vinfo[id], &dtype, &rank, shape);
+            r = imp_declared(im, im->vinfo[id], what, &dtype, &rank, shape);
         if (r < 0 || im->err->code)
             return im->err->code;
         if (r == 0 && (elem < 0 || !have))
@@ -389,25 +419,32 @@ int imp_custom(imp *im, const char *why)
         if (r == 0 && (elem <= 8 || !strcmp(n->op_type, "IsNaN") || !strcmp(n->op_type, "IsInf")))
             dtype = FE_BOOL;
         imp_val *o = imp_out(im, (int)k, dtype, rank, shape);
-        if (!o || fe_builder_tensor(im->b, n->output[k], dtype, FE_ACTIVATION, rank, shape, 0) < 0)
+        if (!o)
             return im->err->code;
-        int64_t ne = imp_numel(shape, rank);
-        flops += (ne < 0 ? 1 : ne) * (elem > 10 ? 4 : 1);
-        outs[nout++] = n->output[k];
+        if (fe_builder_tensor(im->b, n->output[k], dtype, FE_ACTIVATION, rank, shape, 0) < 0)
+            return imp_sync(im);
+        flops = sat_add(flops, sat_mul(imp_numel(shape, rank), elem > 10 ? 4 : 1));
+        names[n->n_input + (size_t)nout++] = n->output[k];
     }
+    int32_t nm = fresh_node_name(im);
+    if (nm < 0)
+        return im->err->code;
+    for (int k = 0; k < nin; k++)
+        names[k] = fe_strtab_str(im->strs, ins[k]->tensor);
     const char *pattern = elem >= 0 ? (nin > 1 ? "broadcast" : "elemwise") : "opaque";
     if (elem < 0)   /* unknown work: a read of every input element, at least */
         flops = in_bytes / 4 > flops ? in_bytes / 4 : flops;
-    char nm[FE_MAX_NAME];
-    snprintf(nm, sizeof nm, "%s", im->node_name);
-    int32_t nd = fe_builder_node(im->b, nm, "custom", ins, nin, outs, nout, 0);
+    if (nin < (int)n->n_input)   /* close the gap left by absent inputs */
+        memmove(names + nin, names + n->n_input, (size_t)nout * sizeof *names);
+    int32_t nd = fe_builder_node(im->b, fe_strtab_str(im->strs, nm), "custom", names, nin,
+                                 names + nin, nout, 0);
     im->emitted++;
     im->nnodes++;
     im->ncustom++;
     if (nd < 0 || fe_builder_attr_str(im->b, nd, "pattern", pattern) ||
         fe_builder_attr_int(im->b, nd, "flops", flops) ||
         fe_builder_attr_str(im->b, nd, "onnx_op", n->op_type))
-        return im->err->code;
+        return imp_sync(im);
     imp_note(im, "warning: %s: node '%s' (%s): no mapping to fuseeng's ops%s%s; imported as a "
              "custom node (pattern %s, %lld FLOPs estimated); plans treat it as that kind, the "
              "CPU kernels cannot run it", im->path, im->node_name, n->op_type, why ? ": " : "",

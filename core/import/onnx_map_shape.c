@@ -51,8 +51,9 @@ int imp_reshape_shape(imp *im, const imp_val *x, const int64_t *spec, int n, int
             if (minus >= 0)
                 return imp_fail(im, "reshape has two -1 dims");
             minus = i;
-        } else if (!FE_IS_SYM(spec[i]) && spec[i] < 1) {
-            return imp_fail(im, "reshape to dim %lld", (long long)spec[i]);
+        } else if (!FE_IS_SYM(spec[i]) && (spec[i] < 1 || spec[i] > IMP_DIM_MAX)) {
+            return imp_fail(im, "reshape to dim %lld (dims must be 1 to %lld)", (long long)spec[i],
+                            (long long)IMP_DIM_MAX);
         }
     }
     if (minus < 0)
@@ -64,14 +65,15 @@ int imp_reshape_shape(imp *im, const imp_val *x, const int64_t *spec, int n, int
     for (int i = 0; i < x->rank; i++) {
         if (FE_IS_SYM(x->shape[i]))
             syms[ns++] = x->shape[i];
-        else
-            num *= x->shape[i];
+        else if (__builtin_mul_overflow(num, x->shape[i], &num))
+            return imp_fail(im, "the input has more than 2^63 elements");
     }
     for (int i = 0; i < n; i++) {
         if (i == minus)
             continue;
         if (!FE_IS_SYM(out[i])) {
-            den *= out[i];
+            if (__builtin_mul_overflow(den, out[i], &den))
+                return imp_fail(im, "reshape to more than 2^63 elements");
             continue;
         }
         int k = 0;
@@ -100,11 +102,16 @@ int imp_reshape_shape(imp *im, const imp_val *x, const int64_t *spec, int n, int
 int imp_axes(imp *im, int input, int64_t *axes, int max)
 {
     int n = imp_attr_ints(im->node, "axes", axes, max);
+    if (n > max)
+        return imp_fail(im, "attribute 'axes' has %d items; at most %d", n, max);
     if (n >= 0)
         return n;
-    imp_val *a = imp_in(im, input);
+    imp_val *a = imp_opt(im, input);
     if (!a)
         return -1;
+    if (a->is_const && (a->iv || a->fv) && a->numel > max)
+        return imp_fail(im, "axes (input %d) has %lld items; at most %d", input,
+                        (long long)a->numel, max);
     n = imp_const_ints(a, axes, max);
     if (n < 0)
         return imp_fail(im, "axes must be a constant (input %d is computed at run time)", input);
@@ -155,8 +162,8 @@ static int prod(imp *im, const int64_t *shape, int a, int b, int64_t *p)
             if (sym)
                 return sym_err(im, shape[i], "multiplied by Flatten");
             sym = shape[i];
-        } else {
-            n *= shape[i];
+        } else if (__builtin_mul_overflow(n, shape[i], &n)) {
+            return imp_fail(im, "flattens to more than 2^63 elements");
         }
     }
     if (sym && n != 1)
@@ -167,10 +174,8 @@ static int prod(imp *im, const int64_t *shape, int a, int b, int64_t *p)
 
 int imp_flatten_shape(imp *im, const imp_val *x, int64_t axis, int64_t *out)
 {
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis > x->rank)
-        return imp_fail(im, "flatten axis %lld is out of range", (long long)axis);
+    if (imp_axis(im, "axis", axis, x->rank, 1, &axis))
+        return im->err->code;
     if (prod(im, x->shape, 0, (int)axis, &out[0]) || prod(im, x->shape, (int)axis, x->rank, &out[1]))
         return im->err->code;
     return FE_OK;
@@ -191,19 +196,21 @@ int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t st
     }
     if (FE_IS_SYM(end))
         end = imp_dim_value(im, end);
+    /* s and e end up in -1..dim, so no difference below overflows; the
+     * size is 1 + (distance - 1) / |step|, which no step overflows. */
     int64_t s = *start, e = end;
     if (step > 0) {
         s = s < 0 ? s + dim : s;
         e = e < 0 ? e + dim : e;
         s = s < 0 ? 0 : s > dim ? dim : s;
         e = e < 0 ? 0 : e > dim ? dim : e;
-        *size = e > s ? (e - s + step - 1) / step : 0;
+        *size = e > s ? 1 + (e - s - 1) / step : 0;
     } else {
         s = s < 0 ? s + dim : s;
         e = e < -dim ? -1 : e < 0 ? e + dim : e;
         s = s < 0 ? -1 : s > dim - 1 ? dim - 1 : s;
         e = e > dim - 1 ? dim - 1 : e;
-        *size = s > e ? (s - e - step - 1) / -step : 0;
+        *size = s > e ? 1 + (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) : 0;
     }
     if (*size == 0)
         return imp_fail(im, "slice selects no elements (empty tensors are not supported)");
@@ -219,9 +226,14 @@ int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, in
     int n;
     if (imp_attr(im->node, "starts")) {
         n = imp_attr_ints(im->node, "starts", starts, FE_MAX_RANK);
+        if (n > x->rank)
+            return imp_fail(im, "attribute 'starts' has %d items for a rank-%d input", n, x->rank);
         if (imp_attr_ints(im->node, "ends", ends, FE_MAX_RANK) != n)
             return imp_fail(im, "starts and ends differ in length");
-        if (imp_attr_ints(im->node, "axes", axes, FE_MAX_RANK) < 0)
+        int na = imp_attr_ints(im->node, "axes", axes, FE_MAX_RANK);
+        if (na >= 0 && na != n)
+            return imp_fail(im, "attribute 'axes' has %d items, 'starts' %d", na, n);
+        if (na < 0)
             for (int i = 0; i < n; i++)
                 axes[i] = i;
         for (int i = 0; i < n; i++)
@@ -229,7 +241,7 @@ int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, in
     } else {
         const imp_val *v[4];
         for (int k = 0; k < 4; k++)
-            v[k] = imp_in(im, k + 1);
+            v[k] = imp_opt(im, k + 1);
         n = imp_const_ints(v[0], starts, FE_MAX_RANK);
         if (n < 0 || imp_const_ints(v[1], ends, FE_MAX_RANK) != n)
             return imp_fail(im, "starts and ends must be constants of one length");
@@ -244,11 +256,15 @@ int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, in
                 steps[i] = 1;
         }
     }
+    int seen[FE_MAX_RANK] = {0};
     for (int i = 0; i < n; i++) {
+        if (axes[i] < -x->rank || axes[i] >= x->rank)
+            return imp_fail(im, "slice axis %lld is out of range for a rank-%d input",
+                            (long long)axes[i], x->rank);
         if (axes[i] < 0)
             axes[i] += x->rank;
-        if (axes[i] < 0 || axes[i] >= x->rank)
-            return imp_fail(im, "slice axis %d is out of range", i);
+        if (seen[axes[i]]++)
+            return imp_fail(im, "slice axis %lld is repeated", (long long)axes[i]);
         if (FE_IS_SYM(starts[i]))
             starts[i] = imp_dim_value(im, starts[i]);
         if (FE_IS_SYM(steps[i]))

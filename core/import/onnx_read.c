@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "jsonr.h"
 #include "onnx_read.h"
 
 enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5 };
@@ -168,6 +170,122 @@ static int bad(fe_error *err, const char *path, const char *what)
     return fe_error_set(err, FE_EINPUT, "%s: not a readable ONNX model: %s", path, what);
 }
 
+const char *fe_onnx_bad_name(const char *s, const char *what, char *buf, size_t cap)
+{
+    size_t len = strlen(s);
+    const unsigned char *u = (const unsigned char *)s;
+    if (len > FE_ONNX_NAME_MAX) {
+        snprintf(buf, cap, "%s is %zu bytes long; names are limited to %d bytes (rename it)", what,
+                 len, FE_ONNX_NAME_MAX);
+        return buf;
+    }
+    for (size_t i = 0; i < len;) {
+        size_t k = u[i] < 0x80 ? 1 : fe_jr_utf8_len(u + i, len - i);
+        if (!k) {
+            snprintf(buf, cap, "%s is not valid UTF-8 (byte 0x%02x at %zu); rename it", what, u[i], i);
+            return buf;
+        }
+        if (u[i] < 0x20 || u[i] == 0x7f || (u[i] == 0xc2 && u[i + 1] < 0xa0)) {
+            snprintf(buf, cap, "%s '%s' has control character 0x%02x at byte %zu; names may not "
+                     "hold control characters (rename it)", what, s, u[i] == 0xc2 ? u[i + 1] : u[i],
+                     i);
+            return buf;
+        }
+        i += k;
+    }
+    return NULL;
+}
+
+/* "node 'NAME' (OP, #I)", the node as every message names it: an unnamed
+ * one by the name the import gives it (OP_I). */
+static void node_label(const Onnx__NodeProto *n, size_t i, char *buf, size_t cap)
+{
+    if (n->name && n->name[0])
+        snprintf(buf, cap, "node '%s' (%s, #%zu)", n->name, n->op_type, i);
+    else
+        snprintf(buf, cap, "node '%s_%zu' (%s, #%zu)", n->op_type, i, n->op_type, i);
+}
+
+/* A value's declared type: its name (name_what) and its dim names. */
+static int check_value_info(const fe_onnx *o, const Onnx__ValueInfoProto *vi, const char *kind,
+                            size_t i, fe_error *err)
+{
+    char what[96], why[FE_ONNX_NAME_MAX + 256];
+    if (!vi->name || !vi->name[0])
+        return fe_error_set(err, FE_EINPUT, "%s: %s %zu has no name; not a valid ONNX model "
+                            "(re-export it)", o->path, kind, i);
+    snprintf(what, sizeof what, "%s %zu name", kind, i);
+    if (fe_onnx_bad_name(vi->name, what, why, sizeof why))
+        return fe_error_set(err, FE_EINPUT, "%s: %s", o->path, why);
+    const Onnx__TypeProto *t = vi->type;
+    if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type->shape)
+        return FE_OK;
+    const Onnx__TensorShapeProto *sh = t->tensor_type->shape;
+    for (size_t k = 0; k < sh->n_dim; k++) {
+        const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
+        if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+            continue;
+        snprintf(what, sizeof what, "%s '%.24s' dim %zu name", kind, vi->name, k);
+        if (fe_onnx_bad_name(d->dim_param, what, why, sizeof why))
+            return fe_error_set(err, FE_EINPUT, "%s: %s", o->path, why);
+    }
+    return FE_OK;
+}
+
+/* Every name and string of a node the importer reads or prints. */
+static int check_node(const fe_onnx *o, const Onnx__NodeProto *n, size_t i, fe_error *err)
+{
+    char label[FE_ONNX_NAME_MAX + 128], why[FE_ONNX_NAME_MAX + 256], what[64];
+    const char *name = n->name && n->name[0] ? n->name : NULL;
+    if (!n->op_type || !n->op_type[0])
+        return fe_error_set(err, FE_EINPUT, "%s: node '%s' (#%zu) has no op_type; not a valid "
+                            "ONNX model (re-export it)", o->path, name && strlen(name) < 200 &&
+                            !fe_onnx_bad_name(name, "", why, sizeof why) ? name : "?", i);
+    if (fe_onnx_bad_name(n->op_type, "its op_type", why, sizeof why))
+        return fe_error_set(err, FE_EINPUT, "%s: node #%zu: %s", o->path, i, why);
+    if (name && fe_onnx_bad_name(name, "its name", why, sizeof why))
+        return fe_error_set(err, FE_EINPUT, "%s: node #%zu (%s): %s", o->path, i, n->op_type, why);
+    node_label(n, i, label, sizeof label);
+    if (n->domain && fe_onnx_bad_name(n->domain, "its domain", why, sizeof why))
+        return fe_error_set(err, FE_EINPUT, "%s: %s: %s", o->path, label, why);
+    for (size_t k = 0; k < n->n_input + n->n_output; k++) {
+        int out = k >= n->n_input;
+        snprintf(what, sizeof what, "%s %zu name", out ? "output" : "input", out ? k - n->n_input : k);
+        if (fe_onnx_bad_name(out ? n->output[k - n->n_input] : n->input[k], what, why, sizeof why))
+            return fe_error_set(err, FE_EINPUT, "%s: %s: %s", o->path, label, why);
+    }
+    return FE_OK;
+}
+
+/* The strings of the graph, each checked once (onnx_read.h). */
+static int check_strings(fe_onnx *o, fe_error *err)
+{
+    const Onnx__GraphProto *g = o->graph;
+    char what[64], why[FE_ONNX_NAME_MAX + 256];
+    for (size_t i = 0; i < g->n_node; i++)
+        if (check_node(o, g->node[i], i, err))
+            return err->code;
+    for (size_t i = 0; i < g->n_input; i++)
+        if (check_value_info(o, g->input[i], "graph input", i, err))
+            return err->code;
+    for (size_t i = 0; i < g->n_output; i++)
+        if (check_value_info(o, g->output[i], "graph output", i, err))
+            return err->code;
+    for (size_t i = 0; i < g->n_value_info; i++)
+        if (check_value_info(o, g->value_info[i], "value_info", i, err))
+            return err->code;
+    for (size_t i = 0; i < o->ninits; i++) {
+        const char *name = o->inits[i]->name;
+        if (!name || !name[0])
+            return fe_error_set(err, FE_EINPUT, "%s: initializer %zu has no name; not a valid "
+                                "ONNX model (re-export it)", o->path, i);
+        snprintf(what, sizeof what, "initializer %zu name", i);
+        if (fe_onnx_bad_name(name, what, why, sizeof why))
+            return fe_error_set(err, FE_EINPUT, "%s: %s", o->path, why);
+    }
+    return FE_OK;
+}
+
 /* The checks on the unpacked model that need no mapping. */
 static int check(fe_onnx *o, fe_error *err)
 {
@@ -195,24 +313,25 @@ static int check(fe_onnx *o, fe_error *err)
                             o->path, g->sparse_initializer[0]->values &&
                             g->sparse_initializer[0]->values->name ?
                             g->sparse_initializer[0]->values->name : "?");
+    if (check_strings(o, err))
+        return err->code;
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
-        const char *name = n->name && *n->name ? n->name : "(unnamed)";
+        char label[FE_ONNX_NAME_MAX + 128];
+        node_label(n, i, label, sizeof label);
         const char *d = n->domain;
         if (d && *d && strcmp(d, "ai.onnx") != 0)
-            return fe_error_set(err, FE_EINPUT, "%s: node '%s' (%s): operator domain '%s' is "
-                                "not supported (only the default ONNX domain)", o->path, name,
-                                n->op_type, d);
+            return fe_error_set(err, FE_EINPUT, "%s: %s: operator domain '%s' is not supported "
+                                "(only the default ONNX domain)", o->path, label, d);
         for (size_t k = 0; k < n->n_attribute; k++)
             if (n->attribute[k]->g || n->attribute[k]->n_graphs)
-                return fe_error_set(err, FE_EINPUT, "%s: node '%s' (%s): control flow "
-                                    "(subgraphs) is not supported; export with the branch "
-                                    "taken or the loop unrolled", o->path, name, n->op_type);
+                return fe_error_set(err, FE_EINPUT, "%s: %s: control flow (subgraphs) is not "
+                                    "supported; export with the branch taken or the loop "
+                                    "unrolled", o->path, label);
         if (strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 ||
             strcmp(n->op_type, "Scan") == 0)
-            return fe_error_set(err, FE_EINPUT, "%s: node '%s' (%s): control flow is not "
-                                "supported; export with the branch taken or the loop unrolled",
-                                o->path, name, n->op_type);
+            return fe_error_set(err, FE_EINPUT, "%s: %s: control flow is not supported; export "
+                                "with the branch taken or the loop unrolled", o->path, label);
     }
     for (size_t i = 0; i < o->ninits; i++) {
         const Onnx__TensorProto *t = o->inits[i];

@@ -134,10 +134,13 @@ typedef struct fe_import_options {
 } fe_import_options;
 
 /* Import the ONNX model at path as a fuseeng.model/1 file at out and its
- * weights as a safetensors file, both written whole or neither. *notes (if
- * not NULL) gets the warnings and notes for the user, one per line, or
- * NULL; caller frees it with fe_free, also after an error. FE_OK, or
- * FE_EINPUT naming the file and the node or tensor. */
+ * weights as a safetensors file, both replaced or neither (docs/import.md;
+ * while it writes them, SIGINT, SIGTERM, SIGHUP and SIGQUIT get a handler
+ * that removes its temporary files, then does what the signal did before,
+ * and the previous handlers are put back after). *notes (if not NULL)
+ * gets the warnings and notes for the user, one per line, or NULL; caller
+ * frees it with fe_free, also after an error. FE_OK, or FE_EINPUT naming
+ * the file and the node or tensor. */
 int fe_import_onnx(const char *path, const char *out, const fe_import_options *o, char **notes,
                    fe_error *err);
 

@@ -156,6 +156,22 @@ int fe_builder_meta(fe_builder *b, const char *name, const char *source)
     return g->name && g->source ? FE_OK : fe_build_nomem(b);
 }
 
+int fe_builder_weights_stamp(fe_builder *b, const char *stamp)
+{
+    if (failed(b))
+        return b->err.code;
+    if (bad_name(b, stamp, 0, "the weights stamp"))
+        return b->err.code;
+    free(b->g->weights_stamp);
+    b->g->weights_stamp = strdup(stamp);
+    return b->g->weights_stamp ? FE_OK : fe_build_nomem(b);
+}
+
+const fe_error *fe_builder_error(const fe_builder *b)
+{
+    return failed(b) ? &b->err : NULL;
+}
+
 static int64_t find_dim(fe_builder *b, int32_t name)
 {
     for (int64_t i = 0; i < b->nbd; i++)
@@ -217,7 +233,9 @@ int fe_build_grow_shape(fe_builder *b, int extra)
 {
     fe_graph *g = b->g;
     int64_t cap = b->cap_shape;
-    if (RESERVE(g->shape, cap, g->nshape + extra))
+    /* One to spare, so that the array exists even when every tensor is a
+     * scalar: fe_tensor_shape then points into it, not past NULL. */
+    if (RESERVE(g->shape, cap, g->nshape + extra + 1))
         return -1;
     if (cap != b->cap_shape) {
         g->shape_sym = realloc_or_free(g->shape_sym, (size_t)cap * sizeof *g->shape_sym);

@@ -24,6 +24,12 @@ fe_builder *fe_builder_new(const char *label, fe_error *err);
 void fe_builder_free(fe_builder *b);
 
 int fe_builder_meta(fe_builder *b, const char *name, const char *source);
+/* The model's weights_stamp (docs/formats.md): what the weights file made
+ * with it records, so that a file of other weights is told apart. */
+int fe_builder_weights_stamp(fe_builder *b, const char *stamp);
+/* The first error the builder recorded, or NULL (fe_builder_finish
+ * reports it too; an importer that stops early takes it from here). */
+const fe_error *fe_builder_error(const fe_builder *b);
 int fe_builder_dim(fe_builder *b, const char *name, int64_t value, int line);
 /* Override a dim's default (--dim NAME=V); the dim must exist by finish. */
 int fe_builder_set_dim(fe_builder *b, const char *name, int64_t value);

@@ -64,6 +64,7 @@ void fe_graph_free(fe_graph *g)
     free(g->file);
     free(g->name);
     free(g->source);
+    free(g->weights_stamp);
     fe_strtab_free(g->strs);
     free(g->dims);
     free(g->tensors);

@@ -97,6 +97,7 @@ typedef struct fe_dim {
 typedef struct fe_graph {
     char *file;              /* label for messages: the model's path */
     char *name, *source;
+    char *weights_stamp;     /* NULL, or the stamp of the weights file made with it (formats.md) */
     fe_strtab *strs;
 
     int32_t ndims, ntensors, nnodes, noutputs;

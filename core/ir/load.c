@@ -114,7 +114,7 @@ static ptrdiff_t arena_string(loader *L, size_t limit, const char *what, int lin
 static const char *const tensor_keys[] = {"shape", "dtype", "kind"};
 static const char *const node_keys[] = {"name", "op", "inputs", "outputs", "attrs"};
 static const char *const sections[] = {"format", "name", "source", "dims", "tensors",
-                                       "nodes", "outputs"};
+                                       "nodes", "outputs", "weights_stamp"};
 
 /* An object key the format does not have: an error, since a misspelt
  * "attrs" or "shape" would otherwise drop what it holds without a word.
@@ -654,8 +654,8 @@ static int top(loader *L)
 {
     fe_jr *r = &L->r;
     fe_jr_str key;
-    int seen[7] = {0}, k, line, col, rc = FE_OK;
-    char *name = NULL, *source = NULL, *format = NULL;
+    int seen[NKEYS(sections)] = {0}, k, line, col, rc = FE_OK;
+    char *name = NULL, *source = NULL, *format = NULL, *stamp = NULL;
 
     fe_jr_where(r, &line, &col);
     if (fe_jr_peek(r) == FE_JR_EOF)
@@ -670,7 +670,7 @@ static int top(loader *L)
             break;
         int kline = r->key_line, kcol = r->key_col;
         int which = -1;
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < NKEYS(sections); i++)
             if (strlen(sections[i]) == key.n && memcmp(key.s, sections[i], key.n) == 0)
                 which = i;
         if (which >= 0 && seen[which]++) {
@@ -686,6 +686,7 @@ static int top(loader *L)
         case 4: rc = section_tensors(L); break;
         case 5: rc = section_nodes(L); break;
         case 6: rc = section_outputs(L, line, col); break;
+        case 7: rc = text_field(L, "weights_stamp", line, col, &stamp); break;
         default:
             rc = unknown_key(L, kline, kcol, "model", NULL, &key, sections, NKEYS(sections));
         }
@@ -708,9 +709,12 @@ static int top(loader *L)
         rc = lerr(L, 1, 1, "missing \"outputs\": name the tensors the model produces");
     if (rc == FE_OK)
         rc = fe_builder_meta(L->b, name ? name : "", source ? source : "");
+    if (rc == FE_OK && stamp)
+        rc = fe_builder_weights_stamp(L->b, stamp);
     free(format);
     free(name);
     free(source);
+    free(stamp);
     return rc;
 }
 

@@ -1,5 +1,6 @@
-/* outfile.h: output files (plans, traces, charts) written whole or not at
- * all, with one kind of error for every way that fails.
+/* outfile.h: output files (plans, traces, charts, an import's model and
+ * weights) written whole or not at all, with one kind of error for every
+ * way that fails.
  *
  *   fe_outfile o;
  *   if (fe_outfile_open(&o, path, "the trace", err) != FE_OK) return ...;
@@ -26,6 +27,7 @@ typedef struct fe_outfile {
     const char *what;        /* "the trace", for messages (not copied) */
     char dest[PATH_MAX];     /* the file the rename replaces */
     char tmp[PATH_MAX];      /* the file being written; "" when writing in place */
+    int slot;                /* its entry in the table of temporary files, or -1 */
 } fe_outfile;
 
 /* Open path for writing; what names its content in messages. FE_OK, or
@@ -43,5 +45,34 @@ int fe_outfile_fail(fe_outfile *o, fe_error *err);
 /* Give up: close and remove the temporary file (the old file, if any,
  * stays as it was). */
 void fe_outfile_abort(fe_outfile *o);
+
+/* Two files replaced together (a model and its weights): each written to
+ * its temporary file as above, then
+ *
+ *   fe_outfile_commit_pair(&first, &second, err)
+ *
+ * flushes both and syncs them to disk, then renames first and second into
+ * place with SIGINT, SIGTERM, SIGHUP and SIGQUIT blocked between, so that
+ * such a signal gets neither file replaced (it comes before) or both (it
+ * waits until after). On an error nothing is replaced and both temporary
+ * files are removed, unless the second rename fails after the first (the
+ * message says so). A SIGKILL between the renames is the one way to get
+ * the first file new and the second old; the caller records in the second
+ * what the first holds, so that such a pair is told apart (the model's
+ * weights_stamp, docs/import.md). between, if not NULL, is called between
+ * the renames, with the signals blocked (a test's hook). FE_OK or
+ * FE_EINPUT. */
+int fe_outfile_commit_pair(fe_outfile *first, fe_outfile *second, void (*between)(void),
+                           fe_error *err);
+
+/* Temporary files are registered while they exist, in a table a signal
+ * handler may read. fe_outfile_trap_signals(1) installs handlers for
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT that remove every registered
+ * temporary file, then let the signal do what it did before (the previous
+ * handler, or the default action: the process ends by the signal);
+ * fe_outfile_trap_signals(0) puts the previous handlers back. For a
+ * command that writes large files (import); not nested, not for threads
+ * that write files concurrently. */
+void fe_outfile_trap_signals(int on);
 
 #endif

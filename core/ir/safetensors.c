@@ -615,10 +615,9 @@ static char *header_text(const fe_st_writer *w, const int *ord, size_t *len)
     return buf;
 }
 
-int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
+int fe_st_writer_write(fe_st_writer *w, fe_outfile *o, fe_error *err)
 {
     size_t hlen = 0;
-    fe_outfile o;
     int *ord = calloc((size_t)w->n + 1, sizeof *ord);
     char *hdr = NULL;
     if (ord) {
@@ -631,21 +630,29 @@ int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
         fe_st_writer_abort(w);
         return FE_ENOMEM;
     }
-    int rc = fe_outfile_open(&o, w->path, "the safetensors file", err);
+    int rc = fe_outfile_open(o, w->path, "the safetensors file", err);
     if (rc == FE_OK) {
         unsigned char len8[8];
         for (int i = 0; i < 8; i++)
             len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-        int ok = fwrite(len8, 1, 8, o.f) == 8 && fwrite(hdr, 1, hlen, o.f) == hlen;
+        int ok = fwrite(len8, 1, 8, o->f) == 8 && fwrite(hdr, 1, hlen, o->f) == hlen;
         for (int j = 0; ok && j < w->n; j++) {
             const st_entry *e = &w->e[ord[j]];
             /* an empty tensor may have no data pointer, which fwrite must not see */
-            ok = !e->nbytes || fwrite(e->data, 1, (size_t)e->nbytes, o.f) == (size_t)e->nbytes;
+            ok = !e->nbytes || fwrite(e->data, 1, (size_t)e->nbytes, o->f) == (size_t)e->nbytes;
         }
-        rc = ok ? fe_outfile_commit(&o, err) : fe_outfile_fail(&o, err);
+        if (!ok)
+            rc = fe_outfile_fail(o, err);
     }
     free(hdr);
     free(ord);
     fe_st_writer_abort(w);
     return rc;
+}
+
+int fe_st_writer_finish(fe_st_writer *w, fe_error *err)
+{
+    fe_outfile o;
+    int rc = fe_st_writer_write(w, &o, err);
+    return rc == FE_OK ? fe_outfile_commit(&o, err) : rc;
 }

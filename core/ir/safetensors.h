@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "outfile.h"
 
 /* One tensor of a safetensors file. data points into the file's mapping. */
 typedef struct fe_st_tensor {
@@ -53,6 +54,10 @@ const char *fe_st_meta(const fe_st_file *f, const char *key);
 /* The file's spelling of a fuseeng dtype ("F32"), or NULL if dtype is not one. */
 const char *fe_st_dtype_name(int dtype);
 
+/* The "__metadata__" key of a weights file written by `fuseeng import`:
+ * the stamp the model file records as its weights_stamp (formats.md). */
+#define FE_WEIGHTS_STAMP_KEY "fuseeng.weights_stamp"
+
 /* A writer collects tensors and writes them in one go at finish. */
 typedef struct fe_st_writer fe_st_writer;
 /* A writer for path (copied); NULL only when out of memory. Nothing is
@@ -68,6 +73,11 @@ int fe_st_writer_meta(fe_st_writer *w, const char *key, const char *value, fe_er
 /* Write header and data to a temporary file beside path and rename it into
  * place (no partial output on failure); frees w either way. */
 int fe_st_writer_finish(fe_st_writer *w, fe_error *err);
+/* The same without the rename: the file is written into o (opened here,
+ * at w's path), and fe_outfile_commit or fe_outfile_commit_pair
+ * (outfile.h) moves it into place. Frees w either way; on failure o is
+ * aborted. */
+int fe_st_writer_write(fe_st_writer *w, fe_outfile *o, fe_error *err);
 void fe_st_writer_abort(fe_st_writer *w);   /* free without writing */
 
 #endif

@@ -105,6 +105,10 @@ int fe_save_model(const fe_graph *g, FILE *f, int indent, fe_error *err)
     fe_jw_str(&w, g->name);
     fe_jw_key(&w, "source");
     fe_jw_str(&w, g->source);
+    if (g->weights_stamp) {
+        fe_jw_key(&w, "weights_stamp");
+        fe_jw_str(&w, g->weights_stamp);
+    }
     fe_save_dims(&w, g, 0);
     fe_jw_key(&w, "tensors");
     fe_jw_obj(&w);

@@ -24,7 +24,9 @@ int32_t fe_strtab_append(fe_strtab *t, const char *s, size_t len);
 /* Id of s[0..len) if present, else -1. */
 int32_t fe_strtab_find(const fe_strtab *t, const char *s, size_t len);
 
-/* NUL-terminated text of id; valid until the table is freed. */
+/* NUL-terminated text of id; valid until the next fe_strtab_intern or
+ * fe_strtab_append, which may move the text as the table grows: keep ids,
+ * not pointers, across them. */
 const char *fe_strtab_str(const fe_strtab *t, int32_t id);
 size_t fe_strtab_len(const fe_strtab *t, int32_t id);
 

@@ -93,8 +93,8 @@ bad "an empty file" "$T/empty.onnx" 'empty\.onnx: not a readable ONNX model: the
 bad "a missing file" "$T/nothere.onnx" 'nothere\.onnx: cannot read the ONNX model'
 bad "an opset we do not map" "$C/bad_opset.onnx" 'bad_opset\.onnx: opset 7 is not supported'
 bad "an operator domain we do not map" "$C/bad_domain.onnx" \
-    "bad_domain\.onnx: node 'fused' \(FusedGemm\): operator domain 'com\.microsoft' is not supported"
-bad "control flow (If)" "$C/bad_if.onnx" "bad_if\.onnx: node 'branch' \(If\): control flow"
+    "bad_domain\.onnx: node 'fused' \(FusedGemm, #0\): operator domain 'com\.microsoft' is not supported"
+bad "control flow (If)" "$C/bad_if.onnx" "bad_if\.onnx: node 'branch' \(If, #0\): control flow"
 bad "a dtype we do not have" "$C/bad_dtype.onnx" \
     "bad_dtype\.onnx: initializer 'u8_weight' has type UINT8, which is not supported"
 bad "weights in an external file" "$C/bad_external.onnx" \
@@ -102,9 +102,9 @@ bad "weights in an external file" "$C/bad_external.onnx" \
 bad "a declared shape our inference disagrees with" "$C/bad_shape.onnx" \
     "bad_shape\.onnx: node 'act' \(relu\) output 'y' is declared \[2,4\] f32 but the op produces \[2,3\]"
 bad "an unmapped op whose output shape is unknown" "$C/bad_noshape.onnx" \
-    "bad_noshape\.onnx: node 'nz' \(NonZero\): no mapping .* run ONNX shape inference"
+    "bad_noshape\.onnx: node 'nz' \(NonZero, #0\): no mapping .* run ONNX shape inference"
 bad "a reshape that does not fit" "$C/bad_reshape.onnx" \
-    "bad_reshape\.onnx: node 'rs' \(Reshape\): cannot reshape 6 elements"
+    "bad_reshape\.onnx: node 'rs' \(Reshape, #0\): cannot reshape 6 elements"
 expect_fail "--dim of a dim the model does not have" 2 "conv\.onnx.*'NOPE'" \
     "$FUSEENG" import "$C/conv.onnx" -o "$T/bad.json" --dim NOPE=3
 expect_fail "no -o" 2 "missing -o" "$FUSEENG" import "$C/conv.onnx"

@@ -9,12 +9,15 @@
 #   pattern  pattern sources from tests/lua/test_pattern.lua, policies and docs
 #   safetensors  outputs of tests/fuzz/model.json (run --execute --save-outputs), its
 #            weights and inputs (tests/tools/st_gen.py, when python3 is there)
+#   onnx     the models of tests/tools/onnx_cases.py: every mapped operator family,
+#            the bad and hostile models of the import tests (when /usr/bin/python3
+#            has onnx, numpy and torch; else none)
 # Needs $FUSEENG (the fuseeng command); lua5.4 for the pattern seeds.
 set -e
 out=$1
 FUSEENG=${FUSEENG:-build/fuseeng}
 mkdir -p "$out/model" "$out/plan" "$out/profile" "$out/machine" "$out/policy" "$out/pattern" \
-    "$out/safetensors"
+    "$out/safetensors" "$out/onnx"
 cp examples/models/*.json examples/bench/*.json tests/fuzz/model.json "$out/model/"
 cp lua/machines/*.lua "$out/machine/"
 cp policies/*.lua "$out/policy/"
@@ -34,6 +37,17 @@ if command -v python3 >/dev/null 2>&1; then
     python3 tests/tools/st_gen.py tests/fuzz/model.json weight "$out/safetensors/weights.safetensors"
     python3 tests/tools/st_gen.py tests/fuzz/model.json input "$out/safetensors/inputs.safetensors"
 fi
+if /usr/bin/python3 -c "import onnx, numpy, torch" 2>/dev/null; then
+    /usr/bin/python3 tests/tools/onnx_cases.py "$out/onnx.cases" >/dev/null
+    cp "$out/onnx.cases"/*.onnx "$out/onnx/"
+    rm -rf "$out/onnx.cases"
+fi
+# A dictionary for the onnx target: the operators and attributes the
+# importer knows (its tables in core/import/onnx_check.c), and the domain.
+{
+    grep -o '{"[A-Za-z_]*",' core/import/onnx_check.c | tr -d '{,' | sort -u
+    printf '"ai.onnx"\n"NOTSET"\n"SAME_UPPER"\n"VALID"\n"reflect"\n"edge"\n"i,j->ij"\n'
+} >"$out/onnx.dict"
 if command -v lua5.4 >/dev/null 2>&1; then
     lua5.4 tests/fuzz/patterns.lua "$out/pattern" tests/lua/test_pattern.lua policies/*.lua docs/*.md
 else

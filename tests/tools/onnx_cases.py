@@ -258,6 +258,35 @@ CASES.append(("dyn", "--dim S=3"))
 case("custom", [N("Softplus", ["x"], ["sp"]), N("Relu", ["sp"], ["y"])], {"x": x},
      {"y": np.log1p(np.exp(x))})
 
+# ---- valid models that used to crash or mislead the importer ----
+# Concat of more inputs than a fixed array held (DenseNet's dense blocks), Split
+# into more outputs and Sum of more inputs than 64. (The reference executor
+# runs nodes of up to 64 inputs, hence Concat's 40.)
+xc = [r(2, 1, 3) for _ in range(40)]
+xs70 = r(2, 210)
+case("concat_many",
+     [N("Concat", ["c%d" % i for i in range(20)], ["cat20"], axis=1),
+      N("Concat", ["c%d" % i for i in range(40)], ["cat40"], axis=-1),
+      N("Split", ["s"], ["sp%d" % i for i in range(70)], axis=1),
+      N("Sum", ["sp%d" % i for i in range(70)], ["sum70"])],
+     dict([("c%d" % i, a) for i, a in enumerate(xc)] + [("s", xs70)]),
+     {"cat20": np.concatenate(xc[:20], 1), "cat40": np.concatenate(xc, -1),
+      "sum70": xs70.reshape(2, 70, 3).sum(1)})
+# Relu -> LeakyRelu: the emitter held names across a reallocation of its string table.
+case("relu_leaky", [N("Relu", ["x"], ["r"]), N("LeakyRelu", ["r"], ["y"], alpha=0.2)],
+     {"x": x}, {"y": np.maximum(x, 0)})
+# A flip as torch.onnx.export writes it: Slice with ends INT64_MIN and step -1,
+# on a constant (folded); INT64_MIN is not a symbolic dim.
+kf, xf = r(4, 3), r(4, 3)
+case("flip", [N("Slice", ["k", "st", "en", "ax", "sp"], ["kf"]), N("Add", ["x", "kf"], ["y"])],
+     {"x": xf}, {"y": xf + kf[::-1]}, {"k": kf, "st": np.array([-1], np.int64),
+                            "en": np.array([-(1 << 63)], np.int64), "ax": np.array([0], np.int64),
+                            "sp": np.array([-1], np.int64)})
+# A float constant cast to int64 out of int64's range saturates (C leaves it undefined).
+case("cast_huge", [N("Cast", ["big"], ["bi"], to=TensorProto.INT64), N("Add", ["i", "bi"], ["y"])],
+     {"i": np.array([-5, -1, 0], np.int64)}, {"y": np.array([(1 << 63) - 6, (1 << 63) - 2, (1 << 63) - 1], np.int64)},
+     {"big": np.array(1e30, np.float32)})
+
 with open(os.path.join(OUT, "cases.txt"), "w") as f:
     for name, args in CASES:
         f.write(f"{name} {args}\n".rstrip() + "\n")
@@ -292,3 +321,158 @@ bad("noshape", [N("NonZero", ["x"], ["y"], name="nz")], [X],
     [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
 bad("reshape", [N("Reshape", ["x", "s"], ["y"], name="rs")], [X], [Y],
     [numpy_helper.from_array(np.array([4, -1], np.int64), "s")])
+
+
+# ---- hostile models (tests/cli/import_hostile.sh): one per class of bad input the
+# importer must refuse with one message naming the file, the node and the fix
+# (exit 2, nothing written), and valid models that used to crash it. Each bad
+# one is OUTDIR/h_NAME.onnx with a line "NAME<TAB>regex" in hostile.txt: the
+# regex (ERE) the error must match. None is checked with onnx.checker.
+HOSTILE = []
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def raw_model(nodes, inputs, outputs, inits=(), opset=14, producer=None):
+    mo = helper.make_model(helper.make_graph(nodes, "h", inputs, outputs, list(inits)),
+                           opset_imports=[helper.make_opsetid("", opset)])
+    mo.ir_version = 8
+    if producer is not None:
+        mo.producer_name = producer
+    return mo
+
+
+def hostile(name, mo, expect, patch=None):
+    """mo: a ModelProto; patch: (placeholder bytes, same-length replacement) applied to
+    the serialized file, for bytes protobuf's Python API will not set (bad UTF-8)."""
+    data = mo.SerializeToString()
+    if patch:
+        assert len(patch[0]) == len(patch[1]) and patch[0] in data
+        data = data.replace(patch[0], patch[1])
+    with open(os.path.join(OUT, "h_" + name + ".onnx"), "wb") as f:
+        f.write(data)
+    HOSTILE.append((name, expect))
+
+
+F32 = TensorProto.FLOAT
+X4 = helper.make_tensor_value_info("x", F32, [1, 1, 4, 4])
+W4 = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
+Y4 = helper.make_tensor_value_info("y", F32, None)
+X2 = helper.make_tensor_value_info("x", F32, [2, 3])
+Y2 = helper.make_tensor_value_info("y", F32, [2, 3])
+NODE = r"node '%s' \(%s, #%d\): "
+
+# Attributes: one check of type and integer range for every attribute.
+for nm, attrs, msg in [
+        ("conv_stride0", {"strides": [0, 0]}, "attribute 'strides' item 0 is 0; it must be 1 to 2147483647"),
+        ("conv_dilation0", {"dilations": [1, 0]}, "attribute 'dilations' item 1 is 0; it must be 1 to"),
+        ("conv_pads_neg", {"pads": [-1, 0, 0, 0]}, "attribute 'pads' item 0 is -1; it must be 0 to"),
+        ("conv_pads_huge", {"pads": [I64_MAX, 0, 0, 0]}, "attribute 'pads' item 0 is 9223372036854775807"),
+        ("conv_group0", {"group": 0}, "attribute 'group' is 0; it must be 1 to"),
+        ("conv_strides_float", {"strides": [1.0, 1.0]}, "attribute 'strides' is FLOATS; it must be INTS")]:
+    hostile(nm, raw_model([N("Conv", ["x", "w"], ["y"], name="c", **attrs)], [X4], [Y4], [W4]),
+            NODE % ("c", "Conv", 0) + msg)
+hostile("pool_kernel0", raw_model([N("MaxPool", ["x"], ["y"], name="p", kernel_shape=[0, 3])], [X4], [Y4]),
+        NODE % ("p", "MaxPool", 0) + "attribute 'kernel_shape' item 0 is 0; it must be 1 to")
+hostile("axis_float", raw_model([N("Concat", ["x", "x"], ["y"], name="cat", axis=1e30)], [X2], [Y4]),
+        NODE % ("cat", "Concat", 0) + "attribute 'axis' is FLOAT; it must be INT")
+hostile("axis_range", raw_model([N("Concat", ["x", "x"], ["y"], name="cat", axis=I64_MIN)], [X2], [Y4]),
+        NODE % ("cat", "Concat", 0) + "attribute 'axis' is -9223372036854775808; a rank-2 input takes -2 to 1")
+hostile("keepdims", raw_model([N("ReduceSum", ["x"], ["y"], name="rs", keepdims=7)], [X2], [Y4], opset=11),
+        NODE % ("rs", "ReduceSum", 0) + "attribute 'keepdims' is 7; it must be 0 to 1")
+hostile("perm_dup", raw_model([N("Transpose", ["x"], ["y"], name="t", perm=[0, 0])], [X2], [Y4]),
+        NODE % ("t", "Transpose", 0) + r"attribute 'perm' \[0, 0\] is not a permutation of 0 to 1")
+hostile("perm_dup_const", raw_model([N("Transpose", ["k"], ["kt"], name="t", perm=[1, 1]),
+                                     N("Add", ["x", "kt"], ["y"])], [X2], [Y4],
+                                    [numpy_helper.from_array(np.ones((3, 2), np.float32), "k")]),
+        NODE % ("t", "Transpose", 0) + r"attribute 'perm' \[1, 1\] is not a permutation of 0 to 1")
+
+# Dims: sizes 1 to 2^40 (and dim names), checked where a shape comes in.
+for nm, dim in [("dim_int64min", I64_MIN), ("dim_zero", 0), ("dim_neg", -3), ("dim_huge", 1 << 41)]:
+    hostile(nm, raw_model([N("Relu", ["x"], ["y"])],
+                          [helper.make_tensor_value_info("x", F32, [dim, 3])], [Y4]),
+            r"graph input 'x' dim 0 is %d; dims must be 1 to 1099511627776" % dim)
+hostile("const_of_shape_neg", raw_model(
+    [N("ConstantOfShape", ["s"], ["k"], name="cs"), N("Add", ["x", "k"], ["y"])], [X2], [Y4],
+    [numpy_helper.from_array(np.array([-2, -3], np.int64), "s")]),
+    NODE % ("cs", "ConstantOfShape", 0) + "the shape input dim 0 is -2; dims must be 1 to 1099511627776")
+hostile("range_huge", raw_model(
+    [N("Range", ["a", "b", "d"], ["k"], name="rg"), N("Add", ["x", "k"], ["y"])], [X2], [Y4],
+    [numpy_helper.from_array(np.array(0, np.float32), "a"),
+     numpy_helper.from_array(np.array(3e38, np.float32), "b"),
+     numpy_helper.from_array(np.array(1e-30, np.float32), "d")]),
+    NODE % ("rg", "Range", 0) + "Range of .* elements")
+
+# Inputs and outputs: each op's count and required inputs checked before any
+# mapping or folding; optional ones read through one accessor.
+for nm, node, msg in [
+        ("no_inputs", N("Relu", [], ["y"], name="r"), NODE % ("r", "Relu", 0) + "takes 1 input, has 0"),
+        ("conv_one_input", N("Conv", ["x"], ["y"], name="c"), NODE % ("c", "Conv", 0) + "takes 2 to 3 inputs, has 1"),
+        ("gather_one_input", N("Gather", ["x"], ["y"], name="g"), NODE % ("g", "Gather", 0) + "takes 2 inputs, has 1"),
+        ("sum_gap", N("Sum", ["x", "", "x"], ["y"], name="s"),
+         NODE % ("s", "Sum", 0) + "input 1 is missing \\(an empty name\\); Sum needs it"),
+        ("where_gap", N("Where", ["x", "x", ""], ["y"], name="w"),
+         NODE % ("w", "Where", 0) + "input 2 is missing \\(an empty name\\); Where needs it"),
+        ("bn_gap", N("BatchNormalization", ["x", "x", "", "x", "x"], ["y"], name="bn"),
+         NODE % ("bn", "BatchNormalization", 0) + "input 2 is missing"),
+        ("no_outputs", N("Relu", ["x"], [], name="r"), NODE % ("r", "Relu", 0) + "has no outputs"),
+        ("output_empty", N("Relu", ["x"], [""], name="r"), NODE % ("r", "Relu", 0) + "output 0 is missing")]:
+    hostile(nm, raw_model([node], [X2], [Y4]), msg)
+for nm, node, msg in [
+        ("range_two", N("Range", ["a", "a"], ["k"], name="rg"), NODE % ("rg", "Range", 0) + "takes 3 inputs, has 2"),
+        ("einsum_gap", N("Einsum", ["a", ""], ["k"], name="e", equation="i,j->ij"),
+         NODE % ("e", "Einsum", 0) + "input 1 is missing")]:
+    hostile(nm, raw_model([node, N("Add", ["x", "k"], ["y"])], [X2], [Y4],
+                          [numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "a")]), msg)
+nt = N("Relu", ["x"], ["y"], name="r")
+nt.ClearField("op_type")
+hostile("null_op_type", raw_model([nt], [X2], [Y4]), r"node 'r' \(#0\) has no op_type")
+yo = helper.make_tensor_value_info("y", F32, [2, 3])
+yo.ClearField("name")
+hostile("null_output_name", raw_model([N("Relu", ["x"], ["y"])], [X2], [yo]), "graph output 0 has no name")
+ni = helper.make_tensor_value_info("x", F32, [2, 3])
+ni.ClearField("name")
+hostile("null_input_name", raw_model([N("Relu", ["x"], ["y"])], [ni], [Y2]), "graph input 0 has no name")
+
+# Names: valid UTF-8, no control characters, at most 1024 bytes, checked in one place.
+hostile("ctrl_name", raw_model([N("Relu", ["x"], ["y\x1b[31m"], name="r")], [X2], [Y4]),
+        NODE % ("r", "Relu", 0) + r"output 0 name 'y\\x1b\[31m' has control character 0x1b at byte 1")
+hostile("long_name", raw_model([N("Relu", ["x"], ["y" * 5000], name="r")], [X2], [Y4]),
+        NODE % ("r", "Relu", 0) + "output 0 name is 5000 bytes long; names are limited to 1024 bytes")
+hostile("bad_utf8", raw_model([N("Relu", ["x"], ["y"], name="r"), N("Relu", ["y"], ["zQQ"], name="r2")],
+                              [X2], [Y4]),
+        NODE % ("r2", "Relu", 1) + "output 0 name is not valid UTF-8 \\(byte 0xff at 1\\)",
+        patch=(b"zQQ", b"z\xff\xfe"))
+hostile("bad_utf8_node", raw_model([N("Relu", ["x"], ["y"], name="nQQ")], [X2], [Y4]),
+        r"node #0 \(Relu\): its name is not valid UTF-8 \(byte 0xc3 at 1\)", patch=(b"nQQ", b"n\xc3\x28"))
+hostile("bad_utf8_dim", raw_model([N("Relu", ["x"], ["y"])],
+                                  [helper.make_tensor_value_info("x", F32, ["BQQ", 3])], [Y4]),
+        r"graph input 'x' dim 0 name is not valid UTF-8 \(byte 0xff at 1\)", patch=(b"BQQ", b"B\xff\xff"))
+hostile("empty_graph", raw_model([], [X2], []), "the graph has no nodes")
+hostile("output_twice", raw_model([N("Relu", ["x"], ["y"])], [X2], [Y2, Y2]), "graph output 'y' is listed twice")
+hostile("output_is_input", raw_model([N("Relu", ["x"], ["y"])], [X2], [Y2, X2]),
+        "graph output 'x' is a graph input")
+
+# Arithmetic: int64 overflow in constant folding, float -> int out of range, Einsum letters.
+hostile("fold_overflow", raw_model(
+    [N("Add", ["a", "b"], ["s"], name="add"), N("Reshape", ["x", "s"], ["y"])], [X2], [Y4],
+    [numpy_helper.from_array(np.array([I64_MAX], np.int64), "a"),
+     numpy_helper.from_array(np.array([1], np.int64), "b")]),
+    NODE % ("add", "Add", 0) + "int64 overflow folding constants \\(9223372036854775807 \\+ 1\\)")
+hostile("fold_mul_overflow", raw_model(
+    [N("Mul", ["a", "b"], ["s"], name="mul"), N("Reshape", ["x", "s"], ["y"])], [X2], [Y4],
+    [numpy_helper.from_array(np.array([1 << 62], np.int64), "a"),
+     numpy_helper.from_array(np.array([4], np.int64), "b")]),
+    NODE % ("mul", "Mul", 0) + "int64 overflow folding constants \\(4611686018427387904 \\* 4\\)")
+hostile("fold_div_zero", raw_model(
+    [N("Div", ["a", "b"], ["s"], name="div"), N("Reshape", ["x", "s"], ["y"])], [X2], [Y4],
+    [numpy_helper.from_array(np.array([6], np.int64), "a"),
+     numpy_helper.from_array(np.array([0], np.int64), "b")]),
+    NODE % ("div", "Div", 0) + "integer division by zero folding constants")
+hostile("einsum_letter", raw_model(
+    [N("Einsum", ["a", "a"], ["k"], name="e", equation="i,j->i\u00e4"), N("Add", ["x", "k"], ["y"])],
+    [X2], [Y4], [numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "a")]),
+    NODE % ("e", "Einsum", 0) + "equation has byte 0xc3 at 6, which is not a letter")
+
+with open(os.path.join(OUT, "hostile.txt"), "w") as f:
+    for name, expect in HOSTILE:
+        f.write(f"{name}\t{expect}\n")

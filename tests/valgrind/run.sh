@@ -89,6 +89,10 @@ vg "profile then run profile_lookup" 0 "$FUSEENG" profile examples/bench/swiglu.
 vg "run --policy profile_lookup --profile" 0 "$FUSEENG" run examples/bench/swiglu.json \
     --policy profile_lookup --profile "$T/prof.json"
 vg "script tests/lua/test_pattern.lua" 0 "$FUSEENG" script tests/lua/test_pattern.lua
+# An ONNX model whose names outgrow the importer's string table mid-node (a
+# use-after-free once, silent without memcheck or ASan: tests/fuzz/regress/onnx).
+vg "import Relu -> LeakyRelu, names past a string table move" 0 "$FUSEENG" import \
+    tests/fuzz/regress/onnx/uaf-relu-leakyrelu.onnx -o "$T/imported.json"
 printf '{"format": "fuseeng.model/1", "nodes": [' >"$T/bad.json"
 vg "bad model: exit 2" 2 "$FUSEENG" check "$T/bad.json"
 printf 'return require("fuseeng").policy { name = "bad", driver = "greedy",\n  decide = function() error("no") end }\n' >"$T/bad.lua"
