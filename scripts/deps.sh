@@ -22,6 +22,8 @@ cmd:luajit            luajit
 cmd:lua5.4            lua5.4
 cmd:valgrind          valgrind
 cmd:chromium          chromium
+cmd:clang             clang
+clangomp:omp.h        libomp-dev
 pkg:libprotobuf-c     libprotobuf-c-dev
 cmd:protoc-c          protobuf-c-compiler
 py:onnx               python3-onnx
@@ -39,6 +41,9 @@ check() {
         # OpenBLAS's OpenMP build (Debian keeps it under /usr/lib/ARCH/NAME)
         dir) ls -d /usr/lib/*/"$name"/pkgconfig >/dev/null 2>&1 ;;
         hdr) [ -f /usr/include/"$name" ] ;;   # no .pc file (oneDNN)
+        # clang's own OpenMP header (tests/cli/warnings.sh compiles with clang)
+        clangomp) command -v clang >/dev/null 2>&1 &&
+            echo "#include <$name>" | clang -fopenmp -x c -fsyntax-only - >/dev/null 2>&1 ;;
         # Debian's Python modules belong to /usr/bin/python3, whatever
         # python3 comes first on PATH (the import tests and scripts use it;
         # the ONNX schema the importer is generated from ships with python3-onnx)

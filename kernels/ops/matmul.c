@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "blas.h"
 #include "convert.h"
 #include "iter.h"
 #include "matmul.h"
@@ -179,6 +179,9 @@ static float *as_f32(const fe_k_tensor *t, fe_error *err, int *fail)
 
 static int run_blas(const fe_k_mm *mm, const mmdims *d, int64_t r0, int64_t r1, fe_error *err)
 {
+    fe_k_sgemm_fn sgemm = fe_k_blas_sgemm(err);   /* opens OpenBLAS the first time */
+    if (!sgemm)
+        return FE_ERUNTIME;
     int fail = 0, rc = FE_OK;
     float *af = as_f32(mm->a, err, &fail), *bf = as_f32(mm->b, err, &fail);
     float *cbuf = NULL;
@@ -223,7 +226,7 @@ static int run_blas(const fe_k_mm *mm, const mmdims *d, int64_t r0, int64_t r1, 
             int64_t i = lo - bi * M;      /* first row inside this batch */
             const float *Ab = A + aoff + (ta == CblasTrans ? i : i * lda);
             float *C = direct ? (float *)mm->y->data + lo * d->N : cbuf + (lo - r0) * d->N;
-            cblas_sgemm(CblasRowMajor, ta, tb, (int)(hi - lo), (int)d->N, (int)d->K, 1.0f,
+            sgemm(CblasRowMajor, ta, tb, (int)(hi - lo), (int)d->N, (int)d->K, 1.0f,
                         Ab, lda ? lda : 1, B + boff, ldb ? ldb : 1, 0.0f, C, (int)d->N);
         }
     }
