@@ -16,7 +16,7 @@
 
 #include "datacheck.h"
 #include "fuzz.h"
-#include "model.h"
+#include "api.h"
 #include "safetensors.h"
 
 static char fz_dir[64], fz_model_out[96], fz_weights_out[96];
