@@ -12,7 +12,7 @@
 # compiles only what changed), built with `make -j` over this machine's
 # cores. A target the compiler cannot build for says SKIP; so does clang
 # when it is not installed (scripts/deps.sh installs it, with libomp-dev for
-# its omp.h).
+# its OpenMP header).
 n=0
 status=0
 log=$(mktemp)
