@@ -85,22 +85,25 @@ static int check_arity(imp *im)
         return imp_fail(im, "has %d inputs and %d outputs; fuseeng's nodes take at most %d of "
                         "each", nin, nout, FE_MAX_IO);
     if (nout == 0)
-        return imp_fail(im, "has no outputs; a node must produce something");
+        return imp_fail(im, "has no outputs; a node must produce something (not a valid ONNX "
+                        "model: re-export it)");
     const op_arity *a = arity_of(n->op_type);
     if (!a)
         return FE_OK;   /* no mapping: a custom node, which takes any */
     char want[64];
     count_text(want, sizeof want, a->min_in, a->max_in);
     if (nin < a->min_in || (a->max_in != ANY && nin > a->max_in))
-        return imp_fail(im, "takes %s, has %d", want, nin);
+        return imp_fail(im, "takes %s, has %d (not a valid ONNX model: re-export it)", want, nin);
     for (int k = 0; k < nin; k++)
         if (!n->input[k][0] && (k < a->min_in || a->all))
-            return imp_fail(im, "input %d is missing (an empty name); %s needs it", k, n->op_type);
+            return imp_fail(im, "input %d is missing (an empty name); %s needs it (not a valid "
+                            "ONNX model: re-export it)", k, n->op_type);
     if (a->max_out != ANY && nout > a->max_out)
-        return imp_fail(im, "has %d outputs; %s has %s%d", nout, n->op_type,
-                        a->max_out > 1 ? "at most " : "", a->max_out);
+        return imp_fail(im, "has %d outputs; %s has %s%d (not a valid ONNX model: re-export it)",
+                        nout, n->op_type, a->max_out > 1 ? "at most " : "", a->max_out);
     if (!n->output[0][0])
-        return imp_fail(im, "output 0 is missing (an empty name); %s produces it", n->op_type);
+        return imp_fail(im, "output 0 is missing (an empty name); %s produces it (not a valid "
+                        "ONNX model: re-export it)", n->op_type);
     return FE_OK;
 }
 

@@ -62,12 +62,15 @@ check "a file name that is not UTF-8 does not leak into the model" \
 check "... and check reads the model" "$FUSEENG" check "$T/fname.json"
 
 # Relu -> LeakyRelu kept pointers into the importer's string table across a
-# reallocation (a heap use-after-free, silent in this build): the names
-# the model holds are those the import gave, whatever the allocator does
-# with freed memory.
+# reallocation, with names long enough that the table grows in the middle
+# of the LeakyRelu (a heap use-after-free: ASan sees it when make test
+# SANITIZE=1 replays this file, tests/cli/fuzz_replay.sh, and memcheck in
+# tests/cli/valgrind.sh; here, the names the model holds are those the
+# import gave, whatever the allocator does with freed memory).
 for perturb in 0 165; do
     rm -f "$T/rl.json"
-    MALLOC_PERTURB_=$perturb "$FUSEENG" import "$C/relu_leaky.onnx" -o "$T/rl.json" 2>"$T/err" &&
+    MALLOC_PERTURB_=$perturb "$FUSEENG" import tests/fuzz/regress/onnx/uaf-relu-leakyrelu.onnx \
+        -o "$T/rl.json" 2>"$T/err" &&
         "$FUSEENG" check "$T/rl.json" >/dev/null 2>>"$T/err" &&
         grep -q '"inputs": \["r"\], "outputs": \["y/0"\]' "$T/rl.json" &&
         ok "Relu -> LeakyRelu imports with its names (MALLOC_PERTURB_=$perturb)" ||
