@@ -69,3 +69,22 @@ finish() {
     echo "1..$n"
     [ "$failures" -eq 0 ]
 }
+
+# The ONNX test models of tests/tools/onnx_cases.py (Debian's python3-onnx,
+# for /usr/bin/python3) made in $C = $T/cases. Without onnx, torch or numpy
+# the test WHAT is skipped, and a failing generator fails it: either way
+# the script ends here.
+onnx_cases() {
+    C="$T/cases"
+    if ! /usr/bin/python3 -c "import onnx, torch, numpy" 2>/dev/null; then
+        skip "$1" "no onnx/torch for /usr/bin/python3"
+        finish
+        exit $?
+    fi
+    mkdir -p "$C"
+    if ! /usr/bin/python3 tests/tools/onnx_cases.py "$C" >"$T/gen.log" 2>&1; then
+        not_ok "tests/tools/onnx_cases.py makes the test models" "$(tail -5 "$T/gen.log")"
+        finish
+        exit $?
+    fi
+}

@@ -157,6 +157,17 @@ static fe_engine_options limits(const lua_case *c)
     return o;
 }
 
+/* An engine under case c's limits (caller frees with fe_engine_free). */
+static fe_engine *case_engine(const lua_case *c)
+{
+    fe_engine_options o = limits(c);
+    fe_error err = {0};
+    fe_engine *e = fe_engine_new(&o, &err);
+    if (!e)
+        fail_msg("engine: %s", err.message);
+    return e;
+}
+
 /* Start watching one call: name it for the alarm and arm it. */
 static double watch(const lua_case *c, const char *path)
 {
@@ -210,10 +221,8 @@ static void policy_loading(void **state)
         const lua_case *c = &CASES[i];
         if (!wanted(i))
             continue;
-        fe_engine_options o = limits(c);
         fe_error err = {0};
-        fe_engine *e = fe_engine_new(&o, &err);
-        assert_non_null(e);
+        fe_engine *e = case_engine(c);
         char src[1024];
         snprintf(src, sizeof src, "%s\nreturn {name = 'top', driver = 'greedy'}\n", c->body);
         double t0 = watch(c, "fe_engine_load_policy_buffer");
@@ -235,9 +244,7 @@ static void planning(void **state)
         const lua_case *c = &CASES[i];
         if (!wanted(i))
             continue;
-        fe_engine_options o = limits(c);
-        fe_engine *e = fe_engine_new(&o, &err);
-        assert_non_null(e);
+        fe_engine *e = case_engine(c);
         char src[1024];
         snprintf(src, sizeof src,
                  "local fe = require 'fuseeng' return fe.policy {name = 'd', driver = 'greedy',\n"
@@ -264,10 +271,8 @@ static void machine_files(void **state)
         const lua_case *c = &CASES[i];
         if (!wanted(i))
             continue;
-        fe_engine_options o = limits(c);
         fe_error err = {0};
-        fe_engine *e = fe_engine_new(&o, &err);
-        assert_non_null(e);
+        fe_engine *e = case_engine(c);
         char src[1024];
         snprintf(src, sizeof src, "%s\nreturn {}\n", c->body);
         const char *path = write_file("machine.lua", src);
@@ -300,9 +305,7 @@ static void later_run(void **state)
     fe_error err = {0};
     fe_model *m = fe_model_load_buffer(MODEL, strlen(MODEL), "pair.json", NULL, &err);
     assert_non_null(m);
-    fe_engine_options o = limits(&c);
-    fe_engine *e = fe_engine_new(&o, &err);
-    assert_non_null(e);
+    fe_engine *e = case_engine(&c);
     fe_policy *p = fe_engine_load_policy_buffer(e, src, sizeof src - 1, "later.lua", &err);
     if (!p)
         fail_msg("policy: %s", err.message);

@@ -5,20 +5,8 @@
 # tensor, exit 2, nothing on stdout and no output file left behind. The
 # models are made by tests/tools/onnx_cases.py with Debian's python3-onnx.
 . tests/lib.sh
-PY=/usr/bin/python3
 
-if ! $PY -c "import onnx, torch, numpy" 2>/dev/null; then
-    skip "ONNX import" "no onnx/torch for /usr/bin/python3"
-    finish
-    exit $?
-fi
-C="$T/cases"
-mkdir -p "$C"
-if ! $PY tests/tools/onnx_cases.py "$C" >"$T/gen.log" 2>&1; then
-    not_ok "tests/tools/onnx_cases.py makes the test models" "$(tail -5 "$T/gen.log")"
-    finish
-    exit $?
-fi
+onnx_cases "ONNX import"
 
 # Execution against the reference needs run --execute --weights/--inputs/--expect.
 if "$FUSEENG" help run 2>&1 | grep -q -- '--expect'; then EXEC=1; else EXEC=0; fi

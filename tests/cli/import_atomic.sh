@@ -13,18 +13,7 @@
 . tests/lib.sh
 PY=/usr/bin/python3
 
-if ! $PY -c "import onnx, torch, numpy" 2>/dev/null; then
-    skip "import atomicity" "no onnx/torch for /usr/bin/python3"
-    finish
-    exit $?
-fi
-C="$T/cases"
-mkdir -p "$C"
-if ! $PY tests/tools/onnx_cases.py "$C" >"$T/gen.log" 2>&1; then
-    not_ok "tests/tools/onnx_cases.py makes the test models" "$(tail -5 "$T/gen.log")"
-    finish
-    exit $?
-fi
+onnx_cases "import atomicity"
 # conv2.onnx: conv.onnx with other weights (the same names and shapes).
 $PY - "$C/conv.onnx" "$C/conv2.onnx" <<'EOF'
 import sys, onnx

@@ -11,18 +11,8 @@
 . tests/lib.sh
 PY=/usr/bin/python3
 
-if ! $PY -c "import onnx, torch, numpy" 2>/dev/null; then
-    skip "ONNX import of hostile files" "no onnx/torch for /usr/bin/python3"
-    finish
-    exit $?
-fi
-C="$T/cases"
-mkdir -p "$C" "$T/o"
-if ! $PY tests/tools/onnx_cases.py "$C" >"$T/gen.log" 2>&1; then
-    not_ok "tests/tools/onnx_cases.py makes the test models" "$(tail -5 "$T/gen.log")"
-    finish
-    exit $?
-fi
+onnx_cases "ONNX import of hostile files"
+mkdir -p "$T/o"
 
 tab=$(printf '\t')
 while IFS="$tab" read -r name re; do
