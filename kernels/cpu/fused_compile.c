@@ -1,10 +1,9 @@
 /* fused_compile.c: a group compiled for this CPU (fused_prog.h): analysed
- * for any device (group/fused_ir.h), then lowered: outputs larger than half
- * the last-level cache this process can keep (fe_k_cache_share) written
- * with streaming stores, rows prefetched
- * where they are not read in memory order, runs of instructions folded
- * into register passes (fused_vm.c), the tile width and streaming chosen
- * (fused_tile.c), and the per-thread states allocated (fused_run.c).
+ * for any device (group/fused_ir.h), then lowered: outputs larger than
+ * half the last-level cache this process can keep (fe_k_cache_share)
+ * written with streaming stores, runs of instructions folded into register
+ * passes (fused_vm.c), the tile width, streaming and row prefetching
+ * chosen (fused_tile.c), and the per-thread states allocated (fused_run.c).
  * Apart from fused_run.c, as SQLite's vdbeaux.c is from vdbe.c: this file
  * writes the program once, fused_run.c runs it many times.
  */
@@ -30,11 +29,6 @@ fe_k_prog *fe_k_prog_compile(const fe_k_prog_spec *spec, fe_error *err)
     p->accbuf = calloc((size_t)(f->nouts ? f->nouts : 1), sizeof *p->accbuf);
     if (!p->xins || !p->accbuf)
         goto oom;
-    for (int k = 0; k < f->nins; k++) {
-        const pin *in = &f->ins[k];
-        p->xins[k].pfrows = in->view >= 0 && in->col == COL_CONTIG && !in->rowinv &&
-                            !(f->nrdims == 1 && in->rst[0] == f->C);
-    }
     if (fe_k_prog_build_runs(p, err))
         goto fail;
     fe_k_prog_tile(p);

@@ -80,8 +80,9 @@ struct fe_k_prog {
  * one I_VM instruction (fused_vm.c); 0, or -1 with FE_ENOMEM in err. */
 int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err);
 
-/* Choose p's tile width T and its streaming (colblock, ahead) from its
- * code and inputs (fused_tile.c). */
+/* Choose p's tile width T, its streaming (colblock, ahead) and the inputs
+ * whose rows it prefetches or stages (xins) from its code and inputs
+ * (fused_tile.c). */
 void fe_k_prog_tile(fe_k_prog *p);
 
 /* Allocate p's per-thread states for its tile width, slots, row values,

@@ -1,6 +1,6 @@
 /* fused_tile.c: the tile width of a compiled fused program and the ways
- * its tiles stream (column blocks, prefetching ahead), chosen from what
- * the compiler wrote (fused_compile.c's last step before the threads'
+ * its tiles stream (column blocks, prefetching ahead, rows of views
+ * prefetched), chosen from what the compiler wrote (fused_compile.c's last step before the threads'
  * state is sized for it). */
 #include <stdint.h>
 
@@ -61,6 +61,12 @@ static int packable(const fe_k_prog *p)
 
 void fe_k_prog_tile(fe_k_prog *p)
 {
+    /* A view's rows not in memory order are fetched rows ahead (fused_run.c) */
+    for (int k = 0; k < p->f.nins; k++) {
+        const pin *in = &p->f.ins[k];
+        p->xins[k].pfrows = in->view >= 0 && in->col == COL_CONTIG && !in->rowinv &&
+                            !end_to_end(p, in->rst);
+    }
     /* tile width: whole rows when reducing; else short segments (4 KiB per
      * slot): reads of one tile and the streaming stores of the previous one
      * then overlap best (measured: 1024 floats beat 8192 by 20-30% on
