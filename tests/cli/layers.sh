@@ -170,6 +170,13 @@ expect_rule "a layer including the public header fails" 4 \
     'kernels/vec/vec.c:1: includes "fuseeng.h", a public header'
 printf '#include "vec.h"\nstruct vec_state { int n; };\n' >"$T/p/kernels/vec/vec_impl.h"
 sed -i '1i #include "vec_impl.h"' "$T/p/kernels/vec/vec.c"
+lua5.4 "$CHECK" "$T/p" "$T/p/build/obj" --dot "$T/circle.dot" >/dev/null 2>&1
+if grep -q '"kernels/vec/vec" \[label="vec", color=red\]' "$T/circle.dot" &&
+    grep -q '"kernels/vec/vec_impl" \[label="vec_impl", style=dashed, color=red\]' "$T/circle.dot"; then
+    ok "the drawing shows every member of a circle in red"
+else
+    not_ok "the drawing shows every member of a circle in red" "$(grep 'kernels/vec/' "$T/circle.dot")"
+fi
 expect_rule "a circle through a header alone fails" 5 \
     'these include each other in a circle: kernels/vec/vec, kernels/vec/vec_impl \(a header alone\)'
 

@@ -418,7 +418,7 @@ for _, f in ipairs(files) do
 end
 
 -- Rule 5: strongly connected modules (Tarjan), reported as circles.
-local circles = {}
+local circles, in_circle = {}, {}
 do
   local index, low, onstack, stack, counter = {}, {}, {}, {}, 0
   local function visit(v)
@@ -434,11 +434,14 @@ do
     end
     if low[v] == index[v] then
       local comp = {}
+      local raw = {}
       repeat
         local w = table.remove(stack); onstack[w] = nil
+        raw[#raw + 1] = w
         comp[#comp + 1] = w .. (header_only[w] and " (a header alone)" or "")
       until w == v
       if #comp > 1 then
+        for _, w in ipairs(raw) do in_circle[w] = true end
         table.sort(comp)
         circles[#circles + 1] = "these include each other in a circle: " .. table.concat(comp, ", ")
       end
@@ -643,10 +646,6 @@ end
 -- folder its source does not see in red, a circle's members in red. A
 -- tree that passes rules 2 and 5 draws with neither.
 local function draw_tree(path)
-  local members = {}
-  for _, c in ipairs(circles) do
-    for m in c:gmatch("([%w_/%.%-]+)[^,]*") do members[m] = true end
-  end
   local by_folder, order = {}, {}
   for _, l in ipairs(layers) do order[#order + 1] = l end
   order[#order + 1] = CLI
@@ -666,7 +665,7 @@ local function draw_tree(path)
       out[#out + 1] = ('  subgraph "cluster_%d" { label="%s";'):format(i, d)
       for _, m in ipairs(by_folder[d]) do
         out[#out + 1] = ('    "%s" [label="%s"%s%s];'):format(m, base_of(m),
-          header_only[m] and ", style=dashed" or "", members[m] and ", color=red" or "")
+          header_only[m] and ", style=dashed" or "", in_circle[m] and ", color=red" or "")
       end
       out[#out + 1] = "  }"
     end
