@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "aten.h"
-#include "aten_bounds.h"
 #include "clock.h"
 #include "convert.h"
 #include "datacheck.h"
@@ -24,6 +23,7 @@
 #include "group.h"
 #include "node.h"
 #include "ops.h"
+#include "ranges.h"
 #include "tensor_mem.h"
 #include "u64map.h"
 
@@ -48,6 +48,7 @@ struct fe_exec {
     fe_exec_opts o;
     fe_k_tensor *bufs;      /* by tensor id */
     uint8_t *owned;         /* 1: the session allocated bufs[t] (inputs, fill, alloc) */
+    fe_range *ranges;       /* by tensor id: what random integers may hold (ranges.h) */
     int64_t static_bytes;
 };
 
@@ -91,40 +92,6 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-/* The exclusive bound of the values tensor t may hold when it indexes
- * something (gather / embedding indices, followed through injective ops
- * and casts), or -1. */
-static int64_t index_bound(const fe_graph *g, int32_t t, int depth)
-{
-    const fe_tensor *tt = fe_graph_tensor(g, t);
-    int64_t best = -1;
-    if (depth > 8)
-        return -1;
-    for (int k = 0; k < tt->ncons; k++) {
-        const fe_node *n = fe_graph_node(g, fe_tensor_consumer(g, tt, k));
-        int64_t b = -1;
-        if ((n->op == FE_OP_GATHER || n->op == FE_OP_EMBEDDING) && n->nin > 1 &&
-            fe_node_input(g, n, 1) == t) {
-            const fe_tensor *d = fe_graph_tensor(g, fe_node_input(g, n, 0));
-            int ax = n->op == FE_OP_GATHER ? fe_axis(fe_node_attr_int(g, n, "axis", 0), d->rank) : 0;
-            if (ax >= 0 && d->rank > 0)
-                b = fe_tensor_shape(g, d)[ax];
-        } else if ((n->op >= FE_OP_RESHAPE && n->op <= FE_OP_EXPAND) || n->op == FE_OP_CAST) {
-            b = index_bound(g, fe_node_output(g, n, 0), depth + 1);
-        } else if (n->op == FE_OP_CUSTOM) {
-            for (int q = 1; q < n->nin; q++)   /* exported index.Tensor */
-                if (fe_node_input(g, n, q) == t) {
-                    int64_t c = fe_k_aten_index_bound(g, n, q);
-                    if (c >= 0 && (b < 0 || c < b))
-                        b = c;
-                }
-        }
-        if (b >= 0 && (best < 0 || b < best))
-            best = b;
-    }
-    return best;
-}
-
 static int is_running_var(const fe_graph *g, int32_t t)
 {
     const fe_tensor *tt = fe_graph_tensor(g, t);
@@ -164,19 +131,38 @@ static float weight_bound(const fe_graph *g, int32_t t)
     return fan_in > 0 ? (float)(1.0 / sqrt((double)fan_in)) : 1.0f;
 }
 
-/* Fill buffer b of tensor t with the session's values for it. */
-static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor *b)
+/* The integers tensor t gets, lo + [0, span): its range (ranges.c) within
+ * its dtype, else [0, 16) (values that reach no index, or, for an
+ * activation filled for a benchmark, reach one through a node fuseeng cannot
+ * follow). */
+static void int_range(const fe_graph *g, const fe_range *r, int32_t t, int64_t *lo, uint64_t *span)
 {
+    int dt = fe_graph_tensor(g, t)->dtype;
+    int64_t dlo = dt == FE_I8 ? INT8_MIN : dt == FE_I32 ? INT32_MIN : INT64_MIN;
+    int64_t dhi = dt == FE_I8 ? INT8_MAX : dt == FE_I32 ? INT32_MAX : INT64_MAX;   /* inclusive */
+    *lo = 0, *span = 16;
+    if (r->kind == FE_RANGE_IN) {
+        int64_t a = r->lo > dlo ? r->lo : dlo, z = r->hi - 1 < dhi ? r->hi - 1 : dhi;
+        if (a <= z)
+            *lo = a, *span = (uint64_t)z - (uint64_t)a + 1;
+    }
+}
+
+/* Fill buffer b of tensor t with the session's values for it. */
+static void fill_random(const fe_exec *ex, int32_t t, fe_k_tensor *b)
+{
+    const fe_graph *g = ex->g;
     const fe_tensor *tt = fe_graph_tensor(g, t);
     int64_t n = tt->numel;
-    uint64_t ts = seed ^ fnv(fe_tensor_name(g, tt));
+    uint64_t ts = ex->o.seed ^ fnv(fe_tensor_name(g, tt));
     enum { CH = 4096 };
     int kind = fe_k_dtype_is_int(tt->dtype) ? (tt->dtype == FE_BOOL ? 2 : 1) : 0;
-    int64_t bound = kind == 1 ? index_bound(g, t, 0) : 0;
+    int64_t lo = 0;
+    uint64_t span = 16;
+    if (kind == 1)
+        int_range(g, &ex->ranges[t], t, &lo, &span);
     int var = kind == 0 && is_running_var(g, t);
     float scale = kind == 0 ? weight_bound(g, t) : 1.0f;
-    if (kind == 1 && bound <= 0)
-        bound = 16;
     int64_t nch = (n + CH - 1) / CH;
     #pragma omp parallel for schedule(static) if (n >= (1 << 16))
     for (int64_t c = 0; c < nch; c++) {
@@ -193,7 +179,7 @@ static void fill_random(const fe_graph *g, uint64_t seed, int32_t t, fe_k_tensor
             int64_t v[CH];
             for (int64_t i = 0; i < m; i++) {
                 uint64_t r = splitmix(&s);
-                v[i] = kind == 2 ? (r >> 62) != 0 : (int64_t)(r % (uint64_t)bound);
+                v[i] = kind == 2 ? (r >> 62) != 0 : (int64_t)((uint64_t)lo + (span ? r % span : r));
             }
             fe_k_store_i64(b->data, tt->dtype, o, v, m);
         }
@@ -337,6 +323,32 @@ static int fill_statics(fe_exec *ex, fe_error *err)
     return rc;
 }
 
+/* The file tensor t's values come from, or NULL: random. */
+static const fe_st_tensor *file_tensor(const fe_exec *ex, int32_t t)
+{
+    const fe_tensor *tt = fe_graph_tensor(ex->g, t);
+    const fe_st_file *f = !is_static(tt) ? NULL : tt->kind == FE_WEIGHT ? ex->o.weights
+                          : tt->kind == FE_INPUT ? ex->o.inputs : NULL;
+    return f ? fe_st_find(f, fe_tensor_name(ex->g, tt)) : NULL;
+}
+
+/* Random values for an input or weight that reaches an index through a
+ * node fuseeng cannot follow back could fall out of range: refused, naming
+ * it and the file option that gives its values (ranges.c). */
+static int check_ranges(fe_exec *ex, fe_error *err)
+{
+    const fe_graph *g = ex->g;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (is_static(tt) && fe_k_dtype_is_int(tt->dtype) && tt->dtype != FE_BOOL &&
+            !file_tensor(ex, t) && fe_range_check(g, t, &ex->ranges[t], err)) {
+            fe_exec_name_file(g, err);
+            return FE_EINPUT;
+        }
+    }
+    return FE_OK;
+}
+
 fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
 {
     fe_exec *ex = calloc(1, sizeof *ex);
@@ -349,7 +361,8 @@ fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
         ex->o.seed = 1;
     ex->bufs = calloc((size_t)(g->ntensors ? g->ntensors : 1), sizeof(fe_k_tensor));
     ex->owned = calloc((size_t)(g->ntensors ? g->ntensors : 1), 1);
-    if (!ex->bufs || !ex->owned) {
+    ex->ranges = fe_ranges(g);
+    if (!ex->bufs || !ex->owned || !ex->ranges) {
         fe_exec_free(ex);
         return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
     }
@@ -359,10 +372,11 @@ fe_exec *fe_exec_new(const fe_graph *g, const fe_exec_opts *opts, fe_error *err)
         if (is_static(tt))
             ex->static_bytes += tt->bytes;
     }
-    /* The files are checked whole before anything runs, lazy or not. */
+    /* The files are checked whole before anything runs, lazy or not, and so
+     * are the integer inputs and weights given random values. */
     if ((ex->o.weights && fe_datacheck(g, ex->o.weights, FE_DATA_WEIGHTS, err)) ||
         (ex->o.inputs && fe_datacheck(g, ex->o.inputs, FE_DATA_INPUTS, err)) ||
-        (!ex->o.lazy && fill_statics(ex, err))) {
+        check_ranges(ex, err) || (!ex->o.lazy && fill_statics(ex, err))) {
         fe_exec_free(ex);
         return NULL;
     }
@@ -379,6 +393,7 @@ void fe_exec_free(fe_exec *ex)
     pool_free(&ex->pl);
     free(ex->bufs);
     free(ex->owned);
+    free(ex->ranges);
     free(ex);
 }
 
@@ -408,15 +423,6 @@ void fe_exec_release(fe_exec *ex, int32_t t)
     }
 }
 
-/* The file tensor t's values come from, or NULL: random. */
-static const fe_st_tensor *file_tensor(const fe_exec *ex, int32_t t)
-{
-    const fe_tensor *tt = fe_graph_tensor(ex->g, t);
-    const fe_st_file *f = !is_static(tt) ? NULL : tt->kind == FE_WEIGHT ? ex->o.weights
-                          : tt->kind == FE_INPUT ? ex->o.inputs : NULL;
-    return f ? fe_st_find(f, fe_tensor_name(ex->g, tt)) : NULL;
-}
-
 int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err)
 {
     int rc = fe_exec_alloc(ex, t, err);
@@ -426,7 +432,7 @@ int fe_exec_fill(fe_exec *ex, int32_t t, fe_error *err)
     if (src)   /* checked in fe_exec_new: same dtype and shape */
         memcpy(ex->bufs[t].data, src->data, (size_t)src->nbytes);
     else
-        fill_random(ex->g, ex->o.seed, t, &ex->bufs[t]);
+        fill_random(ex, t, &ex->bufs[t]);
     return FE_OK;
 }
 

@@ -57,10 +57,12 @@ int fe_exec_executable(const fe_graph *g, fe_error *err);
  * conv weights in [-1/sqrt(fan_in), 1/sqrt(fan_in)] as PyTorch initialises
  * them (activations keep their scale through deep models) and batch_norm
  * running variances in [0.5, 1.5] so they stay valid; bools true with probability
- * 3/4, integers in [0, n) where n is the size of the axis they index (gather
- * / embedding and exported index.Tensor, followed through reshapes, casts
- * and other injective ops),
- * else in [0, 16). Values depend only on the seed and the tensor's name.
+ * 3/4, integers in the range that keeps every index they reach valid
+ * (gather / embedding and exported index.Tensor and gather, followed back
+ * through every op: ranges.h), else in [0, 16); an integer input or weight
+ * that reaches an index through a node whose values cannot be followed
+ * back is FE_EINPUT naming it, unless a file gives its values. Values
+ * depend only on the seed and the tensor's name.
  * With opts->weights or opts->inputs, those tensors hold the file's values
  * instead; a file that does not match g is FE_EINPUT naming the file and
  * the tensor (checked here, lazy or not). Caller frees with fe_exec_free. */

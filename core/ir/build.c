@@ -80,6 +80,17 @@ fe_builder *fe_builder_new(const char *label, fe_error *err)
         return NULL;
     }
     b->g = g;
+    /* A graph's arrays are never NULL, even when empty (no shaped tensor,
+     * no attribute): &g->shape[0] of a rank-0 tensor and a copy of no bytes
+     * from it are then defined behaviour (UBSan: "applying zero offset to
+     * null pointer"). */
+    if (fe_build_grow_shape(b, 1) || RESERVE(g->attrs, b->cap_attrs, 1) ||
+        RESERVE(g->ints, b->cap_ints, 1) || RESERVE(g->blob, b->cap_blob, 1) ||
+        RESERVE(g->tensors, b->cap_tensors, 1)) {
+        fe_builder_free(b);
+        fe_error_set(err, FE_ENOMEM, "out of memory creating a graph builder");
+        return NULL;
+    }
     return b;
 }
 

@@ -318,7 +318,7 @@ static int finish_layout(fe_builder *b, const int32_t *order)
     fe_graph *g = b->g;
     int64_t nbn = b->nbn;
     int32_t *topo_of = malloc((size_t)nbn * sizeof *topo_of);
-    g->nodes = calloc((size_t)nbn, sizeof *g->nodes);
+    g->nodes = calloc((size_t)(nbn ? nbn : 1), sizeof *g->nodes);
     g->io = malloc((size_t)(b->nbio ? b->nbio : 1) * sizeof *g->io);
     g->cons = malloc((size_t)(b->nbio ? b->nbio : 1) * sizeof *g->cons);
     if (!topo_of || !g->nodes || !g->io || !g->cons) {
@@ -536,7 +536,7 @@ static int finish_graph_outputs(fe_builder *b)
     if (b->nouts == 0)
         return fe_build_err(b, 0, "the model lists no outputs; \"outputs\" must name at least one "
                             "tensor");
-    g->outputs = malloc((size_t)b->nouts * sizeof *g->outputs);
+    g->outputs = malloc((size_t)(b->nouts ? b->nouts : 1) * sizeof *g->outputs);
     if (!g->outputs)
         return fe_build_nomem(b);
     for (int64_t i = 0; i < b->nouts; i++) {

@@ -316,7 +316,8 @@ int fe_k_prog_build_runs(fe_k_prog *p, fe_error *err)
         p->nvm += k1 - k;
         k = k1;
     }
-    memcpy(code, nc, (size_t)out * sizeof(instr));
+    if (out)   /* a program of no instructions has no code array */
+        memcpy(code, nc, (size_t)out * sizeof(instr));
     p->nexec = out;
     free(nc);
     free(t.def);

@@ -50,8 +50,12 @@ static int run_units(fe_k_group *gr, int count, const int *unit_of, fe_k_group *
     for (int i = 0; i < gr->n; i++)
         cap += fe_graph_node(g, gr->nodes[i])->nout;
     int32_t *temps = malloc((size_t)cap * sizeof *temps);
-    if (!temps)
+    void **took = malloc((size_t)cap * sizeof *took);   /* temps[j]'s buffer, returned by it */
+    if (!temps || !took) {
+        free(temps);
+        free(took);
         return fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
     for (int u = 0; u < count && rc == FE_OK; u++) {
         /* buffers for what the unit writes that no one gave it: from the
          * kernels' scratch pool, not fresh memory, whose pages fault and are
@@ -74,6 +78,7 @@ static int run_units(fe_k_group *gr, int count, const int *unit_of, fe_k_group *
                     break;
                 }
                 bufs[t] = fe_k_graph_view(g, t, d);
+                took[ntemps] = d;
                 temps[ntemps++] = t;
             }
         }
@@ -102,17 +107,20 @@ static int run_units(fe_k_group *gr, int count, const int *unit_of, fe_k_group *
                 later = c >= 0 && (unit_of ? unit_of[c] : c) > u;
             }
             if (!later || rc) {
-                fe_k_scratch_put(bufs[temps[j]].data);
+                fe_k_scratch_put(took[j]);
                 bufs[temps[j]].data = NULL;
-                temps[j--] = temps[--ntemps];
+                --ntemps;
+                took[j] = took[ntemps];
+                temps[j--] = temps[ntemps];
             }
         }
     }
     for (int j = 0; j < ntemps; j++) {
-        fe_k_scratch_put(bufs[temps[j]].data);
+        fe_k_scratch_put(took[j]);
         bufs[temps[j]].data = NULL;
     }
     free(temps);
+    free(took);
     return rc;
 }
 

@@ -38,6 +38,7 @@ struct fe_k_stages {
     int n;
     fe_k_prog **progs;
     int32_t *temps;                /* cut results read only inside the group */
+    void **took;                   /* a run's scratch buffer for each temp, or NULL */
     int ntemps;
     int nstages;
 };
@@ -297,7 +298,8 @@ fe_k_stages *fe_k_stages_new(const fe_graph *g, const int32_t *nodes, int n, con
     }
     /* a stage makes at most one program per target */
     if (!(st->progs = calloc((size_t)cap, sizeof *st->progs)) ||
-        !(st->temps = malloc(((size_t)n + 1) * sizeof *st->temps)))
+        !(st->temps = malloc(((size_t)n + 1) * sizeof *st->temps)) ||
+        !(st->took = calloc((size_t)n + 1, sizeof *st->took)))
         goto oom;
     st->nstages = top + 1;
     for (int s = 0; s <= top; s++) {
@@ -319,26 +321,34 @@ fail:
     return NULL;
 }
 
+/* The cut values get scratch buffers for the run unless the caller gave
+ * them one (as group_parts.c and group_dnn.c leave a given buffer alone),
+ * and exactly the buffers taken here go back, by the pointers kept in
+ * s->took: never whatever bufs holds at the end, which lost a caller's
+ * buffer (overwritten, then cleared) or would return one not ours. */
 int fe_k_stages_run(fe_k_stages *s, fe_k_tensor *bufs, int split, fe_error *err)
 {
-    int rc = FE_OK, held = 0;
-    for (; held < s->ntemps; held++) {
-        int32_t t = s->temps[held];
+    int rc = FE_OK;
+    for (int k = 0; k < s->ntemps; k++)
+        s->took[k] = NULL;
+    for (int k = 0; k < s->ntemps && rc == FE_OK; k++) {
+        int32_t t = s->temps[k];
+        if (bufs[t].data)
+            continue;
         size_t bytes = (size_t)fe_graph_tensor(s->g, t)->bytes;
-        void *d = fe_k_scratch_get(bytes);
-        if (!d) {
+        if (!(s->took[k] = fe_k_scratch_get(bytes)))
             rc = fe_error_set(err, FE_ENOMEM, "out of memory for %s (%zu bytes)",
                               fe_tensor_name(s->g, fe_graph_tensor(s->g, t)), bytes);
-            break;
-        }
-        bufs[t] = fe_k_graph_view(s->g, t, d);
+        else
+            bufs[t] = fe_k_graph_view(s->g, t, s->took[k]);
     }
     for (int k = 0; k < s->n && rc == FE_OK; k++)
         rc = fe_k_prog_run_all(s->progs[k], bufs, split, err);
-    while (held-- > 0) {
-        fe_k_scratch_put(bufs[s->temps[held]].data);
-        bufs[s->temps[held]].data = NULL;
-    }
+    for (int k = 0; k < s->ntemps; k++)
+        if (s->took[k]) {
+            fe_k_scratch_put(s->took[k]);
+            bufs[s->temps[k]].data = NULL;
+        }
     return rc;
 }
 
@@ -383,5 +393,6 @@ void fe_k_stages_free(fe_k_stages *s)
         fe_k_prog_free(s->progs[k]);
     free(s->progs);
     free(s->temps);
+    free(s->took);
     free(s);
 }

@@ -3,7 +3,9 @@
  * first's leading dims in order; args.indices, when present, lists one
  * entry per leading dim, null for a dim taken whole (aten.c's k_index
  * reads them the same way). torch.gather's index (input 1) picks along
- * args.dim of input 0 (aten_copy.c). */
+ * args.dim of input 0 (aten_copy.c). fe_k_aten_value_flow names, for each
+ * aten kernel of aten.c's table, whether its outputs carry an input's
+ * values. */
 #include <jansson.h>
 #include <string.h>
 
@@ -67,4 +69,35 @@ int64_t fe_k_aten_index_bound(const fe_graph *g, const fe_node *n, int input)
     if (dim < 0 || dim >= (x->rank ? x->rank : 1))
         return -1;
     return x->rank ? fe_tensor_shape(g, x)[dim] : 1;
+}
+
+/* name without its overload (".Tensor", ".default") */
+static int base_is(const char *aten, const char *const *names)
+{
+    size_t n = strcspn(aten, ".");
+    for (; *names; names++)
+        if (strlen(*names) == n && !strncmp(aten, *names, n))
+            return 1;
+    return 0;
+}
+
+int fe_k_aten_value_flow(const fe_graph *g, const fe_node *n, int input)
+{
+    static const char *const copies[] = {"clone", "contiguous", NULL};
+    static const char *const indexers[] = {"index", "gather", NULL};
+    static const char *const no_values[] = {
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+        "new_ones", "new_zeros", "new_full", "ones", "zeros", "full", "ones_like",
+        "zeros_like", "full_like", "scalar_tensor", "arange", NULL};
+    const char *aten = n->op == FE_OP_CUSTOM ? fe_node_attr_str(g, n, "aten", NULL) : NULL;
+    if (!aten || input < 0 || input >= n->nin)
+        return FE_K_FLOW_UNKNOWN;
+    aten = fe_k_acall_bare(aten);
+    if (base_is(aten, copies))
+        return FE_K_FLOW_SAME;
+    if (base_is(aten, indexers))   /* the data's values; the indices only pick */
+        return input == 0 ? FE_K_FLOW_SAME : FE_K_FLOW_NONE;
+    if (base_is(aten, no_values))
+        return FE_K_FLOW_NONE;
+    return FE_K_FLOW_UNKNOWN;
 }

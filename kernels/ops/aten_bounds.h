@@ -14,4 +14,13 @@
  * the size of args.dim), or -1 if n does not index with that input. */
 int64_t fe_k_aten_index_bound(const fe_graph *g, const fe_node *n, int input);
 
+/* How the values of custom node n's outputs follow from those of its input
+ * `input`, for following an index range backwards through it (core/exec's
+ * ranges.c): the same values rearranged or copied (clone, contiguous,
+ * index.Tensor's and gather's data), none of them (what indexes, what is
+ * compared, what a fill only takes the shape of), or a computation fuseeng
+ * cannot invert (cumsum, diff, bitwise ops, an aten op it does not know). */
+enum { FE_K_FLOW_UNKNOWN, FE_K_FLOW_SAME, FE_K_FLOW_NONE };
+int fe_k_aten_value_flow(const fe_graph *g, const fe_node *n, int input);
+
 #endif

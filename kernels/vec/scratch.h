@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* A buffer of at least bytes (contents undefined), or NULL when out of
- * memory. Return it with fe_k_scratch_put (or free() if never returned). */
+ * memory. Return it with fe_k_scratch_put, never free(): it starts past a
+ * header of the block malloc gave (a buffer never returned leaks). */
 void *fe_k_scratch_get(size_t bytes);
 /* Give a buffer from fe_k_scratch_get back (NULL is ignored). */
 void fe_k_scratch_put(void *p);
