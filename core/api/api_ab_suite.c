@@ -23,6 +23,7 @@
 
 #include "api_ab.h"
 #include "lua_json.h"
+#include "u64map.h"
 
 #define MAXMODELS 4096
 
@@ -150,13 +151,6 @@ static int load_machines(fe_engine *e, fe_ab_suite *s, int n, const char *const 
     return FE_OK;
 }
 
-static void fnv(uint64_t *h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        *h = (*h ^ b[i]) * 1099511628211ull;
-}
-
 /* Rows: each model x the product of its dims x machines. A per-model dim
  * the model lacks is an error; a global one only applies where it exists. */
 static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
@@ -233,19 +227,19 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
 
 static void suite_id(fe_ab_suite *s)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = FE_FNV_SEED;
     for (int r = 0; r < s->nrows; r++) {
         const fe_ab_row *w = &s->rows[r];
-        fnv(&h, w->path, strlen(w->path) + 1);
+        h = fe_fnv1a(h, w->path, strlen(w->path) + 1);
         for (int k = 0; k < w->ndims; k++) {
-            fnv(&h, w->dim_names[k], strlen(w->dim_names[k]) + 1);
-            fnv(&h, &w->dim_values[k], sizeof w->dim_values[k]);
+            h = fe_fnv1a(h, w->dim_names[k], strlen(w->dim_names[k]) + 1);
+            h = fe_fnv1a(h, &w->dim_values[k], sizeof w->dim_values[k]);
         }
         const char *mn = w->machine >= 0 ? s->machines[w->machine].name : "";
-        fnv(&h, mn, strlen(mn) + 1);
+        h = fe_fnv1a(h, mn, strlen(mn) + 1);
     }
     for (int c = 0; c < s->ncols; c++)
-        fnv(&h, s->cols[c].name, strlen(s->cols[c].name) + 1);
+        h = fe_fnv1a(h, s->cols[c].name, strlen(s->cols[c].name) + 1);
     snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)h);
 }
 

@@ -1,4 +1,5 @@
-/* api_abi.c: the error type (and fuseeng_cli.h's fe_dimarg) are defined
+/* api_abi.c: the error type (and fuseeng_cli.h's fe_dimarg, and the
+ * device codes of core/exec/exec.h) are defined
  * twice, and this file checks at compile time that the two definitions
  * agree.
  *
@@ -21,6 +22,8 @@
 #define FE_EINPUT FE_PUBLIC_EINPUT
 #define FE_ENOMEM FE_PUBLIC_ENOMEM
 #define FE_ECHECK FE_PUBLIC_ECHECK
+#define FE_DEVICE_CPU FE_PUBLIC_DEVICE_CPU
+#define FE_DEVICE_CUDA FE_PUBLIC_DEVICE_CUDA
 #define fe_dimarg fe_public_dimarg
 #define fe_dimarg_parse fe_public_dimarg_parse
 #include "fuseeng_cli.h"
@@ -34,9 +37,13 @@
 #undef FE_ENOMEM
 #undef FE_ECHECK
 #undef FE_ERROR_DEFINED
+#undef FE_DEVICE_CPU
+#undef FE_DEVICE_CUDA
+#undef FE_DEVICE_DEFINED
 
 #include "dimarg.h"
 #include "error.h"
+#include "exec.h"
 
 /* Compared as integers: the two enums are different types. */
 #define SAME(a, b) _Static_assert((long)(a) == (long)(b), #a " differs between fuseeng.h and core/ir/error.h")
@@ -51,6 +58,8 @@ SAME(offsetof(fe_public_error, code), offsetof(fe_error, code));
 SAME(sizeof(((fe_public_error *)0)->code), sizeof(((fe_error *)0)->code));
 SAME(offsetof(fe_public_error, message), offsetof(fe_error, message));
 SAME(sizeof(((fe_public_error *)0)->message), sizeof(((fe_error *)0)->message));
+SAME(FE_PUBLIC_DEVICE_CPU, FE_DEVICE_CPU);
+SAME(FE_PUBLIC_DEVICE_CUDA, FE_DEVICE_CUDA);
 SAME(sizeof(fe_public_dimarg), sizeof(fe_dimarg));
 SAME(offsetof(fe_public_dimarg, name), offsetof(fe_dimarg, name));
 SAME(sizeof(((fe_public_dimarg *)0)->name), sizeof(((fe_dimarg *)0)->name));

@@ -10,9 +10,11 @@ fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_err
     if (fe_api_null(p, "fe_plan_execute", "the plan", err))
         return NULL;
     if (o && (o->budget < 0 || o->budget > 86400 || o->rtol < 0 || o->rtol >= 1 ||
-              o->expect_rtol < 0 || o->expect_rtol >= 1)) {
-        fe_error_set(err, FE_EINPUT, "fe_plan_execute: budget %g s must be in [0, 86400] and "
-                     "rtol %g and expect_rtol %g in [0, 1)", o->budget, o->rtol, o->expect_rtol);
+              o->expect_rtol < 0 || o->expect_rtol >= 1 ||
+              (o->device != FE_DEVICE_CPU && o->device != FE_DEVICE_CUDA))) {
+        fe_error_set(err, FE_EINPUT, "fe_plan_execute: budget %g s must be in [0, 86400], "
+                     "rtol %g and expect_rtol %g in [0, 1) and device %d FE_DEVICE_CPU or "
+                     "FE_DEVICE_CUDA", o->budget, o->rtol, o->expect_rtol, o->device);
         return NULL;
     }
     fe_result *x = calloc(1, sizeof *x);
@@ -23,7 +25,7 @@ fe_result *fe_plan_execute(const fe_plan *p, const fe_execute_options *o, fe_err
     fe_execution_opts eo = {0};
     if (o)
         eo = (fe_execution_opts){o->seed, o->budget, o->no_timing, o->rtol, o->weights, o->inputs,
-                                 o->expect, o->expect_rtol};
+                                 o->expect, o->expect_rtol, o->device};
     if (fe_execute_plan(p, &eo, &x->x, err) != FE_OK) {
         free(x);
         return NULL;

@@ -275,6 +275,7 @@ static int write_plan(const void *obj, const void *arg, int format, FILE *f, fe_
     case FE_FORMAT_DOT: dot(p, f); break;
     case FE_FORMAT_DECISIONS: decisions(p, f); break;
     case FE_FORMAT_KERNELS: return fe_exec_show_plan(p, f, err);
+    case FE_FORMAT_KERNELS_CUDA: return fe_exec_show_plan_cuda(p, f, err);
     default: summary(p, parts->st, (format & FE_WITH_STATS) != 0, f);
     }
     return FE_OK;
@@ -287,7 +288,7 @@ char *fe_plan_format(const fe_plan *p, const fe_plan_stats *st, const fe_report 
         return NULL;
     int kind = format & FE_FORMAT_MASK;
     if (kind != FE_FORMAT_TEXT && kind != FE_FORMAT_JSON && kind != FE_FORMAT_DOT &&
-        kind != FE_FORMAT_DECISIONS && kind != FE_FORMAT_KERNELS) {
+        kind != FE_FORMAT_DECISIONS && kind != FE_FORMAT_KERNELS && kind != FE_FORMAT_KERNELS_CUDA) {
         fe_error_set(err, FE_EINPUT, "fe_plan_format: format %d is not text, JSON, dot, "
                      "decisions or kernels", kind);
         return NULL;

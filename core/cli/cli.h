@@ -139,5 +139,7 @@ const char *fe_cli_plan_label(const fe_cli_plan_opts *o, const fe_plan *p);
  * usage error. */
 int fe_cli_seed(const char *cmd, const char *val, uint64_t *seed);
 int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s);
+/* --device cpu|cuda into *device (FE_DEVICE_*); 0 or 2 after a usage error. */
+int fe_cli_device(const char *cmd, const char *val, int *device);
 
 #endif

@@ -41,6 +41,10 @@ static const char usage[] =
     "  --execute           run plan and reference on the CPU kernels (see above)\n"
     "  --show-kernels      print what this CPU executes for each group: the kernel, and\n"
     "                      a fused group's vector program (inputs, tiling, instructions)\n"
+    "  --device cpu|cuda   where --execute runs the plan and the timed unfused plan, and\n"
+    "                      what --show-kernels shows: cuda generates a CUDA kernel per\n"
+    "                      group for the first NVIDIA GPU (driver, NVRTC and cuBLAS\n"
+    "                      loaded at run time); the reference stays on the CPU (cpu)\n"
     "  --seed N            random inputs and weights for --execute (default 1)\n"
     "  --weights FILE      the model's weights from a safetensors file (every tensor\n"
     "                      of kind weight, nothing else), for --execute and ctx:bench\n"
@@ -122,6 +126,9 @@ static int parse(int argc, char **argv, run_opts *o)
         } else if (OPT("--budget")) {
             if (m != 2 && fe_cli_seconds("run", "--budget", val, &o->exec.budget))
                 m = 2;
+        } else if (OPT("--device")) {
+            if (m != 2 && fe_cli_device("run", val, &o->exec.device))
+                m = 2;
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = 1;
         } else if (strcmp(argv[i], "--explain") == 0) {
@@ -156,6 +163,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return fe_cli_usage("run", "%s goes with --execute", o->exec.expect ? "--expect"
                             : o->save_outputs ? "--save-outputs"
                             : o->exec.no_timing ? "--no-timing" : "--expect-rtol");
+    if (o->exec.device && !o->execute && !o->show_kernels)
+        return fe_cli_usage("run", "--device goes with --execute or --show-kernels");
     if (o->exec.expect_rtol > 0 && !o->exec.expect)
         return fe_cli_usage("run", "--expect-rtol goes with --expect FILE");
     o->exec.weights = o->plan.eng.weights;
@@ -253,7 +262,9 @@ static int run(int argc, char **argv)
      * half report behind. */
     if (o.execute && !(ex = fe_plan_execute(plan, &o.exec, &err)))
         goto fail;
-    if (o.show_kernels && !(kernels = fe_plan_format(plan, NULL, NULL, NULL, FE_FORMAT_KERNELS, &err)))
+    if (o.show_kernels &&
+        !(kernels = fe_plan_format(plan, NULL, NULL, NULL, o.exec.device == FE_DEVICE_CUDA
+                                   ? FE_FORMAT_KERNELS_CUDA : FE_FORMAT_KERNELS, &err)))
         goto fail;
     int groups = o.verbose ? FE_WITH_GROUPS : 0;
     if (o.save_outputs && fe_result_save_outputs(ex, o.save_outputs, &err) != FE_OK)

@@ -142,6 +142,17 @@ int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s
     return 0;
 }
 
+int fe_cli_device(const char *cmd, const char *val, int *device)
+{
+    if (!strcmp(val, "cpu"))
+        *device = FE_DEVICE_CPU;
+    else if (!strcmp(val, "cuda"))
+        *device = FE_DEVICE_CUDA;
+    else
+        return fe_cli_usage(cmd, "--device is cpu or cuda, got '%s'", val);
+    return 0;
+}
+
 /* Same file: by device and inode when both exist, else (by_name) by name.
  * An input that does not exist as a file (a shipped policy's bare name)
  * cannot be overwritten. */

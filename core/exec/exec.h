@@ -18,6 +18,14 @@
 #include "plan.h"
 #include "safetensors.h"
 
+/* Where a session's plans run: the reference always runs on the CPU. The
+ * public fuseeng.h defines the same under the same guard (api_abi.c
+ * checks that they agree). */
+#ifndef FE_DEVICE_DEFINED
+#define FE_DEVICE_DEFINED
+enum { FE_DEVICE_CPU = 0, FE_DEVICE_CUDA = 1 };
+#endif
+
 typedef struct fe_exec_opts {
     uint64_t seed;         /* random inputs and weights; 0 means 1 */
     double mem_fraction;   /* refuse runs needing more than this fraction of
@@ -91,6 +99,14 @@ void fe_exec_result_free(fe_exec_result *r);
 /* Run every node with its reference kernel, in topological order. Returns
  * FE_OK with *out set (caller frees), or the failing node's error. */
 int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err);
+
+/* Another device's plan runner (gpu_exec.h): once set, fe_exec_plan and
+ * fe_exec_plan_time hand plans to it, statics filled, with the same
+ * contract; the reference stays on the CPU. state is the runner's, freed
+ * with free_state when the session is. */
+typedef int (*fe_exec_runner)(fe_exec *ex, void *state, const fe_plan *p, fe_exec_result **out,
+                              double *ms, double *group_ms, fe_error *err);
+void fe_exec_set_runner(fe_exec *ex, fe_exec_runner run, void *state, void (*free_state)(void *));
 
 /* Run plan p (made for the session's graph), each group compiled with its
  * kernel choice and split. */

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "cuda.h"
 #include "execute.h"
+#include "gpu_exec.h"
 #include "measure.h"
 #include "ops.h"
 #include "paired.h"
@@ -57,14 +59,19 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     int rc;
     memset(x, 0, sizeof *x);
     x->seed = o->seed ? o->seed : 1;
+    x->device = o->device;
     if ((rc = fe_exec_executable(g, err)) != FE_OK)
+        return rc;
+    /* a missing GPU is said before anything is read or filled */
+    if (o->device == FE_DEVICE_CUDA && (rc = fe_cuda_open(err)) != FE_OK)
         return rc;
     /* Files first: their errors name the file, not the model. */
     if ((rc = fe_df_open(&x->files, g, o->weights, o->inputs, o->expect, err)) != FE_OK)
         return rc;
     eo.weights = x->files.weights;
     eo.inputs = x->files.inputs;
-    if (!(x->ex = fe_exec_new(g, &eo, err))) {
+    if (!(x->ex = fe_exec_new(g, &eo, err)) ||
+        (o->device == FE_DEVICE_CUDA && fe_gpu_exec_attach(x->ex, err))) {
         rc = err->code;
         fe_execution_free(x);
         return rc;
@@ -209,8 +216,13 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
 {
     const fe_graph *g = plan->g;
     char a[32], b[32], c[32];
-    fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_exec_threads(),
-            (unsigned long long)x->seed);
+    const fe_cuda_dev *d = x->device == FE_DEVICE_CUDA ? fe_cuda_device() : NULL;
+    if (d)
+        fprintf(f, "executed   on %s (CUDA events per group, no CUDA graph; the reference on this "
+                "CPU, %s, seed %llu)", d->name, fe_exec_threads(), (unsigned long long)x->seed);
+    else
+        fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_exec_threads(),
+                (unsigned long long)x->seed);
     int few = x->timed && x->rounds < FE_EXEC_FEW_ROUNDS;
     if (x->timed && !few)
         fprintf(f, ": plan %.3f ms, unfused %.3f ms (medians of %d interleaved rounds), %.2fx "
@@ -330,6 +342,12 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
     fe_jw_obj(w);
     fe_jw_key(w, "seed");
     fe_jw_int(w, (int64_t)x->seed);
+    fe_jw_key(w, "device");
+    fe_jw_str(w, x->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
+    if (x->device == FE_DEVICE_CUDA && fe_cuda_device()) {
+        fe_jw_key(w, "device_name");
+        fe_jw_str(w, fe_cuda_device()->name);
+    }
     fe_jw_key(w, "threads");
     fe_jw_int(w, omp_get_max_threads());
     fe_jw_key(w, "ok");

@@ -24,10 +24,12 @@ typedef struct fe_execution_opts {
     const char *inputs;   /*   NULL: seeded random values */
     const char *expect;   /* safetensors file of outputs both runs are compared with */
     double expect_rtol;   /* its tolerance; 0 means fe_cmp_rtol_expect per output */
+    int device;           /* FE_DEVICE_*: where the plan (and the timed unfused plan) run */
 } fe_execution_opts;
 
 typedef struct fe_execution {
     uint64_t seed;
+    int device;                    /* FE_DEVICE_*: where the plan and the timed unfused plan ran */
     fe_exec *ex;
     fe_df_files files;             /* what opts named, open while ex runs */
     fe_exec_result *ref, *got;     /* the reference's and the plan's first runs */

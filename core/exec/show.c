@@ -1,7 +1,8 @@
-/* show.c: a plan's groups as the executor compiles them (show.h). */
+/* show.c: a plan's groups as the executor compiles them, for the CPU or
+ * the GPU (show.h). */
 #include <omp.h>
-
 #include "cache.h"
+#include "cuda_group.h"
 #include "exec.h"
 #include "group.h"
 #include "show.h"
@@ -47,6 +48,39 @@ int fe_exec_show_plan(const fe_plan *p, FILE *f, fe_error *err)
         fprintf(f, "\n  %s\n", fe_k_group_how(gr));
         fe_k_group_show(gr, "    ", f);
         fe_k_group_free(gr);
+    }
+    return FE_OK;
+}
+
+int fe_exec_show_plan_cuda(const fe_plan *p, FILE *f, fe_error *err)
+{
+    const fe_graph *g = p->g;
+    fe_error why = {0};
+    int gpu = fe_cuda_open(&why) == FE_OK;
+    const fe_cuda_dev *d = fe_cuda_device();
+    if (gpu)
+        fprintf(f, "kernels on %s (sm_%d%d, %d multiprocessors), CUDA driver %d, NVRTC %d.%d\n",
+                d->name, d->cc_major, d->cc_minor, d->sms, d->driver_version, d->nvrtc_major,
+                d->nvrtc_minor);
+    else
+        fprintf(f, "CUDA kernels as generated, without a GPU (%s): not compiled, grids sized for "
+                "%d multiprocessors\n", why.message, FE_SHOW_CUDA_SMS);
+    for (int s = 0; s < p->ngroups; s++) {
+        const fe_group *gp = &p->groups[s];
+        const int32_t *nodes = fe_group_nodes(p, gp);
+        fprintf(f, "\ngroup %d ", s);
+        members(f, g, nodes, gp->n);
+        if (fe_exec_view_source(g, nodes, gp->n) >= 0) {
+            fprintf(f, "\n  %s\n", FE_EXEC_VIEW_HOW);
+            continue;
+        }
+        fe_cuda_group *gr = gpu ? fe_cuda_group_new(g, nodes, gp->n, err)
+                                : fe_cuda_group_plan(g, nodes, gp->n, FE_SHOW_CUDA_SMS, err);
+        if (!gr)
+            return err->code;
+        fprintf(f, "\n  %s\n", fe_cuda_group_how(gr));
+        fe_cuda_group_show(gr, "    ", f);
+        fe_cuda_group_free(gr);
     }
     return FE_OK;
 }

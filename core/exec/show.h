@@ -16,4 +16,11 @@
  * kernel runs (fe_exec_executable's) or memory runs out. */
 int fe_exec_show_plan(const fe_plan *p, FILE *f, fe_error *err);
 
+/* The same for the GPU: per group how it runs on the card and each
+ * generated kernel's launch, registers, spills and CUDA source. Without a
+ * usable GPU, what the generator writes (grids sized for
+ * FE_SHOW_CUDA_SMS multiprocessors, an H100's and H200's count), saying so. */
+#define FE_SHOW_CUDA_SMS 132
+int fe_exec_show_plan_cuda(const fe_plan *p, FILE *f, fe_error *err);
+
 #endif

@@ -223,6 +223,15 @@ void fe_report_free(fe_report *r);
 
 /* ---- Execution on this CPU ---- */
 
+/* Where fe_plan_execute runs a plan: this CPU's kernels, or kernels
+ * generated for the first NVIDIA GPU (CUDA, loaded at run time). The
+ * unfused reference always runs on the CPU. (core/exec/exec.h defines the
+ * same under the same guard.) */
+#ifndef FE_DEVICE_DEFINED
+#define FE_DEVICE_DEFINED
+enum { FE_DEVICE_CPU = 0, FE_DEVICE_CUDA = 1 };
+#endif
+
 /* How to execute a plan (fe_plan_execute). A zero field means its
  * default, given in parentheses. */
 typedef struct fe_execute_options {
@@ -236,6 +245,7 @@ typedef struct fe_execute_options {
     const char *expect;        /* safetensors file of outputs to compare both runs with */
     double expect_rtol;        /* tolerance against expect (by output: f32 1e-3, f16 1e-2,
                                   bf16 5e-2) */
+    int device;                /* FE_DEVICE_CPU or FE_DEVICE_CUDA (CPU) */
 } fe_execute_options;
 
 /* Run p and its unfused reference on this CPU's kernels on the same seeded

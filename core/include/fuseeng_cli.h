@@ -68,6 +68,7 @@ enum {
     FE_FORMAT_HTML = 8,        /* fe_ab_format: one self-contained page */
     FE_FORMAT_PART = 9,        /* fe_ab_format: a shard's result file, for fe_ab_merge */
     FE_FORMAT_KERNELS = 10,    /* fe_plan_format: what this CPU executes for each group */
+    FE_FORMAT_KERNELS_CUDA = 11, /* fe_plan_format: the CUDA kernels generated for each group */
     FE_FORMAT_MASK = 15,       /* the format's bits of a format argument */
     FE_WITH_GROUPS = 16,       /* add each group's simulated figures */
     FE_WITH_STATS = 32,        /* fe_plan_format text: the run's Lua statistics */
@@ -178,7 +179,9 @@ fe_plan *fe_model_unfused(const fe_model *m, fe_error *err);
 const char *fe_plan_policy(const fe_plan *p);
 /* p as text (FE_FORMAT_TEXT: the summary, stats with FE_WITH_STATS and st;
  * FE_FORMAT_DECISIONS; FE_FORMAT_DOT; FE_FORMAT_KERNELS: each group as this
- * CPU's kernels run it, fused programs listed) or as fuseeng.plan/1 JSON whose
+ * CPU's kernels run it, fused programs listed; FE_FORMAT_KERNELS_CUDA: each
+ * group's generated CUDA source and launch, with registers and spills when
+ * a GPU is present) or as fuseeng.plan/1 JSON whose
  * "summary" adds r's figures (FE_WITH_GROUPS: per group too; FE_WITH_VERSUS:
  * against unfused) and x's execution. st, r, x may be NULL. Caller frees
  * with fe_free. */

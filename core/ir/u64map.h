@@ -22,6 +22,17 @@ static inline uint64_t fe_mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* FNV-1a over n bytes from p, continuing from h (FE_FNV_SEED to start):
+ * seeds from names (exec.c), cache keys from text (suites, CUDA kernels). */
+#define FE_FNV_SEED 14695981039346656037ull
+static inline uint64_t fe_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
 /* key's value, or NULL when absent; valid until the next put. */
 uint64_t *fe_u64map_get(const fe_u64map *m, uint64_t key);
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boundary.h"
 #include "choice.h"
 #include "conv.h"
 #include "convert.h"
@@ -51,46 +52,6 @@ int fe_k_group_index(const fe_k_group *gr, int32_t node)
 static int member(const fe_k_group *gr, int32_t node)
 {
     return fe_k_group_index(gr, node) >= 0;
-}
-
-static int is_ext_out(const fe_k_group *gr, int32_t t)
-{
-    const fe_tensor *tt = fe_graph_tensor(gr->g, t);
-    if (tt->flags & FE_T_OUTPUT)
-        return 1;
-    for (int k = 0; k < tt->ncons; k++)
-        if (!member(gr, fe_tensor_consumer(gr->g, tt, k)))
-            return 1;
-    return 0;
-}
-
-static int boundary(fe_k_group *gr, fe_error *err)
-{
-    const fe_graph *g = gr->g;
-    int cap = 0;
-    for (int i = 0; i < gr->n; i++) {
-        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
-        cap += n->nin + n->nout;
-    }
-    gr->ins = fe_malloc((size_t)(cap + 1) * sizeof(int32_t), err);
-    gr->outs = fe_malloc((size_t)(cap + 1) * sizeof(int32_t), err);
-    if (!gr->ins || !gr->outs)
-        return FE_ENOMEM;
-    for (int i = 0; i < gr->n; i++) {
-        const fe_node *n = fe_graph_node(g, gr->nodes[i]);
-        for (int k = 0; k < n->nin; k++) {
-            int32_t t = fe_node_input(g, n, k);
-            int32_t pr = fe_graph_tensor(g, t)->producer;
-            if ((pr < 0 || !member(gr, pr)) && !fe_k_ids_has(gr->ins, gr->nins, t))
-                gr->ins[gr->nins++] = t;
-        }
-        for (int k = 0; k < n->nout; k++) {
-            int32_t t = fe_node_output(g, n, k);
-            if (is_ext_out(gr, t))
-                gr->outs[gr->nouts++] = t;
-        }
-    }
-    return FE_OK;
 }
 
 /* "add, gelu" from node ids */
@@ -768,7 +729,7 @@ fe_k_group *fe_k_group_new(const fe_graph *g, const int32_t *nodes, int n, int s
             fe_k_group_free(gr);
             return fe_error_set(err, FE_EINPUT, "bad or repeated node id in a group"), NULL;
         }
-    if (boundary(gr, err)) {
+    if (fe_k_boundary(g, gr->nodes, n, &gr->ins, &gr->nins, &gr->outs, &gr->nouts, err)) {
         fe_k_group_free(gr);
         return NULL;
     }

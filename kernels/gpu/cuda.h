@@ -1,0 +1,95 @@
+/* cuda.h: the CUDA driver, NVRTC and cuBLAS, opened at run time.
+ *
+ * Nothing of CUDA is needed to build or test the engine: the three
+ * libraries are opened with dlopen when a command first asks for the GPU
+ * (--device cuda), and a missing one is FE_EINPUT naming it and where it
+ * was looked for. The declarations below are the few the back end uses,
+ * written from the driver API's documented C signatures; handles are
+ * opaque pointers and the enumerations' values are the documented ones.
+ *
+ * One process uses one device (FUSEENG_CUDA_DEVICE, default 0) through its
+ * primary context, made current on the calling thread by every entry
+ * point that needs it.
+ */
+#ifndef FE_CUDA_H
+#define FE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef uint64_t fe_cu_ptr;          /* CUdeviceptr */
+typedef struct fe_cu_module_s *fe_cu_module;
+typedef struct fe_cu_func_s *fe_cu_func;
+typedef struct fe_cu_event_s *fe_cu_event;
+typedef struct fe_cu_stream_s *fe_cu_stream;
+
+/* What the device is, read once when it is opened. */
+typedef struct fe_cuda_dev {
+    char name[128];
+    int cc_major, cc_minor;          /* compute capability */
+    int sms;                         /* multiprocessors */
+    int max_threads_sm;              /* resident threads per multiprocessor */
+    int regs_sm;                     /* 32-bit registers per multiprocessor */
+    int64_t mem_bytes, l2_bytes;
+    int driver_version, nvrtc_major, nvrtc_minor;
+} fe_cuda_dev;
+
+/* Open the libraries and the device, once per process; later calls return
+ * the first call's result. FE_OK, or FE_EINPUT saying what is missing (no
+ * driver library, no NVRTC, no device) and what to do about it. */
+int fe_cuda_open(fe_error *err);
+/* The opened device (fe_cuda_open succeeded), else NULL. */
+const fe_cuda_dev *fe_cuda_device(void);
+
+/* Device memory. Out of memory on the card is FE_ENOMEM naming the size and
+ * what is free. Freeing 0 does nothing. */
+int fe_cuda_alloc(fe_cu_ptr *p, size_t bytes, fe_error *err);
+void fe_cuda_free(fe_cu_ptr p);
+int fe_cuda_upload(fe_cu_ptr dst, const void *src, size_t bytes, fe_error *err);
+int fe_cuda_download(void *dst, fe_cu_ptr src, size_t bytes, fe_error *err);
+int fe_cuda_memset(fe_cu_ptr dst, unsigned char v, size_t bytes, fe_error *err);
+/* Wait for everything launched so far; a kernel's fault surfaces here. */
+int fe_cuda_sync(fe_error *err);
+
+/* A compiled image (cubin) loaded, and one kernel of it. The module is
+ * unloaded with fe_cuda_unload. */
+int fe_cuda_load(const void *image, fe_cu_module *m, fe_error *err);
+void fe_cuda_unload(fe_cu_module m);
+int fe_cuda_function(fe_cu_module m, const char *name, fe_cu_func *f, fe_error *err);
+/* Registers per thread, local (spill and stack) bytes per thread, static
+ * shared bytes, and how many blocks of `threads` fit on a multiprocessor. */
+typedef struct fe_cuda_fattr {
+    int regs, local_bytes, shared_bytes, max_threads, blocks_per_sm;
+} fe_cuda_fattr;
+int fe_cuda_attrs(fe_cu_func f, int threads, fe_cuda_fattr *a, fe_error *err);
+/* Launch f on grid x threads (1-D) with its arguments' addresses. */
+int fe_cuda_launch(fe_cu_func f, unsigned grid, unsigned threads, unsigned shared, void **args,
+                   fe_error *err);
+
+/* Events time the stream's work between two records, in ms. */
+int fe_cuda_event_new(fe_cu_event *e, fe_error *err);
+void fe_cuda_event_free(fe_cu_event e);
+int fe_cuda_record(fe_cu_event e, fe_error *err);
+int fe_cuda_elapsed(fe_cu_event a, fe_cu_event b, float *ms, fe_error *err);
+
+/* NVRTC: compile src for the device's architecture into a cubin (caller
+ * frees *image). A compile error is FE_EINPUT with the compiler's log, its
+ * line numbers those of src. */
+int fe_cuda_compile(const char *src, const char *name, void **image, size_t *bytes, fe_error *err);
+
+/* cuBLAS: C[b] = A[b] x B[b] (row-major, every matrix of the batch at a
+ * fixed stride, 0 to broadcast one), f32 accumulation. a, b and c are
+ * FE_F32, FE_F16 or FE_BF16 (one dtype for a and b). ta / tb: A / B are
+ * stored transposed. FE_EINPUT when cuBLAS cannot be opened. */
+typedef struct fe_cuda_gemm {
+    int dtype_ab, dtype_c;
+    int64_t m, n, k, batch;
+    int ta, tb;
+    fe_cu_ptr a, b, c;
+    int64_t sa, sb, sc;              /* batch strides, in elements */
+} fe_cuda_gemm;
+int fe_cuda_gemm_run(const fe_cuda_gemm *g, fe_error *err);
+
+#endif

@@ -1,0 +1,602 @@
+/* cuda_group.c: a plan group on the GPU (cuda_group.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "boundary.h"
+#include "cuda_group.h"
+#include "cuda_ops.h"
+#include "node.h"
+#include "ops.h"
+
+enum { STEP_KERNEL, STEP_GEMM, STEP_HOST };
+
+typedef struct step {
+    int kind;
+    int32_t node;              /* the member (steps), or -1 (the fused kernel) */
+    fe_cuda_kernel k;          /* STEP_KERNEL */
+    int32_t *args;             /* its parameters' tensors, in order */
+    int nargs, fault;          /* fault: a last int * parameter */
+    fe_cu_ptr *pv;             /* nargs + 1 parameter values, and */
+    void **av;                 /* their addresses, for the launch */
+    fe_cuda_gemm gm;           /* STEP_GEMM, pointers set per run */
+    void **host;               /* STEP_HOST: a buffer per input, then per output */
+} step;
+
+struct fe_cuda_group {
+    const fe_graph *g;
+    int32_t *nodes;
+    int n;
+    int32_t *ins, *outs;
+    int nins, nouts;
+    step *steps;
+    int nsteps, fused, nhost;
+    int dry;                   /* sources only: nothing compiled or allocated */
+    int32_t *tmp_t;            /* tensors of the group's own buffers */
+    fe_cu_ptr *tmp_p;
+    int ntmp;
+    int64_t temp_bytes;
+    fe_cuda_kernel *ks;        /* the kernels, for fe_cuda_group_kernels */
+    int nks;
+    char how[640];
+};
+
+/* Tensor t's buffer: the group's own, else the caller's. */
+static fe_cu_ptr buf_of(const fe_cuda_group *gr, const fe_cu_ptr *dev, int32_t t)
+{
+    for (int i = 0; i < gr->ntmp; i++)
+        if (gr->tmp_t[i] == t)
+            return gr->tmp_p[i];
+    return dev[t];
+}
+
+/* ---- the fused kernel ---- */
+
+/* Analyse nodes[0..n) storing stores[0..ns) and print the kernel. */
+static char *fused_source(const fe_graph *g, const int32_t *nodes, int n, const int32_t *stores,
+                          int ns, int sms, fe_cuda_shape *sh, fe_k_fused *p, fe_error *why)
+{
+    fe_k_prog_spec sp = {.g = g, .nodes = nodes, .nnodes = n, .stores = stores, .nstores = ns,
+                         .anchor = -1, .result = -1, .col_axis = -1};
+    memset(p, 0, sizeof *p);
+    if (fe_k_fused_analyse(p, &sp, why))
+        return NULL;
+    return fe_cuda_src(p, "fe_kernel", sms, sh, why);
+}
+
+/* A kernel step from source src (taken over) whose parameters are the
+ * tensors args[0..nargs) (taken over) and, with fault, the fault flag. */
+static int kernel_step(fe_cuda_group *gr, int32_t node, char *src, const fe_cuda_shape *sh,
+                       int32_t *args, int nargs, int fault, fe_error *err)
+{
+    step *s = &gr->steps[gr->nsteps];
+    memset(s, 0, sizeof *s);
+    s->kind = STEP_KERNEL;
+    s->node = node;
+    s->args = args;
+    s->nargs = nargs;
+    s->fault = fault;
+    gr->nsteps++;
+    s->pv = calloc((size_t)nargs + 1, sizeof *s->pv);
+    s->av = calloc((size_t)nargs + 1, sizeof *s->av);
+    if (!s->pv || !s->av) {
+        free(src);
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
+    for (int a = 0; a <= nargs; a++)
+        s->av[a] = &s->pv[a];
+    if (gr->dry) {
+        s->k.src = src;
+        s->k.shape = *sh;
+        return FE_OK;
+    }
+    return fe_cuda_kernel_build(&s->k, src, sh, err);
+}
+
+/* The parameters of analysed program p: its inputs' tensors, then its
+ * outputs'. NULL when out of memory. */
+static int32_t *prog_args(const fe_k_fused *p)
+{
+    int32_t *a = malloc(((size_t)(p->nins + p->nouts) + 1) * sizeof *a);
+    if (!a)
+        return NULL;
+    for (int i = 0; i < p->nins; i++)
+        a[i] = p->ins[i].tensor;
+    for (int o = 0; o < p->nouts; o++)
+        a[p->nins + o] = p->outs[o].tensor;
+    return a;
+}
+
+/* ---- steps ---- */
+
+static int matmul_dims(const fe_tensor *t, const int64_t *sh, int tr, int first, int64_t *rows,
+                       int64_t *cols)
+{
+    if (t->rank == 1) {   /* a vector: a row of A, or a column of B */
+        *rows = first ? 1 : sh[0];
+        *cols = first ? sh[0] : 1;
+        return 0;
+    }
+    *rows = sh[t->rank - (tr ? 1 : 2)];
+    *cols = sh[t->rank - (tr ? 2 : 1)];
+    return 0;
+}
+
+/* Batch count and stride of operand t (rank r, batch axes r - 2) for an
+ * output batch of ob axes yb[0..ob): 0 stride when it has one matrix,
+ * -1 when it broadcasts only some axes (no single stride). */
+static int64_t batch_stride(const fe_tensor *t, const int64_t *sh, const int64_t *yb, int ob,
+                            int64_t mat)
+{
+    int tb = t->rank > 2 ? t->rank - 2 : 0;
+    int64_t n = 1;
+    for (int i = 0; i < tb; i++)
+        n *= sh[i];
+    if (n == 1)
+        return 0;
+    if (tb != ob)
+        return -1;
+    for (int i = 0; i < tb; i++)
+        if (sh[i] != yb[i])
+            return -1;
+    return mat;
+}
+
+/* A matmul through cuBLAS, or -1 with why when its dtypes or batch
+ * broadcasting have no single strided-batch call. */
+static int gemm_plan(const fe_graph *g, const fe_node *n, fe_cuda_gemm *gm, fe_error *why)
+{
+    const fe_tensor *a = fe_graph_tensor(g, fe_node_input(g, n, 0));
+    const fe_tensor *b = fe_graph_tensor(g, fe_node_input(g, n, 1));
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    const int64_t *as = fe_tensor_shape(g, a), *bs = fe_tensor_shape(g, b), *ys = fe_tensor_shape(g, y);
+    int fl = a->dtype == FE_F32 || a->dtype == FE_F16 || a->dtype == FE_BF16;
+    int yl = y->dtype == FE_F32 || y->dtype == FE_F16 || y->dtype == FE_BF16;
+    memset(gm, 0, sizeof *gm);
+    if (a->dtype != b->dtype || !fl || !yl || a->rank < 1 || b->rank < 1)
+        return fe_error_set(why, FE_EINPUT, "matmul of %s x %s into %s has no cuBLAS call",
+                            fe_dtype_name(a->dtype), fe_dtype_name(b->dtype), fe_dtype_name(y->dtype)), -1;
+    gm->ta = a->rank > 1 && fe_node_attr_bool(g, n, "transpose_a", 0);
+    gm->tb = b->rank > 1 && fe_node_attr_bool(g, n, "transpose_b", 0);
+    int64_t kb;
+    matmul_dims(a, as, gm->ta, 1, &gm->m, &gm->k);
+    matmul_dims(b, bs, gm->tb, 0, &kb, &gm->n);
+    if (kb != gm->k)
+        return fe_error_set(why, FE_EINPUT, "matmul: inner sizes %lld and %lld differ",
+                            (long long)gm->k, (long long)kb), -1;
+    int ob = y->rank - (a->rank > 1) - (b->rank > 1);
+    if (ob < 0)
+        ob = 0;
+    gm->batch = 1;
+    for (int i = 0; i < ob; i++)
+        gm->batch *= ys[i];
+    gm->sa = batch_stride(a, as, ys, ob, gm->m * gm->k);
+    gm->sb = batch_stride(b, bs, ys, ob, gm->k * gm->n);
+    gm->sc = gm->m * gm->n;
+    if (gm->sa < 0 || gm->sb < 0)
+        return fe_error_set(why, FE_EINPUT, "matmul broadcasts part of its batch axes (no single "
+                            "strided-batch cuBLAS call)"), -1;
+    gm->dtype_ab = a->dtype;
+    gm->dtype_c = y->dtype;
+    return 0;
+}
+
+/* A member on the host: staging buffers for its operands. */
+static int host_step(fe_cuda_group *gr, const fe_node *nd, int32_t node, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    step *s = &gr->steps[gr->nsteps++];
+    memset(s, 0, sizeof *s);
+    s->kind = STEP_HOST;
+    s->node = node;
+    s->host = calloc((size_t)(nd->nin + nd->nout) + 1, sizeof *s->host);
+    if (!s->host)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int k = 0; k < nd->nin + nd->nout; k++) {
+        int32_t t = k < nd->nin ? fe_node_input(g, nd, k) : fe_node_output(g, nd, k - nd->nin);
+        size_t b = (size_t)fe_graph_tensor(g, t)->bytes;
+        if (!(s->host[k] = malloc(b ? b : 1)))
+            return fe_error_set(err, FE_ENOMEM, "out of memory (%zu bytes to stage %s on the host)",
+                                b, fe_node_name(g, nd));
+    }
+    gr->nhost++;
+    return FE_OK;
+}
+
+/* One step for member i, and why it is not a kernel of ours in *why. */
+static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    int32_t id = gr->nodes[i];
+    const fe_node *nd = fe_graph_node(g, id);
+    fe_error why = {0};
+    fe_cuda_shape sh;
+    char *src;
+    if (nd->op == FE_OP_MATMUL) {
+        step *s = &gr->steps[gr->nsteps];
+        if (gemm_plan(g, nd, &s->gm, &why) == 0) {
+            s->kind = STEP_GEMM;
+            s->node = id;
+            gr->nsteps++;
+            return FE_OK;
+        }
+    } else if ((src = fe_cuda_src_node(g, nd, sms, &sh, &why))) {
+        int32_t *a = malloc(((size_t)nd->nin + 2) * sizeof *a);
+        if (!a) {
+            free(src);
+            return fe_error_set(err, FE_ENOMEM, "out of memory");
+        }
+        for (int k = 0; k < nd->nin; k++)
+            a[k] = fe_node_input(g, nd, k);
+        a[nd->nin] = fe_node_output(g, nd, 0);
+        return kernel_step(gr, id, src, &sh, a, nd->nin + 1, 1, err);
+    } else if (why.code != FE_ENOMEM) {
+        fe_k_fused p;
+        int32_t out = fe_node_output(g, nd, 0);
+        memset(&why, 0, sizeof why);
+        src = nd->nout == 1 ? fused_source(g, &id, 1, &out, 1, sms, &sh, &p, &why) : NULL;
+        if (src) {
+            int32_t *a = prog_args(&p);
+            int na = p.nins + p.nouts;
+            fe_k_fused_clear(&p);
+            if (!a) {
+                free(src);
+                return fe_error_set(err, FE_ENOMEM, "out of memory");
+            }
+            return kernel_step(gr, id, src, &sh, a, na, 0, err);
+        }
+        fe_k_fused_clear(&p);
+    }
+    if (why.code == FE_ENOMEM)
+        return fe_error_set(err, FE_ENOMEM, "%s", why.message);
+    size_t l = strlen(note);
+    if (l + 1 < nn)
+        snprintf(note + l, nn - l, "%s%s on the host (%.160s)", l ? "; " : "", fe_node_op_name(nd),
+             why.message[0] ? why.message : "no CUDA kernel");
+    return host_step(gr, nd, id, err);
+}
+
+/* Ops the fused analysis never takes: each is a step of its own. */
+static int opaque(const fe_node *n)
+{
+    switch (n->op) {
+    case FE_OP_MATMUL: case FE_OP_CONV2D: case FE_OP_SDPA: case FE_OP_MAX_POOL2D:
+    case FE_OP_AVG_POOL2D: case FE_OP_CONCAT: case FE_OP_GATHER: case FE_OP_EMBEDDING:
+    case FE_OP_CUSTOM: case FE_OP_ALL_REDUCE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Members [i, j) (consecutive in topological order, so nothing between
+ * them runs in another step) as one generated kernel: 1 when they are,
+ * 0 when the analysis refuses them, or an error code below 0. */
+static int run_step(fe_cuda_group *gr, int i, int j, int sms, fe_error *err)
+{
+    int32_t *ins = NULL, *outs = NULL;
+    int nins, nouts, rc = 0;
+    fe_error why = {0};
+    fe_k_fused p;
+    fe_cuda_shape sh;
+    memset(&p, 0, sizeof p);
+    if (fe_k_boundary(gr->g, gr->nodes + i, j - i, &ins, &nins, &outs, &nouts, err))
+        return -FE_ENOMEM;
+    char *src = fused_source(gr->g, gr->nodes + i, j - i, outs, nouts, sms, &sh, &p, &why);
+    if (src) {
+        int32_t *a = prog_args(&p);
+        int na = p.nins + p.nouts;
+        if (!a) {
+            free(src);
+            rc = -fe_error_set(err, FE_ENOMEM, "out of memory");
+        } else {
+            rc = kernel_step(gr, gr->nodes[i], src, &sh, a, na, 0, err);
+            rc = rc ? -rc : 1;
+        }
+    } else if (why.code == FE_ENOMEM) {
+        rc = -fe_error_set(err, FE_ENOMEM, "%s", why.message);
+    }
+    fe_k_fused_clear(&p);
+    free(ins);
+    free(outs);
+    return rc;
+}
+
+/* Device buffers for the members' outputs that stay inside the group. */
+static int own_buffers(fe_cuda_group *gr, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    gr->tmp_t = malloc(((size_t)gr->n + 1) * sizeof *gr->tmp_t);
+    gr->tmp_p = calloc((size_t)gr->n + 1, sizeof *gr->tmp_p);
+    if (!gr->tmp_t || !gr->tmp_p)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; i < gr->n; i++) {
+        const fe_node *nd = fe_graph_node(g, gr->nodes[i]);
+        for (int k = 0; k < nd->nout; k++) {
+            int32_t t = fe_node_output(g, nd, k);
+            if (fe_k_ids_has(gr->outs, gr->nouts, t))
+                continue;
+            int64_t b = fe_graph_tensor(g, t)->bytes;
+            gr->tmp_t[gr->ntmp] = t;
+            int rc = gr->dry ? FE_OK : fe_cuda_alloc(&gr->tmp_p[gr->ntmp], (size_t)b, err);
+            if (rc)
+                return rc;
+            gr->ntmp++;
+            gr->temp_bytes += b;
+        }
+    }
+    return FE_OK;
+}
+
+static void describe(fe_cuda_group *gr, const char *note)
+{
+    const fe_graph *g = gr->g;
+    if (gr->fused) {
+        const fe_cuda_kernel *k = &gr->steps[0].k;
+        if (gr->dry) {
+            snprintf(gr->how, sizeof gr->how, "cuda_fused: %s kernel of %d ops, %u x %u threads",
+                     k->shape.kind == FE_CUDA_ROWS ? "rows" : k->shape.kind == FE_CUDA_COLS
+                     ? "columns" : "elementwise", gr->n, k->shape.grid, k->shape.threads);
+            return;
+        }
+        snprintf(gr->how, sizeof gr->how, "cuda_fused: %s kernel of %d ops, %u x %u threads, %d "
+                 "registers, %d spill bytes a thread%s",
+                 k->shape.kind == FE_CUDA_ROWS ? "rows" : k->shape.kind == FE_CUDA_COLS ? "columns"
+                                                                                       : "elementwise",
+                 gr->n, k->shape.grid, k->shape.threads, k->attr.regs, k->attr.local_bytes,
+                 k->from_cache ? ", cached" : "");
+        return;
+    }
+    int nk = 0, nb = 0;
+    for (int s = 0; s < gr->nsteps; s++) {
+        nk += gr->steps[s].kind == STEP_KERNEL;
+        nb += gr->steps[s].kind == STEP_GEMM;
+    }
+    int len = snprintf(gr->how, sizeof gr->how, "cuda_steps: %d op%s in %d step%s (%d kernel%s, %d "
+                       "cuBLAS, %d on the host)", gr->n, gr->n == 1 ? "" : "s", gr->nsteps,
+                       gr->nsteps == 1 ? "" : "s", nk, nk == 1 ? "" : "s", nb, gr->nhost);
+    if (note[0] && len > 0 && (size_t)len < sizeof gr->how)
+        snprintf(gr->how + len, sizeof gr->how - (size_t)len, ": %s", note);
+    (void)g;
+}
+
+/* The group, compiled for the open device, or with dry (sms > 0) only
+ * its steps and sources for a device of sms multiprocessors. */
+static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int dry, int sms,
+                            fe_error *err)
+{
+    const fe_cuda_dev *d = fe_cuda_device();
+    fe_cuda_group *gr = calloc(1, sizeof *gr);
+    char note[480] = "";
+    fe_error why = {0};
+    int rc;
+    if (!dry && !d) {
+        free(gr);
+        return fe_error_set(err, FE_ERUNTIME, "cuda: the device is not open"), NULL;
+    }
+    if (!dry)
+        sms = d->sms;
+    if (!gr || !(gr->nodes = malloc(((size_t)n + 1) * sizeof *gr->nodes)) ||
+        !(gr->steps = calloc((size_t)n + 1, sizeof *gr->steps))) {
+        fe_cuda_group_free(gr);
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    }
+    gr->g = g;
+    gr->n = n;
+    gr->dry = dry;
+    memcpy(gr->nodes, nodes, (size_t)n * sizeof *nodes);
+    fe_k_ids_sort(gr->nodes, n);
+    rc = fe_k_boundary(g, gr->nodes, n, &gr->ins, &gr->nins, &gr->outs, &gr->nouts, err);
+    if (rc == FE_OK) {
+        fe_k_fused p;
+        fe_cuda_shape sh;
+        char *src = fused_source(g, gr->nodes, n, gr->outs, gr->nouts, sms, &sh, &p, &why);
+        if (src) {
+            int32_t *a = prog_args(&p);
+            int na = p.nins + p.nouts;
+            if (!a) {
+                free(src);
+                rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+            } else {
+                rc = kernel_step(gr, -1, src, &sh, a, na, 0, err);
+                gr->fused = 1;
+            }
+        }
+        fe_k_fused_clear(&p);
+        if (!src && why.code == FE_ENOMEM)
+            rc = fe_error_set(err, FE_ENOMEM, "%s", why.message);
+    }
+    if (rc == FE_OK && !gr->fused) {
+        rc = own_buffers(gr, err);
+        /* runs of members between opaque ones as one kernel each (a
+         * matmul's epilogue), else member by member */
+        for (int i = 0; i < n && rc == FE_OK;) {
+            int j = i;
+            while (j < n && !opaque(fe_graph_node(g, gr->nodes[j])))
+                j++;
+            int done = j - i > 1 ? run_step(gr, i, j, sms, err) : 0;
+            if (done < 0) {
+                rc = -done;
+                break;
+            }
+            if (done) {
+                i = j;
+                continue;
+            }
+            if (j == i)
+                j++;   /* the opaque member alone */
+            for (; i < j && rc == FE_OK; i++)
+                rc = member_step(gr, i, sms, note, sizeof note, err);
+        }
+        if (rc == FE_OK && n > 1 && why.message[0]) {
+            char tmp[480];
+            snprintf(tmp, sizeof tmp, "%s", note);
+            snprintf(note, sizeof note, "not one kernel: %.160s%s%.250s", why.message,
+                     tmp[0] ? "; " : "", tmp);
+        }
+    }
+    if (rc == FE_OK) {
+        gr->ks = calloc((size_t)gr->nsteps + 1, sizeof *gr->ks);
+        if (!gr->ks)
+            rc = fe_error_set(err, FE_ENOMEM, "out of memory");
+        for (int s = 0; gr->ks && s < gr->nsteps; s++)
+            if (gr->steps[s].kind == STEP_KERNEL)
+                gr->ks[gr->nks++] = gr->steps[s].k;
+    }
+    if (rc) {
+        fe_cuda_group_free(gr);
+        return NULL;
+    }
+    describe(gr, note);
+    return gr;
+}
+
+fe_cuda_group *fe_cuda_group_new(const fe_graph *g, const int32_t *nodes, int n, fe_error *err)
+{
+    return build(g, nodes, n, 0, 0, err);
+}
+
+fe_cuda_group *fe_cuda_group_plan(const fe_graph *g, const int32_t *nodes, int n, int sms,
+                                  fe_error *err)
+{
+    return build(g, nodes, n, 1, sms > 0 ? sms : 1, err);
+}
+
+void fe_cuda_group_free(fe_cuda_group *gr)
+{
+    if (!gr)
+        return;
+    for (int s = 0; gr->steps && s < gr->nsteps; s++) {
+        step *st = &gr->steps[s];
+        fe_cuda_kernel_free(&st->k);
+        free(st->args);
+        free(st->pv);
+        free(st->av);
+        if (st->host) {
+            const fe_node *nd = fe_graph_node(gr->g, st->node);
+            for (int k = 0; k < nd->nin + nd->nout; k++)
+                free(st->host[k]);
+            free(st->host);
+        }
+    }
+    for (int i = 0; i < gr->ntmp; i++)
+        fe_cuda_free(gr->tmp_p[i]);
+    free(gr->tmp_t);
+    free(gr->tmp_p);
+    free(gr->steps);
+    free(gr->ks);
+    free(gr->nodes);
+    free(gr->ins);
+    free(gr->outs);
+    free(gr);
+}
+
+const char *fe_cuda_group_how(const fe_cuda_group *gr) { return gr->how; }
+int fe_cuda_group_is_fused(const fe_cuda_group *gr) { return gr->fused; }
+int fe_cuda_group_host_steps(const fe_cuda_group *gr) { return gr->nhost; }
+int64_t fe_cuda_group_temp_bytes(const fe_cuda_group *gr) { return gr->temp_bytes; }
+
+int fe_cuda_group_inputs(const fe_cuda_group *gr, const int32_t **ids)
+{
+    *ids = gr->ins;
+    return gr->nins;
+}
+
+int fe_cuda_group_outputs(const fe_cuda_group *gr, const int32_t **ids)
+{
+    *ids = gr->outs;
+    return gr->nouts;
+}
+
+int fe_cuda_group_kernels(const fe_cuda_group *gr, const fe_cuda_kernel **ks)
+{
+    *ks = gr->ks;
+    return gr->nks;
+}
+
+void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f)
+{
+    for (int s = 0; s < gr->nsteps; s++) {
+        const step *st = &gr->steps[s];
+        const char *who = st->node >= 0 ? fe_node_name(gr->g, fe_graph_node(gr->g, st->node)) : "group";
+        if (st->kind == STEP_GEMM) {
+            fprintf(f, "%s%s: cuBLAS gemm %lld x %lld x %lld, batch %lld\n", indent, who,
+                    (long long)st->gm.m, (long long)st->gm.n, (long long)st->gm.k, (long long)st->gm.batch);
+            continue;
+        }
+        if (st->kind == STEP_HOST) {
+            fprintf(f, "%s%s: on the host (CPU reference kernel, operands copied)\n", indent, who);
+            continue;
+        }
+        const fe_cuda_kernel *k = &st->k;
+        if (gr->dry)
+            fprintf(f, "%s%s: launch %u blocks x %u threads\n", indent, who, k->shape.grid,
+                    k->shape.threads);
+        else
+            fprintf(f, "%s%s: launch %u blocks x %u threads; %d registers, %d local (spill) bytes "
+                    "a thread, %d blocks a multiprocessor\n", indent, who, k->shape.grid,
+                    k->shape.threads, k->attr.regs, k->attr.local_bytes, k->attr.blocks_per_sm);
+        const char *p = k->src;
+        while (p && *p) {
+            size_t n = strcspn(p, "\n");
+            fprintf(f, "%s  %.*s\n", indent, (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
+}
+
+/* ---- running ---- */
+
+static int run_host(const fe_cuda_group *gr, const step *st, const fe_cu_ptr *dev, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    const fe_node *nd = fe_graph_node(g, st->node);
+    fe_k_tensor in[FE_MAX_IO], out[FE_MAX_IO];
+    int rc = FE_OK;
+    if (nd->nin > FE_MAX_IO || nd->nout > FE_MAX_IO)
+        return fe_error_set(err, FE_EINPUT, "node '%s': too many operands to run on the host",
+                            fe_node_name(g, nd));
+    for (int k = 0; k < nd->nin && rc == FE_OK; k++) {
+        int32_t t = fe_node_input(g, nd, k);
+        in[k] = fe_k_graph_view(g, t, st->host[k]);
+        rc = fe_cuda_download(st->host[k], buf_of(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes, err);
+    }
+    for (int k = 0; k < nd->nout; k++)
+        out[k] = fe_k_graph_view(g, fe_node_output(g, nd, k), st->host[nd->nin + k]);
+    if (rc == FE_OK)
+        rc = fe_k_node_run(g, nd, in, out, err);
+    for (int k = 0; k < nd->nout && rc == FE_OK; k++) {
+        int32_t t = fe_node_output(g, nd, k);
+        rc = fe_cuda_upload(buf_of(gr, dev, t), st->host[nd->nin + k],
+                            (size_t)fe_graph_tensor(g, t)->bytes, err);
+    }
+    return rc;
+}
+
+int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    int rc = FE_OK;
+    if (gr->dry)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: a group planned without a device cannot run");
+    for (int s = 0; s < gr->nsteps && rc == FE_OK; s++) {
+        step *st = &gr->steps[s];
+        if (st->kind == STEP_HOST) {
+            rc = run_host(gr, st, dev, err);
+        } else if (st->kind == STEP_GEMM) {
+            const fe_node *nd = fe_graph_node(g, st->node);
+            fe_cuda_gemm gm = st->gm;
+            gm.a = buf_of(gr, dev, fe_node_input(g, nd, 0));
+            gm.b = buf_of(gr, dev, fe_node_input(g, nd, 1));
+            gm.c = buf_of(gr, dev, fe_node_output(g, nd, 0));
+            rc = fe_cuda_gemm_run(&gm, err);
+        } else {
+            for (int a = 0; a < st->nargs; a++)
+                st->pv[a] = buf_of(gr, dev, st->args[a]);
+            st->pv[st->nargs] = fault;   /* read only by kernels that take it */
+            rc = fe_cuda_launch(st->k.fn, st->k.shape.grid, st->k.shape.threads, 0, st->av, err);
+        }
+        if (rc && st->node >= 0)
+            fe_error_prefix(err, "node '%s': ", fe_node_name(g, fe_graph_node(g, st->node)));
+    }
+    return rc;
+}

@@ -1,0 +1,685 @@
+/* cuda_src.c: printing an analysed group as CUDA C (cuda_src.h).
+ *
+ * The instructions are printed in their order, each as a statement over
+ * the values it names: a FULL value is a register array s<i>[K] (K values
+ * per thread, the columns j = lane + k * G of a group of G threads), a
+ * ROW value a scalar r<i> that every thread of the row holds, an input
+ * read in place a load at (row, j). The arithmetic is the CPU reference's
+ * (kernels/ops/elemwise.c), written again in CUDA: the same formulas, NaN
+ * rules and conversions, so that the two agree within rounding.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_src.h"
+#include "graph.h"
+#include "ops.h"
+
+/* Helpers every kernel starts with: dtype conversions written with PTX's
+ * conversions and bit operations (NVRTC then needs no header), NaN-keeping
+ * max / min, and float to integer as the CPU converts (NaN to 0,
+ * saturating). */
+static const char prelude[] =
+    "typedef unsigned short u16;\n"
+    "static __device__ __forceinline__ float h2f(u16 h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+    "static __device__ __forceinline__ u16 f2h(float f) { u16 h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+    "static __device__ __forceinline__ float b2f(u16 b) { return __uint_as_float((unsigned)b << 16); }\n"
+    "static __device__ __forceinline__ u16 f2b(float f) {\n"
+    "  unsigned u = __float_as_uint(f);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 0x40);\n"
+    "  return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "static __device__ __forceinline__ long long f2i(float x) {\n"
+    "  if (x != x) return 0;\n"
+    "  if (x >= 9.2233720e18f) return 0x7fffffffffffffffLL;\n"
+    "  if (x <= -9.2233720e18f) return (long long)(-0x7fffffffffffffffLL - 1);\n"
+    "  return (long long)x;\n"
+    "}\n"
+    "static __device__ __forceinline__ float mxn(float a, float b) { return a != a || a > b ? a : b; }\n"
+    "static __device__ __forceinline__ float mnn(float a, float b) { return a != a || a < b ? a : b; }\n"
+    "static __device__ __forceinline__ float hard6(float v) { float t = v + 3.0f; t = t < 0.0f ? 0.0f : t; return t > 6.0f ? 6.0f : t; }\n";
+
+typedef struct gen {
+    const fe_k_fused *p;
+    FILE *f;
+    int kind;
+    int K, G;                  /* values per thread, threads per row */
+    fe_error *err;
+    int bad;                   /* set with err on the first instruction not taken */
+} gen;
+
+static const char *ctype(int dt)
+{
+    switch (dt) {
+    case FE_F32: return "float";
+    case FE_F16: case FE_BF16: return "u16";
+    case FE_I64: return "long long";
+    case FE_I32: return "int";
+    case FE_I8: return "signed char";
+    default: return "unsigned char";
+    }
+}
+
+/* Expression converting the element at ptr[off] of dtype dt to float. */
+static void load_expr(FILE *f, int dt, const char *ptr, const char *off)
+{
+    switch (dt) {
+    case FE_F16: fprintf(f, "h2f(%s[%s])", ptr, off); break;
+    case FE_BF16: fprintf(f, "b2f(%s[%s])", ptr, off); break;
+    case FE_BOOL: fprintf(f, "(%s[%s] ? 1.0f : 0.0f)", ptr, off); break;
+    case FE_F32: fprintf(f, "%s[%s]", ptr, off); break;
+    default: fprintf(f, "(float)%s[%s]", ptr, off); break;
+    }
+}
+
+/* Statement storing float v at ptr[off] as dtype dt. */
+static void store_stmt(FILE *f, int dt, const char *ptr, const char *off, const char *v)
+{
+    switch (dt) {
+    case FE_F16: fprintf(f, "%s[%s] = f2h(%s);", ptr, off, v); break;
+    case FE_BF16: fprintf(f, "%s[%s] = f2b(%s);", ptr, off, v); break;
+    case FE_BOOL: fprintf(f, "%s[%s] = (%s) != 0.0f;", ptr, off, v); break;
+    case FE_I64: fprintf(f, "%s[%s] = f2i(%s);", ptr, off, v); break;
+    case FE_I32: fprintf(f, "%s[%s] = (int)(unsigned)(unsigned long long)f2i(%s);", ptr, off, v); break;
+    case FE_I8: fprintf(f, "%s[%s] = (signed char)(unsigned char)(unsigned long long)f2i(%s);", ptr, off, v); break;
+    default: fprintf(f, "%s[%s] = %s;", ptr, off, v); break;
+    }
+}
+
+/* Expression rounding float v as a store of dtype dt and a load back would. */
+static void round_expr(FILE *f, int dt, const char *v)
+{
+    switch (dt) {
+    case FE_F16: fprintf(f, "h2f(f2h(%s))", v); break;
+    case FE_BF16: fprintf(f, "b2f(f2b(%s))", v); break;
+    case FE_BOOL: fprintf(f, "((%s) != 0.0f ? 1.0f : 0.0f)", v); break;
+    case FE_I64: fprintf(f, "(float)f2i(%s)", v); break;
+    case FE_I32: fprintf(f, "(float)(int)(unsigned)(unsigned long long)f2i(%s)", v); break;
+    case FE_I8: fprintf(f, "(float)(signed char)(unsigned char)(unsigned long long)f2i(%s)", v); break;
+    default: fprintf(f, "%s", v); break;
+    }
+}
+
+/* The offset, over n axes of sizes dims and strides st, of flat index
+ * `var` (row-major), as an expression of constants. */
+static void offset_expr(FILE *f, int n, const int64_t *dims, const int64_t *st, const char *var)
+{
+    int64_t inner = 1;
+    int any = 0;
+    fprintf(f, "(");
+    for (int a = n - 1; a >= 0; a--) {
+        if (st[a] != 0 && dims[a] != 1) {
+            fprintf(f, "%s", any ? " + " : "");
+            if (a == 0)
+                fprintf(f, "(%s / %lldLL)", var, (long long)inner);
+            else
+                fprintf(f, "(%s / %lldLL %% %lldLL)", var, (long long)inner, (long long)dims[a]);
+            fprintf(f, " * %lldLL", (long long)st[a]);
+            any = 1;
+        }
+        inner *= dims[a];
+    }
+    fprintf(f, "%s)", any ? "" : "0LL");
+}
+
+/* Element offset of input i at (row, j) as an expression. */
+static void in_offset(gen *x, int i, char *buf, size_t n)
+{
+    const fe_k_fused *p = x->p;
+    const pin *in = &p->ins[i];
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    fprintf(f, "%lldLL + ", (long long)in->base);
+    if (in->rowinv)
+        fprintf(f, "0LL");
+    else
+        offset_expr(f, p->nrdims, p->rdims, in->rst, "row");
+    fprintf(f, " + ");
+    if (in->col == COL_CONTIG)
+        fprintf(f, "j");
+    else if (in->col == COL_BCAST)
+        fprintf(f, "0LL");
+    else
+        offset_expr(f, p->mr - p->nrdims, p->md + p->nrdims, in->mst + p->nrdims, "j");
+    fclose(f);
+    snprintf(buf, n, "%s", s ? s : "0");
+    free(s);
+}
+
+/* Element offset of output o at (row, j). */
+static void out_offset(gen *x, int o, char *buf, size_t n)
+{
+    const fe_k_fused *p = x->p;
+    const pout *po = &p->outs[o];
+    if (!po->strided) {
+        snprintf(buf, n, "row * %lldLL + j", (long long)p->C);
+        return;
+    }
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    fprintf(f, "%lldLL + ", (long long)po->base);
+    offset_expr(f, p->nrdims, p->rdims, po->rst, "row");
+    fprintf(f, " + j");
+    fclose(f);
+    snprintf(buf, n, "%s", s ? s : "0");
+    free(s);
+}
+
+/* A float literal of v (finite) that C++ reads back exactly. */
+static void float_lit(char *buf, size_t n, double v)
+{
+    char t[24];
+    snprintf(t, sizeof t, "%.9g", v);
+    snprintf(buf, n, "%s%sf", t, strpbrk(t, ".e") ? "" : ".0");
+}
+
+/* Operand o as an expression inside a loop over k (j set). */
+static void opnd_expr(gen *x, opnd o, char *buf, size_t n)
+{
+    switch (o.kind) {
+    case K_SLOT: snprintf(buf, n, "s%d[k]", o.idx); break;
+    case K_ROW: snprintf(buf, n, "r%d", o.idx); break;
+    case K_CONST: {
+        float v = x->p->consts[o.idx];
+        if (v != v)
+            snprintf(buf, n, "__int_as_float(0x7fc00000)");
+        else if (v > 3.4e38f || v < -3.4e38f)
+            snprintf(buf, n, "%s__int_as_float(0x7f800000)", v < 0 ? "-" : "");
+        else
+            float_lit(buf, n, (double)v);
+        break;
+    }
+    case K_IN: {
+        char off[1024], *s = NULL;
+        size_t len = 0;
+        char ptr[16];
+        snprintf(ptr, sizeof ptr, "i%d", o.idx);
+        in_offset(x, o.idx, off, sizeof off);
+        FILE *f = open_memstream(&s, &len);
+        if (f) {
+            load_expr(f, x->p->ins[o.idx].dtype, ptr, off);
+            fclose(f);
+        }
+        snprintf(buf, n, "%s", s ? s : "0.0f");
+        free(s);
+        break;
+    }
+    default:
+        snprintf(buf, n, "0.0f");
+        x->bad = 1;
+        fe_error_set(x->err, FE_EINPUT, "cuda: an operand of kind %d has no CUDA form", o.kind);
+        break;
+    }
+}
+
+static void unary_expr(FILE *f, int op, int tanh_gelu, const char *a)
+{
+    switch (op) {
+    case FE_OP_RELU: fprintf(f, "((%s) > 0.0f || (%s) != (%s) ? (%s) : 0.0f)", a, a, a, a); break;
+    case FE_OP_GELU:
+        if (tanh_gelu)
+            fprintf(f, "((%s) / (1.0f + expf(-(1.5957691216057308f * (%s) * (1.0f + 0.044715f * (%s) * (%s))))))",
+                    a, a, a, a);
+        else
+            fprintf(f, "(0.5f * (%s) * (1.0f + erff((%s) * 0.70710678118654752f)))", a, a);
+        break;
+    case FE_OP_SILU: fprintf(f, "((%s) / (1.0f + expf(-(%s))))", a, a); break;
+    case FE_OP_SIGMOID: fprintf(f, "(1.0f / (1.0f + expf(-(%s))))", a); break;
+    case FE_OP_TANH: fprintf(f, "tanhf(%s)", a); break;
+    case FE_OP_EXP: fprintf(f, "expf(%s)", a); break;
+    case FE_OP_LOG: fprintf(f, "logf(%s)", a); break;
+    case FE_OP_NEG: fprintf(f, "(-(%s))", a); break;
+    case FE_OP_ABS: fprintf(f, "fabsf(%s)", a); break;
+    case FE_OP_SQRT: fprintf(f, "sqrtf(%s)", a); break;
+    case FE_OP_RSQRT: fprintf(f, "(1.0f / sqrtf(%s))", a); break;
+    case FE_OP_RECIPROCAL: fprintf(f, "(1.0f / (%s))", a); break;
+    case FE_OP_SIN: fprintf(f, "sinf(%s)", a); break;
+    case FE_OP_COS: fprintf(f, "cosf(%s)", a); break;
+    case FE_OP_ERF: fprintf(f, "erff(%s)", a); break;
+    case FE_OP_HARDSIGMOID: fprintf(f, "(hard6(%s) / 6.0f)", a); break;
+    case FE_OP_HARDSWISH: fprintf(f, "((%s) * hard6(%s) / 6.0f)", a, a); break;
+    default: fprintf(f, "(%s)", a); break;   /* cast: the rounding follows as I_ROUND */
+    }
+}
+
+static void binary_expr(FILE *f, int op, const char *a, const char *b)
+{
+    switch (op) {
+    case FE_OP_ADD: fprintf(f, "((%s) + (%s))", a, b); break;
+    case FE_OP_SUB: fprintf(f, "((%s) - (%s))", a, b); break;
+    case FE_OP_MUL: fprintf(f, "((%s) * (%s))", a, b); break;
+    case FE_OP_DIV: fprintf(f, "((%s) / (%s))", a, b); break;
+    case FE_OP_MAXIMUM: fprintf(f, "mxn(%s, %s)", a, b); break;
+    case FE_OP_MINIMUM: fprintf(f, "mnn(%s, %s)", a, b); break;
+    case FE_OP_POW: fprintf(f, "((%s) == 2.0f ? (%s) * (%s) : powf(%s, %s))", b, a, a, a, b); break;
+    default: fprintf(f, "(%s)", a); break;
+    }
+}
+
+/* Open a loop over this thread's columns of the row; close with loop_end. */
+static void loop_begin(gen *x)
+{
+    if (x->kind == FE_CUDA_ROWS)
+        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { long long j = lane + (long long)k * G; if (j < C) {\n");
+    else
+        fprintf(x->f, "    { const int k = 0; {\n");
+}
+
+static void loop_end(gen *x)
+{
+    fprintf(x->f, "    }}\n");
+}
+
+/* d = expression over the operands, FULL (in a loop) or ROW (a scalar). */
+static void assign(gen *x, opnd d, const char *rhs)
+{
+    if (d.kind == K_SLOT) {
+        loop_begin(x);
+        fprintf(x->f, "      s%d[k] = %s;\n", d.idx, rhs);
+        loop_end(x);
+    } else {
+        fprintf(x->f, "    r%d = %s;\n", d.idx, rhs);
+    }
+}
+
+/* The expression of instruction in (unary, binary, where, fma), for its
+ * destination's form. */
+static char *op_rhs(gen *x, const instr *in)
+{
+    char a[1200], b[1200], c[1200], *s = NULL;
+    size_t len = 0;
+    opnd_expr(x, in->a, a, sizeof a);
+    if (in->b.kind)
+        opnd_expr(x, in->b, b, sizeof b);
+    if (in->c.kind)
+        opnd_expr(x, in->c, c, sizeof c);
+    FILE *f = open_memstream(&s, &len);
+    if (!f)
+        return NULL;
+    switch (in->code) {
+    case I_UNARY: unary_expr(f, in->op, in->aux, a); break;
+    case I_BINARY: binary_expr(f, in->op, a, b); break;
+    case I_WHERE: fprintf(f, "((%s) != 0.0f ? (%s) : (%s))", a, b, c); break;
+    case I_FMA: fprintf(f, "fmaf(%s, %s, %s)", a, b, c); break;
+    case I_EXPAND: fprintf(f, "%s", a); break;
+    default: break;
+    }
+    fclose(f);
+    return s;
+}
+
+/* A reduction of the row into scalar dst (declared here when decl) of a
+ * FULL operand: the thread's values combined, then the group's
+ * (grp_<kind>). kind: sum, max, min; expr over k and j. */
+static void row_reduce(gen *x, const char *dst, int decl, const char *kind, const char *expr)
+{
+    int sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
+    const char *id = sum ? "0.0f" : max ? "-__int_as_float(0x7f800000)" : "__int_as_float(0x7f800000)";
+    if (decl)
+        fprintf(x->f, "    float %s;\n", dst);
+    fprintf(x->f, "    { float t_ = %s;\n", id);
+    loop_begin(x);
+    if (sum)
+        fprintf(x->f, "      t_ += %s;\n", expr);
+    else
+        fprintf(x->f, "      t_ = %s(t_, %s);\n", max ? "mxn" : "mnn", expr);
+    loop_end(x);
+    fprintf(x->f, "    %s = grp_%s(t_); }\n", dst, kind);
+}
+
+static void gen_instr(gen *x, const instr *in, int pc)
+{
+    const fe_k_fused *p = x->p;
+    FILE *f = x->f;
+    char a[1200], off[1024], ptr[16], *rhs;
+    switch (in->code) {
+    case I_LOAD:
+    case I_LOADROW: {
+        snprintf(ptr, sizeof ptr, "i%d", in->aux);
+        in_offset(x, in->aux, off, sizeof off);
+        if (in->code == I_LOADROW) {
+            fprintf(f, "    { const long long j = 0; r%d = ", in->d.idx);
+            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            fprintf(f, "; }\n");
+        } else {
+            loop_begin(x);
+            fprintf(f, "      s%d[k] = ", in->d.idx);
+            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            fprintf(f, ";\n");
+            loop_end(x);
+        }
+        return;
+    }
+    case I_EXPAND: case I_UNARY: case I_BINARY: case I_WHERE: case I_FMA:
+        rhs = op_rhs(x, in);
+        if (!rhs) {
+            x->bad = 1;
+            fe_error_set(x->err, FE_ENOMEM, "cuda: out of memory");
+            return;
+        }
+        assign(x, in->d, rhs);
+        free(rhs);
+        return;
+    case I_ROUND: {
+        char v[64];
+        if (in->d.kind == K_SLOT)
+            snprintf(v, sizeof v, "s%d[k]", in->d.idx);
+        else
+            snprintf(v, sizeof v, "r%d", in->d.idx);
+        if (in->d.kind == K_SLOT)
+            loop_begin(x);
+        fprintf(f, "      %s = ", v);
+        round_expr(f, in->op, v);
+        fprintf(f, ";\n");
+        if (in->d.kind == K_SLOT)
+            loop_end(x);
+        return;
+    }
+    case I_STORE: {
+        opnd_expr(x, in->a, a, sizeof a);
+        snprintf(ptr, sizeof ptr, "o%d", in->aux);
+        out_offset(x, in->aux, off, sizeof off);
+        loop_begin(x);
+        fprintf(f, "      ");
+        store_stmt(f, p->outs[in->aux].dtype, ptr, off, a);
+        fprintf(f, "\n");
+        loop_end(x);
+        return;
+    }
+    case I_STOREROW:
+        opnd_expr(x, in->a, a, sizeof a);
+        snprintf(ptr, sizeof ptr, "o%d", in->aux);
+        fprintf(f, "    if (%s) { ", x->kind == FE_CUDA_ROWS ? "lane == 0" : "j == 0");
+        store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
+        fprintf(f, " }\n");
+        return;
+    default:
+        break;
+    }
+    if (x->kind != FE_CUDA_ROWS && in->code != I_COLACC) {
+        x->bad = 1;
+        fe_error_set(x->err, FE_EINPUT, "cuda: instruction %d (a row op) outside a row kernel", pc);
+        return;
+    }
+    switch (in->code) {
+    case I_REDUCE: {
+        char dst[32];
+        opnd_expr(x, in->a, a, sizeof a);
+        snprintf(dst, sizeof dst, "r%d", in->d.idx);
+        row_reduce(x, dst, 0, in->op == FE_OP_AMAX ? "max" : in->op == FE_OP_AMIN ? "min" : "sum", a);
+        if (in->op == FE_OP_MEAN)
+            fprintf(f, "    %s = %s / %.1ff;\n", dst, dst, (double)p->C);
+        return;
+    }
+    case I_SOFTMAX: {
+        /* the CPU's rule: a row whose max is NaN or -inf is all NaN */
+        char y[64];
+        opnd_expr(x, in->a, a, sizeof a);
+        fprintf(f, "    {\n#define A_ (%s)\n", a);
+        row_reduce(x, "m_", 1, "max", "A_");
+        fprintf(f, "    int nan_ = m_ != m_ || m_ == -__int_as_float(0x7f800000);\n");
+        /* a softmax kept in registers keeps its exponentials from the sum */
+        int keep = !in->aux && !in->st;
+        if (keep) {
+            fprintf(f, "    float z_;\n    { float t_ = 0.0f;\n");
+            loop_begin(x);
+            fprintf(f, "      float e_ = expf(A_ - m_);\n      t_ += e_;\n      s%d[k] = e_;\n", in->d.idx);
+            loop_end(x);
+            fprintf(f, "    z_ = grp_sum(t_); }\n");
+        } else {
+            row_reduce(x, "z_", 1, "sum", "expf(A_ - m_)");
+        }
+        fprintf(f, "    float q_ = %s;\n", in->aux ? "logf(z_)" : "1.0f / z_");
+        if (in->st) {
+            out_offset(x, in->st - 1, off, sizeof off);
+            snprintf(y, sizeof y, "o%d", in->st - 1);
+        }
+        if (keep)
+            fprintf(f, "#define E_ (s%d[k])\n", in->d.idx);
+        loop_begin(x);
+        fprintf(f, "      float v_ = nan_ ? __int_as_float(0x7fc00000) : %s;\n",
+                in->aux ? "(A_ - m_) - q_" : keep ? "E_ * q_" : "expf(A_ - m_) * q_");
+        if (in->st) {
+            fprintf(f, "      ");
+            store_stmt(f, p->outs[in->st - 1].dtype, y, off, "v_");
+            fprintf(f, "\n");
+        } else {
+            fprintf(f, "      s%d[k] = v_;\n", in->d.idx);
+        }
+        loop_end(x);
+        fprintf(f, "#undef A_\n%s    }\n", keep ? "#undef E_\n" : "");
+        return;
+    }
+    case I_RMS: case I_LN: {
+        char w[1200] = "1.0f", b[1200] = "0.0f", y[64], eps[48];
+        opnd_expr(x, in->a, a, sizeof a);
+        fprintf(f, "    {\n#define A_ (%s)\n", a);
+        float_lit(eps, sizeof eps, (double)in->f);
+        if (in->b.kind)
+            opnd_expr(x, in->b, w, sizeof w);
+        if (in->code == I_LN && in->c.kind)
+            opnd_expr(x, in->c, b, sizeof b);
+        if (in->code == I_LN) {
+            row_reduce(x, "mu_", 1, "sum", "A_");
+            fprintf(f, "    mu_ = mu_ / %.1ff;\n", (double)p->C);
+            row_reduce(x, "v2_", 1, "sum", "(A_ - mu_) * (A_ - mu_)");
+        } else {
+            row_reduce(x, "v2_", 1, "sum", "A_ * A_");
+        }
+        fprintf(f, "    float rs_ = 1.0f / sqrtf(v2_ / %.1ff + %s);\n", (double)p->C, eps);
+        if (in->st) {
+            out_offset(x, in->st - 1, off, sizeof off);
+            snprintf(y, sizeof y, "o%d", in->st - 1);
+        }
+        loop_begin(x);
+        if (in->code == I_LN)
+            fprintf(f, "      float v_ = (A_ - mu_) * rs_ * (%s) + (%s);\n", w, b);
+        else
+            fprintf(f, "      float v_ = A_ * rs_ * (%s);\n", w);
+        if (in->st) {
+            fprintf(f, "      ");
+            store_stmt(f, p->outs[in->st - 1].dtype, y, off, "v_");
+            fprintf(f, "\n");
+        } else {
+            fprintf(f, "      s%d[k] = v_;\n", in->d.idx);
+        }
+        loop_end(x);
+        fprintf(f, "#undef A_\n    }\n");
+        return;
+    }
+    case I_COLACC:
+        opnd_expr(x, in->a, a, sizeof a);
+        fprintf(f, "    { const int k = 0; ");
+        switch (p->outs[in->aux].acc) {
+        case FE_OP_AMAX: fprintf(f, "float v_ = %s; if (v_ != v_ || v_ > acc%d) acc%d = v_;", a, in->aux, in->aux); break;
+        case FE_OP_AMIN: fprintf(f, "float v_ = %s; if (v_ != v_ || v_ < acc%d) acc%d = v_;", a, in->aux, in->aux); break;
+        default: fprintf(f, "acc%d += (double)(%s);", in->aux, a); break;
+        }
+        fprintf(f, " }\n");
+        return;
+    default:
+        x->bad = 1;
+        fe_error_set(x->err, FE_EINPUT, "cuda: instruction code %d has no CUDA form", in->code);
+        return;
+    }
+}
+
+/* Group reductions for a group of G threads: a warp's shuffles, and for
+ * a block, shared memory across its warps. */
+static void reductions(gen *x)
+{
+    static const char *kinds[3][2] = {{"sum", "a + b"}, {"max", "mxn(a, b)"}, {"min", "mnn(a, b)"}};
+    for (int r = 0; r < 3; r++) {
+        fprintf(x->f, "static __device__ __forceinline__ float op_%s(float a, float b) { return %s; }\n",
+                kinds[r][0], kinds[r][1]);
+        fprintf(x->f, "static __device__ __forceinline__ float grp_%s(float v) {\n", kinds[r][0]);
+        fprintf(x->f, "  for (int o = 16; o > 0; o >>= 1) v = op_%s(v, __shfl_xor_sync(0xffffffffu, v, o));\n",
+                kinds[r][0]);
+        if (x->G > 32) {
+            fprintf(x->f, "  __shared__ float red_[32];\n"
+                          "  __syncthreads();\n"
+                          "  if ((threadIdx.x & 31) == 0) red_[threadIdx.x >> 5] = v;\n"
+                          "  __syncthreads();\n"
+                          "  v = red_[0];\n"
+                          "  for (int w = 1; w < %d; w++) v = op_%s(v, red_[w]);\n", x->G / 32, kinds[r][0]);
+        }
+        fprintf(x->f, "  return v;\n}\n");
+    }
+}
+
+/* Which kernel shape p needs, and its launch. -1 with err when p mixes
+ * row ops and column reductions. */
+static int pick_shape(gen *x, int sms, fe_cuda_shape *sh)
+{
+    const fe_k_fused *p = x->p;
+    int rowops = 0;
+    for (int i = 0; i < p->ncode; i++) {
+        int c = p->code[i].code;
+        rowops |= c == I_REDUCE || c == I_SOFTMAX || c == I_RMS || c == I_LN;
+        if (c == I_VM)
+            return fe_error_set(x->err, FE_EINPUT, "cuda: a CPU-lowered program"), -1;
+    }
+    if (rowops && p->nacc)
+        return fe_error_set(x->err, FE_EINPUT, "cuda: row ops and column reductions in one program "
+                            "have no CUDA kernel yet"), -1;
+    memset(sh, 0, sizeof *sh);
+    sh->per_thread = 1;
+    unsigned cap = (unsigned)(sms > 0 ? sms : 1) * 32;
+    if (p->nacc) {
+        sh->kind = FE_CUDA_COLS;
+        sh->threads = 128;
+        int64_t g = (p->C + 127) / 128;
+        sh->grid = (unsigned)(g > 0 ? g : 1);
+    } else if (rowops) {
+        sh->kind = FE_CUDA_ROWS;
+        if (p->C <= 1024) {
+            x->G = 32;
+            sh->threads = 256;
+            int64_t g = (p->rows + 7) / 8;
+            sh->grid = (unsigned)(g < cap ? g : cap);
+        } else {
+            x->G = p->C >= 8192 ? 1024 : 512;
+            sh->threads = (unsigned)x->G;
+            sh->grid = (unsigned)(p->rows < cap ? p->rows : cap);
+        }
+        x->K = (int)((p->C + x->G - 1) / x->G);
+        sh->per_thread = x->K;
+    } else {
+        sh->kind = FE_CUDA_ELEM;
+        sh->threads = 256;
+        int64_t total = p->rows * p->C, g = (total + 255) / 256;
+        sh->grid = (unsigned)(g < cap * 4 ? g : cap * 4);
+    }
+    if (sh->grid == 0)
+        sh->grid = 1;
+    x->kind = sh->kind;
+    if (sh->kind != FE_CUDA_ROWS) {
+        x->K = 1;
+        x->G = 1;
+    }
+    return 0;
+}
+
+/* The body of the kernel for one row (rows, elem) or column (cols). */
+static void body(gen *x)
+{
+    const fe_k_fused *p = x->p;
+    for (int s = 0; s < p->nslots; s++)
+        fprintf(x->f, "    float s%d[K];\n", s);
+    for (int r = 0; r < p->nrowv; r++)
+        fprintf(x->f, "    float r%d = 0.0f;\n", r);
+    for (int i = 0; i < p->ncode && !x->bad; i++)
+        gen_instr(x, &p->code[i], i);
+}
+
+char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape *shape, fe_error *err)
+{
+    gen x;
+    char *s = NULL;
+    size_t len = 0;
+    memset(&x, 0, sizeof x);
+    x.p = p;
+    x.err = err;
+    if (pick_shape(&x, sms, shape))
+        return NULL;
+    x.f = open_memstream(&s, &len);
+    if (!x.f)
+        return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;
+    FILE *f = x.f;
+    fprintf(f, "// fuseeng: %s kernel, %lld rows x %lld columns, %d thread%s a row, %d value%s a thread\n",
+            shape->kind == FE_CUDA_ROWS ? "rows" : shape->kind == FE_CUDA_COLS ? "columns" : "elementwise",
+            (long long)p->rows, (long long)p->C, x.G, x.G == 1 ? "" : "s", x.K, x.K == 1 ? "" : "s");
+    fputs(prelude, f);
+    if (shape->kind == FE_CUDA_ROWS)
+        reductions(&x);
+    fprintf(f, "#define K %d\n#define G %d\n#define C %lldLL\n#define ROWS %lldLL\n", x.K, x.G,
+            (long long)p->C, (long long)p->rows);
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);
+    for (int i = 0; i < p->nins; i++)
+        fprintf(f, "%sconst %s *__restrict__ i%d", i ? ", " : "", ctype(p->ins[i].dtype), i);
+    for (int o = 0; o < p->nouts; o++)
+        fprintf(f, "%s%s *__restrict__ o%d", o || p->nins ? ", " : "", ctype(p->outs[o].dtype), o);
+    fprintf(f, ")\n{\n");
+    switch (shape->kind) {
+    case FE_CUDA_ELEM:
+        fprintf(f, "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < ROWS * C;"
+                   " e += (long long)gridDim.x * blockDim.x) {\n"
+                   "    const long long row = e / C, j = e - row * C;\n");
+        body(&x);
+        fprintf(f, "  }\n");
+        break;
+    case FE_CUDA_ROWS:
+        if (x.G == 32)
+            fprintf(f, "  const int lane = threadIdx.x & 31;\n"
+                       "  for (long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
+                       " row < ROWS; row += (long long)gridDim.x * (blockDim.x >> 5)) {\n");
+        else
+            fprintf(f, "  const int lane = threadIdx.x;\n"
+                       "  for (long long row = blockIdx.x; row < ROWS; row += gridDim.x) {\n");
+        body(&x);
+        fprintf(f, "  }\n");
+        break;
+    default:
+        fprintf(f, "  const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (j >= C) return;\n");
+        for (int o = 0; o < p->nouts; o++)
+            if (p->outs[o].acc) {
+                const char *id = p->outs[o].acc == FE_OP_AMAX ? "-__int_as_float(0x7f800000)"
+                                 : p->outs[o].acc == FE_OP_AMIN ? "__int_as_float(0x7f800000)" : "0.0";
+                fprintf(f, "  %s acc%d = %s;\n", p->outs[o].acc == FE_OP_AMAX || p->outs[o].acc == FE_OP_AMIN
+                        ? "float" : "double", o, id);
+            }
+        fprintf(f, "  for (long long row = 0; row < ROWS; row++) {\n");
+        body(&x);
+        fprintf(f, "  }\n");
+        for (int o = 0; o < p->nouts; o++)
+            if (p->outs[o].acc) {
+                char v[64], ptr[16];
+                snprintf(v, sizeof v, p->outs[o].acc == FE_OP_MEAN ? "(float)(acc%d / (double)ROWS)"
+                                      : "(float)acc%d", o);
+                snprintf(ptr, sizeof ptr, "o%d", o);
+                fprintf(f, "  ");
+                store_stmt(f, p->outs[o].dtype, ptr, "j", v);
+                fprintf(f, "\n");
+            }
+        break;
+    }
+    fprintf(f, "}\n");
+    fclose(f);
+    if (x.bad) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}

@@ -1,0 +1,46 @@
+/* cuda_src.h: an analysed fused group (group/fused_ir.h) printed as one
+ * CUDA C kernel, and the launch shape it was written for.
+ *
+ * Note on the three shapes of kernel.
+ *
+ *   elementwise   no row ops: a thread per element of the rows x columns
+ *                 domain, in a grid-stride loop; every value a register.
+ *   rows          row ops (reductions over the columns, softmax, norms):
+ *                 a warp per row when a row has at most 1024 columns,
+ *                 else a block of up to 1024 threads; each thread holds
+ *                 K = columns / threads values of every FULL value in a
+ *                 register array, and row ops are shuffle (and shared
+ *                 memory) reductions. Large K spills to local memory,
+ *                 which the compiler reports (cuda_build.h).
+ *   columns       column reductions (over the row axes): a thread per
+ *                 column, looping over the rows, accumulating in double
+ *                 as the CPU does.
+ *
+ * Every shape, stride and offset is a constant of the source, so the
+ * source is the kernel's structural signature (the on-disk cache's key).
+ */
+#ifndef FE_CUDA_SRC_H
+#define FE_CUDA_SRC_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "fused_ir.h"
+
+enum { FE_CUDA_ELEM, FE_CUDA_ROWS, FE_CUDA_COLS };
+
+typedef struct fe_cuda_shape {
+    int kind;                  /* FE_CUDA_* */
+    unsigned grid, threads;    /* 1-D launch */
+    int per_thread;            /* K: values of a FULL value each thread holds */
+} fe_cuda_shape;
+
+/* The kernel computing p, named name, for a device of sms
+ * multiprocessors: its source (caller frees) and launch shape. Its
+ * parameters are p's inputs' data pointers in p->ins order, then its
+ * outputs' in p->outs order. NULL with FE_EINPUT when p uses what the
+ * generator does not take, saying what, or FE_ENOMEM. */
+char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape *shape,
+                  fe_error *err);
+
+#endif

@@ -1,0 +1,134 @@
+#!/bin/sh
+# cuda.sh: the CUDA back end (--device cuda). The first half runs anywhere:
+# options, the error without a GPU, and the generated sources that
+# --show-kernels --device cuda prints without one. The second half runs
+# plans on the GPU against the CPU reference and is skipped, test by test,
+# where the driver or a GPU is missing (CI, this project's dev hosts); on
+# the GPU machine it runs (docs/cuda.md says how).
+. tests/lib.sh
+M=examples/models
+SH=${SHARED:-../shared}/models
+
+# Does this machine run CUDA kernels? A one-op model says.
+cat >"$T/tiny.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "tiny",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32"}},
+ "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+"$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >"$T/probe" 2>&1
+gpu=$?
+
+expect_fail "--device takes cpu or cuda" 2 "--device is cpu or cuda, got 'tpu'" \
+    "$FUSEENG" run "$M/gpt2_block.json" --execute --device tpu
+expect_fail "--device alone is refused" 2 "--device goes with --execute or --show-kernels" \
+    "$FUSEENG" run "$M/gpt2_block.json" --device cuda
+if [ "$gpu" -ne 0 ]; then
+    expect_fail "without a GPU, --device cuda names what is missing" 2 \
+        "--device cuda: (no NVIDIA driver library \(libcuda.so.1\)|the driver sees no GPU|no NVRTC|cuInit)" \
+        "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda
+    expect_fail "a library folder that holds no driver is named" 2 "/nonexistent/cuda" \
+        env FUSEENG_CUDA_LIBS=/nonexistent/cuda "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda
+else
+    skip "without a GPU, --device cuda names what is missing" "this machine has a GPU"
+    skip "a library folder that holds no driver is named" "this machine has a GPU"
+fi
+
+# Generated sources: every example model's groups, without a GPU too.
+for f in "$M"/*.json; do
+    b=$(basename "$f" .json)
+    for p in fuse_all gcu_tlf; do
+        if "$FUSEENG" run "$f" --policy $p --show-kernels --device cuda >"$T/show" 2>"$T/err"; then
+            groups=$(grep -c '^group ' "$T/show")
+            kern=$(grep -c 'extern "C" __global__ void' "$T/show")
+            said=$(grep -Ec '^  (cuda_fused|cuda_steps|view):' "$T/show")
+            if [ "$groups" -gt 0 ] && [ "$said" -eq "$groups" ] && [ "$kern" -gt 0 ]; then
+                ok "$b $p: --show-kernels --device cuda says how each of $groups groups runs ($kern kernels printed)"
+            else
+                not_ok "$b $p: --show-kernels --device cuda" "$groups groups, $said said, $kern kernels" \
+                    "$(head -c 600 "$T/show")"
+            fi
+        else
+            not_ok "$b $p: --show-kernels --device cuda" "stderr: $(head -c 600 "$T/err")"
+        fi
+    done
+done
+
+# What the steps are: cuBLAS for a matmul, its epilogue one kernel, a
+# softmax's row reductions, and why a group is not one kernel.
+"$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --show-kernels --device cuda >"$T/show" 2>&1
+for re in 'scores: cuBLAS gemm 1024 x 1024 x 64, batch 12' 'grp_max\(t_\)' 'grp_sum\(t_\)' \
+          'cuda_steps: 4 ops in 2 steps \(1 kernel, 1 cuBLAS, 0 on the host\): not one kernel: node .scores. is matmul' \
+          'cuda_fused: elementwise kernel of 9 ops'; do
+    if grep -Eq -- "$re" "$T/show"; then
+        ok "gpt2_block's CUDA plan shows /$re/"
+    else
+        not_ok "gpt2_block's CUDA plan shows /$re/" "$(grep -E '^group|^  cuda' "$T/show" | head -20)"
+    fi
+done
+
+# ---- on the GPU ----
+need_gpu() {   # need_gpu NAME: skip NAME and return 1 without a GPU
+    if [ "$gpu" -ne 0 ]; then
+        skip "$1" "no CUDA GPU here ($(head -c 120 "$T/probe" | tr '\n' ' '))"
+        return 1
+    fi
+}
+
+for f in "$M"/*.json; do
+    b=$(basename "$f" .json)
+    for p in fuse_all gcu_tlf tvm_fuseops xla_priority inductor_greedy no_fusion; do
+        name="gpu: $b under $p agrees with the CPU reference"
+        need_gpu "$name" || continue
+        check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
+    done
+done
+for f in "$SH"/*.json; do
+    [ -f "$f" ] || continue
+    b=$(basename "$f" .json)
+    for p in fuse_all gcu_tlf xla_priority; do
+        name="gpu: shared $b under $p agrees with the CPU reference"
+        need_gpu "$name" || continue
+        check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
+    done
+done
+
+name="gpu: a second process finds the kernels in the disk cache"
+if need_gpu "$name"; then
+    export FUSEENG_CACHE_DIR="$T/cache"
+    "$FUSEENG" run "$M/llama2_7b_layer.json" --policy fuse_all --execute --no-timing --device cuda >/dev/null 2>&1
+    expect_ok "$name" "cuda_fused:.*cached" \
+        "$FUSEENG" run "$M/llama2_7b_layer.json" --policy fuse_all --execute --no-timing --device cuda --verbose
+    unset FUSEENG_CACHE_DIR
+fi
+
+name="gpu: --show-kernels --device cuda reports registers and spills"
+need_gpu "$name" && expect_ok "$name" "registers, [0-9]+ local \(spill\) bytes" \
+    "$FUSEENG" run "$M/llama2_7b_layer.json" --policy fuse_all --show-kernels --device cuda
+
+name="gpu: timed runs report the plan against unfused on the card"
+need_gpu "$name" && expect_ok "$name" "speedup|faster|slower" \
+    "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda --budget 0.2
+
+cat >"$T/gather.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "bad-index",
+ "tensors": {"w": {"shape": [10, 4], "dtype": "f32", "kind": "weight"},
+             "i": {"shape": [3], "dtype": "i64", "kind": "input"},
+             "y": {"shape": [3, 4], "dtype": "f32"}},
+ "nodes": [{"name": "e", "op": "embedding", "inputs": ["w", "i"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+name="gpu: an out-of-range index on the card is an error, not wrong numbers"
+if need_gpu "$name"; then
+    /usr/bin/python3 - "$T/idx.safetensors" <<'PY' 2>/dev/null
+import json, struct, sys
+data = struct.pack("<3q", 1, 12, 2)
+hdr = json.dumps({"i": {"dtype": "I64", "shape": [3], "data_offsets": [0, len(data)]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
+PY
+    expect_fail "$name" 2 "out of range" \
+        "$FUSEENG" run "$T/gather.json" --policy no_fusion --execute --no-timing --device cuda --inputs "$T/idx.safetensors"
+fi
+
+[ "$failures" -eq 0 ]
