@@ -40,6 +40,7 @@ static struct {
     CUresult (*MemcpyHtoD)(fe_cu_ptr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, fe_cu_ptr, size_t);
     CUresult (*MemsetD8)(fe_cu_ptr, unsigned char, size_t);
+    CUresult (*MemcpyDtoD)(fe_cu_ptr, fe_cu_ptr, size_t);
     CUresult (*ModuleLoadData)(fe_cu_module *, const void *);
     CUresult (*ModuleUnload)(fe_cu_module);
     CUresult (*ModuleGetFunction)(fe_cu_func *, fe_cu_module, const char *);
@@ -195,6 +196,7 @@ static int load_driver(fe_error *err)
         sym(h, L, "cuMemcpyHtoD_v2", &cu.MemcpyHtoD, err) ||
         sym(h, L, "cuMemcpyDtoH_v2", &cu.MemcpyDtoH, err) ||
         sym(h, L, "cuMemsetD8_v2", &cu.MemsetD8, err) ||
+        sym(h, L, "cuMemcpyDtoD_v2", &cu.MemcpyDtoD, err) ||
         sym(h, L, "cuModuleLoadData", &cu.ModuleLoadData, err) ||
         sym(h, L, "cuModuleUnload", &cu.ModuleUnload, err) ||
         sym(h, L, "cuModuleGetFunction", &cu.ModuleGetFunction, err) ||
@@ -333,6 +335,13 @@ int fe_cuda_memset(fe_cu_ptr dst, unsigned char v, size_t bytes, fe_error *err)
 {
     if (bytes)
         CU(cu.MemsetD8(dst, v, bytes), "cuMemsetD8_v2");
+    return FE_OK;
+}
+
+int fe_cuda_copy(fe_cu_ptr dst, fe_cu_ptr src, size_t bytes, fe_error *err)
+{
+    if (bytes)
+        CU(cu.MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
     return FE_OK;
 }
 

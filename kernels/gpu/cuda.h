@@ -50,6 +50,8 @@ void fe_cuda_free(fe_cu_ptr p);
 int fe_cuda_upload(fe_cu_ptr dst, const void *src, size_t bytes, fe_error *err);
 int fe_cuda_download(void *dst, fe_cu_ptr src, size_t bytes, fe_error *err);
 int fe_cuda_memset(fe_cu_ptr dst, unsigned char v, size_t bytes, fe_error *err);
+/* Device to device (asynchronous): the copy bandwidth kernels are held to. */
+int fe_cuda_copy(fe_cu_ptr dst, fe_cu_ptr src, size_t bytes, fe_error *err);
 /* Wait for everything launched so far; a kernel's fault surfaces here. */
 int fe_cuda_sync(fe_error *err);
 

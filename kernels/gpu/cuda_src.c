@@ -38,13 +38,23 @@ static const char prelude[] =
     "}\n"
     "static __device__ __forceinline__ float mxn(float a, float b) { return a != a || a > b ? a : b; }\n"
     "static __device__ __forceinline__ float mnn(float a, float b) { return a != a || a < b ? a : b; }\n"
-    "static __device__ __forceinline__ float hard6(float v) { float t = v + 3.0f; t = t < 0.0f ? 0.0f : t; return t > 6.0f ? 6.0f : t; }\n";
+    "static __device__ __forceinline__ float hard6(float v) { float t = v + 3.0f; t = t < 0.0f ? 0.0f : t; return t > 6.0f ? 6.0f : t; }\n"
+    /* four consecutive elements in one access (16 or 8 bytes, aligned) */
+    "static __device__ __forceinline__ void ld4_f32(const float *p, float *v) { float4 t = *(const float4 *)p; v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w; }\n"
+    "static __device__ __forceinline__ void ld4_f16(const u16 *p, float *v) { uint2 t = *(const uint2 *)p; v[0] = h2f((u16)t.x); v[1] = h2f((u16)(t.x >> 16)); v[2] = h2f((u16)t.y); v[3] = h2f((u16)(t.y >> 16)); }\n"
+    "static __device__ __forceinline__ void ld4_bf16(const u16 *p, float *v) { uint2 t = *(const uint2 *)p; v[0] = b2f((u16)t.x); v[1] = b2f((u16)(t.x >> 16)); v[2] = b2f((u16)t.y); v[3] = b2f((u16)(t.y >> 16)); }\n"
+    "static __device__ __forceinline__ void st4_f32(float *p, const float *v) { *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]); }\n"
+    "static __device__ __forceinline__ void st4_f16(u16 *p, const float *v) { *(uint2 *)p = make_uint2(f2h(v[0]) | ((unsigned)f2h(v[1]) << 16), f2h(v[2]) | ((unsigned)f2h(v[3]) << 16)); }\n"
+    "static __device__ __forceinline__ void st4_bf16(u16 *p, const float *v) { *(uint2 *)p = make_uint2(f2b(v[0]) | ((unsigned)f2b(v[1]) << 16), f2b(v[2]) | ((unsigned)f2b(v[3]) << 16)); }\n";
 
 typedef struct gen {
     const fe_k_fused *p;
     FILE *f;
     int kind;
     int K, G;                  /* values per thread, threads per row */
+    int rowarr;                /* ROW values differ between a thread's K values (elementwise) */
+    int vec;                   /* elementwise over 4 consecutive columns, vector accesses */
+    const char *sfx;           /* integer constants' suffix: "" (32-bit indices) or "LL" */
     fe_error *err;
     int bad;                   /* set with err on the first instruction not taken */
 } gen;
@@ -103,7 +113,8 @@ static void round_expr(FILE *f, int dt, const char *v)
 
 /* The offset, over n axes of sizes dims and strides st, of flat index
  * `var` (row-major), as an expression of constants. */
-static void offset_expr(FILE *f, int n, const int64_t *dims, const int64_t *st, const char *var)
+static void offset_expr(FILE *f, int n, const int64_t *dims, const int64_t *st, const char *var,
+                        const char *sfx)
 {
     int64_t inner = 1;
     int any = 0;
@@ -111,16 +122,20 @@ static void offset_expr(FILE *f, int n, const int64_t *dims, const int64_t *st, 
     for (int a = n - 1; a >= 0; a--) {
         if (st[a] != 0 && dims[a] != 1) {
             fprintf(f, "%s", any ? " + " : "");
-            if (a == 0)
-                fprintf(f, "(%s / %lldLL)", var, (long long)inner);
+            if (a == 0 && inner == 1)
+                fprintf(f, "%s", var);
+            else if (a == 0)
+                fprintf(f, "(%s / %lld%s)", var, (long long)inner, sfx);
+            else if (inner == 1)
+                fprintf(f, "(%s %% %lld%s)", var, (long long)dims[a], sfx);
             else
-                fprintf(f, "(%s / %lldLL %% %lldLL)", var, (long long)inner, (long long)dims[a]);
-            fprintf(f, " * %lldLL", (long long)st[a]);
+                fprintf(f, "(%s / %lld%s %% %lld%s)", var, (long long)inner, sfx, (long long)dims[a], sfx);
+            fprintf(f, " * %lld%s", (long long)st[a], sfx);
             any = 1;
         }
         inner *= dims[a];
     }
-    fprintf(f, "%s)", any ? "" : "0LL");
+    fprintf(f, "%s)", any ? "" : "0");
 }
 
 /* Element offset of input i at (row, j) as an expression. */
@@ -135,18 +150,19 @@ static void in_offset(gen *x, int i, char *buf, size_t n)
         snprintf(buf, n, "0");
         return;
     }
-    fprintf(f, "%lldLL + ", (long long)in->base);
+    if (in->base)
+        fprintf(f, "%lld%s + ", (long long)in->base, x->sfx);
     if (in->rowinv)
-        fprintf(f, "0LL");
+        fprintf(f, "0");
     else
-        offset_expr(f, p->nrdims, p->rdims, in->rst, "row");
+        offset_expr(f, p->nrdims, p->rdims, in->rst, "row", x->sfx);
     fprintf(f, " + ");
     if (in->col == COL_CONTIG)
         fprintf(f, "j");
     else if (in->col == COL_BCAST)
-        fprintf(f, "0LL");
+        fprintf(f, "0");
     else
-        offset_expr(f, p->mr - p->nrdims, p->md + p->nrdims, in->mst + p->nrdims, "j");
+        offset_expr(f, p->mr - p->nrdims, p->md + p->nrdims, in->mst + p->nrdims, "j", x->sfx);
     fclose(f);
     snprintf(buf, n, "%s", s ? s : "0");
     free(s);
@@ -158,7 +174,7 @@ static void out_offset(gen *x, int o, char *buf, size_t n)
     const fe_k_fused *p = x->p;
     const pout *po = &p->outs[o];
     if (!po->strided) {
-        snprintf(buf, n, "row * %lldLL + j", (long long)p->C);
+        snprintf(buf, n, "row * %lld%s + j", (long long)p->C, x->sfx);
         return;
     }
     char *s = NULL;
@@ -168,8 +184,8 @@ static void out_offset(gen *x, int o, char *buf, size_t n)
         snprintf(buf, n, "0");
         return;
     }
-    fprintf(f, "%lldLL + ", (long long)po->base);
-    offset_expr(f, p->nrdims, p->rdims, po->rst, "row");
+    fprintf(f, "%lld%s + ", (long long)po->base, x->sfx);
+    offset_expr(f, p->nrdims, p->rdims, po->rst, "row", x->sfx);
     fprintf(f, " + j");
     fclose(f);
     snprintf(buf, n, "%s", s ? s : "0");
@@ -189,7 +205,7 @@ static void opnd_expr(gen *x, opnd o, char *buf, size_t n)
 {
     switch (o.kind) {
     case K_SLOT: snprintf(buf, n, "s%d[k]", o.idx); break;
-    case K_ROW: snprintf(buf, n, "r%d", o.idx); break;
+    case K_ROW: snprintf(buf, n, x->rowarr ? "r%d[k]" : "r%d", o.idx); break;
     case K_CONST: {
         float v = x->p->consts[o.idx];
         if (v != v)
@@ -201,6 +217,10 @@ static void opnd_expr(gen *x, opnd o, char *buf, size_t n)
         break;
     }
     case K_IN: {
+        if (x->vec && x->p->ins[o.idx].col == COL_CONTIG) {
+            snprintf(buf, n, "v%d[k]", o.idx);
+            break;
+        }
         char off[1024], *s = NULL;
         size_t len = 0;
         char ptr[16];
@@ -270,8 +290,12 @@ static void binary_expr(FILE *f, int op, const char *a, const char *b)
 /* Open a loop over this thread's columns of the row; close with loop_end. */
 static void loop_begin(gen *x)
 {
-    if (x->kind == FE_CUDA_ROWS)
-        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { long long j = lane + (long long)k * G; if (j < C) {\n");
+    if (x->vec)
+        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < 4; k++) { const IX j = j0 + k; {\n");
+    else if (x->kind == FE_CUDA_ROWS)
+        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { const IX j = lane + (IX)k * G; if (j < C) {\n");
+    else if (x->kind == FE_CUDA_ELEM)
+        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { const IX row = rw[k], j = jj[k]; if (row < ROWS) {\n");
     else
         fprintf(x->f, "    { const int k = 0; {\n");
 }
@@ -287,6 +311,10 @@ static void assign(gen *x, opnd d, const char *rhs)
     if (d.kind == K_SLOT) {
         loop_begin(x);
         fprintf(x->f, "      s%d[k] = %s;\n", d.idx, rhs);
+        loop_end(x);
+    } else if (x->rowarr) {
+        loop_begin(x);
+        fprintf(x->f, "      r%d[k] = %s;\n", d.idx, rhs);
         loop_end(x);
     } else {
         fprintf(x->f, "    r%d = %s;\n", d.idx, rhs);
@@ -348,14 +376,23 @@ static void gen_instr(gen *x, const instr *in, int pc)
     case I_LOADROW: {
         snprintf(ptr, sizeof ptr, "i%d", in->aux);
         in_offset(x, in->aux, off, sizeof off);
-        if (in->code == I_LOADROW) {
-            fprintf(f, "    { const long long j = 0; r%d = ", in->d.idx);
+        if (in->code == I_LOADROW && x->rowarr) {
+            loop_begin(x);
+            fprintf(f, "      { const IX j = 0; r%d[k] = ", in->d.idx);
             load_expr(f, p->ins[in->aux].dtype, ptr, off);
-            fprintf(f, "; }\n");
+            fprintf(f, "; (void)j; }\n");
+            loop_end(x);
+        } else if (in->code == I_LOADROW) {
+            fprintf(f, "    { const IX j = 0; r%d = ", in->d.idx);
+            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            fprintf(f, "; (void)j; }\n");
         } else {
             loop_begin(x);
             fprintf(f, "      s%d[k] = ", in->d.idx);
-            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            if (x->vec && p->ins[in->aux].col == COL_CONTIG)
+                fprintf(f, "v%d[k]", in->aux);
+            else
+                load_expr(f, p->ins[in->aux].dtype, ptr, off);
             fprintf(f, ";\n");
             loop_end(x);
         }
@@ -373,16 +410,17 @@ static void gen_instr(gen *x, const instr *in, int pc)
         return;
     case I_ROUND: {
         char v[64];
+        int loop = in->d.kind == K_SLOT || x->rowarr;
         if (in->d.kind == K_SLOT)
             snprintf(v, sizeof v, "s%d[k]", in->d.idx);
         else
-            snprintf(v, sizeof v, "r%d", in->d.idx);
-        if (in->d.kind == K_SLOT)
+            snprintf(v, sizeof v, x->rowarr ? "r%d[k]" : "r%d", in->d.idx);
+        if (loop)
             loop_begin(x);
         fprintf(f, "      %s = ", v);
         round_expr(f, in->op, v);
         fprintf(f, ";\n");
-        if (in->d.kind == K_SLOT)
+        if (loop)
             loop_end(x);
         return;
     }
@@ -390,6 +428,16 @@ static void gen_instr(gen *x, const instr *in, int pc)
         opnd_expr(x, in->a, a, sizeof a);
         snprintf(ptr, sizeof ptr, "o%d", in->aux);
         out_offset(x, in->aux, off, sizeof off);
+        if (x->vec) {   /* j is the first of the four columns here */
+            int dt = p->outs[in->aux].dtype;
+            fprintf(f, "    { float t_[4];\n");
+            loop_begin(x);
+            fprintf(f, "      t_[k] = %s;\n", a);
+            loop_end(x);
+            fprintf(f, "    const IX j = j0; st4_%s(%s + (%s), t_); }\n",
+                    dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", ptr, off);
+            return;
+        }
         loop_begin(x);
         fprintf(f, "      ");
         store_stmt(f, p->outs[in->aux].dtype, ptr, off, a);
@@ -400,6 +448,14 @@ static void gen_instr(gen *x, const instr *in, int pc)
     case I_STOREROW:
         opnd_expr(x, in->a, a, sizeof a);
         snprintf(ptr, sizeof ptr, "o%d", in->aux);
+        if (x->kind == FE_CUDA_ELEM) {
+            loop_begin(x);
+            fprintf(f, "      if (j == 0) { ");
+            store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
+            fprintf(f, " }\n");
+            loop_end(x);
+            return;
+        }
         fprintf(f, "    if (%s) { ", x->kind == FE_CUDA_ROWS ? "lane == 0" : "j == 0");
         store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
         fprintf(f, " }\n");
@@ -538,67 +594,152 @@ static void reductions(gen *x)
     }
 }
 
+/* The largest element offset p reaches in any input or output, to pick
+ * 32-bit indices when everything fits. */
+static int64_t max_offset(const fe_k_fused *p)
+{
+    int64_t m = p->rows * p->C;
+    for (int i = 0; i < p->nins; i++) {
+        int64_t o = p->ins[i].base;
+        for (int a = 0; a < p->mr; a++)
+            o += (p->md[a] - 1) * (p->ins[i].mst[a] < 0 ? -p->ins[i].mst[a] : p->ins[i].mst[a]);
+        m = o > m ? o : m;
+    }
+    for (int k = 0; k < p->nouts; k++) {
+        const pout *o = &p->outs[k];
+        int64_t e = o->base + p->C;
+        for (int a = 0; o->strided && a < p->nrdims; a++)
+            e += (p->rdims[a] - 1) * o->rst[a];
+        m = e > m ? e : m;
+    }
+    return m;
+}
+
+static int vec_dtype(int dt)
+{
+    return dt == FE_F32 || dt == FE_F16 || dt == FE_BF16;
+}
+
+/* Whether an elementwise p can take four consecutive columns a thread,
+ * each tensor read and written in one aligned access: every input
+ * contiguous along the columns (or one value a row) and every output too,
+ * in f32, f16 or bf16, with rows starting at multiples of four. */
+static int vectorizable(const fe_k_fused *p)
+{
+    if (p->C % 4 || p->nacc)
+        return 0;
+    for (int i = 0; i < p->nins; i++) {
+        const pin *in = &p->ins[i];
+        if (in->col == COL_GENERAL || (in->col == COL_CONTIG && !vec_dtype(in->dtype)) || in->base % 4)
+            return 0;
+        for (int a = 0; a < p->nrdims && in->col == COL_CONTIG; a++)
+            if (in->rst[a] % 4)
+                return 0;
+    }
+    for (int k = 0; k < p->nouts; k++) {
+        const pout *o = &p->outs[k];
+        if (!vec_dtype(o->dtype) || o->base % 4)
+            return 0;
+        for (int a = 0; o->strided && a < p->nrdims; a++)
+            if (o->rst[a] % 4)
+                return 0;
+    }
+    for (int i = 0; i < p->ncode; i++)
+        if (p->code[i].code == I_STOREROW)
+            return 0;
+    return 1;
+}
+
+static int pow2_at_least(int64_t v)
+{
+    int p = 1;
+    while (p < v && p < (1 << 20))
+        p <<= 1;
+    return p;
+}
+
 /* Which kernel shape p needs, and its launch. -1 with err when p mixes
- * row ops and column reductions. */
+ * row ops and column reductions.
+ *
+ * Note on the sizes. A memory-bound kernel needs many loads in flight
+ * (Little's law: at 4.8 TB/s and ~600 ns, about 20 KB per multiprocessor),
+ * so an elementwise thread takes K = 4 elements (8 for 16-bit data), each
+ * instruction's loop over k issuing K independent loads. A row kernel
+ * gives each thread about 8 values of its row: a warp per row up to 512
+ * columns (no __syncthreads), else a block of 64 to 1024 threads, a
+ * power of two, so that several rows share a multiprocessor and one
+ * row's reduction overlaps another's loads. */
 static int pick_shape(gen *x, int sms, fe_cuda_shape *sh)
 {
     const fe_k_fused *p = x->p;
-    int rowops = 0;
+    int rowops = 0, narrow = 1;
     for (int i = 0; i < p->ncode; i++) {
         int c = p->code[i].code;
         rowops |= c == I_REDUCE || c == I_SOFTMAX || c == I_RMS || c == I_LN;
         if (c == I_VM)
             return fe_error_set(x->err, FE_EINPUT, "cuda: a CPU-lowered program"), -1;
     }
+    for (int i = 0; i < p->nins; i++)
+        narrow &= fe_dtype_size(p->ins[i].dtype) <= 2;
     if (rowops && p->nacc)
         return fe_error_set(x->err, FE_EINPUT, "cuda: row ops and column reductions in one program "
                             "have no CUDA kernel yet"), -1;
     memset(sh, 0, sizeof *sh);
-    sh->per_thread = 1;
+    /* the margin covers a grid-stride loop's last step past the end */
+    x->sfx = max_offset(p) < ((int64_t)1 << 31) - ((int64_t)1 << 25) ? "" : "LL";
     unsigned cap = (unsigned)(sms > 0 ? sms : 1) * 32;
     if (p->nacc) {
         sh->kind = FE_CUDA_COLS;
         sh->threads = 128;
         int64_t g = (p->C + 127) / 128;
         sh->grid = (unsigned)(g > 0 ? g : 1);
+        x->K = x->G = 1;
     } else if (rowops) {
         sh->kind = FE_CUDA_ROWS;
-        if (p->C <= 1024) {
+        if (p->C <= 512) {
             x->G = 32;
             sh->threads = 256;
             int64_t g = (p->rows + 7) / 8;
             sh->grid = (unsigned)(g < cap ? g : cap);
         } else {
-            x->G = p->C >= 8192 ? 1024 : 512;
+            int64_t gg = pow2_at_least((p->C + 7) / 8);
+            x->G = (int)(gg < 64 ? 64 : gg > 1024 ? 1024 : gg);
             sh->threads = (unsigned)x->G;
             sh->grid = (unsigned)(p->rows < cap ? p->rows : cap);
         }
         x->K = (int)((p->C + x->G - 1) / x->G);
-        sh->per_thread = x->K;
+    } else if (vectorizable(p)) {
+        sh->kind = FE_CUDA_ELEM;
+        sh->threads = 256;
+        x->vec = 1;
+        x->K = 4;
+        x->G = 1;
+        int64_t g = (p->rows * p->C / 4 + 255) / 256;
+        sh->grid = (unsigned)(g < cap * 4 ? g : cap * 4);
     } else {
         sh->kind = FE_CUDA_ELEM;
         sh->threads = 256;
-        int64_t total = p->rows * p->C, g = (total + 255) / 256;
-        sh->grid = (unsigned)(g < cap * 4 ? g : cap * 4);
+        x->K = narrow ? 8 : 4;
+        x->G = 1;
+        x->rowarr = 1;
+        int64_t total = p->rows * p->C, g = (total + 256 * x->K - 1) / (256 * x->K);
+        sh->grid = (unsigned)(g < cap * 2 ? g : cap * 2);
     }
     if (sh->grid == 0)
         sh->grid = 1;
+    sh->per_thread = x->K;
     x->kind = sh->kind;
-    if (sh->kind != FE_CUDA_ROWS) {
-        x->K = 1;
-        x->G = 1;
-    }
     return 0;
 }
 
-/* The body of the kernel for one row (rows, elem) or column (cols). */
+/* The declarations of the values, then the instructions. */
 static void body(gen *x)
 {
     const fe_k_fused *p = x->p;
     for (int s = 0; s < p->nslots; s++)
         fprintf(x->f, "    float s%d[K];\n", s);
     for (int r = 0; r < p->nrowv; r++)
-        fprintf(x->f, "    float r%d = 0.0f;\n", r);
+        fprintf(x->f, x->rowarr ? "    float r%d[K];\n" : "    float r%d = 0.0f;\n", r);
     for (int i = 0; i < p->ncode && !x->bad; i++)
         gen_instr(x, &p->code[i], i);
 }
@@ -617,41 +758,70 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     if (!x.f)
         return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;
     FILE *f = x.f;
+    const char *sfx = x.sfx;
     fprintf(f, "// fuseeng: %s kernel, %lld rows x %lld columns, %d thread%s a row, %d value%s a thread\n",
-            shape->kind == FE_CUDA_ROWS ? "rows" : shape->kind == FE_CUDA_COLS ? "columns" : "elementwise",
+            shape->kind == FE_CUDA_ROWS ? "rows" : shape->kind == FE_CUDA_COLS ? "columns"
+            : x.vec ? "elementwise (vector accesses)" : "elementwise",
             (long long)p->rows, (long long)p->C, x.G, x.G == 1 ? "" : "s", x.K, x.K == 1 ? "" : "s");
     fputs(prelude, f);
+    fprintf(f, "typedef %s IX;\n", sfx[0] ? "long long" : "int");
     if (shape->kind == FE_CUDA_ROWS)
         reductions(&x);
-    fprintf(f, "#define K %d\n#define G %d\n#define C %lldLL\n#define ROWS %lldLL\n", x.K, x.G,
-            (long long)p->C, (long long)p->rows);
+    fprintf(f, "#define K %d\n#define G %d\n#define C ((IX)%lld%s)\n#define ROWS ((IX)%lld%s)\n", x.K,
+            x.G, (long long)p->C, sfx, (long long)p->rows, sfx);
     fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);
     for (int i = 0; i < p->nins; i++)
         fprintf(f, "%sconst %s *__restrict__ i%d", i ? ", " : "", ctype(p->ins[i].dtype), i);
     for (int o = 0; o < p->nouts; o++)
         fprintf(f, "%s%s *__restrict__ o%d", o || p->nins ? ", " : "", ctype(p->outs[o].dtype), o);
     fprintf(f, ")\n{\n");
-    switch (shape->kind) {
+    switch (x.vec ? -1 : shape->kind) {
+    case -1:
+        /* four consecutive columns a thread: every contiguous input read
+         * in one access up front, so that all are in flight at once */
+        fprintf(f, "  for (IX q = (IX)blockIdx.x * blockDim.x + threadIdx.x; q < ROWS * (C / 4);"
+                   " q += (IX)gridDim.x * blockDim.x) {\n"
+                   "    const IX row = q / (C / 4), j0 = (q - row * (C / 4)) * 4;\n");
+        for (int i = 0; i < p->nins; i++) {
+            if (p->ins[i].col != COL_CONTIG)
+                continue;
+            char off[1024];
+            int dt = p->ins[i].dtype;
+            in_offset(&x, i, off, sizeof off);
+            fprintf(f, "    float v%d[4]; { const IX j = j0; ld4_%s(i%d + (%s), v%d); }\n", i,
+                    dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", i, off, i);
+        }
+        body(&x);
+        fprintf(f, "  }\n");
+        break;
     case FE_CUDA_ELEM:
-        fprintf(f, "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < ROWS * C;"
-                   " e += (long long)gridDim.x * blockDim.x) {\n"
-                   "    const long long row = e / C, j = e - row * C;\n");
+        /* K elements a thread, a grid's width apart: each warp's loads of
+         * one k are contiguous */
+        fprintf(f, "  const IX stride = (IX)gridDim.x * blockDim.x;\n"
+                   "  for (IX e = (IX)blockIdx.x * blockDim.x + threadIdx.x; e < ROWS * C; e += stride * K) {\n"
+                   "    IX rw[K], jj[K];\n"
+                   "    #pragma unroll\n"
+                   "    for (int k = 0; k < K; k++) {\n"
+                   "      const IX e_ = e + (IX)k * stride;\n"
+                   "      rw[k] = e_ < ROWS * C ? e_ / C : ROWS;\n"
+                   "      jj[k] = e_ - rw[k] * C;\n"
+                   "    }\n");
         body(&x);
         fprintf(f, "  }\n");
         break;
     case FE_CUDA_ROWS:
         if (x.G == 32)
             fprintf(f, "  const int lane = threadIdx.x & 31;\n"
-                       "  for (long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
-                       " row < ROWS; row += (long long)gridDim.x * (blockDim.x >> 5)) {\n");
+                       "  for (IX row = (IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
+                       " row < ROWS; row += (IX)gridDim.x * (blockDim.x >> 5)) {\n");
         else
             fprintf(f, "  const int lane = threadIdx.x;\n"
-                       "  for (long long row = blockIdx.x; row < ROWS; row += gridDim.x) {\n");
+                       "  for (IX row = blockIdx.x; row < ROWS; row += gridDim.x) {\n");
         body(&x);
         fprintf(f, "  }\n");
         break;
     default:
-        fprintf(f, "  const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        fprintf(f, "  const IX j = (IX)blockIdx.x * blockDim.x + threadIdx.x;\n"
                    "  if (j >= C) return;\n");
         for (int o = 0; o < p->nouts; o++)
             if (p->outs[o].acc) {
@@ -660,7 +830,7 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
                 fprintf(f, "  %s acc%d = %s;\n", p->outs[o].acc == FE_OP_AMAX || p->outs[o].acc == FE_OP_AMIN
                         ? "float" : "double", o, id);
             }
-        fprintf(f, "  for (long long row = 0; row < ROWS; row++) {\n");
+        fprintf(f, "  for (IX row = 0; row < ROWS; row++) {\n");
         body(&x);
         fprintf(f, "  }\n");
         for (int o = 0; o < p->nouts; o++)

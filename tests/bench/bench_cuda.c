@@ -1,0 +1,272 @@
+/* bench_cuda.c: the CUDA back end on the card (issue 33's targets).
+ *
+ *   copy       the device-to-device copy's bandwidth, bytes read and
+ *              written: the ceiling a memory-bound kernel is held to;
+ *   pointwise  the five CPU micro-workloads (examples/bench) scaled to
+ *              fill the card, each as one generated kernel: bandwidth as a
+ *              fraction of the copy's (target >= 0.80), and the same
+ *              workload op by op (one kernel each) for the gain;
+ *   epilogue   a matmul with bias and GELU as the plan runs it (cuBLAS,
+ *              then the epilogue as one kernel) against the matmul alone
+ *              plus its epilogue ops one by one, and the matmul alone.
+ *
+ * Each figure is the median of 7 trials of 10 launches timed with CUDA
+ * events after 3 warm-up launches. Without a GPU it says so and exits 0
+ * (CI has none).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "cuda.h"
+#include "cuda_group.h"
+#include "graph.h"
+#include "load.h"
+#include "ops.h"
+
+enum { TRIALS = 7, REPS = 10, WARM = 3 };
+
+static void die(const char *what, const fe_error *err)
+{
+    fprintf(stderr, "bench_cuda: %s: %s\n", what, err->message);
+    exit(1);
+}
+
+/* Groups launched in turn, over one table of device buffers. */
+typedef struct seq {
+    fe_cuda_group **g;
+    int n;
+    fe_cu_ptr *dev, fault;
+} seq;
+
+static void launch(seq *q)
+{
+    fe_error err = {0};
+    for (int i = 0; i < q->n; i++)
+        if (fe_cuda_group_run(q->g[i], q->dev, q->fault, &err))
+            die("launch", &err);
+}
+
+/* ms per run of q: the median over trials. */
+static double time_seq(seq *q)
+{
+    fe_error err = {0};
+    fe_cu_event a, b;
+    double t[TRIALS];
+    if (fe_cuda_event_new(&a, &err) || fe_cuda_event_new(&b, &err))
+        die("events", &err);
+    for (int w = 0; w < WARM; w++)
+        launch(q);
+    for (int k = 0; k < TRIALS; k++) {
+        float ms = 0;
+        if (fe_cuda_record(a, &err))
+            die("record", &err);
+        for (int r = 0; r < REPS; r++)
+            launch(q);
+        if (fe_cuda_record(b, &err) || fe_cuda_elapsed(a, b, &ms, &err))
+            die("elapsed", &err);
+        t[k] = ms / REPS;
+    }
+    fe_cuda_event_free(a);
+    fe_cuda_event_free(b);
+    return median(t, TRIALS);
+}
+
+/* Device buffers for every tensor of g, statics filled with values in
+ * [-1, 1] (indices: 0). */
+static fe_cu_ptr *buffers(const fe_graph *g)
+{
+    fe_error err = {0};
+    fe_cu_ptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
+    if (!dev)
+        exit(1);
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (fe_cuda_alloc(&dev[t], (size_t)tt->bytes, &err))
+            die("memory", &err);
+        if (tt->producer >= 0)
+            continue;
+        float *h = malloc((size_t)tt->bytes + 4);
+        if (!h)
+            exit(1);
+        if (tt->dtype == FE_F32)
+            for (int64_t i = 0; i < tt->numel; i++)
+                h[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
+        else
+            memset(h, 0, (size_t)tt->bytes);
+        if (fe_cuda_upload(dev[t], h, (size_t)tt->bytes, &err))
+            die("upload", &err);
+        free(h);
+    }
+    return dev;
+}
+
+static void free_buffers(const fe_graph *g, fe_cu_ptr *dev)
+{
+    for (int32_t t = 0; t < g->ntensors; t++)
+        fe_cuda_free(dev[t]);
+    free(dev);
+}
+
+/* nodes[0..n) of g as one group, or each alone (n groups). */
+static seq make_seq(const fe_graph *g, const int32_t *nodes, int n, int alone, fe_cu_ptr *dev,
+                    fe_cu_ptr fault)
+{
+    fe_error err = {0};
+    seq q = {calloc((size_t)n + 1, sizeof(fe_cuda_group *)), alone ? n : 1, dev, fault};
+    for (int i = 0; i < q.n; i++)
+        if (!(q.g[i] = fe_cuda_group_new(g, alone ? &nodes[i] : nodes, alone ? 1 : n, &err)))
+            die("compile", &err);
+    return q;
+}
+
+static void free_seq(seq *q)
+{
+    for (int i = 0; i < q->n; i++)
+        fe_cuda_group_free(q->g[i]);
+    free(q->g);
+}
+
+static double io_bytes(const fe_graph *g)
+{
+    double b = 0;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (tt->producer < 0 || (tt->flags & FE_T_OUTPUT))
+            b += (double)tt->bytes;
+    }
+    return b;
+}
+
+static fe_graph *load(const char *dir, const char *file, const char *d0, int64_t v0,
+                      const char *d1, int64_t v1)
+{
+    fe_error err = {0};
+    char path[4200];
+    const char *names[2] = {d0, d1};
+    int64_t values[2] = {v0, v1};
+    fe_dimset ds = {d1 ? 2 : 1, names, values};
+    snprintf(path, sizeof path, "%s/%s.json", dir, file);
+    fe_graph *g = fe_load_model_file(path, &ds, &err);
+    if (!g)
+        die(path, &err);
+    return g;
+}
+
+static double copy_gbs(void)
+{
+    fe_error err = {0};
+    size_t bytes = (size_t)2 << 30;
+    fe_cu_ptr a, b;
+    fe_cu_event e0, e1;
+    double t[TRIALS];
+    if (fe_cuda_alloc(&a, bytes, &err) || fe_cuda_alloc(&b, bytes, &err) ||
+        fe_cuda_memset(a, 1, bytes, &err) || fe_cuda_event_new(&e0, &err) ||
+        fe_cuda_event_new(&e1, &err))
+        die("copy", &err);
+    for (int k = 0; k < TRIALS + WARM; k++) {
+        float ms = 0;
+        fe_cuda_record(e0, &err);
+        for (int r = 0; r < REPS; r++)
+            fe_cuda_copy(b, a, bytes, &err);
+        if (fe_cuda_record(e1, &err) || fe_cuda_elapsed(e0, e1, &ms, &err))
+            die("copy", &err);
+        if (k >= WARM)
+            t[k - WARM] = ms / REPS;
+    }
+    fe_cuda_free(a);
+    fe_cuda_free(b);
+    fe_cuda_event_free(e0);
+    fe_cuda_event_free(e1);
+    return 2.0 * (double)bytes / (median(t, TRIALS) * 1e-3) / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    fe_error err = {0};
+    const char *dir = getenv("FE_BENCH_MODELS") ? getenv("FE_BENCH_MODELS") : "examples/bench";
+    static const struct {
+        const char *name, *file, *d0;
+        int64_t v0;
+        const char *d1;
+        int64_t v1;
+    } W[] = {
+        {"swiglu silu(g)*u f32[16384,11008]", "swiglu", "T", 16384, NULL, 0},
+        {"add+rmsnorm f32[32768,4096] -> h, y", "add_rmsnorm", "T", 32768, NULL, 0},
+        {"gelu tanh f32[8192,16384]", "gelu", "T", 8192, NULL, 0},
+        {"chain6 tanh(relu(x*a+b)*c)+x f32[32768,4096]", "chain6", "T", 32768, NULL, 0},
+        {"softmax(x*0.125+mask) f32[128,2048,2048]", "softmax", "H", 128, NULL, 0},
+    };
+    int missed = 0;
+    if (fe_cuda_open(&err)) {
+        printf("bench_cuda: skipped, no GPU here (%s)\n", err.message);
+        return 0;
+    }
+    const fe_cuda_dev *d = fe_cuda_device();
+    double copy = copy_gbs();
+    printf("device     %s, sm_%d%d, %d multiprocessors, %.0f MiB L2\n", d->name, d->cc_major,
+           d->cc_minor, d->sms, d->l2_bytes / 1048576.0);
+    printf("copy       %.0f GB/s (device to device, 2 GiB, read + written)\n", copy);
+    printf("\n%-46s %9s %9s %7s %9s %7s\n", "pointwise / reduction (one kernel)", "fused ms",
+           "GB/s", "of copy", "by op ms", "gain");
+    for (size_t w = 0; w < sizeof W / sizeof *W; w++) {
+        if (!wanted(argc, argv, W[w].file))
+            continue;
+        fe_graph *g = load(dir, W[w].file, W[w].d0, W[w].v0, W[w].d1, W[w].v1);
+        int32_t *all = malloc(((size_t)g->nnodes + 1) * sizeof *all);
+        fe_cu_ptr fault;
+        for (int i = 0; i < g->nnodes; i++)
+            all[i] = i;
+        fe_cu_ptr *dev = buffers(g);
+        if (fe_cuda_alloc(&fault, sizeof(int), &err))
+            die("memory", &err);
+        seq f = make_seq(g, all, g->nnodes, 0, dev, fault), u = make_seq(g, all, g->nnodes, 1, dev, fault);
+        double tf = time_seq(&f), tu = time_seq(&u), gbs = io_bytes(g) / (tf * 1e-3) / 1e9;
+        printf("%-46s %9.3f %9.0f %6.0f%% %9.3f %6.2fx  %s\n", W[w].name, tf, gbs, 100 * gbs / copy,
+               tu, tu / tf, fe_cuda_group_how(f.g[0]));
+        if (gbs < 0.80 * copy || !fe_cuda_group_is_fused(f.g[0])) {
+            printf("    MISSED  %.2f of copy, target 0.80\n", gbs / copy);
+            missed++;
+        }
+        free_seq(&f);
+        free_seq(&u);
+        fe_cuda_free(fault);
+        free_buffers(g, dev);
+        free(all);
+        fe_graph_free(g);
+    }
+    if (wanted(argc, argv, "matmul_bias_gelu")) {
+        fe_graph *g = load(dir, "matmul_bias_gelu", "M", 8192, NULL, 0);
+        int32_t *all = malloc(((size_t)g->nnodes + 1) * sizeof *all), mm = -1;
+        fe_cu_ptr fault;
+        for (int i = 0; i < g->nnodes; i++) {
+            all[i] = i;
+            if (fe_graph_node(g, i)->op == FE_OP_MATMUL)
+                mm = i;
+        }
+        fe_cu_ptr *dev = buffers(g);
+        if (fe_cuda_alloc(&fault, sizeof(int), &err) || mm < 0)
+            die("matmul_bias_gelu", &err);
+        seq f = make_seq(g, all, g->nnodes, 0, dev, fault), u = make_seq(g, all, g->nnodes, 1, dev, fault);
+        seq m = make_seq(g, &mm, 1, 0, dev, fault);
+        double tf = time_seq(&f), tu = time_seq(&u), tm = time_seq(&m);
+        printf("\nmatmul + bias + gelu f32 [8192 x 2048] x [2048 x 2048]: fused %.3f ms, op by op %.3f ms "
+               "(%.2fx), matmul alone %.3f ms (epilogue %.3f ms)\n    %s\n", tf, tu, tu / tf, tm,
+               tf - tm, fe_cuda_group_how(f.g[0]));
+        if (tf > tu * 1.02) {
+            printf("    MISSED  the fused matmul is slower than its ops one by one\n");
+            missed++;
+        }
+        free_seq(&f);
+        free_seq(&u);
+        free_seq(&m);
+        fe_cuda_free(fault);
+        free_buffers(g, dev);
+        free(all);
+        fe_graph_free(g);
+    }
+    printf("\n%s\n", missed ? "some targets MISSED" : "every target met");
+    return 0;
+}
