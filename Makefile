@@ -8,6 +8,7 @@
 #                        goes into docs/performance.md, BENCH_LOG= leaves it out)
 #   make fuzz FUZZ_S=N   libFuzzer harnesses, N s each, then FUZZ_SEEDS random graphs
 #   make difftest DIFF_SEEDS=N   the differential tester over N random graphs
+#   make bundle          a relocatable fuseeng for GPU nodes without a registry (docs/cuda.md)
 #   make valgrind        memcheck over the PORTABLE=1 build (docs/testing.md)
 #   make ... PORTABLE=1  build for any x86-64 host (and valgrind), in build/portable
 #   make models          regenerate examples/models and examples/bench
@@ -236,6 +237,16 @@ test: all $(TEST_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 
 demo: all
 	sh examples/demo.sh $(BUILD)/fuseeng
+
+# make bundle: fuseeng for a machine with no package registry (a GPU node):
+# the PORTABLE=1 build with the libraries it needs, the Lua files and the
+# policies, relocatable, as $(BUILD)/bundle/fuseeng and a .tar.xz of it
+# (scripts/bundle.sh; docs/cuda.md says how to use it).
+.PHONY: bundle
+bundle:
+	$(MAKE) --no-print-directory PORTABLE=1 SANITIZE=
+	sh scripts/bundle.sh $(BUILD)/portable/fuseeng $(BUILD)/bundle/fuseeng
+	tar cJf $(BUILD)/bundle/fuseeng.tar.xz -C $(BUILD)/bundle fuseeng
 
 # make bench: every benchmark program, and the run as a dated entry of the
 # performance log (tests/bench/run.sh writes $(BUILD)/bench/entry.md and

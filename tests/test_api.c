@@ -432,6 +432,20 @@ static void execution(void **state)
     fe_execute_options bad = {.rtol = 2};
     assert_null(fe_plan_execute(p, &bad, &err));
     assert_input_error(&err, "rtol 2");
+    fe_execute_options nodev = {.device = 7};
+    assert_null(fe_plan_execute(p, &nodev, &err));
+    assert_input_error(&err, "device 7 FE_DEVICE_CPU or FE_DEVICE_CUDA");
+    /* The GPU through the same call: where the driver cannot be opened (CI),
+     * an input error naming it, and no result; on a GPU machine, a result
+     * whose outputs agree with the CPU's reference. */
+    fe_execute_options gpu = {.no_timing = 1, .device = FE_DEVICE_CUDA};
+    fe_result *xg = fe_plan_execute(p, &gpu, &err);
+    if (xg) {
+        assert_true(fe_result_ok(xg));
+        fe_result_free(xg);
+    } else {
+        assert_input_error(&err, "--device cuda: ");
+    }
     assert_null(fe_plan_execute(NULL, NULL, &err));
     assert_input_error(&err, "fe_plan_execute: the plan is NULL");
     assert_int_equal(fe_result_check(NULL, &err), FE_EINPUT);

@@ -290,7 +290,9 @@ static void binary_expr(FILE *f, int op, const char *a, const char *b)
 /* Open a loop over this thread's columns of the row; close with loop_end. */
 static void loop_begin(gen *x)
 {
-    if (x->vec)
+    if (x->vec && x->kind == FE_CUDA_ROWS)
+        fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { const IX j = VJ(k >> 2) + (k & 3); if (j < C) {\n");
+    else if (x->vec)
         fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < 4; k++) { const IX j = j0 + k; {\n");
     else if (x->kind == FE_CUDA_ROWS)
         fprintf(x->f, "    #pragma unroll\n    for (int k = 0; k < K; k++) { const IX j = lane + (IX)k * G; if (j < C) {\n");
@@ -303,6 +305,36 @@ static void loop_begin(gen *x)
 static void loop_end(gen *x)
 {
     fprintf(x->f, "    }}\n");
+}
+
+/* Store expr (over k and j) to output o at every column this thread
+ * holds: element by element, or, in vector mode, gathered four at a time
+ * into one access each. */
+static void store_all(gen *x, int o, const char *expr)
+{
+    const fe_k_fused *p = x->p;
+    char ptr[16], off[1024];
+    int dt = p->outs[o].dtype;
+    snprintf(ptr, sizeof ptr, "o%d", o);
+    out_offset(x, o, off, sizeof off);
+    if (!x->vec) {
+        loop_begin(x);
+        fprintf(x->f, "      ");
+        store_stmt(x->f, dt, ptr, off, expr);
+        fprintf(x->f, "\n");
+        loop_end(x);
+        return;
+    }
+    const char *sf = dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16";
+    fprintf(x->f, "    { float t_[K];\n");
+    loop_begin(x);
+    fprintf(x->f, "      t_[k] = %s;\n", expr);
+    loop_end(x);
+    if (x->kind == FE_CUDA_ROWS)
+        fprintf(x->f, "    #pragma unroll\n    for (int v = 0; v < K / 4; v++) { const IX j = VJ(v); "
+                "if (j < C) st4_%s(%s + (%s), t_ + 4 * v); } }\n", sf, ptr, off);
+    else
+        fprintf(x->f, "    { const IX j = j0; st4_%s(%s + (%s), t_); } }\n", sf, ptr, off);
 }
 
 /* d = expression over the operands, FULL (in a loop) or ROW (a scalar). */
@@ -424,27 +456,10 @@ static void gen_instr(gen *x, const instr *in, int pc)
             loop_end(x);
         return;
     }
-    case I_STORE: {
+    case I_STORE:
         opnd_expr(x, in->a, a, sizeof a);
-        snprintf(ptr, sizeof ptr, "o%d", in->aux);
-        out_offset(x, in->aux, off, sizeof off);
-        if (x->vec) {   /* j is the first of the four columns here */
-            int dt = p->outs[in->aux].dtype;
-            fprintf(f, "    { float t_[4];\n");
-            loop_begin(x);
-            fprintf(f, "      t_[k] = %s;\n", a);
-            loop_end(x);
-            fprintf(f, "    const IX j = j0; st4_%s(%s + (%s), t_); }\n",
-                    dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", ptr, off);
-            return;
-        }
-        loop_begin(x);
-        fprintf(f, "      ");
-        store_stmt(f, p->outs[in->aux].dtype, ptr, off, a);
-        fprintf(f, "\n");
-        loop_end(x);
+        store_all(x, in->aux, a);
         return;
-    }
     case I_STOREROW:
         opnd_expr(x, in->a, a, sizeof a);
         snprintf(ptr, sizeof ptr, "o%d", in->aux);
@@ -503,17 +518,16 @@ static void gen_instr(gen *x, const instr *in, int pc)
         }
         if (keep)
             fprintf(f, "#define E_ (s%d[k])\n", in->d.idx);
-        loop_begin(x);
-        fprintf(f, "      float v_ = nan_ ? __int_as_float(0x7fc00000) : %s;\n",
+        fprintf(f, "#define V_ (nan_ ? __int_as_float(0x7fc00000) : %s)\n",
                 in->aux ? "(A_ - m_) - q_" : keep ? "E_ * q_" : "expf(A_ - m_) * q_");
         if (in->st) {
-            fprintf(f, "      ");
-            store_stmt(f, p->outs[in->st - 1].dtype, y, off, "v_");
-            fprintf(f, "\n");
+            store_all(x, in->st - 1, "V_");
         } else {
-            fprintf(f, "      s%d[k] = v_;\n", in->d.idx);
+            loop_begin(x);
+            fprintf(f, "      s%d[k] = V_;\n", in->d.idx);
+            loop_end(x);
         }
-        loop_end(x);
+        fprintf(f, "#undef V_\n");
         fprintf(f, "#undef A_\n%s    }\n", keep ? "#undef E_\n" : "");
         return;
     }
@@ -538,19 +552,18 @@ static void gen_instr(gen *x, const instr *in, int pc)
             out_offset(x, in->st - 1, off, sizeof off);
             snprintf(y, sizeof y, "o%d", in->st - 1);
         }
-        loop_begin(x);
         if (in->code == I_LN)
-            fprintf(f, "      float v_ = (A_ - mu_) * rs_ * (%s) + (%s);\n", w, b);
+            fprintf(f, "#define V_ ((A_ - mu_) * rs_ * (%s) + (%s))\n", w, b);
         else
-            fprintf(f, "      float v_ = A_ * rs_ * (%s);\n", w);
+            fprintf(f, "#define V_ (A_ * rs_ * (%s))\n", w);
         if (in->st) {
-            fprintf(f, "      ");
-            store_stmt(f, p->outs[in->st - 1].dtype, y, off, "v_");
-            fprintf(f, "\n");
+            store_all(x, in->st - 1, "V_");
         } else {
-            fprintf(f, "      s%d[k] = v_;\n", in->d.idx);
+            loop_begin(x);
+            fprintf(f, "      s%d[k] = V_;\n", in->d.idx);
+            loop_end(x);
         }
-        loop_end(x);
+        fprintf(f, "#undef V_\n");
         fprintf(f, "#undef A_\n    }\n");
         return;
     }
@@ -620,11 +633,11 @@ static int vec_dtype(int dt)
     return dt == FE_F32 || dt == FE_F16 || dt == FE_BF16;
 }
 
-/* Whether an elementwise p can take four consecutive columns a thread,
+/* Whether p can take four consecutive columns at a time,
  * each tensor read and written in one aligned access: every input
  * contiguous along the columns (or one value a row) and every output too,
  * in f32, f16 or bf16, with rows starting at multiples of four. */
-static int vectorizable(const fe_k_fused *p)
+static int vectorizable(const fe_k_fused *p, int rows)
 {
     if (p->C % 4 || p->nacc)
         return 0;
@@ -644,7 +657,7 @@ static int vectorizable(const fe_k_fused *p)
             if (o->rst[a] % 4)
                 return 0;
     }
-    for (int i = 0; i < p->ncode; i++)
+    for (int i = 0; i < p->ncode && !rows; i++)
         if (p->code[i].code == I_STOREROW)
             return 0;
     return 1;
@@ -696,19 +709,25 @@ static int pick_shape(gen *x, int sms, fe_cuda_shape *sh)
         x->K = x->G = 1;
     } else if (rowops) {
         sh->kind = FE_CUDA_ROWS;
+        int vec = vectorizable(p, 1);
         if (p->C <= 512) {
             x->G = 32;
             sh->threads = 256;
             int64_t g = (p->rows + 7) / 8;
             sh->grid = (unsigned)(g < cap ? g : cap);
         } else {
-            int64_t gg = pow2_at_least((p->C + 7) / 8);
+            int per = vec ? 16 : 8;   /* measured on the H200: see the note above */
+            int64_t gg = pow2_at_least((p->C + per - 1) / per);
             x->G = (int)(gg < 64 ? 64 : gg > 1024 ? 1024 : gg);
             sh->threads = (unsigned)x->G;
             sh->grid = (unsigned)(p->rows < cap ? p->rows : cap);
         }
         x->K = (int)((p->C + x->G - 1) / x->G);
-    } else if (vectorizable(p)) {
+        if (vec) {   /* vectors of 4: K a multiple of 4 */
+            x->vec = 1;
+            x->K = (int)((p->C + 4 * x->G - 1) / (4 * x->G)) * 4;
+        }
+    } else if (vectorizable(p, 0)) {
         sh->kind = FE_CUDA_ELEM;
         sh->threads = 256;
         x->vec = 1;
@@ -732,10 +751,22 @@ static int pick_shape(gen *x, int sms, fe_cuda_shape *sh)
     return 0;
 }
 
-/* The declarations of the values, then the instructions. */
+/* The declarations of the values, then the instructions. A row kernel
+ * in vector mode first reads every contiguous input's values of the row
+ * (four at a time), so that all its loads are in flight at once. */
 static void body(gen *x)
 {
     const fe_k_fused *p = x->p;
+    for (int i = 0; x->vec && x->kind == FE_CUDA_ROWS && i < p->nins; i++) {
+        if (p->ins[i].col != COL_CONTIG)
+            continue;
+        char off[1024];
+        int dt = p->ins[i].dtype;
+        in_offset(x, i, off, sizeof off);
+        fprintf(x->f, "    float v%d[K];\n    #pragma unroll\n    for (int v = 0; v < K / 4; v++) { const IX j = VJ(v); "
+                "if (j < C) ld4_%s(i%d + (%s), v%d + 4 * v); }\n", i,
+                dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", i, off, i);
+    }
     for (int s = 0; s < p->nslots; s++)
         fprintf(x->f, "    float s%d[K];\n", s);
     for (int r = 0; r < p->nrowv; r++)
@@ -775,7 +806,7 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     for (int o = 0; o < p->nouts; o++)
         fprintf(f, "%s%s *__restrict__ o%d", o || p->nins ? ", " : "", ctype(p->outs[o].dtype), o);
     fprintf(f, ")\n{\n");
-    switch (x.vec ? -1 : shape->kind) {
+    switch (x.vec && shape->kind == FE_CUDA_ELEM ? -1 : shape->kind) {
     case -1:
         /* four consecutive columns a thread: every contiguous input read
          * in one access up front, so that all are in flight at once */
@@ -810,6 +841,8 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
         fprintf(f, "  }\n");
         break;
     case FE_CUDA_ROWS:
+        if (x.vec)
+            fprintf(f, "#define VJ(v) ((lane + (IX)(v) * G) * 4)\n");
         if (x.G == 32)
             fprintf(f, "  const int lane = threadIdx.x & 31;\n"
                        "  for (IX row = (IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
