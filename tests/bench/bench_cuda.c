@@ -129,17 +129,6 @@ static void free_seq(seq *q)
     free(q->g);
 }
 
-static double io_bytes(const fe_graph *g)
-{
-    double b = 0;
-    for (int32_t t = 0; t < g->ntensors; t++) {
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        if (tt->producer < 0 || (tt->flags & FE_T_OUTPUT))
-            b += (double)tt->bytes;
-    }
-    return b;
-}
-
 static fe_graph *load(const char *dir, const char *file, const char *d0, int64_t v0,
                       const char *d1, int64_t v1)
 {
@@ -223,7 +212,7 @@ int main(int argc, char **argv)
         if (fe_cuda_alloc(&fault, sizeof(int), &err))
             die("memory", &err);
         seq f = make_seq(g, all, g->nnodes, 0, dev, fault), u = make_seq(g, all, g->nnodes, 1, dev, fault);
-        double tf = time_seq(&f), tu = time_seq(&u), gbs = io_bytes(g) / (tf * 1e-3) / 1e9;
+        double tf = time_seq(&f), tu = time_seq(&u), gbs = graph_io_bytes(g) / (tf * 1e-3) / 1e9;
         printf("%-46s %9.3f %9.0f %6.0f%% %9.3f %6.2fx  %s\n", W[w].name, tf, gbs, 100 * gbs / copy,
                tu, tu / tf, fe_cuda_group_how(f.g[0]));
         if (gbs < 0.80 * copy || !fe_cuda_group_is_fused(f.g[0])) {

@@ -222,18 +222,6 @@ static double unfused_bytes(const fe_graph *g)
     return b;
 }
 
-/* bytes of the group's external inputs (read once) and outputs (written once) */
-static double fused_bytes(const fe_graph *g)
-{
-    double b = 0;
-    for (int32_t t = 0; t < g->ntensors; t++) {
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        if (tt->producer < 0 || (tt->flags & FE_T_OUTPUT))
-            b += (double)tt->bytes;
-    }
-    return b;
-}
-
 /* Every workload is measured in ROUNDS rounds (fused, then its members
  * alone), and each figure is the median over rounds of per-round medians:
  * the host is shared, and noise comes in bursts longer than one round. */
@@ -463,7 +451,7 @@ static void run_workload(const workload *w, wres *res)
     memset(res, 0, sizeof *res);
     res->w = w;
     res->fmin = 1e30;
-    res->fb = fused_bytes(g);
+    res->fb = graph_io_bytes(g);
     for (int r = 0; r < ROUNDS; r++) {
         if (fe_bench_group_run(ex, all, g->nnodes, 1, FE_K_CHOICE_AUTO, &o, &b, &err)) {
             fprintf(stderr, "bench: %s: %s\n", w->name, err.message);

@@ -17,6 +17,20 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "graph.h"
+
+/* Bytes a whole-graph kernel must move: every input and weight read once,
+ * every graph output written once. */
+static inline double graph_io_bytes(const fe_graph *g)
+{
+    double b = 0;
+    for (int32_t t = 0; t < g->ntensors; t++) {
+        const fe_tensor *tt = fe_graph_tensor(g, t);
+        if (tt->producer < 0 || (tt->flags & FE_T_OUTPUT))
+            b += (double)tt->bytes;
+    }
+    return b;
+}
 
 /* Median of v[0..n) (n > 0); sorts v in place. */
 static inline double median(double *v, int n)
