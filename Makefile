@@ -122,7 +122,15 @@ VERSION := $(shell sed -n 's/^\#define FE_VERSION "\(.*\)"$$/\1/p' core/ir/versi
 WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS := -std=c11 $(OPT) -g -Wall -Wextra $(WERROR_FLAG) -fPIC -fopenmp \
           -D_GNU_SOURCE $(ARCH_CFLAGS) $(SAN)
-LDLIBS = $(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread
+# The OpenMP runtime is the compiler's own, linked by -fopenmp (gcc:
+# libgomp, clang: libomp), and only that one: a -lgomp beside clang's
+# libomp came first in the lookup order, so clang's code forked its
+# parallel regions in libomp but took omp_get_thread_num from libgomp, 0
+# in every thread. libdnnl still loads libgomp, but after the runtime
+# named here, whose GOMP_ symbols then serve it. OMP_LIB names the runtime
+# for fuseeng.pc, whose users may link without -fopenmp.
+OMP_LIB := $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-lomp,-lgomp)
+LDLIBS = $(LPEG_A) $(PKG_LIBS) -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard $(l)/*.c))
@@ -268,7 +276,7 @@ install: all
 	install -m 644 core/include/fuseeng.h core/include/fuseeng_cli.h $(DESTDIR)$(PREFIX)/include/
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) -lgomp -lm -ldl -lpthread|' \
+	    -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) $(OMP_LIB) -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc
 
 # make valgrind: tests/valgrind/run.sh's full set under memcheck on the
@@ -346,7 +354,7 @@ $(FUZZ_DIR)/libfuseeng.a: $(FUZZ_LIB_OBJ)
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DIR)/libfuseeng.a
 	$(call say,CLANG,$<)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(ALL_INC) $(PKG_CFLAGS) -o $@ $< \
-	    $(FUZZ_DIR)/libfuseeng.a $(filter-out -lgomp,$(LDLIBS))
+	    $(FUZZ_DIR)/libfuseeng.a $(LDLIBS)
 
 $(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(BUILD)/libfuseeng.a
 	@mkdir -p $(dir $@)

@@ -27,6 +27,7 @@
 #define fe_k_round_to port_round_to
 #define fe_k_convert port_convert
 #define fe_k_dtype_is_int port_dtype_is_int
+#define fe_k_dtype_f32_exact port_dtype_f32_exact
 #undef __F16C__
 #undef __AVX2__
 #undef __AVX__
@@ -47,6 +48,7 @@
 #undef fe_k_round_to
 #undef fe_k_convert
 #undef fe_k_dtype_is_int
+#undef fe_k_dtype_f32_exact
 
 static uint32_t bits(float f)
 {
@@ -262,6 +264,12 @@ static void test_integer_rules(void **state)
     float f[8];
     fe_k_load_f32(iv, FE_I64, 0, f, 6);
     assert_true(f[3] == 16777216.0f && f[4] == -16777216.0f && f[1] == 1.0f);
+    /* what f32 holds exactly: every dtype but i32 and i64, past 2^24 */
+    int64_t odd = 16777217;
+    fe_k_load_f32(&odd, FE_I64, 0, f, 1);
+    assert_true((int64_t)f[0] != odd);
+    for (int dt = 0; dt < FE_NDTYPE; dt++)
+        assert_int_equal(fe_k_dtype_f32_exact(dt), dt != FE_I32 && dt != FE_I64);
     double d[1];
     int64_t big = 123456789012345LL, back;
     fe_k_convert(d, FE_I64, &big, FE_I64, 1);

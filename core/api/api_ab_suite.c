@@ -547,7 +547,7 @@ fe_ab_suite *fe_ab_suite_read(fe_engine *e, const char *path, const fe_ab_suite_
     json_t *doc = NULL;
     json_error_t je;
     if (len > 4 && strcmp(path + len - 4, ".lua") == 0) {
-        char *text = fe_lua_file_json(path, err);
+        char *text = fe_lua_file_json(e->pl->sb, path, err);   /* the engine's limits */
         if (!text)
             return NULL;
         doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);

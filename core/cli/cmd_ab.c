@@ -46,7 +46,7 @@ static const char usage[] =
     "  --diff A B MODEL  the groups where A's and B's plans differ, the decisions\n"
     "                    behind each, and each difference simulated\n"
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
-    "                    limits of each policy run (as for fuseeng run)\n"
+    "                    limits of each policy run and of a Lua suite (as for run)\n"
     "\n"
     "Exit status 1 when a policy failed on a model (its cell says FAILED; the table\n"
     "completes) or --measure finds a plan whose results differ from the reference\n"

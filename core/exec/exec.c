@@ -698,28 +698,18 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err)
     const fe_graph *g = ex->g;
     run r;
     double ms = 0;
-    fe_k_tensor in[64], o[16];
     *out = NULL;
     if (fill_statics(ex, err))
         return err ? err->code : FE_ENOMEM;
     int rc = run_init(&r, ex, NULL, err);
     for (int32_t i = 0; i < g->nnodes && rc == FE_OK; i++) {
         const fe_node *n = fe_graph_node(g, i);
-        if (n->nin > 64 || n->nout > 16) {
-            rc = fe_error_set(err, FE_EINPUT, "node '%s': too many inputs or outputs to execute",
-                              fe_node_name(g, n));
-            break;
-        }
         for (int k = 0; k < n->nout && rc == FE_OK; k++)
             rc = run_alloc(&r, fe_node_output(g, n, k), err);
         if (rc)
             break;
-        for (int k = 0; k < n->nin; k++)
-            in[k] = r.bufs[fe_node_input(g, n, k)];
-        for (int k = 0; k < n->nout; k++)
-            o[k] = r.bufs[fe_node_output(g, n, k)];
         double t0 = fe_clock_s();
-        rc = fe_k_node_run(g, n, in, o, err);
+        rc = fe_k_node_run_bufs(g, n, r.bufs, err);
         ms += (fe_clock_s() - t0) * 1e3;
         run_step_done(&r, &i, 1, i);
     }

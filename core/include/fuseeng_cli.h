@@ -350,7 +350,8 @@ void fe_ab_free(fe_ab *ab);
  * dims, machines, policies, parameters). Caller frees with fe_ab_suite_free
  * (before the engine). */
 fe_ab_suite *fe_ab_suite_new(fe_engine *e, const fe_ab_suite_options *o, fe_error *err);
-/* A suite file (.json, or .lua returning the same table), checked whole;
+/* A suite file (.json, or .lua returning the same table, run in e's
+ * sandbox under e's Lua limits), checked whole;
  * the machines of over (may be NULL) replace the file's, its params and
  * dims add to the file's top-level ones. Errors name the file and the
  * place ("suite.json: models[1].dims.S[2]: ..."). Caller frees. */

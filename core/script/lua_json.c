@@ -80,12 +80,10 @@ static int put(lua_State *L, int idx, fe_jw *w, const char *where, int depth, fe
     return FE_OK;
 }
 
-char *fe_lua_file_json(const char *path, fe_error *err)
+char *fe_lua_file_json(fe_sandbox *sb, const char *path, fe_error *err)
 {
-    fe_sandbox *sb = fe_sandbox_new(NULL, err);
-    if (!sb)
-        return NULL;
     lua_State *L = fe_sandbox_L(sb);
+    int top = lua_gettop(L);
     fe_sandbox_push_env(sb);
     char *text = NULL;
     size_t len = 0;
@@ -111,6 +109,6 @@ char *fe_lua_file_json(const char *path, fe_error *err)
             text = NULL;
         }
     }
-    fe_sandbox_free(sb);
+    lua_settop(L, top);
     return text;
 }

@@ -85,18 +85,7 @@ static int run_units(fe_k_group *gr, int count, const int *unit_of, fe_k_group *
         if (rc == FE_OK && part) {
             rc = fe_k_group_run(part[u], bufs, err);
         } else if (rc == FE_OK) {
-            const fe_node *n = fe_graph_node(g, gr->nodes[u]);
-            fe_k_tensor in[64], out[16];
-            if (n->nin > 64 || n->nout > 16) {
-                rc = fe_error_set(err, FE_EINPUT, "node '%s': too many inputs or outputs to run",
-                                  fe_node_name(g, n));
-                break;
-            }
-            for (int k = 0; k < n->nin; k++)
-                in[k] = bufs[fe_node_input(g, n, k)];
-            for (int k = 0; k < n->nout; k++)
-                out[k] = bufs[fe_node_output(g, n, k)];
-            rc = fe_k_node_run(g, n, in, out, err);
+            rc = fe_k_node_run_bufs(g, fe_graph_node(g, gr->nodes[u]), bufs, err);
         }
         /* free the temporaries no later unit reads */
         for (int j = 0; j < ntemps; j++) {

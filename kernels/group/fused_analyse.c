@@ -1057,6 +1057,16 @@ int fe_k_fused_analyse(fe_k_fused *p, const fe_k_prog_spec *spec, fe_error *err)
     if (spec->result >= 0)
         p->result = c.v[vfind(&c, spec->result)].at;
     p->copy = fe_k_fused_copy_only(p);
+    /* nodes making integers were refused above, but a view of an i64 input
+     * stored through the f32 slots would lose its digits past 2^24: such
+     * values leave by a copy program's bytes or not from here */
+    for (int k = 0; k < p->nouts && !p->copy; k++)
+        if (!fe_k_dtype_f32_exact(p->outs[k].dtype)) {
+            fail(&c, "fused: output %s is %s, which float32 does not hold exactly past 2^24; "
+                 "only a program that copies its input moves it", fe_tensor_name(c.g,
+                 fe_graph_tensor(c.g, p->outs[k].tensor)), fe_dtype_name(p->outs[k].dtype));
+            goto fail;
+        }
     free(c.v);
     free(c.ost);
     free(c.slot_free);

@@ -394,6 +394,23 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     return rc;
 }
 
+int fe_k_node_run_bufs(const fe_graph *g, const fe_node *n, const fe_k_tensor *bufs,
+                       fe_error *err)
+{
+    fe_k_tensor few[8], *io = few;   /* the usual node fits; a wide concat allocates */
+    size_t m = (size_t)n->nin + (size_t)n->nout;
+    if (m > 8 && !(io = malloc(m * sizeof *io)))
+        return fe_error_set(err, FE_ENOMEM, "node '%s': out of memory", fe_node_name(g, n));
+    for (int k = 0; k < n->nin; k++)
+        io[k] = bufs[fe_node_input(g, n, k)];
+    for (int k = 0; k < n->nout; k++)
+        io[n->nin + k] = bufs[fe_node_output(g, n, k)];
+    int rc = fe_k_node_run(g, n, io, io + n->nin, err);
+    if (io != few)
+        free(io);
+    return rc;
+}
+
 static int cmp_id(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;

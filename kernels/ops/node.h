@@ -17,6 +17,10 @@
  * ops, bad attributes, out-of-range indices), FE_ENOMEM. */
 int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err);
+/* fe_k_node_run with the node's tensors taken from bufs, indexed by tensor
+ * id: any number of inputs and outputs (a concat may have FE_MAX_IO). */
+int fe_k_node_run_bufs(const fe_graph *g, const fe_node *n, const fe_k_tensor *bufs,
+                       fe_error *err);
 
 /* The pooling parameters of a max_pool2d / avg_pool2d node (no epilogue)
  * into *p; FE_EINPUT naming the node for bad attributes. */

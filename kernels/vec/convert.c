@@ -102,6 +102,11 @@ int fe_k_dtype_is_int(int dt)
     return dt == FE_I64 || dt == FE_I32 || dt == FE_I8 || dt == FE_BOOL;
 }
 
+int fe_k_dtype_f32_exact(int dt)
+{
+    return dt != FE_I64 && dt != FE_I32;
+}
+
 /* ---- vector helpers ---- */
 
 static void f16_to_f32_n(const uint16_t *s, float *d, int64_t n)

@@ -50,5 +50,8 @@ void fe_k_convert(void *dst, int ddt, const void *src, int sdt, int64_t n);
 
 /* 1 if dt is stored as integers or bool (computed in int64), else 0. */
 int fe_k_dtype_is_int(int dt);
+/* 1 if float32 holds every value of dt exactly (not i32 or i64, exact only
+ * up to 2^24): what may pass through the fused executor's f32 slots. */
+int fe_k_dtype_f32_exact(int dt);
 
 #endif

@@ -64,6 +64,32 @@ for m in slice concat norm bool mmbool; do
             "$FUSEENG" run "$T/$m.json" --policy $p --execute --budget 0.01
     done
 done
+# i64 values past 2^24 through views (seeds 188 --op reshape / transpose):
+# the fused program of a view group stored them through its f32 slots.
+model "$T/i64view.json" '"x": {"shape": [], "dtype": "i64", "kind": "input"},
+     "w": {"shape": [2, 1], "dtype": "i64", "kind": "input"}' \
+    '{"name": "t", "op": "transpose", "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": []}},
+     {"name": "r", "op": "reshape", "inputs": ["y"], "outputs": ["z"], "attrs": {"shape": [1, 1]}},
+     {"name": "u", "op": "transpose", "inputs": ["w"], "outputs": ["v"], "attrs": {"perm": [1, 0]}},
+     {"name": "s", "op": "reshape", "inputs": ["v"], "outputs": ["q"], "attrs": {"shape": [2, 1, 1]}}' '"y", "z", "q"'
+if /usr/bin/python3 -c '
+import struct, sys
+sys.path.insert(0, "tests/tools")
+import st_gen
+a, b = 1977326741, -(1 << 62) - 3
+st_gen.write(sys.argv[1], [("x", "I64", [], struct.pack("<q", a)),
+                           ("w", "I64", [2, 1], struct.pack("<2q", a, b))])
+st_gen.write(sys.argv[2], [("y", "I64", [], struct.pack("<q", a)),
+                           ("z", "I64", [1, 1], struct.pack("<q", a)),
+                           ("q", "I64", [2, 1, 1], struct.pack("<2q", a, b))])' "$T/i64in.st" "$T/i64out.st"; then
+    for p in no_fusion fuse_all; do
+        expect_ok "i64 past 2^24 through views ($p): exact" '^           plan      q .* ok$' \
+            "$FUSEENG" run "$T/i64view.json" --policy $p --execute --no-timing \
+            --inputs "$T/i64in.st" --expect "$T/i64out.st"
+    done
+else
+    not_ok "write the i64 inputs and outputs"
+fi
 # A one-column matrix read transposed by OpenBLAS (the kernel choice a
 # benchmarking policy may pick): sgemm refused its row stride and left the
 # output unset.

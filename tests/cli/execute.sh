@@ -78,6 +78,42 @@ no_kernel_model "$T/custom.json"
 expect_fail "a custom op without a kernel" 2 "custom\.json: cannot execute: node 'odd' is a custom op \(aten 'aten::special_bessel_j0'\)" \
     "$FUSEENG" run "$T/custom.json" --policy fuse_all --execute
 
+# A node of any arity runs: a concat of 100 inputs (DenseNet's are wide,
+# and the importer takes any number), on the reference and on each
+# policy's plan, against values computed in Python (the executor once
+# refused nodes of more than 64 inputs).
+cat >"$T/wide.py" <<'EOF'
+import json, struct, sys
+sys.path.insert(0, "tests/tools")
+import st_gen
+d = sys.argv[1]
+xs = [("x%d" % i, [3, 1 + i % 3]) for i in range(100)]
+width = sum(s[1] for _, s in xs)
+tensors = {n: {"shape": s, "dtype": "f32", "kind": "input"} for n, s in xs}
+tensors["c"] = {"shape": [3, width], "dtype": "f32", "kind": "activation"}
+tensors["y"] = {"shape": [3, width], "dtype": "f32", "kind": "activation"}
+json.dump({"format": "fuseeng.model/1", "name": "wide_concat", "tensors": tensors,
+           "nodes": [{"name": "cat", "op": "concat", "inputs": [n for n, _ in xs],
+                      "outputs": ["c"], "attrs": {"axis": 1}},
+                     {"name": "act", "op": "relu", "inputs": ["c"], "outputs": ["y"]}],
+           "outputs": ["y"]}, open(d + "/wide.json", "w"))
+vals = {n: [((i * 7 + j * 3) % 11 - 5) / 4 for j in range(3 * s[1])] for i, (n, s) in enumerate(xs)}
+pack = lambda v: struct.pack("<%df" % len(v), *v)
+st_gen.write(d + "/wide_in.st", [(n, "F32", s, pack(vals[n])) for n, s in xs])
+y = [max(0.0, v) for r in range(3) for n, s in xs for v in vals[n][r * s[1]:(r + 1) * s[1]]]
+st_gen.write(d + "/wide_out.st", [("y", "F32", [3, width], pack(y))])
+EOF
+if /usr/bin/python3 "$T/wide.py" "$T" 2>"$T/err"; then
+    for p in no_fusion fuse_all gcu_tlf; do
+        expect_ok "run --execute: a concat of 100 inputs ($p) equals its values" \
+            '^           plan      y .* ok$' \
+            "$FUSEENG" run "$T/wide.json" --policy $p --execute --no-timing \
+            --inputs "$T/wide_in.st" --expect "$T/wide_out.st"
+    done
+else
+    not_ok "wide.py writes a concat of 100 inputs" "$(cat "$T/err")"
+fi
+
 # The plan and unfused timed in interleaved rounds: medians, the paired
 # speedup and its interval, in text and JSON (lo <= speedup <= hi).
 expect_ok "--execute times both plans in interleaved rounds" \

@@ -43,6 +43,17 @@ printf 'for i = 1, 1e12 do pcall(error, "x") end\nreturn {}\n' >"$T/slowmachine.
 "$FUSEENG" run "$M" --policy fuse_all --plan-out "$T/plan.json" >/dev/null 2>&1
 expect_fail "sim --max-seconds covers the machine file" 2 "slowmachine\.lua:1: time limit of 1 s exceeded" \
     "$FUSEENG" sim "$M" --plan "$T/plan.json" --machine "$T/slowmachine.lua" --max-seconds 1
+# A suite written in Lua runs under the limits given, as policies do (it
+# ran under the defaults: 300 s and 2e9 instructions).
+printf 'while true do end\nreturn {}\n' >"$T/loopsuite.lua"
+expect_fail "ab --max-seconds covers a Lua suite" 2 "loopsuite\.lua:1: time limit of 1 s exceeded" \
+    "$FUSEENG" ab --suite "$T/loopsuite.lua" --max-seconds 1
+expect_fail "ab --max-instructions covers a Lua suite" 2 \
+    "loopsuite\.lua:1: instruction budget of 1000000 exceeded" \
+    "$FUSEENG" ab --suite "$T/loopsuite.lua" --max-instructions 1000000
+printf 'local t = {}\nfor i = 1, 1e9 do t[i] = i end\nreturn t\n' >"$T/bigsuite.lua"
+expect_fail "ab --max-memory covers a Lua suite" 2 "bigsuite\.lua:2: memory cap of 16 MiB exceeded" \
+    "$FUSEENG" ab --suite "$T/bigsuite.lua" --max-memory 16
 expect_fail "--max-seconds needs a positive number" 2 "--max-seconds needs a positive number of seconds" \
     "$FUSEENG" run "$M" --policy fuse_all --max-seconds 0
 

@@ -12,7 +12,9 @@
 # compiles only what changed), built with `make -j` over this machine's
 # cores. A target the compiler cannot build for says SKIP; so does clang
 # when it is not installed (scripts/deps.sh installs it, with libomp-dev for
-# its OpenMP header).
+# its OpenMP header). Then the x86-64 trees of gcc and clang link the
+# command, which must name one OpenMP runtime and bind every OpenMP call to
+# it (one_runtime, below).
 n=0
 status=0
 log=$(mktemp)
@@ -55,14 +57,62 @@ target() {   # target CC ARCH: build every object of that target with -Werror
     fi
 }
 
+# one_runtime CC ARCH: the command of CC's tree links one OpenMP runtime,
+# its compiler's, and every OpenMP call of the process (ours, libdnnl's)
+# binds to it. A -lgomp beside clang's libomp linked both, and clang's code
+# forked its parallel regions in libomp but took omp_get_thread_num from
+# libgomp (0 in every thread); libdnnl, built on libgomp, must then find
+# its GOMP_ calls in libomp, which comes first.
+one_runtime() {
+    cc=$1 arch=$2 tree=build/warn/$1-$2
+    n=$((n + 1))
+    name="$cc: the command links one OpenMP runtime"
+    if [ ! -f "$tree/libfuseeng.a" ] || ! command -v readelf >/dev/null 2>&1; then
+        echo "ok $n - $name # SKIP no $cc tree (see above) or no readelf"
+        return
+    fi
+    # shellcheck disable=SC2046
+    if ! MAKEFLAGS= make -s -j"$jobs" CC="$cc" WERROR=1 PORTABLE=1 PORTABLE_ARCH="$arch" \
+            SANITIZE= BUILD="$tree" "$tree/fuseeng" >"$log" 2>&1; then
+        echo "not ok $n - $name"
+        echo "# linking $tree/fuseeng failed:"
+        sed 's/^/# /' "$log" | head -n 20
+        status=1
+        return
+    fi
+    need=$(readelf -d "$tree/fuseeng" | sed -n 's/.*(NEEDED).*\[\(lib[gi]\{0,1\}omp[0-9]*\.so[.0-9]*\)\]$/\1/p')
+    rm -f "$log".ld.*
+    OMP_WAIT_POLICY=passive LD_DEBUG=bindings LD_DEBUG_OUTPUT="$log.ld" "$tree/fuseeng" run \
+        examples/models/opu_convnet.json --policy fuse_all --execute --no-timing >/dev/null 2>&1
+    # "binding file FROM [0] to TO [0]: normal symbol `S'": where the
+    # calls of everything but the runtimes themselves land
+    to=$(cat "$log".ld.* 2>/dev/null | grep -E "normal symbol .(omp_|GOMP_|__kmpc_)" |
+        grep -Ev "binding file [^ ]*/lib[gi]?omp[^ /]*\.so" |
+        sed -n 's/.* to \([^ ]*\) .*/\1/p' | sort -u)
+    rm -f "$log".ld.*
+    if [ "$(echo "$need" | grep -c .)" -eq 1 ] && [ "$(echo "$to" | grep -c .)" -eq 1 ] &&
+        [ "$(basename "$to")" = "$need" ]; then
+        echo "ok $n - $name: $need, every OpenMP call bound to it"
+    else
+        echo "not ok $n - $name"
+        echo "# runtimes the command names (readelf -d): $(echo $need)"
+        echo "# where its OpenMP calls bind (LD_DEBUG=bindings): $(echo $to)"
+        status=1
+    fi
+}
+
 case $(uname -m) in
     x86_64)
         for a in x86-64 x86-64-v3 x86-64-v4; do target gcc "$a"; done
         for a in x86-64 x86-64-v4; do target clang "$a"; done
+        one_runtime gcc x86-64
+        one_runtime clang x86-64
         ;;
     *)  # elsewhere the compilers' own default targets
         target gcc native
         target clang native
+        one_runtime gcc native
+        one_runtime clang native
         ;;
 esac
 echo "1..$n"

@@ -108,9 +108,10 @@ static void fail(run *r, uint64_t seed, const char *policy, const char *stage, c
     if (model && write_text(path, model))
         snprintf(path, sizeof path, "(could not write %s/difftest-%llu.json: %s)", r->out,
                  (unsigned long long)seed, strerror(errno));
-    printf("FAIL seed=%llu policy=%s stage=%s: %s\n     repro: %s; replay: difftest --seed %llu\n",
+    printf("FAIL seed=%llu policy=%s stage=%s: %s\n     repro: %s; replay: difftest --seed %llu%s%s\n",
            (unsigned long long)seed, policy ? policy : "-", stage, msg, path,
-           (unsigned long long)seed);
+           (unsigned long long)seed, r->gen.only_op ? " --op " : "",
+           r->gen.only_op ? r->gen.only_op : "");
     fflush(stdout);
     r->failures++;
 }
@@ -521,23 +522,36 @@ static int parse_range(const char *s, uint64_t *a, uint64_t *b)
     return *end ? -1 : 0;
 }
 
-/* Seeds listed in file, one per line; "#" starts a comment. */
+/* Seeds listed in file, one per line, each with "--op OP" after it where
+ * it found its bug focused on OP; "#" starts a comment. */
 static int run_list(run *r, const char *file)
 {
     FILE *f = fopen(file, "r");
-    char line[512];
+    char line[512], op[64];
+    int ln = 0;
     if (!f) {
         fprintf(stderr, "difftest: %s: %s\n", file, strerror(errno));
         return -1;
     }
     while (fgets(line, sizeof line, f)) {
-        char *h = strchr(line, '#');
+        char *h = strchr(line, '#'), *end, rest[2];
+        ln++;
         if (h)
             *h = '\0';
-        char *end;
         unsigned long long s = strtoull(line, &end, 10);
-        if (end != line)
-            one_seed(r, s);
+        int n = sscanf(end, " --op %63s %1s", op, rest);
+        if (end == line && sscanf(line, " %1s", rest) < 1)
+            continue;   /* blank or a comment */
+        if (end == line || (n != 1 && sscanf(end, " %1s", rest) == 1)) {
+            fprintf(stderr, "difftest: %s:%d: expected a seed, then --op OP or nothing\n", file, ln);
+            fclose(f);
+            return -1;
+        }
+        const char *all = r->gen.only_op;
+        if (n == 1)
+            r->gen.only_op = op;
+        one_seed(r, s);
+        r->gen.only_op = all;
     }
     fclose(f);
     return 0;

@@ -260,17 +260,17 @@ case("custom", [N("Softplus", ["x"], ["sp"]), N("Relu", ["sp"], ["y"])], {"x": x
 
 # ---- valid models that used to crash or mislead the importer ----
 # Concat of more inputs than a fixed array held (DenseNet's dense blocks), Split
-# into more outputs and Sum of more inputs than 64. (The reference executor
-# runs nodes of up to 64 inputs, hence Concat's 40.)
-xc = [r(2, 1, 3) for _ in range(40)]
+# into more outputs and Sum of more inputs than 64, which the executors
+# once refused to run.
+xc = [r(2, 1, 3) for _ in range(100)]
 xs70 = r(2, 210)
 case("concat_many",
      [N("Concat", ["c%d" % i for i in range(20)], ["cat20"], axis=1),
-      N("Concat", ["c%d" % i for i in range(40)], ["cat40"], axis=-1),
+      N("Concat", ["c%d" % i for i in range(100)], ["cat100"], axis=-1),
       N("Split", ["s"], ["sp%d" % i for i in range(70)], axis=1),
       N("Sum", ["sp%d" % i for i in range(70)], ["sum70"])],
      dict([("c%d" % i, a) for i, a in enumerate(xc)] + [("s", xs70)]),
-     {"cat20": np.concatenate(xc[:20], 1), "cat40": np.concatenate(xc, -1),
+     {"cat20": np.concatenate(xc[:20], 1), "cat100": np.concatenate(xc, -1),
       "sum70": xs70.reshape(2, 70, 3).sum(1)})
 # Relu -> LeakyRelu: the emitter held names across a reallocation of its string table.
 case("relu_leaky", [N("Relu", ["x"], ["r"]), N("LeakyRelu", ["r"], ["y"], alpha=0.2)],
