@@ -35,6 +35,12 @@ else
     skip "a library folder that holds no driver is named" "this machine has a GPU"
 fi
 
+DT=${BUILD:-build}/difftest/difftest
+if [ "$gpu" -ne 0 ] && [ -x "$DT" ]; then
+    expect_fail "difftest --device cuda without a GPU says so" 2 "difftest: --device cuda: " \
+        "$DT" --seeds 1:2 --device cuda
+fi
+
 # Generated sources: every example model's groups, without a GPU too.
 for f in "$M"/*.json; do
     b=$(basename "$f" .json)
@@ -93,6 +99,15 @@ for f in "$SH"/*.json; do
         check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
     done
 done
+
+name="gpu: 40 random graphs of the differential tester agree with the CPU under every policy"
+if need_gpu "$name"; then
+    if [ -x "$DT" ]; then
+        check "$name" "$DT" --seeds 1:40 --device cuda --timing-every 0 --out "$T/dt"
+    else
+        skip "$name" "no $DT (make difftest builds it)"
+    fi
+fi
 
 name="gpu: a second process finds the kernels in the disk cache"
 if need_gpu "$name"; then

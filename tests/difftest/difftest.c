@@ -18,8 +18,13 @@
  * on stays in the scratch directory ($TMPDIR/difftest.PID/difftest-N.json),
  * and -v prints each seed as it starts.
  *
+ * --device cuda runs every plan on the GPU instead (the reference stays on
+ * the CPU, core/exec/gpu_exec.h): the generated CUDA kernels against the
+ * CPU's reference kernels on random graphs.
+ *
  *   difftest [--seed N | --seeds A:B | --list FILE]... [--out DIR] [--tap]
  *            [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]
+ *            [--device cpu|cuda]
  *
  * --print writes the seeds' models to stdout instead of testing them.
  */
@@ -38,7 +43,9 @@
 #include "exec.h"
 #include "compare.h"
 #include "fuseeng_cli.h"
+#include "cuda.h"
 #include "gen.h"
+#include "gpu_exec.h"
 #include "choice.h"
 #include "legality.h"
 
@@ -51,7 +58,7 @@ typedef struct run {
     const char *out;               /* repro directory */
     char tmp[512];                 /* scratch directory */
     fe_gen_opts gen;
-    int timing_every, verbose, print;
+    int timing_every, verbose, print, cuda;
     /* figures */
     long seeds, graphs, plans, executed, timed, refused, failures;
 } run;
@@ -434,7 +441,8 @@ static void one_seed(run *r, uint64_t seed)
         fail(r, seed, NULL, "executable", model, "a custom op without a kernel was not refused");
     } else {
         fe_exec_opts xo = {.seed = seed};
-        if (!(ex = fe_exec_new(g, &xo, &err)) || fe_exec_reference(ex, &ref, &err) != FE_OK) {
+        if (!(ex = fe_exec_new(g, &xo, &err)) || fe_exec_reference(ex, &ref, &err) != FE_OK ||
+            (r->cuda && fe_gpu_exec_attach(ex, &err) != FE_OK)) {
             fail(r, seed, NULL, "reference", model, "%s", err.message);
             fe_exec_free(ex);
             ex = NULL;
@@ -560,7 +568,8 @@ static int run_list(run *r, const char *file)
 static int usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed N | --seeds A:B | --list FILE]... [--out DIR] [--tap]\n"
-                    "                [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]\n");
+                    "                [--timing-every K] [--policy NAME]... [--max-nodes N] [--op OP] [--print] [-v]\n"
+                    "                [--device cpu|cuda]\n");
     return 2;
 }
 
@@ -590,6 +599,8 @@ int main(int argc, char **argv)
             r.gen.max_nodes = atoi(v), i++;
         } else if (!strcmp(a, "--op") && v) {
             r.gen.only_op = v, i++;
+        } else if (!strcmp(a, "--device") && v && (!strcmp(v, "cpu") || !strcmp(v, "cuda"))) {
+            r.cuda = !strcmp(v, "cuda"), i++;
         } else if (!strcmp(a, "--tap")) {
             tap = 1;
         } else if (!strcmp(a, "--print")) {
@@ -602,6 +613,13 @@ int main(int argc, char **argv)
     }
     if (!nranges && !nlists)
         return usage();
+    if (r.cuda) {   /* a missing GPU is said once, up front */
+        fe_error err = {0};
+        if (fe_cuda_open(&err) != FE_OK) {
+            fprintf(stderr, "difftest: %s\n", err.message);
+            return 2;
+        }
+    }
     cur_out = r.out;
     mkdir(r.out, 0777);
     snprintf(r.tmp, sizeof r.tmp, "%s/difftest.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
