@@ -227,10 +227,14 @@ void fe_report_free(fe_report *r);
  * generated for the first NVIDIA GPU (CUDA, loaded at run time). The
  * unfused reference always runs on the CPU. (core/exec/exec.h defines the
  * same under the same guard.) */
+/* FE_API_END */
 #ifndef FE_DEVICE_DEFINED
 #define FE_DEVICE_DEFINED
+/* FE_API_BEGIN */
 enum { FE_DEVICE_CPU = 0, FE_DEVICE_CUDA = 1 };
+/* FE_API_END */
 #endif
+/* FE_API_BEGIN */
 
 /* How to execute a plan (fe_plan_execute). A zero field means its
  * default, given in parentheses. */
