@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "cuda.h"
 #include "cuda_group.h"
 #include "gpu_exec.h"
@@ -96,47 +97,6 @@ static int upload_statics(fe_gpu_exec *gx, fe_exec *ex, fe_error *err)
 
 /* ---- the arena ---- */
 
-typedef struct life {
-    int32_t t;
-    int def, last;
-    int64_t bytes, off;
-} life;
-
-static int by_size(const void *a, const void *b)
-{
-    const life *x = a, *y = b;
-    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : x->t - y->t;
-}
-
-/* Offsets for lives[0..n), largest first, each at the lowest offset where
- * it overlaps no placed tensor that is alive at the same time. Returns the
- * arena's size. */
-static int64_t place(life *lv, int n)
-{
-    int64_t top = 0;
-    qsort(lv, (size_t)n, sizeof *lv, by_size);
-    for (int i = 0; i < n; i++) {
-        int64_t size = (lv[i].bytes + ALIGN - 1) / ALIGN * ALIGN, off = 0;
-        int moved = 1;
-        while (moved) {   /* first fit: step past every clash until none */
-            moved = 0;
-            for (int j = 0; j < i; j++) {
-                if (lv[j].last < lv[i].def || lv[i].last < lv[j].def)
-                    continue;
-                int64_t js = (lv[j].bytes + ALIGN - 1) / ALIGN * ALIGN;
-                if (off < lv[j].off + js && lv[j].off < off + size) {
-                    off = lv[j].off + js;
-                    moved = 1;
-                }
-            }
-        }
-        lv[i].off = off;
-        if (off + size > top)
-            top = off + size;
-    }
-    return top;
-}
-
 /* The activations crossing groups, their lifetimes in group steps (graph
  * outputs to the end), views sharing their source's. */
 static int plan_arena(fe_gpu_exec *gx, gplan *gp, const fe_plan *p, fe_error *err)
@@ -145,7 +105,7 @@ static int plan_arena(fe_gpu_exec *gx, gplan *gp, const fe_plan *p, fe_error *er
     int G = p->ngroups, n = 0, rc;
     int32_t *def = malloc(((size_t)g->ntensors + 1) * sizeof *def);
     int32_t *last = malloc(((size_t)g->ntensors + 1) * sizeof *last);
-    life *lv = NULL;
+    fe_life *lv = NULL;
     if (!def || !last) {
         free(def);
         free(last);
@@ -198,10 +158,11 @@ static int plan_arena(fe_gpu_exec *gx, gplan *gp, const fe_plan *p, fe_error *er
         int s = def[t];
         if (gp->src[s] >= 0)
             continue;   /* a view: its source's memory */
-        lv[n++] = (life){t, s, last[t] < s ? s : last[t], tt->bytes, 0};
+        lv[n++] = (fe_life){t, s, last[t] < s ? s : last[t], tt->bytes, 0};
     }
-    gp->arena_bytes = place(lv, n);
-    rc = fe_cuda_alloc(&gp->arena, (size_t)gp->arena_bytes, err);
+    gp->arena_bytes = fe_arena_place(lv, n, ALIGN);
+    rc = gp->arena_bytes < 0 ? fe_error_set(err, FE_ENOMEM, "out of memory")
+                             : fe_cuda_alloc(&gp->arena, (size_t)gp->arena_bytes, err);
     for (int i = 0; i < n && rc == FE_OK; i++)
         gp->dev[lv[i].t] = gp->arena + (fe_cu_ptr)lv[i].off;
     for (int32_t t = 0; t < g->ntensors; t++)
