@@ -378,9 +378,14 @@ static void test_auto_measures(void **state)
         fe_exec *ex = fe_exec_new(g, NULL, &err);
         fe_plan *p = tl_one_group(g, FE_K_CHOICE_AUTO, 1);
         fe_exec_result *ref = run(ex, NULL), *a = run(ex, p);
-        if (strncmp(a->how[0], "onednn: ", 8) && strncmp(a->how[0], "per_op: ", 8))
+        /* whichever is faster here; op by op wins under memcheck, which
+         * runs oneDNN's JIT code slowly, and then runs as fused parts */
+        if (!strncmp(a->how[0], "onednn: ", 8) || !strncmp(a->how[0], "per_op: ", 8))
+            assert_contains(a->how[0], "chosen over");
+        else if (!strncmp(a->how[0], "fused_rows: ", 12))
+            assert_contains(a->how[0], "its ops one by one measured faster than onednn");
+        else
             fail_msg("AUTO ran %s", a->how[0]);
-        assert_contains(a->how[0], "chosen over");
         assert_contains(a->how[0], "(pad 'pd' folded in)");
         expect_ok(g, ref, a);
         fe_exec_result_free(ref);

@@ -50,8 +50,11 @@ vg() {
     fi
     failures=$((failures + 1))
     echo "not ok $n - $name (exit $rc, expected $code)"
-    # memcheck's report, or the command's own output
+    # memcheck's report, after the command's own failures (a C test that
+    # fails leaks what its aborted case held, which is then all the report
+    # shows), or the command's output
     if [ -s "$T/vg.log" ]; then
+        grep -E '^not ok|^ERROR|error:' "$T/out" | head -n 10 | sed 's/^/# /'
         head -n 80 "$T/vg.log" | sed 's/^/# /'
     else
         head -n 20 "$T/out" | sed 's/^/# /'
