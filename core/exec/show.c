@@ -56,6 +56,10 @@ int fe_exec_show_plan_cuda(const fe_plan *p, FILE *f, fe_error *err)
 {
     const fe_graph *g = p->g;
     fe_error why = {0};
+    if (fe_exec_executable(g, err) != FE_OK) {   /* what the card could not run either */
+        fe_exec_name_file(g, err);
+        return err->code;
+    }
     int gpu = fe_cuda_open(&why) == FE_OK;
     const fe_cuda_dev *d = fe_cuda_device();
     if (gpu)

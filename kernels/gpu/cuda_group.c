@@ -232,6 +232,7 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
     } else if (why.code != FE_ENOMEM) {
         fe_k_fused p;
         int32_t out = fe_node_output(g, nd, 0);
+        memset(&p, 0, sizeof p);   /* cleared below whether or not it was analysed */
         memset(&why, 0, sizeof why);
         src = nd->nout == 1 ? fused_source(g, &id, 1, &out, 1, sms, &sh, &p, &why) : NULL;
         if (src) {

@@ -35,6 +35,11 @@ else
     skip "a library folder that holds no driver is named" "this machine has a GPU"
 fi
 
+no_kernel_model "$T/mystery.json"
+expect_fail "--show-kernels --device cuda refuses an op no kernel runs, naming it" 2 \
+    "mystery.json.*special_bessel_j0" \
+    "$FUSEENG" run "$T/mystery.json" --policy fuse_all --show-kernels --device cuda
+
 DT=${BUILD:-build}/difftest/difftest
 if [ "$gpu" -ne 0 ] && [ -x "$DT" ]; then
     expect_fail "difftest --device cuda without a GPU says so" 2 "difftest: --device cuda: " \
