@@ -69,9 +69,6 @@ enum { K_NONE, K_SLOT, K_IN, K_ROW, K_CONST, K_ANCHOR };
 /* Instruction codes. I_VM is a lowering's: the CPU's replaces a run of
  * register-capable instructions by one (cpu/fused_vm.c); analysis never
  * emits it. */
-/* Instruction codes. I_VM is a lowering's: the CPU's replaces a run of
- * register-capable instructions by one (cpu/fused_vm.c); analysis never
- * emits it. */
 enum {
     I_LOAD, I_LOADROW, I_EXPAND, I_UNARY, I_BINARY, I_WHERE, I_ROUND, I_REDUCE,
     I_SOFTMAX, I_RMS, I_LN, I_STORE, I_STOREROW, I_FMA, I_VM, I_COLACC
