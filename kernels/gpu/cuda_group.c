@@ -19,7 +19,8 @@ typedef struct step {
     fe_cu_ptr *pv;             /* nargs + 1 parameter values, and */
     void **av;                 /* their addresses, for the launch */
     fe_cuda_gemm gm;           /* STEP_GEMM, pointers set per run */
-    void **host;               /* STEP_HOST: a buffer per input, then per output */
+    void **host;               /* STEP_HOST: a buffer per input, then per output, */
+    fe_k_tensor *views;        /* and their views */
 } step;
 
 struct fe_cuda_group {
@@ -189,7 +190,8 @@ static int host_step(fe_cuda_group *gr, const fe_node *nd, int32_t node, fe_erro
     s->kind = STEP_HOST;
     s->node = node;
     s->host = calloc((size_t)(nd->nin + nd->nout) + 1, sizeof *s->host);
-    if (!s->host)
+    s->views = calloc((size_t)(nd->nin + nd->nout) + 1, sizeof *s->views);
+    if (!s->host || !s->views)
         return fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int k = 0; k < nd->nin + nd->nout; k++) {
         int32_t t = k < nd->nin ? fe_node_input(g, nd, k) : fe_node_output(g, nd, k - nd->nin);
@@ -197,6 +199,7 @@ static int host_step(fe_cuda_group *gr, const fe_node *nd, int32_t node, fe_erro
         if (!(s->host[k] = malloc(b ? b : 1)))
             return fe_error_set(err, FE_ENOMEM, "out of memory (%zu bytes to stage %s on the host)",
                                 b, fe_node_name(g, nd));
+        s->views[k] = fe_k_graph_view(g, t, s->host[k]);
     }
     gr->nhost++;
     return FE_OK;
@@ -478,6 +481,7 @@ void fe_cuda_group_free(fe_cuda_group *gr)
                 free(st->host[k]);
             free(st->host);
         }
+        free(st->views);
     }
     for (int i = 0; i < gr->ntmp; i++)
         fe_cuda_free(gr->tmp_p[i]);
@@ -551,20 +555,13 @@ static int run_host(const fe_cuda_group *gr, const step *st, const fe_cu_ptr *de
 {
     const fe_graph *g = gr->g;
     const fe_node *nd = fe_graph_node(g, st->node);
-    fe_k_tensor in[FE_MAX_IO], out[FE_MAX_IO];
     int rc = FE_OK;
-    if (nd->nin > FE_MAX_IO || nd->nout > FE_MAX_IO)
-        return fe_error_set(err, FE_EINPUT, "node '%s': too many operands to run on the host",
-                            fe_node_name(g, nd));
     for (int k = 0; k < nd->nin && rc == FE_OK; k++) {
         int32_t t = fe_node_input(g, nd, k);
-        in[k] = fe_k_graph_view(g, t, st->host[k]);
         rc = fe_cuda_download(st->host[k], buf_of(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes, err);
     }
-    for (int k = 0; k < nd->nout; k++)
-        out[k] = fe_k_graph_view(g, fe_node_output(g, nd, k), st->host[nd->nin + k]);
-    if (rc == FE_OK)
-        rc = fe_k_node_run(g, nd, in, out, err);
+    if (rc == FE_OK)   /* the views sit in the step: a node may have 4096 operands */
+        rc = fe_k_node_run(g, nd, st->views, st->views + nd->nin, err);
     for (int k = 0; k < nd->nout && rc == FE_OK; k++) {
         int32_t t = fe_node_output(g, nd, k);
         rc = fe_cuda_upload(buf_of(gr, dev, t), st->host[nd->nin + k],

@@ -763,6 +763,17 @@ static void body(gen *x)
                 "if (j < C) ld4_%s(i%d + (%s), v%d + 4 * v); }\n", i,
                 dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", i, off, i);
     }
+    if (p->copy && !x->vec && x->kind == FE_CUDA_ELEM) {
+        /* a copy moves the values as they are: an i64 or i32 through a
+         * float would lose the digits past 2^24 */
+        char in[1024], out[1024];
+        in_offset(x, 0, in, sizeof in);
+        out_offset(x, 0, out, sizeof out);
+        loop_begin(x);
+        fprintf(x->f, "      o0[%s] = i0[%s];\n", out, in);
+        loop_end(x);
+        return;
+    }
     for (int s = 0; s < p->nslots; s++)
         fprintf(x->f, "    float s%d[K];\n", s);
     for (int r = 0; r < p->nrowv; r++)

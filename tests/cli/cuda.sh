@@ -40,6 +40,22 @@ expect_fail "--show-kernels --device cuda refuses an op no kernel runs, naming i
     "mystery.json.*special_bessel_j0" \
     "$FUSEENG" run "$T/mystery.json" --policy fuse_all --show-kernels --device cuda
 
+# An i64 copy through a view moves the integers as they are (through a
+# float, 1977326741 would come back 1977326720).
+cat >"$T/i64t.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "i64t",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "i64", "kind": "input"},
+             "y": {"shape": [8, 4], "dtype": "i64"}},
+ "nodes": [{"name": "t", "op": "transpose", "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": [1, 0]}}],
+ "outputs": ["y"]}
+JSON
+"$FUSEENG" run "$T/i64t.json" --policy fuse_all --show-kernels --device cuda >"$T/i64" 2>&1
+if grep -q 'o0\[row \* 4 + j\] = i0\[' "$T/i64" && ! grep -q '(float)i0' "$T/i64"; then
+    ok "an i64 transpose is a copy of the integers, not through a float"
+else
+    not_ok "an i64 transpose is a copy of the integers, not through a float" "$(grep -n 'o0\[' "$T/i64")"
+fi
+
 DT=${BUILD:-build}/difftest/difftest
 if [ "$gpu" -ne 0 ] && [ -x "$DT" ]; then
     expect_fail "difftest --device cuda without a GPU says so" 2 "difftest: --device cuda: " \
