@@ -121,10 +121,21 @@ for f in "$SH"/*.json; do
     done
 done
 
-name="gpu: 40 random graphs of the differential tester agree with the CPU under every policy"
+# every attribute of the conv, pool, pad, sdpa and softmax kernels
+for f in tests/cuda/*.json; do
+    b=$(basename "$f" .json)
+    for p in no_fusion fuse_all inductor_greedy; do
+        name="gpu: tests/cuda/$b under $p agrees with the CPU reference"
+        need_gpu "$name" || continue
+        check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
+    done
+done
+
+name="gpu: 40 random graphs of the differential tester and its CUDA seeds agree with the CPU under every policy"
 if need_gpu "$name"; then
     if [ -x "$DT" ]; then
-        check "$name" "$DT" --seeds 1:40 --device cuda --timing-every 0 --out "$T/dt"
+        check "$name" "$DT" --seeds 1:40 --list tests/difftest/seeds_cuda.txt --device cuda --timing-every 0 \
+            --out "$T/dt"
     else
         skip "$name" "no $DT (make difftest builds it)"
     fi
