@@ -119,7 +119,8 @@ int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
         sc.mcs = mst[brank + 1];
     }
     int64_t ep = fe_dtype_size(v->dtype), per = L * S * (4 + ep);
-    int64_t nbc = per > 0 && SCORES_CAP / per > 1 ? SCORES_CAP / per : 1;
+    int64_t cap = fe_cuda_scratch_cap(SCORES_CAP);
+    int64_t nbc = per > 0 && cap / per > 1 ? cap / per : 1;
     nbc = nbc < nb ? nbc : nb;
     int64_t so = fe_cuda_lower_scratch(lw, nbc * L * S * 4), po = fe_cuda_lower_scratch(lw, nbc * L * S * ep);
     /* the scratch offsets in elements: both are multiples of 256 bytes */

@@ -255,7 +255,8 @@ int fe_cuda_conv_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
         c.cv.pad[1] == 0 && c.OH == c.H && c.OW == c.W)
         return chunk_gemms(lw, &c, tw, ty, fe_cuda_tbuf(tx, 0), 0, c.N, why);   /* col = x */
     int64_t per = c.C * c.kh * c.kw * c.P * ex;   /* one image's col */
-    int64_t nb = per > 0 && COL_CAP / per > 1 ? COL_CAP / per : 1;
+    int64_t cap = fe_cuda_scratch_cap(COL_CAP);
+    int64_t nb = per > 0 && cap / per > 1 ? cap / per : 1;
     nb = nb < c.N ? nb : c.N;
     int64_t off = fe_cuda_lower_scratch(lw, nb * per);
     for (int64_t n0 = 0; n0 < c.N && rc == FE_OK; n0 += nb) {

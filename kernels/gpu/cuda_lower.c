@@ -63,6 +63,15 @@ int64_t fe_cuda_lower_scratch(fe_cuda_lowering *lw, int64_t bytes)
     return off;
 }
 
+int64_t fe_cuda_scratch_cap(int64_t dflt)
+{
+    const char *e = getenv("FUSEENG_CUDA_SCRATCH_MIB");
+    if (!e || !*e)
+        return dflt;
+    long long m = strtoll(e, NULL, 10);
+    return m > 0 ? (int64_t)m << 20 : 0;
+}
+
 void fe_cuda_lowering_clear(fe_cuda_lowering *lw)
 {
     for (int i = 0; i < lw->n; i++)

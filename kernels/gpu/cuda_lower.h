@@ -57,6 +57,11 @@ int fe_cuda_lower_gemm(fe_cuda_lowering *lw, const fe_cuda_gemm *gm, fe_cuda_buf
 /* Reserve bytes of scratch (256-byte aligned, as cuBLAS and vector
  * accesses like): the offset of the reserved part. */
 int64_t fe_cuda_lower_scratch(fe_cuda_lowering *lw, int64_t bytes);
+/* The most scratch one lowered op may take: dflt bytes, or
+ * $FUSEENG_CUDA_SCRATCH_MIB MiB when set (0: the least, one image or one
+ * batch a chunk, so that a test reaches the chunk loops with small
+ * graphs). An op that needs more runs in chunks. */
+int64_t fe_cuda_scratch_cap(int64_t dflt);
 /* Free the pieces' sources and the list; *lw is empty after. */
 void fe_cuda_lowering_clear(fe_cuda_lowering *lw);
 

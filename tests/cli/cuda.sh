@@ -131,6 +131,13 @@ for f in tests/cuda/*.json; do
     done
 done
 
+for c in conv sdpa; do
+    name="gpu: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"
+    need_gpu "$name" || continue
+    check "$name" env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all \
+        --execute --no-timing --device cuda
+done
+
 name="gpu: 40 random graphs of the differential tester and its CUDA seeds agree with the CPU under every policy"
 if need_gpu "$name"; then
     if [ -x "$DT" ]; then

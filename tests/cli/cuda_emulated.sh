@@ -9,7 +9,8 @@
 # tester and an out-of-range index. What the emulation cannot see (races,
 # alignment, registers, speed) is the GPU half of cuda.sh's; what NVRTC
 # accepts is cuda_clang.sh's and cuda_nvrtc.sh's. Skipped by name without
-# a C++ compiler, and where a real GPU answers (cuda.sh runs there).
+# a C++ compiler, under SANITIZE=1, and where a real GPU answers (cuda.sh
+# runs there).
 . tests/lib.sh
 M=examples/models
 F="$T/fake"
@@ -25,6 +26,7 @@ names() {   # every test's name, for skipping
     for c in $CASES; do
         for p in no_fusion fuse_all inductor_greedy; do echo "emulated: tests/cuda/$c under $p agrees with the CPU reference"; done
     done
+    for c in conv sdpa; do echo "emulated: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"; done
     for m in $MODELS; do
         for p in no_fusion fuse_all; do echo "emulated: ${m%%:*} under $p agrees with the CPU reference"; done
     done
@@ -48,6 +50,8 @@ if "$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --devi
     skip_all "a real GPU answers here: cuda.sh's GPU half runs instead"
 fi
 command -v "$CXX" >/dev/null 2>&1 || skip_all "no C++ compiler ($CXX) to compile the kernels for the host"
+# ASan intercepts the fibers' swapcontext and may then report stacks it lost track of
+[ "${SANITIZE:-}" = 1 ] && skip_all "under SANITIZE=1 (ASan and the emulation's swapcontext fibers)"
 mkdir -p "$F"
 if ! ${CC:-cc} -std=c11 -O2 -shared -fPIC -o "$F/libcuda.so.1" tests/tools/fakecuda.c -ldl -lm >"$T/cc.log" 2>&1; then
     not_ok "tests/tools/fakecuda.c builds" "$(head -c 600 "$T/cc.log")"
@@ -66,6 +70,13 @@ for c in $CASES; do
         check "emulated: tests/cuda/$c under $p agrees with the CPU reference" \
             "$FUSEENG" run "tests/cuda/$c.json" --policy $p --execute --no-timing --device cuda
     done
+done
+
+# the chunk loops: scratch for one image (conv2d) or one batch (sdpa) at a time
+for c in conv sdpa; do
+    check "emulated: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference" \
+        env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all --execute \
+        --no-timing --device cuda
 done
 
 for m in $MODELS; do
