@@ -1,5 +1,7 @@
 /* cuda_attn.c: sdpa on the GPU (cuda_attn.h). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_attn.h"
@@ -65,6 +67,47 @@ static int gemms(fe_cuda_lowering *lw, fe_cuda_gemm gm, const gop *a, const gop 
     return rc;
 }
 
+/* v of batches [b0, b0 + nb) as contiguous f32 [nb, S, Ev] (x points at
+ * v, its batch offsets over bshape by st): the second GEMM multiplies
+ * f32 probabilities by v in f32, as the CPU does. */
+static char *v_f32_src(const fe_graph *g, const fe_node *n, int brank, const int64_t *bshape,
+                       const int64_t *st, int64_t b0, int64_t nb, int64_t mat, int sms,
+                       fe_cuda_shape *sh, fe_error *why)
+{
+    const fe_tensor *v = fe_graph_tensor(g, fe_node_input(g, n, 2));
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f)
+        return fe_error_set(why, FE_ENOMEM, "cuda: out of memory"), NULL;
+    fprintf(f, "// fuseeng: sdpa '%s': v of batches %lld..%lld as f32\n", fe_node_name(g, n),
+            (long long)b0, (long long)(b0 + nb - 1));
+    fputs(fe_cuda_prelude, f);
+    fe_cuda_index_type(f, (v->numel > nb * mat ? v->numel : nb * mat) + (b0 + nb) * mat);
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(const %s *__restrict__ x, "
+               "float *__restrict__ y, int *fault)\n{\n", fe_cuda_ctype(v->dtype));
+    fe_cuda_loop(f, nb * mat);
+    /* the batch's offset as fe_k_offset computes it, over the batch axes */
+    fprintf(f, "    const IX b = (IX)%lld + e / %lld, r = e %% %lld;\n    const IX o = 0", (long long)b0,
+            (long long)mat, (long long)mat);
+    int64_t inner = 1;
+    for (int a = brank - 1; a >= 0; a--) {
+        if (st[a] && bshape[a] != 1)
+            fprintf(f, " + (b / %lld %% %lld) * %lld", (long long)inner, (long long)bshape[a],
+                    (long long)st[a]);
+        inner *= bshape[a];
+    }
+    fprintf(f, ";\n    y[e] = ");
+    fe_cuda_load_expr(f, v->dtype, "x", "o + r");
+    fprintf(f, ";\n  }\n  (void)fault;\n}\n");
+    fe_cuda_grid(nb * mat, sms, sh);
+    if (fclose(f)) {
+        free(s);
+        return fe_error_set(why, FE_ENOMEM, "cuda: out of memory"), NULL;
+    }
+    return s;
+}
+
 int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_lowering *lw,
                        fe_error *why)
 {
@@ -106,7 +149,6 @@ int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
     double scale = fe_node_attr_float(g, n, "scale", 0.0);
     sc.scale = scale > 0 ? (float)scale : (float)(1.0 / sqrt((double)E));   /* the CPU's rule */
     sc.mask_dt = m ? m->dtype : -1;
-    sc.p_dt = v->dtype;
     if (m) {
         int64_t mshape[FE_MAX_RANK + 2], mst[FE_MAX_RANK + 2];
         memcpy(mshape, bshape, sizeof mshape);
@@ -118,41 +160,50 @@ int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
         memcpy(sc.mst, mst, (size_t)(brank + 1) * sizeof *mst);
         sc.mcs = mst[brank + 1];
     }
-    int64_t ep = fe_dtype_size(v->dtype), per = L * S * (4 + ep);
+    /* per batch: scores (then P) in f32, and v as f32 unless it is */
+    int cv = v->dtype != FE_F32;
+    int64_t per = (L * S + (cv ? S * Ev : 0)) * 4;
     int64_t cap = fe_cuda_scratch_cap(SCORES_CAP);
     int64_t nbc = per > 0 && cap / per > 1 ? cap / per : 1;
     nbc = nbc < nb ? nbc : nb;
-    int64_t so = fe_cuda_lower_scratch(lw, nbc * L * S * 4), po = fe_cuda_lower_scratch(lw, nbc * L * S * ep);
-    /* the scratch offsets in elements: both are multiples of 256 bytes */
+    int64_t so = fe_cuda_lower_scratch(lw, nbc * L * S * 4);
+    int64_t vo = cv ? fe_cuda_lower_scratch(lw, nbc * S * Ev * 4) : 0;
+    /* scratch bases in elements: the offsets are multiples of 256 bytes */
     gop oq = {tq, NULL, 0, 0, L * E, fe_dtype_size(q->dtype)}, ok = {tk, kst, 0, 0, S * E, fe_dtype_size(k->dtype)};
-    gop ov = {tv, vst, 0, 0, S * Ev, ep}, oy = {ty, NULL, 0, 0, L * Ev, fe_dtype_size(y->dtype)};
-    gop os = {FE_CUDA_SCRATCH, NULL, so / 4, 0, L * S, 4}, op = {FE_CUDA_SCRATCH, NULL, po / ep, 0, L * S, ep};
+    gop ov = {tv, vst, 0, 0, S * Ev, 4}, oy = {ty, NULL, 0, 0, L * Ev, fe_dtype_size(y->dtype)};
+    gop os = {FE_CUDA_SCRATCH, NULL, so / 4, 0, L * S, 4};
+    if (cv)
+        ov = (gop){FE_CUDA_SCRATCH, NULL, vo / 4, 0, S * Ev, 4};
     int rc = FE_OK;
     for (int64_t b0 = 0; b0 < nb && rc == FE_OK; b0 += nbc) {
         int64_t c = nb - b0 < nbc ? nb - b0 : nbc;
         fe_cuda_gemm gm;
         fe_cuda_shape sh;
+        char *src;
         memset(&gm, 0, sizeof gm);
-        os.origin = op.origin = b0;
+        os.origin = b0;
         gm.dtype_ab = q->dtype, gm.dtype_c = FE_F32;
         gm.m = L, gm.n = S, gm.k = E, gm.tb = 1;   /* k is [S, E]: B = k^T */
         if ((rc = gemms(lw, gm, &oq, &ok, &os, brank, bshape, b0, c, why)))
             break;
         sc.rows = c * L;
         sc.b0 = b0;
-        char *src = fe_cuda_scores_src(&sc, fe_node_name(g, n), sms, &sh, why);
-        if (!src)
+        if (!(src = fe_cuda_scores_src(&sc, fe_node_name(g, n), sms, &sh, why)))
             return why->code;
-        fe_cuda_buf a[3] = {fe_cuda_sbuf(so)};
-        int na = 1;
-        if (m)
-            a[na++] = fe_cuda_tbuf(tm, 0);
-        a[na++] = fe_cuda_sbuf(po);
-        if ((rc = fe_cuda_lower_kernel(lw, src, &sh, a, na, 1, why)))
+        fe_cuda_buf a[2] = {fe_cuda_sbuf(so), fe_cuda_tbuf(tm, 0)};
+        if ((rc = fe_cuda_lower_kernel(lw, src, &sh, a, m ? 2 : 1, 1, why)))
             break;
-        gm.dtype_ab = v->dtype, gm.dtype_c = y->dtype;
+        if (cv) {
+            ov.origin = b0;
+            if (!(src = v_f32_src(g, n, brank, bshape, vst, b0, c, S * Ev, sms, &sh, why)))
+                return why->code;
+            fe_cuda_buf b[2] = {fe_cuda_tbuf(tv, 0), fe_cuda_sbuf(vo)};
+            if ((rc = fe_cuda_lower_kernel(lw, src, &sh, b, 2, 1, why)))
+                break;
+        }
+        gm.dtype_ab = FE_F32, gm.dtype_c = y->dtype;
         gm.m = L, gm.n = Ev, gm.k = S, gm.tb = 0;
-        rc = gemms(lw, gm, &op, &ov, &oy, brank, bshape, b0, c, why);
+        rc = gemms(lw, gm, &os, &ov, &oy, brank, bshape, b0, c, why);
     }
     return rc;
 }

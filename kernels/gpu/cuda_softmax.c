@@ -140,7 +140,7 @@ char *fe_cuda_scores_src(const fe_cuda_scores *sc, const char *who, int sms, fe_
     fprintf(f, "#define S_ ((IX)%lld)\n#define G_ %d\n#define K_ %lld\n", (long long)S, G, (long long)K);
     /* one score as the CPU makes it: scaled, masked, then causal */
     const char *mt = sc->mask_dt >= 0 ? fe_cuda_ctype(sc->mask_dt) : "float";
-    fprintf(f, "static __device__ __forceinline__ float score(const float *__restrict__ sc, "
+    fprintf(f, "static __device__ __forceinline__ float score(const float *sc, "
                "const %s *__restrict__ mask, IX row, IX i, IX mrow, IX j) {\n"
                "  float t = sc[row * S_ + j] * __uint_as_float(0x%08xu); /* scale %.9g */\n", mt, sb.u,
             (double)sc->scale);
@@ -157,11 +157,12 @@ char *fe_cuda_scores_src(const fe_cuda_scores *sc, const char *who, int sms, fe_
     if (sc->causal)
         fprintf(f, "  if (j > i) t = -__int_as_float(0x7f800000);\n");
     fprintf(f, "  (void)mask; (void)mrow; (void)i;\n  return t;\n}\n");
-    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%d) fe_kernel(const float *__restrict__ sc, ",
-            G == 32 ? 256 : G);
+    /* in place: a thread writes only the columns it read, after the row's
+     * sum, for which every thread has read them all */
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%d) fe_kernel(float *sc, ", G == 32 ? 256 : G);
     if (sc->mask_dt >= 0)
         fprintf(f, "const %s *__restrict__ mask, ", mt);
-    fprintf(f, "%s *__restrict__ p, int *fault)\n{\n", fe_cuda_ctype(sc->p_dt));
+    fprintf(f, "int *fault)\n{\n");
     if (sc->mask_dt < 0)
         fprintf(f, "  const float *mask = 0;\n");
     if (G == 32)
@@ -201,7 +202,7 @@ char *fe_cuda_scores_src(const fe_cuda_scores *sc, const char *who, int sms, fe_
                "      if (j >= S_) continue;\n"
                "      const float u = nan_ ? __int_as_float(0x7fc00000) : expf(V_(k, j) - m) * q;\n      ",
             regs ? "#pragma unroll" : "", regs ? "#pragma unroll" : "");
-    fe_cuda_store_stmt(f, sc->p_dt, "p", "row * S_ + j", "u");
+    fprintf(f, "sc[row * S_ + j] = u;");
     fprintf(f, "\n    }\n  }\n#undef V_\n  (void)fault;\n}\n");
     memset(shape, 0, sizeof *shape);
     shape->kind = FE_CUDA_ROWS;

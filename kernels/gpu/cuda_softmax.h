@@ -6,9 +6,10 @@
  *            (the analysis fuses only the last): a thread per (outer,
  *            inner) pair walking the axis three times;
  *   scores   attention's softmax(scores * scale + mask) with the causal
- *            rule, over f32 scores that cuBLAS wrote (cuda_attn.c): a
- *            warp per row up to 1024 keys, else a block; the row's values
- *            in registers up to 32 a thread, else read again each pass.
+ *            rule, over f32 scores that cuBLAS wrote (cuda_attn.c), in
+ *            place: a warp per row up to 1024 keys, else a block; the
+ *            row's values in registers up to 32 a thread, else read again
+ *            each pass.
  */
 #ifndef FE_CUDA_SOFTMAX_H
 #define FE_CUDA_SOFTMAX_H
@@ -34,11 +35,11 @@ typedef struct fe_cuda_scores {
     int mask_dt;               /* -1: no mask; FE_BOOL keeps where true, else added */
     int mrank;                 /* axes of mshape / mst: the batch axes and L */
     int64_t mshape[FE_MAX_RANK], mst[FE_MAX_RANK], mcs;
-    int p_dt;                  /* dtype the probabilities are written in */
 } fe_cuda_scores;
 
-/* Its parameters: the scores (const float *), the mask (with one), the
- * probabilities [rows, S] and the fault flag (unused). */
+/* Its parameters: the scores [rows, S] (float *), which it overwrites
+ * with the probabilities (f32, as the CPU keeps them), the mask (with
+ * one) and the fault flag (unused). */
 char *fe_cuda_scores_src(const fe_cuda_scores *sc, const char *who, int sms, fe_cuda_shape *shape,
                          fe_error *why);
 
