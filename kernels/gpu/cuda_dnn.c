@@ -229,7 +229,9 @@ int fe_cuda_conv_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
     int64_t ny = c.N * c.O * c.P;
     if (ny == 0)
         return FE_OK;   /* nothing to write */
-    int gemm = float_dt(c.dx) && c.dw == c.dx && float_dt(c.dy) && c.Og >= 8 && c.K >= 8;
+    /* the bias is written into y first: exact when y's dtype holds it */
+    int bias_ok = c.db < 0 || c.db == c.dy || c.dy == FE_F32;
+    int gemm = float_dt(c.dx) && c.dw == c.dx && float_dt(c.dy) && bias_ok && c.Og >= 8 && c.K >= 8;
     if (!gemm) {
         if (!(src = direct_src(g, n, &c, why)))
             return why->code;

@@ -23,9 +23,11 @@
  *           no im2col, no scratch.
  *
  * Where the CPU takes its direct loop (Og < 8 or K < 8: depthwise and
- * other GEMMs too thin to pay), and where cuBLAS has no call (x and w of
- * different dtypes, integers), the GPU runs a direct kernel: a thread per
- * output element, summing in the CPU's order (c, ky, kx) in f32.
+ * other GEMMs too thin to pay), where cuBLAS has no call (x and w of
+ * different dtypes, integers) and where y's dtype would round the bias
+ * written into it (an f32 bias of an f16 convolution), the GPU runs a
+ * direct kernel: a thread per output element, summing in the CPU's order
+ * (c, ky, kx) in f32.
  *
  * Pools: a thread per output element. max: padded positions never win,
  * NaN propagates, a window with no input element gives -inf; avg: the

@@ -138,7 +138,8 @@ done
 "$FUSEENG" run tests/cuda/conv.json --policy no_fusion --show-kernels --device cuda >"$T/show" 2>&1
 for re in 'grouped: cuBLAS gemm 16 x 55 x 72, batch 2, adding to C' 'fuseeng: conv2d .depthwise.: direct' \
           'pointwise: cuBLAS gemm 24 x 42 x 16, batch 3$' 'fuseeng: conv2d .dilated.: im2col of 1 image' \
-          'brain: cuBLAS gemm 8 x 24 x 36, batch 4, adding to C'; do
+          'brain: cuBLAS gemm 8 x 24 x 36, batch 4, adding to C' \
+          'fuseeng: conv2d .half_f32_bias.: direct'; do
     if grep -Eq -- "$re" "$T/show"; then
         ok "conv cases: /$re/"
     else
