@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "gpu_exec.h"
 #include "group.h"
 #include "timing.h"
 
@@ -55,8 +56,18 @@ static void defaults(const fe_bench_opts *in, fe_bench_opts *o)
         o->max_reps = o->min_reps;
 }
 
-int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
-                 fe_error *err)
+/* A call of fn: its own time when it gives one (a device's events), else
+ * its wall time, in seconds. */
+static int call(fe_bench_fn_ms fn, void *ctx, double *t, fe_error *err)
+{
+    double own = -1, a = fe_clock_s();
+    int rc = fn(ctx, &own, err);
+    *t = own >= 0 ? own * 1e-3 : fe_clock_s() - a;
+    return rc;
+}
+
+int fe_bench_run_ms(fe_bench_fn_ms fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                    fe_error *err)
 {
     fe_bench_opts o;
     defaults(opts, &o);
@@ -70,9 +81,8 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
      * spent on it (then the repetitions' median absorbs what is left). */
     double t0 = fe_clock_s(), best = 1e300;
     for (int i = 0, steady = 0; i < o.warmup || steady < 3; i++) {
-        double a = fe_clock_s();
-        int rc = fn(ctx, err);
-        double t = fe_clock_s() - a;
+        double t;
+        int rc = call(fn, ctx, &t, err);
         if (rc)
             return rc;
         if (t < best)
@@ -103,29 +113,101 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
             ms = nm;
             cap *= 2;
         }
-        double a = fe_clock_s();
-        int rc = fn(ctx, err);
-        double b = fe_clock_s();
+        double t;
+        int rc = call(fn, ctx, &t, err);
         if (rc) {
             free(ms);
             return rc;
         }
-        ms[n++] = (b - a) * 1e3;
+        ms[n++] = t * 1e3;
     }
     fe_bench_summary(ms, n, st);
     free(ms);
     return FE_OK;
 }
 
-typedef struct gctx {
-    fe_k_group *gr;
-    fe_k_tensor *bufs;
-} gctx;
+typedef struct wall {
+    fe_bench_fn fn;
+    void *ctx;
+} wall;
 
-static int run_group(void *ctx, fe_error *err)
+static int wall_call(void *ctx, double *ms, fe_error *err)
 {
-    gctx *c = ctx;
-    return fe_k_group_run(c->gr, c->bufs, err);
+    wall *w = ctx;
+    (void)ms;
+    return w->fn(w->ctx, err);
+}
+
+int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                 fe_error *err)
+{
+    wall w = {fn, ctx};
+    return fe_bench_run_ms(wall_call, &w, opts, st, err);
+}
+
+/* A group compiled for the session's device: the CPU's kernels, or the
+ * card's (gpu_exec.h) when the session runs there. */
+typedef struct tgroup {
+    fe_exec *ex;
+    fe_k_group *cpu;
+    fe_gpu_group *gpu;
+} tgroup;
+
+static int tg_new(tgroup *t, fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
+                  fe_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->ex = ex;
+    if (fe_gpu_exec_is(ex))
+        t->gpu = fe_gpu_group_new(ex, nodes, n, err);
+    else
+        t->cpu = fe_k_group_new(fe_exec_graph(ex), nodes, n, split, kernel, err);
+    return t->cpu || t->gpu ? FE_OK : err ? err->code : FE_ERUNTIME;
+}
+
+static void tg_free(tgroup *t)
+{
+    fe_k_group_free(t->cpu);
+    fe_gpu_group_free(t->gpu);
+    t->cpu = NULL;
+    t->gpu = NULL;
+}
+
+/* One run (fe_bench_fn_ms): the card's runs give their own time. */
+static int tg_call(void *ctx, double *ms, fe_error *err)
+{
+    tgroup *t = ctx;
+    if (t->gpu)
+        return fe_gpu_group_time(t->gpu, ms, err);
+    return fe_k_group_run(t->cpu, fe_exec_buffers(t->ex), err);
+}
+
+static int tg_ios(const tgroup *t, int outs, const int32_t **ids)
+{
+    if (t->gpu)
+        return outs ? fe_gpu_group_outputs(t->gpu, ids) : fe_gpu_group_inputs(t->gpu, ids);
+    return outs ? fe_k_group_outputs(t->cpu, ids) : fe_k_group_inputs(t->cpu, ids);
+}
+
+/* How it ran, into b. */
+static void tg_describe(const tgroup *t, fe_bench_group *b)
+{
+    snprintf(b->how, sizeof b->how, "%s", t->gpu ? fe_gpu_group_how(t->gpu) : fe_k_group_how(t->cpu));
+    b->device = t->gpu ? FE_DEVICE_CUDA : FE_DEVICE_CPU;
+    if (t->cpu) {
+        b->kernel = fe_k_group_kernel(t->cpu);
+        b->is_fused = fe_k_group_is_fused(t->cpu);
+        return;
+    }
+    fe_gpu_kinfo ki;
+    fe_gpu_group_kernels(t->gpu, &ki);
+    b->kernel = 0;
+    b->is_fused = fe_gpu_group_is_fused(t->gpu);
+    b->kernels = ki.kernels;
+    b->regs = ki.regs;
+    b->spill_bytes = ki.spill_bytes;
+    b->blocks_per_sm = ki.blocks_per_sm;
+    b->host_steps = ki.host_steps;
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -135,9 +217,12 @@ static int cmp_i32(const void *a, const void *b)
 }
 
 /* Give tensor t a buffer for the benchmark (random values for inputs);
- * remember it in made[] so it is released afterwards. */
+ * remember it in made[] so it is released afterwards. On the card, the
+ * session's bench set (released as a whole). */
 static int need(fe_exec *ex, int32_t t, int fill, int32_t *made, int *nmade, fe_error *err)
 {
+    if (fe_gpu_exec_is(ex))
+        return fe_gpu_tensor(ex, t, fill, err);
     fe_k_tensor *b = fe_exec_buffers(ex);
     if (b[t].data)
         return FE_OK;
@@ -167,7 +252,7 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
                        const fe_bench_opts *opts, fe_bench_group *out, fe_error *err)
 {
     const fe_graph *g = fe_exec_graph(ex);
-    fe_k_group *gr = NULL;
+    tgroup gr = {0};
     int rc = FE_OK, nmade = 0, cap = 0;
     int32_t *made = NULL;
     memset(out, 0, sizeof *out);
@@ -195,22 +280,17 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
         out->is_fused = 1;
         goto out;
     }
-    gr = fe_k_group_new(g, out->nodes, n, split, kernel, err);
-    if (!gr) {
-        rc = err ? err->code : FE_ERUNTIME;
+    if ((rc = tg_new(&gr, ex, out->nodes, n, split, kernel, err)))
         goto out;
-    }
-    snprintf(out->how, sizeof out->how, "%s", fe_k_group_how(gr));
-    out->kernel = fe_k_group_kernel(gr);
-    out->is_fused = fe_k_group_is_fused(gr);
+    tg_describe(&gr, out);
     {
         const int32_t *ids;
-        int k = fe_k_group_inputs(gr, &ids);
+        int k = tg_ios(&gr, 0, &ids);
         for (int i = 0; i < k && rc == FE_OK; i++) {
             out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 1, made, &nmade, err);
         }
-        k = fe_k_group_outputs(gr, &ids);
+        k = tg_ios(&gr, 1, &ids);
         for (int i = 0; i < k && rc == FE_OK; i++) {
             out->bytes += fe_graph_tensor(g, ids[i])->bytes;
             rc = need(ex, ids[i], 0, made, &nmade, err);
@@ -218,10 +298,8 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
     }
     if (rc)
         goto out;
-    gctx c = {gr, fe_exec_buffers(ex)};
-    rc = fe_bench_run(run_group, &c, opts, &out->fused, err);
-    fe_k_group_free(gr);
-    gr = NULL;
+    rc = fe_bench_run_ms(tg_call, &gr, opts, &out->fused, err);
+    tg_free(&gr);
     if (rc)
         goto out;
     if (n == 1) {
@@ -249,26 +327,26 @@ int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int 
             out->members_ms += opts->known_ms[i];
             continue;
         }
-        fe_k_group *one = fe_k_group_new(g, &out->nodes[i], 1, 1, 0, err);
-        if (!one) {
-            rc = err ? err->code : FE_ERUNTIME;
+        tgroup one;
+        if ((rc = tg_new(&one, ex, &out->nodes[i], 1, 1, 0, err)))
             break;
-        }
-        gctx c1 = {one, fe_exec_buffers(ex)};
         if (view) {
             /* a view alone is free in a plan too; run it once, untimed, so
              * that the members after it read its values */
-            rc = run_group(&c1, err);
+            double ms;
+            rc = tg_call(&one, &ms, err);
         } else {
-            rc = fe_bench_run(run_group, &c1, opts, &out->members[i], err);
+            rc = fe_bench_run_ms(tg_call, &one, opts, &out->members[i], err);
         }
         out->members_ms += out->members[i].median_ms;
-        fe_k_group_free(one);
+        tg_free(&one);
     }
 out:
-    fe_k_group_free(gr);
+    tg_free(&gr);
     for (int i = 0; i < nmade; i++)
         fe_exec_release(ex, made[i]);
+    if (fe_gpu_exec_is(ex))
+        fe_gpu_release(ex);
     free(made);
     if (rc)
         fe_bench_group_free(out);

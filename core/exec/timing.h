@@ -40,11 +40,19 @@ typedef struct fe_bench_stats {
 typedef int (*fe_bench_fn)(void *ctx, fe_error *err);
 int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
                  fe_error *err);
+/* The same for a call that may time itself (a device's events): fn sets
+ * *ms (preset to -1) to the call's own time, else its wall time counts. */
+typedef int (*fe_bench_fn_ms)(void *ctx, double *ms, fe_error *err);
+int fe_bench_run_ms(fe_bench_fn_ms fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                    fe_error *err);
 
-/* A group timed as one kernel and member by member. */
+/* A group timed as one kernel and member by member, on the session's
+ * device (the CPU, or the GPU for a session attached there: gpu_exec.h). */
 typedef struct fe_bench_group {
     fe_bench_stats fused;      /* the group with its kernel choice and split */
-    int kernel;                /* the choice that ran it (choice.h) */
+    int kernel;                /* the choice that ran it (choice.h); 0 (auto) on the GPU */
+    int device;                /* FE_DEVICE_* it ran on; on the GPU, its kernels': */
+    int kernels, regs, spill_bytes, blocks_per_sm, host_steps;   /* gpu_exec.h fe_gpu_kinfo */
     int is_fused;              /* it ran as one kernel (else op by op: see how) */
     char how[2048];
     int n;
@@ -56,7 +64,8 @@ typedef struct fe_bench_group {
     int64_t *member_bytes;     /* each member's (owned) */
 } fe_bench_group;
 
-/* Time the group of nodes[0..n) in session ex: external inputs that are not
+/* Time the group of nodes[0..n) in session ex (on its device; the GPU
+ * ignores split and kernel, which are CPU choices): external inputs that are not
  * graph inputs or weights get random values (exec.h rules); members are
  * timed on the intermediates the group itself computes (a group of one is
  * timed once: its member time is its fused time). A member whose time
