@@ -7,6 +7,7 @@
 #include "cuda.h"
 #include "cuda_group.h"
 #include "gpu_exec.h"
+#include "paired.h"
 #include "tensor_mem.h"
 #include "u64map.h"
 
@@ -621,5 +622,28 @@ int fe_gpu_group_time(fe_gpu_group *b, double *ms, fe_error *err)
     if (rc == FE_OK)
         rc = fe_cuda_elapsed(b->ev[0], b->ev[1], &t, err);
     *ms = t;
+    return rc;
+}
+
+int fe_gpu_exec_versus_graphs(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                              fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3],
+                              char *why, size_t n, fe_error *err)
+{
+    char w[200];
+    const fe_plan *pl[2] = {base, plan};
+    int rc;
+    why[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        if ((rc = fe_gpu_exec_capturable(ex, pl[i], w, sizeof w, err)))
+            return rc;
+        if (w[0]) {
+            snprintf(why, n, "the %s cannot be replayed as a CUDA graph: %.180s",
+                     i ? "plan" : "unfused plan", w);
+            return FE_OK;
+        }
+    }
+    fe_gpu_exec_graphs(ex, 1);
+    rc = fe_paired_versus(ex, base, plan, budget, base_st, plan_st, v, err);
+    fe_gpu_exec_graphs(ex, 0);
     return rc;
 }

@@ -22,6 +22,7 @@
 #define FE_GPU_EXEC_H
 
 #include "exec.h"
+#include "timing.h"
 
 /* Make session ex run its plans on the GPU (fe_exec_set_runner): FE_OK,
  * or FE_EINPUT naming what is missing (driver, NVRTC, a GPU). */
@@ -37,6 +38,13 @@ int fe_gpu_exec_graphs(fe_exec *ex, int on);
  * it once; FE_OK with why[] empty when it can, else naming the group that
  * cannot be captured. */
 int fe_gpu_exec_capturable(fe_exec *ex, const fe_plan *p, char *why, size_t n, fe_error *err);
+
+/* base against plan end to end, both replayed as CUDA graphs in paired
+ * rounds (fe_paired_versus with graphs on). FE_OK with why[] empty when
+ * they ran, else why[] names the plan that cannot be captured. */
+int fe_gpu_exec_versus_graphs(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                              fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3],
+                              char *why, size_t n, fe_error *err);
 
 /* Single groups timed alone on the card (timing.c: bench, profile,
  * ctx:bench). Every tensor a timed group reads or writes gets a device

@@ -36,34 +36,6 @@ static void progress(int done, int total, const char *what)
     fflush(stderr);
 }
 
-/* The totals again with both plans replayed as CUDA graphs, or why not. */
-static int graph_totals(fe_measured *m, const fe_plan *base, const fe_plan *plan, double budget,
-                        fe_error *err)
-{
-    char why[200];
-    double v[3];
-    int rc;
-    const fe_plan *pl[2] = {base, plan};
-    for (int i = 0; i < 2; i++) {
-        if ((rc = fe_gpu_exec_capturable(m->ex, pl[i], why, sizeof why, err)))
-            return rc;
-        if (why[0]) {
-            snprintf(m->graph_why, sizeof m->graph_why, "the %s cannot be replayed as a CUDA graph: "
-                     "%.180s", i ? "plan" : "unfused plan", why);
-            return FE_OK;
-        }
-    }
-    fe_gpu_exec_graphs(m->ex, 1);
-    rc = fe_paired_versus(m->ex, base, plan, budget, &m->graph_unfused_st, &m->graph_plan_st, v,
-                          err);
-    fe_gpu_exec_graphs(m->ex, 0);
-    if (rc)
-        return rc;
-    m->graph_speedup = v[0], m->graph_lo = v[1], m->graph_hi = v[2];
-    m->timed_graphs = 1;
-    return FE_OK;
-}
-
 int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *m,
                    fe_error *err)
 {
@@ -124,8 +96,13 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
             goto fail;
         m->speedup = v[0], m->lo = v[1], m->hi = v[2];
         m->timed_totals = 1;
-        if (o->device == FE_DEVICE_CUDA && (rc = graph_totals(m, base, plan, bo.budget_s, err)))
+        if (o->device == FE_DEVICE_CUDA &&
+            (rc = fe_gpu_exec_versus_graphs(m->ex, base, plan, bo.budget_s, &m->graph_unfused_st,
+                                            &m->graph_plan_st, v, m->graph_why,
+                                            sizeof m->graph_why, err)))
             goto fail;
+        m->timed_graphs = o->device == FE_DEVICE_CUDA && !m->graph_why[0];
+        m->graph_speedup = v[0], m->graph_lo = v[1], m->graph_hi = v[2];
         progress(1, 1, "totals");
     }
     fe_plan_free(base);

@@ -154,8 +154,8 @@ name="gpu: --show-kernels --device cuda reports registers and spills"
 need_gpu "$name" && expect_ok "$name" "registers, [0-9]+ local \(spill\) bytes" \
     "$FUSEENG" run "$M/llama2_7b_layer.json" --policy fuse_all --show-kernels --device cuda
 
-name="gpu: timed runs report the plan against unfused on the card"
-need_gpu "$name" && expect_ok "$name" "speedup|faster|slower" \
+name="gpu: timed runs report the plan against unfused on the card, and as CUDA graphs"
+need_gpu "$name" && expect_ok "$name" "graphs     as CUDA graphs.*x \\(95" \
     "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda --budget 0.2
 
 cat >"$T/gather.json" <<'JSON'
