@@ -6,7 +6,7 @@
 #include "datafiles.h"
 #include "exec.h"
 #include "plan.h"
-#include "timing.h"
+#include "group_timing.h"
 
 typedef struct fe_measure_opts {
     uint64_t seed;        /* 0 means 1 */

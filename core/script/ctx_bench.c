@@ -60,7 +60,7 @@
 #include "lua_graph.h"
 #include "sandbox.h"
 #include "sim.h"
-#include "timing.h"
+#include "group_timing.h"
 
 #define BENCH_CACHE "fuseeng.bench_cache"
 
