@@ -224,7 +224,7 @@ static int load_driver(fe_error *err)
         sym(h, L, "cuStreamCreate", &cu.StreamCreate, err) ||
         sym(h, L, "cuMemsetD8Async", &cu.MemsetD8Async, err) ||
         sym(h, L, "cuMemcpyDtoDAsync_v2", &cu.MemcpyDtoDAsync, err) ||
-        sym(h, L, "cuStreamBeginCapture_v2|cuStreamBeginCapture", &cu.BeginCapture, err) ||
+        sym(h, L, "cuStreamBeginCapture_v2", &cu.BeginCapture, err) ||
         sym(h, L, "cuStreamEndCapture", &cu.EndCapture, err) ||
         sym(h, L, "cuGraphInstantiateWithFlags", &cu.GraphInstantiate, err) ||
         sym(h, L, "cuGraphLaunch", &cu.GraphLaunch, err) ||
