@@ -85,7 +85,9 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
         fe_error_prefix(err, "the plan: ");
         goto fail;
     }
-    if ((rc = fe_exec_compare_rtol(g, x->ref, x->got, o->rtol > 0 ? o->rtol : -1, &x->cmp, err)) !=
+    if ((rc = fe_exec_compare_floor(g, x->ref, x->got, o->rtol > 0 ? o->rtol : -1,
+                                    o->device == FE_DEVICE_CUDA ? FE_CMP_DEVICE_ATOL : 0, &x->cmp,
+                                    err)) !=
         FE_OK)
         goto fail;
     x->have_cmp = 1;

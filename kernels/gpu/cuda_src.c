@@ -384,13 +384,14 @@ static char *op_rhs(gen *x, const instr *in)
  * (grp_<kind>). kind: sum, max, min; expr over k and j. */
 static void row_reduce(gen *x, const char *dst, int decl, const char *kind, const char *expr)
 {
-    int sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
-    const char *id = sum ? "0.0f" : max ? "-__int_as_float(0x7f800000)" : "__int_as_float(0x7f800000)";
+    int sum = !strcmp(kind, "sum"), sumd = !strcmp(kind, "sumd"), max = !strcmp(kind, "max");
+    const char *id = sum ? "0.0f" : sumd ? "0.0" : max ? "-__int_as_float(0x7f800000)"
+                                                       : "__int_as_float(0x7f800000)";
     if (decl)
         fprintf(x->f, "    float %s;\n", dst);
-    fprintf(x->f, "    { float t_ = %s;\n", id);
+    fprintf(x->f, "    { %s t_ = %s;\n", sumd ? "double" : "float", id);
     loop_begin(x);
-    if (sum)
+    if (sum || sumd)
         fprintf(x->f, "      t_ += %s;\n", expr);
     else
         fprintf(x->f, "      t_ = %s(t_, %s);\n", max ? "mxn" : "mnn", expr);
@@ -398,15 +399,18 @@ static void row_reduce(gen *x, const char *dst, int decl, const char *kind, cons
     fprintf(x->f, "    %s = grp_%s(t_); }\n", dst, kind);
 }
 
-/* A row op's result V_ (a macro over k and j): to its slot, or streamed
- * to the output it is stored in (in->st). */
+/* A row op's result V_ (a macro over k and j): to its destination (a
+ * slot, or a row value when the row is one column wide), or streamed to
+ * the output it is stored in (in->st). */
 static void row_result(gen *x, const instr *in)
 {
     if (in->st) {
         store_all(x, in->st - 1, "V_");
     } else {
+        char d[64];
+        opnd_expr(x, in->d, d, sizeof d);
         loop_begin(x);
-        fprintf(x->f, "      s%d[k] = V_;\n", in->d.idx);
+        fprintf(x->f, "      %s = V_;\n", d);
         loop_end(x);
     }
     fprintf(x->f, "#undef V_\n");
@@ -502,7 +506,9 @@ static void gen_instr(gen *x, const instr *in, int pc)
         char dst[32];
         opnd_expr(x, in->a, a, sizeof a);
         snprintf(dst, sizeof dst, "r%d", in->d.idx);
-        row_reduce(x, dst, 0, in->op == FE_OP_AMAX ? "max" : in->op == FE_OP_AMIN ? "min" : "sum", a);
+        /* sums in double as the CPU reference's: a row that cancels to
+         * nearly nothing (the sum of a normalised row) keeps its digits */
+        row_reduce(x, dst, 0, in->op == FE_OP_AMAX ? "max" : in->op == FE_OP_AMIN ? "min" : "sumd", a);
         if (in->op == FE_OP_MEAN)
             fprintf(f, "    %s = %s / %.1ff;\n", dst, dst, (double)p->C);
         return;
@@ -515,10 +521,12 @@ static void gen_instr(gen *x, const instr *in, int pc)
         fprintf(f, "    int nan_ = m_ != m_ || m_ == -__int_as_float(0x7f800000);\n");
         /* a softmax kept in registers keeps its exponentials from the sum */
         int keep = !in->aux && !in->st;
+        char dst[64];
+        opnd_expr(x, in->d, dst, sizeof dst);
         if (keep) {
             fprintf(f, "    float z_;\n    { float t_ = 0.0f;\n");
             loop_begin(x);
-            fprintf(f, "      float e_ = expf(A_ - m_);\n      t_ += e_;\n      s%d[k] = e_;\n", in->d.idx);
+            fprintf(f, "      float e_ = expf(A_ - m_);\n      t_ += e_;\n      %s = e_;\n", dst);
             loop_end(x);
             fprintf(f, "    z_ = grp_sum(t_); }\n");
         } else {
@@ -526,7 +534,7 @@ static void gen_instr(gen *x, const instr *in, int pc)
         }
         fprintf(f, "    float q_ = %s;\n", in->aux ? "logf(z_)" : "1.0f / z_");
         if (keep)
-            fprintf(f, "#define E_ (s%d[k])\n", in->d.idx);
+            fprintf(f, "#define E_ (%s)\n", dst);
         fprintf(f, "#define V_ (nan_ ? __int_as_float(0x7fc00000) : %s)\n",
                 in->aux ? "(A_ - m_) - q_" : keep ? "E_ * q_" : "expf(A_ - m_) * q_");
         row_result(x, in);
@@ -579,16 +587,19 @@ static void gen_instr(gen *x, const instr *in, int pc)
  * a block, shared memory across its warps. */
 static void reductions(gen *x)
 {
-    static const char *kinds[3][2] = {{"sum", "a + b"}, {"max", "mxn(a, b)"}, {"min", "mnn(a, b)"}};
-    for (int r = 0; r < 3; r++) {
-        fprintf(x->f, "static __device__ __forceinline__ float op_%s(float a, float b) { return %s; }\n",
-                kinds[r][0], kinds[r][1]);
-        fprintf(x->f, "static __device__ __forceinline__ float grp_%s(float v) {\n", kinds[r][0]);
+    /* sumd: a sum accumulated in double (explicit sum and mean reductions) */
+    static const char *kinds[4][3] = {{"sum", "a + b", "float"}, {"max", "mxn(a, b)", "float"},
+                                      {"min", "mnn(a, b)", "float"}, {"sumd", "a + b", "double"}};
+    for (int r = 0; r < 4; r++) {
+        const char *t = kinds[r][2];
+        fprintf(x->f, "static __device__ __forceinline__ %s op_%s(%s a, %s b) { return %s; }\n", t,
+                kinds[r][0], t, t, kinds[r][1]);
+        fprintf(x->f, "static __device__ __forceinline__ %s grp_%s(%s v) {\n", t, kinds[r][0], t);
         fprintf(x->f, "  for (int o = 16; o > 0; o >>= 1) v = op_%s(v, __shfl_xor_sync(0xffffffffu, v, o));\n",
                 kinds[r][0]);
         if (x->G > 32) {
-            fprintf(x->f, "  __shared__ float red_[32];\n"
-                          "  __syncthreads();\n"
+            fprintf(x->f, "  __shared__ %s red_[32];\n", t);
+            fprintf(x->f, "  __syncthreads();\n"
                           "  if ((threadIdx.x & 31) == 0) red_[threadIdx.x >> 5] = v;\n"
                           "  __syncthreads();\n"
                           "  v = red_[0];\n"
