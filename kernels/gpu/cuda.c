@@ -615,13 +615,13 @@ int fe_cuda_gemm_run(const fe_cuda_gemm *g, fe_error *err)
                             "int dimensions", (long long)g->m, (long long)g->n, (long long)g->k);
     if (g->m == 0 || g->n == 0 || g->batch == 0)
         return FE_OK;
-    float one = 1.0f, zero = 0.0f;
+    float one = 1.0f, beta = g->acc ? 1.0f : 0.0f;
     /* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first. */
     int lda = (int)(g->ta ? g->m : g->k), ldb = (int)(g->tb ? g->k : g->n);
     int r = blas.GemmStridedBatchedEx(blas_h, g->tb, g->ta, (int)g->n, (int)g->m, (int)g->k, &one,
                                       (const void *)(uintptr_t)g->b, rtype(g->dtype_ab), ldb, g->sb,
                                       (const void *)(uintptr_t)g->a, rtype(g->dtype_ab), lda, g->sa,
-                                      &zero, (void *)(uintptr_t)g->c, rtype(g->dtype_c), (int)g->n,
+                                      &beta, (void *)(uintptr_t)g->c, rtype(g->dtype_c), (int)g->n,
                                       g->sc, (int)g->batch, COMPUTE_32F, GEMM_DEFAULT);
     if (r)
         return fe_error_set(err, r == 3 ? FE_ENOMEM : FE_ERUNTIME, "cuda: cublasGemmStridedBatchedEx "

@@ -93,13 +93,15 @@ void fe_cuda_graph_free(fe_cu_graph g);
 int fe_cuda_compile(const char *src, const char *name, void **image, size_t *bytes, fe_error *err);
 
 /* cuBLAS: C[b] = A[b] x B[b] (row-major, every matrix of the batch at a
- * fixed stride, 0 to broadcast one), f32 accumulation. a, b and c are
- * FE_F32, FE_F16 or FE_BF16 (one dtype for a and b). ta / tb: A / B are
- * stored transposed. FE_EINPUT when cuBLAS cannot be opened. */
+ * fixed stride, 0 to broadcast one), f32 accumulation; with acc, C[b] +=
+ * A[b] x B[b] (beta 1: what C held is added before the one rounding, as
+ * a convolution's bias). a, b and c are FE_F32, FE_F16 or FE_BF16 (one
+ * dtype for a and b). ta / tb: A / B are stored transposed. FE_EINPUT when
+ * cuBLAS cannot be opened. */
 typedef struct fe_cuda_gemm {
     int dtype_ab, dtype_c;
     int64_t m, n, k, batch;
-    int ta, tb;
+    int ta, tb, acc;
     fe_cu_ptr a, b, c;
     int64_t sa, sb, sc;              /* batch strides, in elements */
 } fe_cuda_gemm;

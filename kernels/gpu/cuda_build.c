@@ -83,6 +83,26 @@ static void write_atomic(const char *path, const void *data, size_t n)
         unlink(tmp);
 }
 
+void fe_cuda_dump(const char *src)
+{
+    static char dir[1024];
+    static int ready;
+    char path[1100];
+    if (!ready) {
+        const char *d = getenv("FUSEENG_CUDA_DUMP");
+        snprintf(dir, sizeof dir, "%s", d ? d : "");
+        if (dir[0] && make_dirs(dir))
+            dir[0] = 0;
+        ready = 1;
+    }
+    if (!dir[0] || !src)
+        return;
+    snprintf(path, sizeof path, "%s/%016llx.cu", dir,
+             (unsigned long long)fe_fnv1a(FE_FNV_SEED, src, strlen(src)));
+    if (access(path, F_OK))
+        write_atomic(path, src, strlen(src));
+}
+
 int fe_cuda_kernel_build(fe_cuda_kernel *k, char *src, const fe_cuda_shape *shape, fe_error *err)
 {
     const fe_cuda_dev *d = fe_cuda_device();

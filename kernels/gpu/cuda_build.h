@@ -34,4 +34,12 @@ void fe_cuda_kernel_free(fe_cuda_kernel *k);
 /* The cache folder in use (no trailing slash), or "" when it is off. */
 const char *fe_cuda_cache_dir(void);
 
+/* With FUSEENG_CUDA_DUMP=DIR set, src written to DIR/<hash of src>.cu (the
+ * folder made if needed; a source already there is written once). Every
+ * kernel a group gets passes here, also those planned without a device
+ * (--show-kernels), so that a test can compile each without a GPU
+ * (tests/cli/cuda_clang.sh). Nothing happens without the variable, and a
+ * write that fails is ignored: the dump is for readers, never the run. */
+void fe_cuda_dump(const char *src);
+
 #endif

@@ -3,8 +3,12 @@
 #include <string.h>
 
 #include "boundary.h"
+#include "cuda_attn.h"
+#include "cuda_dnn.h"
 #include "cuda_group.h"
+#include "cuda_lower.h"
 #include "cuda_ops.h"
+#include "cuda_softmax.h"
 #include "node.h"
 #include "ops.h"
 
@@ -14,11 +18,12 @@ typedef struct step {
     int kind;
     int32_t node;              /* the member (steps), or -1 (the fused kernel) */
     fe_cuda_kernel k;          /* STEP_KERNEL */
-    int32_t *args;             /* its parameters' tensors, in order */
+    fe_cuda_buf *args;         /* its parameters' buffers, in order */
     int nargs, fault;          /* fault: a last int * parameter */
     fe_cu_ptr *pv;             /* nargs + 1 parameter values, and */
     void **av;                 /* their addresses, for the launch */
-    fe_cuda_gemm gm;           /* STEP_GEMM, pointers set per run */
+    fe_cuda_gemm gm;           /* STEP_GEMM, pointers set per run from */
+    fe_cuda_buf gb[3];         /* A, B and C's buffers */
     void **host;               /* STEP_HOST: a buffer per input, then per output, */
     fe_k_tensor *views;        /* and their views */
 } step;
@@ -30,11 +35,13 @@ struct fe_cuda_group {
     int32_t *ins, *outs;
     int nins, nouts;
     step *steps;
-    int nsteps, fused, nhost;
+    int nsteps, cap, fused, nhost;
     int dry;                   /* sources only: nothing compiled or allocated */
     int32_t *tmp_t;            /* tensors of the group's own buffers */
     fe_cu_ptr *tmp_p;
     int ntmp;
+    fe_cu_ptr scratch;         /* the lowered members' scratch (cuda_lower.h), */
+    int64_t scratch_bytes;     /* as much as the largest needs */
     int64_t temp_bytes;
     fe_cuda_kernel *ks;        /* the kernels, for fe_cuda_group_kernels */
     int nks;
@@ -42,12 +49,33 @@ struct fe_cuda_group {
 };
 
 /* Tensor t's buffer: the group's own, else the caller's. */
-static fe_cu_ptr buf_of(const fe_cuda_group *gr, const fe_cu_ptr *dev, int32_t t)
+static fe_cu_ptr tensor_buf(const fe_cuda_group *gr, const fe_cu_ptr *dev, int32_t t)
 {
     for (int i = 0; i < gr->ntmp; i++)
         if (gr->tmp_t[i] == t)
             return gr->tmp_p[i];
     return dev[t];
+}
+
+static fe_cu_ptr buf_of(const fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cuda_buf b)
+{
+    return (b.t == FE_CUDA_SCRATCH ? gr->scratch : tensor_buf(gr, dev, b.t)) + (fe_cu_ptr)b.off;
+}
+
+/* A new step at the end, zeroed; NULL when out of memory. */
+static step *new_step(fe_cuda_group *gr, fe_error *err)
+{
+    if (gr->nsteps == gr->cap) {
+        int cap = gr->cap ? 2 * gr->cap : 8;
+        step *s = realloc(gr->steps, (size_t)cap * sizeof *s);
+        if (!s)
+            return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+        gr->steps = s;
+        gr->cap = cap;
+    }
+    step *s = &gr->steps[gr->nsteps++];
+    memset(s, 0, sizeof *s);
+    return s;
 }
 
 /* ---- the fused kernel ---- */
@@ -65,18 +93,21 @@ static char *fused_source(const fe_graph *g, const int32_t *nodes, int n, const 
 }
 
 /* A kernel step from source src (taken over) whose parameters are the
- * tensors args[0..nargs) (taken over) and, with fault, the fault flag. */
+ * buffers args[0..nargs) (taken over) and, with fault, the fault flag. */
 static int kernel_step(fe_cuda_group *gr, int32_t node, char *src, const fe_cuda_shape *sh,
-                       int32_t *args, int nargs, int fault, fe_error *err)
+                       fe_cuda_buf *args, int nargs, int fault, fe_error *err)
 {
-    step *s = &gr->steps[gr->nsteps];
-    memset(s, 0, sizeof *s);
+    step *s = new_step(gr, err);
+    if (!s) {
+        free(src);
+        free(args);
+        return FE_ENOMEM;
+    }
     s->kind = STEP_KERNEL;
     s->node = node;
     s->args = args;
     s->nargs = nargs;
     s->fault = fault;
-    gr->nsteps++;
     s->pv = calloc((size_t)nargs + 1, sizeof *s->pv);
     s->av = calloc((size_t)nargs + 1, sizeof *s->av);
     if (!s->pv || !s->av) {
@@ -85,6 +116,7 @@ static int kernel_step(fe_cuda_group *gr, int32_t node, char *src, const fe_cuda
     }
     for (int a = 0; a <= nargs; a++)
         s->av[a] = &s->pv[a];
+    fe_cuda_dump(src);
     if (gr->dry) {
         s->k.src = src;
         s->k.shape = *sh;
@@ -95,15 +127,15 @@ static int kernel_step(fe_cuda_group *gr, int32_t node, char *src, const fe_cuda
 
 /* The parameters of analysed program p: its inputs' tensors, then its
  * outputs'. NULL when out of memory. */
-static int32_t *prog_args(const fe_k_fused *p)
+static fe_cuda_buf *prog_args(const fe_k_fused *p)
 {
-    int32_t *a = malloc(((size_t)(p->nins + p->nouts) + 1) * sizeof *a);
+    fe_cuda_buf *a = malloc(((size_t)(p->nins + p->nouts) + 1) * sizeof *a);
     if (!a)
         return NULL;
     for (int i = 0; i < p->nins; i++)
-        a[i] = p->ins[i].tensor;
+        a[i] = fe_cuda_tbuf(p->ins[i].tensor, 0);
     for (int o = 0; o < p->nouts; o++)
-        a[p->nins + o] = p->outs[o].tensor;
+        a[p->nins + o] = fe_cuda_tbuf(p->outs[o].tensor, 0);
     return a;
 }
 
@@ -185,8 +217,9 @@ static int gemm_plan(const fe_graph *g, const fe_node *n, fe_cuda_gemm *gm, fe_e
 static int host_step(fe_cuda_group *gr, const fe_node *nd, int32_t node, fe_error *err)
 {
     const fe_graph *g = gr->g;
-    step *s = &gr->steps[gr->nsteps++];
-    memset(s, 0, sizeof *s);
+    step *s = new_step(gr, err);
+    if (!s)
+        return FE_ENOMEM;
     s->kind = STEP_HOST;
     s->node = node;
     s->host = calloc((size_t)(nd->nin + nd->nout) + 1, sizeof *s->host);
@@ -205,7 +238,105 @@ static int host_step(fe_cuda_group *gr, const fe_node *nd, int32_t node, fe_erro
     return FE_OK;
 }
 
-/* One step for member i, and why it is not a kernel of ours in *why. */
+/* A GEMM step of gm on buffers a, b, c for member node. */
+static int gemm_step(fe_cuda_group *gr, int32_t node, const fe_cuda_gemm *gm, fe_cuda_buf a,
+                     fe_cuda_buf b, fe_cuda_buf c, fe_error *err)
+{
+    step *s = new_step(gr, err);
+    if (!s)
+        return FE_ENOMEM;
+    s->kind = STEP_GEMM;
+    s->node = node;
+    s->gm = *gm;
+    s->gb[0] = a, s->gb[1] = b, s->gb[2] = c;
+    return FE_OK;
+}
+
+/* The pieces of a lowered member as its steps; the group's scratch grows
+ * to the largest lowering's (members run one after another). */
+static int lowered_steps(fe_cuda_group *gr, int32_t node, fe_cuda_lowering *lw, fe_error *err)
+{
+    int rc = FE_OK;
+    for (int i = 0; i < lw->n && rc == FE_OK; i++) {
+        fe_cuda_piece *pc = &lw->p[i];
+        if (pc->kind == FE_CUDA_PIECE_GEMM) {
+            rc = gemm_step(gr, node, &pc->gm, pc->ga, pc->gb, pc->gc, err);
+            continue;
+        }
+        fe_cuda_buf *a = malloc(((size_t)pc->nargs + 1) * sizeof *a);
+        char *src = pc->src;
+        pc->src = NULL;   /* the step owns it now */
+        if (!a) {
+            free(src);
+            return fe_error_set(err, FE_ENOMEM, "out of memory");
+        }
+        memcpy(a, pc->args, (size_t)pc->nargs * sizeof *a);
+        rc = kernel_step(gr, node, src, &pc->shape, a, pc->nargs, pc->fault, err);
+    }
+    if (lw->scratch > gr->scratch_bytes)
+        gr->scratch_bytes = lw->scratch;
+    return rc;
+}
+
+/* The one kernel of an op that is a kernel of its own: a pool, a softmax
+ * over an axis the analysis does not fuse, a data-movement op. */
+static char *single_src(const fe_graph *g, const fe_node *nd, int sms, fe_cuda_shape *sh,
+                        fe_error *why)
+{
+    switch (nd->op) {
+    case FE_OP_MAX_POOL2D: case FE_OP_AVG_POOL2D:
+        return fe_cuda_pool_src(g, nd, sms, sh, why);
+    case FE_OP_SOFTMAX: case FE_OP_LOG_SOFTMAX:
+        return fe_cuda_softmax_axis_src(g, nd, sms, sh, why);
+    default:
+        return fe_cuda_src_node(g, nd, sms, sh, why);
+    }
+}
+
+/* A single_src kernel as a step: its parameters the member's inputs, its
+ * output and the fault flag. */
+static int single_step(fe_cuda_group *gr, int32_t id, char *src, const fe_cuda_shape *sh,
+                       fe_error *err)
+{
+    const fe_node *nd = fe_graph_node(gr->g, id);
+    fe_cuda_buf *a = malloc(((size_t)nd->nin + 2) * sizeof *a);
+    if (!a) {
+        free(src);
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < nd->nin; k++)
+        a[k] = fe_cuda_tbuf(fe_node_input(gr->g, nd, k), 0);
+    a[nd->nin] = fe_cuda_tbuf(fe_node_output(gr->g, nd, 0), 0);
+    return kernel_step(gr, id, src, sh, a, nd->nin + 1, 1, err);
+}
+
+/* Member id analysed alone as a generated kernel: 1 when it is one (its
+ * step added, or an error below 0), 0 with why when not. */
+static int fused_member(fe_cuda_group *gr, int32_t id, int sms, fe_error *why, fe_error *err)
+{
+    const fe_node *nd = fe_graph_node(gr->g, id);
+    fe_k_fused p;
+    fe_cuda_shape sh;
+    int32_t out = fe_node_output(gr->g, nd, 0);
+    memset(&p, 0, sizeof p);   /* cleared below whether or not it was analysed */
+    char *src = nd->nout == 1 ? fused_source(gr->g, &id, 1, &out, 1, sms, &sh, &p, why) : NULL;
+    if (!src) {
+        fe_k_fused_clear(&p);
+        return 0;
+    }
+    fe_cuda_buf *a = prog_args(&p);
+    int na = p.nins + p.nouts;
+    fe_k_fused_clear(&p);
+    if (!a) {
+        free(src);
+        return -fe_error_set(err, FE_ENOMEM, "out of memory");
+    }
+    int rc = kernel_step(gr, id, src, &sh, a, na, 0, err);
+    return rc ? -rc : 1;
+}
+
+/* One step (or a lowered member's several) for member i; what runs on the
+ * host says why in note. */
 static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn, fe_error *err)
 {
     const fe_graph *g = gr->g;
@@ -213,42 +344,39 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
     const fe_node *nd = fe_graph_node(g, id);
     fe_error why = {0};
     fe_cuda_shape sh;
-    char *src;
+    fe_cuda_gemm gm;
+    char *src = NULL;
+    int rc;
     if (nd->op == FE_OP_MATMUL) {
-        step *s = &gr->steps[gr->nsteps];
-        if (gemm_plan(g, nd, &s->gm, &why) == 0) {
-            s->kind = STEP_GEMM;
-            s->node = id;
-            gr->nsteps++;
-            return FE_OK;
+        if (gemm_plan(g, nd, &gm, &why) == 0)
+            return gemm_step(gr, id, &gm, fe_cuda_tbuf(fe_node_input(g, nd, 0), 0),
+                             fe_cuda_tbuf(fe_node_input(g, nd, 1), 0),
+                             fe_cuda_tbuf(fe_node_output(g, nd, 0), 0), err);
+    } else if (nd->op == FE_OP_CONV2D || nd->op == FE_OP_SDPA) {
+        fe_cuda_lowering lw;
+        memset(&lw, 0, sizeof lw);
+        rc = nd->op == FE_OP_CONV2D ? fe_cuda_conv_lower(g, nd, sms, &lw, &why)
+                                    : fe_cuda_sdpa_lower(g, nd, sms, &lw, &why);
+        if (rc == FE_OK)
+            rc = lowered_steps(gr, id, &lw, err);
+        fe_cuda_lowering_clear(&lw);
+        if (rc == FE_OK || why.code == FE_OK)
+            return rc;   /* lowered, or a failure of the group's own */
+    } else {
+        /* a softmax over the last axis is the analysis's: try that first */
+        int sm = nd->op == FE_OP_SOFTMAX || nd->op == FE_OP_LOG_SOFTMAX;
+        if (!sm && (src = single_src(g, nd, sms, &sh, &why)))
+            return single_step(gr, id, src, &sh, err);
+        if (why.code != FE_ENOMEM) {
+            memset(&why, 0, sizeof why);
+            if ((rc = fused_member(gr, id, sms, &why, err)))
+                return rc < 0 ? -rc : FE_OK;
         }
-    } else if ((src = fe_cuda_src_node(g, nd, sms, &sh, &why))) {
-        int32_t *a = malloc(((size_t)nd->nin + 2) * sizeof *a);
-        if (!a) {
-            free(src);
-            return fe_error_set(err, FE_ENOMEM, "out of memory");
+        if (sm && why.code != FE_ENOMEM) {
+            memset(&why, 0, sizeof why);
+            if ((src = single_src(g, nd, sms, &sh, &why)))
+                return single_step(gr, id, src, &sh, err);
         }
-        for (int k = 0; k < nd->nin; k++)
-            a[k] = fe_node_input(g, nd, k);
-        a[nd->nin] = fe_node_output(g, nd, 0);
-        return kernel_step(gr, id, src, &sh, a, nd->nin + 1, 1, err);
-    } else if (why.code != FE_ENOMEM) {
-        fe_k_fused p;
-        int32_t out = fe_node_output(g, nd, 0);
-        memset(&p, 0, sizeof p);   /* cleared below whether or not it was analysed */
-        memset(&why, 0, sizeof why);
-        src = nd->nout == 1 ? fused_source(g, &id, 1, &out, 1, sms, &sh, &p, &why) : NULL;
-        if (src) {
-            int32_t *a = prog_args(&p);
-            int na = p.nins + p.nouts;
-            fe_k_fused_clear(&p);
-            if (!a) {
-                free(src);
-                return fe_error_set(err, FE_ENOMEM, "out of memory");
-            }
-            return kernel_step(gr, id, src, &sh, a, na, 0, err);
-        }
-        fe_k_fused_clear(&p);
     }
     if (why.code == FE_ENOMEM)
         return fe_error_set(err, FE_ENOMEM, "%s", why.message);
@@ -265,7 +393,7 @@ static int opaque(const fe_node *n)
     switch (n->op) {
     case FE_OP_MATMUL: case FE_OP_CONV2D: case FE_OP_SDPA: case FE_OP_MAX_POOL2D:
     case FE_OP_AVG_POOL2D: case FE_OP_CONCAT: case FE_OP_GATHER: case FE_OP_EMBEDDING:
-    case FE_OP_CUSTOM: case FE_OP_ALL_REDUCE:
+    case FE_OP_CUSTOM: case FE_OP_ALL_REDUCE: case FE_OP_PAD:
         return 1;
     default:
         return 0;
@@ -287,7 +415,7 @@ static int run_step(fe_cuda_group *gr, int i, int j, int sms, fe_error *err)
         return -FE_ENOMEM;
     char *src = fused_source(gr->g, gr->nodes + i, j - i, outs, nouts, sms, &sh, &p, &why);
     if (src) {
-        int32_t *a = prog_args(&p);
+        fe_cuda_buf *a = prog_args(&p);
         int na = p.nins + p.nouts;
         if (!a) {
             free(src);
@@ -309,8 +437,11 @@ static int run_step(fe_cuda_group *gr, int i, int j, int sms, fe_error *err)
 static int own_buffers(fe_cuda_group *gr, fe_error *err)
 {
     const fe_graph *g = gr->g;
-    gr->tmp_t = malloc(((size_t)gr->n + 1) * sizeof *gr->tmp_t);
-    gr->tmp_p = calloc((size_t)gr->n + 1, sizeof *gr->tmp_p);
+    size_t nt = 1;
+    for (int i = 0; i < gr->n; i++)
+        nt += (size_t)fe_graph_node(g, gr->nodes[i])->nout;
+    gr->tmp_t = malloc(nt * sizeof *gr->tmp_t);
+    gr->tmp_p = calloc(nt, sizeof *gr->tmp_p);
     if (!gr->tmp_t || !gr->tmp_p)
         return fe_error_set(err, FE_ENOMEM, "out of memory");
     for (int i = 0; i < gr->n; i++) {
@@ -379,8 +510,7 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
     }
     if (!dry)
         sms = d->sms;
-    if (!gr || !(gr->nodes = malloc(((size_t)n + 1) * sizeof *gr->nodes)) ||
-        !(gr->steps = calloc((size_t)n + 1, sizeof *gr->steps))) {
+    if (!gr || !(gr->nodes = malloc(((size_t)n + 1) * sizeof *gr->nodes))) {
         fe_cuda_group_free(gr);
         return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
     }
@@ -395,7 +525,7 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
         fe_cuda_shape sh;
         char *src = fused_source(g, gr->nodes, n, gr->outs, gr->nouts, sms, &sh, &p, &why);
         if (src) {
-            int32_t *a = prog_args(&p);
+            fe_cuda_buf *a = prog_args(&p);
             int na = p.nins + p.nouts;
             if (!a) {
                 free(src);
@@ -430,6 +560,11 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
                 j++;   /* the opaque member alone */
             for (; i < j && rc == FE_OK; i++)
                 rc = member_step(gr, i, sms, note, sizeof note, err);
+        }
+        if (rc == FE_OK && gr->scratch_bytes > 0) {
+            gr->temp_bytes += gr->scratch_bytes;
+            if (!dry)
+                rc = fe_cuda_alloc(&gr->scratch, (size_t)gr->scratch_bytes, err);
         }
         if (rc == FE_OK && n > 1 && why.message[0]) {
             char tmp[480];
@@ -485,6 +620,7 @@ void fe_cuda_group_free(fe_cuda_group *gr)
     }
     for (int i = 0; i < gr->ntmp; i++)
         fe_cuda_free(gr->tmp_p[i]);
+    fe_cuda_free(gr->scratch);
     free(gr->tmp_t);
     free(gr->tmp_p);
     free(gr->steps);
@@ -524,8 +660,9 @@ void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f)
         const step *st = &gr->steps[s];
         const char *who = st->node >= 0 ? fe_node_name(gr->g, fe_graph_node(gr->g, st->node)) : "group";
         if (st->kind == STEP_GEMM) {
-            fprintf(f, "%s%s: cuBLAS gemm %lld x %lld x %lld, batch %lld\n", indent, who,
-                    (long long)st->gm.m, (long long)st->gm.n, (long long)st->gm.k, (long long)st->gm.batch);
+            fprintf(f, "%s%s: cuBLAS gemm %lld x %lld x %lld, batch %lld%s\n", indent, who,
+                    (long long)st->gm.m, (long long)st->gm.n, (long long)st->gm.k, (long long)st->gm.batch,
+                    st->gm.acc ? ", adding to C" : "");
             continue;
         }
         if (st->kind == STEP_HOST) {
@@ -558,13 +695,14 @@ static int run_host(const fe_cuda_group *gr, const step *st, const fe_cu_ptr *de
     int rc = FE_OK;
     for (int k = 0; k < nd->nin && rc == FE_OK; k++) {
         int32_t t = fe_node_input(g, nd, k);
-        rc = fe_cuda_download(st->host[k], buf_of(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes, err);
+        rc = fe_cuda_download(st->host[k], tensor_buf(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes,
+                              err);
     }
     if (rc == FE_OK)   /* the views sit in the step: a node may have 4096 operands */
         rc = fe_k_node_run(g, nd, st->views, st->views + nd->nin, err);
     for (int k = 0; k < nd->nout && rc == FE_OK; k++) {
         int32_t t = fe_node_output(g, nd, k);
-        rc = fe_cuda_upload(buf_of(gr, dev, t), st->host[nd->nin + k],
+        rc = fe_cuda_upload(tensor_buf(gr, dev, t), st->host[nd->nin + k],
                             (size_t)fe_graph_tensor(g, t)->bytes, err);
     }
     return rc;
@@ -581,11 +719,10 @@ int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, 
         if (st->kind == STEP_HOST) {
             rc = run_host(gr, st, dev, err);
         } else if (st->kind == STEP_GEMM) {
-            const fe_node *nd = fe_graph_node(g, st->node);
             fe_cuda_gemm gm = st->gm;
-            gm.a = buf_of(gr, dev, fe_node_input(g, nd, 0));
-            gm.b = buf_of(gr, dev, fe_node_input(g, nd, 1));
-            gm.c = buf_of(gr, dev, fe_node_output(g, nd, 0));
+            gm.a = buf_of(gr, dev, st->gb[0]);
+            gm.b = buf_of(gr, dev, st->gb[1]);
+            gm.c = buf_of(gr, dev, st->gb[2]);
             rc = fe_cuda_gemm_run(&gm, err);
         } else {
             for (int a = 0; a < st->nargs; a++)

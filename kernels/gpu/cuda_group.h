@@ -2,13 +2,18 @@
  * CPU's kernels/cpu/group.h. A group runs as
  *
  *   fused     one generated kernel (cuda_src.h) for the whole group;
- *   steps     otherwise its members in order, each one step: a generated
- *             kernel of its own, a data-movement kernel (cuda_ops.h),
- *             cuBLAS for a matmul, or, for an op with no CUDA kernel yet,
- *             the CPU's reference kernel with its operands copied to the
- *             host and its output back ("on the host", named in how).
+ *   steps     otherwise its members in order: runs of members the
+ *             analysis takes as one generated kernel each, cuBLAS for a
+ *             matmul, a kernel of its own for a pool, a pad, a softmax
+ *             over another axis or a data-movement op (cuda_dnn.h,
+ *             cuda_softmax.h, cuda_ops.h), several steps for a conv2d or
+ *             an sdpa (cuda_lower.h: kernels and cuBLAS calls over
+ *             scratch), or, for an op with no CUDA kernel, the CPU's
+ *             reference kernel with its operands copied to the host and
+ *             its output back ("on the host", named in how).
  *
  * Tensors inside a group of steps get device buffers of the group's own,
+ * and its lowered members one scratch buffer, the largest's size, all
  * allocated once when it is compiled, never per run.
  */
 #ifndef FE_CUDA_GROUP_H

@@ -1,29 +1,18 @@
 /* cuda_ops.c: data-movement kernels for single ops (cuda_ops.h). Each is
  * a thread per output element in a grid-stride loop, copying elements as
- * unsigned integers of the dtype's size, so one kernel serves every dtype.
+ * unsigned integers of the dtype's size, so one kernel serves every dtype;
+ * and all_reduce, which on one host only scales its input.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
+#include "cuda_lower.h"
 #include "cuda_ops.h"
+#include "injective.h"
+#include "node.h"
 #include "ops.h"
-
-static const char *utype(int bytes)
-{
-    return bytes == 1 ? "unsigned char" : bytes == 2 ? "unsigned short" : bytes == 4 ? "unsigned"
-                                                                                 : "unsigned long long";
-}
-
-static void launch(int64_t total, int sms, fe_cuda_shape *sh)
-{
-    int64_t g = (total + 255) / 256, cap = (int64_t)(sms > 0 ? sms : 1) * 128;
-    memset(sh, 0, sizeof *sh);
-    sh->kind = FE_CUDA_ELEM;
-    sh->threads = 256;
-    sh->grid = (unsigned)(g < 1 ? 1 : g < cap ? g : cap);
-    sh->per_thread = 1;
-}
 
 static void loop_head(FILE *f, int64_t total)
 {
@@ -43,7 +32,7 @@ static int concat_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *tot
     int64_t post = 1;
     for (int i = axis + 1; i < y->rank; i++)
         post *= ys[i];
-    const char *u = utype(fe_dtype_size(y->dtype));
+    const char *u = fe_cuda_utype(fe_dtype_size(y->dtype));
     fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(");
     for (int k = 0; k < n->nin; k++) {
         if (fe_graph_tensor(g, fe_node_input(g, n, k))->dtype != y->dtype)
@@ -89,7 +78,7 @@ static int gather_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *tot
     int64_t B = 1, N = xs[axis], I = ix->numel;
     for (int i = axis + 1; i < x->rank; i++)
         B *= xs[i];
-    const char *u = utype(fe_dtype_size(x->dtype));
+    const char *u = fe_cuda_utype(fe_dtype_size(x->dtype));
     fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(const %s *__restrict__ data, "
                "const %s *__restrict__ idx, %s *__restrict__ out, int *fault)\n{\n",
             u, ix->dtype == FE_I64 ? "long long" : "int", u);
@@ -105,6 +94,105 @@ static int gather_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *tot
     return 0;
 }
 
+/* out = pad(x): each output element's source along every axis as the
+ * CPU's pad_src maps it (constant: none, replicate: the edge, reflect:
+ * mirrored without repeating the edge), or the fill value's bits. */
+static int pad_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *total, fe_error *err)
+{
+    const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    const int64_t *xs = fe_tensor_shape(g, x), *ys = fe_tensor_shape(g, y);
+    int64_t pads[2 * FE_MAX_RANK + 1], before[FE_MAX_RANK] = {0}, after[FE_MAX_RANK] = {0};
+    int64_t st[FE_MAX_RANK];
+    int k = fe_node_attr_ints(g, n, "pads", pads, 2 * FE_MAX_RANK + 1), rank = x->rank;
+    const char *mode = fe_node_attr_str(g, n, "mode", "constant");
+    int m = !strcmp(mode, "constant") ? FE_K_PAD_CONSTANT : !strcmp(mode, "reflect") ? FE_K_PAD_REFLECT
+          : !strcmp(mode, "replicate") ? FE_K_PAD_REPLICATE : -1;
+    /* what fe_k_pad refuses runs on the host, which says why */
+    if (k < 0 || k % 2 || k / 2 > rank || m < 0 || x->dtype != y->dtype || y->rank != rank)
+        return fe_error_set(err, FE_EINPUT, "pads or mode the CPU kernel refuses too");
+    for (int i = 0; i < k / 2; i++) {
+        before[rank - 1 - i] = pads[2 * i];
+        after[rank - 1 - i] = pads[2 * i + 1];
+    }
+    for (int i = 0; i < rank; i++)
+        if (xs[i] + before[i] + after[i] != ys[i] || (m == FE_K_PAD_REFLECT && (before[i] > 0 ||
+            after[i] > 0) && (before[i] >= xs[i] || after[i] >= xs[i])))
+            return fe_error_set(err, FE_EINPUT, "pads the CPU kernel refuses too");
+    int es = fe_dtype_size(x->dtype);
+    unsigned char fill[8] = {0};
+    double value = fe_node_attr_float(g, n, "value", 0.0);
+    if (fe_k_dtype_is_int(x->dtype)) {
+        int64_t v = fe_k_f64_to_i64(value);
+        fe_k_store_i64(fill, x->dtype, 0, &v, 1);
+    } else {
+        float v = (float)value;
+        fe_k_store_f32(fill, x->dtype, 0, &v, 1);
+    }
+    unsigned long long bits = 0;
+    for (int b = es - 1; b >= 0; b--)   /* little-endian, as the card */
+        bits = bits << 8 | fill[b];
+    fe_k_strides(xs, rank, st);
+    const char *u = fe_cuda_utype(es);
+    fe_cuda_index_type(f, x->numel > y->numel ? x->numel : y->numel);
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(const %s *__restrict__ x, "
+               "%s *__restrict__ out, int *fault)\n{\n", u, u);
+    *total = y->numel;
+    fe_cuda_loop(f, y->numel);
+    fprintf(f, "    IX r = e, src = 0, s;\n    bool in = true;\n");
+    for (int i = rank - 1; i >= 0; i--) {
+        long long Y = (long long)ys[i], X = (long long)xs[i], B = (long long)before[i];
+        if (i > 0)
+            fprintf(f, "    s = r %% %lld - %lld; r /= %lld;\n", Y, B, Y);
+        else
+            fprintf(f, "    s = r - %lld;\n", B);
+        if (m == FE_K_PAD_CONSTANT || X <= 0)
+            fprintf(f, "    if (s < 0 || s >= %lld) in = false;\n", X);
+        else if (m == FE_K_PAD_REPLICATE)
+            fprintf(f, "    s = s < 0 ? 0 : s >= %lld ? %lld : s;\n", X, X - 1);
+        else if (X == 1)
+            fprintf(f, "    s = 0;\n");
+        else
+            fprintf(f, "    s %%= %lld; if (s < 0) s += %lld; if (s >= %lld) s = %lld - s;\n",
+                    2 * (X - 1), 2 * (X - 1), X, 2 * (X - 1));
+        if (st[i] && X > 1)
+            fprintf(f, "    src += s * %lld;\n", (long long)st[i]);
+    }
+    fprintf(f, "    out[e] = in ? x[src] : (%s)0x%llxULL;\n  }\n  (void)fault;\n}\n", u, bits);
+    return 0;
+}
+
+/* all_reduce on one host: every rank holds x, so a sum is x * world_size
+ * and avg / mean / max / min are x, in float as fe_k_scale multiplies
+ * (an f32 scalar). Integers keep the CPU's i64 arithmetic: the host. */
+static int allreduce_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *total, fe_error *err)
+{
+    const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    int64_t ws = fe_node_attr_int(g, n, "world_size", -1);
+    const char *red = fe_node_attr_str(g, n, "reduce", "sum");
+    int sum = !strcmp(red, "sum");
+    if (ws < 1 || (!sum && strcmp(red, "avg") && strcmp(red, "mean") && strcmp(red, "max") &&
+                   strcmp(red, "min")))
+        return fe_error_set(err, FE_EINPUT, "world_size or reduce the CPU kernel refuses too");
+    if (fe_k_dtype_is_int(y->dtype) || x->numel != y->numel)
+        return fe_error_set(err, FE_EINPUT, "all_reduce into %s: integer arithmetic",
+                            fe_dtype_name(y->dtype));
+    union { float f; unsigned u; } sc = {sum ? (float)ws : 1.0f};
+    fputs(fe_cuda_prelude, f);
+    fe_cuda_index_type(f, y->numel);
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(const %s *__restrict__ x, "
+               "%s *__restrict__ y, int *fault)\n{\n", fe_cuda_ctype(x->dtype), fe_cuda_ctype(y->dtype));
+    *total = y->numel;
+    fe_cuda_loop(f, y->numel);
+    fprintf(f, "    const float v = ");
+    fe_cuda_load_expr(f, x->dtype, "x", "e");
+    fprintf(f, " * __uint_as_float(0x%08xu);   /* %s over %lld ranks */\n    ", sc.u, red, (long long)ws);
+    fe_cuda_store_stmt(f, y->dtype, "y", "e", "v");
+    fprintf(f, "\n  }\n  (void)fault;\n}\n");
+    return 0;
+}
+
 char *fe_cuda_src_node(const fe_graph *g, const fe_node *n, int sms, fe_cuda_shape *shape,
                        fe_error *err)
 {
@@ -112,18 +200,22 @@ char *fe_cuda_src_node(const fe_graph *g, const fe_node *n, int sms, fe_cuda_sha
     size_t len = 0;
     int64_t total = 0;
     int rc;
-    if (n->op != FE_OP_CONCAT && n->op != FE_OP_GATHER && n->op != FE_OP_EMBEDDING)
+    if (n->op != FE_OP_CONCAT && n->op != FE_OP_GATHER && n->op != FE_OP_EMBEDDING &&
+        n->op != FE_OP_PAD && n->op != FE_OP_ALL_REDUCE)
         return fe_error_set(err, FE_EINPUT, "no CUDA kernel for %s yet", fe_node_op_name(n)), NULL;
     FILE *f = open_memstream(&s, &len);
     if (!f)
         return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;
     fprintf(f, "// fuseeng: %s '%s'\n", fe_node_op_name(n), fe_node_name(g, n));
-    rc = n->op == FE_OP_CONCAT ? concat_src(f, g, n, &total, err) : gather_src(f, g, n, &total, err);
+    rc = n->op == FE_OP_CONCAT ? concat_src(f, g, n, &total, err)
+       : n->op == FE_OP_PAD ? pad_src(f, g, n, &total, err)
+       : n->op == FE_OP_ALL_REDUCE ? allreduce_src(f, g, n, &total, err)
+       : gather_src(f, g, n, &total, err);
     fclose(f);
     if (rc) {
         free(s);
         return NULL;
     }
-    launch(total, sms, shape);
+    fe_cuda_grid(total, sms, shape);
     return s;
 }

@@ -20,7 +20,7 @@
  * conversions and bit operations (NVRTC then needs no header), NaN-keeping
  * max / min, and float to integer as the CPU converts (NaN to 0,
  * saturating). */
-static const char prelude[] =
+const char fe_cuda_prelude[] =
     "typedef unsigned short u16;\n"
     "static __device__ __forceinline__ float h2f(u16 h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
     "static __device__ __forceinline__ u16 f2h(float f) { u16 h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
@@ -59,7 +59,7 @@ typedef struct gen {
     int bad;                   /* set with err on the first instruction not taken */
 } gen;
 
-static const char *ctype(int dt)
+const char *fe_cuda_ctype(int dt)
 {
     switch (dt) {
     case FE_F32: return "float";
@@ -72,7 +72,7 @@ static const char *ctype(int dt)
 }
 
 /* Expression converting the element at ptr[off] of dtype dt to float. */
-static void load_expr(FILE *f, int dt, const char *ptr, const char *off)
+void fe_cuda_load_expr(FILE *f, int dt, const char *ptr, const char *off)
 {
     switch (dt) {
     case FE_F16: fprintf(f, "h2f(%s[%s])", ptr, off); break;
@@ -84,7 +84,7 @@ static void load_expr(FILE *f, int dt, const char *ptr, const char *off)
 }
 
 /* Statement storing float v at ptr[off] as dtype dt. */
-static void store_stmt(FILE *f, int dt, const char *ptr, const char *off, const char *v)
+void fe_cuda_store_stmt(FILE *f, int dt, const char *ptr, const char *off, const char *v)
 {
     switch (dt) {
     case FE_F16: fprintf(f, "%s[%s] = f2h(%s);", ptr, off, v); break;
@@ -228,7 +228,7 @@ static void opnd_expr(gen *x, opnd o, char *buf, size_t n)
         in_offset(x, o.idx, off, sizeof off);
         FILE *f = open_memstream(&s, &len);
         if (f) {
-            load_expr(f, x->p->ins[o.idx].dtype, ptr, off);
+            fe_cuda_load_expr(f, x->p->ins[o.idx].dtype, ptr, off);
             fclose(f);
         }
         snprintf(buf, n, "%s", s ? s : "0.0f");
@@ -320,7 +320,7 @@ static void store_all(gen *x, int o, const char *expr)
     if (!x->vec) {
         loop_begin(x);
         fprintf(x->f, "      ");
-        store_stmt(x->f, dt, ptr, off, expr);
+        fe_cuda_store_stmt(x->f, dt, ptr, off, expr);
         fprintf(x->f, "\n");
         loop_end(x);
         return;
@@ -337,9 +337,22 @@ static void store_all(gen *x, int o, const char *expr)
         fprintf(x->f, "    { const IX j = j0; st4_%s(%s + (%s), t_); } }\n", sf, ptr, off);
 }
 
-/* d = expression over the operands, FULL (in a loop) or ROW (a scalar). */
-static void assign(gen *x, opnd d, const char *rhs)
+/* Whether operand o differs between columns: a FULL value, or an input
+ * read at the column. */
+static int per_column(const gen *x, opnd o)
 {
+    return o.kind == K_SLOT || (o.kind == K_IN && x->p->ins[o.idx].col != COL_BCAST);
+}
+
+/* d = expression over the operands, FULL (in a loop) or ROW (a scalar).
+ * A ROW value computed from per-column operands means a row of one
+ * column (the analysis calls such values either): the column's thread
+ * computes it and, in a row kernel, a max with -inf elsewhere hands it to
+ * the row's threads (exact, NaN too). */
+static void assign(gen *x, const instr *in, const char *rhs)
+{
+    opnd d = in->d;
+    int col = per_column(x, in->a) || per_column(x, in->b) || per_column(x, in->c);
     if (d.kind == K_SLOT) {
         loop_begin(x);
         fprintf(x->f, "      s%d[k] = %s;\n", d.idx, rhs);
@@ -348,8 +361,22 @@ static void assign(gen *x, opnd d, const char *rhs)
         loop_begin(x);
         fprintf(x->f, "      r%d[k] = %s;\n", d.idx, rhs);
         loop_end(x);
-    } else {
+    } else if (!col) {
         fprintf(x->f, "    r%d = %s;\n", d.idx, rhs);
+    } else if (x->p->C != 1 || x->vec) {
+        x->bad = 1;
+        fe_error_set(x->err, FE_EINPUT, "cuda: a row value from per-column operands over %lld columns",
+                     (long long)x->p->C);
+    } else if (x->kind == FE_CUDA_ROWS) {
+        fprintf(x->f, "    { float t_ = -__int_as_float(0x7f800000);\n");
+        loop_begin(x);
+        fprintf(x->f, "      t_ = %s;\n", rhs);
+        loop_end(x);
+        fprintf(x->f, "    r%d = grp_max(t_); }\n", d.idx);
+    } else {
+        loop_begin(x);   /* columns: the one column's thread */
+        fprintf(x->f, "      r%d = %s;\n", d.idx, rhs);
+        loop_end(x);
     }
 }
 
@@ -399,13 +426,21 @@ static void row_reduce(gen *x, const char *dst, int decl, const char *kind, cons
     fprintf(x->f, "    %s = grp_%s(t_); }\n", dst, kind);
 }
 
-/* A row op's result V_ (a macro over k and j): to its destination (a
- * slot, or a row value when the row is one column wide), or streamed to
- * the output it is stored in (in->st). */
+/* A row op's result V_ (a macro over k and j): to its slot, or streamed
+ * to the output it is stored in (in->st). A row of one column makes it a
+ * ROW value, which every thread of the row holds: the one column's
+ * thread computes it, a max with -inf elsewhere hands it to all (exact,
+ * NaN too). */
 static void row_result(gen *x, const instr *in)
 {
     if (in->st) {
         store_all(x, in->st - 1, "V_");
+    } else if (in->d.kind == K_ROW) {
+        fprintf(x->f, "    { float t_ = -__int_as_float(0x7f800000);\n");
+        loop_begin(x);
+        fprintf(x->f, "      t_ = V_;\n");
+        loop_end(x);
+        fprintf(x->f, "    r%d = grp_max(t_); }\n", in->d.idx);
     } else {
         char d[64];
         opnd_expr(x, in->d, d, sizeof d);
@@ -429,12 +464,12 @@ static void gen_instr(gen *x, const instr *in, int pc)
         if (in->code == I_LOADROW && x->rowarr) {
             loop_begin(x);
             fprintf(f, "      { const IX j = 0; r%d[k] = ", in->d.idx);
-            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            fe_cuda_load_expr(f, p->ins[in->aux].dtype, ptr, off);
             fprintf(f, "; (void)j; }\n");
             loop_end(x);
         } else if (in->code == I_LOADROW) {
             fprintf(f, "    { const IX j = 0; r%d = ", in->d.idx);
-            load_expr(f, p->ins[in->aux].dtype, ptr, off);
+            fe_cuda_load_expr(f, p->ins[in->aux].dtype, ptr, off);
             fprintf(f, "; (void)j; }\n");
         } else {
             loop_begin(x);
@@ -442,7 +477,7 @@ static void gen_instr(gen *x, const instr *in, int pc)
             if (x->vec && p->ins[in->aux].col == COL_CONTIG)
                 fprintf(f, "v%d[k]", in->aux);
             else
-                load_expr(f, p->ins[in->aux].dtype, ptr, off);
+                fe_cuda_load_expr(f, p->ins[in->aux].dtype, ptr, off);
             fprintf(f, ";\n");
             loop_end(x);
         }
@@ -455,7 +490,7 @@ static void gen_instr(gen *x, const instr *in, int pc)
             fe_error_set(x->err, FE_ENOMEM, "cuda: out of memory");
             return;
         }
-        assign(x, in->d, rhs);
+        assign(x, in, rhs);
         free(rhs);
         return;
     case I_ROUND: {
@@ -484,13 +519,13 @@ static void gen_instr(gen *x, const instr *in, int pc)
         if (x->kind == FE_CUDA_ELEM) {
             loop_begin(x);
             fprintf(f, "      if (j == 0) { ");
-            store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
+            fe_cuda_store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
             fprintf(f, " }\n");
             loop_end(x);
             return;
         }
         fprintf(f, "    if (%s) { ", x->kind == FE_CUDA_ROWS ? "lane == 0" : "j == 0");
-        store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
+        fe_cuda_store_stmt(f, p->outs[in->aux].dtype, ptr, "row", a);
         fprintf(f, " }\n");
         return;
     default:
@@ -499,6 +534,13 @@ static void gen_instr(gen *x, const instr *in, int pc)
     if (x->kind != FE_CUDA_ROWS && in->code != I_COLACC) {
         x->bad = 1;
         fe_error_set(x->err, FE_EINPUT, "cuda: instruction %d (a row op) outside a row kernel", pc);
+        return;
+    }
+    if ((in->code == I_SOFTMAX || in->code == I_RMS || in->code == I_LN) && !in->st &&
+        in->d.kind == K_ROW && p->C != 1) {
+        x->bad = 1;   /* row_result hands a ROW result from the one column only */
+        fe_error_set(x->err, FE_EINPUT, "cuda: instruction %d writes a row op of %lld columns into "
+                     "a row value", pc, (long long)p->C);
         return;
     }
     switch (in->code) {
@@ -520,13 +562,11 @@ static void gen_instr(gen *x, const instr *in, int pc)
         row_reduce(x, "m_", 1, "max", "A_");
         fprintf(f, "    int nan_ = m_ != m_ || m_ == -__int_as_float(0x7f800000);\n");
         /* a softmax kept in registers keeps its exponentials from the sum */
-        int keep = !in->aux && !in->st;
-        char dst[64];
-        opnd_expr(x, in->d, dst, sizeof dst);
+        int keep = !in->aux && !in->st && in->d.kind == K_SLOT;
         if (keep) {
             fprintf(f, "    float z_;\n    { float t_ = 0.0f;\n");
             loop_begin(x);
-            fprintf(f, "      float e_ = expf(A_ - m_);\n      t_ += e_;\n      %s = e_;\n", dst);
+            fprintf(f, "      float e_ = expf(A_ - m_);\n      t_ += e_;\n      s%d[k] = e_;\n", in->d.idx);
             loop_end(x);
             fprintf(f, "    z_ = grp_sum(t_); }\n");
         } else {
@@ -534,7 +574,7 @@ static void gen_instr(gen *x, const instr *in, int pc)
         }
         fprintf(f, "    float q_ = %s;\n", in->aux ? "logf(z_)" : "1.0f / z_");
         if (keep)
-            fprintf(f, "#define E_ (%s)\n", dst);
+            fprintf(f, "#define E_ (s%d[k])\n", in->d.idx);
         fprintf(f, "#define V_ (nan_ ? __int_as_float(0x7fc00000) : %s)\n",
                 in->aux ? "(A_ - m_) - q_" : keep ? "E_ * q_" : "expf(A_ - m_) * q_");
         row_result(x, in);
@@ -812,7 +852,7 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
             shape->kind == FE_CUDA_ROWS ? "rows" : shape->kind == FE_CUDA_COLS ? "columns"
             : x.vec ? "elementwise (vector accesses)" : "elementwise",
             (long long)p->rows, (long long)p->C, x.G, x.G == 1 ? "" : "s", x.K, x.K == 1 ? "" : "s");
-    fputs(prelude, f);
+    fputs(fe_cuda_prelude, f);
     fprintf(f, "typedef %s IX;\n", sfx[0] ? "long long" : "int");
     if (shape->kind == FE_CUDA_ROWS)
         reductions(&x);
@@ -829,9 +869,9 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     else
         fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);
     for (int i = 0; i < p->nins; i++)
-        fprintf(f, "%sconst %s *__restrict__ i%d", i ? ", " : "", ctype(p->ins[i].dtype), i);
+        fprintf(f, "%sconst %s *__restrict__ i%d", i ? ", " : "", fe_cuda_ctype(p->ins[i].dtype), i);
     for (int o = 0; o < p->nouts; o++)
-        fprintf(f, "%s%s *__restrict__ o%d", o || p->nins ? ", " : "", ctype(p->outs[o].dtype), o);
+        fprintf(f, "%s%s *__restrict__ o%d", o || p->nins ? ", " : "", fe_cuda_ctype(p->outs[o].dtype), o);
     fprintf(f, ")\n{\n");
     switch (x.vec && shape->kind == FE_CUDA_ELEM ? -1 : shape->kind) {
     case -1:
@@ -900,7 +940,7 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
                                       : "(float)acc%d", o);
                 snprintf(ptr, sizeof ptr, "o%d", o);
                 fprintf(f, "  ");
-                store_stmt(f, p->outs[o].dtype, ptr, "j", v);
+                fe_cuda_store_stmt(f, p->outs[o].dtype, ptr, "j", v);
                 fprintf(f, "\n");
             }
         break;

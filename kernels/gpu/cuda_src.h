@@ -23,6 +23,7 @@
 #define FE_CUDA_SRC_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "fused_ir.h"
@@ -42,5 +43,17 @@ typedef struct fe_cuda_shape {
  * generator does not take, saying what, or FE_ENOMEM. */
 char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape *shape,
                   fe_error *err);
+
+/* What every generated kernel starts with (cuda_src.c): u16, dtype
+ * conversions written with PTX's (h2f, f2h for f16; b2f, f2b for bf16;
+ * f2i float to integer as the CPU converts), NaN-keeping mxn / mnn and
+ * the four-element vector loads and stores. NVRTC needs no header for it. */
+extern const char fe_cuda_prelude[];
+/* The C type of an element of dtype dt in a kernel (f16, bf16: u16). */
+const char *fe_cuda_ctype(int dt);
+/* Print the expression converting ptr[off] of dtype dt to float, and the
+ * statement storing float v at ptr[off] as dtype dt, as the CPU converts. */
+void fe_cuda_load_expr(FILE *f, int dt, const char *ptr, const char *off);
+void fe_cuda_store_stmt(FILE *f, int dt, const char *ptr, const char *off, const char *v);
 
 #endif

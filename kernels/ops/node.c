@@ -295,6 +295,16 @@ int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *
     return FE_OK;
 }
 
+int fe_k_node_conv(const fe_graph *g, const fe_node *n, fe_k_conv *cv, fe_error *err)
+{
+    memset(cv, 0, sizeof *cv);
+    cv->groups = fe_node_attr_int(g, n, "groups", 1);
+    if (pair(g, n, "stride", 1, cv->stride) || pair(g, n, "padding", 0, cv->pad) ||
+        pair(g, n, "dilation", 1, cv->dil))
+        return bad_attr(err, g, n, "stride, padding and dilation must be an int or [h, w]");
+    return FE_OK;
+}
+
 int fe_k_node_pad_hw(const fe_graph *g, const fe_node *n, int64_t lo[2], int64_t hi[2],
                      double *value)
 {
@@ -371,15 +381,12 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     }
     case FE_OP_CONV2D: {
         fe_k_conv cv;
-        memset(&cv, 0, sizeof cv);
+        if ((rc = fe_k_node_conv(g, n, &cv, err)))
+            return rc;
         cv.x = &in[0];
         cv.w = &in[1];
         cv.bias = n->nin > 2 ? &in[2] : NULL;
         cv.y = &out[0];
-        cv.groups = fe_node_attr_int(g, n, "groups", 1);
-        if (pair(g, n, "stride", 1, cv.stride) || pair(g, n, "padding", 0, cv.pad) ||
-            pair(g, n, "dilation", 1, cv.dil))
-            return bad_attr(err, g, n, "stride, padding and dilation must be an int or [h, w]");
         rc = fe_k_conv2d(&cv, err);
         break;
     }

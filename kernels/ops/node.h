@@ -6,6 +6,7 @@
 #ifndef FE_NODE_H
 #define FE_NODE_H
 
+#include "conv.h"
 #include "error.h"
 #include "graph.h"
 #include "ktensor.h"
@@ -25,6 +26,11 @@ int fe_k_node_run_bufs(const fe_graph *g, const fe_node *n, const fe_k_tensor *b
 /* The pooling parameters of a max_pool2d / avg_pool2d node (no epilogue)
  * into *p; FE_EINPUT naming the node for bad attributes. */
 int fe_k_node_pool(const fe_graph *g, const fe_node *n, fe_k_pool *p, fe_error *err);
+
+/* The attributes of a conv2d node (stride, padding, dilation, groups) into
+ * *cv, its tensors and epilogue left empty; FE_EINPUT naming the node for
+ * bad attributes. */
+int fe_k_node_conv(const fe_graph *g, const fe_node *n, fe_k_conv *cv, fe_error *err);
 
 /* Is n a constant pad of the last two axes alone (H and W of NCHW), by
  * sizes of at least 0? Then its sizes before and after each ([0] H, [1]

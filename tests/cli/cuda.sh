@@ -132,10 +132,28 @@ for f in "$SH"/*.json; do
     done
 done
 
-name="gpu: 40 random graphs of the differential tester agree with the CPU under every policy"
+# every attribute of the conv, pool, pad, sdpa and softmax kernels
+for f in tests/cuda/*.json; do
+    b=$(basename "$f" .json)
+    for p in no_fusion fuse_all inductor_greedy; do
+        name="gpu: tests/cuda/$b under $p agrees with the CPU reference"
+        need_gpu "$name" || continue
+        check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
+    done
+done
+
+for c in conv sdpa; do
+    name="gpu: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"
+    need_gpu "$name" || continue
+    check "$name" env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all \
+        --execute --no-timing --device cuda
+done
+
+name="gpu: 40 random graphs of the differential tester and its CUDA seeds agree with the CPU under every policy"
 if need_gpu "$name"; then
     if [ -x "$DT" ]; then
-        if "$DT" --seeds 1:40 --device cuda --timing-every 0 --out "$T/dt" >"$T/dt.log" 2>&1; then
+        if "$DT" --seeds 1:40 --list tests/difftest/seeds_cuda.txt --device cuda --timing-every 0 \
+            --out "$T/dt" >"$T/dt.log" 2>&1; then
             ok "$name"
         else
             not_ok "$name" "$(grep -m 3 FAIL "$T/dt.log" | cut -c 1-400)"

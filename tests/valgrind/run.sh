@@ -92,6 +92,11 @@ vg "profile then run profile_lookup" 0 "$FUSEENG" profile examples/bench/swiglu.
 vg "run --policy profile_lookup --profile" 0 "$FUSEENG" run examples/bench/swiglu.json \
     --policy profile_lookup --profile "$T/prof.json"
 vg "script tests/lua/test_pattern.lua" 0 "$FUSEENG" script tests/lua/test_pattern.lua
+# the GPU's lowerings (conv2d, sdpa: steps over scratch), planned without a device
+for c in conv sdpa; do
+    vg "run tests/cuda/$c.json --show-kernels --device cuda" 0 "$FUSEENG" run tests/cuda/$c.json \
+        --policy fuse_all --show-kernels --device cuda
+done
 # An ONNX model whose names outgrow the importer's string table mid-node (a
 # use-after-free once, silent without memcheck or ASan: tests/fuzz/regress/onnx).
 vg "import Relu -> LeakyRelu, names past a string table move" 0 "$FUSEENG" import \

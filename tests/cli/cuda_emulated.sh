@@ -1,0 +1,118 @@
+#!/bin/sh
+# cuda_emulated.sh: --device cuda end to end on a machine with no GPU.
+# tests/tools/fakecuda.c, built here, stands in for the driver, NVRTC and
+# cuBLAS (found first through LD_LIBRARY_PATH): kernels are compiled as
+# host C++ and run thread by thread, cuBLAS is a loop. Every plan is then
+# checked against the CPU reference exactly as on a GPU: the graphs of
+# tests/cuda (each attribute of conv2d, the pools, pad, sdpa and softmax
+# over an axis), small example models, random graphs of the differential
+# tester and an out-of-range index. What the emulation cannot see (races,
+# alignment, registers, speed) is the GPU half of cuda.sh's; what NVRTC
+# accepts is cuda_clang.sh's and cuda_nvrtc.sh's. Skipped by name without
+# a C++ compiler, under SANITIZE=1, and where a real GPU answers (cuda.sh
+# runs there).
+. tests/lib.sh
+M=examples/models
+F="$T/fake"
+CXX=${FAKECUDA_CXX:-c++}
+DT=${BUILD:-build}/difftest/difftest
+
+CASES="conv pad pool sdpa softmax"
+MODELS="resnet50_bottleneck:N=1 opu_convnet:N=1 allreduce_epilogue:T=16 gpt2_block:S=64 bert_base_layer:B=1,S=32 hub_conflict:M=64,N=64"
+SEEDS=1:12
+
+names() {   # every test's name, for skipping
+    echo "emulated: --device cuda opens the fake device"
+    for c in $CASES; do
+        for p in no_fusion fuse_all inductor_greedy; do echo "emulated: tests/cuda/$c under $p agrees with the CPU reference"; done
+    done
+    for c in conv sdpa; do echo "emulated: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"; done
+    for m in $MODELS; do
+        for p in no_fusion fuse_all; do echo "emulated: ${m%%:*} under $p agrees with the CPU reference"; done
+    done
+    echo "emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
+    echo "emulated: an out-of-range index is an error, not wrong numbers"
+}
+skip_all() {
+    names | while read -r nm; do skip "$nm" "$1"; done
+    finish
+    exit $?
+}
+
+cat >"$T/tiny.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "tiny",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32"}},
+ "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+if "$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >/dev/null 2>&1; then
+    skip_all "a real GPU answers here: cuda.sh's GPU half runs instead"
+fi
+command -v "$CXX" >/dev/null 2>&1 || skip_all "no C++ compiler ($CXX) to compile the kernels for the host"
+# ASan intercepts the fibers' swapcontext and may then report stacks it lost track of
+[ "${SANITIZE:-}" = 1 ] && skip_all "under SANITIZE=1 (ASan and the emulation's swapcontext fibers)"
+mkdir -p "$F"
+if ! ${CC:-cc} -std=c11 -O2 -shared -fPIC -o "$F/libcuda.so.1" tests/tools/fakecuda.c -ldl -lm >"$T/cc.log" 2>&1; then
+    not_ok "tests/tools/fakecuda.c builds" "$(head -c 600 "$T/cc.log")"
+    finish
+    exit $?
+fi
+for l in libnvrtc.so.13 libnvrtc.so.12 libcublas.so.13 libcublas.so.12; do ln -sf libcuda.so.1 "$F/$l"; done
+export LD_LIBRARY_PATH="$F${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSEENG_CACHE_DIR="$T/cache" FAKECUDA_CXX="$CXX"
+unset FUSEENG_CUDA_LIBS CUDA_HOME
+
+expect_ok "emulated: --device cuda opens the fake device" "executed +on fakecuda" \
+    "$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda
+
+for c in $CASES; do
+    for p in no_fusion fuse_all inductor_greedy; do
+        check "emulated: tests/cuda/$c under $p agrees with the CPU reference" \
+            "$FUSEENG" run "tests/cuda/$c.json" --policy $p --execute --no-timing --device cuda
+    done
+done
+
+# the chunk loops: scratch for one image (conv2d) or one batch (sdpa) at a time
+for c in conv sdpa; do
+    check "emulated: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference" \
+        env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all --execute \
+        --no-timing --device cuda
+done
+
+for m in $MODELS; do
+    b=${m%%:*}
+    dims=""
+    for d in $(echo "${m#*:}" | tr ',' ' '); do dims="$dims --dim $d"; done
+    for p in no_fusion fuse_all; do
+        # shellcheck disable=SC2086
+        check "emulated: $b under $p agrees with the CPU reference" \
+            "$FUSEENG" run "$M/$b.json" $dims --policy $p --execute --no-timing --device cuda
+    done
+done
+
+name="emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
+if [ -x "$DT" ]; then
+    check "$name" "$DT" --seeds $SEEDS --list tests/difftest/seeds_cuda.txt --device cuda --timing-every 0 \
+        --out "$T/dt"
+else
+    skip "$name" "no $DT (make difftest builds it)"
+fi
+
+cat >"$T/gather.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "bad-index",
+ "tensors": {"w": {"shape": [10, 4], "dtype": "f32", "kind": "weight"},
+             "i": {"shape": [3], "dtype": "i64", "kind": "input"},
+             "y": {"shape": [3, 4], "dtype": "f32"}},
+ "nodes": [{"name": "e", "op": "embedding", "inputs": ["w", "i"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+/usr/bin/python3 - "$T/idx.safetensors" <<'PY' 2>/dev/null
+import json, struct, sys
+data = struct.pack("<3q", 1, 12, 2)
+hdr = json.dumps({"i": {"dtype": "I64", "shape": [3], "data_offsets": [0, len(data)]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
+PY
+expect_fail "emulated: an out-of-range index is an error, not wrong numbers" 2 "out of range" \
+    "$FUSEENG" run "$T/gather.json" --policy no_fusion --execute --no-timing --device cuda --inputs "$T/idx.safetensors"
+
+finish

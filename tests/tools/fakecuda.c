@@ -1,0 +1,541 @@
+/* fakecuda.c: the CUDA driver API, NVRTC and cuBLAS entry points that
+ * kernels/gpu/cuda.c opens, emulated on the host, so that a machine with
+ * no GPU runs `--device cuda` end to end (tests/cli/cuda_emulated.sh).
+ * One shared library serves as libcuda.so.1, libnvrtc.so.12 and
+ * libcublas.so.12 (links to it in a folder named by FUSEENG_CUDA_LIBS).
+ *
+ * Note on the emulation. Device memory is host memory. "NVRTC" compiles
+ * the generated CUDA C as host C++ (the C++ compiler in $FAKECUDA_CXX,
+ * default c++) after the shim below, which defines what NVRTC has built
+ * in; the two PTX conversions of the generators' prelude are replaced by
+ * host ones. The "cubin" is the resulting shared object, with a header.
+ * A launch runs every block in turn and every thread of a block as a
+ * fiber (ucontext): __syncthreads and the warp shuffles are barriers at
+ * which a fiber yields until its block (or warp) has arrived, so the
+ * shared-memory and shuffle reductions run as on the card. cuBLAS's
+ * strided-batched GEMM is a plain loop, f32 accumulation. Timings are
+ * wall clock and mean nothing.
+ *
+ * What it checks: indexing, strides, offsets, dtype conversions, NaN
+ * rules, the GEMMs' arguments, the steps' order and buffers. What it
+ * cannot: races and memory ordering on the card, vector accesses'
+ * alignment faults, registers, NVRTC's own acceptance of the source
+ * (tests/cli/cuda_clang.sh compiles each source for NVPTX), speed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+typedef uint64_t devptr;
+
+/* ---- the shim every kernel is compiled after ---- */
+
+static const char shim[] =
+    "#include <math.h>\n"
+    "#include <stdint.h>\n"
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "#include <ucontext.h>\n"
+    "#include <utility>\n"
+    "#define __global__\n"
+    "#define __device__\n"
+    "#define __host__\n"
+    "#define __shared__ static\n"
+    "#define __forceinline__ inline\n"
+    "#define __launch_bounds__(...)\n"
+    "struct uint3 { unsigned x, y, z; };\n"
+    "struct dim3 { unsigned x, y, z; };\n"
+    "static uint3 threadIdx, blockIdx;\n"
+    "static dim3 blockDim, gridDim;\n"
+    "static const int warpSize = 32;\n"
+    "struct alignas(16) float4 { float x, y, z, w; };\n"
+    "struct alignas(8) float2 { float x, y; };\n"
+    "struct alignas(8) uint2 { unsigned x, y; };\n"
+    "struct alignas(16) uint4 { unsigned x, y, z, w; };\n"
+    "static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }\n"
+    "static inline float2 make_float2(float x, float y) { return float2{x, y}; }\n"
+    "static inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }\n"
+    "static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }\n"
+    "static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }\n"
+    "static inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }\n"
+    "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
+    "static inline int __float_as_int(float f) { int u; memcpy(&u, &f, 4); return u; }\n"
+    "static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }\n"
+    /* f16 <-> f32, round to nearest even, as cvt.rn.f16.f32 */
+    "static inline float fe_emu_h2f(unsigned short h) {\n"
+    "  unsigned s = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 31, m = h & 1023, u;\n"
+    "  if (e == 31) u = s | 0x7f800000u | (m << 13);\n"
+    "  else if (e) u = s | ((e + 112) << 23) | (m << 13);\n"
+    "  else if (!m) u = s;\n"
+    "  else { float f = (float)m * 5.9604644775390625e-8f; memcpy(&u, &f, 4); u |= s; }\n"
+    "  float f; memcpy(&f, &u, 4); return f;\n"
+    "}\n"
+    "static inline unsigned short fe_emu_f2h(float f) {\n"
+    "  unsigned u; memcpy(&u, &f, 4);\n"
+    "  unsigned s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+    "  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);\n"
+    "  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);\n"
+    "  if (a < 0x38800000u) {\n"
+    "    float t; memcpy(&t, &a, 4);\n"
+    "    float q = t / 5.9604644775390625e-8f;\n"
+    "    return (unsigned short)(s | (unsigned)nearbyintf(q));\n"
+    "  }\n"
+    "  unsigned r = a + 0xfffu + ((a >> 13) & 1u);\n"
+    "  return (unsigned short)(s | ((r - 0x38000000u) >> 13));\n"
+    "}\n"
+    /* threads as fibers; barriers per block (-1) or per warp */
+    "struct fe_fiber { ucontext_t ctx; int state; unsigned tid; int wk; unsigned long wg; };\n"
+    "static fe_fiber *fe_f; static unsigned fe_nf; static fe_fiber *fe_cur; static ucontext_t fe_main;\n"
+    "static unsigned long fe_gen[33]; static unsigned fe_arr[33];\n"
+    "static void (*fe_body)(void *); static void *fe_arg;\n"
+    "static float fe_slot[1024];\n"
+    "static void fe_barrier(int w) {\n"
+    "  int k = w < 0 ? 32 : w;\n"
+    "  unsigned need = w < 0 ? fe_nf : (fe_nf - 32u * (unsigned)w < 32u ? fe_nf - 32u * (unsigned)w : 32u);\n"
+    "  if (++fe_arr[k] == need) { fe_arr[k] = 0; fe_gen[k]++; return; }\n"
+    "  fe_cur->wk = k; fe_cur->wg = fe_gen[k]; fe_cur->state = 2;\n"
+    "  swapcontext(&fe_cur->ctx, &fe_main);\n"
+    "}\n"
+    "static inline void __syncthreads() { fe_barrier(-1); }\n"
+    "static inline void __syncwarp(unsigned m = 0xffffffffu) { (void)m; fe_barrier((int)(threadIdx.x >> 5)); }\n"
+    "static inline float __shfl_xor_sync(unsigned m, float v, int o, int w = 32) {\n"
+    "  (void)m; (void)w; unsigned t = threadIdx.x;\n"
+    "  fe_slot[t] = v; fe_barrier((int)(t >> 5));\n"
+    "  float r = fe_slot[t ^ (unsigned)o]; fe_barrier((int)(t >> 5)); return r;\n"
+    "}\n"
+    "static inline int __shfl_xor_sync(unsigned m, int v, int o, int w = 32) {\n"
+    "  return __float_as_int(__shfl_xor_sync(m, __int_as_float(v), o, w));\n"
+    "}\n"
+    "static void fe_entry() { fe_body(fe_arg); fe_cur->state = 3; swapcontext(&fe_cur->ctx, &fe_main); }\n"
+    "static int fe_run(unsigned grid, unsigned block, void (*body)(void *), void *arg) {\n"
+    "  enum { STACK = 1 << 16 };\n"
+    "  if (block > 1024) return -1;\n"
+    "  char *stacks = (char *)malloc((size_t)block * STACK);\n"
+    "  fe_fiber *f = (fe_fiber *)calloc(block, sizeof *f);\n"
+    "  if (!stacks || !f) { free(stacks); free(f); return -1; }\n"
+    "  fe_f = f; fe_nf = block; fe_body = body; fe_arg = arg;\n"
+    "  gridDim = dim3{grid, 1, 1}; blockDim = dim3{block, 1, 1};\n"
+    "  int rc = 0;\n"
+    "  for (unsigned b = 0; b < grid && !rc; b++) {\n"
+    "    blockIdx = uint3{b, 0, 0};\n"
+    "    memset(fe_gen, 0, sizeof fe_gen); memset(fe_arr, 0, sizeof fe_arr);\n"
+    "    for (unsigned t = 0; t < block; t++) {\n"
+    "      getcontext(&f[t].ctx);\n"
+    "      f[t].ctx.uc_stack.ss_sp = stacks + (size_t)t * STACK; f[t].ctx.uc_stack.ss_size = STACK;\n"
+    "      f[t].ctx.uc_link = 0; f[t].state = 1; f[t].tid = t;\n"
+    "      makecontext(&f[t].ctx, fe_entry, 0);\n"
+    "    }\n"
+    "    for (unsigned done = 0; done < block;) {\n"
+    "      int moved = 0; done = 0;\n"
+    "      for (unsigned t = 0; t < block; t++) {\n"
+    "        fe_fiber *x = &f[t];\n"
+    "        if (x->state == 3) { done++; continue; }\n"
+    "        if (x->state == 2 && fe_gen[x->wk] == x->wg) continue;\n"
+    "        x->state = 1; fe_cur = x; threadIdx = uint3{t, 0, 0};\n"
+    "        swapcontext(&fe_main, &x->ctx);\n"
+    "        moved = 1;\n"
+    "      }\n"
+    "      if (!moved && done < block) { rc = -2; break; }   /* threads wait at a barrier others passed */\n"
+    "    }\n"
+    "  }\n"
+    "  free(f);\n"
+    "  free(stacks);\n"
+    "  return rc;\n"
+    "}\n"
+    "template <typename... A, size_t... I> static void fe_call(void (*k)(A...), void **p, std::index_sequence<I...>)\n"
+    "{ k(*(A *)p[I]...); }\n"
+    "template <typename... A> static void fe_call(void (*k)(A...), void **p)\n"
+    "{ fe_call(k, p, std::index_sequence_for<A...>{}); }\n";
+
+/* after the kernel: its launcher */
+static const char trailer[] =
+    "\nstatic void fe_emu_body(void *p) { fe_call(fe_kernel, (void **)p); }\n"
+    "extern \"C\" int fe_emu_launch(unsigned grid, unsigned block, void **params)\n"
+    "{ return fe_run(grid, block, fe_emu_body, params); }\n";
+
+/* ---- small helpers ---- */
+
+static char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    char *b = NULL;
+    long len;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (b = malloc((size_t)len + 1)) && fread(b, 1, (size_t)len, f) == (size_t)len) {
+        b[len] = 0;
+        *n = (size_t)len;
+    } else {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+/* s with every occurrence of a replaced by b (caller frees). */
+static char *replace(const char *s, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = 0;
+    for (const char *p = strstr(s, a); p; p = strstr(p + la, a))
+        n++;
+    char *r = malloc(strlen(s) + n * (lb > la ? lb - la : 0) + 1), *o = r;
+    if (!r)
+        return NULL;
+    for (const char *p = s, *q; ; p = q + la) {
+        q = strstr(p, a);
+        if (!q) {
+            strcpy(o, p);
+            break;
+        }
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, b, lb);
+        o += lb;
+    }
+    return r;
+}
+
+/* ---- NVRTC ---- */
+
+typedef struct prog {
+    char *src, *log, *img;
+    size_t nlog, nimg;
+} prog;
+
+#define IMG_MAGIC "FAKECUBIN"
+
+int nvrtcVersion(int *maj, int *min) { *maj = 12; *min = 8; return 0; }
+int nvrtcGetNumSupportedArchs(int *n) { *n = 1; return 0; }
+int nvrtcGetSupportedArchs(int *a) { a[0] = 90; return 0; }
+const char *nvrtcGetErrorString(int r) { return r ? "NVRTC_ERROR_COMPILATION (fake)" : "NVRTC_SUCCESS"; }
+
+int nvrtcCreateProgram(prog **p, const char *src, const char *name, int nh, const char *const *h,
+                       const char *const *hn)
+{
+    (void)name, (void)nh, (void)h, (void)hn;
+    *p = calloc(1, sizeof **p);
+    if (!*p || !((*p)->src = strdup(src)))
+        return 1;
+    return 0;
+}
+
+int nvrtcCompileProgram(prog *p, int nopt, const char *const *opts)
+{
+    (void)nopt, (void)opts;
+    char dir[] = "/tmp/fakecuda.XXXXXX", path[256], so[256], cmd[1200], logp[256];
+    if (!mkdtemp(dir))
+        return 1;
+    char *a = replace(p->src, "asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));", "f = fe_emu_h2f(h);");
+    char *b = a ? replace(a, "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));", "h = fe_emu_f2h(f);")
+                : NULL;
+    free(a);
+    snprintf(path, sizeof path, "%s/k.cpp", dir);
+    snprintf(so, sizeof so, "%s/k.so", dir);
+    snprintf(logp, sizeof logp, "%s/log", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || !b) {
+        free(b);
+        if (f)
+            fclose(f);
+        return 1;
+    }
+    fprintf(f, "%s\n#line 1 \"fuseeng_group.cu\"\n%s%s", shim, b, trailer);
+    fclose(f);
+    free(b);
+    const char *cxx = getenv("FAKECUDA_CXX");
+    snprintf(cmd, sizeof cmd, "%s -std=c++17 -O1 -w -shared -fPIC -o %s %s >%s 2>&1",
+             cxx && *cxx ? cxx : "c++", so, path, logp);
+    int rc = system(cmd);
+    size_t n = 0;
+    free(p->log);
+    p->log = read_file(logp, &n);
+    p->nlog = p->log ? n : 0;
+    char *img = rc == 0 ? read_file(so, &n) : NULL;
+    if (img) {
+        p->nimg = sizeof IMG_MAGIC + sizeof(uint64_t) + n;
+        p->img = malloc(p->nimg);
+        if (p->img) {
+            uint64_t len = n;
+            memcpy(p->img, IMG_MAGIC, sizeof IMG_MAGIC);
+            memcpy(p->img + sizeof IMG_MAGIC, &len, sizeof len);
+            memcpy(p->img + sizeof IMG_MAGIC + sizeof len, img, n);
+        }
+        free(img);
+    }
+    unlink(path);
+    unlink(so);
+    unlink(logp);
+    rmdir(dir);
+    return p->img ? 0 : 6;
+}
+
+int nvrtcGetProgramLogSize(prog *p, size_t *n) { *n = p->nlog + 1; return 0; }
+int nvrtcGetProgramLog(prog *p, char *s)
+{
+    if (p->log)
+        memcpy(s, p->log, p->nlog);
+    s[p->nlog] = 0;
+    return 0;
+}
+int nvrtcGetCUBINSize(prog *p, size_t *n) { *n = p->nimg; return 0; }
+int nvrtcGetCUBIN(prog *p, char *d) { memcpy(d, p->img, p->nimg); return 0; }
+int nvrtcGetPTXSize(prog *p, size_t *n) { return nvrtcGetCUBINSize(p, n); }
+int nvrtcGetPTX(prog *p, char *d) { return nvrtcGetCUBIN(p, d); }
+int nvrtcDestroyProgram(prog **p)
+{
+    if (*p) {
+        free((*p)->src);
+        free((*p)->log);
+        free((*p)->img);
+        free(*p);
+        *p = NULL;
+    }
+    return 0;
+}
+
+/* ---- the driver ---- */
+
+typedef struct module {
+    void *h;
+    int (*launch)(unsigned, unsigned, void **);
+} module;
+
+static int last_fault;   /* a launch that failed: reported at the next sync */
+
+int cuInit(unsigned f) { (void)f; return 0; }
+int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+int cuDeviceGet(int *d, int ord) { *d = ord; return 0; }
+int cuDeviceGetCount(int *n) { *n = 1; return 0; }
+int cuDeviceGetName(char *s, int n, int d)
+{
+    (void)d;
+    snprintf(s, (size_t)n, "fakecuda (the host, emulating)");
+    return 0;
+}
+int cuDeviceGetAttribute(int *v, int attr, int d)
+{
+    (void)d;
+    switch (attr) {
+    case 75: *v = 9; break;           /* compute capability 9.0 */
+    case 76: *v = 0; break;
+    case 16: *v = 2; break;           /* two multiprocessors: small grids, quick emulation */
+    case 39: *v = 2048; break;
+    case 82: *v = 65536; break;
+    case 38: *v = 50 << 20; break;
+    case 1: *v = 1024; break;
+    default: *v = 0; break;
+    }
+    return 0;
+}
+int cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)16 << 30; return 0; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = (void *)&last_fault; return 0; }
+int cuCtxSetCurrent(void *c) { (void)c; return 0; }
+int cuCtxSynchronize(void)
+{
+    int f = last_fault;
+    last_fault = 0;
+    return f ? 719 : 0;   /* CUDA_ERROR_LAUNCH_FAILED */
+}
+int cuMemAlloc_v2(devptr *p, size_t n)
+{
+    void *m = NULL;
+    if (posix_memalign(&m, 256, n ? n : 1))
+        return 2;
+    memset(m, 0xa5, n);   /* never zeros: a kernel must write what it owns */
+    *p = (devptr)(uintptr_t)m;
+    return 0;
+}
+int cuMemFree_v2(devptr p) { free((void *)(uintptr_t)p); return 0; }
+int cuMemGetInfo_v2(size_t *fr, size_t *tot) { *fr = *tot = (size_t)16 << 30; return 0; }
+int cuMemcpyHtoD_v2(devptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return 0; }
+int cuMemcpyDtoH_v2(void *d, devptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return 0; }
+int cuMemcpyDtoD_v2(devptr d, devptr s, size_t n)
+{
+    memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return 0;
+}
+int cuMemsetD8_v2(devptr d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return 0; }
+
+int cuModuleLoadData(module **m, const void *image)
+{
+    const char *img = image;
+    uint64_t len;
+    char path[] = "/tmp/fakecuda-XXXXXX.so";
+    if (memcmp(img, IMG_MAGIC, sizeof IMG_MAGIC)) {
+        fprintf(stderr, "fakecuda: not an image of fakecuda's NVRTC\n");
+        return 200;   /* CUDA_ERROR_INVALID_IMAGE */
+    }
+    memcpy(&len, img + sizeof IMG_MAGIC, sizeof len);
+    int fd = mkstemps(path, 3);
+    if (fd < 0)
+        return 200;
+    int ok = write(fd, img + sizeof IMG_MAGIC + sizeof len, (size_t)len) == (ssize_t)len;
+    close(fd);
+    *m = calloc(1, sizeof **m);
+    if (ok && *m)
+        (*m)->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    unlink(path);
+    if (!*m || !(*m)->h) {
+        fprintf(stderr, "fakecuda: %s\n", dlerror());
+        free(*m);
+        return 200;
+    }
+    *(void **)&(*m)->launch = dlsym((*m)->h, "fe_emu_launch");
+    if (!(*m)->launch)
+        fprintf(stderr, "fakecuda: %s\n", dlerror());
+    return (*m)->launch ? 0 : 200;
+}
+int cuModuleUnload(module *m)
+{
+    if (m) {
+        dlclose(m->h);
+        free(m);
+    }
+    return 0;
+}
+int cuModuleGetFunction(module **f, module *m, const char *name)
+{
+    (void)name;
+    *f = m;   /* one kernel a module: fe_kernel */
+    return 0;
+}
+int cuFuncGetAttribute(int *v, int attr, module *f)
+{
+    (void)f;
+    *v = attr == 0 ? 1024 : attr == 4 ? 32 : 0;
+    return 0;
+}
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, module *f, int threads, size_t sh)
+{
+    (void)f, (void)sh;
+    *n = threads > 0 ? 2048 / threads : 0;
+    return 0;
+}
+int cuLaunchKernel(module *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned sh, void *stream, void **params, void **extra)
+{
+    (void)sh, (void)stream, (void)extra;
+    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024)
+        return 1;   /* CUDA_ERROR_INVALID_VALUE */
+    int rc = f->launch(gx, bx, params);
+    if (rc) {
+        fprintf(stderr, "fakecuda: a launch of %u x %u threads %s\n", gx, bx,
+                rc == -2 ? "deadlocked at a barrier" : "could not start its threads");
+        last_fault = 1;
+    }
+    return 0;
+}
+
+typedef struct event { double t; } event;
+static double now_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return tv.tv_sec * 1e3 + tv.tv_usec / 1e3;
+}
+int cuEventCreate(event **e, unsigned f) { (void)f; *e = calloc(1, sizeof **e); return *e ? 0 : 2; }
+int cuEventDestroy_v2(event *e) { free(e); return 0; }
+int cuEventRecord(event *e, void *s) { (void)s; e->t = now_ms(); return 0; }
+int cuEventSynchronize(event *e) { (void)e; return cuCtxSynchronize(); }
+int cuEventElapsedTime_v2(float *ms, event *a, event *b) { *ms = (float)(b->t - a->t); return 0; }
+int cuGetErrorName(int r, const char **s) { *s = r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR"; return 0; }
+int cuGetErrorString(int r, const char **s) { *s = r == 719 ? "a launch failed (fakecuda)" : "error (fakecuda)"; return 0; }
+
+/* ---- cuBLAS ---- */
+
+static float h2f(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 31, m = h & 1023, u;
+    float f;
+    if (e == 31)
+        u = s | 0x7f800000u | (m << 13);
+    else if (e)
+        u = s | ((e + 112) << 23) | (m << 13);
+    else if (!m)
+        u = s;
+    else {
+        f = (float)m * 5.9604644775390625e-8f;
+        memcpy(&u, &f, 4);
+        u |= s;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint16_t f2h(float f)
+{
+    uint32_t u, s, a;
+    memcpy(&u, &f, 4);
+    s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return (uint16_t)(s | 0x7e00u);
+    if (a >= 0x477ff000u)
+        return (uint16_t)(s | 0x7c00u);
+    if (a < 0x38800000u) {
+        float t;
+        memcpy(&t, &a, 4);
+        return (uint16_t)(s | (uint32_t)nearbyintf(t / 5.9604644775390625e-8f));
+    }
+    return (uint16_t)(s | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+}
+
+static float ld(const void *p, int t, long long i)
+{
+    if (t == 2)
+        return h2f(((const uint16_t *)p)[i]);
+    if (t == 14) {
+        uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    return ((const float *)p)[i];
+}
+
+static void st(void *p, int t, long long i, float v)
+{
+    if (t == 2) {
+        ((uint16_t *)p)[i] = f2h(v);
+    } else if (t == 14) {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        ((uint16_t *)p)[i] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40)
+                                                              : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    } else {
+        ((float *)p)[i] = v;
+    }
+}
+
+int cublasCreate_v2(void **h) { *h = (void *)&last_fault; return 0; }
+
+/* Column-major C = alpha op(A) op(B) + beta C, per batch. */
+int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                               const void *A, int at, int lda, long long sa, const void *B, int bt,
+                               int ldb, long long sb, const void *beta, void *C, int ct, int ldc,
+                               long long sc, int batch, int compute, int algo)
+{
+    (void)h, (void)compute, (void)algo;
+    float al = *(const float *)alpha, be = *(const float *)beta;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || ldc < (m > 1 ? m : 1) ||
+        lda < (ta ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) || ldb < (tb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)))
+        return 7;   /* CUBLAS_STATUS_INVALID_VALUE */
+    for (int b = 0; b < batch; b++)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) {
+                float acc = 0.0f;
+                for (int l = 0; l < k; l++)
+                    acc += ld(A, at, b * sa + (ta ? l + (long long)i * lda : i + (long long)l * lda)) *
+                           ld(B, bt, b * sb + (tb ? j + (long long)l * ldb : l + (long long)j * ldb));
+                long long ci = b * sc + i + (long long)j * ldc;
+                st(C, ct, ci, be == 0.0f ? al * acc : al * acc + be * ld(C, ct, ci));
+            }
+    return 0;
+}
