@@ -35,8 +35,14 @@ out of time is a cell that says so and a note under the table, never the
 end of the run. The time limit (--max-seconds) is shared out as the run
 goes: each model gets an equal part of what is left, and each step of a
 model a part of the model's (by weight: data 1, each policy 1, eager 1,
-compile 3), what a step leaves going to the steps after it; a step that
-outlasts its part is killed, with the processes it started.
+compile 3), what a step leaves going to the steps after it, but never less
+than the step's floor (data 30 s, a policy 15 s, eager 20 s, compile 60 s:
+starting Python with PyTorch and the card alone takes seconds) while the
+run has that much left: a limit too short for every model then runs the
+first ones whole and says the rest were not run, rather than cutting every
+model's steps short (on the H200, 450 s over 12 models had given the data
+step 5 s and lost 7 of them). A step that outlasts its part is killed,
+with the processes it started.
 
 Options:
   --policy P            a policy (repeatable; default: no_fusion fuse_all
@@ -82,6 +88,7 @@ EAGER = os.path.join(ROOT, "scripts", "torch_eager.py")
 POLICIES = ["no_fusion", "fuse_all", "inductor_greedy", "xla_priority", "gcu_tlf"]
 MODES = ["none", "default", "cudagraphs"]
 WEIGHTS = {"data": 1, "policy": 1, "eager": 1, "compile": 3}
+FLOORS = {"data": 30.0, "policy": 15.0, "eager": 20.0, "compile": 60.0}
 RESERVE_S = 3.0   # kept back for the table
 
 
@@ -138,17 +145,23 @@ class Clock:
 
 
 class Steps:
-    """A model's time, shared between its steps by weight."""
+    """A model's time, shared between its steps by weight, each at least its
+    floor while the run (clock) has that much left."""
 
-    def __init__(self, seconds, weights):
+    def __init__(self, seconds, kinds, clock):
         self.end = time.monotonic() + seconds
-        self.weights = list(weights)
+        self.kinds = list(kinds)
+        self.clock = clock
 
     def next(self):
-        """Seconds for the next step (what is left, by its weight)."""
-        w = self.weights.pop(0)
+        """Seconds for the next step."""
+        k = self.kinds.pop(0)
+        w = WEIGHTS[k]
         left = self.end - time.monotonic()
-        return max(0.0, left * w / (w + sum(self.weights)))
+        share = max(0.0, left * w / (w + sum(WEIGHTS[x] for x in self.kinds)))
+        t = min(max(share, FLOORS[k]), max(0.0, self.clock.left()))
+        self.end = max(self.end, time.monotonic() + t)   # a floor borrows from later models
+        return t
 
 
 # ---- fuseeng ----
@@ -287,15 +300,15 @@ def model_dims(path, given):
     return out
 
 
-def one_model(o, path, seconds, pt, modes, skipped, work):
+def one_model(o, path, seconds, pt, modes, skipped, work, clock):
     name = os.path.splitext(os.path.basename(path))[0]
     dims = model_dims(path, o["dims"])
     r = {"model": name, "file": os.path.relpath(path, ROOT) if path.startswith(ROOT) else path,
          "dims": dims[1::2], "policies": {}, "torch": {}, "notes": []}
     t0 = time.monotonic()
-    steps = Steps(seconds, [WEIGHTS["data"]] + [WEIGHTS["policy"]] * len(o["policies"])
-                  + [WEIGHTS["eager"]] * ("none" in modes)
-                  + [WEIGHTS["compile"]] * any(m != "none" for m in modes))
+    steps = Steps(seconds, ["data"] + ["policy"] * len(o["policies"])
+                  + ["eager"] * ("none" in modes) + ["compile"] * any(m != "none" for m in modes),
+                  clock)
     w, i = os.path.join(work, name + ".weights.safetensors"), \
         os.path.join(work, name + ".inputs.safetensors")
     t = steps.next()
@@ -564,12 +577,12 @@ def main(argv):
     try:
         for k, path in enumerate(o["models"]):
             share = clock.model_share(len(o["models"]) - k)
-            if share < 1:
+            if clock.left() < FLOORS["data"] + FLOORS["policy"]:
                 name = os.path.splitext(os.path.basename(path))[0]
                 results.append({"model": name, "file": path, "policies": {}, "torch": {},
                                 "error": "not run: the time limit was reached", "notes": []})
                 continue
-            r = one_model(o, path, share, pt, modes, skipped, work)
+            r = one_model(o, path, share, pt, modes, skipped, work, clock)
             results.append(r)
             f = figures(r)
             print("  %-24s %5.1f s  best %s %s ms, eager %s ms, compile %s ms" % (
