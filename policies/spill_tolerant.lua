@@ -5,7 +5,8 @@
 -- spill_veto.lua, but a fused kernel that spills is still timed, its spill
 -- traffic (local memory, machine field local_bandwidth) included, and
 -- fused when it beats its two parts apart.
--- Differences: the benchmark is the GCU simulator, not a GPU run; the
+-- Differences: the benchmark is the GCU simulator, not a GPU run (with
+-- --param measure=true and `run --device cuda`, ctx:bench on the card); the
 -- article measured hub_conflict's fusions on an RTX 5090, we price them.
 local fe = require "fuseeng"
 local inductor = require "fuseeng.inductor"
@@ -17,7 +18,11 @@ return fe.policy {
   driver = "greedy",
   memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
-  params = fe.driver_params("greedy"),   -- window and max_rounds, at the driver's defaults
+  -- window and max_rounds at the driver's defaults; measure = true times
+  -- candidates with ctx:bench on the run's device instead of the simulator
+  params = fe.driver_params("greedy", { measure = false }),
   score = inductor.score_hook,
-  decide = function(self, group, ctx) return inductor.decide(group, ctx, "price") end,
+  decide = function(self, group, ctx)
+    return inductor.decide(group, ctx, "price", self.params.measure)
+  end,
 }

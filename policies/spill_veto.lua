@@ -8,7 +8,10 @@
 -- beats its two parts apart. spill_tolerant.lua is the article's proposal.
 -- Differences: the benchmark is the GCU simulator, not a GPU run, and the
 -- register estimate is its (pessimistic) sum of live values over members,
--- not ptxas's count; the article's workload is examples/models/hub_conflict.json.
+-- not ptxas's count; with --param measure=true and `run --device cuda` it is
+-- the card: candidates are timed by ctx:bench and vetoed on the spill bytes
+-- NVRTC reports for the fused kernel, as Inductor does. The article's
+-- workload is examples/models/hub_conflict.json.
 local fe = require "fuseeng"
 local inductor = require "fuseeng.inductor"
 
@@ -19,7 +22,11 @@ return fe.policy {
   driver = "greedy",
   memo = true,   -- answers depend on a candidate's structure only; reasons name the parts as {part1}, {part2}
   solo_ops = inductor.EXTERN_OPS,   -- extern kernels: nothing fuses into or out of them
-  params = fe.driver_params("greedy"),   -- window and max_rounds, at the driver's defaults
+  -- window and max_rounds at the driver's defaults; measure = true times
+  -- candidates with ctx:bench on the run's device instead of the simulator
+  params = fe.driver_params("greedy", { measure = false }),
   score = inductor.score_hook,
-  decide = function(self, group, ctx) return inductor.decide(group, ctx, "veto") end,
+  decide = function(self, group, ctx)
+    return inductor.decide(group, ctx, "veto", self.params.measure)
+  end,
 }

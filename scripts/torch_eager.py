@@ -1,19 +1,22 @@
 #!/usr/bin/python3
-"""torch_eager.py: run a fuseeng model file in PyTorch eager mode.
+"""torch_eager.py: run a fuseeng model file in PyTorch, eager or compiled.
 
     /usr/bin/python3 scripts/torch_eager.py MODEL.json [options]
 
 The model a user would run instead of fuseeng's plan: every node of the
 model file becomes the PyTorch call that computes it (docs/formats.md gives
 each op's semantics; custom nodes call the aten op their `attrs.aten`
-names), on the CPU, in the model's own dtypes. Two uses:
+names), in the model's own dtypes, on the CPU or on an NVIDIA GPU, eager
+or under torch.compile. Three uses:
 
   * a second implementation of every op, independent of fuseeng's kernels:
     --save-outputs writes what PyTorch computes, and
     `fuseeng run --execute --weights W --inputs I --expect OUT` checks the
     plan against it (tests/cli/torch_eager.sh);
   * the PyTorch-eager column of `make bench` (--time: median wall time of
-    whole-model runs with the same threads as fuseeng).
+    whole-model runs with the same threads as fuseeng);
+  * PyTorch on the card beside fuseeng's CUDA plans (--device cuda,
+    --compile, --kernels; tests/bench/gpu_compare.py, docs/cuda.md).
 
 Options:
   --dim NAME=V          override a model dim (repeatable)
@@ -22,27 +25,47 @@ Options:
   --seed N              seed of the random data (default 1)
   --save-weights FILE   write the weights used (safetensors)
   --save-inputs FILE    write the inputs used
-  --save-outputs FILE   write the graph outputs
+  --save-outputs FILE   write the graph outputs (of the eager run)
   --time                time whole-model runs: warm-up, then repetitions for
                         --budget seconds; prints the median and the spread
   --budget S            seconds of timed runs (default 1.0)
   --threads N           torch threads (default: OMP_NUM_THREADS, else all CPUs);
                         workers wait passively (OMP_WAIT_POLICY), as fuseeng's do
-  --json                print the result as one JSON object
+  --device cpu|cuda     where weights, inputs and every op live (default cpu);
+                        on cuda a run is timed by CUDA events around it, after
+                        3 warm-up runs, and f32 stays f32 (no TF32) unless --tf32
+  --compile MODES       none (eager, the default), default (torch.compile with
+                        Inductor) or cudagraphs (mode "reduce-overhead": the
+                        Inductor kernels replayed as CUDA graphs; weights and
+                        inputs marked static, so nothing is copied into the
+                        graph); comma-separated for several in one process, one
+                        result line each. The warm-up runs compile (at least 3:
+                        compile, CUDA-graph warm-up, recording) and their wall
+                        time is reported as compile_s
+  --kernels             run once more under torch.profiler and report the
+                        kernels of one run: on cuda every CUDA kernel event
+                        (Triton kernels and extern calls such as cuBLAS; memcpy
+                        and memset not counted, reported as copies), on the
+                        CPU the aten ops the run calls at its top level
+  --tf32                let cuda matmuls and convolutions round to TF32
+  --json                print the result as one JSON object (a line per mode)
 
 Random data follows the executor's rules in spirit (not bit for bit):
 floats uniform in [-1, 1], matmul and conv weights scaled by 1/sqrt(fan_in),
 batch-norm variances in [0.5, 1.5], integers in range of the axis they
-index, bools true with probability 3/4. Exit 2 with a message naming the
-file and node when the model cannot be run here.
+index, bools true with probability 3/4; made on the CPU with --seed, then
+moved to the device, so a seed gives the same data on both. Exit 2 with a
+message naming the file and node when the model cannot be run here, and
+naming what is missing when --device cuda or --compile asks for what this
+PyTorch or machine lacks (CUDA, torch.compile, Triton). Compiled runs
+trace the whole model as one graph; where Dynamo cannot, it breaks the
+graph and runs that part eager, and stderr names each break.
 """
 import json
 import math
 import os
-import statistics
 import struct
 import sys
-import time
 
 # Sleeping OpenMP workers, as the fuseeng command runs its own
 # (core/cli/main.c): on a shared machine spinning ones stall for scheduler
@@ -59,6 +82,7 @@ except ImportError:
     sys.exit(2)
 
 import st_write   # noqa: E402 (scripts/, beside this file; needs torch)
+import torch_measure   # noqa: E402 (likewise: devices, torch.compile, timing, kernel counts)
 
 
 class Bad(Exception):
@@ -246,20 +270,24 @@ def scalar_of(v):
     return v
 
 
-def operands(n, x):
-    """A binary/ternary op's operands, the scalar placed at scalar_index."""
-    a = n.get("attrs") or {}
-    if "scalar" in a and a["scalar"] is not None:
-        x = list(x)
-        default = 2 if n["op"] == "where" else 1
-        x.insert(a.get("scalar_index", default), scalar_of(a["scalar"]))
-    return x
+SCALAR_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "where")
+
+
+def scalar_dtype(dt, v):
+    """torch.result_type(tensor of dtype dt, Python number v), in Python (a
+    compiled run then decides nothing at run time): a number of a higher
+    category (bool < int < float) takes that category's default dtype."""
+    cat = 0 if isinstance(v, bool) else 1 if isinstance(v, int) else 2
+    have = 0 if dt == torch.bool else 2 if dt.is_floating_point else 1
+    if cat > have:
+        return torch.float32 if cat == 2 else torch.int64
+    return dt
 
 
 def as_tensor(v, like):
     if isinstance(v, torch.Tensor):
         return v
-    return torch.tensor(v, dtype=torch.result_type(like, v))
+    return torch.tensor(v, dtype=scalar_dtype(like.dtype, v), device=like.device)
 
 
 def axes_of(a, rank):
@@ -400,7 +428,7 @@ def sdpa(x, a):
     s = torch.matmul(q, k.transpose(-1, -2)) * scale
     if a.get("causal"):
         L, S = s.shape[-2:]
-        s = s.masked_fill(~torch.ones(L, S, dtype=torch.bool).tril(), -math.inf)
+        s = s.masked_fill(~torch.ones(L, S, dtype=torch.bool, device=s.device).tril(), -math.inf)
     if len(x) > 3:
         s = s.masked_fill(~x[3], -math.inf) if x[3].dtype == torch.bool else s + x[3]
     return torch.matmul(torch.softmax(s.float(), -1).to(v.dtype), v)
@@ -409,16 +437,29 @@ def sdpa(x, a):
 OPS.update({"rms_norm": rms_norm, "layer_norm": layer_norm, "slice": slice_op, "sdpa": sdpa})
 
 
-class Runner:
-    def __init__(self, model):
-        self.m = model
-        self.upcast_nodes = set()
+FACTORIES = ("ones", "zeros", "full", "new_ones", "new_zeros", "new_full", "ones_like",
+             "zeros_like", "full_like", "scalar_tensor")
 
-    def shape_arg(self, items, x):
+
+class Runner:
+    """The model as PyTorch calls. Every node is bound once (bind) to a
+    function of its input tensors, with its attributes, dims and the aten
+    schema of a custom node resolved in Python beforehand: what remains per
+    run is torch calls in a fixed order, with no Python decision on a
+    tensor's values, so the whole run traces under torch.compile's Dynamo
+    as one graph (program)."""
+
+    def __init__(self, model, device=None):
+        self.m = model
+        self.device = device or torch.device("cpu")
+        self.upcast_nodes = set()
+        self.bound = {}
+
+    def shape_arg(self, items):
         """A reshape/expand shape: ints, dim names, -1."""
         return [self.m.dims[s] if isinstance(s, str) else s for s in items]
 
-    def custom(self, n, x):
+    def bind_custom(self, n):
         """An exported aten op, called as torch.ops.aten.NAME.OVERLOAD."""
         a = n.get("attrs") or {}
         aten = a.get("aten")
@@ -431,23 +472,30 @@ class Runner:
         args = {k: v for k, v in (a.get("args") or {}).items() if v is not None and k not in
                 ("layout", "device", "pin_memory", "memory_format", "non_blocking")}
         out = self.m.tensors.get(n["outputs"][0], {})
-        if base in ("ones", "zeros", "full", "new_ones", "new_zeros", "new_full", "ones_like",
-                    "zeros_like", "full_like", "scalar_tensor"):
-            value = {"ones": 1, "zeros": 0}.get(base.replace("new_", "").replace("_like", ""),
-                                                 args.get("fill_value", args.get("s")))
-            return torch.full(self.m.shape(out["shape"]), scalar_of(value),
-                              dtype=dtype_of(out.get("dtype", "f32")))
+        dev = self.device
+        if base in FACTORIES:
+            kind = base.replace("new_", "").replace("_like", "")
+            value = scalar_of({"ones": 1, "zeros": 0}.get(kind, args.get("fill_value",
+                                                                       args.get("s"))))
+            shape, dt = self.m.shape(out["shape"]), dtype_of(out.get("dtype", "f32"))
+            return lambda x: torch.full(shape, value, dtype=dt, device=dev)
         if "dtype" in args:
             args["dtype"] = dtype_of(args["dtype"])
         if base == "index":
-            idx = iter(x[1:])
             spec = args.get("indices")
-            return x[0][tuple(next(idx) if s is not None else slice(None) for s in spec)] \
-                if spec else x[0][tuple(x[1:])]
+            if spec:
+                where = []   # per index position: the input that fills it, or None (all)
+                k = 1
+                for s in spec:
+                    where.append(k if s is not None else None)
+                    k += s is not None
+                return lambda x: x[0][tuple([x[i] if i is not None else slice(None)
+                                             for i in where])]
+            return lambda x: x[0][tuple(x[1:])]
         if base == "arange":
-            r = torch.arange(args.get("start", 0), args["end"], args.get("step", 1),
-                             dtype=args.get("dtype"))
-            return r
+            start, end, step = args.get("start", 0), args["end"], args.get("step", 1)
+            dt = args.get("dtype")
+            return lambda x: torch.arange(start, end, step, dtype=dt, device=dev)
         if "other" in args:
             args["other"] = scalar_of(args["other"])
         packet = getattr(torch.ops.aten, base, None)
@@ -456,31 +504,49 @@ class Runner:
             raise Bad("node '%s': PyTorch has no aten op '%s'" % (n["name"], aten))
         # The node's tensors fill the schema's tensor arguments that args
         # does not give, in order (diff's second input is its `prepend`).
-        x = list(x)
-        call = [x.pop(0)] if x else []
+        rest = list(range(len(n.get("inputs", []))))
+        call = [rest.pop(0)] if rest else []
+        named = {}
         for arg in op._schema.arguments[len(call):]:
-            if arg.name in args or not x or "Tensor" not in str(arg.type):
+            if arg.name in args or not rest or "Tensor" not in str(arg.type):
                 continue
-            args[arg.name] = x.pop(0)
-        call += x
+            named[arg.name] = rest.pop(0)
+        call += rest
+        if not call and dev.type != "cpu" and any(
+                arg.name == "device" for arg in op._schema.arguments):
+            args["device"] = dev   # a factory: made where the data is
         # torch's Python functions take keyword arguments with their
         # defaults reliably; the raw overload is the fallback
         fn = getattr(torch, base, None) or getattr(torch.Tensor, base, None) or op
-        return fn(*call, **args)
 
-    def node(self, n, x):
+        def run(x):
+            kw = dict(args)
+            for k, i in named.items():
+                kw[k] = x[i]
+            return fn(*[x[i] for i in call], **kw)
+        return run
+
+    def bind(self, n):
+        """Node n as a function of the list of its input tensors."""
+        if n["name"] in self.bound:
+            return self.bound[n["name"]]
         op, a = n["op"], n.get("attrs") or {}
         if op == "custom":
-            return self.custom(n, x)
-        if op == "reshape":
-            return x[0].reshape(self.shape_arg(a["shape"], x[0]))
-        if op == "expand":
-            return x[0].expand(self.shape_arg(a["shape"], x[0]))
-        if op not in OPS:
+            f = self.bind_custom(n)
+        elif op in ("reshape", "expand"):
+            shape = self.shape_arg(a["shape"])
+            f = ((lambda x: x[0].reshape(shape)) if op == "reshape"
+                 else (lambda x: x[0].expand(shape)))
+        elif op not in OPS:
             raise Bad("node '%s': op '%s' has no PyTorch equivalent here" % (n["name"], op))
-        if op in ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "where"):
-            x = operands(n, x)
-        return OPS[op](x, a)
+        elif op in SCALAR_OPS and a.get("scalar") is not None:
+            # the scalar placed at scalar_index among the tensors
+            v, k = scalar_of(a["scalar"]), a.get("scalar_index", 2 if op == "where" else 1)
+            f = (lambda g: lambda x: g(x[:k] + [v] + x[k:], a))(OPS[op])
+        else:
+            f = (lambda g: lambda x: g(x, a))(OPS[op])
+        self.bound[n["name"]] = f
+        return f
 
     def order(self):
         """The nodes in an order where every input is ready (files may list
@@ -503,11 +569,16 @@ class Runner:
         """Run n in f32 and round back: PyTorch's CPU build has no f16
         kernel for some ops (matmul in 1.13), so a user would do this."""
         self.upcast_nodes.add(n["name"])
-        y = self.node(n, [v.float() if isinstance(v, torch.Tensor) and v.dtype == torch.float16
-                          else v for v in x])
-        return y.half() if y.is_floating_point() else y
+        return upcast_call(self.bind(n), x)
+
+    def casts(self, n):
+        """The dtype each output of n is declared with (None: as computed)."""
+        decl = [self.m.tensors.get(o) or {} for o in n["outputs"]]
+        return tuple(dtype_of(d["dtype"]) if "dtype" in d else None for d in decl)
 
     def run(self, data, order):
+        """One eager run, each node's failure named (and an f16 node that
+        PyTorch has no kernel for run in f32, remembered for program)."""
         env = dict(data)
         for n in order:
             x = [env[t] for t in n.get("inputs", [])]
@@ -516,7 +587,7 @@ class Runner:
                     y = self.upcast(n, x)
                 else:
                     try:
-                        y = self.node(n, x)
+                        y = self.bind(n)(x)
                     except RuntimeError as e:
                         if "for 'Half'" not in str(e):
                             raise
@@ -527,16 +598,42 @@ class Runner:
                 raise Bad("%s: node '%s' (%s): PyTorch failed: %s"
                           % (self.m.path, n["name"], n["op"], str(e).splitlines()[0]))
             ys = y if isinstance(y, (tuple, list)) else (y,)
-            for name, v in zip(n["outputs"], ys):
-                decl = self.m.tensors.get(name)
-                if decl and "dtype" in decl and v.dtype != dtype_of(decl["dtype"]):
-                    v = v.to(dtype_of(decl["dtype"]))
-                env[name] = v
+            for name, v, dt in zip(n["outputs"], ys, self.casts(n)):
+                env[name] = v if dt is None or v.dtype == dt else v.to(dt)
         return {o: env[o] for o in self.m.outputs}
+
+    def program(self, order):
+        """The run as one function of the data dict for torch.compile,
+        after run() has found the nodes to upcast: a straight line of the
+        bound nodes, no exception handling, nothing decided on values."""
+        steps = []
+        for n in order:
+            f = self.bind(n)
+            if n["name"] in self.upcast_nodes:
+                f = (lambda g: lambda x: upcast_call(g, x))(f)
+            steps.append((f, tuple(n.get("inputs", [])), tuple(n["outputs"]), self.casts(n)))
+        outputs = tuple(self.m.outputs)
+
+        def forward(data):
+            env = dict(data)
+            for f, ins, outs, casts in steps:
+                y = f([env[t] for t in ins])
+                ys = y if isinstance(y, (tuple, list)) else (y,)
+                for name, v, dt in zip(outs, ys, casts):
+                    env[name] = v if dt is None or v.dtype == dt else v.to(dt)
+            return {o: env[o] for o in outputs}
+        return forward
+
+
+def upcast_call(f, x):
+    y = f([v.float() if isinstance(v, torch.Tensor) and v.dtype == torch.float16 else v
+           for v in x])
+    return y.half() if y.is_floating_point() else y
 
 
 def parse_args(argv):
-    o = {"dims": {}, "seed": 1, "budget": 1.0, "time": False, "json": False, "threads": None}
+    o = {"dims": {}, "seed": 1, "budget": 1.0, "time": False, "json": False, "threads": None,
+         "kernels": False, "tf32": False, "device": "cpu", "compile": ["none"]}
     files = ("--weights", "--inputs", "--save-weights", "--save-inputs", "--save-outputs")
     i = 0
     while i < len(argv):
@@ -544,9 +641,9 @@ def parse_args(argv):
         if a in ("-h", "--help"):
             print(__doc__)
             sys.exit(0)
-        if a in ("--time", "--json"):
+        if a in ("--time", "--json", "--kernels", "--tf32"):
             o[a[2:]] = True
-        elif a in files + ("--dim", "--seed", "--budget", "--threads"):
+        elif a in files + ("--dim", "--seed", "--budget", "--threads", "--device", "--compile"):
             if i + 1 >= len(argv):
                 raise Bad("%s needs a value" % a)
             v = argv[i + 1]
@@ -560,6 +657,8 @@ def parse_args(argv):
                 o[a[2:]] = int(v)
             elif a == "--budget":
                 o["budget"] = float(v)
+            elif a == "--compile":
+                o["compile"] = [m for m in v.split(",") if m]
             else:
                 o[a[2:].replace("-", "_")] = v
         elif a.startswith("-"):
@@ -574,10 +673,47 @@ def parse_args(argv):
     return o
 
 
+def text_line(m, r, threads):
+    """The --time line of one mode."""
+    how = "eager" if r["compile"] == "none" else "torch.compile %s" % r["compile"]
+    where = "%d threads" % threads if r["device"] == "cpu" else r["gpu"]
+    s = "%s: PyTorch %s %s, %s" % (m.name, torch.__version__, how, where)
+    if "ms" in r:
+        s += ": %.3f ms median of %d runs (quartiles %.3f-%.3f)" % (
+            r["ms"], r["runs"], r["q1_ms"], r["q3_ms"])
+    if "compile_s" in r:
+        s += "; compile %.1f s (%d warm-up runs)" % (r["compile_s"], r["warmup_runs"])
+    if "kernels" in r:
+        s += "; %s kernels a run" % ("?" if r["kernels"] is None else r["kernels"])
+    return s
+
+
+def compile_notes(r):
+    """What Dynamo and Inductor did not do as asked, for stderr."""
+    notes = []
+    if r.get("graph_breaks"):
+        notes.append("%d graph break(s): the code around each runs eager, the rest compiled "
+                     "(%s)" % (r["graph_breaks"], "; ".join(r["break_reasons"])[:600]))
+    if r.get("cudagraph_skips"):
+        notes.append("Inductor skipped CUDA graphs %d time(s): those parts run as with "
+                     "--compile default (TORCH_LOGS=perf_hints says why)" % r["cudagraph_skips"])
+    return notes
+
+
 def main(argv):
     o = parse_args(argv)
+    try:
+        device = torch_measure.check_device(o["device"])
+        torch_measure.check_compile(o["compile"], device)
+    except torch_measure.Unavailable as e:
+        raise Bad(str(e))
     threads = o["threads"] or int(os.environ.get("OMP_NUM_THREADS") or 0) or os.cpu_count()
     torch.set_num_threads(threads)
+    if device.type == "cuda":
+        # f32 as f32 (fuseeng's kernels and cuBLAS calls do not round to
+        # TF32); --tf32 lets matmuls and convolutions use it
+        torch.backends.cuda.matmul.allow_tf32 = o["tf32"]
+        torch.backends.cudnn.allow_tf32 = o["tf32"]
     m = Model(o["model"], o["dims"])
     gen = torch.Generator().manual_seed(o["seed"])
     data = {}
@@ -586,36 +722,55 @@ def main(argv):
             data.update(take_data(m, st_read(o[key]), o[key], kind))
         else:
             data.update({t: random_tensor(m, t, gen) for t in m.tensors if m.kind(t) == kind})
-    r = Runner(m)
+    r = Runner(m, device)
     order = r.order()
+    dev_data = {k: v.to(device) for k, v in data.items()} if device.type != "cpu" else data
     with torch.inference_mode():
-        out = r.run(data, order)
-        result = {"model": m.name, "threads": threads, "torch": torch.__version__,
-                  "upcast_nodes": len(r.upcast_nodes)}
-        if o["time"]:
-            r.run(data, order)   # warm-up: allocator and oneDNN primitive caches
-            times, end = [], time.perf_counter() + o["budget"]
-            while len(times) < 3 or (time.perf_counter() < end and len(times) < 1000):
-                t0 = time.perf_counter()
-                r.run(data, order)
-                times.append((time.perf_counter() - t0) * 1e3)
-            q = statistics.quantiles(times, n=4) if len(times) >= 4 else [min(times), 0, max(times)]
-            result.update({"ms": statistics.median(times), "runs": len(times),
-                           "q1_ms": q[0], "q3_ms": q[2]})
+        out = r.run(dev_data, order)   # the reference run: finds the nodes to upcast
+    base = {"model": m.name, "threads": threads, "torch": torch.__version__,
+            "upcast_nodes": len(r.upcast_nodes), "device": device.type}
+    if device.type == "cuda":
+        base.update({"gpu": torch_measure.describe_device(device), "cuda": torch.version.cuda,
+                     "tf32": o["tf32"]})
+    results = []
+    measuring = o["time"] or o["kernels"]
+    for mode in o["compile"]:
+        fn = (lambda d: r.run(d, order)) if mode == "none" else r.program(order)
+        if mode == "cudagraphs":
+            for t in dev_data.values():   # the same tensors every run: no copy into the graph
+                torch._dynamo.mark_static_address(t)
+        if mode == "none" and not measuring:
+            res = {"compile": "none"}
+        else:
+            ctx = torch.inference_mode() if mode == "none" else torch.no_grad()
+            try:
+                with ctx:
+                    res = torch_measure.measure(fn, dev_data, mode, device, o["budget"],
+                                                o["time"], o["kernels"],
+                                                1 if device.type == "cpu" else 3)
+            except Bad:
+                raise
+            except Exception as e:
+                raise Bad("%s: %s on %s failed: %s: %s" % (
+                    m.path, "eager" if mode == "none" else "torch.compile " + mode,
+                    device.type, type(e).__name__, (str(e).strip().splitlines() or [""])[0]))
+        res = dict(base, **res)
+        for note in compile_notes(res):
+            sys.stderr.write("torch_eager: %s: --compile %s: %s\n" % (m.name, mode, note))
+        results.append(res)
+        if o["json"]:
+            print(json.dumps(res), flush=True)
+        elif measuring:
+            print(text_line(m, res, threads), flush=True)
     for key, kind in (("save_weights", "weight"), ("save_inputs", "input")):
         if o.get(key):
             st_write.write(o[key], {t: v for t, v in data.items() if m.kind(t) == kind})
     if o.get("save_outputs"):
         st_write.write(o["save_outputs"], out)
-    if o["json"]:
-        print(json.dumps(result))
-    elif o["time"]:
-        print("%s: PyTorch %s eager, %d threads: %.3f ms median of %d runs (quartiles %.3f-%.3f)"
-              % (m.name, torch.__version__, threads, result["ms"], result["runs"],
-                 result["q1_ms"], result["q3_ms"]))
     if r.upcast_nodes and not o["json"]:
-        print("%d f16 nodes ran in f32 (PyTorch %s has no f16 CPU kernel for them), e.g. %s"
-              % (len(r.upcast_nodes), torch.__version__, sorted(r.upcast_nodes)[0]))
+        print("%d f16 nodes ran in f32 (PyTorch %s has no f16 %s kernel for them), e.g. %s"
+              % (len(r.upcast_nodes), torch.__version__, device.type.upper(),
+                 sorted(r.upcast_nodes)[0]))
     return 0
 
 

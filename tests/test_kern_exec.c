@@ -15,6 +15,7 @@
 #include "exec.h"
 #include "plan.h"
 #include "plan_build.h"
+#include "group_timing.h"
 #include "timing.h"
 
 static char jbuf[1 << 14];

@@ -226,6 +226,7 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     ab->shard = o->shard;
     ab->nshards = o->nshards;
     ab->measure = o->measure;
+    ab->device = o->device;
     ab->nmachines = s->nmachines;
     for (int c = 0; c < s->ncols; c++)
         snprintf(ab->cnames[c], sizeof ab->cnames[c], "%s", s->cols[c].name);

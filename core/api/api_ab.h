@@ -89,6 +89,7 @@ struct fe_ab {
     char id[17];
     int shard, nshards;              /* 0/0: every row */
     int nrows, ncols, measure, nmachines;
+    int device;                      /* FE_DEVICE_* the measured figures ran on */
     fe_ab_rowres *rows;
     char (*cnames)[256];
     fe_ab_cell *cells;               /* row-major */

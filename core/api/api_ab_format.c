@@ -49,9 +49,10 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
     for (int c = 0; c < nc; c++)
         if (ab->cells[r * nc + c].reps > reps)
             reps = ab->cells[r * nc + c].reps;
-    fprintf(f, "  measured on this CPU: %d interleaved rounds, unfused %.3f ms\n", reps,
-            ab->rows[r].cpu_unfused_ms);
-    fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", "cpu ms", "ratio", "95% CI",
+    int gpu = ab->device == FE_DEVICE_CUDA;
+    fprintf(f, "  measured on %s: %d interleaved rounds, unfused %.3f ms\n",
+            gpu ? "the GPU" : "this CPU", reps, ab->rows[r].cpu_unfused_ms);
+    fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", gpu ? "gpu ms" : "cpu ms", "ratio", "95% CI",
             "verdict", "results");
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
@@ -255,6 +256,8 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
         fe_jw_key(&w, "measure");
         fe_jw_bool(&w, ab->measure);
     }
+    if (ab->measure)
+        fe_ab_jstr(&w, "measured_on", ab->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
     fe_ab_jstr(&w, "baseline", ab->cnames[0]);
     fe_jw_key(&w, "policies");
     fe_jw_arr_flat(&w);

@@ -180,9 +180,9 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
     fe_ab_xml_text(f, ab->cnames[0]);
     fputs(").", f);
     if (ab->measure)
-        fputs(" Measured: the plans ran interleaved in shuffled rounds on the CPU kernels; the "
-              "interval is a 95% bootstrap interval of the paired ratio, and one that holds 1 is "
-              "\"same\", never a win.", f);
+        fprintf(f, " Measured: the plans ran interleaved in shuffled rounds on the %s kernels; the "
+              "interval is a 95%% bootstrap interval of the paired ratio, and one that holds 1 is "
+              "\"same\", never a win.", ab->device == FE_DEVICE_CUDA ? "GPU" : "CPU");
     fputs(" Traces open in ui.perfetto.dev.</p>\n<ul class=\"note\">\n", f);
     for (int r = 0; r < ab->nrows; r++) {
         int seen = !ab->rows[r].ran;

@@ -18,7 +18,7 @@
 typedef struct part {
     const char *path;
     json_t *doc;
-    int shard, shards, rows_total, measure, nmachines;
+    int shard, shards, rows_total, measure, nmachines, device;
     const char *suite;
     const json_t *policies, *rows, *faults;
 } part;
@@ -60,6 +60,8 @@ static int open_part(const char *path, part *p, fe_error *err)
         return bad(err, path, "the document", "missing or mistyped suite, shard, shards, "
                    "rows_total, machines, measure, policies, rows or faults");
     p->measure = json_is_true(m);
+    const char *on = json_string_value(json_object_get(p->doc, "measured_on"));
+    p->device = on && strcmp(on, "cuda") == 0 ? FE_DEVICE_CUDA : FE_DEVICE_CPU;
     if (p->shards < 1 || p->shard < 1 || p->shard > p->shards || p->rows_total < 0 ||
         p->rows_total > 100000)
         return bad(err, path, "shard", "not I/N with 1 <= I <= N, or a bad rows_total");
@@ -74,11 +76,12 @@ static int same_run(const part *a, const part *b, fe_error *err)
         return fe_error_set(err, FE_EINPUT, "%s and %s are shards of different suites (suite %s "
                             "and %s): merge the shards of one suite", a->path, b->path, a->suite,
                             b->suite);
-    if (a->shards != b->shards || a->measure != b->measure)
+    if (a->shards != b->shards || a->measure != b->measure || a->device != b->device)
         return fe_error_set(err, FE_EINPUT, "%s is shard %d/%d%s but %s is shard %d/%d%s: merge "
                             "the shards of one run", a->path, a->shard, a->shards,
-                            a->measure ? " (measured)" : "", b->path, b->shard, b->shards,
-                            b->measure ? " (measured)" : "");
+                            a->measure ? a->device ? " (measured on the GPU)" : " (measured)" : "",
+                            b->path, b->shard, b->shards,
+                            b->measure ? b->device ? " (measured on the GPU)" : " (measured)" : "");
     if (a->shard == b->shard)
         return fe_error_set(err, FE_EINPUT, "%s and %s are both shard %d/%d: the shards overlap",
                             a->path, b->path, a->shard, a->shards);
@@ -214,6 +217,7 @@ static fe_ab *assemble(part *ps, int n, fe_error *err)
         return NULL;
     snprintf(ab->id, sizeof ab->id, "%s", p0->suite);
     ab->measure = p0->measure;
+    ab->device = p0->device;
     ab->nmachines = p0->nmachines;
     for (int c = 0; c < ncols; c++) {
         const char *s = json_string_value(json_array_get(p0->policies, (size_t)c));

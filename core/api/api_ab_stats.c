@@ -11,8 +11,10 @@
 
 #include "api_ab.h"
 #include "compare.h"
+#include "cuda.h"
 #include "datafiles.h"
 #include "exec.h"
+#include "gpu_exec.h"
 #include "paired.h"
 #include "timing.h"
 
@@ -52,8 +54,12 @@ int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans
         eo.weights = files.weights;
         eo.inputs = files.inputs;
     }
+    if (rc == FE_OK && o->device == FE_DEVICE_CUDA)
+        rc = fe_cuda_open(err);   /* before any work: say what is missing */
     if (rc == FE_OK && !(ex = fe_exec_new(g, &eo, err)))
         rc = err ? err->code : FE_ENOMEM;
+    if (rc == FE_OK && o->device == FE_DEVICE_CUDA)
+        rc = fe_gpu_exec_attach(ex, err);
     if (rc == FE_OK)
         rc = fe_exec_reference(ex, &ref, err);
     if (rc == FE_OK && !(unf = fe_plan_unfused(g, err)))

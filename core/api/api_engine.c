@@ -34,6 +34,7 @@ fe_engine *fe_engine_new(const fe_engine_options *opts, fe_error *err)
         o.bench_budget = opts->bench_budget;
         o.weights = opts->weights;
         o.inputs = opts->inputs;
+        o.bench_device = opts->bench_device;
     }
     fe_engine *e = calloc(1, sizeof *e);
     if (!e) {

@@ -1,4 +1,4 @@
-/* api_timing.c: a plan's groups and ops timed on this CPU (fuseeng bench)
+/* api_timing.c: a plan's groups and ops timed on a device (fuseeng bench)
  * and written as a profile file (fuseeng profile); core/exec/measure.c
  * does the timing. */
 #include <omp.h>
@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "choice.h"
+#include "cuda.h"
 #include "groupkey.h"
 #include "ops.h"
 #include "profile.h"
@@ -27,7 +28,7 @@ fe_timing *fe_plan_time(const fe_plan *p, const fe_timing_options *o, fe_error *
     }
     fe_measure_opts mo = {0};
     if (o)
-        mo = (fe_measure_opts){o->seed, o->budget, o->totals, o->weights, o->inputs};
+        mo = (fe_measure_opts){o->seed, o->budget, o->totals, o->weights, o->inputs, o->device};
     if (fe_measure_plan(p, &mo, &t->m, err) != FE_OK) {
         free(t);
         return NULL;
@@ -60,8 +61,13 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
     fprintf(f, "model      %s (%d nodes, %s)\n", g->name[0] ? g->name : "(unnamed)", g->nnodes,
             g->file);
     fprintf(f, "plan       %s (%d groups)\n", label, plan->ngroups);
-    fprintf(f, "measured   on this CPU: %s, seed %llu, %.2f s of repetitions per item\n",
-            fe_threads(), (unsigned long long)t->seed, t->budget);
+    if (m->device == FE_DEVICE_CUDA && fe_cuda_device())
+        fprintf(f, "measured   on the GPU: %s (CUDA events after a warm-up run), seed %llu, %.2f s "
+                "of repetitions per item\n", fe_cuda_device()->name, (unsigned long long)t->seed,
+                t->budget);
+    else
+        fprintf(f, "measured   on this CPU: %s, seed %llu, %.2f s of repetitions per item\n",
+                fe_threads(), (unsigned long long)t->seed, t->budget);
     fe_df_text(&m->files, f);
     fprintf(f, "\ngroups (as one kernel; separate = members one by one)\n");
     fprintf(f, "  %4s  %-34s %5s  %-14s %10s %10s %10s %9s %6s %10s %7s %11s %7s\n", "#", "ops",
@@ -109,6 +115,19 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
             m->lo, m->hi, m->lo <= 1 && m->hi >= 1 ? ": this host cannot tell them apart" : "");
     fprintf(f, "  sum of group medians    %10.4f ms; sum of single-op medians %.4f ms\n", gsum,
             osum);
+    if (m->timed_graphs) {
+        fprintf(f, "  as CUDA graphs (one launch a run):\n");
+        fprintf(f, "  plan, end to end        %10.4f ms (min %.4f, max %.4f, %d rounds)\n",
+                m->graph_plan_st.median_ms, m->graph_plan_st.min_ms, m->graph_plan_st.max_ms,
+                m->graph_plan_st.reps);
+        fprintf(f, "  unfused, end to end     %10.4f ms (min %.4f, max %.4f, %d rounds)\n",
+                m->graph_unfused_st.median_ms, m->graph_unfused_st.min_ms,
+                m->graph_unfused_st.max_ms, m->graph_unfused_st.reps);
+        fprintf(f, "  speedup                 %10.2fx (95%% interval %.2fx to %.2fx)\n",
+                m->graph_speedup, m->graph_lo, m->graph_hi);
+    } else if (m->graph_why[0]) {
+        fprintf(f, "  no CUDA graph figures: %s\n", m->graph_why);
+    }
 }
 
 static void group_json(const fe_timing *t, int gi, fe_jw *w)
@@ -155,6 +174,18 @@ static void group_json(const fe_timing *t, int gi, fe_jw *w)
     fe_jw_int(w, bg->members_bytes);
     fe_jw_key(w, "speedup");
     fe_jw_num(w, bg->fused.median_ms > 0 ? bg->members_ms / bg->fused.median_ms : 0);
+    if (bg->device == FE_DEVICE_CUDA) {
+        fe_jw_key(w, "cuda_kernels");
+        fe_jw_int(w, bg->kernels);
+        fe_jw_key(w, "registers");
+        fe_jw_int(w, bg->regs);
+        fe_jw_key(w, "spill_bytes");
+        fe_jw_int(w, bg->spill_bytes);
+        fe_jw_key(w, "blocks_per_sm");
+        fe_jw_int(w, bg->blocks_per_sm);
+        fe_jw_key(w, "host_steps");
+        fe_jw_int(w, bg->host_steps);
+    }
     fe_jw_end(w);
 }
 
@@ -172,6 +203,12 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
     fe_jw_str(&w, g->name);
     fe_jw_key(&w, "plan");
     fe_jw_str(&w, label);
+    fe_jw_key(&w, "device");
+    fe_jw_str(&w, m->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
+    if (m->device == FE_DEVICE_CUDA && fe_cuda_device()) {
+        fe_jw_key(&w, "device_name");
+        fe_jw_str(&w, fe_cuda_device()->name);
+    }
     fe_jw_key(&w, "threads");
     fe_jw_int(&w, omp_get_max_threads());
     fe_jw_key(&w, "seed");
@@ -222,6 +259,20 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
         fe_jw_num(&w, m->lo);
         fe_jw_num(&w, m->hi);
         fe_jw_end(&w);
+        if (m->timed_graphs) {
+            fe_bench_stats_json(&w, "plan_graph", &m->graph_plan_st);
+            fe_bench_stats_json(&w, "unfused_graph", &m->graph_unfused_st);
+            fe_jw_key(&w, "speedup_graph");
+            fe_jw_num(&w, m->graph_speedup);
+            fe_jw_key(&w, "speedup_graph_interval");
+            fe_jw_arr_flat(&w);
+            fe_jw_num(&w, m->graph_lo);
+            fe_jw_num(&w, m->graph_hi);
+            fe_jw_end(&w);
+        } else if (m->graph_why[0]) {
+            fe_jw_key(&w, "no_graph");
+            fe_jw_str(&w, m->graph_why);
+        }
         fe_jw_end(&w);
     }
     fe_jw_end(&w);
@@ -362,7 +413,8 @@ int fe_timing_write_profile(const fe_timing *t, const char *path, fe_profile_inf
         rc = fe_error_set(err, FE_ENOMEM, "out of memory");
     else if (!(prof = collect(&es, err)))
         rc = err ? err->code : FE_ENOMEM;
-    else if ((rc = fe_profile_write(prof, path, "host", err)) == FE_OK && info)
+    else if ((rc = fe_profile_write(prof, path, t->m.device == FE_DEVICE_CUDA && fe_cuda_device()
+                                    ? fe_cuda_device()->name : "host", err)) == FE_OK && info)
         *info = (fe_profile_info){fe_profile_count(prof, 0), fe_profile_count(prof, 1), nfused};
     fe_profile_free(prof);
     entries_free(&es);

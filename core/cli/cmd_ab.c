@@ -38,6 +38,9 @@ static const char usage[] =
     "  --measure         also run the plans on this CPU's kernels, interleaved in\n"
     "                    shuffled rounds; medians, a 95% bootstrap interval of each\n"
     "                    ratio (\"same\" when it holds 1), and a check of the results\n"
+    "  --device cpu|cuda where --measure runs the plans and policies' ctx:bench\n"
+    "                    measures (default cpu; the reference that checks results\n"
+    "                    always runs on the CPU)\n"
     "  --reps N          timed rounds per row with --measure (default: by --budget)\n"
     "  --budget S        seconds of timed runs per plan with --measure (default 0.5)\n"
     "  --weights FILE    the model's weights from a safetensors file for --measure and\n"
@@ -58,7 +61,7 @@ typedef struct ab_opts {
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
     int nmodels, npolicies, nparams, ndims, nmachines;
     const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
-    int format, measure, reps, shard, nshards, merge;
+    int format, measure, reps, shard, nshards, merge, device;
     double budget;
     fe_engine_options limits;   /* the Lua limits */
 } ab_opts;
@@ -108,6 +111,12 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
     for (size_t k = 0; k < sizeof singles / sizeof singles[0]; k++)
         if ((m = fe_cli_opt("ab", argc, argv, i, singles[k].name, singles[k].dst)))
             return m == 2 ? 2 : 0;
+    if ((m = fe_cli_opt("ab", argc, argv, i, "--device", &val))) {
+        if (m == 2 || fe_cli_device("ab", val, &o->device))
+            return 2;
+        o->limits.bench_device = o->device;   /* a policy's ctx:bench too */
+        return 0;
+    }
     if ((m = fe_cli_opt("ab", argc, argv, i, "--budget", &val)))
         return m == 2 || fe_cli_seconds("ab", "--budget", val, &o->budget) ? 2 : 0;
     if ((m = fe_cli_opt("ab", argc, argv, i, "--reps", &val))) {
@@ -263,7 +272,7 @@ static int compare(fe_engine *e, const ab_opts *o)
     if (!s)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
-                            o->limits.weights, o->limits.inputs};
+                            o->limits.weights, o->limits.inputs, o->device};
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)

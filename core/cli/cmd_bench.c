@@ -7,9 +7,10 @@
 static const char usage[] =
     "usage: fuseeng bench MODEL [--policy P | --plan FILE] [options]\n"
     "\n"
-    "Time, on this CPU's kernels, every group of the plan (as one kernel, with its\n"
-    "kernel choice and split) and every single op alone, then the plan and the\n"
-    "unfused plan end to end. Each item gets a warm-up and repetitions until its time\n"
+    "Time, on this CPU's kernels or the GPU's (--device), every group of the plan\n"
+    "(as one kernel, with its kernel choice and split) and every single op alone,\n"
+    "then the plan and the unfused plan end to end (on the GPU also both replayed\n"
+    "as CUDA graphs, when neither has an op on the host). Each item gets a warm-up and repetitions until its time\n"
     "budget; the report gives median, min, max, spread (interquartile range),\n"
     "repetitions, bytes (inputs read once + outputs written once) and the effective\n"
     "bandwidth. The two plans end to end run in interleaved rounds, and their\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "  --machine M        the simulated machine the policy plans for (default gcu)\n"
     "  --profile FILE     measured times for profile-driven policies\n"
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
+    "  --device cpu|cuda  where to run and time them (default cpu); on cuda the\n"
+    "                     generated kernels (docs/cuda.md), timed by CUDA events\n"
     "  --seed N           random inputs and weights (default 1)\n"
     "  --weights FILE     the model's weights from a safetensors file (every tensor of\n"
     "                     kind weight; docs/formats.md) instead of random values\n"
@@ -54,6 +57,10 @@ static int parse(int argc, char **argv, bench_opts *o)
         if ((m = fe_cli_opt("bench", argc, argv, &i, "--budget", &val))) {
             if (m == 2 || fe_cli_seconds("bench", "--budget", val, &o->m.budget))
                 return 2;
+        } else if ((m = fe_cli_opt("bench", argc, argv, &i, "--device", &val))) {
+            if (m == 2 || fe_cli_device("bench", val, &o->m.device))
+                return 2;
+            o->plan.eng.bench_device = o->m.device;   /* a policy's ctx:bench too */
         } else if ((m = fe_cli_opt("bench", argc, argv, &i, "--seed", &val))) {
             if (m == 2 || fe_cli_seed("bench", val, &o->m.seed))
                 return 2;
@@ -95,4 +102,4 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const fe_cmd fe_cmd_bench = {"bench", "time a plan's groups and every op on this CPU", usage, run};
+const fe_cmd fe_cmd_bench = {"bench", "time a plan's groups and every op on the CPU or GPU", usage, run};

@@ -9,12 +9,13 @@ static const char usage[] =
     "usage: fuseeng profile MODEL [--policy P | --plan FILE] -o PROFILE [options]\n"
     "\n"
     "Measure every op of MODEL alone and every fused group of the plan on this CPU's\n"
-    "kernels, and write a profile file for --profile and ctx.profile (the\n"
-    "profile_lookup policy): \"single\" by op name and by exact key (op, dtypes,\n"
-    "shapes), \"fused\" by compat key (\"silu+mul\") and by exact key (16 hex digits of\n"
-    "SHA-256 over the group's canonical text), times in ms (medians). Several items\n"
-    "with the same key (an op on different shapes, layers repeating) get the median\n"
-    "of their medians. Without --policy or --plan only single ops are measured.\n"
+    "kernels or the GPU's (--device), and write a profile file for --profile and\n"
+    "ctx.profile (the profile_lookup policy): \"single\" by op name and by exact key\n"
+    "(op, dtypes, shapes), \"fused\" by compat key (\"silu+mul\") and by exact key (16\n"
+    "hex digits of SHA-256 over the group's canonical text), times in ms (medians).\n"
+    "Several items with the same key (an op on different shapes, layers repeating)\n"
+    "get the median of their medians. Without --policy or --plan only single ops are\n"
+    "measured.\n"
     "\n"
     "  -o, --output FILE  the profile file to write (required)\n"
     "  --policy P         plan with P; its groups of two or more nodes are measured\n"
@@ -22,6 +23,8 @@ static const char usage[] =
     "                     machine, as for bench; --ignore-model-name as well)\n"
     "  --dim NAME=V       override a model dim\n"
     "  --budget S         seconds of repetitions per item (default 0.2)\n"
+    "  --device cpu|cuda  where to run and time them (default cpu); on cuda the\n"
+    "                     generated kernels (docs/cuda.md), timed by CUDA events\n"
     "  --seed N           random inputs and weights (default 1)\n"
     "  --weights FILE     the model's weights from a safetensors file (docs/formats.md)\n"
     "  --inputs FILE      the graph inputs from a safetensors file\n"
@@ -51,6 +54,10 @@ static int parse(int argc, char **argv, prof_opts *o)
         } else if ((m = fe_cli_opt("profile", argc, argv, &i, "--budget", &val))) {
             if (m == 2 || fe_cli_seconds("profile", "--budget", val, &o->m.budget))
                 return 2;
+        } else if ((m = fe_cli_opt("profile", argc, argv, &i, "--device", &val))) {
+            if (m == 2 || fe_cli_device("profile", val, &o->m.device))
+                return 2;
+            o->plan.eng.bench_device = o->m.device;   /* a policy's ctx:bench too */
         } else if ((m = fe_cli_opt("profile", argc, argv, &i, "--seed", &val))) {
             if (m == 2 || fe_cli_seed("profile", val, &o->m.seed))
                 return 2;

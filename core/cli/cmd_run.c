@@ -44,7 +44,8 @@ static const char usage[] =
     "  --device cpu|cuda   where --execute runs the plan and the timed unfused plan, and\n"
     "                      what --show-kernels shows: cuda generates a CUDA kernel per\n"
     "                      group for the first NVIDIA GPU (driver, NVRTC and cuBLAS\n"
-    "                      loaded at run time); the reference stays on the CPU (cpu)\n"
+    "                      loaded at run time); the reference stays on the CPU; and\n"
+    "                      where the policy's ctx:bench measures (cpu)\n"
     "  --seed N            random inputs and weights for --execute (default 1)\n"
     "  --weights FILE      the model's weights from a safetensors file (every tensor\n"
     "                      of kind weight, nothing else), for --execute and ctx:bench\n"
@@ -163,8 +164,7 @@ static int parse(int argc, char **argv, run_opts *o)
         return fe_cli_usage("run", "%s goes with --execute", o->exec.expect ? "--expect"
                             : o->save_outputs ? "--save-outputs"
                             : o->exec.no_timing ? "--no-timing" : "--expect-rtol");
-    if (o->exec.device && !o->execute && !o->show_kernels)
-        return fe_cli_usage("run", "--device goes with --execute or --show-kernels");
+    o->plan.eng.bench_device = o->exec.device;   /* ctx:bench measures there too */
     if (o->exec.expect_rtol > 0 && !o->exec.expect)
         return fe_cli_usage("run", "--expect-rtol goes with --expect FILE");
     o->exec.weights = o->plan.eng.weights;

@@ -40,8 +40,17 @@ double fe_cmp_rtol_expect(const fe_graph *g, int32_t t)
     return r > 1e-3 ? r : 1e-3;
 }
 
+static void cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,
+                        double floor, fe_cmp_item *it);
+
 void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,
                     fe_cmp_item *it)
+{
+    cmp_buffers(ref, got, dt, n, rtol, 0, it);
+}
+
+static void cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double rtol,
+                        double floor, fe_cmp_item *it)
 {
     enum { CH = 1024 };
     memset(it, 0, sizeof *it);
@@ -83,6 +92,8 @@ void fe_cmp_buffers(const void *ref, const void *got, int dt, int64_t n, double 
             }
     }
     double rms = cnt ? sqrt(ss / (double)cnt) : 0.0;
+    if (rtol > 0 && rms < floor / rtol)
+        rms = floor / rtol;   /* atol = rtol * rms is then the floor */
     if (rms == 0.0)
         rms = 1e-30;
     it->atol = rtol * rms;
@@ -127,6 +138,12 @@ int fe_exec_compare(const fe_graph *g, const fe_exec_result *ref, const fe_exec_
 int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
                          double rtol, fe_cmp *cmp, fe_error *err)
 {
+    return fe_exec_compare_floor(g, ref, got, rtol, 0, cmp, err);
+}
+
+int fe_exec_compare_floor(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
+                          double rtol, double atol_floor, fe_cmp *cmp, fe_error *err)
+{
     memset(cmp, 0, sizeof *cmp);
     if (ref->noutputs != got->noutputs)
         return fe_error_set(err, FE_EINPUT, "compare: %d outputs vs %d", ref->noutputs, got->noutputs);
@@ -142,8 +159,8 @@ int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_
             fe_cmp_free(cmp);
             return fe_error_set(err, FE_EINPUT, "compare: results list different outputs");
         }
-        fe_cmp_buffers(ref->outputs[i].data, got->outputs[i].data, tt->dtype, tt->numel,
-                       rtol >= 0 ? rtol : fe_cmp_rtol(g, t), &cmp->items[i]);
+        cmp_buffers(ref->outputs[i].data, got->outputs[i].data, tt->dtype, tt->numel,
+                    rtol >= 0 ? rtol : fe_cmp_rtol(g, t), atol_floor, &cmp->items[i]);
         cmp->items[i].tensor = t;
         cmp->ok &= cmp->items[i].ok;
     }

@@ -8,6 +8,12 @@
  * that elements far below the output's scale (the tails of a softmax,
  * cancellations) are judged against the scale. NaN equals NaN, infinities
  * must match in sign, integer and bool outputs must match exactly.
+ *
+ * Another device's results (the GPU's: its own exp, erf and summation
+ * orders) may also have an absolute floor under atol (FE_CMP_DEVICE_ATOL,
+ * torch.testing's default for floats): an output that cancels to rounding
+ * noise (the sum of a normalised row) is noise on both devices, and two
+ * noises agree only to their size.
  */
 #ifndef FE_COMPARE_H
 #define FE_COMPARE_H
@@ -44,6 +50,11 @@ void fe_cmp_free(fe_cmp *cmp);
  * each output's default above). */
 int fe_exec_compare_rtol(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
                          double rtol, fe_cmp *cmp, fe_error *err);
+
+#define FE_CMP_DEVICE_ATOL 1e-5
+/* The same with atol at least atol_floor (0: none). */
+int fe_exec_compare_floor(const fe_graph *g, const fe_exec_result *ref, const fe_exec_result *got,
+                          double rtol, double atol_floor, fe_cmp *cmp, fe_error *err);
 
 /* The relative tolerance for tensor t (see above). */
 double fe_cmp_rtol(const fe_graph *g, int32_t t);

@@ -399,6 +399,11 @@ void fe_exec_free(fe_exec *ex)
 
 const fe_graph *fe_exec_graph(const fe_exec *ex) { return ex->g; }
 
+void *fe_exec_runner_state(const fe_exec *ex, fe_exec_runner run)
+{
+    return ex->runner == run ? ex->rstate : NULL;
+}
+
 void fe_exec_set_runner(fe_exec *ex, fe_exec_runner run, void *state, void (*free_state)(void *))
 {
     if (ex->rfree)

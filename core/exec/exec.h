@@ -107,6 +107,9 @@ int fe_exec_reference(fe_exec *ex, fe_exec_result **out, fe_error *err);
 typedef int (*fe_exec_runner)(fe_exec *ex, void *state, const fe_plan *p, fe_exec_result **out,
                               double *ms, double *group_ms, fe_error *err);
 void fe_exec_set_runner(fe_exec *ex, fe_exec_runner run, void *state, void (*free_state)(void *));
+/* The state of runner run when it is the session's, else NULL (a device
+ * finding its own session state). */
+void *fe_exec_runner_state(const fe_exec *ex, fe_exec_runner run);
 
 /* Run plan p (made for the session's graph), each group compiled with its
  * kernel choice and split. */

@@ -85,7 +85,9 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
         fe_error_prefix(err, "the plan: ");
         goto fail;
     }
-    if ((rc = fe_exec_compare_rtol(g, x->ref, x->got, o->rtol > 0 ? o->rtol : -1, &x->cmp, err)) !=
+    if ((rc = fe_exec_compare_floor(g, x->ref, x->got, o->rtol > 0 ? o->rtol : -1,
+                                    o->device == FE_DEVICE_CUDA ? FE_CMP_DEVICE_ATOL : 0, &x->cmp,
+                                    err)) !=
         FE_OK)
         goto fail;
     x->have_cmp = 1;
@@ -132,6 +134,14 @@ int fe_execute_plan(const fe_plan *plan, const fe_execution_opts *o, fe_executio
     free(base_ms);
     x->speedup = v[0], x->lo = v[1], x->hi = v[2];
     x->rounds = x->plan_st.reps;
+    if (o->device == FE_DEVICE_CUDA) {
+        if ((rc = fe_gpu_exec_versus_graphs(x->ex, base, plan, bo.budget_s, &x->graph_base_st,
+                                            &x->graph_plan_st, v, x->graph_why,
+                                            sizeof x->graph_why, err)))
+            goto fail;
+        x->timed_graphs = !x->graph_why[0];
+        x->graph_speedup = v[0], x->graph_lo = v[1], x->graph_hi = v[2];
+    }
     x->base_peak = peak[0];
     fe_plan_free(base);
     x->timed = 1;
@@ -223,8 +233,9 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
     char a[32], b[32], c[32];
     const fe_cuda_dev *d = x->device == FE_DEVICE_CUDA ? fe_cuda_device() : NULL;
     if (d)
-        fprintf(f, "executed   on %s (CUDA events per group, no CUDA graph; the reference on this "
-                "CPU, %s, seed %llu)", d->name, fe_exec_threads(), (unsigned long long)x->seed);
+        fprintf(f, "executed   on %s (CUDA events per group, launched kernel by kernel; the "
+                "reference on this CPU, %s, seed %llu)", d->name, fe_exec_threads(),
+                (unsigned long long)x->seed);
     else
         fprintf(f, "executed   on this CPU (%s, seed %llu)", fe_exec_threads(),
                 (unsigned long long)x->seed);
@@ -239,6 +250,13 @@ void fe_execution_text(const fe_plan *plan, const fe_execution *x, FILE *f)
                 x->base_st.median_ms, x->rounds, x->rounds == 1 ? "" : "s", x->speedup,
                 x->lo, x->hi);
     fprintf(f, "\n");
+    if (x->timed_graphs)
+        fprintf(f, "graphs     as CUDA graphs (one launch a run): plan %.3f ms, unfused %.3f ms "
+                "(medians of %d interleaved rounds), %.2fx (95%% interval %.2fx to %.2fx)\n",
+                x->graph_plan_st.median_ms, x->graph_base_st.median_ms, x->graph_plan_st.reps,
+                x->graph_speedup, x->graph_lo, x->graph_hi);
+    else if (x->graph_why[0])
+        fprintf(f, "graphs     none: %s\n", x->graph_why);
     fe_df_text(&x->files, f);
     if (few)
         fprintf(f, "noise      only %d round%s of the plan and unfused ran (a round takes %.1f s; "
@@ -380,6 +398,15 @@ void fe_execution_json(const fe_plan *plan, const fe_execution *x, fe_jw *w)
             fe_jw_num(w, fe_execution_ceiling(x));
         else
             fe_jw_null(w);
+        if (x->timed_graphs) {   /* the same, replayed as CUDA graphs */
+            fe_bench_stats_json(w, "plan_graph", &x->graph_plan_st);
+            fe_bench_stats_json(w, "unfused_graph", &x->graph_base_st);
+            fe_jw_key(w, "speedup_graph");
+            fe_jw_num(w, x->graph_speedup);
+        } else if (x->graph_why[0]) {
+            fe_jw_key(w, "no_graph");
+            fe_jw_str(w, x->graph_why);
+        }
     }
     fe_jw_key(w, "peak_bytes");
     fe_jw_int(w, x->got->peak_bytes);

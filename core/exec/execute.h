@@ -47,6 +47,10 @@ typedef struct fe_execution {
                                     * sdpa: FE_OPF_LIBRARY), which a plan runs on the same
                                     * kernels: sum of their medians over the same rounds */
     int64_t base_peak;             /* activations at peak, unfused plan */
+    int timed_graphs;              /* on the GPU: both also replayed as CUDA graphs */
+    fe_bench_stats graph_plan_st, graph_base_st;
+    double graph_speedup, graph_lo, graph_hi;
+    char graph_why[240];           /* else why not ("" when not tried) */
     int rounds;                    /* rounds that ran; under FE_EXEC_FEW_ROUNDS the interval
                                     * is no 95% interval (paired.h: a slow pass) */
     int plan_from_check;           /* the one round's plan sample is its correctness run

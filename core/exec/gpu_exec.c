@@ -1,4 +1,5 @@
 /* gpu_exec.c: plans on the GPU (gpu_exec.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "cuda.h"
 #include "cuda_group.h"
 #include "gpu_exec.h"
+#include "paired.h"
 #include "tensor_mem.h"
 #include "u64map.h"
 
@@ -21,6 +23,10 @@ typedef struct gplan {
     int64_t arena_bytes, temp_bytes;
     fe_cu_event *ev;            /* ngroups + 1 */
     int warm;
+    int graph_state;            /* 0 not tried, 1 captured, -1 cannot be (graph_why) */
+    int warm_graph;
+    fe_cu_graph graph;
+    char graph_why[200];
 } gplan;
 
 typedef struct fe_gpu_exec {
@@ -29,8 +35,10 @@ typedef struct fe_gpu_exec {
     fe_cu_ptr fault;            /* set by a kernel that met an index out of range */
     int64_t static_bytes;
     int uploaded;
+    int graphs;                 /* plans replay as CUDA graphs (fe_gpu_exec_graphs) */
     uint64_t tick;
     gplan plans[NPLANS];
+    fe_cu_ptr *bench;           /* single groups timed alone: every tensor's buffer */
 } fe_gpu_exec;
 
 static void plan_clear(gplan *gp)
@@ -40,6 +48,7 @@ static void plan_clear(gplan *gp)
     for (int s = 0; gp->ev && s <= gp->ngroups; s++)
         fe_cuda_event_free(gp->ev[s]);
     fe_cuda_free(gp->arena);
+    fe_cuda_graph_free(gp->graph);
     free(gp->grs);
     free(gp->src);
     free(gp->dev);
@@ -47,11 +56,15 @@ static void plan_clear(gplan *gp)
     memset(gp, 0, sizeof *gp);
 }
 
+static void bench_release(fe_gpu_exec *gx);
+
 static void gpu_free(void *state)
 {
     fe_gpu_exec *gx = state;
     if (!gx)
         return;
+    bench_release(gx);
+    free(gx->bench);
     for (int i = 0; i < NPLANS; i++)
         plan_clear(&gx->plans[i]);
     for (int32_t t = 0; gx->statics && t < gx->g->ntensors; t++)
@@ -72,25 +85,29 @@ static uint64_t plan_key(const fe_plan *p)
     return h ? h : 1;
 }
 
-/* Inputs and weights to the card, once a session. */
-static int upload_statics(fe_gpu_exec *gx, fe_exec *ex, fe_error *err)
+/* Input or weight t on the card, copied once a session. */
+static int upload_static(fe_gpu_exec *gx, fe_exec *ex, int32_t t, fe_error *err)
 {
-    const fe_graph *g = gx->g;
+    const fe_tensor *tt = fe_graph_tensor(gx->g, t);
     fe_k_tensor *bufs = fe_exec_buffers(ex);
     int rc = FE_OK;
-    if (gx->uploaded)
+    if (gx->statics[t])
         return FE_OK;
-    for (int32_t t = 0; t < g->ntensors && rc == FE_OK; t++) {
-        const fe_tensor *tt = fe_graph_tensor(g, t);
-        if (tt->producer >= 0 || gx->statics[t])
-            continue;
-        if (!bufs[t].data && (rc = fe_exec_fill(ex, t, err)))
-            break;
-        rc = fe_cuda_alloc(&gx->statics[t], (size_t)tt->bytes, err);
-        if (rc == FE_OK)
-            rc = fe_cuda_upload(gx->statics[t], bufs[t].data, (size_t)tt->bytes, err);
-        gx->static_bytes += tt->bytes;
-    }
+    if (!bufs[t].data && (rc = fe_exec_fill(ex, t, err)))
+        return rc;
+    if ((rc = fe_cuda_alloc(&gx->statics[t], (size_t)tt->bytes, err)) == FE_OK)
+        rc = fe_cuda_upload(gx->statics[t], bufs[t].data, (size_t)tt->bytes, err);
+    gx->static_bytes += tt->bytes;
+    return rc;
+}
+
+/* Every input and weight, before a plan's first run. */
+static int upload_statics(fe_gpu_exec *gx, fe_exec *ex, fe_error *err)
+{
+    int rc = FE_OK;
+    for (int32_t t = 0; !gx->uploaded && t < gx->g->ntensors && rc == FE_OK; t++)
+        if (fe_graph_tensor(gx->g, t)->producer < 0)
+            rc = upload_static(gx, ex, t, err);
     gx->uploaded = rc == FE_OK;
     return rc;
 }
@@ -240,6 +257,18 @@ static gplan *plan_get(fe_gpu_exec *gx, const fe_plan *p, fe_error *err)
     return lru;
 }
 
+/* Wait for the run and check the fault flag its kernels may have set. */
+static int finish(fe_gpu_exec *gx, const fe_graph *g, fe_error *err)
+{
+    int fault = 0, rc = fe_cuda_sync(err);
+    if (rc == FE_OK)
+        rc = fe_cuda_download(&fault, gx->fault, sizeof fault, err);
+    if (rc == FE_OK && fault)
+        rc = fe_error_set(err, FE_EINPUT, "%s: an index of a gather or embedding is out of range "
+                          "on the GPU (give --inputs with valid indices)", g->file ? g->file : "model");
+    return rc;
+}
+
 /* One run of every group, events between them; waits for the end. */
 static int run_groups(fe_gpu_exec *gx, gplan *gp, const fe_graph *g, fe_error *err)
 {
@@ -255,15 +284,50 @@ static int run_groups(fe_gpu_exec *gx, gplan *gp, const fe_graph *g, fe_error *e
         if (rc == FE_OK)
             rc = fe_cuda_record(gp->ev[s + 1], err);
     }
+    return rc == FE_OK ? finish(gx, g, err) : rc;
+}
+
+/* Capture p's launches as a CUDA graph, once: graph_state 1, or -1 with
+ * why in the plan when a group has a step on the host (its copies wait
+ * for the card, which a graph cannot hold). FE_OK, or the device's error. */
+static int capture(fe_gpu_exec *gx, gplan *gp, const fe_plan *p, fe_error *err)
+{
+    const fe_graph *g = gx->g;
+    int rc;
+    for (int s = 0; s < gp->ngroups; s++)
+        if (gp->grs[s] && fe_cuda_group_host_steps(gp->grs[s])) {
+            snprintf(gp->graph_why, sizeof gp->graph_why, "group %d ('%.40s') runs ops on the "
+                     "host (%.100s)", s,
+                     fe_node_name(g, fe_graph_node(g, fe_group_nodes(p, &p->groups[s])[0])),
+                     fe_cuda_group_how(gp->grs[s]));
+            gp->graph_state = -1;
+            return FE_OK;
+        }
+    if ((rc = fe_cuda_capture_begin(err)))
+        return rc;
+    rc = fe_cuda_memset(gx->fault, 0, sizeof(int), err);
+    for (int s = 0; s < gp->ngroups && rc == FE_OK; s++)
+        if (gp->grs[s])
+            rc = fe_cuda_group_run(gp->grs[s], gp->dev, gx->fault, err);
+    if (rc) {
+        fe_cuda_capture_end(&gp->graph, 0, NULL);
+        return rc;
+    }
+    if ((rc = fe_cuda_capture_end(&gp->graph, 1, err)))
+        return rc;
+    gp->graph_state = 1;
+    return FE_OK;
+}
+
+/* One replay of the plan's graph, timed by the events around it. */
+static int run_graph(fe_gpu_exec *gx, gplan *gp, const fe_graph *g, fe_error *err)
+{
+    int rc = fe_cuda_record(gp->ev[0], err);
     if (rc == FE_OK)
-        rc = fe_cuda_sync(err);
-    int fault = 0;
+        rc = fe_cuda_graph_launch(gp->graph, err);
     if (rc == FE_OK)
-        rc = fe_cuda_download(&fault, gx->fault, sizeof fault, err);
-    if (rc == FE_OK && fault)
-        rc = fe_error_set(err, FE_EINPUT, "%s: an index of a gather or embedding is out of range "
-                          "on the GPU (give --inputs with valid indices)", g->file ? g->file : "model");
-    return rc;
+        rc = fe_cuda_record(gp->ev[gp->ngroups], err);
+    return rc == FE_OK ? finish(gx, g, err) : rc;
 }
 
 /* The run's result: the graph's outputs copied back. */
@@ -329,10 +393,29 @@ static int gpu_run(fe_exec *ex, void *state, const fe_plan *p, fe_exec_result **
             return rc;
         gp->warm = 1;
     }
-    if ((rc = run_groups(gx, gp, g, err)))
-        return rc;
     float t = 0;
     double total = 0;
+    if (gx->graphs && !out) {
+        if (!gp->graph_state && (rc = capture(gx, gp, p, err)))
+            return rc;
+        if (gp->graph_state < 0)
+            return fe_error_set(err, FE_EINPUT, "the plan cannot be replayed as a CUDA graph: %s",
+                                gp->graph_why);
+        if (!gp->warm_graph) {   /* the first launch uploads the graph: not timed */
+            if ((rc = run_graph(gx, gp, g, err)))
+                return rc;
+            gp->warm_graph = 1;
+        }
+        if ((rc = run_graph(gx, gp, g, err)) ||
+            (rc = fe_cuda_elapsed(gp->ev[0], gp->ev[gp->ngroups], &t, err)))
+            return rc;
+        for (int s = 0; group_ms && s < gp->ngroups; s++)
+            group_ms[s] = 0;   /* one launch: no group has a time of its own */
+        *ms = t;
+        return FE_OK;
+    }
+    if ((rc = run_groups(gx, gp, g, err)))
+        return rc;
     for (int s = 0; s < gp->ngroups && rc == FE_OK; s++) {
         rc = fe_cuda_elapsed(gp->ev[s], gp->ev[s + 1], &t, err);
         if (group_ms)
@@ -374,4 +457,193 @@ int fe_gpu_exec_attach(fe_exec *ex, fe_error *err)
     }
     fe_exec_set_runner(ex, gpu_run, gx, gpu_free);
     return FE_OK;
+}
+
+int fe_gpu_exec_is(const fe_exec *ex)
+{
+    return fe_exec_runner_state(ex, gpu_run) != NULL;
+}
+
+int fe_gpu_exec_graphs(fe_exec *ex, int on)
+{
+    fe_gpu_exec *gx = fe_exec_runner_state(ex, gpu_run);
+    if (!gx)
+        return 0;
+    gx->graphs = on;
+    return 1;
+}
+
+int fe_gpu_exec_capturable(fe_exec *ex, const fe_plan *p, char *why, size_t n, fe_error *err)
+{
+    fe_gpu_exec *gx = fe_exec_runner_state(ex, gpu_run);
+    int rc;
+    if (!gx)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: the session does not run on the GPU");
+    if ((rc = fe_cuda_open(err)) || (rc = upload_statics(gx, ex, err)))
+        return rc;
+    gplan *gp = plan_get(gx, p, err);
+    if (!gp)
+        return err ? err->code : FE_ERUNTIME;
+    if (!gp->warm) {
+        if ((rc = run_groups(gx, gp, gx->g, err)))
+            return rc;
+        gp->warm = 1;
+    }
+    if (!gp->graph_state && (rc = capture(gx, gp, p, err)))
+        return rc;
+    snprintf(why, n, "%s", gp->graph_state > 0 ? "" : gp->graph_why);
+    return FE_OK;
+}
+
+/* ---- single groups, timed alone ---- */
+
+struct fe_gpu_group {
+    fe_gpu_exec *gx;
+    fe_cuda_group *gr;
+    fe_cu_event ev[2];
+};
+
+static void bench_release(fe_gpu_exec *gx)
+{
+    for (int32_t t = 0; gx->bench && t < gx->g->ntensors; t++) {
+        if (gx->bench[t] && !gx->statics[t])
+            fe_cuda_free(gx->bench[t]);
+        gx->bench[t] = 0;
+    }
+}
+
+void fe_gpu_release(fe_exec *ex)
+{
+    fe_gpu_exec *gx = fe_exec_runner_state(ex, gpu_run);
+    if (gx)
+        bench_release(gx);
+}
+
+int fe_gpu_tensor(fe_exec *ex, int32_t t, int fill, fe_error *err)
+{
+    fe_gpu_exec *gx = fe_exec_runner_state(ex, gpu_run);
+    const fe_tensor *tt = fe_graph_tensor(fe_exec_graph(ex), t);
+    int rc;
+    if (!gx)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: the session does not run on the GPU");
+    if (!gx->bench && !(gx->bench = calloc((size_t)gx->g->ntensors + 1, sizeof *gx->bench)))
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    if (gx->bench[t])
+        return FE_OK;
+    if (tt->producer < 0) {   /* an input or weight: the session's copy */
+        if ((rc = upload_static(gx, ex, t, err)))
+            return rc;
+        gx->bench[t] = gx->statics[t];
+        return FE_OK;
+    }
+    if ((rc = fe_cuda_alloc(&gx->bench[t], (size_t)tt->bytes, err)) || !fill)
+        return rc;
+    /* random values by the session's rules, made on the host and copied */
+    int had = fe_exec_buffers(ex)[t].data != NULL;
+    if ((rc = fe_exec_fill(ex, t, err)) == FE_OK)
+        rc = fe_cuda_upload(gx->bench[t], fe_exec_buffers(ex)[t].data, (size_t)tt->bytes, err);
+    if (!had)
+        fe_exec_release(ex, t);
+    return rc;
+}
+
+fe_gpu_group *fe_gpu_group_new(fe_exec *ex, const int32_t *nodes, int n, fe_error *err)
+{
+    fe_gpu_exec *gx = fe_exec_runner_state(ex, gpu_run);
+    fe_gpu_group *b;
+    if (!gx)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: the session does not run on the GPU"), NULL;
+    if (fe_cuda_open(err))
+        return NULL;
+    if (!(b = calloc(1, sizeof *b)))
+        return fe_error_set(err, FE_ENOMEM, "out of memory"), NULL;
+    b->gx = gx;
+    if (!(b->gr = fe_cuda_group_new(gx->g, nodes, n, err)) || fe_cuda_event_new(&b->ev[0], err) ||
+        fe_cuda_event_new(&b->ev[1], err)) {
+        fe_gpu_group_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void fe_gpu_group_free(fe_gpu_group *b)
+{
+    if (!b)
+        return;
+    fe_cuda_group_free(b->gr);
+    fe_cuda_event_free(b->ev[0]);
+    fe_cuda_event_free(b->ev[1]);
+    free(b);
+}
+
+const char *fe_gpu_group_how(const fe_gpu_group *b) { return fe_cuda_group_how(b->gr); }
+int fe_gpu_group_is_fused(const fe_gpu_group *b) { return fe_cuda_group_is_fused(b->gr); }
+
+int fe_gpu_group_inputs(const fe_gpu_group *b, const int32_t **ids)
+{
+    return fe_cuda_group_inputs(b->gr, ids);
+}
+
+int fe_gpu_group_outputs(const fe_gpu_group *b, const int32_t **ids)
+{
+    return fe_cuda_group_outputs(b->gr, ids);
+}
+
+void fe_gpu_group_kernels(const fe_gpu_group *b, fe_gpu_kinfo *ki)
+{
+    const fe_cuda_kernel *ks;
+    int n = fe_cuda_group_kernels(b->gr, &ks);
+    memset(ki, 0, sizeof *ki);
+    ki->kernels = n;
+    ki->host_steps = fe_cuda_group_host_steps(b->gr);
+    for (int i = 0; i < n; i++) {
+        if (ks[i].attr.regs > ki->regs)
+            ki->regs = ks[i].attr.regs;
+        if (ks[i].attr.local_bytes > ki->spill_bytes)
+            ki->spill_bytes = ks[i].attr.local_bytes;
+        if (i == 0 || ks[i].attr.blocks_per_sm < ki->blocks_per_sm)
+            ki->blocks_per_sm = ks[i].attr.blocks_per_sm;
+    }
+}
+
+int fe_gpu_group_time(fe_gpu_group *b, double *ms, fe_error *err)
+{
+    fe_gpu_exec *gx = b->gx;
+    float t = 0;
+    int rc = fe_cuda_memset(gx->fault, 0, sizeof(int), err);
+    if (rc == FE_OK)
+        rc = fe_cuda_record(b->ev[0], err);
+    if (rc == FE_OK)
+        rc = fe_cuda_group_run(b->gr, gx->bench, gx->fault, err);
+    if (rc == FE_OK)
+        rc = fe_cuda_record(b->ev[1], err);
+    if (rc == FE_OK)
+        rc = finish(gx, gx->g, err);
+    if (rc == FE_OK)
+        rc = fe_cuda_elapsed(b->ev[0], b->ev[1], &t, err);
+    *ms = t;
+    return rc;
+}
+
+int fe_gpu_exec_versus_graphs(fe_exec *ex, const fe_plan *base, const fe_plan *plan, double budget,
+                              fe_bench_stats *base_st, fe_bench_stats *plan_st, double v[3],
+                              char *why, size_t n, fe_error *err)
+{
+    char w[200];
+    const fe_plan *pl[2] = {base, plan};
+    int rc;
+    why[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        if ((rc = fe_gpu_exec_capturable(ex, pl[i], w, sizeof w, err)))
+            return rc;
+        if (w[0]) {
+            snprintf(why, n, "the %s cannot be replayed as a CUDA graph: %.180s",
+                     i ? "plan" : "unfused plan", w);
+            return FE_OK;
+        }
+    }
+    fe_gpu_exec_graphs(ex, 1);
+    rc = fe_paired_versus(ex, base, plan, budget, base_st, plan_st, v, err);
+    fe_gpu_exec_graphs(ex, 0);
+    return rc;
 }

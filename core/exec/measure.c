@@ -1,5 +1,5 @@
-/* measure.c: time every group of a plan and every node on the CPU kernels
- * (bench and profile). */
+/* measure.c: time every group of a plan and every node on a device's
+ * kernels (bench and profile). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cuda.h"
+#include "gpu_exec.h"
 #include "measure.h"
 #include "paired.h"
 #include "sim.h"
@@ -43,12 +45,16 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
     fe_plan *base = NULL;
     int rc;
     memset(m, 0, sizeof *m);
-    if ((rc = fe_exec_executable(g, err)) != FE_OK ||
+    m->device = o->device;
+    /* the card first: without it, say so before any work */
+    if ((o->device == FE_DEVICE_CUDA && (rc = fe_cuda_open(err)) != FE_OK) ||
+        (rc = fe_exec_executable(g, err)) != FE_OK ||
         (rc = fe_df_open(&m->files, g, o->weights, o->inputs, NULL, err)) != FE_OK)
         return rc;
     eo.weights = m->files.weights;
     eo.inputs = m->files.inputs;
-    if (!(m->ex = fe_exec_new(g, &eo, err))) {
+    if (!(m->ex = fe_exec_new(g, &eo, err)) ||
+        (o->device == FE_DEVICE_CUDA && (rc = fe_gpu_exec_attach(m->ex, err)) != FE_OK)) {
         rc = err->code;
         fe_measured_free(m);
         return rc;
@@ -89,8 +95,15 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
                                    err)) != FE_OK)
             goto fail;
         m->speedup = v[0], m->lo = v[1], m->hi = v[2];
-        progress(1, 1, "totals");
         m->timed_totals = 1;
+        if (o->device == FE_DEVICE_CUDA &&
+            (rc = fe_gpu_exec_versus_graphs(m->ex, base, plan, bo.budget_s, &m->graph_unfused_st,
+                                            &m->graph_plan_st, v, m->graph_why,
+                                            sizeof m->graph_why, err)))
+            goto fail;
+        m->timed_graphs = o->device == FE_DEVICE_CUDA && !m->graph_why[0];
+        m->graph_speedup = v[0], m->graph_lo = v[1], m->graph_hi = v[2];
+        progress(1, 1, "totals");
     }
     fe_plan_free(base);
     return FE_OK;

@@ -1,4 +1,4 @@
-/* measure.h: timing a plan's groups and nodes on the CPU kernels
+/* measure.h: timing a plan's groups and nodes on a device's kernels
  * (fe_plan_time: fuseeng bench and profile). */
 #ifndef FE_MEASURE_H
 #define FE_MEASURE_H
@@ -6,7 +6,7 @@
 #include "datafiles.h"
 #include "exec.h"
 #include "plan.h"
-#include "timing.h"
+#include "group_timing.h"
 
 typedef struct fe_measure_opts {
     uint64_t seed;        /* 0 means 1 */
@@ -14,6 +14,7 @@ typedef struct fe_measure_opts {
     int totals;           /* also time the plan and the unfused plan end to end */
     const char *weights;  /* safetensors files of weights and of inputs (datafiles.h); */
     const char *inputs;   /*   NULL: seeded random values */
+    int device;           /* FE_DEVICE_*: where groups, ops and totals run (CPU) */
 } fe_measure_opts;
 
 typedef struct fe_measured {
@@ -26,11 +27,17 @@ typedef struct fe_measured {
     int timed_totals;
     fe_bench_stats plan_st, unfused_st;   /* over rounds that ran both interleaved */
     double speedup, lo, hi;               /* median of the rounds' unfused / plan, 95% interval */
+    int device;                           /* FE_DEVICE_* it ran on */
+    int timed_graphs;                     /* on the GPU: both replayed as CUDA graphs, */
+    fe_bench_stats graph_plan_st, graph_unfused_st;
+    double graph_speedup, graph_lo, graph_hi;
+    char graph_why[240];                  /* else why not ("" when not tried) */
 } fe_measured;
 
 /* Time every group of plan (fused with its kernel choice and split, and
  * member by member) and, with o->totals, the plan and the unfused plan end
- * to end. FE_OK, or an error with nothing left to free. A progress line
+ * to end; on the GPU the totals again with both replayed as CUDA graphs
+ * when both can be. FE_OK, or an error with nothing left to free. A progress line
  * goes to stderr when it is a terminal. */
 int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *m,
                    fe_error *err);

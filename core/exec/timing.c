@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "group.h"
 #include "timing.h"
 
 static int cmp_d(const void *a, const void *b)
@@ -55,8 +54,18 @@ static void defaults(const fe_bench_opts *in, fe_bench_opts *o)
         o->max_reps = o->min_reps;
 }
 
-int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
-                 fe_error *err)
+/* A call of fn: its own time when it gives one (a device's events), else
+ * its wall time, in seconds. */
+static int call(fe_bench_fn_ms fn, void *ctx, double *t, fe_error *err)
+{
+    double own = -1, a = fe_clock_s();
+    int rc = fn(ctx, &own, err);
+    *t = own >= 0 ? own * 1e-3 : fe_clock_s() - a;
+    return rc;
+}
+
+int fe_bench_run_ms(fe_bench_fn_ms fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                    fe_error *err)
 {
     fe_bench_opts o;
     defaults(opts, &o);
@@ -70,9 +79,8 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
      * spent on it (then the repetitions' median absorbs what is left). */
     double t0 = fe_clock_s(), best = 1e300;
     for (int i = 0, steady = 0; i < o.warmup || steady < 3; i++) {
-        double a = fe_clock_s();
-        int rc = fn(ctx, err);
-        double t = fe_clock_s() - a;
+        double t;
+        int rc = call(fn, ctx, &t, err);
         if (rc)
             return rc;
         if (t < best)
@@ -103,199 +111,36 @@ int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_
             ms = nm;
             cap *= 2;
         }
-        double a = fe_clock_s();
-        int rc = fn(ctx, err);
-        double b = fe_clock_s();
+        double t;
+        int rc = call(fn, ctx, &t, err);
         if (rc) {
             free(ms);
             return rc;
         }
-        ms[n++] = (b - a) * 1e3;
+        ms[n++] = t * 1e3;
     }
     fe_bench_summary(ms, n, st);
     free(ms);
     return FE_OK;
 }
 
-typedef struct gctx {
-    fe_k_group *gr;
-    fe_k_tensor *bufs;
-} gctx;
+typedef struct wall {
+    fe_bench_fn fn;
+    void *ctx;
+} wall;
 
-static int run_group(void *ctx, fe_error *err)
+static int wall_call(void *ctx, double *ms, fe_error *err)
 {
-    gctx *c = ctx;
-    return fe_k_group_run(c->gr, c->bufs, err);
+    wall *w = ctx;
+    (void)ms;
+    return w->fn(w->ctx, err);
 }
 
-static int cmp_i32(const void *a, const void *b)
+int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                 fe_error *err)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Give tensor t a buffer for the benchmark (random values for inputs);
- * remember it in made[] so it is released afterwards. */
-static int need(fe_exec *ex, int32_t t, int fill, int32_t *made, int *nmade, fe_error *err)
-{
-    fe_k_tensor *b = fe_exec_buffers(ex);
-    if (b[t].data)
-        return FE_OK;
-    int rc = fill ? fe_exec_fill(ex, t, err) : fe_exec_alloc(ex, t, err);
-    if (rc == FE_OK)
-        made[(*nmade)++] = t;
-    return rc;
-}
-
-/* Bytes a node alone reads and writes (each distinct tensor once). */
-static int64_t io_bytes(const fe_graph *g, const fe_node *nd)
-{
-    int64_t b = 0;
-    for (int k = 0; k < nd->nin; k++) {
-        int32_t t = fe_node_input(g, nd, k), dup = 0;
-        for (int j = 0; j < k; j++)
-            dup |= fe_node_input(g, nd, j) == t;
-        if (!dup)
-            b += fe_graph_tensor(g, t)->bytes;
-    }
-    for (int k = 0; k < nd->nout; k++)
-        b += fe_graph_tensor(g, fe_node_output(g, nd, k))->bytes;
-    return b;
-}
-
-int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
-                       const fe_bench_opts *opts, fe_bench_group *out, fe_error *err)
-{
-    const fe_graph *g = fe_exec_graph(ex);
-    fe_k_group *gr = NULL;
-    int rc = FE_OK, nmade = 0, cap = 0;
-    int32_t *made = NULL;
-    memset(out, 0, sizeof *out);
-    for (int i = 0; i < n; i++) {
-        const fe_node *nd = fe_graph_node(g, nodes[i]);
-        cap += nd->nin + nd->nout;
-    }
-    made = malloc((size_t)(cap + 1) * sizeof(int32_t));
-    out->nodes = malloc((size_t)(n + 1) * sizeof(int32_t));
-    out->members = calloc((size_t)(n + 1), sizeof(fe_bench_stats));
-    out->member_bytes = calloc((size_t)(n + 1), sizeof(int64_t));
-    if (!made || !out->nodes || !out->members || !out->member_bytes) {
-        rc = fe_error_set(err, FE_ENOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(out->nodes, nodes, (size_t)n * sizeof(int32_t));
-    qsort(out->nodes, (size_t)n, sizeof(int32_t), cmp_i32);
-    out->n = n;
-    /* A group of views runs no kernel in a plan (its outputs alias its
-     * source), nor does each of its reshapes alone: it costs nothing and
-     * moves no bytes, which is what a policy asking must be told, not the
-     * time of a copy that never happens. */
-    if (fe_exec_view_source(g, out->nodes, n) >= 0) {
-        snprintf(out->how, sizeof out->how, "%s", FE_EXEC_VIEW_HOW);
-        out->is_fused = 1;
-        goto out;
-    }
-    gr = fe_k_group_new(g, out->nodes, n, split, kernel, err);
-    if (!gr) {
-        rc = err ? err->code : FE_ERUNTIME;
-        goto out;
-    }
-    snprintf(out->how, sizeof out->how, "%s", fe_k_group_how(gr));
-    out->kernel = fe_k_group_kernel(gr);
-    out->is_fused = fe_k_group_is_fused(gr);
-    {
-        const int32_t *ids;
-        int k = fe_k_group_inputs(gr, &ids);
-        for (int i = 0; i < k && rc == FE_OK; i++) {
-            out->bytes += fe_graph_tensor(g, ids[i])->bytes;
-            rc = need(ex, ids[i], 1, made, &nmade, err);
-        }
-        k = fe_k_group_outputs(gr, &ids);
-        for (int i = 0; i < k && rc == FE_OK; i++) {
-            out->bytes += fe_graph_tensor(g, ids[i])->bytes;
-            rc = need(ex, ids[i], 0, made, &nmade, err);
-        }
-    }
-    if (rc)
-        goto out;
-    gctx c = {gr, fe_exec_buffers(ex)};
-    rc = fe_bench_run(run_group, &c, opts, &out->fused, err);
-    fe_k_group_free(gr);
-    gr = NULL;
-    if (rc)
-        goto out;
-    if (n == 1) {
-        out->members[0] = out->fused;
-        out->members_ms = out->fused.median_ms;
-        out->members_bytes = out->member_bytes[0] = out->bytes;
-        goto out;
-    }
-    /* members alone, in order, each on what the previous ones computed */
-    for (int i = 0; i < n && rc == FE_OK; i++) {
-        const fe_node *nd = fe_graph_node(g, out->nodes[i]);
-        int known = opts && opts->known_ms && opts->known_ms[i] >= 0;
-        for (int k = 0; k < nd->nout && rc == FE_OK; k++)
-            rc = need(ex, fe_node_output(g, nd, k), known, made, &nmade, err);
-        if (rc)
-            break;
-        int view = fe_exec_view_source(g, &out->nodes[i], 1) >= 0;
-        out->member_bytes[i] = view ? 0 : io_bytes(g, nd);
-        out->members_bytes += out->member_bytes[i];
-        if (known) {
-            out->members[i] = (fe_bench_stats){.median_ms = opts->known_ms[i],
-                                               .min_ms = opts->known_ms[i],
-                                               .max_ms = opts->known_ms[i],
-                                               .mean_ms = opts->known_ms[i]};
-            out->members_ms += opts->known_ms[i];
-            continue;
-        }
-        fe_k_group *one = fe_k_group_new(g, &out->nodes[i], 1, 1, 0, err);
-        if (!one) {
-            rc = err ? err->code : FE_ERUNTIME;
-            break;
-        }
-        gctx c1 = {one, fe_exec_buffers(ex)};
-        if (view) {
-            /* a view alone is free in a plan too; run it once, untimed, so
-             * that the members after it read its values */
-            rc = run_group(&c1, err);
-        } else {
-            rc = fe_bench_run(run_group, &c1, opts, &out->members[i], err);
-        }
-        out->members_ms += out->members[i].median_ms;
-        fe_k_group_free(one);
-    }
-out:
-    fe_k_group_free(gr);
-    for (int i = 0; i < nmade; i++)
-        fe_exec_release(ex, made[i]);
-    free(made);
-    if (rc)
-        fe_bench_group_free(out);
-    return rc;
-}
-
-void fe_bench_group_free(fe_bench_group *b)
-{
-    free(b->nodes);
-    free(b->members);
-    free(b->member_bytes);
-    b->nodes = NULL;
-    b->members = NULL;
-    b->member_bytes = NULL;
-    b->n = 0;
-}
-
-int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench_stats *st,
-                  fe_error *err)
-{
-    fe_bench_group b;
-    int rc = fe_bench_group_run(ex, &node, 1, 1, 0, opts, &b, err);
-    if (rc)
-        return rc;
-    *st = b.fused;
-    fe_bench_group_free(&b);
-    return FE_OK;
+    wall w = {fn, ctx};
+    return fe_bench_run_ms(wall_call, &w, opts, st, err);
 }
 
 /* Resize *a to n doubles; -1 (keeping *a) when out of memory. */

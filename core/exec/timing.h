@@ -1,7 +1,7 @@
 /* timing.h: the timing harness: warm-up, repetitions until a time budget,
- * median / min / max / spread. Times one function, a group fused and its
- * members one by one, or a whole plan. `fuseeng bench`, `fuseeng profile`
- * and ctx:bench(group) are built on these.
+ * median / min / max / spread. Times one function or a whole plan; a
+ * group alone is group_timing.h's. `fuseeng bench`, `fuseeng profile`,
+ * run --execute and ctx:bench(group) are built on these.
  */
 #ifndef FE_TIMING_H
 #define FE_TIMING_H
@@ -40,35 +40,11 @@ typedef struct fe_bench_stats {
 typedef int (*fe_bench_fn)(void *ctx, fe_error *err);
 int fe_bench_run(fe_bench_fn fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
                  fe_error *err);
-
-/* A group timed as one kernel and member by member. */
-typedef struct fe_bench_group {
-    fe_bench_stats fused;      /* the group with its kernel choice and split */
-    int kernel;                /* the choice that ran it (choice.h) */
-    int is_fused;              /* it ran as one kernel (else op by op: see how) */
-    char how[2048];
-    int n;
-    int32_t *nodes;            /* members, topological order (owned) */
-    fe_bench_stats *members;   /* each member alone, its own best kernel (owned) */
-    double members_ms;         /* sum of the members' medians */
-    int64_t bytes;             /* external inputs read once + outputs written once */
-    int64_t members_bytes;     /* the same summed over the members run alone */
-    int64_t *member_bytes;     /* each member's (owned) */
-} fe_bench_group;
-
-/* Time the group of nodes[0..n) in session ex: external inputs that are not
- * graph inputs or weights get random values (exec.h rules); members are
- * timed on the intermediates the group itself computes (a group of one is
- * timed once: its member time is its fused time). A member whose time
- * opts->known_ms gives is not run: its outputs get random values instead. Buffers it needed
- * are released before return. Free the result with fe_bench_group_free. */
-int fe_bench_group_run(fe_exec *ex, const int32_t *nodes, int n, int split, int kernel,
-                       const fe_bench_opts *opts, fe_bench_group *out, fe_error *err);
-void fe_bench_group_free(fe_bench_group *b);
-
-/* Time one node alone (a group of one, auto kernel). */
-int fe_bench_node(fe_exec *ex, int32_t node, const fe_bench_opts *opts, fe_bench_stats *st,
-                  fe_error *err);
+/* The same for a call that may time itself (a device's events): fn sets
+ * *ms (preset to -1) to the call's own time, else its wall time counts. */
+typedef int (*fe_bench_fn_ms)(void *ctx, double *ms, fe_error *err);
+int fe_bench_run_ms(fe_bench_fn_ms fn, void *ctx, const fe_bench_opts *opts, fe_bench_stats *st,
+                    fe_error *err);
 
 /* Time a whole plan end to end (kernels only, as fe_exec_plan reports). */
 int fe_bench_plan(fe_exec *ex, const fe_plan *p, const fe_bench_opts *opts, fe_bench_stats *st,

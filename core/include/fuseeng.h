@@ -113,6 +113,7 @@ typedef struct fe_engine_options {
                                    docs/policy-guide.md (the sandbox) for what it cannot stop */
     const char *weights;        /* safetensors files ctx:bench fills weights and inputs from */
     const char *inputs;         /* (NULL: seeded random) */
+    int bench_device;           /* FE_DEVICE_CPU or FE_DEVICE_CUDA: where ctx:bench measures (CPU) */
 } fe_engine_options;
 
 /* A new engine with the policy library loaded, or NULL; opts may be NULL

@@ -264,6 +264,8 @@ typedef struct fe_timing_options {
     int totals;                /* also time the plan and the unfused plan end to end */
     const char *weights;       /* safetensors files of weights and inputs (NULL: random) */
     const char *inputs;
+    int device;                /* FE_DEVICE_CPU or FE_DEVICE_CUDA (CPU); on CUDA the totals
+                                  are also timed with both plans replayed as CUDA graphs */
 } fe_timing_options;
 
 /* What fe_timing_write_profile wrote. */
@@ -328,6 +330,7 @@ typedef struct fe_ab_run_options {
     int traces;                       /* keep each plan's trace and diffs (FE_FORMAT_HTML) */
     const char *weights;              /* with measure: safetensors files of weights and inputs */
     const char *inputs;               /* (NULL: random), matching every model */
+    int device;                       /* with measure: FE_DEVICE_CPU or FE_DEVICE_CUDA (CPU) */
 } fe_ab_run_options;
 
 /* Plan every model with every policy on e's machine (and with measure, on

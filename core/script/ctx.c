@@ -101,7 +101,7 @@ static int l_bench(lua_State *L)
     handle *h = live_handle(L);
     fe_ctx_bench_limits lim = {.budget = h->r->env.bench_budget, .item = h->r->env.bench_item,
                                .pending = h->r->pending, .weights = h->r->env.weights,
-                               .inputs = h->r->env.inputs};
+                               .inputs = h->r->env.inputs, .device = h->r->env.bench_device};
     return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
 }
 

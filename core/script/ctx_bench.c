@@ -1,5 +1,5 @@
-/* ctx_bench.c: measurement on the real CPU kernels for benchmark-driven
- * policies:
+/* ctx_bench.c: measurement on real kernels (the CPU's, or the GPU's with
+ * the engine's bench device) for benchmark-driven policies:
  *
  *   ctx:bench(group [, {split = n, kernel = "name"}])
  *
@@ -8,9 +8,12 @@
  * speedup (separate / fused), min, max, spread (of the fused runs, ms),
  * reps, kernel (the choice that ran it), fused_kernel (true when it ran as
  * one kernel; false when the executor had to run it op by op), how, bytes
- * (read once + written once), separate_bytes, cached.
- *
- * (read once + written once), separate_bytes, cached, members_cached.
+ * (read once + written once), separate_bytes, cached, members_cached,
+ * device ("cpu" or "cuda": the engine's bench device, `--device`), and on
+ * the GPU what its compiler and driver report of the fused group's
+ * kernels: registers (the most a thread), spill_bytes (local bytes a
+ * thread: spills), blocks_per_sm (the fewest resident), cuda_kernels and
+ * host_steps (ops it ran on the host).
  *
  * Note on the kernel cache and the budget (seed 000's kernel cache,
  * InfiniCore's exact keys). Real graphs repeat: every layer of a
@@ -51,12 +54,13 @@
 #include "choice.h"
 #include "clock.h"
 #include "ctx_bench.h"
+#include "gpu_exec.h"
 #include "groupkey.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
 #include "sandbox.h"
 #include "sim.h"
-#include "timing.h"
+#include "group_timing.h"
 
 #define BENCH_CACHE "fuseeng.bench_cache"
 
@@ -79,6 +83,14 @@ static void push_result(lua_State *L, const fe_bench_group *b)
     fe_lf_str(L, "how", b->how);
     fe_lf_int(L, "bytes", b->bytes);
     fe_lf_int(L, "separate_bytes", b->members_bytes);
+    fe_lf_str(L, "device", b->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
+    if (b->device == FE_DEVICE_CUDA) {   /* what the card's compiler and driver report */
+        fe_lf_int(L, "registers", b->regs);
+        fe_lf_int(L, "spill_bytes", b->spill_bytes);
+        fe_lf_int(L, "blocks_per_sm", b->blocks_per_sm);
+        fe_lf_int(L, "cuda_kernels", b->kernels);
+        fe_lf_int(L, "host_steps", b->host_steps);
+    }
 }
 
 /* A shallow copy of the table at idx, so scripts cannot edit the cache. */
@@ -236,6 +248,14 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
             free(heap);
             free(known);
             return unmeasurable(L, &err);
+        }
+        /* a GPU asked for and missing stops the run: it is the caller's
+         * setting, not a property of one group */
+        if (lim->device == FE_DEVICE_CUDA && fe_gpu_exec_attach(st->exec, &err) != FE_OK) {
+            fe_ctx_bench_end(st);
+            free(heap);
+            free(known);
+            return luaL_error(L, "bench: %s", err.message);
         }
     }
     /* This candidate's share of what is left, split over its items; a

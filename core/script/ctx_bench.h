@@ -27,6 +27,7 @@ typedef struct fe_ctx_bench_limits {
     int64_t pending;    /* candidates the driver has still to decide, this one included
                            (0: unknown); the budget left is shared among them */
     const char *weights, *inputs;   /* safetensors files the session fills from (NULL: random) */
+    int device;                     /* FE_DEVICE_*: the CPU's kernels or the GPU's */
 } fe_ctx_bench_limits;
 
 /* ctx:bench(group [, {split = n, kernel = "name"}]) on g within lim:

@@ -26,6 +26,7 @@ fe_planner *fe_planner_new(const fe_planner_opts *o, fe_error *err)
     fe_sandbox_preload(pl->sb, FE_LUA_CORE_MODULES);
     lua_State *L = fe_sandbox_L(pl->sb);
     pl->bench_budget = o->bench_budget > 0 ? o->bench_budget : 60.0;
+    pl->bench_device = o->bench_device;
     if ((o->weights && !(pl->weights = strdup(o->weights))) ||
         (o->inputs && !(pl->inputs = strdup(o->inputs)))) {
         fe_error_set(err, FE_ENOMEM, "out of memory creating an engine");

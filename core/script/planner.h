@@ -16,6 +16,7 @@ typedef struct fe_planner_opts {
     double bench_budget;       /* seconds ctx:bench may measure per run (60) */
     const char *weights;       /* ctx:bench's safetensors files (NULL: random) */
     const char *inputs;
+    int bench_device;          /* FE_DEVICE_*: where ctx:bench measures (CPU) */
 } fe_planner_opts;
 
 typedef struct fe_planner {
@@ -26,6 +27,7 @@ typedef struct fe_planner {
     double bench_budget;     /* seconds ctx:bench may spend per run */
     double bench_item;       /* seconds of repetitions per measured item */
     char *weights, *inputs;  /* ctx:bench's safetensors files (NULL: random) */
+    int bench_device;        /* FE_DEVICE_* */
 } fe_planner;
 
 /* A new planner (free with fe_planner_free), or NULL with err set. o may

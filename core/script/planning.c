@@ -104,6 +104,7 @@ fe_plan *fe_run_policy(fe_policy_ref *p, const fe_graph *g, fe_run_stats *stats,
     fe_run_env env = {.sb = pl->sb, .machine = &pl->machine, .profile = pl->profile,
                       .bench_budget = pl->bench_budget, .bench_item = pl->bench_item,
                       .weights = pl->weights, .inputs = pl->inputs,
+                      .bench_device = pl->bench_device,
                       .policy = p->name, .driver = p->driver, .path = p->path,
                       .policy_ref = p->ref};
     fe_run r;

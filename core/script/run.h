@@ -49,6 +49,7 @@ typedef struct fe_run_env {
     double bench_item;           /* seconds of repetitions per measured item */
     const char *weights;         /* ctx:bench's safetensors files (NULL: random) */
     const char *inputs;
+    int bench_device;            /* FE_DEVICE_*: where ctx:bench measures */
     const char *policy;          /* the policy's name, */
     const char *driver;          /* driver, */
     const char *path;            /* file (or label), */

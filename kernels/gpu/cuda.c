@@ -22,6 +22,7 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
+typedef struct CUgraph_st *CUgraph;
 
 static struct {
     CUresult (*Init)(unsigned);
@@ -39,8 +40,6 @@ static struct {
     CUresult (*MemGetInfo)(size_t *, size_t *);
     CUresult (*MemcpyHtoD)(fe_cu_ptr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, fe_cu_ptr, size_t);
-    CUresult (*MemsetD8)(fe_cu_ptr, unsigned char, size_t);
-    CUresult (*MemcpyDtoD)(fe_cu_ptr, fe_cu_ptr, size_t);
     CUresult (*ModuleLoadData)(fe_cu_module *, const void *);
     CUresult (*ModuleUnload)(fe_cu_module);
     CUresult (*ModuleGetFunction)(fe_cu_func *, fe_cu_module, const char *);
@@ -55,6 +54,15 @@ static struct {
     CUresult (*EventElapsedTime)(float *, fe_cu_event, fe_cu_event);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*GetErrorString)(CUresult, const char **);
+    CUresult (*StreamCreate)(fe_cu_stream *, unsigned);
+    CUresult (*MemsetD8Async)(fe_cu_ptr, unsigned char, size_t, fe_cu_stream);
+    CUresult (*MemcpyDtoDAsync)(fe_cu_ptr, fe_cu_ptr, size_t, fe_cu_stream);
+    CUresult (*BeginCapture)(fe_cu_stream, int);
+    CUresult (*EndCapture)(fe_cu_stream, CUgraph *);
+    CUresult (*GraphInstantiate)(fe_cu_graph *, CUgraph, unsigned long long);
+    CUresult (*GraphLaunch)(fe_cu_graph, fe_cu_stream);
+    CUresult (*GraphExecDestroy)(fe_cu_graph);
+    CUresult (*GraphDestroy)(CUgraph);
 } cu;
 
 typedef struct nvrtc_prog *nvrtcProgram;
@@ -78,6 +86,7 @@ static struct {
 typedef struct cublas_ctx *cublasHandle_t;
 static struct {
     int (*Create)(cublasHandle_t *);
+    int (*SetStream)(cublasHandle_t, fe_cu_stream);
     int (*GemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int, const void *,
                                 const void *, int, int, long long, const void *, int, int,
                                 long long, const void *, void *, int, int, long long, int, int,
@@ -89,7 +98,7 @@ enum {
     ATTR_MAX_THREADS_PER_BLOCK = 1, ATTR_SMS = 16, ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76,
     ATTR_MAX_THREADS_SM = 39, ATTR_REGS_SM = 82, ATTR_L2 = 38,
     FATTR_MAX_THREADS = 0, FATTR_SHARED = 1, FATTR_LOCAL = 3, FATTR_REGS = 4,
-    CU_ERR_OOM = 2,
+    CU_ERR_OOM = 2, CAPTURE_RELAXED = 2,
     R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, GEMM_DEFAULT = -1
 };
 
@@ -97,6 +106,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static fe_error open_err;            /* why opening failed, code FE_OK if it did not */
 static fe_cuda_dev dev;
 static CUcontext ctx;
+/* Every launch, copy and event goes to one stream of ours, created with
+ * the default flags so that the synchronous copies (legacy stream) wait
+ * for it; the legacy stream itself cannot be captured into a graph. */
+static fe_cu_stream stream;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static fe_error blas_err;
 static cublasHandle_t blas_h;
@@ -195,8 +208,6 @@ static int load_driver(fe_error *err)
         sym(h, L, "cuMemGetInfo_v2", &cu.MemGetInfo, err) ||
         sym(h, L, "cuMemcpyHtoD_v2", &cu.MemcpyHtoD, err) ||
         sym(h, L, "cuMemcpyDtoH_v2", &cu.MemcpyDtoH, err) ||
-        sym(h, L, "cuMemsetD8_v2", &cu.MemsetD8, err) ||
-        sym(h, L, "cuMemcpyDtoD_v2", &cu.MemcpyDtoD, err) ||
         sym(h, L, "cuModuleLoadData", &cu.ModuleLoadData, err) ||
         sym(h, L, "cuModuleUnload", &cu.ModuleUnload, err) ||
         sym(h, L, "cuModuleGetFunction", &cu.ModuleGetFunction, err) ||
@@ -209,7 +220,16 @@ static int load_driver(fe_error *err)
         sym(h, L, "cuEventSynchronize", &cu.EventSynchronize, err) ||
         sym(h, L, "cuEventElapsedTime_v2|cuEventElapsedTime", &cu.EventElapsedTime, err) ||
         sym(h, L, "cuGetErrorName", &cu.GetErrorName, err) ||
-        sym(h, L, "cuGetErrorString", &cu.GetErrorString, err))
+        sym(h, L, "cuGetErrorString", &cu.GetErrorString, err) ||
+        sym(h, L, "cuStreamCreate", &cu.StreamCreate, err) ||
+        sym(h, L, "cuMemsetD8Async", &cu.MemsetD8Async, err) ||
+        sym(h, L, "cuMemcpyDtoDAsync_v2", &cu.MemcpyDtoDAsync, err) ||
+        sym(h, L, "cuStreamBeginCapture_v2", &cu.BeginCapture, err) ||
+        sym(h, L, "cuStreamEndCapture", &cu.EndCapture, err) ||
+        sym(h, L, "cuGraphInstantiateWithFlags", &cu.GraphInstantiate, err) ||
+        sym(h, L, "cuGraphLaunch", &cu.GraphLaunch, err) ||
+        sym(h, L, "cuGraphExecDestroy", &cu.GraphExecDestroy, err) ||
+        sym(h, L, "cuGraphDestroy", &cu.GraphDestroy, err))
         return -1;
     return 0;
 }
@@ -268,6 +288,7 @@ static int open_device(fe_error *err)
     CU(cu.DriverGetVersion(&dev.driver_version), "cuDriverGetVersion");
     CU(cu.PrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain");
     CU(cu.CtxSetCurrent(ctx), "cuCtxSetCurrent");
+    CU(cu.StreamCreate(&stream, 0), "cuStreamCreate");
     rtc.Version(&dev.nvrtc_major, &dev.nvrtc_minor);
     return 0;
 }
@@ -334,14 +355,14 @@ int fe_cuda_download(void *dst, fe_cu_ptr src, size_t bytes, fe_error *err)
 int fe_cuda_memset(fe_cu_ptr dst, unsigned char v, size_t bytes, fe_error *err)
 {
     if (bytes)
-        CU(cu.MemsetD8(dst, v, bytes), "cuMemsetD8_v2");
+        CU(cu.MemsetD8Async(dst, v, bytes, stream), "cuMemsetD8Async");
     return FE_OK;
 }
 
 int fe_cuda_copy(fe_cu_ptr dst, fe_cu_ptr src, size_t bytes, fe_error *err)
 {
     if (bytes)
-        CU(cu.MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+        CU(cu.MemcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync");
     return FE_OK;
 }
 
@@ -386,7 +407,7 @@ int fe_cuda_launch(fe_cu_func f, unsigned grid, unsigned threads, unsigned share
 {
     if (grid == 0)
         return FE_OK;
-    CU(cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, shared, NULL, args, NULL), "cuLaunchKernel");
+    CU(cu.LaunchKernel(f, grid, 1, 1, threads, 1, 1, shared, stream, args, NULL), "cuLaunchKernel");
     return FE_OK;
 }
 
@@ -404,7 +425,7 @@ void fe_cuda_event_free(fe_cu_event e)
 
 int fe_cuda_record(fe_cu_event e, fe_error *err)
 {
-    CU(cu.EventRecord(e, NULL), "cuEventRecord");
+    CU(cu.EventRecord(e, stream), "cuEventRecord");
     return FE_OK;
 }
 
@@ -413,6 +434,43 @@ int fe_cuda_elapsed(fe_cu_event a, fe_cu_event b, float *ms, fe_error *err)
     CU(cu.EventSynchronize(b), "a kernel on the GPU");
     CU(cu.EventElapsedTime(ms, a, b), "cuEventElapsedTime_v2|cuEventElapsedTime");
     return FE_OK;
+}
+
+/* ---- graphs ---- */
+
+int fe_cuda_capture_begin(fe_error *err)
+{
+    /* relaxed: a library called while capturing (cuBLAS) may query or
+     * allocate without ending the capture */
+    CU(cu.BeginCapture(stream, CAPTURE_RELAXED), "cuStreamBeginCapture");
+    return FE_OK;
+}
+
+int fe_cuda_capture_end(fe_cu_graph *g, int keep, fe_error *err)
+{
+    CUgraph raw = NULL;
+    *g = NULL;
+    CUresult r = cu.EndCapture(stream, &raw);
+    if (r == 0 && keep)
+        r = cu.GraphInstantiate(g, raw, 0);
+    if (raw)
+        cu.GraphDestroy(raw);
+    if (!keep)
+        return FE_OK;
+    CU(r, "capturing the plan into a CUDA graph");
+    return FE_OK;
+}
+
+int fe_cuda_graph_launch(fe_cu_graph g, fe_error *err)
+{
+    CU(cu.GraphLaunch(g, stream), "cuGraphLaunch");
+    return FE_OK;
+}
+
+void fe_cuda_graph_free(fe_cu_graph g)
+{
+    if (g)
+        cu.GraphExecDestroy(g);
 }
 
 /* ---- NVRTC ---- */
@@ -532,9 +590,12 @@ static void blas_open(void)
         return;
     }
     if (sym(h, "libcublas", "cublasCreate_v2", &blas.Create, &blas_err) ||
+        sym(h, "libcublas", "cublasSetStream_v2", &blas.SetStream, &blas_err) ||
         sym(h, "libcublas", "cublasGemmStridedBatchedEx", &blas.GemmStridedBatchedEx, &blas_err))
         return;
     int r = blas.Create(&blas_h);
+    if (r == 0)
+        r = blas.SetStream(blas_h, stream);
     if (r)
         fe_error_set(&blas_err, FE_ERUNTIME, "cuda: cublasCreate failed (status %d)", r);
 }

@@ -9,7 +9,8 @@
  *
  * One process uses one device (FUSEENG_CUDA_DEVICE, default 0) through its
  * primary context, made current on the calling thread by every entry
- * point that needs it.
+ * point that needs it, and one stream: work is asynchronous in launch
+ * order; the synchronous copies to and from the host wait for it.
  */
 #ifndef FE_CUDA_H
 #define FE_CUDA_H
@@ -24,6 +25,7 @@ typedef struct fe_cu_module_s *fe_cu_module;
 typedef struct fe_cu_func_s *fe_cu_func;
 typedef struct fe_cu_event_s *fe_cu_event;
 typedef struct fe_cu_stream_s *fe_cu_stream;
+typedef struct fe_cu_graph_s *fe_cu_graph;     /* CUgraphExec: a graph ready to launch */
 
 /* What the device is, read once when it is opened. */
 typedef struct fe_cuda_dev {
@@ -75,6 +77,15 @@ int fe_cuda_event_new(fe_cu_event *e, fe_error *err);
 void fe_cuda_event_free(fe_cu_event e);
 int fe_cuda_record(fe_cu_event e, fe_error *err);
 int fe_cuda_elapsed(fe_cu_event a, fe_cu_event b, float *ms, fe_error *err);
+
+/* CUDA graphs: the work launched between begin and end is recorded, not
+ * run, and instantiated as one graph that replays it with one launch
+ * (keep = 0 ends a failed capture, keeping nothing). Nothing that waits
+ * for the device (a copy to the host) may happen in between. */
+int fe_cuda_capture_begin(fe_error *err);
+int fe_cuda_capture_end(fe_cu_graph *g, int keep, fe_error *err);
+int fe_cuda_graph_launch(fe_cu_graph g, fe_error *err);
+void fe_cuda_graph_free(fe_cu_graph g);
 
 /* NVRTC: compile src for the device's architecture into a cubin (caller
  * frees *image). A compile error is FE_EINPUT with the compiler's log, its

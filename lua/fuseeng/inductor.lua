@@ -392,9 +392,11 @@ end
 
 --- benchmark(group, ctx, spill, measure): benchmark mode's verdict on a candidate
 --- that passed can_fuse: the fused kernel against its two parts apart, on
---- the simulator (measure = false) or this CPU's kernels (ctx:bench).
---- spill = "veto" rejects a fused kernel that spills registers before
---- timing it, as Inductor does; "price" lets the time (spill traffic
+--- the simulator (measure = false) or the run's device (ctx:bench: the
+--- CPU's kernels, or the GPU's with --device cuda). spill = "veto" rejects
+--- a fused kernel that spills registers (by the simulator's estimate, or
+--- the spill bytes the GPU's compiler reports) before trusting its time, as
+--- Inductor does; "price" lets the time (spill traffic
 --- included) decide. The reason is Inductor's fusion log line.
 function M.benchmark(group, ctx, spill, measure)
   local cache, parts = run_cache(ctx), group.parts
@@ -412,6 +414,13 @@ function benchmark(group, ctx, spill, measure, a, b, fa, fb)
   if measure then
     local m, why = ctx:bench(group)
     if not m then return false, "cannot fuse {part1} with {part2}: not measured: " .. why end
+    -- On a GPU the compiler reports spills (local bytes a thread) of the
+    -- fused kernel it built: the veto Inductor applies, on the real count.
+    if spill == "veto" and (m.spill_bytes or 0) > 0 then
+      return false, ("cannot fuse {part1} with {part2}: register spilling of the fused kernel "
+                     .. "(%d spill bytes a thread at %d registers, reported by the %s compiler)")
+                    :format(m.spill_bytes, m.registers, m.device)
+    end
     ok, head, tail = judged(m.fused * 1e-3, m.separate * 1e-3, "measured")
   else
     local s

@@ -8,7 +8,13 @@
  *              workload op by op (one kernel each) for the gain;
  *   epilogue   a matmul with bias and GELU as the plan runs it (cuBLAS,
  *              then the epilogue as one kernel) against the matmul alone
- *              plus its epilogue ops one by one, and the matmul alone.
+ *              plus its epilogue ops one by one, and the matmul alone;
+ *   compile    planning plus compiling every group of a 7B 2-layer model
+ *              ($SHARED/models/llama2-7b-2l-sdpa.json) for the card, with
+ *              an empty kernel cache (cold; opening the driver counted)
+ *              and again with the cache it filled (warm): targets 30 s
+ *              and 3 s. Runs first, since the cache folder is chosen once
+ *              a process.
  *
  * Each figure is the median of 7 trials of 10 launches timed with CUDA
  * events after 3 warm-up launches. Without a GPU it says so and exits 0
@@ -22,6 +28,8 @@
 #include "bench_util.h"
 #include "cuda.h"
 #include "cuda_group.h"
+#include "fuseeng.h"
+#include "plan.h"
 #include "graph.h"
 #include "load.h"
 #include "ops.h"
@@ -172,6 +180,79 @@ static double copy_gbs(void)
     return 2.0 * (double)bytes / (median(t, TRIALS) * 1e-3) / 1e9;
 }
 
+/* Plan model path with policy pol and compile each of its groups for the
+ * card: seconds planning and compiling, kernels built and read from the
+ * cache. */
+static void plan_compile(const char *path, const char *pol, double *plan_s, double *comp_s,
+                         int *kernels, int *cached)
+{
+    fe_error err = {0};
+    double t0 = fe_clock_s();
+    fe_engine *e = fe_engine_new(NULL, &err);
+    fe_policy *p = e ? fe_engine_load_policy(e, pol, &err) : NULL;
+    fe_model *m = p ? fe_model_load_file(path, NULL, &err) : NULL;
+    fe_plan *plan = m && fe_engine_use(e, p, &err) == FE_OK ? fe_engine_plan(e, m, &err) : NULL;
+    if (!plan)
+        die(path, &err);
+    double t1 = fe_clock_s();
+    *kernels = *cached = 0;
+    for (int s = 0; s < plan->ngroups; s++) {
+        const int32_t *nodes = fe_group_nodes(plan, &plan->groups[s]);
+        int n = plan->groups[s].n;
+        fe_cuda_group *gr = fe_cuda_group_new(plan->g, nodes, n, &err);
+        if (!gr)
+            die(path, &err);
+        const fe_cuda_kernel *ks;
+        int nk = fe_cuda_group_kernels(gr, &ks);
+        for (int k = 0; k < nk; k++)
+            *cached += ks[k].from_cache;
+        *kernels += nk;
+        fe_cuda_group_free(gr);
+    }
+    *plan_s = t1 - t0;
+    *comp_s = fe_clock_s() - t1;
+    fe_plan_free(plan);
+    fe_model_free(m);
+    fe_policy_free(p);
+    fe_engine_free(e);
+}
+
+/* Planning plus first compilation, cold and warm. 0, or 1 when a target
+ * is missed. */
+static int compile_bench(double open_s)
+{
+    char path[4200], dir[] = "/tmp/fuseeng-cuda-cacheXXXXXX";
+    const char *sh = getenv("SHARED") ? getenv("SHARED") : "../shared";
+    const char *pol = getenv("FE_BENCH_POLICY") ? getenv("FE_BENCH_POLICY") : "xla_priority";
+    snprintf(path, sizeof path, "%s/models/llama2-7b-2l-sdpa.json", sh);
+    if (access(path, R_OK) != 0) {
+        printf("compile    skipped: no %s\n", path);
+        return 0;
+    }
+    if (!mkdtemp(dir) || setenv("FUSEENG_CACHE_DIR", dir, 1)) {
+        printf("compile    skipped: no temporary cache folder\n");
+        return 0;
+    }
+    double ps[2], cs[2];
+    int nk[2], nc[2], missed = 0;
+    for (int pass = 0; pass < 2; pass++)
+        plan_compile(path, pol, &ps[pass], &cs[pass], &nk[pass], &nc[pass]);
+    double cold = open_s + ps[0] + cs[0], warm = ps[1] + cs[1];
+    printf("compile    llama2-7b-2l-sdpa, %s: cold %.2f s (driver open %.2f, planning %.2f, %d "
+           "kernels compiled in %.2f), warm %.2f s (planning %.2f, %d of %d kernels from the "
+           "cache in %.2f)\n", pol, cold, open_s, ps[0], nk[0], cs[0], warm, ps[1], nc[1], nk[1],
+           cs[1]);
+    if (cold > 30 || warm > 3) {
+        printf("    MISSED  targets 30 s cold, 3 s warm\n");
+        missed = 1;
+    }
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("    (could not remove %s)\n", dir);
+    return missed;
+}
+
 int main(int argc, char **argv)
 {
     fe_error err = {0};
@@ -189,11 +270,15 @@ int main(int argc, char **argv)
         {"softmax(x*0.125+mask) f32[128,2048,2048]", "softmax", "H", 128, NULL, 0},
     };
     int missed = 0;
+    double t0 = fe_clock_s();
     if (fe_cuda_open(&err)) {
         printf("bench_cuda: skipped, no GPU here (%s)\n", err.message);
         return 0;
     }
+    double open_s = fe_clock_s() - t0;
     const fe_cuda_dev *d = fe_cuda_device();
+    if (wanted(argc, argv, "compile"))
+        missed += compile_bench(open_s);
     double copy = copy_gbs();
     printf("device     %s, sm_%d%d, %d multiprocessors, %.0f MiB L2\n", d->name, d->cc_major,
            d->cc_minor, d->sms, d->l2_bytes / 1048576.0);

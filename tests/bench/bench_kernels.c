@@ -25,6 +25,7 @@
 #include "load.h"
 #include "ops.h"
 #include "tensor_mem.h"
+#include "group_timing.h"
 #include "timing.h"
 
 #include "bench_util.h"

@@ -22,12 +22,23 @@ gpu=$?
 
 expect_fail "--device takes cpu or cuda" 2 "--device is cpu or cuda, got 'tpu'" \
     "$FUSEENG" run "$M/gpt2_block.json" --execute --device tpu
-expect_fail "--device alone is refused" 2 "--device goes with --execute or --show-kernels" \
-    "$FUSEENG" run "$M/gpt2_block.json" --device cuda
+expect_fail "bench --device takes cpu or cuda" 2 "--device is cpu or cuda, got 'gpu'" \
+    "$FUSEENG" bench "$M/gpt2_block.json" --device gpu
 if [ "$gpu" -ne 0 ]; then
-    expect_fail "without a GPU, --device cuda names what is missing" 2 \
-        "--device cuda: (no NVIDIA driver library \(libcuda.so.1\)|the driver sees no GPU|no NVRTC|cuInit)" \
+    missing="--device cuda: (no NVIDIA driver library \(libcuda.so.1\)|the driver sees no GPU|no NVRTC|cuInit)"
+    expect_fail "without a GPU, --device cuda names what is missing" 2 "$missing" \
         "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda
+    expect_fail "without a GPU, bench --device cuda names what is missing" 2 "$missing" \
+        "$FUSEENG" bench "$M/gpt2_block.json" --policy fuse_all --device cuda
+    expect_fail "without a GPU, profile --device cuda names what is missing" 2 "$missing" \
+        "$FUSEENG" profile "$M/gpt2_block.json" -o "$T/p.json" --device cuda
+    [ ! -e "$T/p.json" ] && ok "profile --device cuda without a GPU writes no profile" ||
+        not_ok "profile --device cuda without a GPU writes no profile" "$T/p.json exists"
+    expect_fail "without a GPU, ab --measure --device cuda names what is missing" 2 "$missing" \
+        "$FUSEENG" ab "$M/gpt2_block.json" --policy fuse_all --policy no_fusion --measure --device cuda
+    expect_fail "without a GPU, a policy's ctx:bench on --device cuda names what is missing" 2 \
+        "bench: $missing" \
+        "$FUSEENG" run "$M/gpt2_block.json" --policy benchmark_fusion --device cuda
     expect_fail "a library folder that holds no driver is named" 2 "/nonexistent/cuda" \
         env FUSEENG_CUDA_LIBS=/nonexistent/cuda "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda
 else
@@ -141,8 +152,12 @@ done
 name="gpu: 40 random graphs of the differential tester and its CUDA seeds agree with the CPU under every policy"
 if need_gpu "$name"; then
     if [ -x "$DT" ]; then
-        check "$name" "$DT" --seeds 1:40 --list tests/difftest/seeds_cuda.txt --device cuda --timing-every 0 \
-            --out "$T/dt"
+        if "$DT" --seeds 1:40 --list tests/difftest/seeds_cuda.txt --device cuda --timing-every 0 \
+            --out "$T/dt" >"$T/dt.log" 2>&1; then
+            ok "$name"
+        else
+            not_ok "$name" "$(grep -m 3 FAIL "$T/dt.log" | cut -c 1-400)"
+        fi
     else
         skip "$name" "no $DT (make difftest builds it)"
     fi
@@ -161,8 +176,8 @@ name="gpu: --show-kernels --device cuda reports registers and spills"
 need_gpu "$name" && expect_ok "$name" "registers, [0-9]+ local \(spill\) bytes" \
     "$FUSEENG" run "$M/llama2_7b_layer.json" --policy fuse_all --show-kernels --device cuda
 
-name="gpu: timed runs report the plan against unfused on the card"
-need_gpu "$name" && expect_ok "$name" "speedup|faster|slower" \
+name="gpu: timed runs report the plan against unfused on the card, and as CUDA graphs"
+need_gpu "$name" && expect_ok "$name" "graphs     as CUDA graphs.*x \\(95" \
     "$FUSEENG" run "$M/gpt2_block.json" --policy fuse_all --execute --device cuda --budget 0.2
 
 cat >"$T/gather.json" <<'JSON'
@@ -184,5 +199,39 @@ PY
     expect_fail "$name" 2 "out of range" \
         "$FUSEENG" run "$T/gather.json" --policy no_fusion --execute --no-timing --device cuda --inputs "$T/idx.safetensors"
 fi
+
+name="gpu: bench --device cuda times groups and ops on the card, with registers and CUDA graphs"
+if need_gpu "$name"; then
+    "$FUSEENG" bench "$M/gpt2_block.json" --policy fuse_all --device cuda --budget 0.05 --json \
+        >"$T/bench.json" 2>"$T/bench.err"
+    /usr/bin/python3 - "$T/bench.json" >"$T/bench.chk" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device"] == "cuda" and d["device_name"], d.get("device")
+for gr in d["groups"]:
+    assert gr["median_ms"] > 0 and "registers" in gr and gr["spill_bytes"] >= 0, gr
+    assert gr["host_steps"] == 0, gr["how"]
+t = d["totals"]
+assert t["plan"]["median_ms"] > 0 and t["unfused"]["median_ms"] > 0
+assert "plan_graph" in t, t.get("no_graph")
+assert 0 < t["plan_graph"]["median_ms"] <= t["plan"]["median_ms"] * 1.5, t
+print("ok")
+PY
+    if grep -qx ok "$T/bench.chk"; then ok "$name"; else not_ok "$name" "$(cat "$T/bench.chk" "$T/bench.err")"; fi
+fi
+
+name="gpu: profile --device cuda writes the card's times, named by the device"
+need_gpu "$name" && expect_ok "$name" "wrote" \
+    "$FUSEENG" profile "$M/gpt2_block.json" --policy fuse_all -o "$T/gp.json" --device cuda --budget 0.02 &&
+    { grep -q '"machine": "NVIDIA' "$T/gp.json" && ok "gpu: the profile names the card" ||
+      not_ok "gpu: the profile names the card" "$(grep machine "$T/gp.json")"; }
+
+name="gpu: ab --measure --device cuda measures the plans on the card"
+need_gpu "$name" && expect_ok "$name" "measured on the GPU" \
+    "$FUSEENG" ab "$M/gpt2_block.json" --policy fuse_all --policy no_fusion --measure --device cuda --budget 0.2
+
+name="gpu: spill_veto measures on the card and its ctx:bench reports registers"
+need_gpu "$name" && expect_ok "$name" "measured|register spilling" \
+    "$FUSEENG" run "$M/hub_conflict.json" --policy spill_veto --param measure=true --device cuda --explain
 
 [ "$failures" -eq 0 ]

@@ -79,4 +79,25 @@ cat >"$T/lost.json" <<'JSON'
 JSON
 expect_fail "eager: a node whose input nobody produces" 2 "node 'r' waits for inputs nobody produces" \
     $EAGER "$T/lost.json"
+
+# The GPU and torch.compile options: what this PyTorch or machine lacks is
+# exit 2 naming it (the runs themselves are tests/bench/gpu_compare.py's,
+# on a GPU machine).
+expect_fail "eager: an unknown device" 2 '--device tpu: write cpu or cuda' $EAGER $M --device tpu
+expect_fail "eager: an unknown compile mode" 2 '--compile fast: write none, default or cudagraphs' \
+    $EAGER $M --compile none,fast
+if $PY -c 'import sys, torch; sys.exit(hasattr(torch, "compile"))'; then
+    expect_fail "eager: --compile without torch.compile" 2 \
+        '--compile default: torch.compile is missing in PyTorch 1\.' $EAGER $M --compile default
+else
+    skip "eager: --compile without torch.compile" "this PyTorch has torch.compile"
+fi
+if $PY -c 'import sys, torch; sys.exit(torch.cuda.is_available())'; then
+    expect_fail "eager: --device cuda without CUDA" 2 \
+        '--device cuda: PyTorch .* (was built without CUDA|sees no CUDA device)' $EAGER $M --device cuda
+else
+    skip "eager: --device cuda without CUDA" "a GPU answers"
+fi
+expect_ok "eager: --kernels counts a run's ops" '"compile": "none", "kernels": [1-9]' \
+    $EAGER $M --kernels --json
 finish

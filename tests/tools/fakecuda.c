@@ -112,6 +112,12 @@ static const char shim[] =
     "static inline int __shfl_xor_sync(unsigned m, int v, int o, int w = 32) {\n"
     "  return __float_as_int(__shfl_xor_sync(m, __int_as_float(v), o, w));\n"
     "}\n"
+    "static double fe_dslot[1024];\n"
+    "static inline double __shfl_xor_sync(unsigned m, double v, int o, int w = 32) {\n"
+    "  (void)m; (void)w; unsigned t = threadIdx.x;\n"
+    "  fe_dslot[t] = v; fe_barrier((int)(t >> 5));\n"
+    "  double r = fe_dslot[t ^ (unsigned)o]; fe_barrier((int)(t >> 5)); return r;\n"
+    "}\n"
     "static void fe_entry() { fe_body(fe_arg); fe_cur->state = 3; swapcontext(&fe_cur->ctx, &fe_main); }\n"
     "static int fe_run(unsigned grid, unsigned block, void (*body)(void *), void *arg) {\n"
     "  enum { STACK = 1 << 16 };\n"
@@ -364,6 +370,84 @@ int cuMemcpyDtoD_v2(devptr d, devptr s, size_t n)
 }
 int cuMemsetD8_v2(devptr d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return 0; }
 
+/* One stream, run at once. While it is captured, launches, sets and GEMMs
+ * are recorded instead and a graph replays them in order: a launch's
+ * parameter array is kept by address and read at replay, which fuseeng's
+ * steps satisfy (their parameter values stay put between runs). */
+typedef struct rec {
+    int kind;                         /* 0 launch, 1 memset, 2 gemm */
+    module *f;
+    unsigned gx, bx;
+    void **params;
+    devptr d;
+    unsigned char v;
+    size_t n;
+    void *gemm[24];                   /* the GEMM's arguments (see gemm_rec) */
+    int gi[12];
+    long long gl[3];
+    float ab[2];
+} rec;
+typedef struct graph { rec *r; int n, cap; } graph;
+static graph *capturing;
+
+static int record(const rec *r)
+{
+    if (capturing->n == capturing->cap) {
+        int cap = capturing->cap ? 2 * capturing->cap : 16;
+        rec *nr = realloc(capturing->r, (size_t)cap * sizeof *nr);
+        if (!nr)
+            return 2;
+        capturing->r = nr;
+        capturing->cap = cap;
+    }
+    capturing->r[capturing->n++] = *r;
+    return 0;
+}
+
+int cuStreamCreate(void **s, unsigned f) { (void)f; *s = (void *)&last_fault; return 0; }
+int cuMemsetD8Async(devptr d, unsigned char v, size_t n, void *s)
+{
+    (void)s;
+    if (capturing)
+        return record(&(rec){.kind = 1, .d = d, .v = v, .n = n});
+    return cuMemsetD8_v2(d, v, n);
+}
+int cuMemcpyDtoDAsync_v2(devptr d, devptr s, size_t n, void *st) { (void)st; return cuMemcpyDtoD_v2(d, s, n); }
+int cuStreamBeginCapture_v2(void *s, int mode)
+{
+    (void)s, (void)mode;
+    if (capturing)
+        return 900;   /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+    capturing = calloc(1, sizeof *capturing);
+    return capturing ? 0 : 2;
+}
+int cuStreamEndCapture(void *s, graph **g)
+{
+    (void)s;
+    *g = capturing;
+    capturing = NULL;
+    return *g ? 0 : 901;
+}
+int cuGraphInstantiateWithFlags(graph **e, graph *g, unsigned long long f)
+{
+    (void)f;
+    graph *c = calloc(1, sizeof *c);
+    if (!c || !(c->r = malloc(((size_t)g->n + 1) * sizeof *c->r)))
+        return free(c), 2;
+    memcpy(c->r, g->r, (size_t)g->n * sizeof *c->r);
+    c->n = c->cap = g->n;
+    *e = c;
+    return 0;
+}
+int cuGraphDestroy(graph *g)
+{
+    if (g)
+        free(g->r);
+    free(g);
+    return 0;
+}
+int cuGraphExecDestroy(graph *g) { return cuGraphDestroy(g); }
+
 int cuModuleLoadData(module **m, const void *image)
 {
     const char *img = image;
@@ -425,6 +509,8 @@ int cuLaunchKernel(module *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     (void)sh, (void)stream, (void)extra;
     if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024)
         return 1;   /* CUDA_ERROR_INVALID_VALUE */
+    if (capturing)
+        return record(&(rec){.kind = 0, .f = f, .gx = gx, .bx = bx, .params = params});
     int rc = f->launch(gx, bx, params);
     if (rc) {
         fprintf(stderr, "fakecuda: a launch of %u x %u threads %s\n", gx, bx,
@@ -515,6 +601,7 @@ static void st(void *p, int t, long long i, float v)
 }
 
 int cublasCreate_v2(void **h) { *h = (void *)&last_fault; return 0; }
+int cublasSetStream_v2(void *h, void *s) { (void)h, (void)s; return 0; }
 
 /* Column-major C = alpha op(A) op(B) + beta C, per batch. */
 int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
@@ -523,6 +610,11 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, con
                                long long sc, int batch, int compute, int algo)
 {
     (void)h, (void)compute, (void)algo;
+    if (capturing) {
+        rec r = {.kind = 2, .gemm = {(void *)A, (void *)B, C}, .gi = {ta, tb, m, n, k, at, lda, bt, ldb, ct,
+                 ldc, batch}, .gl = {sa, sb, sc}, .ab = {*(const float *)alpha, *(const float *)beta}};
+        return record(&r);
+    }
     float al = *(const float *)alpha, be = *(const float *)beta;
     if (m < 0 || n < 0 || k < 0 || batch < 0 || ldc < (m > 1 ? m : 1) ||
         lda < (ta ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) || ldb < (tb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)))
@@ -537,5 +629,21 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, con
                 long long ci = b * sc + i + (long long)j * ldc;
                 st(C, ct, ci, be == 0.0f ? al * acc : al * acc + be * ld(C, ct, ci));
             }
+    return 0;
+}
+
+int cuGraphLaunch(graph *g, void *s)
+{
+    for (int i = 0; i < g->n; i++) {
+        const rec *r = &g->r[i];
+        int rc = r->kind == 0 ? cuLaunchKernel(r->f, r->gx, 1, 1, r->bx, 1, 1, 0, s, r->params, NULL)
+               : r->kind == 1 ? cuMemsetD8_v2(r->d, r->v, r->n)
+               : cublasGemmStridedBatchedEx(NULL, r->gi[0], r->gi[1], r->gi[2], r->gi[3], r->gi[4],
+                                            &r->ab[0], r->gemm[0], r->gi[5], r->gi[6], r->gl[0],
+                                            r->gemm[1], r->gi[7], r->gi[8], r->gl[1], &r->ab[1],
+                                            r->gemm[2], r->gi[9], r->gi[10], r->gl[2], r->gi[11], 0, 0);
+        if (rc)
+            return rc;
+    }
     return 0;
 }

@@ -43,6 +43,12 @@ __DEV int __float_as_int(float f) { return __nvvm_bitcast_f2i(f); }
 /* warp shuffles and barriers */
 __DEV float __shfl_xor_sync(unsigned m, float v, int o, int w = 32) { return __nvvm_shfl_sync_bfly_f32(m, v, o, ((32 - w) << 8) | 0x1f); }
 __DEV int __shfl_xor_sync(unsigned m, int v, int o, int w = 32) { return __nvvm_shfl_sync_bfly_i32(m, v, o, ((32 - w) << 8) | 0x1f); }
+__DEV double __shfl_xor_sync(unsigned m, double v, int o, int w = 32)
+{
+    long long b = __builtin_bit_cast(long long, v);
+    int lo = __shfl_xor_sync(m, (int)b, o, w), hi = __shfl_xor_sync(m, (int)(b >> 32), o, w);
+    return __builtin_bit_cast(double, ((long long)hi << 32) | (unsigned)lo);
+}
 __DEV float __shfl_down_sync(unsigned m, float v, unsigned o, int w = 32) { return __nvvm_shfl_sync_down_f32(m, v, o, ((32 - w) << 8) | 0x1f); }
 __DEV float __shfl_sync(unsigned m, float v, int l, int w = 32) { return __nvvm_shfl_sync_idx_f32(m, v, l, ((32 - w) << 8) | 0x1f); }
 __DEV void __syncwarp(unsigned m = 0xffffffffu) { __nvvm_bar_warp_sync(m); }
