@@ -120,15 +120,8 @@ static int pad_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *total,
             after[i] > 0) && (before[i] >= xs[i] || after[i] >= xs[i])))
             return fe_error_set(err, FE_EINPUT, "pads the CPU kernel refuses too");
     int es = fe_dtype_size(x->dtype);
-    unsigned char fill[8] = {0};
-    double value = fe_node_attr_float(g, n, "value", 0.0);
-    if (fe_k_dtype_is_int(x->dtype)) {
-        int64_t v = fe_k_f64_to_i64(value);
-        fe_k_store_i64(fill, x->dtype, 0, &v, 1);
-    } else {
-        float v = (float)value;
-        fe_k_store_f32(fill, x->dtype, 0, &v, 1);
-    }
+    unsigned char fill[8];
+    fe_k_pad_fill(x->dtype, fe_node_attr_float(g, n, "value", 0.0), fill);
     unsigned long long bits = 0;
     for (int b = es - 1; b >= 0; b--)   /* little-endian, as the card */
         bits = bits << 8 | fill[b];

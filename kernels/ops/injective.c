@@ -181,6 +181,18 @@ static void fill_run(char *row, int64_t a, int64_t b, const unsigned char *fill,
         memcpy(row + j * es, fill, (size_t)es);
 }
 
+void fe_k_pad_fill(int dt, double value, unsigned char fill[8])
+{
+    memset(fill, 0, 8);
+    if (fe_k_dtype_is_int(dt)) {
+        int64_t v = fe_k_f64_to_i64(value);
+        fe_k_store_i64(fill, dt, 0, &v, 1);
+    } else {
+        float v = (float)value;
+        fe_k_store_f32(fill, dt, 0, &v, 1);
+    }
+}
+
 int fe_k_pad(const fe_k_tensor *x, const int64_t *pads, int npads, int mode, double value,
              fe_k_tensor *y, fe_error *err)
 {
@@ -208,13 +220,7 @@ int fe_k_pad(const fe_k_tensor *x, const int64_t *pads, int npads, int mode, dou
                                 "than the axis size %lld", (long long)before[i], (long long)after,
                                 (long long)x->shape[i]);
     }
-    if (fe_k_dtype_is_int(x->dtype)) {
-        int64_t v = fe_k_f64_to_i64(value);
-        fe_k_store_i64(fill, x->dtype, 0, &v, 1);
-    } else {
-        float v = (float)value;
-        fe_k_store_f32(fill, x->dtype, 0, &v, 1);
-    }
+    fe_k_pad_fill(x->dtype, value, fill);
     for (int i = 0; i < rank; i++) {
         tab[i] = fe_malloc((size_t)(y->shape[i] ? y->shape[i] : 1) * sizeof(int64_t), err);
         if (!tab[i]) {

@@ -32,6 +32,9 @@ int fe_k_concat(const fe_k_tensor *const *xs, int n, int axis, fe_k_tensor *y, f
 /* Pad modes. pads holds npads values, (before, after) pairs starting from the
  * last axis (torch.nn.functional.pad order); negative pads crop. */
 enum { FE_K_PAD_CONSTANT, FE_K_PAD_REFLECT, FE_K_PAD_REPLICATE };
+/* A constant pad's value as one element of dtype dt, its bytes into fill
+ * (integers rounded and saturated as the kernels convert). */
+void fe_k_pad_fill(int dt, double value, unsigned char fill[8]);
 int fe_k_pad(const fe_k_tensor *x, const int64_t *pads, int npads, int mode, double value,
              fe_k_tensor *y, fe_error *err);
 /* numpy broadcast of x to y's shape. */
