@@ -125,7 +125,7 @@ done
 for f in "$SH"/*.json; do
     [ -f "$f" ] || continue
     b=$(basename "$f" .json)
-    for p in fuse_all gcu_tlf xla_priority; do
+    for p in fuse_all gcu_tlf tvm_fuseops xla_priority inductor_greedy; do
         name="gpu: shared $b under $p agrees with the CPU reference"
         need_gpu "$name" || continue
         check "$name" "$FUSEENG" run "$f" --policy $p --execute --no-timing --device cuda
