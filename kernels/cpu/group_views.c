@@ -18,24 +18,6 @@
 #include "group_views.h"
 #include "ops.h"
 
-/* Members of nodes[0..n) that tensor t is made through, into chain
- * (producers first); their count. Views read one data input, input 0. */
-static int chain_of(const fe_graph *g, const int32_t *nodes, int n, int32_t t, int32_t *chain)
-{
-    int m = 0;
-    while (m < n && fe_k_produced_in(g, t, nodes, n)) {
-        int32_t p = fe_graph_tensor(g, t)->producer;
-        chain[m++] = p;
-        t = fe_node_input(g, fe_graph_node(g, p), 0);
-    }
-    for (int i = 0; i < m / 2; i++) {   /* walked back from the output: reverse */
-        int32_t x = chain[i];
-        chain[i] = chain[m - 1 - i];
-        chain[m - 1 - i] = x;
-    }
-    return m;
-}
-
 fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const int32_t *outs,
                            int nouts, fe_error *why)
 {
@@ -54,7 +36,7 @@ fe_k_prog **fe_k_views_new(const fe_graph *g, const int32_t *nodes, int n, const
     }
     int k = 0;
     for (; k < nouts; k++) {
-        int nc = chain_of(g, nodes, n, outs[k], chain);
+        int nc = fe_k_view_chain(g, nodes, n, outs[k], chain);
         if (!(views[k] = fe_k_prog_compile_nodes(g, chain, nc, &outs[k], 1, why)))
             break;
     }

@@ -9,10 +9,16 @@
 #include "cuda_lower.h"
 #include "cuda_ops.h"
 #include "cuda_softmax.h"
+#include "fused_views.h"
 #include "node.h"
 #include "ops.h"
 
 enum { STEP_KERNEL, STEP_GEMM, STEP_HOST };
+
+/* A run of members the analysis refuses whole is tried as its prefixes,
+ * longest first; those longer than this (other than the run itself) are
+ * not tried, which bounds the search at n * MAX_PREFIX analyses. */
+enum { MAX_PREFIX = 32 };
 
 typedef struct step {
     int kind;
@@ -76,6 +82,28 @@ static step *new_step(fe_cuda_group *gr, fe_error *err)
     step *s = &gr->steps[gr->nsteps++];
     memset(s, 0, sizeof *s);
     return s;
+}
+
+/* Steps from first on, freed: the group ends before them. */
+static void drop_steps(fe_cuda_group *gr, int first)
+{
+    for (int s = first; gr->steps && s < gr->nsteps; s++) {
+        step *st = &gr->steps[s];
+        fe_cuda_kernel_free(&st->k);
+        free(st->args);
+        free(st->pv);
+        free(st->av);
+        if (st->host) {
+            const fe_node *nd = fe_graph_node(gr->g, st->node);
+            for (int k = 0; k < nd->nin + nd->nout; k++)
+                free(st->host[k]);
+            free(st->host);
+            gr->nhost--;
+        }
+        free(st->views);
+    }
+    if (first < gr->nsteps)
+        gr->nsteps = first;
 }
 
 /* ---- the fused kernel ---- */
@@ -400,20 +428,15 @@ static int opaque(const fe_node *n)
     }
 }
 
-/* Members [i, j) (consecutive in topological order, so nothing between
- * them runs in another step) as one generated kernel: 1 when they are,
- * 0 when the analysis refuses them, or an error code below 0. */
-static int run_step(fe_cuda_group *gr, int i, int j, int sms, fe_error *err)
+/* As nodes_step below, storing stores[0..ns). */
+static int stores_step(fe_cuda_group *gr, const int32_t *nodes, int n, const int32_t *stores,
+                       int ns, int sms, fe_error *err)
 {
-    int32_t *ins = NULL, *outs = NULL;
-    int nins, nouts, rc = 0;
+    int rc = 0;
     fe_error why = {0};
     fe_k_fused p;
     fe_cuda_shape sh;
-    memset(&p, 0, sizeof p);
-    if (fe_k_boundary(gr->g, gr->nodes + i, j - i, &ins, &nins, &outs, &nouts, err))
-        return -FE_ENOMEM;
-    char *src = fused_source(gr->g, gr->nodes + i, j - i, outs, nouts, sms, &sh, &p, &why);
+    char *src = fused_source(gr->g, nodes, n, stores, ns, sms, &sh, &p, &why);
     if (src) {
         fe_cuda_buf *a = prog_args(&p);
         int na = p.nins + p.nouts;
@@ -421,15 +444,55 @@ static int run_step(fe_cuda_group *gr, int i, int j, int sms, fe_error *err)
             free(src);
             rc = -fe_error_set(err, FE_ENOMEM, "out of memory");
         } else {
-            rc = kernel_step(gr, gr->nodes[i], src, &sh, a, na, 0, err);
+            rc = kernel_step(gr, nodes[0], src, &sh, a, na, 0, err);
             rc = rc ? -rc : 1;
         }
     } else if (why.code == FE_ENOMEM) {
         rc = -fe_error_set(err, FE_ENOMEM, "%s", why.message);
     }
     fe_k_fused_clear(&p);
+    return rc;
+}
+
+/* Members nodes[0..n) (topologically ordered, and nothing outside them
+ * runs between them) as one generated kernel storing what is read outside
+ * them: 1 when they are, 0 when the analysis refuses them, or an error
+ * code below 0. */
+static int nodes_step(fe_cuda_group *gr, const int32_t *nodes, int n, int sms, fe_error *err)
+{
+    int32_t *ins = NULL, *outs = NULL;
+    int nins, nouts;
+    if (fe_k_boundary(gr->g, nodes, n, &ins, &nins, &outs, &nouts, err))
+        return -FE_ENOMEM;
+    int rc = stores_step(gr, nodes, n, outs, nouts, sms, err);
     free(ins);
     free(outs);
+    return rc;
+}
+
+/* A group of views only whose outputs no one kernel stores (GPT-2's qkv
+ * split into q, k^T and v: one domain cannot hold three shapes): a kernel
+ * per output, a strided copy through its chain of views (cpu/group_views.c
+ * does the same), so no intermediate is written. 1 when every output's
+ * chain is a kernel, 0 when one is not (no step is added then: steps of
+ * the outputs before it are dropped), or an error code below 0. */
+static int view_steps(fe_cuda_group *gr, int sms, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    for (int i = 0; i < gr->n; i++)
+        if (!fe_k_fused_view_op(fe_graph_node(g, gr->nodes[i])->op))
+            return 0;
+    int32_t *chain = malloc((size_t)gr->n * sizeof *chain);
+    if (!chain)
+        return -fe_error_set(err, FE_ENOMEM, "out of memory");
+    int rc = 1, first = gr->nsteps;
+    for (int k = 0; k < gr->nouts && rc == 1; k++) {
+        int nc = fe_k_view_chain(g, gr->nodes, gr->n, gr->outs[k], chain);
+        rc = nc > 0 ? stores_step(gr, chain, nc, &gr->outs[k], 1, sms, err) : 0;
+    }
+    free(chain);
+    if (rc == 0)
+        drop_steps(gr, first);
     return rc;
 }
 
@@ -540,26 +603,32 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
             rc = fe_error_set(err, FE_ENOMEM, "%s", why.message);
     }
     if (rc == FE_OK && !gr->fused) {
-        rc = own_buffers(gr, err);
+        int done = n > 1 ? view_steps(gr, sms, err) : 0;
+        if (done < 0)
+            rc = -done;
+        else if (done)
+            snprintf(note, sizeof note, "views only, a kernel per output");
+        else
+            rc = own_buffers(gr, err);
         /* runs of members between opaque ones as one kernel each (a
-         * matmul's epilogue), else member by member */
-        for (int i = 0; i < n && rc == FE_OK;) {
+         * matmul's epilogue); a run the analysis refuses, as its longest
+         * prefixes it takes, member by member where none does */
+        for (int i = 0; i < n && rc == FE_OK && !done;) {
             int j = i;
             while (j < n && !opaque(fe_graph_node(g, gr->nodes[j])))
                 j++;
-            int done = j - i > 1 ? run_step(gr, i, j, sms, err) : 0;
-            if (done < 0) {
-                rc = -done;
-                break;
+            int took = 0;
+            for (int k = j; k > i + 1 && !took && rc == FE_OK;
+                 k = k == j && j - i > MAX_PREFIX ? i + MAX_PREFIX : k - 1) {
+                if ((took = nodes_step(gr, gr->nodes + i, k - i, sms, err)) < 0)
+                    rc = -took;
+                else if (took)
+                    i = k;
             }
-            if (done) {
-                i = j;
+            if (took || rc)
                 continue;
-            }
-            if (j == i)
-                j++;   /* the opaque member alone */
-            for (; i < j && rc == FE_OK; i++)
-                rc = member_step(gr, i, sms, note, sizeof note, err);
+            rc = member_step(gr, i, sms, note, sizeof note, err);
+            i++;
         }
         if (rc == FE_OK && gr->scratch_bytes > 0) {
             gr->temp_bytes += gr->scratch_bytes;
@@ -604,20 +673,7 @@ void fe_cuda_group_free(fe_cuda_group *gr)
 {
     if (!gr)
         return;
-    for (int s = 0; gr->steps && s < gr->nsteps; s++) {
-        step *st = &gr->steps[s];
-        fe_cuda_kernel_free(&st->k);
-        free(st->args);
-        free(st->pv);
-        free(st->av);
-        if (st->host) {
-            const fe_node *nd = fe_graph_node(gr->g, st->node);
-            for (int k = 0; k < nd->nin + nd->nout; k++)
-                free(st->host[k]);
-            free(st->host);
-        }
-        free(st->views);
-    }
+    drop_steps(gr, 0);
     for (int i = 0; i < gr->ntmp; i++)
         fe_cuda_free(gr->tmp_p[i]);
     fe_cuda_free(gr->scratch);

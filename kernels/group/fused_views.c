@@ -211,6 +211,22 @@ int fe_k_produced_in(const fe_graph *g, int32_t t, const int32_t *nodes, int n)
     return 0;
 }
 
+int fe_k_view_chain(const fe_graph *g, const int32_t *nodes, int n, int32_t t, int32_t *chain)
+{
+    int m = 0;
+    while (m < n && fe_k_produced_in(g, t, nodes, n)) {
+        int32_t p = fe_graph_tensor(g, t)->producer;
+        chain[m++] = p;
+        t = fe_node_input(g, fe_graph_node(g, p), 0);
+    }
+    for (int i = 0; i < m / 2; i++) {   /* walked back from the output: reverse */
+        int32_t x = chain[i];
+        chain[i] = chain[m - 1 - i];
+        chain[m - 1 - i] = x;
+    }
+    return m;
+}
+
 /* Whether a node other than a reshape reads t (reshapes of a stored
  * reshape are stored reshapes too). */
 static int read_by(const fe_graph *g, int32_t t, const int32_t *nodes, int n)

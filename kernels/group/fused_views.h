@@ -1,5 +1,6 @@
 /* fused_views.h: views of a fused program's inputs as strided loads
- * (fused_views.c explains the index maps). Private to the fused executor. */
+ * (fused_views.c explains the index maps). Private to the fused executors,
+ * the CPU's and the card's. */
 #ifndef FE_FUSED_VIEWS_H
 #define FE_FUSED_VIEWS_H
 
@@ -23,6 +24,10 @@ typedef struct fe_k_sview {
 int fe_k_fused_view_op(int op);
 /* 1 if tensor t is made by one of nodes[0..n), else 0. */
 int fe_k_produced_in(const fe_graph *g, int32_t t, const int32_t *nodes, int n);
+/* For a group nodes[0..n) of views only, the members tensor t is made
+ * through, producers first, into chain (room for n); their count. A view
+ * reads one data input, input 0. */
+int fe_k_view_chain(const fe_graph *g, const int32_t *nodes, int n, int32_t t, int32_t *chain);
 
 /* v = tensor t itself: contiguous strides, offset 0. */
 void fe_k_sview_of(fe_k_sview *v, const fe_graph *g, int32_t t);
