@@ -47,10 +47,6 @@ const char fe_cuda_prelude[] =
     "static __device__ __forceinline__ void st4_f16(u16 *p, const float *v) { *(uint2 *)p = make_uint2(f2h(v[0]) | ((unsigned)f2h(v[1]) << 16), f2h(v[2]) | ((unsigned)f2h(v[3]) << 16)); }\n"
     "static __device__ __forceinline__ void st4_bf16(u16 *p, const float *v) { *(uint2 *)p = make_uint2(f2b(v[0]) | ((unsigned)f2b(v[1]) << 16), f2b(v[2]) | ((unsigned)f2b(v[3]) << 16)); }\n";
 
-#ifndef PREFETCH_ROWS
-#define PREFETCH_ROWS 0
-#endif
-
 typedef struct gen {
     const fe_k_fused *p;
     FILE *f;
@@ -58,9 +54,6 @@ typedef struct gen {
     int K, G;                  /* values per thread, threads per row */
     int rowarr;                /* ROW values differ between a thread's K values (elementwise) */
     int vec;                   /* elementwise over 4 consecutive columns, vector accesses */
-    int64_t outer;             /* rows kernel: the outermost row axis's size when the */
-    unsigned long long hoist;  /* inputs of this mask are the same along it (below) */
-    int prefetch;              /* rows kernel: the next row's loads issued early (below) */
     const char *sfx;           /* integer constants' suffix: "" (32-bit indices) or "LL" */
     fe_error *err;
     int bad;                   /* set with err on the first instruction not taken */
@@ -805,84 +798,22 @@ static int pick_shape(gen *x, int sms, fe_cuda_shape *sh)
     return 0;
 }
 
-/* A row kernel in vector mode reads every contiguous input's values of
- * the row first (four at a time), so that all its loads are in flight at
- * once: those of the hoisted inputs (x->hoist) when hoisted is 1, the
- * others when it is 0, into arrays named name (declared when declare). */
-static void row_loads(gen *x, int hoisted, const char *name, int declare)
+/* The declarations of the values, then the instructions. A row kernel
+ * in vector mode first reads every contiguous input's values of the row
+ * (four at a time), so that all its loads are in flight at once. */
+static void body(gen *x)
 {
     const fe_k_fused *p = x->p;
-    for (int i = 0; i < p->nins; i++) {
-        if (p->ins[i].col != COL_CONTIG || (int)((x->hoist >> i) & 1) != hoisted)
+    for (int i = 0; x->vec && x->kind == FE_CUDA_ROWS && i < p->nins; i++) {
+        if (p->ins[i].col != COL_CONTIG)
             continue;
         char off[1024];
         int dt = p->ins[i].dtype;
         in_offset(x, i, off, sizeof off);
-        if (declare)
-            fprintf(x->f, "    float %s%d[K];\n", name, i);
-        fprintf(x->f, "    #pragma unroll\n    for (int v = 0; v < K / 4; v++) { const IX j = VJ(v); "
-                "if (j < C) ld4_%s(i%d + (%s), %s%d + 4 * v); }\n",
-                dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", i, off, name, i);
+        fprintf(x->f, "    float v%d[K];\n    #pragma unroll\n    for (int v = 0; v < K / 4; v++) { const IX j = VJ(v); "
+                "if (j < C) ld4_%s(i%d + (%s), v%d + 4 * v); }\n", i,
+                dt == FE_F32 ? "f32" : dt == FE_F16 ? "f16" : "bf16", i, off, i);
     }
-}
-
-/* Note on prefetching. A block walks its rows one after another, and
- * between a row's loads and its stores come the reductions, with their
- * barriers, during which the block has nothing in flight. With prefetch,
- * a row's values are copied from registers loaded in the previous turn,
- * and the next row's loads are issued before the reductions. */
-static void row_values(gen *x)
-{
-    const fe_k_fused *p = x->p;
-    if (!x->prefetch) {
-        row_loads(x, 0, "v", 1);
-        return;
-    }
-    for (int i = 0; i < p->nins; i++)
-        if (p->ins[i].col == COL_CONTIG && !((x->hoist >> i) & 1))
-            fprintf(x->f, "    float v%d[K];\n    #pragma unroll\n    for (int k = 0; k < K; k++) v%d[k] = n%d[k];\n",
-                    i, i, i);
-    if (x->hoist)
-        fprintf(x->f, "    if (rout + 1 < %lld%s) { const IX row_ = row + ROWS / %lld%s;\n",
-                (long long)x->outer, x->sfx, (long long)x->outer, x->sfx);
-    else
-        fprintf(x->f, "    if (row + gridDim.x < ROWS) { const IX row_ = row + gridDim.x;\n");
-    fprintf(x->f, "    { const IX row = row_;\n");
-    row_loads(x, 0, "n", 0);
-    fprintf(x->f, "    }}\n");
-}
-
-/* Note on hoisting. Attention's softmax(x * s + mask) reads a mask of
- * [Q, S] for every head of x [H, Q, S]: row by row, the mask's row comes
- * from L2 again for each head, a third more traffic through L2 than x and
- * the output alone. Where some contiguous inputs are the same along the
- * outermost row axis (stride 0) and the rows under it are enough to fill
- * the card, a block takes one row of the inner axes, reads those inputs'
- * values once, and walks the outer axis with them in registers. */
-static void pick_hoist(gen *x, int sms)
-{
-    const fe_k_fused *p = x->p;
-    x->hoist = 0;
-    x->outer = 0;
-    if (x->kind != FE_CUDA_ROWS || !x->vec || x->G == 32 || p->nrdims < 2 || p->rdims[0] < 2 ||
-        p->nins > 64)
-        return;
-    int64_t inner = p->rows / p->rdims[0];
-    if (inner < (int64_t)(sms > 0 ? sms : 1) * 8)
-        return;   /* too few blocks to fill the card */
-    for (int i = 0; i < p->nins; i++)
-        if (p->ins[i].col == COL_CONTIG && !p->ins[i].rowinv && p->ins[i].rst[0] == 0)
-            x->hoist |= 1ull << i;
-    if (x->hoist)
-        x->outer = p->rdims[0];
-}
-
-/* The declarations of the values, then the instructions. */
-static void body(gen *x)
-{
-    const fe_k_fused *p = x->p;
-    if (x->vec && x->kind == FE_CUDA_ROWS)
-        row_values(x);
     if (p->copy && !x->vec && x->kind == FE_CUDA_ELEM) {
         /* a copy moves the values as they are: an i64 or i32 through a
          * float would lose the digits past 2^24 */
@@ -912,10 +843,6 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     x.err = err;
     if (pick_shape(&x, sms, shape))
         return NULL;
-    pick_hoist(&x, sms);
-    x.prefetch = PREFETCH_ROWS && x.kind == FE_CUDA_ROWS && x.vec && x.G > 32;
-    if (x.hoist && shape->grid > (unsigned)(p->rows / x.outer))
-        shape->grid = (unsigned)(p->rows / x.outer);
     x.f = open_memstream(&s, &len);
     if (!x.f)
         return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;
@@ -982,30 +909,11 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
             fprintf(f, "  const int lane = threadIdx.x & 31;\n"
                        "  for (IX row = (IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
                        " row < ROWS; row += (IX)gridDim.x * (blockDim.x >> 5)) {\n");
-        else if (x.hoist)
-            fprintf(f, "  const int lane = threadIdx.x;\n"
-                       "  for (IX rin = blockIdx.x; rin < ROWS / %lld%s; rin += gridDim.x) {\n"
-                       "   {\n    const IX row = rin;\n", (long long)x.outer, sfx);
-        else if (x.prefetch) {
-            fprintf(f, "  const int lane = threadIdx.x;\n  {\n    const IX row = blockIdx.x;\n");
-            row_loads(&x, 0, "n", 1);
-            fprintf(f, "  for (IX row = blockIdx.x; row < ROWS; row += gridDim.x) {\n");
-        } else
+        else
             fprintf(f, "  const int lane = threadIdx.x;\n"
                        "  for (IX row = blockIdx.x; row < ROWS; row += gridDim.x) {\n");
-        if (x.hoist) {   /* the hoisted inputs' values, then the outer axis */
-            row_loads(&x, 1, "v", 1);
-            if (x.prefetch)
-                row_loads(&x, 0, "n", 1);
-            fprintf(f, "   for (IX rout = 0; rout < %lld%s; rout++) {\n"
-                       "    const IX row = rout * (ROWS / %lld%s) + rin;\n",
-                    (long long)x.outer, sfx, (long long)x.outer, sfx);
-            body(&x);
-            fprintf(f, "   }\n   }\n");
-        } else {
-            body(&x);
-        }
-        fprintf(f, x.prefetch && !x.hoist ? "  }\n  }\n" : "  }\n");
+        body(&x);
+        fprintf(f, "  }\n");
         break;
     default:
         fprintf(f, "  const IX j = (IX)blockIdx.x * blockDim.x + threadIdx.x;\n"
