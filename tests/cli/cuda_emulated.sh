@@ -17,7 +17,7 @@ F="$T/fake"
 CXX=${FAKECUDA_CXX:-c++}
 DT=${BUILD:-build}/difftest/difftest
 
-CASES="conv pad pool sdpa softmax"
+CASES="conv pad pool sdpa softmax masked_softmax"
 MODELS="resnet50_bottleneck:N=1 opu_convnet:N=1 allreduce_epilogue:T=16 gpt2_block:S=64 bert_base_layer:B=1,S=32 hub_conflict:M=64,N=64"
 SEEDS=1:12
 
