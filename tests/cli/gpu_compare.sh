@@ -38,13 +38,15 @@ $GC "$T/mlp.json" "$T/mystery.json" --device cpu --policy no_fusion --policy fus
     --json "$T/gc.json" >"$T/gc.out" 2>"$T/gc.err"
 rc=$?
 num='[0-9]+\.[0-9]+'
-if [ "$rc" -eq 0 ] && grep -Eq "^mlp +(no_fusion|fuse_all) +$num +$num +${num}x +$num +- +- +- +$num +- +[0-9]+ +[0-9]+" "$T/gc.out"; then
+if [ "$rc" -eq 0 ] && grep -Eq "^mlp +(no_fusion|fuse_all) +$num +$num +${num}x +${num}x +- +$num +- +- +- +$num +- +[0-9]+ +[0-9]+" "$T/gc.out" &&
+    grep -Eq "^geomean: speedup over unfused ${num}x \(as CUDA graphs -; ceiling ${num}x\)" "$T/gc.out" &&
+    $PY -c 'import json, sys; r = json.load(open(sys.argv[1]))["models"][0]; c = [p["ceiling"] for p in r["policies"].values()]; sys.exit(0 if c and all(x > 1 for x in c) else 1)' "$T/gc.json"; then
     ok "gpu_compare: table of a small model"
 else
     not_ok "gpu_compare: table of a small model" "exit $rc" "$(head -c 1500 "$T/gc.out")" \
         "$(head -c 600 "$T/gc.err")"
 fi
-if grep -Eq "^mystery +failed +- +- +- +$num " "$T/gc.out" &&
+if grep -Eq "^mystery +failed +- +- +- +- +- +$num " "$T/gc.out" &&
     grep -Eq "^note: mystery: fuseeng fuse_all: exit 2: .*'odd'" "$T/gc.out"; then
     ok "gpu_compare: a failing model is a row and a note"
 else
