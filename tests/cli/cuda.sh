@@ -142,6 +142,13 @@ for f in tests/cuda/*.json; do
     done
 done
 
+for p in no_fusion fuse_all; do
+    name="gpu: softmax rows of -inf, NaN, +inf and masks under $p agree with the CPU reference"
+    need_gpu "$name" || continue
+    check "$name" "$FUSEENG" run tests/cuda/softmax_special.json --inputs tests/cuda/softmax_special.safetensors \
+        --policy $p --execute --no-timing --device cuda
+done
+
 for c in conv sdpa; do
     name="gpu: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"
     need_gpu "$name" || continue

@@ -30,6 +30,7 @@ names() {   # every test's name, for skipping
     for m in $MODELS; do
         for p in no_fusion fuse_all; do echo "emulated: ${m%%:*} under $p agrees with the CPU reference"; done
     done
+    for p in no_fusion fuse_all; do echo "emulated: softmax rows of -inf, NaN, +inf and masks under $p agree with the CPU reference"; done
     echo "emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
     echo "emulated: an out-of-range index is an error, not wrong numbers"
 }
@@ -88,6 +89,12 @@ for m in $MODELS; do
         check "emulated: $b under $p agrees with the CPU reference" \
             "$FUSEENG" run "$M/$b.json" $dims --policy $p --execute --no-timing --device cuda
     done
+done
+
+for p in no_fusion fuse_all; do
+    check "emulated: softmax rows of -inf, NaN, +inf and masks under $p agree with the CPU reference" \
+        "$FUSEENG" run tests/cuda/softmax_special.json --inputs tests/cuda/softmax_special.safetensors \
+        --policy $p --execute --no-timing --device cuda
 done
 
 name="emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
