@@ -93,6 +93,18 @@ function M.matmul_bias_gelu()
   return g
 end
 
+function M.conv_bias_relu()
+  local g = new("conv_bias_relu", "x [N, 256, 28, 28] convolved with w [256, 256, 3, 3] (stride 1, "
+    .. "padding 1) + bias [256], then ReLU: a ResNet-sized convolution with a one-op epilogue, "
+    .. "f32, N = 8", { "N", 8 })
+  local x = g:input("x", { "N", 256, 28, 28 })
+  local w = g:weight("w", { 256, 256, 3, 3 })
+  local b = g:weight("bias", { 256 })
+  local y = g:op("conv2d", "conv", { x, w, b }, { "stride", 1, "padding", 1 })
+  g:output(g:op("relu", "out", { y }))
+  return g
+end
+
 M.list = {
   { "swiglu", M.swiglu },
   { "add_rmsnorm", M.add_rmsnorm },
@@ -101,6 +113,7 @@ M.list = {
   { "softmax", M.softmax },
   { "matmul", M.matmul },
   { "matmul_bias_gelu", M.matmul_bias_gelu },
+  { "conv_bias_relu", M.conv_bias_relu },
 }
 
 return M

@@ -9,6 +9,9 @@
  *   epilogue   a matmul with bias and GELU as the plan runs it (cuBLAS,
  *              then the epilogue as one kernel) against the matmul alone
  *              plus its epilogue ops one by one, and the matmul alone;
+ *   conv       a 3x3 convolution with bias and ReLU as the plan runs it
+ *              (im2col and cuBLAS, then the epilogue), op by op, and the
+ *              convolution alone with its rate, to hold against cuDNN;
  *   compile    planning plus compiling every group of a 7B 2-layer model
  *              ($SHARED/models/llama2-7b-2l-sdpa.json) for the card, with
  *              an empty kernel cache (cold; opening the driver counted)
@@ -253,6 +256,39 @@ static int compile_bench(double open_s)
     return missed;
 }
 
+/* conv2d + bias + ReLU (examples/bench/conv_bias_relu.json, N = 32) as
+ * the plan runs it, op by op, and the convolution alone, with its rate:
+ * the figure to hold against cuDNN (docs/cuda.md). */
+static void conv_bench(const char *dir)
+{
+    fe_error err = {0};
+    fe_graph *g = load(dir, "conv_bias_relu", "N", 32, NULL, 0);
+    int32_t *all = malloc(((size_t)g->nnodes + 1) * sizeof *all), cv = -1;
+    fe_cu_ptr fault;
+    for (int i = 0; i < g->nnodes; i++) {
+        all[i] = i;
+        if (fe_graph_node(g, i)->op == FE_OP_CONV2D)
+            cv = i;
+    }
+    fe_cu_ptr *dev = buffers(g);
+    if (fe_cuda_alloc(&fault, sizeof(int), &err) || cv < 0)
+        die("conv_bias_relu", &err);
+    seq f = make_seq(g, all, g->nnodes, 0, dev, fault), u = make_seq(g, all, g->nnodes, 1, dev, fault);
+    seq c = make_seq(g, &cv, 1, 0, dev, fault);
+    double tf = time_seq(&f), tu = time_seq(&u), tc = time_seq(&c);
+    double flop = 2.0 * 32 * 256 * 256 * 9 * 28 * 28;
+    printf("\nconv2d 3x3 + bias + relu f32 [32, 256, 28, 28] x [256, 256, 3, 3]: fused %.3f ms, op by op "
+           "%.3f ms (%.2fx), conv alone %.3f ms (%.1f TFLOP/s)\n    %s\n", tf, tu, tu / tf, tc,
+           flop / (tc * 1e-3) / 1e12, fe_cuda_group_how(f.g[0]));
+    free_seq(&f);
+    free_seq(&u);
+    free_seq(&c);
+    fe_cuda_free(fault);
+    free_buffers(g, dev);
+    free(all);
+    fe_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
     fe_error err = {0};
@@ -341,6 +377,8 @@ int main(int argc, char **argv)
         free(all);
         fe_graph_free(g);
     }
+    if (wanted(argc, argv, "conv_bias_relu"))
+        conv_bench(dir);
     printf("\n%s\n", missed ? "some targets MISSED" : "every target met");
     return 0;
 }
