@@ -896,8 +896,17 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     /* No minimum of resident blocks: asking for half the multiprocessor
      * (64 registers) made the row kernels spill, measured on the H200:
      * softmax over 2048 columns 76% -> 48% of copy (93 registers -> 64 and
-     * 112 spill bytes), add+RMSNorm 93% -> 24% (128 -> 64, 424 bytes). */
-    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);
+     * 112 spill bytes), add+RMSNorm 93% -> 24% (128 -> 64, 424 bytes). And
+     * a row kernel of at most 256 threads, which launches whatever its
+     * registers, has no bound at all: given one, ptxas aims below what the
+     * code needs and spills (NVRTC for sm_90: a 51-op part of hub_conflict
+     * 168 registers and 28 spill bytes with it, 186 and none without;
+     * bert_base_layer's layer norm at 8 values a thread 96 and 4, 101 and
+     * none). Above 256 threads the bound keeps the launch possible. */
+    if (shape->kind == FE_CUDA_ROWS && shape->threads <= 256)
+        fprintf(f, "extern \"C\" __global__ void %s(", name);
+    else
+        fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);
     for (int i = 0; i < p->nins; i++)
         fprintf(f, "%sconst %s *__restrict__ i%d", i ? ", " : "", fe_cuda_ctype(p->ins[i].dtype), i);
     for (int o = 0; o < p->nouts; o++)
