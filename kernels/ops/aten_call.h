@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "aten.h"
 #include "error.h"
 #include "graph.h"
 #include "ktensor.h"
@@ -23,6 +24,7 @@ typedef struct fe_k_acall {
     fe_k_tensor *out;          /* the one output */
     int op;                    /* the table entry's variant */
     int dry;                   /* validate only: tensors carry no data */
+    fe_k_aten_plan *plan;      /* dry, when not NULL: what the kernel computes */
 } fe_k_acall;
 
 /* The aten op name without an "aten::" or "aten." prefix (points into aten). */
