@@ -324,13 +324,10 @@ static void diff_src(FILE *f, const fe_graph *g, const fe_node *n, const fe_k_at
     const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
     int odt = y->dtype, isint = fe_k_dtype_is_int(odt);
     int part[3] = {p->pre, 0, p->app};
-    int64_t len[3] = {0, 0, 0}, outer, inner, olen, L = 0;
+    int64_t len[3] = {0, 0, 0}, outer, inner, olen;
     for (int k = 0; k < 3; k++)
-        if (part[k] >= 0) {
-            const fe_tensor *t = fe_graph_tensor(g, fe_node_input(g, n, part[k]));
-            len[k] = fe_tensor_shape(g, t)[p->axis];
-            L += len[k];
-        }
+        if (part[k] >= 0)
+            len[k] = fe_tensor_shape(g, fe_graph_tensor(g, fe_node_input(g, n, part[k])))[p->axis];
     split(g, y, p->axis, &outer, &olen, &inner);
     *total = y->numel;
     head(f, g, n, 0, y->numel);

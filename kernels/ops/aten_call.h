@@ -10,7 +10,6 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "aten.h"
 #include "error.h"
 #include "graph.h"
 #include "ktensor.h"
@@ -24,7 +23,7 @@ typedef struct fe_k_acall {
     fe_k_tensor *out;          /* the one output */
     int op;                    /* the table entry's variant */
     int dry;                   /* validate only: tensors carry no data */
-    fe_k_aten_plan *plan;      /* dry, when not NULL: what the kernel computes */
+    struct fe_k_aten_plan *plan;   /* dry, when not NULL: what the kernel computes (aten.h) */
 } fe_k_acall;
 
 /* The aten op name without an "aten::" or "aten." prefix (points into aten). */
