@@ -264,7 +264,7 @@ static int finish(fe_gpu_exec *gx, const fe_graph *g, fe_error *err)
     if (rc == FE_OK)
         rc = fe_cuda_download(&fault, gx->fault, sizeof fault, err);
     if (rc == FE_OK && fault)
-        rc = fe_error_set(err, FE_EINPUT, "%s: an index of a gather or embedding is out of range "
+        rc = fe_error_set(err, FE_EINPUT, "%s: an index of a gather, embedding or aten index is out of range "
                           "on the GPU (give --inputs with valid indices)", g->file ? g->file : "model");
     return rc;
 }

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "boundary.h"
+#include "convert.h"
+#include "cuda_aten.h"
 #include "cuda_attn.h"
 #include "cuda_dnn.h"
 #include "cuda_group.h"
@@ -316,6 +318,8 @@ static char *single_src(const fe_graph *g, const fe_node *nd, int sms, fe_cuda_s
         return fe_cuda_pool_src(g, nd, sms, sh, why);
     case FE_OP_SOFTMAX: case FE_OP_LOG_SOFTMAX:
         return fe_cuda_softmax_axis_src(g, nd, sms, sh, why);
+    case FE_OP_CUSTOM:
+        return fe_cuda_aten_src(g, nd, sms, sh, why);
     default:
         return fe_cuda_src_node(g, nd, sms, sh, why);
     }
@@ -399,6 +403,16 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
             memset(&why, 0, sizeof why);
             if ((rc = fused_member(gr, id, sms, &why, err)))
                 return rc < 0 ? -rc : FE_OK;
+        }
+        /* an integer result the analysis refused (it computes in float) */
+        const fe_tensor *y = nd->nout == 1 ? fe_graph_tensor(g, fe_node_output(g, nd, 0)) : NULL;
+        if (why.code != FE_ENOMEM && y && fe_k_dtype_is_int(y->dtype) && y->dtype != FE_BOOL &&
+            nd->op != FE_OP_CUSTOM) {
+            fe_error iw = {0};   /* refused: the analysis's reason stands */
+            if ((src = fe_cuda_int_src(g, nd, sms, &sh, &iw)))
+                return single_step(gr, id, src, &sh, err);
+            if (iw.code == FE_ENOMEM)
+                return fe_error_set(err, FE_ENOMEM, "%s", iw.message);
         }
         if (sm && why.code != FE_ENOMEM) {
             memset(&why, 0, sizeof why);

@@ -140,7 +140,11 @@ static void row_f32(const fe_k_tensor *t, int64_t off, int rep, int fdt, float *
 
 /* ---- comparisons, bitwise and logical ops ---- */
 
-enum { B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_AND, B_OR, B_XOR, B_LAND, B_LOR, B_LXOR };
+enum {
+    B_EQ = FE_K_ATEN_EQ, B_NE = FE_K_ATEN_NE, B_LT = FE_K_ATEN_LT, B_LE = FE_K_ATEN_LE,
+    B_GT = FE_K_ATEN_GT, B_GE = FE_K_ATEN_GE, B_AND = FE_K_ATEN_AND, B_OR = FE_K_ATEN_OR,
+    B_XOR = FE_K_ATEN_XOR, B_LAND = FE_K_ATEN_LAND, B_LOR = FE_K_ATEN_LOR, B_LXOR = FE_K_ATEN_LXOR
+};
 
 static int64_t bin_i64(int op, int64_t a, int64_t b)
 {
@@ -257,6 +261,11 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
     }
     if (!fe_k_acall_same_shape(c->out, rank, shape))
         return fe_k_acall_out_mismatch(c, err, rank, shape);
+    if (c->dry && c->plan) {
+        *c->plan = (fe_k_aten_plan){.kernel = FE_K_ATEN_BINARY, .op = c->op, .cdt = cdt,
+                                    .scalar = scal, .scalar_dtype = scal ? b->dtype : -1,
+                                    .si = si, .sf = sf};
+    }
     if (c->dry)
         return FE_OK;
     fe_k_tensor *o = c->out;
@@ -334,6 +343,10 @@ static int k_arange(const fe_k_acall *c, fe_error *err)
         return fe_k_acall_fail(c, err, "the range has %lld elements but the graph's output is %s",
                                (long long)size, fe_k_acall_shape(c->out, b, sizeof b));
     }
+    if (c->dry && c->plan)
+        *c->plan = (fe_k_aten_plan){.kernel = FE_K_ATEN_ARANGE, .size = size, .start_i = iv[0],
+                                    .step_i = iv[2], .start = start, .step = step,
+                                    .start_f = (float)start, .step_f = (float)step};
     if (c->dry)
         return FE_OK;
     enum { CH = 1024 };
@@ -464,6 +477,10 @@ static int k_diff(const fe_k_acall *c, fe_error *err)
     shape[ax] = olen;
     if (!fe_k_acall_same_shape(c->out, x->rank, shape))
         return fe_k_acall_out_mismatch(c, err, x->rank, shape);
+    if (c->dry && c->plan)
+        *c->plan = (fe_k_aten_plan){.kernel = FE_K_ATEN_DIFF, .axis = ax, .n = n,
+                                    .pre = pre ? (int)(pre - c->in) : -1,
+                                    .app = app ? (int)(app - c->in) : -1};
     if (c->dry)
         return FE_OK;
     int odt = c->out->dtype, isint = fe_k_dtype_is_int(odt);
@@ -529,6 +546,8 @@ static int k_cumsum(const fe_k_acall *c, fe_error *err)
                                x->rank);
     if (!fe_k_acall_same_shape(c->out, x->rank, x->shape))
         return fe_k_acall_out_mismatch(c, err, x->rank, x->shape);
+    if (c->dry && c->plan)
+        *c->plan = (fe_k_aten_plan){.kernel = FE_K_ATEN_CUMSUM, .axis = x->rank ? ax : 0};
     if (c->dry)
         return FE_OK;
     /* torch casts the input to the output dtype, then sums in its CPU
@@ -611,9 +630,7 @@ static int k_fill(const fe_k_acall *c, fe_error *err)
         if (!scalar(v, &d, &iv, &isf))
             return fe_k_acall_fail(c, err, "args.%s must be a number or a bool", key);
     }
-    if (c->dry)
-        return FE_OK;
-    unsigned char cell[8];
+    unsigned char cell[8] = {0};
     size_t es = (size_t)fe_dtype_size(o->dtype);
     if (isf && o->dtype == FE_BOOL)
         iv = d != 0;   /* NaN too, as torch's bool conversion */
@@ -623,6 +640,12 @@ static int k_fill(const fe_k_acall *c, fe_error *err)
         float f = (float)d;
         fe_k_store_f32(cell, o->dtype, 0, &f, 1);
     }
+    if (c->dry && c->plan) {
+        *c->plan = (fe_k_aten_plan){.kernel = FE_K_ATEN_FILL};
+        memcpy(c->plan->cell, cell, sizeof cell);
+    }
+    if (c->dry)
+        return FE_OK;
     int64_t numel = fe_k_numel(o);
     if (!numel)
         return FE_OK;
@@ -753,6 +776,16 @@ static int k_index(const fe_k_acall *c, fe_error *err)
     if (c->out->dtype != x->dtype)
         return fe_k_acall_fail(c, err, "the graph's output is %s but indexing keeps the input's %s",
                                fe_dtype_name(c->out->dtype), fe_dtype_name(x->dtype));
+    if (c->dry && c->plan) {
+        fe_k_aten_plan *q = c->plan;
+        *q = (fe_k_aten_plan){.kernel = FE_K_ATEN_INDEX, .m = p.m, .brank = p.brank,
+                              .first = p.first, .last = p.last, .adjacent = p.adjacent};
+        memcpy(q->src, p.src, sizeof q->src);
+        memcpy(q->bshape, p.bshape, sizeof q->bshape);
+        q->nlead = lead;
+        memcpy(q->lead_x, xd, sizeof q->lead_x);
+        memcpy(q->lead_b, bd, sizeof q->lead_b);
+    }
     if (c->dry)
         return FE_OK;
     int64_t xs[FE_MAX_RANK], ist[FE_MAX_RANK][FE_MAX_RANK], chunk = 1;
@@ -878,7 +911,7 @@ static int no_kernel(const fe_graph *g, const fe_node *n, const char *aten, fe_e
 
 /* Validate and (unless dry) run node n. */
 static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
-                    fe_k_tensor *out, int dry, fe_error *err)
+                    fe_k_tensor *out, int dry, fe_k_aten_plan *plan, fe_error *err)
 {
     if (n->op != FE_OP_CUSTOM)
         return fe_error_set(err, FE_EINPUT, "node '%s' (%s) is not a custom op",
@@ -887,7 +920,7 @@ static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     const entry *e = aten ? find(aten) : NULL;
     if (!e)
         return no_kernel(g, n, aten, err);
-    fe_k_acall c = {g, n, aten, NULL, in, out, e->op, dry};
+    fe_k_acall c = {g, n, aten, NULL, in, out, e->op, dry, plan};
     const fe_attr *a = fe_node_attr(g, n, "args");
     if (!a || a->type == FE_ATTR_NULL) {
         c.args = json_object();
@@ -921,25 +954,34 @@ static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
     if (!rc && dt && dtype_arg(json_string_value(dt)) != out->dtype)
         rc = fe_k_acall_fail(&c, err, "args.dtype is '%s' but the graph's output is %s",
                              json_string_value(dt), fe_dtype_name(out->dtype));
+    if (!rc && plan) {
+        memset(plan, 0, sizeof *plan);
+        plan->kernel = e->fn == fe_k_aten_copy ? FE_K_ATEN_COPY : FE_K_ATEN_OTHER;
+    }
     if (!rc)
         rc = e->fn(&c, err);
     json_decref(c.args);
     return rc;
 }
 
-int fe_k_aten_check(const fe_graph *g, const fe_node *n, fe_error *err)
+int fe_k_aten_plan_of(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err)
 {
     if (n->op != FE_OP_CUSTOM || n->nout != 1 || n->nin > FE_MAX_IO)
-        return dispatch(g, n, NULL, NULL, 1, err);   /* names the problem */
+        return dispatch(g, n, NULL, NULL, 1, p, err);   /* names the problem */
     fe_k_tensor *v = fe_calloc((size_t)n->nin + 1, sizeof *v, err);
     if (!v)
         return FE_ENOMEM;
     for (int k = 0; k <= n->nin; k++)
         v[k] = fe_k_graph_view(g, k < n->nin ? fe_node_input(g, n, k) : fe_node_output(g, n, 0),
                                NULL);
-    int rc = dispatch(g, n, v, &v[n->nin], 1, err);
+    int rc = dispatch(g, n, v, &v[n->nin], 1, p, err);
     free(v);
     return rc;
+}
+
+int fe_k_aten_check(const fe_graph *g, const fe_node *n, fe_error *err)
+{
+    return fe_k_aten_plan_of(g, n, NULL, err);
 }
 
 int fe_k_aten_supported(const fe_graph *g, const fe_node *n)
@@ -951,5 +993,5 @@ int fe_k_aten_supported(const fe_graph *g, const fe_node *n)
 int fe_k_aten_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err)
 {
-    return dispatch(g, n, in, out, 0, err);
+    return dispatch(g, n, in, out, 0, NULL, err);
 }

@@ -23,6 +23,7 @@ typedef struct fe_k_acall {
     fe_k_tensor *out;          /* the one output */
     int op;                    /* the table entry's variant */
     int dry;                   /* validate only: tensors carry no data */
+    struct fe_k_aten_plan *plan;   /* dry, when not NULL: what the kernel computes (aten.h) */
 } fe_k_acall;
 
 /* The aten op name without an "aten::" or "aten." prefix (points into aten). */

@@ -106,6 +106,29 @@ for re in 'scores: cuBLAS gemm 1024 x 1024 x 64, batch 12' 'grp_ms\(m_, z_\)' 'g
     fi
 done
 
+# The real exports' integer work (the attention mask's arange, cumsum,
+# diff, comparisons, index; i64 adds and views) runs on the card: no member
+# of their plans is a host step, so each plan can be captured as a graph.
+for b in gpt2-small-2l-eager llama2-7b-2l-sdpa; do
+    for p in no_fusion fuse_all; do
+        name="shared $b under $p: --show-kernels --device cuda leaves no step on the host"
+        if [ ! -f "$SH/$b.json" ]; then
+            skip "$name" "no $SH/$b.json (set SHARED)"
+            continue
+        fi
+        if "$FUSEENG" run "$SH/$b.json" --policy $p --show-kernels --device cuda >"$T/show" 2>"$T/err"; then
+            host=$(grep -c ': on the host (' "$T/show")
+            if [ "$host" -eq 0 ]; then
+                ok "$name"
+            else
+                not_ok "$name" "$host host steps" "$(grep -B1 ': on the host (' "$T/show" | head -20)"
+            fi
+        else
+            not_ok "$name" "stderr: $(head -c 600 "$T/err")"
+        fi
+    done
+done
+
 # ---- on the GPU ----
 need_gpu() {   # need_gpu NAME: skip NAME and return 1 without a GPU
     if [ "$gpu" -ne 0 ]; then

@@ -6,7 +6,7 @@
 # compiles each to PTX with tests/tools/nvrtc_prelude.h standing for what
 # NVRTC has built in. Every model of examples/models, ../shared/models and
 # tests/cuda (graphs that reach every attribute of the conv, pool, pad,
-# sdpa and softmax kernels) under three policies, each source compiled
+# sdpa, softmax and aten kernels) under three policies, each source compiled
 # once. Skipped by name where clang or its NVPTX target is missing.
 . tests/lib.sh
 CLANG=${CLANG:-clang}

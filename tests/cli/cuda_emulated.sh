@@ -4,9 +4,10 @@
 # cuBLAS (found first through LD_LIBRARY_PATH): kernels are compiled as
 # host C++ and run thread by thread, cuBLAS is a loop. Every plan is then
 # checked against the CPU reference exactly as on a GPU: the graphs of
-# tests/cuda (each attribute of conv2d, the pools, pad, sdpa and softmax
-# over an axis), small example models, random graphs of the differential
-# tester and an out-of-range index. What the emulation cannot see (races,
+# tests/cuda (each attribute of conv2d, the pools, pad, sdpa, softmax
+# over an axis, the aten customs and integer ops of exports), small
+# example models, random graphs of the differential tester and
+# out-of-range indices. What the emulation cannot see (races,
 # alignment, registers, speed) is the GPU half of cuda.sh's; what NVRTC
 # accepts is cuda_clang.sh's and cuda_nvrtc.sh's. Skipped by name without
 # a C++ compiler, under SANITIZE=1, and where a real GPU answers (cuda.sh
@@ -17,7 +18,7 @@ F="$T/fake"
 CXX=${FAKECUDA_CXX:-c++}
 DT=${BUILD:-build}/difftest/difftest
 
-CASES="conv pad pool sdpa softmax masked_softmax"
+CASES="aten conv pad pool sdpa softmax masked_softmax"
 MODELS="resnet50_bottleneck:N=1 opu_convnet:N=1 allreduce_epilogue:T=16 gpt2_block:S=64 bert_base_layer:B=1,S=32 hub_conflict:M=64,N=64"
 SEEDS=1:12
 
@@ -33,6 +34,7 @@ names() {   # every test's name, for skipping
     for p in no_fusion fuse_all; do echo "emulated: softmax rows of -inf, NaN, +inf and masks under $p agree with the CPU reference"; done
     echo "emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
     echo "emulated: an out-of-range index is an error, not wrong numbers"
+    echo "emulated: an aten index.Tensor out of range is an error, not wrong numbers"
 }
 skip_all() {
     names | while read -r nm; do skip "$nm" "$1"; done
@@ -121,5 +123,27 @@ open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
 PY
 expect_fail "emulated: an out-of-range index is an error, not wrong numbers" 2 "out of range" \
     "$FUSEENG" run "$T/gather.json" --policy no_fusion --execute --no-timing --device cuda --inputs "$T/idx.safetensors"
+
+# the same through an exported x[i] (aten index.Tensor), which the card
+# runs too: -3 is x's first row, 3 is past its end. bench runs the card
+# without the CPU reference, which would stop at the index first
+cat >"$T/aindex.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "bad-aten-index",
+ "tensors": {"x": {"shape": [3, 4], "dtype": "i64", "kind": "weight"},
+             "i": {"shape": [3], "dtype": "i64", "kind": "input"},
+             "y": {"shape": [3, 4], "dtype": "i64"}},
+ "nodes": [{"name": "ix", "op": "custom", "inputs": ["x", "i"], "outputs": ["y"],
+            "attrs": {"aten": "index.Tensor"}}],
+ "outputs": ["y"]}
+JSON
+/usr/bin/python3 - "$T/aidx.safetensors" <<'PY' 2>/dev/null
+import json, struct, sys
+data = struct.pack("<3q", -3, 3, 0)
+hdr = json.dumps({"i": {"dtype": "I64", "shape": [3], "data_offsets": [0, len(data)]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
+PY
+expect_fail "emulated: an aten index.Tensor out of range is an error, not wrong numbers" 2 \
+    "aten index is out of range on the GPU" \
+    "$FUSEENG" bench "$T/aindex.json" --policy no_fusion --device cuda --inputs "$T/aidx.safetensors" --budget 0.001
 
 finish

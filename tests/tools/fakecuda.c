@@ -67,6 +67,10 @@ static const char shim[] =
     "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
     "static inline int __float_as_int(float f) { int u; memcpy(&u, &f, 4); return u; }\n"
     "static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }\n"
+    "static inline float __fmul_rn(float a, float b) { return a * b; }\n"
+    "static inline float __fadd_rn(float a, float b) { return a + b; }\n"
+    "static inline double __dmul_rn(double a, double b) { return a * b; }\n"
+    "static inline double __dadd_rn(double a, double b) { return a + b; }\n"
     /* f16 <-> f32, round to nearest even, as cvt.rn.f16.f32 */
     "static inline float fe_emu_h2f(unsigned short h) {\n"
     "  unsigned s = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 31, m = h & 1023, u;\n"

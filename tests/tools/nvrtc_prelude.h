@@ -40,6 +40,12 @@ __DEV float __int_as_float(int i) { return __nvvm_bitcast_i2f(i); }
 __DEV unsigned __float_as_uint(float f) { return (unsigned)__nvvm_bitcast_f2i(f); }
 __DEV int __float_as_int(float f) { return __nvvm_bitcast_f2i(f); }
 
+/* rounded arithmetic that is never contracted into an FMA */
+__DEV float __fmul_rn(float a, float b) { return __nvvm_mul_rn_f(a, b); }
+__DEV float __fadd_rn(float a, float b) { return __nvvm_add_rn_f(a, b); }
+__DEV double __dmul_rn(double a, double b) { return __nvvm_mul_rn_d(a, b); }
+__DEV double __dadd_rn(double a, double b) { return __nvvm_add_rn_d(a, b); }
+
 /* warp shuffles and barriers */
 __DEV float __shfl_xor_sync(unsigned m, float v, int o, int w = 32) { return __nvvm_shfl_sync_bfly_f32(m, v, o, ((32 - w) << 8) | 0x1f); }
 __DEV int __shfl_xor_sync(unsigned m, int v, int o, int w = 32) { return __nvvm_shfl_sync_bfly_i32(m, v, o, ((32 - w) << 8) | 0x1f); }
