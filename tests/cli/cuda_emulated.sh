@@ -35,6 +35,7 @@ names() {   # every test's name, for skipping
     echo "emulated: tests/cuda/lt_refused keeps cuBLAS and a kernel, saying why"
     echo "emulated: tests/cuda/lt measured both ways says which won and by how much"
     echo "emulated: a plan with cuBLASLt calls is replayed as a CUDA graph"
+    echo "emulated: a cuBLASLt without its entry points fails nothing: cuBLAS and a kernel, saying why"
     for m in $MODELS; do
         for p in no_fusion fuse_all; do echo "emulated: ${m%%:*} under $p agrees with the CPU reference"; done
     done
@@ -125,6 +126,20 @@ else
 fi
 expect_ok "emulated: a plan with cuBLASLt calls is replayed as a CUDA graph" "as CUDA graphs" \
     env FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --execute --device cuda --budget 0.05
+# a library by cuBLASLt's names with none of its symbols, found first (a
+# real one may sit in the loader's path)
+mkdir -p "$F/nolt"
+${CC:-cc} -shared -fPIC -o "$F/nolt/libcublasLt.so.13" -x c /dev/null >/dev/null 2>&1 &&
+    ln -sf libcublasLt.so.13 "$F/nolt/libcublasLt.so.12"
+name="emulated: a cuBLASLt without its entry points fails nothing: cuBLAS and a kernel, saying why"
+if LD_LIBRARY_PATH="$F/nolt:$LD_LIBRARY_PATH" FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all \
+    --execute --no-timing --device cuda --verbose >"$T/nolt.out" 2>&1 &&
+    [ "$(grep -c '(1 kernel, 1 cuBLAS, 0 on the host).*cuBLASLt not used: libcublasLt has no cublasLtCreate' \
+        "$T/nolt.out")" = 7 ]; then
+    ok "$name"
+else
+    not_ok "$name" "$(grep -E 'cuda_steps|fuseeng:' "$T/nolt.out" | head -10)"
+fi
 
 for m in $MODELS; do
     b=${m%%:*}
