@@ -784,7 +784,9 @@ int fe_cuda_lt_prepare(fe_cuda_lt *l, fe_error *why)
                     ? LT_EPI_GELU : 0);
     if (!epi)
         epi = LT_EPI_DEFAULT;
-    const void *bias = (const void *)(uintptr_t)l->bias;
+    /* the heuristic reads the bias pointer for its alignment only: the
+     * workspace (256-byte aligned) stands in until the run sets the real one */
+    const void *bias = (const void *)(uintptr_t)(l->bias ? l->bias : lt_ws);
     uint64_t wsb = LT_WORKSPACE;
     int r = lt.DescCreate(&p->desc, COMPUTE_32F, R_32F);
     if (!r)
