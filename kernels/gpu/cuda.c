@@ -671,7 +671,7 @@ static struct {
                   const lt_algo *, void *, size_t, fe_cu_stream);
 } lt;
 
-/* cublasLt.h's documented values */
+/* cuBLASLt's documented values */
 enum {
     LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_EPILOGUE = 7, LT_DESC_BIAS_POINTER = 8,
     LT_LAYOUT_BATCH_COUNT = 5, LT_LAYOUT_BATCH_STRIDE = 6, LT_PREF_MAX_WORKSPACE = 1,

@@ -111,7 +111,7 @@ int fe_cuda_gemm_run(const fe_cuda_gemm *g, fe_error *err);
  *
  *   D[b] = act(alpha A[b] x B[b] + C[b] + bias)   (f32 accumulation)
  *
- * gm is the product as for fe_cuda_gemm_run, gm.c is D (gm.acc unused).
+ * gm is the product as for fe_cuda_gemm_run, its C pointer D (acc unused).
  * bias (when has_bias) holds gm.n values of D's dtype, one per column of
  * the row-major D (its last axis), the same for every batch; C (when
  * has_c) is laid out as D, beta 1. act: FE_CUDA_ACT_*; cuBLASLt's GELU is

@@ -674,7 +674,7 @@ int cublasLtMatmulDescCreate(ltdesc **d, int compute, int scale)
 }
 int cublasLtMatmulDescDestroy(ltdesc *d) { free(d); return 0; }
 
-/* Each attribute has one size, as cublasLt.h documents it. */
+/* Each attribute has one size, as cuBLASLt documents it. */
 int cublasLtMatmulDescSetAttribute(ltdesc *d, int attr, const void *buf, size_t n)
 {
     switch (attr) {
