@@ -1,4 +1,4 @@
-/* cuda.c: the driver API, NVRTC and cuBLAS through dlopen (cuda.h).
+/* cuda.c: the driver API, NVRTC, cuBLAS and cuBLASLt through dlopen (cuda.h).
  *
  * Note on where the libraries are looked for. The driver's libcuda.so.1
  * comes with the kernel driver and is on the loader's path wherever a GPU
@@ -6,7 +6,8 @@
  * wheel, often off that path: each is tried by soname, then in
  * $FUSEENG_CUDA_LIBS (a colon-separated list of folders), $CUDA_HOME/lib64
  * and /usr/local/cuda/lib64, newest major version first. A library that
- * cannot be found is FE_EINPUT naming it and those places.
+ * cannot be found is FE_EINPUT naming it and those places. cuBLASLt is
+ * optional: without it matmul groups keep cuBLAS and a kernel, and say so.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -626,6 +627,228 @@ int fe_cuda_gemm_run(const fe_cuda_gemm *g, fe_error *err)
     if (r)
         return fe_error_set(err, r == 3 ? FE_ENOMEM : FE_ERUNTIME, "cuda: cublasGemmStridedBatchedEx "
                             "failed (status %d) on %lld x %lld x %lld, batch %lld", r, (long long)g->m,
+                            (long long)g->n, (long long)g->k, (long long)g->batch);
+    return FE_OK;
+}
+
+/* ---- cuBLASLt ----
+ *
+ * The product is cuBLAS's column-major transpose (fe_cuda_gemm_run): Lt's
+ * A is our B, its B our A, D is n x m column-major with ld n. Lt adds its
+ * bias vector per row of that D, which is per element of our row-major
+ * output's last axis, as a bias of a linear layer broadcasts. */
+
+typedef struct lt_ctx *cublasLtHandle_t;
+typedef struct lt_desc *cublasLtMatmulDesc_t;
+typedef struct lt_layout *cublasLtMatrixLayout_t;
+typedef struct lt_pref *cublasLtMatmulPreference_t;
+typedef struct { uint64_t data[8]; } lt_algo;
+typedef struct {                     /* cublasLtMatmulHeuristicResult_t */
+    lt_algo algo;
+    size_t workspace;
+    int state;
+    float waves;
+    int reserved[4];
+} lt_heur;
+
+static struct {
+    int (*Create)(cublasLtHandle_t *);
+    int (*DescCreate)(cublasLtMatmulDesc_t *, int, int);
+    int (*DescSet)(cublasLtMatmulDesc_t, int, const void *, size_t);
+    int (*DescDestroy)(cublasLtMatmulDesc_t);
+    int (*LayoutCreate)(cublasLtMatrixLayout_t *, int, uint64_t, uint64_t, int64_t);
+    int (*LayoutSet)(cublasLtMatrixLayout_t, int, const void *, size_t);
+    int (*LayoutDestroy)(cublasLtMatrixLayout_t);
+    int (*PrefCreate)(cublasLtMatmulPreference_t *);
+    int (*PrefSet)(cublasLtMatmulPreference_t, int, const void *, size_t);
+    int (*PrefDestroy)(cublasLtMatmulPreference_t);
+    int (*Heuristic)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                     cublasLtMatmulPreference_t, int, lt_heur *, int *);
+    int (*Matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
+                  cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *,
+                  const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
+                  const lt_algo *, void *, size_t, fe_cu_stream);
+} lt;
+
+/* cuBLASLt's documented values */
+enum {
+    LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_EPILOGUE = 7, LT_DESC_BIAS_POINTER = 8,
+    LT_LAYOUT_BATCH_COUNT = 5, LT_LAYOUT_BATCH_STRIDE = 6, LT_PREF_MAX_WORKSPACE = 1,
+    LT_EPI_DEFAULT = 1, LT_EPI_RELU = 2, LT_EPI_BIAS = 4, LT_EPI_GELU = 32
+};
+#define LT_WORKSPACE ((size_t)32 << 20)   /* what the heuristic may ask for, allocated once */
+
+static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
+static fe_error lt_err;
+static cublasLtHandle_t lt_h;
+static fe_cu_ptr lt_ws;
+
+static void lt_open_once(void)
+{
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+                                        NULL};
+    static const char *L = "libcublasLt";
+    char where[2200];
+    void *h = open_lib(names, where, sizeof where);
+    memset(&lt_err, 0, sizeof lt_err);
+    if (!h) {
+        fe_error_set(&lt_err, FE_EINPUT, "no cuBLASLt (libcublasLt.so.13 or .12) in %s", where);
+        return;
+    }
+    if (sym(h, L, "cublasLtCreate", &lt.Create, &lt_err) ||
+        sym(h, L, "cublasLtMatmulDescCreate", &lt.DescCreate, &lt_err) ||
+        sym(h, L, "cublasLtMatmulDescSetAttribute", &lt.DescSet, &lt_err) ||
+        sym(h, L, "cublasLtMatmulDescDestroy", &lt.DescDestroy, &lt_err) ||
+        sym(h, L, "cublasLtMatrixLayoutCreate", &lt.LayoutCreate, &lt_err) ||
+        sym(h, L, "cublasLtMatrixLayoutSetAttribute", &lt.LayoutSet, &lt_err) ||
+        sym(h, L, "cublasLtMatrixLayoutDestroy", &lt.LayoutDestroy, &lt_err) ||
+        sym(h, L, "cublasLtMatmulPreferenceCreate", &lt.PrefCreate, &lt_err) ||
+        sym(h, L, "cublasLtMatmulPreferenceSetAttribute", &lt.PrefSet, &lt_err) ||
+        sym(h, L, "cublasLtMatmulPreferenceDestroy", &lt.PrefDestroy, &lt_err) ||
+        sym(h, L, "cublasLtMatmulAlgoGetHeuristic", &lt.Heuristic, &lt_err) ||
+        sym(h, L, "cublasLtMatmul", &lt.Matmul, &lt_err))
+        return;
+    int r = lt.Create(&lt_h);
+    if (r) {
+        fe_error_set(&lt_err, FE_EINPUT, "cublasLtCreate failed (status %d)", r);
+        return;
+    }
+    fe_error e = {0};
+    if (fe_cuda_alloc(&lt_ws, LT_WORKSPACE, &e))
+        fe_error_set(&lt_err, FE_EINPUT, "no workspace for cuBLASLt: %s", e.message);
+}
+
+int fe_cuda_lt_open(fe_error *why)
+{
+    if (!ctx)
+        return fe_error_set(why, FE_EINPUT, "the device is not open");
+    pthread_once(&lt_once, lt_open_once);
+    if (lt_err.code != FE_OK)
+        return fe_error_set(why, lt_err.code, "%s", lt_err.message);
+    return FE_OK;
+}
+
+typedef struct lt_plan {
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc, ld;   /* Lt's A (our B), B (our A), C, D */
+    lt_algo algo;
+    size_t ws;
+} lt_plan;
+
+void fe_cuda_lt_release(fe_cuda_lt *l)
+{
+    lt_plan *p = l->plan;
+    if (!p)
+        return;
+    if (p->desc)
+        lt.DescDestroy(p->desc);
+    cublasLtMatrixLayout_t ls[4] = {p->la, p->lb, p->lc, p->ld};
+    for (int i = 0; i < 4; i++)
+        if (ls[i])
+            lt.LayoutDestroy(ls[i]);
+    free(p);
+    l->plan = NULL;
+}
+
+/* A column-major rows x cols layout of batch matrices stride apart. */
+static int lt_layout(cublasLtMatrixLayout_t *out, int dt, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t batch, int64_t stride)
+{
+    int32_t nb = (int32_t)batch;
+    int r = lt.LayoutCreate(out, rtype(dt), (uint64_t)rows, (uint64_t)cols, ld);
+    if (!r && batch > 1)
+        r = lt.LayoutSet(*out, LT_LAYOUT_BATCH_COUNT, &nb, sizeof nb) ||
+            lt.LayoutSet(*out, LT_LAYOUT_BATCH_STRIDE, &stride, sizeof stride);
+    return r;
+}
+
+int fe_cuda_lt_prepare(fe_cuda_lt *l, fe_error *why)
+{
+    const fe_cuda_gemm *g = &l->gm;
+    if (fe_cuda_lt_open(why))
+        return why ? why->code : FE_EINPUT;
+    if (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->batch > INT32_MAX ||
+        g->m == 0 || g->n == 0 || g->k == 0 || g->batch == 0)
+        return fe_error_set(why, FE_EINPUT, "a matmul of %lld x %lld x %lld, batch %lld, is not a "
+                            "cuBLASLt call", (long long)g->m, (long long)g->n, (long long)g->k,
+                            (long long)g->batch);
+    lt_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return fe_error_set(why, FE_ENOMEM, "out of memory");
+    fe_cuda_lt_release(l);
+    l->plan = p;
+    int32_t ta = g->tb, tb = g->ta;   /* Lt's A is our B */
+    uint32_t epi = (l->has_bias ? LT_EPI_BIAS : 0) |
+                   (l->act == FE_CUDA_ACT_RELU ? LT_EPI_RELU : l->act == FE_CUDA_ACT_GELU_TANH
+                    ? LT_EPI_GELU : 0);
+    if (!epi)
+        epi = LT_EPI_DEFAULT;
+    /* the heuristic reads the bias pointer for its alignment only: the
+     * workspace (256-byte aligned) stands in until the run sets the real one */
+    const void *bias = (const void *)(uintptr_t)(l->bias ? l->bias : lt_ws);
+    uint64_t wsb = LT_WORKSPACE;
+    int r = lt.DescCreate(&p->desc, COMPUTE_32F, R_32F);
+    if (!r)
+        r = lt.DescSet(p->desc, LT_DESC_TRANSA, &ta, sizeof ta) ||
+            lt.DescSet(p->desc, LT_DESC_TRANSB, &tb, sizeof tb) ||
+            lt.DescSet(p->desc, LT_DESC_EPILOGUE, &epi, sizeof epi) ||
+            (l->has_bias && lt.DescSet(p->desc, LT_DESC_BIAS_POINTER, &bias, sizeof bias));
+    if (!r)
+        r = lt_layout(&p->la, g->dtype_ab, ta ? g->k : g->n, ta ? g->n : g->k, ta ? g->k : g->n,
+                      g->batch, g->sb) ||
+            lt_layout(&p->lb, g->dtype_ab, tb ? g->m : g->k, tb ? g->k : g->m, tb ? g->m : g->k,
+                      g->batch, g->sa) ||
+            lt_layout(&p->lc, g->dtype_c, g->n, g->m, g->n, g->batch, g->sc) ||
+            lt_layout(&p->ld, g->dtype_c, g->n, g->m, g->n, g->batch, g->sc);
+    if (r) {
+        fe_cuda_lt_release(l);
+        return fe_error_set(why, FE_EINPUT, "cuBLASLt refused the descriptors (status %d)", r);
+    }
+    cublasLtMatmulPreference_t pref = NULL;
+    lt_heur h[1];
+    int got = 0;
+    memset(h, 0, sizeof h);
+    r = lt.PrefCreate(&pref);
+    if (!r)
+        r = lt.PrefSet(pref, LT_PREF_MAX_WORKSPACE, &wsb, sizeof wsb);
+    if (!r)
+        r = lt.Heuristic(lt_h, p->desc, p->la, p->lb, p->lc, p->ld, pref, 1, h, &got);
+    if (pref)
+        lt.PrefDestroy(pref);
+    if (r || got < 1 || h[0].state != 0) {
+        fe_cuda_lt_release(l);
+        return fe_error_set(why, FE_EINPUT, "cuBLASLt has no algorithm for it (status %d, %d found)",
+                            r ? r : h[0].state, got);
+    }
+    p->algo = h[0].algo;
+    p->ws = h[0].workspace;
+    return FE_OK;
+}
+
+int fe_cuda_lt_run(const fe_cuda_lt *l, fe_error *err)
+{
+    const fe_cuda_gemm *g = &l->gm;
+    const lt_plan *p = l->plan;
+    if (!p)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: a cuBLASLt call run before it was prepared");
+    fe_cu_ptr ptrs[5] = {g->a, g->b, g->c, l->has_c ? l->c : 0, l->has_bias ? l->bias : 0};
+    for (int i = 0; i < 5; i++)
+        if (ptrs[i] & 255)
+            return fe_error_set(err, FE_ERUNTIME, "cuda: a cuBLASLt operand is not 256-byte aligned "
+                                "(the algorithm was chosen for aligned buffers)");
+    float beta = l->has_c ? 1.0f : 0.0f;
+    const void *bias = (const void *)(uintptr_t)l->bias;
+    int r = l->has_bias ? lt.DescSet(p->desc, LT_DESC_BIAS_POINTER, &bias, sizeof bias) : 0;
+    if (!r)
+        r = lt.Matmul(lt_h, p->desc, &l->alpha, (const void *)(uintptr_t)g->b, p->la,
+                      (const void *)(uintptr_t)g->a, p->lb, &beta,
+                      (const void *)(uintptr_t)(l->has_c ? l->c : g->c), p->lc,
+                      (void *)(uintptr_t)g->c, p->ld, &p->algo, (void *)(uintptr_t)lt_ws, p->ws,
+                      stream);
+    if (r)
+        return fe_error_set(err, r == 3 ? FE_ENOMEM : FE_ERUNTIME, "cuda: cublasLtMatmul failed "
+                            "(status %d) on %lld x %lld x %lld, batch %lld", r, (long long)g->m,
                             (long long)g->n, (long long)g->k, (long long)g->batch);
     return FE_OK;
 }

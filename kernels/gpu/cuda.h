@@ -1,4 +1,4 @@
-/* cuda.h: the CUDA driver, NVRTC and cuBLAS, opened at run time.
+/* cuda.h: the CUDA driver, NVRTC, cuBLAS and cuBLASLt, opened at run time.
  *
  * Nothing of CUDA is needed to build or test the engine: the three
  * libraries are opened with dlopen when a command first asks for the GPU
@@ -106,5 +106,35 @@ typedef struct fe_cuda_gemm {
     int64_t sa, sb, sc;              /* batch strides, in elements */
 } fe_cuda_gemm;
 int fe_cuda_gemm_run(const fe_cuda_gemm *g, fe_error *err);
+
+/* cuBLASLt: one GEMM with its epilogue on the stream,
+ *
+ *   D[b] = act(alpha A[b] x B[b] + C[b] + bias)   (f32 accumulation)
+ *
+ * gm is the product as for fe_cuda_gemm_run, its C pointer D (acc unused).
+ * bias (when has_bias) holds gm.n values of D's dtype, one per column of
+ * the row-major D (its last axis), the same for every batch; C (when
+ * has_c) is laid out as D, beta 1. act: FE_CUDA_ACT_*; cuBLASLt's GELU is
+ * the tanh approximation. Pointers are 256-byte aligned (the allocator's).
+ * plan holds the descriptors and the algorithm fe_cuda_lt_prepare chose. */
+enum { FE_CUDA_ACT_NONE, FE_CUDA_ACT_RELU, FE_CUDA_ACT_GELU_TANH };
+typedef struct fe_cuda_lt {
+    fe_cuda_gemm gm;
+    float alpha;
+    int act, has_bias, has_c;
+    fe_cu_ptr bias, c;
+    void *plan;
+} fe_cuda_lt;
+/* Open cuBLASLt once per process: FE_OK, or FE_EINPUT saying why it cannot
+ * be used (no library, an entry point missing, no handle); its absence
+ * fails nothing else. */
+int fe_cuda_lt_open(fe_error *why);
+/* Descriptors for l and the heuristic's first algorithm, into l->plan:
+ * FE_OK, FE_EINPUT (why) when cuBLASLt has no algorithm for the form. */
+int fe_cuda_lt_prepare(fe_cuda_lt *l, fe_error *why);
+/* Run l (prepared) on its pointers; asynchronous, capturable. */
+int fe_cuda_lt_run(const fe_cuda_lt *l, fe_error *err);
+/* Free l->plan; l itself stays the caller's. */
+void fe_cuda_lt_release(fe_cuda_lt *l);
 
 #endif

@@ -15,7 +15,7 @@
 #include "node.h"
 #include "ops.h"
 
-enum { STEP_KERNEL, STEP_GEMM, STEP_HOST };
+enum { STEP_KERNEL, STEP_GEMM, STEP_HOST, STEP_LT };
 
 /* A run of members the analysis refuses whole is tried as its prefixes,
  * longest first; those longer than this (other than the run itself) are
@@ -32,6 +32,8 @@ typedef struct step {
     void **av;                 /* their addresses, for the launch */
     fe_cuda_gemm gm;           /* STEP_GEMM, pointers set per run from */
     fe_cuda_buf gb[3];         /* A, B and C's buffers */
+    fe_cuda_lt lt;             /* STEP_LT: gm's pointers from gb, and */
+    fe_cuda_buf lx[2];         /* its C's and bias's buffers */
     void **host;               /* STEP_HOST: a buffer per input, then per output, */
     fe_k_tensor *views;        /* and their views */
 } step;
@@ -53,7 +55,8 @@ struct fe_cuda_group {
     int64_t temp_bytes;
     fe_cuda_kernel *ks;        /* the kernels, for fe_cuda_group_kernels */
     int nks;
-    char how[640];
+    char lt_form[48];          /* the cuBLASLt step's epilogue, "bias+gelu" */
+    char how[768];
 };
 
 /* Tensor t's buffer: the group's own, else the caller's. */
@@ -92,6 +95,7 @@ static void drop_steps(fe_cuda_group *gr, int first)
     for (int s = first; gr->steps && s < gr->nsteps; s++) {
         step *st = &gr->steps[s];
         fe_cuda_kernel_free(&st->k);
+        fe_cuda_lt_release(&st->lt);
         free(st->args);
         free(st->pv);
         free(st->av);
@@ -539,6 +543,350 @@ static int own_buffers(fe_cuda_group *gr, fe_error *err)
     return FE_OK;
 }
 
+/* ---- running ---- */
+
+static int run_host(const fe_cuda_group *gr, const step *st, const fe_cu_ptr *dev, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    const fe_node *nd = fe_graph_node(g, st->node);
+    int rc = FE_OK;
+    for (int k = 0; k < nd->nin && rc == FE_OK; k++) {
+        int32_t t = fe_node_input(g, nd, k);
+        rc = fe_cuda_download(st->host[k], tensor_buf(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes,
+                              err);
+    }
+    if (rc == FE_OK)   /* the views sit in the step: a node may have 4096 operands */
+        rc = fe_k_node_run(g, nd, st->views, st->views + nd->nin, err);
+    for (int k = 0; k < nd->nout && rc == FE_OK; k++) {
+        int32_t t = fe_node_output(g, nd, k);
+        rc = fe_cuda_upload(tensor_buf(gr, dev, t), st->host[nd->nin + k],
+                            (size_t)fe_graph_tensor(g, t)->bytes, err);
+    }
+    return rc;
+}
+
+int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    int rc = FE_OK;
+    if (gr->dry)
+        return fe_error_set(err, FE_ERUNTIME, "cuda: a group planned without a device cannot run");
+    for (int s = 0; s < gr->nsteps && rc == FE_OK; s++) {
+        step *st = &gr->steps[s];
+        if (st->kind == STEP_HOST) {
+            rc = run_host(gr, st, dev, err);
+        } else if (st->kind == STEP_GEMM) {
+            fe_cuda_gemm gm = st->gm;
+            gm.a = buf_of(gr, dev, st->gb[0]);
+            gm.b = buf_of(gr, dev, st->gb[1]);
+            gm.c = buf_of(gr, dev, st->gb[2]);
+            rc = fe_cuda_gemm_run(&gm, err);
+        } else if (st->kind == STEP_LT) {
+            fe_cuda_lt l = st->lt;
+            l.gm.a = buf_of(gr, dev, st->gb[0]);
+            l.gm.b = buf_of(gr, dev, st->gb[1]);
+            l.gm.c = buf_of(gr, dev, st->gb[2]);
+            l.c = l.has_c ? buf_of(gr, dev, st->lx[0]) : 0;
+            l.bias = l.has_bias ? buf_of(gr, dev, st->lx[1]) : 0;
+            rc = fe_cuda_lt_run(&l, err);
+        } else {
+            for (int a = 0; a < st->nargs; a++)
+                st->pv[a] = buf_of(gr, dev, st->args[a]);
+            st->pv[st->nargs] = fault;   /* read only by kernels that take it */
+            rc = fe_cuda_launch(st->k.fn, st->k.shape.grid, st->k.shape.threads, 0, st->av, err);
+        }
+        if (rc && st->node >= 0)
+            fe_error_prefix(err, "node '%s': ", fe_node_name(g, fe_graph_node(g, st->node)));
+    }
+    return rc;
+}
+
+/* Free every step and the group's own buffers, leaving no steps. */
+static void clear_steps(fe_cuda_group *gr)
+{
+    drop_steps(gr, 0);
+    for (int i = 0; i < gr->ntmp; i++)
+        fe_cuda_free(gr->tmp_p[i]);
+    gr->ntmp = 0;
+}
+
+/* ---- cuBLASLt epilogues ----
+ *
+ * Note on the forms taken. A group of one matmul and the elementwise
+ * epilogue after it,
+ *
+ *   y = act(alpha (a @ b) + c + bias)
+ *
+ * can run as one cublasLtMatmul instead of cuBLAS and a kernel. Taken, in
+ * member order: muls and divs of the product by a scalar attribute (alpha;
+ * only before any add, since Lt scales the product alone); at most one add
+ * of a tensor broadcast along the output's last axis, every other axis 1
+ * (Lt's bias: one value per row of its column-major D, which is per
+ * element of our last axis) and at most one add of a tensor of the
+ * output's shape (Lt's C, beta 1), in either order; then at most one relu,
+ * or gelu with approximate "tanh" (Lt's GELU is the tanh form: an erf gelu
+ * is another function). Every tensor of the chain has the product's shape
+ * and dtype, the bias and C too (Lt reads both in D's type); each feeds
+ * only the next member, and the chain's last tensor is the group's one
+ * output: an intermediate read elsewhere would need a store Lt does not
+ * make. Anything else (a scale after an add, sub, silu, a second bias, an
+ * f32 bias of an f16 product) keeps cuBLAS and a kernel.
+ *
+ * Which of the two runs is measured when the group is compiled (before
+ * any CUDA-graph capture), on scratch buffers of the group's sizes: a
+ * warm-up, then the median of LT_REPS calls each, timed with events. The
+ * decision is the group's, made again in every process (the disk cache
+ * holds kernel images, not timings). FUSEENG_CUDA_LT=0 or 1 forces it,
+ * for tests. */
+
+enum { LT_WARM = 2, LT_REPS = 7 };
+
+typedef struct lt_form {
+    fe_cuda_lt lt;
+    int32_t a, b, d, c, bias;  /* tensors; c and bias -1 when absent */
+    char name[48];             /* "scale+bias+gelu" */
+} lt_form;
+
+static int same_shape(const fe_graph *g, const fe_tensor *x, const fe_tensor *y)
+{
+    return x->rank == y->rank &&
+           !memcmp(fe_tensor_shape(g, x), fe_tensor_shape(g, y), (size_t)x->rank * sizeof(int64_t));
+}
+
+/* [..., 1, N] against y [..., N]: Lt's bias vector. */
+static int bias_shape(const fe_graph *g, const fe_tensor *x, const fe_tensor *y)
+{
+    const int64_t *xs = fe_tensor_shape(g, x), *ys = fe_tensor_shape(g, y);
+    if (x->rank < 1 || y->rank < 1 || x->rank > y->rank || xs[x->rank - 1] != ys[y->rank - 1])
+        return 0;
+    for (int i = 0; i < x->rank - 1; i++)
+        if (xs[i] != 1)
+            return 0;
+    return 1;
+}
+
+static void form_add(lt_form *f, const char *part)
+{
+    size_t l = strlen(f->name);
+    snprintf(f->name + l, sizeof f->name - l, "%s%s", l ? "+" : "", part);
+}
+
+/* 1 when the group is one of the forms above, filling f; 0 when not, with
+ * why saying what does not fit (left empty when the group is not a matmul
+ * and an epilogue at all). */
+static int lt_match(const fe_cuda_group *gr, lt_form *f, fe_error *why)
+{
+    const fe_graph *g = gr->g;
+    const fe_node *mm = fe_graph_node(g, gr->nodes[0]);
+    memset(f, 0, sizeof *f);
+    f->c = f->bias = -1;
+    f->lt.alpha = 1.0f;
+    if (gr->n < 2 || mm->op != FE_OP_MATMUL)
+        return 0;
+    if (gemm_plan(g, mm, &f->lt.gm, why))   /* the matmul runs on the host: said there */
+        return memset(why, 0, sizeof *why), 0;
+    int32_t cur = fe_node_output(g, mm, 0);
+    const fe_tensor *y = fe_graph_tensor(g, cur);
+    double alpha = 1.0;
+    int phase = 0;   /* 0: scales may come, 1: after an add, 2: after the activation */
+    for (int i = 1; i < gr->n; i++) {
+        const fe_node *nd = fe_graph_node(g, gr->nodes[i]);
+        const char *on = fe_node_op_name(nd), *nm = fe_node_name(g, nd);
+        if (fe_graph_tensor(g, cur)->ncons != 1 || fe_k_ids_has(gr->outs, gr->nouts, cur))
+            return fe_error_set(why, FE_EINPUT, "'%s' is read outside the epilogue",
+                                fe_tensor_name(g, fe_graph_tensor(g, cur))), 0;
+        int k = nd->nin > 0 && fe_node_input(g, nd, 0) == cur ? 0
+              : nd->nin > 1 && fe_node_input(g, nd, 1) == cur ? 1 : -1;
+        if (k < 0 || nd->nout != 1)
+            return fe_error_set(why, FE_EINPUT, "'%s' is not a link of the chain after the matmul",
+                                nm), 0;
+        const fe_tensor *o = fe_graph_tensor(g, fe_node_output(g, nd, 0));
+        if (!same_shape(g, o, y) || o->dtype != y->dtype)
+            return fe_error_set(why, FE_EINPUT, "'%s' changes the product's shape or dtype", nm), 0;
+        double sv;
+        if ((nd->op == FE_OP_MUL || nd->op == FE_OP_DIV) && nd->nin == 1 && fe_node_scalar(g, nd, &sv)) {
+            if (phase > 0)
+                return fe_error_set(why, FE_EINPUT, "%s '%s' scales after an add (Lt's alpha "
+                                    "scales the product alone)", on, nm), 0;
+            if (nd->op == FE_OP_DIV && fe_node_attr_int(g, nd, "scalar_index", 1) != 1)
+                return fe_error_set(why, FE_EINPUT, "div '%s' divides a scalar by the product", nm), 0;
+            alpha = nd->op == FE_OP_MUL ? alpha * sv : alpha / sv;
+            if (!strstr(f->name, "scale"))
+                form_add(f, "scale");
+        } else if (nd->op == FE_OP_ADD && nd->nin == 2) {
+            int32_t ot = fe_node_input(g, nd, 1 - k);
+            const fe_tensor *x = fe_graph_tensor(g, ot);
+            if (phase > 1)
+                return fe_error_set(why, FE_EINPUT, "add '%s' follows the activation", nm), 0;
+            if (ot == cur || !fe_k_ids_has(gr->ins, gr->nins, ot) || x->dtype != y->dtype)
+                return fe_error_set(why, FE_EINPUT, "add '%s' adds %s, not a tensor of the "
+                                    "product's dtype from outside the group", nm,
+                                    ot == cur ? "the product to itself" : "another"), 0;
+            if (same_shape(g, x, y) && f->c < 0) {
+                f->c = ot;
+                form_add(f, "residual");
+            } else if (bias_shape(g, x, y) && f->bias < 0) {
+                f->bias = ot;
+                form_add(f, "bias");
+            } else {
+                return fe_error_set(why, FE_EINPUT, "add '%s' is neither the one bias along the "
+                                    "last axis nor the one residual of the output's shape", nm), 0;
+            }
+            phase = 1;
+        } else if (nd->op == FE_OP_RELU ||
+                   (nd->op == FE_OP_GELU &&
+                    !strcmp(fe_node_attr_str(g, nd, "approximate", "none"), "tanh"))) {
+            if (phase == 2)
+                return fe_error_set(why, FE_EINPUT, "a second activation '%s'", nm), 0;
+            f->lt.act = nd->op == FE_OP_RELU ? FE_CUDA_ACT_RELU : FE_CUDA_ACT_GELU_TANH;
+            form_add(f, nd->op == FE_OP_RELU ? "relu" : "gelu");
+            phase = 2;
+        } else {
+            return fe_error_set(why, FE_EINPUT, "%s '%s' is not among cuBLASLt's epilogues%s", on,
+                                nm, nd->op == FE_OP_GELU ? " (its GELU is the tanh form; this "
+                                "gelu is the erf one)" : ""), 0;
+        }
+        cur = fe_node_output(g, nd, 0);
+    }
+    if (gr->nouts != 1 || gr->outs[0] != cur)
+        return fe_error_set(why, FE_EINPUT, "the group has outputs besides the epilogue's last"), 0;
+    f->a = fe_node_input(g, mm, 0);
+    f->b = fe_node_input(g, mm, 1);
+    f->d = cur;
+    f->lt.alpha = (float)alpha;
+    f->lt.has_c = f->c >= 0;
+    f->lt.has_bias = f->bias >= 0;
+    /* a batch of a's rows times one b is one taller product */
+    fe_cuda_gemm *gm = &f->lt.gm;
+    if (gm->batch > 1 && gm->sb == 0 && !gm->ta && gm->sa == gm->m * gm->k) {
+        gm->m *= gm->batch;
+        gm->batch = 1;
+        gm->sa = 0;
+        gm->sc = gm->m * gm->n;
+    }
+    return 1;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median ms of the group's steps (way 0) and of f's Lt call (way 1),
+ * on zeroed scratch buffers for the group's inputs and output. */
+static int lt_measure(fe_cuda_group *gr, lt_form *f, float ms[2], fe_error *err)
+{
+    const fe_graph *g = gr->g;
+    fe_cu_ptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
+    fe_cu_event ev[2] = {0, 0};
+    float t[2][LT_REPS];
+    int rc = dev ? FE_OK : fe_error_set(err, FE_ENOMEM, "out of memory");
+    for (int i = 0; i < gr->nins + gr->nouts && rc == FE_OK; i++) {
+        int32_t id = i < gr->nins ? gr->ins[i] : gr->outs[i - gr->nins];
+        size_t b = (size_t)fe_graph_tensor(g, id)->bytes;
+        if ((rc = fe_cuda_alloc(&dev[id], b, err)) == FE_OK)
+            rc = fe_cuda_memset(dev[id], 0, b, err);
+    }
+    if (rc == FE_OK && (rc = fe_cuda_event_new(&ev[0], err)) == FE_OK)
+        rc = fe_cuda_event_new(&ev[1], err);
+    fe_cuda_lt l = f->lt;
+    if (rc == FE_OK) {
+        l.gm.a = dev[f->a];
+        l.gm.b = dev[f->b];
+        l.gm.c = dev[f->d];
+        l.c = f->c >= 0 ? dev[f->c] : 0;
+        l.bias = f->bias >= 0 ? dev[f->bias] : 0;
+    }
+    for (int r = -LT_WARM; r < LT_REPS && rc == FE_OK; r++)
+        for (int w = 0; w < 2 && rc == FE_OK; w++) {
+            float x = 0;
+            if ((rc = fe_cuda_record(ev[0], err)) == FE_OK)
+                rc = w ? fe_cuda_lt_run(&l, err) : fe_cuda_group_run(gr, dev, 0, err);
+            if (rc == FE_OK && (rc = fe_cuda_record(ev[1], err)) == FE_OK)
+                rc = fe_cuda_elapsed(ev[0], ev[1], &x, err);
+            if (r >= 0)
+                t[w][r] = x;
+        }
+    if (rc == FE_OK)
+        for (int w = 0; w < 2; w++) {
+            qsort(t[w], LT_REPS, sizeof t[w][0], cmp_float);
+            ms[w] = t[w][LT_REPS / 2];
+        }
+    fe_cuda_sync(NULL);
+    fe_cuda_event_free(ev[0]);
+    fe_cuda_event_free(ev[1]);
+    for (int i = 0; dev && i < gr->nins + gr->nouts; i++)
+        fe_cuda_free(dev[i < gr->nins ? gr->ins[i] : gr->outs[i - gr->nins]]);
+    free(dev);
+    return rc;
+}
+
+/* The group's steps replaced by f's one Lt call (taking over f's plan). */
+static int lt_adopt(fe_cuda_group *gr, lt_form *f, fe_error *err)
+{
+    clear_steps(gr);
+    gr->temp_bytes = 0;
+    step *s = new_step(gr, err);
+    if (!s)
+        return FE_ENOMEM;
+    s->kind = STEP_LT;
+    s->node = gr->nodes[0];
+    s->lt = f->lt;
+    f->lt.plan = NULL;
+    s->gb[0] = fe_cuda_tbuf(f->a, 0);
+    s->gb[1] = fe_cuda_tbuf(f->b, 0);
+    s->gb[2] = fe_cuda_tbuf(f->d, 0);
+    s->lx[0] = fe_cuda_tbuf(f->c >= 0 ? f->c : f->d, 0);
+    s->lx[1] = fe_cuda_tbuf(f->bias >= 0 ? f->bias : f->d, 0);
+    snprintf(gr->lt_form, sizeof gr->lt_form, "%s", f->name);
+    return FE_OK;
+}
+
+/* Decide between the group's steps and one cuBLASLt call (the note above),
+ * saying which and why in note. Only errors of the device fail it. */
+static int lt_choose(fe_cuda_group *gr, char *note, size_t nn, fe_error *err)
+{
+    lt_form f;
+    fe_error why = {0};
+    char say[300] = "";
+    float ms[2] = {0, 0};
+    const char *env = getenv("FUSEENG_CUDA_LT");
+    int mode = env && !strcmp(env, "0") ? 0 : env && !strcmp(env, "1") ? 1 : 2;
+    int rc = FE_OK;
+    if (!lt_match(gr, &f, &why)) {
+        if (why.message[0])
+            snprintf(say, sizeof say, "not cuBLASLt: %.250s", why.message);
+    } else if (gr->dry) {
+        snprintf(say, sizeof say, "a cuBLASLt candidate, epilogue %s, measured against cuBLAS + "
+                 "kernel on the card", f.name);
+    } else if (mode == 0) {
+        snprintf(say, sizeof say, "cuBLASLt epilogue %s off (FUSEENG_CUDA_LT=0)", f.name);
+    } else if (fe_cuda_lt_prepare(&f.lt, &why)) {
+        if (why.code == FE_ENOMEM)
+            return fe_error_set(err, FE_ENOMEM, "%s", why.message);
+        snprintf(say, sizeof say, "cuBLASLt not used: %.250s", why.message);
+    } else if (mode == 1) {
+        snprintf(say, sizeof say, "cuBLASLt epilogue %s (forced by FUSEENG_CUDA_LT=1, not measured)",
+                 f.name);
+        rc = lt_adopt(gr, &f, err);
+    } else if ((rc = lt_measure(gr, &f, ms, err)) == FE_OK) {
+        if (ms[1] < ms[0]) {
+            snprintf(say, sizeof say, "cuBLASLt epilogue %s: %.3f vs %.3f ms for cuBLAS + kernel",
+                     f.name, ms[1], ms[0]);
+            rc = lt_adopt(gr, &f, err);
+        } else {
+            snprintf(say, sizeof say, "cuBLAS + kernel: %.3f vs %.3f ms for cuBLASLt epilogue %s",
+                     ms[0], ms[1], f.name);
+        }
+    }
+    fe_cuda_lt_release(&f.lt);
+    size_t l = strlen(note);
+    if (say[0] && l + 1 < nn)
+        snprintf(note + l, nn - l, "%s%s", l ? "; " : "", say);
+    return rc;
+}
+
 static void describe(fe_cuda_group *gr, const char *note)
 {
     const fe_graph *g = gr->g;
@@ -561,7 +909,7 @@ static void describe(fe_cuda_group *gr, const char *note)
     int nk = 0, nb = 0;
     for (int s = 0; s < gr->nsteps; s++) {
         nk += gr->steps[s].kind == STEP_KERNEL;
-        nb += gr->steps[s].kind == STEP_GEMM;
+        nb += gr->steps[s].kind == STEP_GEMM || gr->steps[s].kind == STEP_LT;
     }
     int len = snprintf(gr->how, sizeof gr->how, "cuda_steps: %d op%s in %d step%s (%d kernel%s, %d "
                        "cuBLAS, %d on the host)", gr->n, gr->n == 1 ? "" : "s", gr->nsteps,
@@ -578,7 +926,7 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
 {
     const fe_cuda_dev *d = fe_cuda_device();
     fe_cuda_group *gr = calloc(1, sizeof *gr);
-    char note[480] = "";
+    char note[720] = "";
     fe_error why = {0};
     int rc;
     if (!dry && !d) {
@@ -655,6 +1003,8 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
             snprintf(note, sizeof note, "not one kernel: %.160s%s%.250s", why.message,
                      tmp[0] ? "; " : "", tmp);
         }
+        if (rc == FE_OK)
+            rc = lt_choose(gr, note, sizeof note, err);
     }
     if (rc == FE_OK) {
         gr->ks = calloc((size_t)gr->nsteps + 1, sizeof *gr->ks);
@@ -687,9 +1037,7 @@ void fe_cuda_group_free(fe_cuda_group *gr)
 {
     if (!gr)
         return;
-    drop_steps(gr, 0);
-    for (int i = 0; i < gr->ntmp; i++)
-        fe_cuda_free(gr->tmp_p[i]);
+    clear_steps(gr);
     fe_cuda_free(gr->scratch);
     free(gr->tmp_t);
     free(gr->tmp_p);
@@ -729,6 +1077,12 @@ void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f)
     for (int s = 0; s < gr->nsteps; s++) {
         const step *st = &gr->steps[s];
         const char *who = st->node >= 0 ? fe_node_name(gr->g, fe_graph_node(gr->g, st->node)) : "group";
+        if (st->kind == STEP_LT) {
+            fprintf(f, "%s%s: cuBLASLt gemm %lld x %lld x %lld, batch %lld, epilogue %s\n", indent, who,
+                    (long long)st->lt.gm.m, (long long)st->lt.gm.n, (long long)st->lt.gm.k,
+                    (long long)st->lt.gm.batch, gr->lt_form);
+            continue;
+        }
         if (st->kind == STEP_GEMM) {
             fprintf(f, "%s%s: cuBLAS gemm %lld x %lld x %lld, batch %lld%s\n", indent, who,
                     (long long)st->gm.m, (long long)st->gm.n, (long long)st->gm.k, (long long)st->gm.batch,
@@ -754,54 +1108,4 @@ void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f)
             p += n + (p[n] == '\n');
         }
     }
-}
-
-/* ---- running ---- */
-
-static int run_host(const fe_cuda_group *gr, const step *st, const fe_cu_ptr *dev, fe_error *err)
-{
-    const fe_graph *g = gr->g;
-    const fe_node *nd = fe_graph_node(g, st->node);
-    int rc = FE_OK;
-    for (int k = 0; k < nd->nin && rc == FE_OK; k++) {
-        int32_t t = fe_node_input(g, nd, k);
-        rc = fe_cuda_download(st->host[k], tensor_buf(gr, dev, t), (size_t)fe_graph_tensor(g, t)->bytes,
-                              err);
-    }
-    if (rc == FE_OK)   /* the views sit in the step: a node may have 4096 operands */
-        rc = fe_k_node_run(g, nd, st->views, st->views + nd->nin, err);
-    for (int k = 0; k < nd->nout && rc == FE_OK; k++) {
-        int32_t t = fe_node_output(g, nd, k);
-        rc = fe_cuda_upload(tensor_buf(gr, dev, t), st->host[nd->nin + k],
-                            (size_t)fe_graph_tensor(g, t)->bytes, err);
-    }
-    return rc;
-}
-
-int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, fe_error *err)
-{
-    const fe_graph *g = gr->g;
-    int rc = FE_OK;
-    if (gr->dry)
-        return fe_error_set(err, FE_ERUNTIME, "cuda: a group planned without a device cannot run");
-    for (int s = 0; s < gr->nsteps && rc == FE_OK; s++) {
-        step *st = &gr->steps[s];
-        if (st->kind == STEP_HOST) {
-            rc = run_host(gr, st, dev, err);
-        } else if (st->kind == STEP_GEMM) {
-            fe_cuda_gemm gm = st->gm;
-            gm.a = buf_of(gr, dev, st->gb[0]);
-            gm.b = buf_of(gr, dev, st->gb[1]);
-            gm.c = buf_of(gr, dev, st->gb[2]);
-            rc = fe_cuda_gemm_run(&gm, err);
-        } else {
-            for (int a = 0; a < st->nargs; a++)
-                st->pv[a] = buf_of(gr, dev, st->args[a]);
-            st->pv[st->nargs] = fault;   /* read only by kernels that take it */
-            rc = fe_cuda_launch(st->k.fn, st->k.shape.grid, st->k.shape.threads, 0, st->av, err);
-        }
-        if (rc && st->node >= 0)
-            fe_error_prefix(err, "node '%s': ", fe_node_name(g, fe_graph_node(g, st->node)));
-    }
-    return rc;
 }

@@ -6,9 +6,12 @@
  *              fill the card, each as one generated kernel: bandwidth as a
  *              fraction of the copy's (target >= 0.80), and the same
  *              workload op by op (one kernel each) for the gain;
- *   epilogue   a matmul with bias and GELU as the plan runs it (cuBLAS,
- *              then the epilogue as one kernel) against the matmul alone
- *              plus its epilogue ops one by one, and the matmul alone;
+ *   epilogue   a matmul with bias and GELU (tanh) as the plan runs it
+ *              (cuBLASLt with the epilogue, or cuBLAS then the epilogue as
+ *              one kernel, whichever the group measured faster), each of
+ *              the two forced (FUSEENG_CUDA_LT), the ops one by one and
+ *              the matmul alone: the plan is to be no slower than cuBLAS
+ *              plus the epilogue kernel, nor than the faster of the two;
  *   conv       a 3x3 convolution with bias and ReLU as the plan runs it
  *              (im2col and cuBLAS, then the epilogue), op by op, and the
  *              convolution alone with its rate, to hold against cuDNN;
@@ -361,14 +364,31 @@ int main(int argc, char **argv)
             die("matmul_bias_gelu", &err);
         seq f = make_seq(g, all, g->nnodes, 0, dev, fault), u = make_seq(g, all, g->nnodes, 1, dev, fault);
         seq m = make_seq(g, &mm, 1, 0, dev, fault);
-        double tf = time_seq(&f), tu = time_seq(&u), tm = time_seq(&m);
-        printf("\nmatmul + bias + gelu f32 [8192 x 2048] x [2048 x 2048]: fused %.3f ms, op by op %.3f ms "
-               "(%.2fx), matmul alone %.3f ms (epilogue %.3f ms)\n    %s\n", tf, tu, tu / tf, tm,
-               tf - tm, fe_cuda_group_how(f.g[0]));
+        setenv("FUSEENG_CUDA_LT", "0", 1);
+        seq k = make_seq(g, all, g->nnodes, 0, dev, fault);
+        setenv("FUSEENG_CUDA_LT", "1", 1);
+        seq l = make_seq(g, all, g->nnodes, 0, dev, fault);
+        unsetenv("FUSEENG_CUDA_LT");
+        double tf = time_seq(&f), tu = time_seq(&u), tm = time_seq(&m), tk = time_seq(&k);
+        double tl = time_seq(&l);
+        const char *how = fe_cuda_group_how(f.g[0]);
+        int took_lt = strstr(how, "(0 kernels, 1 cuBLAS") != NULL;
+        printf("\nmatmul + bias + gelu tanh f32 [8192 x 2048] x [2048 x 2048], the plan took %s:\n"
+               "    plan %.3f ms, cuBLASLt with the epilogue %.3f ms, cuBLAS + kernel %.3f ms, op by "
+               "op %.3f ms, matmul alone %.3f ms (epilogue kernel %.3f ms)\n    %s\n    %s\n",
+               took_lt ? "cuBLASLt" : "cuBLAS + kernel", tf, tl, tk, tu, tm, tk - tm, how,
+               fe_cuda_group_how(l.g[0]));
+        if (tf > tk * 1.02 || tf > (tl < tk ? tl : tk) * 1.02) {
+            printf("    MISSED  the plan is slower than %s\n", tf > tk * 1.02 ? "cuBLAS + the "
+                   "epilogue kernel" : "the faster of the two ways");
+            missed++;
+        }
         if (tf > tu * 1.02) {
             printf("    MISSED  the fused matmul is slower than its ops one by one\n");
             missed++;
         }
+        free_seq(&k);
+        free_seq(&l);
         free_seq(&f);
         free_seq(&u);
         free_seq(&m);

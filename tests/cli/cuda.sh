@@ -129,6 +129,22 @@ for b in gpt2-small-2l-eager llama2-7b-2l-sdpa; do
     done
 done
 
+# A matmul and an epilogue cuBLASLt can take: without a GPU, named as a
+# candidate to measure; the forms it cannot take, named with why.
+name="without a GPU, --show-kernels --device cuda names cuBLASLt candidates and the forms refused"
+if [ "$gpu" -ne 0 ]; then
+    "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --show-kernels --device cuda >"$T/lt.show" 2>&1
+    "$FUSEENG" run tests/cuda/lt_refused.json --policy fuse_all --show-kernels --device cuda >>"$T/lt.show" 2>&1
+    if [ "$(grep -c 'a cuBLASLt candidate, epilogue [a-z+]*, measured against cuBLAS + kernel on the card' \
+            "$T/lt.show")" = 7 ] && [ "$(grep -c 'not cuBLASLt: ' "$T/lt.show")" = 3 ]; then
+        ok "$name"
+    else
+        not_ok "$name" "$(grep -E '^  cuda_steps' "$T/lt.show")"
+    fi
+else
+    skip "$name" "this machine has a GPU"
+fi
+
 # ---- on the GPU ----
 need_gpu() {   # need_gpu NAME: skip NAME and return 1 without a GPU
     if [ "$gpu" -ne 0 ]; then
@@ -178,6 +194,37 @@ for c in conv sdpa; do
     check "$name" env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all \
         --execute --no-timing --device cuda
 done
+
+# cuBLASLt with the epilogue, forced either way, then chosen by measurement
+for v in 1 0; do
+    name="gpu: tests/cuda/lt with FUSEENG_CUDA_LT=$v agrees with the CPU reference"
+    need_gpu "$name" || continue
+    check "$name" env FUSEENG_CUDA_LT=$v "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --execute --no-timing \
+        --device cuda
+done
+name="gpu: with FUSEENG_CUDA_LT=1 every group of tests/cuda/lt is one cuBLASLt call"
+if need_gpu "$name"; then
+    FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --show-kernels --device cuda >"$T/lt.show" 2>&1
+    if [ "$(grep -c '(0 kernels, 1 cuBLAS, 0 on the host):.*cuBLASLt epilogue [a-z+]* (forced' "$T/lt.show")" = 7 ] &&
+        [ "$(grep -c ': cuBLASLt gemm ' "$T/lt.show")" = 7 ]; then
+        ok "$name"
+    else
+        not_ok "$name" "$(grep -E '^  cuda_steps' "$T/lt.show")"
+    fi
+fi
+name="gpu: matmul_bias_gelu measures cuBLASLt against cuBLAS + kernel, and agrees with the CPU reference"
+if need_gpu "$name"; then
+    if "$FUSEENG" run examples/bench/matmul_bias_gelu.json --policy fuse_all --execute --no-timing --device cuda \
+        --verbose >"$T/mbg.out" 2>&1 &&
+        grep -Eq '(cuBLASLt epilogue bias\+gelu|cuBLAS \+ kernel): [0-9.]+ vs [0-9.]+ ms for' "$T/mbg.out"; then
+        ok "$name"
+    else
+        not_ok "$name" "$(grep -E 'cuda_steps|fuseeng:' "$T/mbg.out" | head -5)"
+    fi
+fi
+name="gpu: a plan of cuBLASLt calls is replayed as a CUDA graph"
+need_gpu "$name" && expect_ok "$name" "graphs     as CUDA graphs" \
+    env FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --execute --device cuda --budget 0.1
 
 name="gpu: 40 random graphs of the differential tester and its CUDA seeds agree with the CPU under every policy"
 if need_gpu "$name"; then

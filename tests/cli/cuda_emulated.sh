@@ -1,13 +1,15 @@
 #!/bin/sh
 # cuda_emulated.sh: --device cuda end to end on a machine with no GPU.
-# tests/tools/fakecuda.c, built here, stands in for the driver, NVRTC and
-# cuBLAS (found first through LD_LIBRARY_PATH): kernels are compiled as
-# host C++ and run thread by thread, cuBLAS is a loop. Every plan is then
+# tests/tools/fakecuda.c, built here, stands in for the driver, NVRTC,
+# cuBLAS and cuBLASLt (found first through LD_LIBRARY_PATH): kernels are
+# compiled as host C++ and run thread by thread, cuBLAS and cuBLASLt are
+# loops. Every plan is then
 # checked against the CPU reference exactly as on a GPU: the graphs of
 # tests/cuda (each attribute of conv2d, the pools, pad, sdpa, softmax
-# over an axis, the aten customs and integer ops of exports), small
-# example models, random graphs of the differential tester and
-# out-of-range indices. What the emulation cannot see (races,
+# over an axis, the aten customs and integer ops of exports; matmul
+# epilogues as one cuBLASLt call, forced both ways with FUSEENG_CUDA_LT,
+# and the forms it refuses), small example models, random graphs of the
+# differential tester and out-of-range indices. What the emulation cannot see (races,
 # alignment, registers, speed) is the GPU half of cuda.sh's; what NVRTC
 # accepts is cuda_clang.sh's and cuda_nvrtc.sh's. Skipped by name without
 # a C++ compiler, under SANITIZE=1, and where a real GPU answers (cuda.sh
@@ -18,7 +20,8 @@ F="$T/fake"
 CXX=${FAKECUDA_CXX:-c++}
 DT=${BUILD:-build}/difftest/difftest
 
-CASES="aten conv pad pool sdpa softmax masked_softmax"
+CASES="aten conv pad pool sdpa softmax masked_softmax lt lt_refused"
+LT_FORMS="g_mm:bias+gelu s_mm:scale+residual r_mm:bias+relu h_mm:scale+bias+residual+gelu b_mm:scale+bias+relu w_mm:residual+bias t_mm:bias+gelu"
 MODELS="resnet50_bottleneck:N=1 opu_convnet:N=1 allreduce_epilogue:T=16 gpt2_block:S=64 bert_base_layer:B=1,S=32 hub_conflict:M=64,N=64"
 SEEDS=1:12
 
@@ -28,6 +31,12 @@ names() {   # every test's name, for skipping
         for p in no_fusion fuse_all inductor_greedy; do echo "emulated: tests/cuda/$c under $p agrees with the CPU reference"; done
     done
     for c in conv sdpa; do echo "emulated: tests/cuda/$c in chunks of one image or batch agrees with the CPU reference"; done
+    for v in 1 0; do echo "emulated: tests/cuda/lt with FUSEENG_CUDA_LT=$v agrees with the CPU reference"; done
+    for f in $LT_FORMS; do echo "emulated: ${f%%:*} runs as one cuBLASLt call, epilogue ${f#*:}"; done
+    echo "emulated: tests/cuda/lt_refused keeps cuBLAS and a kernel, saying why"
+    echo "emulated: tests/cuda/lt measured both ways says which won and by how much"
+    echo "emulated: a plan with cuBLASLt calls is replayed as a CUDA graph"
+    echo "emulated: a cuBLASLt without its entry points fails nothing: cuBLAS and a kernel, saying why"
     for m in $MODELS; do
         for p in no_fusion fuse_all; do echo "emulated: ${m%%:*} under $p agrees with the CPU reference"; done
     done
@@ -61,7 +70,7 @@ if ! ${CC:-cc} -std=c11 -O2 -shared -fPIC -o "$F/libcuda.so.1" tests/tools/fakec
     finish
     exit $?
 fi
-for l in libnvrtc.so.13 libnvrtc.so.12 libcublas.so.13 libcublas.so.12; do ln -sf libcuda.so.1 "$F/$l"; done
+for l in libnvrtc.so.13 libnvrtc.so.12 libcublas.so.13 libcublas.so.12 libcublasLt.so.13 libcublasLt.so.12; do ln -sf libcuda.so.1 "$F/$l"; done
 export LD_LIBRARY_PATH="$F${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSEENG_CACHE_DIR="$T/cache" FAKECUDA_CXX="$CXX"
 unset FUSEENG_CUDA_LIBS CUDA_HOME
 
@@ -81,6 +90,59 @@ for c in conv sdpa; do
         env FUSEENG_CUDA_SCRATCH_MIB=0 "$FUSEENG" run "tests/cuda/$c.json" --policy fuse_all --execute \
         --no-timing --device cuda
 done
+
+# a matmul and its epilogue as one cuBLASLt call, and as cuBLAS and a kernel
+for v in 1 0; do
+    check "emulated: tests/cuda/lt with FUSEENG_CUDA_LT=$v agrees with the CPU reference" \
+        env FUSEENG_CUDA_LT=$v "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --execute --no-timing --device cuda
+done
+FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --show-kernels --device cuda >"$T/lt.show" 2>&1
+for f in $LT_FORMS; do
+    nd=${f%%:*}
+    epi=${f#*:}
+    name="emulated: $nd runs as one cuBLASLt call, epilogue $epi"
+    if grep -q "cuda_steps: [0-9]* ops in 1 step (0 kernels, 1 cuBLAS, 0 on the host):.*cuBLASLt epilogue $epi (forced" \
+        "$T/lt.show" && grep -q "^    $nd: cuBLASLt gemm .*epilogue $epi\$" "$T/lt.show"; then
+        ok "$name"
+    else
+        not_ok "$name" "$(grep -E 'cuda_steps|cuBLAS' "$T/lt.show" | head -20)"
+    fi
+done
+FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt_refused.json --policy fuse_all --show-kernels --device cuda \
+    >"$T/ltr.show" 2>&1
+name="emulated: tests/cuda/lt_refused keeps cuBLAS and a kernel, saying why"
+if [ "$(grep -c '(1 kernel, 1 cuBLAS, 0 on the host).*not cuBLASLt: ' "$T/ltr.show")" = 3 ] &&
+    grep -q "not cuBLASLt: gelu 'e_y' is not among cuBLASLt's epilogues (its GELU is the tanh form" "$T/ltr.show" &&
+    grep -q "not cuBLASLt: 'o_add' is read outside the epilogue" "$T/ltr.show" &&
+    grep -q "not cuBLASLt: mul 'a_y' scales after an add" "$T/ltr.show"; then
+    ok "$name"
+else
+    not_ok "$name" "$(grep -E 'cuda_steps' "$T/ltr.show")"
+fi
+name="emulated: tests/cuda/lt measured both ways says which won and by how much"
+FUSEENG_CUDA_LT=auto "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --show-kernels --device cuda >"$T/lta.show" 2>&1
+if [ "$(grep -cE '(cuBLASLt epilogue [a-z+]+|cuBLAS \+ kernel): [0-9.]+ vs [0-9.]+ ms for (cuBLAS \+ kernel|cuBLASLt epilogue)' \
+        "$T/lta.show")" = 7 ]; then
+    ok "$name"
+else
+    not_ok "$name" "$(grep -E 'cuda_steps' "$T/lta.show")"
+fi
+expect_ok "emulated: a plan with cuBLASLt calls is replayed as a CUDA graph" "as CUDA graphs" \
+    env FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all --execute --device cuda --budget 0.05
+# a library by cuBLASLt's names with none of its symbols, found first (a
+# real one may sit in the loader's path)
+mkdir -p "$F/nolt"
+${CC:-cc} -shared -fPIC -o "$F/nolt/libcublasLt.so.13" -x c /dev/null >/dev/null 2>&1 &&
+    ln -sf libcublasLt.so.13 "$F/nolt/libcublasLt.so.12"
+name="emulated: a cuBLASLt without its entry points fails nothing: cuBLAS and a kernel, saying why"
+if LD_LIBRARY_PATH="$F/nolt:$LD_LIBRARY_PATH" FUSEENG_CUDA_LT=1 "$FUSEENG" run tests/cuda/lt.json --policy fuse_all \
+    --execute --no-timing --device cuda --verbose >"$T/nolt.out" 2>&1 &&
+    [ "$(grep -c '(1 kernel, 1 cuBLAS, 0 on the host).*cuBLASLt not used: libcublasLt has no cublasLtCreate' \
+        "$T/nolt.out")" = 7 ]; then
+    ok "$name"
+else
+    not_ok "$name" "$(grep -E 'cuda_steps|fuseeng:' "$T/nolt.out" | head -10)"
+fi
 
 for m in $MODELS; do
     b=${m%%:*}

@@ -1,8 +1,9 @@
-/* fakecuda.c: the CUDA driver API, NVRTC and cuBLAS entry points that
- * kernels/gpu/cuda.c opens, emulated on the host, so that a machine with
- * no GPU runs `--device cuda` end to end (tests/cli/cuda_emulated.sh).
- * One shared library serves as libcuda.so.1, libnvrtc.so.12 and
- * libcublas.so.12 (links to it in a folder named by FUSEENG_CUDA_LIBS).
+/* fakecuda.c: the CUDA driver API, NVRTC, cuBLAS and cuBLASLt entry points
+ * that kernels/gpu/cuda.c opens, emulated on the host, so that a machine
+ * with no GPU runs `--device cuda` end to end (tests/cli/cuda_emulated.sh).
+ * One shared library serves as libcuda.so.1, libnvrtc.so.12,
+ * libcublas.so.12 and libcublasLt.so.12 (links to it in a folder named by
+ * FUSEENG_CUDA_LIBS).
  *
  * Note on the emulation. Device memory is host memory. "NVRTC" compiles
  * the generated CUDA C as host C++ (the C++ compiler in $FAKECUDA_CXX,
@@ -13,8 +14,11 @@
  * fiber (ucontext): __syncthreads and the warp shuffles are barriers at
  * which a fiber yields until its block (or warp) has arrived, so the
  * shared-memory and shuffle reductions run as on the card. cuBLAS's
- * strided-batched GEMM is a plain loop, f32 accumulation. Timings are
- * wall clock and mean nothing.
+ * strided-batched GEMM is a plain loop, f32 accumulation, and so is
+ * cuBLASLt's matmul with its epilogue (alpha, beta C, a bias per row of
+ * the column-major D, relu or tanh GELU), its descriptors checked for the
+ * attribute sizes the real library checks. Timings are wall clock and mean
+ * nothing (tests force cuBLASLt or not with FUSEENG_CUDA_LT).
  *
  * What it checks: indexing, strides, offsets, dtype conversions, NaN
  * rules, the GEMMs' arguments, the steps' order and buffers. What it
@@ -378,8 +382,27 @@ int cuMemsetD8_v2(devptr d, unsigned char v, size_t n) { memset((void *)(uintptr
  * are recorded instead and a graph replays them in order: a launch's
  * parameter array is kept by address and read at replay, which fuseeng's
  * steps satisfy (their parameter values stay put between runs). */
+typedef struct ltdesc {               /* a cublasLtMatmulDesc_t */
+    int compute, scale, ta, tb;
+    unsigned epi;
+    const void *bias;
+} ltdesc;
+typedef struct ltlayout {             /* a cublasLtMatrixLayout_t */
+    unsigned type;
+    int order, batch;
+    unsigned long long rows, cols;
+    long long ld, stride;
+} ltlayout;
+typedef struct ltcall {               /* a cublasLtMatmul's arguments, by value */
+    ltdesc d;
+    ltlayout l[4];                    /* A, B, C, D */
+    float alpha, beta;
+    const void *a, *b, *c;
+    void *dst;
+} ltcall;
+
 typedef struct rec {
-    int kind;                         /* 0 launch, 1 memset, 2 gemm */
+    int kind;                         /* 0 launch, 1 memset, 2 gemm, 3 cuBLASLt matmul */
     module *f;
     unsigned gx, bx;
     void **params;
@@ -390,6 +413,7 @@ typedef struct rec {
     int gi[12];
     long long gl[3];
     float ab[2];
+    ltcall lt;
 } rec;
 typedef struct graph { rec *r; int n, cap; } graph;
 static graph *capturing;
@@ -636,11 +660,168 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, con
     return 0;
 }
 
+/* ---- cuBLASLt ---- */
+
+enum { LT_OK = 0, LT_INVALID = 7, LT_NOT_SUPPORTED = 15 };
+
+int cublasLtCreate(void **h) { *h = (void *)&last_fault; return 0; }
+
+int cublasLtMatmulDescCreate(ltdesc **d, int compute, int scale)
+{
+    *d = calloc(1, sizeof **d);
+    if (!*d)
+        return 3;   /* CUBLAS_STATUS_ALLOC_FAILED */
+    (*d)->compute = compute;
+    (*d)->scale = scale;
+    (*d)->epi = 1;
+    return 0;
+}
+int cublasLtMatmulDescDestroy(ltdesc *d) { free(d); return 0; }
+
+/* Each attribute has one size, as cuBLASLt documents it. */
+int cublasLtMatmulDescSetAttribute(ltdesc *d, int attr, const void *buf, size_t n)
+{
+    switch (attr) {
+    case 3: case 4: case 7:           /* TRANSA, TRANSB (int32), EPILOGUE (uint32) */
+        if (n != 4)
+            return LT_INVALID;
+        memcpy(attr == 3 ? &d->ta : attr == 4 ? &d->tb : (int *)&d->epi, buf, 4);
+        return 0;
+    case 8:                           /* BIAS_POINTER */
+        if (n != sizeof(void *))
+            return LT_INVALID;
+        memcpy(&d->bias, buf, n);
+        return 0;
+    default:
+        return LT_INVALID;            /* not one fuseeng sets */
+    }
+}
+
+int cublasLtMatrixLayoutCreate(ltlayout **l, unsigned type, unsigned long long rows,
+                               unsigned long long cols, long long ld)
+{
+    *l = calloc(1, sizeof **l);
+    if (!*l)
+        return 3;
+    **l = (ltlayout){.type = type, .batch = 1, .rows = rows, .cols = cols, .ld = ld};
+    return 0;
+}
+int cublasLtMatrixLayoutDestroy(ltlayout *l) { free(l); return 0; }
+int cublasLtMatrixLayoutSetAttribute(ltlayout *l, int attr, const void *buf, size_t n)
+{
+    if (attr == 5 && n == 4)          /* BATCH_COUNT, int32 */
+        memcpy(&l->batch, buf, 4);
+    else if (attr == 6 && n == 8)     /* STRIDED_BATCH_OFFSET, int64 */
+        memcpy(&l->stride, buf, 8);
+    else
+        return LT_INVALID;
+    return 0;
+}
+
+int cublasLtMatmulPreferenceCreate(unsigned long long **p)
+{
+    *p = calloc(1, sizeof **p);
+    return *p ? 0 : 3;
+}
+int cublasLtMatmulPreferenceDestroy(unsigned long long *p) { free(p); return 0; }
+int cublasLtMatmulPreferenceSetAttribute(unsigned long long *p, int attr, const void *buf, size_t n)
+{
+    if (attr != 1 || n != 8)          /* MAX_WORKSPACE_BYTES, uint64 */
+        return LT_INVALID;
+    memcpy(p, buf, 8);
+    return 0;
+}
+
+/* What the real library would refuse: shapes that do not chain, types it
+ * has no kernel for in this emulation, epilogues fuseeng does not use. */
+static int lt_check(const ltdesc *d, const ltlayout *a, const ltlayout *b, const ltlayout *c,
+                    const ltlayout *o)
+{
+    unsigned long long am = d->ta ? a->cols : a->rows, ak = d->ta ? a->rows : a->cols;
+    unsigned long long bk = d->tb ? b->cols : b->rows, bn = d->tb ? b->rows : b->cols;
+    int ok_t = (a->type == 0 || a->type == 2 || a->type == 14) && a->type == b->type &&
+               c->type == o->type && (o->type == 0 || o->type == 2 || o->type == 14);
+    int ok_e = d->epi == 1 || d->epi == 2 || d->epi == 4 || d->epi == 6 || d->epi == 32 ||
+               d->epi == 36;
+    if (!ok_t || !ok_e || d->compute != 68 || d->scale != 0 || am != o->rows || bn != o->cols ||
+        ak != bk || c->rows != o->rows || c->cols != o->cols || c->ld != o->ld ||
+        a->ld < (long long)(a->rows > 1 ? a->rows : 1) || b->ld < (long long)(b->rows > 1 ? b->rows : 1) ||
+        o->ld < (long long)(o->rows > 1 ? o->rows : 1) || a->batch != o->batch ||
+        b->batch != o->batch || c->batch != o->batch || c->stride != o->stride)
+        return LT_NOT_SUPPORTED;
+    return 0;
+}
+
+typedef struct { unsigned long long algo[8]; size_t ws; int state; float waves; int reserved[4]; } ltheur;
+
+int cublasLtMatmulAlgoGetHeuristic(void *h, ltdesc *d, ltlayout *a, ltlayout *b, ltlayout *c,
+                                   ltlayout *o, unsigned long long *pref, int want, ltheur *res,
+                                   int *got)
+{
+    (void)h, (void)pref;
+    *got = 0;
+    if (want < 1)
+        return LT_INVALID;
+    if (lt_check(d, a, b, c, o))
+        return LT_NOT_SUPPORTED;
+    memset(res, 0, sizeof *res);
+    res->algo[0] = 0x1f;              /* any value: handed back to cublasLtMatmul */
+    res->waves = 1.0f;
+    *got = 1;
+    return 0;
+}
+
+/* D = act(alpha op(A) op(B) + beta C + bias), column-major, per batch;
+ * cuBLASLt's GELU is 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
+static int lt_exec(const ltcall *k)
+{
+    const ltlayout *la = &k->l[0], *lb = &k->l[1], *lc = &k->l[2], *lo = &k->l[3];
+    long long m = (long long)lo->rows, n = (long long)lo->cols;
+    long long kk = (long long)(k->d.ta ? la->rows : la->cols);
+    int relu = (k->d.epi & 2) != 0, gelu = (k->d.epi & 32) != 0, bias = (k->d.epi & 4) != 0;
+    if (bias && !k->d.bias)
+        return LT_INVALID;
+    for (int bt = 0; bt < lo->batch; bt++)
+        for (long long j = 0; j < n; j++)
+            for (long long i = 0; i < m; i++) {
+                float acc = 0.0f;
+                for (long long l = 0; l < kk; l++)
+                    acc += ld(k->a, (int)la->type, bt * la->stride + (k->d.ta ? l + i * la->ld : i + l * la->ld)) *
+                           ld(k->b, (int)lb->type, bt * lb->stride + (k->d.tb ? j + l * lb->ld : l + j * lb->ld));
+                float v = k->alpha * acc;
+                if (k->beta != 0.0f)
+                    v += k->beta * ld(k->c, (int)lc->type, bt * lc->stride + i + j * lc->ld);
+                if (bias)
+                    v += ld(k->d.bias, (int)lo->type, i);
+                if (relu)
+                    v = v > 0.0f ? v : 0.0f;
+                if (gelu)
+                    v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+                st(k->dst, (int)lo->type, bt * lo->stride + i + j * lo->ld, v);
+            }
+    return 0;
+}
+
+int cublasLtMatmul(void *h, ltdesc *d, const float *alpha, const void *A, ltlayout *la,
+                   const void *B, ltlayout *lb, const float *beta, const void *C, ltlayout *lc,
+                   void *D, ltlayout *lo, const void *algo, void *ws, size_t wsn, void *stream)
+{
+    (void)h, (void)ws, (void)stream;
+    if (!algo || wsn > ((size_t)32 << 20) || lt_check(d, la, lb, lc, lo))
+        return LT_INVALID;
+    ltcall k = {.d = *d, .l = {*la, *lb, *lc, *lo}, .alpha = *alpha, .beta = *beta, .a = A, .b = B,
+                .c = C, .dst = D};
+    if (capturing)
+        return record(&(rec){.kind = 3, .lt = k});
+    return lt_exec(&k);
+}
+
 int cuGraphLaunch(graph *g, void *s)
 {
     for (int i = 0; i < g->n; i++) {
         const rec *r = &g->r[i];
-        int rc = r->kind == 0 ? cuLaunchKernel(r->f, r->gx, 1, 1, r->bx, 1, 1, 0, s, r->params, NULL)
+        int rc = r->kind == 3 ? lt_exec(&r->lt)
+               : r->kind == 0 ? cuLaunchKernel(r->f, r->gx, 1, 1, r->bx, 1, 1, 0, s, r->params, NULL)
                : r->kind == 1 ? cuMemsetD8_v2(r->d, r->v, r->n)
                : cublasGemmStridedBatchedEx(NULL, r->gi[0], r->gi[1], r->gi[2], r->gi[3], r->gi[4],
                                             &r->ab[0], r->gemm[0], r->gi[5], r->gi[6], r->gl[0],
