@@ -108,6 +108,37 @@ static char *v_f32_src(const fe_graph *g, const fe_node *n, int brank, const int
     return s;
 }
 
+/* The f32 P v of batches b0 .. b0 + nb - 1 (mat elements each, in
+ * scratch) written to y, an f16 or bf16 output: cuBLAS has no f32 x f32
+ * product into a 16-bit C (CUBLAS_STATUS_NOT_SUPPORTED on the H200). */
+static char *y_narrow_src(const fe_graph *g, const fe_node *n, int64_t b0, int64_t nb, int64_t mat,
+                          int sms, fe_cuda_shape *sh, fe_error *why)
+{
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    char *s = NULL, off[64];
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f)
+        return fe_error_set(why, FE_ENOMEM, "cuda: out of memory"), NULL;
+    fprintf(f, "// fuseeng: sdpa '%s': P v of batches %lld..%lld to %s\n", fe_node_name(g, n),
+            (long long)b0, (long long)(b0 + nb - 1), fe_dtype_name(y->dtype));
+    fputs(fe_cuda_prelude, f);
+    fe_cuda_index_type(f, y->numel + nb * mat);
+    fprintf(f, "extern \"C\" __global__ void __launch_bounds__(256) fe_kernel(const float *__restrict__ x, "
+               "%s *__restrict__ y, int *fault)\n{\n", fe_cuda_ctype(y->dtype));
+    fe_cuda_loop(f, nb * mat);
+    snprintf(off, sizeof off, "(IX)%lld + e", (long long)(b0 * mat));
+    fprintf(f, "    ");
+    fe_cuda_store_stmt(f, y->dtype, "y", off, "x[e]");
+    fprintf(f, "\n  }\n  (void)fault;\n}\n");
+    fe_cuda_grid(nb * mat, sms, sh);
+    if (fclose(f)) {
+        free(s);
+        return fe_error_set(why, FE_ENOMEM, "cuda: out of memory"), NULL;
+    }
+    return s;
+}
+
 int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_lowering *lw,
                        fe_error *why)
 {
@@ -162,18 +193,21 @@ int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
     }
     /* per batch: scores (then P) in f32, and v as f32 unless it is */
     int cv = v->dtype != FE_F32;
-    int64_t per = (L * S + (cv ? S * Ev : 0)) * 4;
+    int64_t per = (L * S + (cv ? S * Ev : 0) + (y->dtype != FE_F32 ? L * Ev : 0)) * 4;
     int64_t cap = fe_cuda_scratch_cap(SCORES_CAP);
     int64_t nbc = per > 0 && cap / per > 1 ? cap / per : 1;
     nbc = nbc < nb ? nbc : nb;
     int64_t so = fe_cuda_lower_scratch(lw, nbc * L * S * 4);
     int64_t vo = cv ? fe_cuda_lower_scratch(lw, nbc * S * Ev * 4) : 0;
+    int ny = y->dtype != FE_F32;   /* P v to f32 scratch, then narrowed */
+    int64_t yo = ny ? fe_cuda_lower_scratch(lw, nbc * L * Ev * 4) : 0;
     /* scratch bases in elements: the offsets are multiples of 256 bytes */
     gop oq = {tq, NULL, 0, 0, L * E, fe_dtype_size(q->dtype)}, ok = {tk, kst, 0, 0, S * E, fe_dtype_size(k->dtype)};
     gop ov = {tv, vst, 0, 0, S * Ev, 4}, oy = {ty, NULL, 0, 0, L * Ev, fe_dtype_size(y->dtype)};
     gop os = {FE_CUDA_SCRATCH, NULL, so / 4, 0, L * S, 4};
     if (cv)
         ov = (gop){FE_CUDA_SCRATCH, NULL, vo / 4, 0, S * Ev, 4};
+    gop oys = {FE_CUDA_SCRATCH, NULL, yo / 4, 0, L * Ev, 4};
     int rc = FE_OK;
     for (int64_t b0 = 0; b0 < nb && rc == FE_OK; b0 += nbc) {
         int64_t c = nb - b0 < nbc ? nb - b0 : nbc;
@@ -201,9 +235,15 @@ int fe_cuda_sdpa_lower(const fe_graph *g, const fe_node *n, int sms, fe_cuda_low
             if ((rc = fe_cuda_lower_kernel(lw, src, &sh, b, 2, 1, why)))
                 break;
         }
-        gm.dtype_ab = FE_F32, gm.dtype_c = y->dtype;
+        gm.dtype_ab = FE_F32, gm.dtype_c = ny ? FE_F32 : y->dtype;
         gm.m = L, gm.n = Ev, gm.k = S, gm.tb = 0;
-        rc = gemms(lw, gm, &os, &ov, &oy, brank, bshape, b0, c, why);
+        oys.origin = b0;
+        if ((rc = gemms(lw, gm, &os, &ov, ny ? &oys : &oy, brank, bshape, b0, c, why)) || !ny)
+            continue;
+        if (!(src = y_narrow_src(g, n, b0, c, L * Ev, sms, &sh, why)))
+            return why->code;
+        fe_cuda_buf d[2] = {fe_cuda_sbuf(yo), fe_cuda_tbuf(ty, 0)};
+        rc = fe_cuda_lower_kernel(lw, src, &sh, d, 2, 1, why);
     }
     return rc;
 }

@@ -51,7 +51,9 @@ int fe_cuda_gemm_plan(const fe_graph *g, const fe_node *n, fe_cuda_gemm *gm, fe_
     int fl = a->dtype == FE_F32 || a->dtype == FE_F16 || a->dtype == FE_BF16;
     int yl = y->dtype == FE_F32 || y->dtype == FE_F16 || y->dtype == FE_BF16;
     memset(gm, 0, sizeof *gm);
-    if (a->dtype != b->dtype || !fl || !yl || a->rank < 1 || b->rank < 1)
+    /* cuBLAS's pairs with f32 compute: A and B alike, C theirs or f32 */
+    if (a->dtype != b->dtype || !fl || !yl || (y->dtype != a->dtype && y->dtype != FE_F32) ||
+        a->rank < 1 || b->rank < 1)
         return fe_error_set(why, FE_EINPUT, "matmul of %s x %s into %s has no cuBLAS call",
                             fe_dtype_name(a->dtype), fe_dtype_name(b->dtype), fe_dtype_name(y->dtype)), -1;
     gm->ta = a->rank > 1 && fe_node_attr_bool(g, n, "transpose_a", 0);

@@ -868,6 +868,16 @@ static void body(gen *x)
         gen_instr(x, &p->code[i], i);
 }
 
+/* The arrays of K values a row kernel's thread holds: its slots and the
+ * inputs it reads up front. */
+static int row_arrays(const fe_k_fused *p)
+{
+    int n = p->nslots;
+    for (int i = 0; i < p->nins; i++)
+        n += p->ins[i].col == COL_CONTIG;
+    return n;
+}
+
 char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape *shape, fe_error *err)
 {
     gen x;
@@ -896,14 +906,15 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     /* No minimum of resident blocks: asking for half the multiprocessor
      * (64 registers) made the row kernels spill, measured on the H200:
      * softmax over 2048 columns 76% -> 48% of copy (93 registers -> 64 and
-     * 112 spill bytes), add+RMSNorm 93% -> 24% (128 -> 64, 424 bytes). And
-     * a row kernel of at most 256 threads, which launches whatever its
-     * registers, has no bound at all: given one, ptxas aims below what the
-     * code needs and spills (NVRTC for sm_90: a 51-op part of hub_conflict
-     * 168 registers and 28 spill bytes with it, 186 and none without;
-     * bert_base_layer's layer norm at 8 values a thread 96 and 4, 101 and
-     * none). Above 256 threads the bound keeps the launch possible. */
-    if (shape->kind == FE_CUDA_ROWS && shape->threads <= 256)
+     * 112 spill bytes), add+RMSNorm 93% -> 24% (128 -> 64, 424 bytes).
+     * The bound alone (the block's threads) makes ptxas aim at fewer
+     * registers: add+RMSNorm measured 93% of copy with it and 85% without
+     * (128 and 138 registers); but a row kernel of six or more value
+     * arrays then spilled (NVRTC for sm_90: a 51-op part of hub_conflict,
+     * 168 registers and 28 spill bytes with it, 186 and none without), so
+     * such a kernel of at most 256 threads (which launches whatever its
+     * registers) goes without. */
+    if (shape->kind == FE_CUDA_ROWS && shape->threads <= 256 && row_arrays(p) >= 6)
         fprintf(f, "extern \"C\" __global__ void %s(", name);
     else
         fprintf(f, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", shape->threads, name);

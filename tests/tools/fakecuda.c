@@ -638,6 +638,12 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, con
                                long long sc, int batch, int compute, int algo)
 {
     (void)h, (void)compute, (void)algo;
+    /* the type pairs cuBLAS takes with f32 compute (A and B alike; C):
+     * 16F/16F, 16F/32F, 16BF/16BF, 16BF/32F, 32F/32F; an f32 product into
+     * a 16-bit C is CUBLAS_STATUS_NOT_SUPPORTED on a real card */
+    if (at != bt || (at == 0 && ct != 0) || (at != 0 && at != 2 && at != 14) ||
+        (ct != 0 && ct != at))
+        return 15;
     if (capturing) {
         rec r = {.kind = 2, .gemm = {(void *)A, (void *)B, C}, .gi = {ta, tb, m, n, k, at, lda, bt, ldb, ct,
                  ldc, batch}, .gl = {sa, sb, sc}, .ab = {*(const float *)alpha, *(const float *)beta}};
