@@ -52,6 +52,20 @@ check() {
     if "$@" >"$T/out" 2>"$T/err"; then ok "$name"; else not_ok "$name" "exit $?" "stderr: $(head -c 600 "$T/err")"; fi
 }
 
+# Does this machine run CUDA kernels? cuda_probe runs a one-op model
+# ($T/tiny.json, kept for later use) on --device cuda, its output in
+# $T/probe; its status is 0 where a GPU (or the emulation) answers.
+cuda_probe() {
+    cat >"$T/tiny.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "tiny",
+ "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [4, 8], "dtype": "f32"}},
+ "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
+ "outputs": ["y"]}
+JSON
+    "$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >"$T/probe" 2>&1
+}
+
 # A model whose one node is a custom op no kernel runs (aten
 # special_bessel_j0), written to FILE: commands that execute refuse it.
 no_kernel_model() {

@@ -9,15 +9,7 @@
 M=examples/models
 SH=${SHARED:-../shared}/models
 
-# Does this machine run CUDA kernels? A one-op model says.
-cat >"$T/tiny.json" <<'JSON'
-{"format": "fuseeng.model/1", "name": "tiny",
- "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
-             "y": {"shape": [4, 8], "dtype": "f32"}},
- "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
- "outputs": ["y"]}
-JSON
-"$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >"$T/probe" 2>&1
+cuda_probe
 gpu=$?
 
 expect_fail "--device takes cpu or cuda" 2 "--device is cpu or cuda, got 'tpu'" \

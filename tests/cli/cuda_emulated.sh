@@ -51,14 +51,7 @@ skip_all() {
     exit $?
 }
 
-cat >"$T/tiny.json" <<'JSON'
-{"format": "fuseeng.model/1", "name": "tiny",
- "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
-             "y": {"shape": [4, 8], "dtype": "f32"}},
- "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
- "outputs": ["y"]}
-JSON
-if "$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >/dev/null 2>&1; then
+if cuda_probe; then
     skip_all "a real GPU answers here: cuda.sh's GPU half runs instead"
 fi
 command -v "$CXX" >/dev/null 2>&1 || skip_all "no C++ compiler ($CXX) to compile the kernels for the host"

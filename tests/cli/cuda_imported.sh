@@ -7,14 +7,7 @@
 . tests/lib.sh
 I=examples/models/imported
 
-cat >"$T/tiny.json" <<'JSON'
-{"format": "fuseeng.model/1", "name": "tiny",
- "tensors": {"x": {"shape": [4, 8], "dtype": "f32", "kind": "input"},
-             "y": {"shape": [4, 8], "dtype": "f32"}},
- "nodes": [{"name": "r", "op": "relu", "inputs": ["x"], "outputs": ["y"]}],
- "outputs": ["y"]}
-JSON
-"$FUSEENG" run "$T/tiny.json" --policy no_fusion --execute --no-timing --device cuda >"$T/probe" 2>&1
+cuda_probe
 gpu=$?
 
 for f in "$I"/*.json; do
