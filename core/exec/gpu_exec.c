@@ -418,18 +418,14 @@ static int gpu_run(fe_exec *ex, void *state, const fe_plan *p, fe_exec_result **
         *ms = t;
         return FE_OK;
     }
-    int each = group_ms || out;
-    if ((rc = run_groups(gx, gp, g, each, err)))
+    if ((rc = run_groups(gx, gp, g, group_ms || out, err)) ||
+        (rc = fe_cuda_elapsed(gp->ev[0], gp->ev[gp->ngroups], &t, err)))
         return rc;
-    for (int s = 0; each && s < gp->ngroups && rc == FE_OK; s++) {
+    total = t;   /* the groups' times, where asked, are its parts */
+    for (int s = 0; group_ms && s < gp->ngroups && rc == FE_OK; s++) {
         rc = fe_cuda_elapsed(gp->ev[s], gp->ev[s + 1], &t, err);
-        if (group_ms)
-            group_ms[s] = t;
-        total += t;
+        group_ms[s] = t;
     }
-    if (rc == FE_OK && !each && gp->ngroups > 0 &&
-        (rc = fe_cuda_elapsed(gp->ev[0], gp->ev[gp->ngroups], &t, err)) == FE_OK)
-        total = t;
     if (rc)
         return rc;
     if (!out) {

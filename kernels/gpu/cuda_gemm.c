@@ -101,7 +101,6 @@ int fe_cuda_gemm_plan(const fe_graph *g, const fe_node *n, fe_cuda_gemm *gm, fe_
  * make. Anything else (a scale after an add, sub, silu, a second bias, an
  * f32 bias of an f16 product) keeps cuBLAS and a kernel. */
 
-
 static int same_shape(const fe_graph *g, const fe_tensor *x, const fe_tensor *y)
 {
     return x->rank == y->rank &&

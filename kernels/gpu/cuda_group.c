@@ -56,7 +56,7 @@ struct fe_cuda_group {
     int64_t temp_bytes;
     fe_cuda_kernel *ks;        /* the kernels, for fe_cuda_group_kernels */
     int nks;
-    char fe_cuda_lt_form[48];          /* the cuBLASLt step's epilogue, "bias+gelu" */
+    char lt_form[48];          /* the cuBLASLt step's epilogue, "bias+gelu" */
     char how[768];
 };
 
@@ -541,12 +541,13 @@ static void clear_steps(fe_cuda_group *gr)
 
 /* ---- cuBLASLt epilogues ----
  *
- * Which of the two ways runs a group that fe_cuda_lt_match takes is measured when the group is compiled (before
- * any CUDA-graph capture), on scratch buffers of the group's sizes: a
- * warm-up, then the median of LT_REPS calls each, timed with events. The
- * decision is the group's, made again in every process (the disk cache
- * holds kernel images, not timings). FUSEENG_CUDA_LT=0 or 1 forces it,
- * for tests. */
+ * Which of the two ways runs a group that fe_cuda_lt_match takes (cuBLAS
+ * and the epilogue kernel, or one cuBLASLt call) is measured when the
+ * group is compiled (before any CUDA-graph capture), on scratch buffers of
+ * the group's sizes: a warm-up, then the median of LT_REPS calls each,
+ * timed with events. The decision is the group's, made again in every
+ * process (the disk cache holds kernel images, not timings).
+ * FUSEENG_CUDA_LT=0 or 1 forces it, for tests. */
 
 enum { LT_WARM = 2, LT_REPS = 7 };
 
@@ -622,7 +623,7 @@ static int lt_adopt(fe_cuda_group *gr, fe_cuda_lt_form *f, fe_error *err)
     s->gb[2] = fe_cuda_tbuf(f->d, 0);
     s->lx[0] = fe_cuda_tbuf(f->c >= 0 ? f->c : f->d, 0);
     s->lx[1] = fe_cuda_tbuf(f->bias >= 0 ? f->bias : f->d, 0);
-    snprintf(gr->fe_cuda_lt_form, sizeof gr->fe_cuda_lt_form, "%s", f->name);
+    snprintf(gr->lt_form, sizeof gr->lt_form, "%s", f->name);
     return FE_OK;
 }
 
@@ -863,7 +864,7 @@ void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f)
         if (st->kind == STEP_LT) {
             fprintf(f, "%s%s: cuBLASLt gemm %lld x %lld x %lld, batch %lld, epilogue %s\n", indent, who,
                     (long long)st->lt.gm.m, (long long)st->lt.gm.n, (long long)st->lt.gm.k,
-                    (long long)st->lt.gm.batch, gr->fe_cuda_lt_form);
+                    (long long)st->lt.gm.batch, gr->lt_form);
             continue;
         }
         if (st->kind == STEP_GEMM) {
