@@ -9,11 +9,14 @@
 #include "fuseeng_cli.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
-    fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import;
+    fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import,
+    fe_cmd_fidelity, fe_cmd_calibrate;
 
 const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_run,
     &fe_cmd_ab,
+    &fe_cmd_fidelity,
+    &fe_cmd_calibrate,
     &fe_cmd_sim,
     &fe_cmd_bench,
     &fe_cmd_profile,

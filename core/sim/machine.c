@@ -438,3 +438,89 @@ void fe_machine_json(const fe_machine *m, fe_jw *w)
     }
     fe_jw_end(w);
 }
+
+/* ---- writing a machine file ---- */
+
+/* A Lua string literal of s (already checked UTF-8 without controls). */
+static void lua_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Comment lines: each line of text after indent and "-- ", wrapped at
+ * spaces to keep lines within 92 columns (a line that starts with spaces
+ * is a table row and kept whole). */
+static void comment(FILE *f, const char *indent, const char *text)
+{
+    int width = 92 - (int)strlen(indent) - 3;
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        while (n > width && text[0] != ' ') {
+            int cut = width;
+            while (cut > 0 && text[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                break;
+            fprintf(f, "%s-- %.*s\n", indent, cut, text);
+            text += cut + 1;
+            n -= cut + 1;
+        }
+        fprintf(f, "%s-- %.*s\n", indent, n, text);
+        text += n;
+        if (*text == '\n')
+            text++;
+    }
+}
+
+static void flops_lua(FILE *f, const double *t)
+{
+    fputc('{', f);
+    int first = 1;
+    for (int d = 0; d < FE_NDTYPE; d++)
+        if (t[d] > 0) {
+            fprintf(f, "%s%s = %.4g", first ? " " : ", ", fe_dtype_name(d), t[d]);
+            first = 0;
+        }
+    fputs(" }", f);
+}
+
+void fe_machine_write_lua(const fe_machine *m, const char *header, const char *const *notes,
+                          FILE *f)
+{
+    comment(f, "", header);
+    fputs("return {\n", f);
+    for (int i = 0; i < NFIELDS; i++) {
+        const mfield *fd = &fields[i];
+        const char *p = (const char *)m + fd->off;
+        if (notes && notes[i] && notes[i][0])
+            comment(f, "  ", notes[i]);
+        fprintf(f, "  %s = ", fd->name);
+        switch (fd->type) {
+        case T_STR: lua_str(f, p); break;
+        case T_NUM: fprintf(f, "%.4g", *(const double *)p); break;
+        case T_I64: fprintf(f, "%lld", (long long)*(const int64_t *)p); break;
+        case T_I32: fprintf(f, "%d", *(const int32_t *)p); break;
+        case T_BOOL: fputs(*(const int *)p ? "true" : "false", f); break;
+        default: flops_lua(f, (const double *)p); break;
+        }
+        fputs(",\n", f);
+    }
+    fputs("}\n", f);
+}
+
+int fe_machine_field_index(const char *name)
+{
+    return find_field(name);
+}
+
+int fe_machine_nfields(void)
+{
+    return NFIELDS;
+}

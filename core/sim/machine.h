@@ -12,6 +12,7 @@
 
 #include <lua.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph.h"
 #include "jsonw.h"
@@ -49,6 +50,15 @@ int fe_machine_check(const fe_machine *m, const char *label, fe_error *err);
 /* Peak FLOP/s of an op of the given dtype on m (matrix or vector table,
  * falling back to the table's f32 entry). */
 double fe_machine_flops(const fe_machine *m, int op, int dtype);
+
+/* Write m as a machine file (Lua) to f: header as comment lines on top,
+ * then every field in the schema's order, notes[i] (may be NULL, as may
+ * any entry) as comment lines above field i (fe_machine_field_index). */
+void fe_machine_write_lua(const fe_machine *m, const char *header, const char *const *notes,
+                          FILE *f);
+/* The schema position of a field name (for notes), or -1; the count. */
+int fe_machine_field_index(const char *name);
+int fe_machine_nfields(void);
 
 /* Write the machine as one JSON object. */
 void fe_machine_json(const fe_machine *m, fe_jw *w);
