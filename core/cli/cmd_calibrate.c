@@ -53,6 +53,13 @@ static int run(int argc, char **argv)
                                 argv[i][0] == '-' ? "option" : "argument", argv[i]);
         }
     }
+    if (out) {   /* a directory that cannot take the file: say so before measuring */
+        char dir[4096];
+        const char *slash = strrchr(out, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out) + 1 : 1, slash ? out : ".");
+        if (access(dir, W_OK) != 0)
+            return fe_cli_usage("calibrate", "-o %s: cannot write in %s", out, dir);
+    }
     o.progress = !quiet && isatty(2);
     fe_error err = {0};
     char *text = fe_calibrate_machine(&o, &err);

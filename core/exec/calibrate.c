@@ -379,16 +379,22 @@ static int bandwidths(cal *c, int64_t cache, fe_error *err)
     fig(a, sizeof a, &one);
     fig(b, sizeof b, &chain);
     if (extra > 2 * noise && extra > 0.02 * one.ms * 1e-3) {
-        m->l2_bandwidth = fmax(bytes / extra, dram);
+        m->l2_bandwidth = bytes / extra;
         note(c, "l2_bandwidth", "a fused chain of 16 adds over %lld MiB took %s, one add %s: "
              "%.3g extra bytes of on-chip traffic in the extra time\n",
              (long long)(12 * elems >> 20), b, a, bytes);
     } else {
-        m->l2_bandwidth = fmax(incache, dram);
+        m->l2_bandwidth = bytes / fmax(2 * noise, 0.02 * one.ms * 1e-3);
         note(c, "l2_bandwidth", "a fused chain of 16 adds over %lld MiB took %s, one add %s: "
-             "its %.3g extra bytes of on-chip traffic cost no time beyond noise (values stay "
-             "in registers), so the sweep's best in-cache bandwidth stands, a lower bound\n",
-             (long long)(12 * elems >> 20), b, a, bytes);
+             "its %.3g extra bytes of on-chip traffic cost no time beyond noise (the values "
+             "stay in registers), so this is a lower bound, those bytes over the noise; the "
+             "sweep's best in cache was %.1f GB/s\n", (long long)(12 * elems >> 20), b, a,
+             bytes, incache / 1e9);
+    }
+    if (m->l2_bandwidth < 2 * dram) {
+        note(c, "l2_bandwidth", "raised to twice the memory bandwidth, the least that keeps "
+             "the L2 the fast memory of the model (measured %.3g)\n", m->l2_bandwidth);
+        m->l2_bandwidth = 2 * dram;
     }
     /* A lone op is charged B / l3 + B / l2 (sim.c): solve for l3. */
     double inv = 1 / dram - 1 / m->l2_bandwidth;
