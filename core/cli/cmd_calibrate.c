@@ -1,4 +1,4 @@
-/* cmd_calibrate.c: `fuseeng calibrate [--device cpu|cuda] -o machine.lua`:
+/* cmd_calibrate.c: `fuseeng calibrate [--device cpu|cuda] -o FILE`:
  * measure this CPU or the GPU into a machine file for the simulator. */
 #include <string.h>
 #include <unistd.h>
