@@ -52,6 +52,7 @@
 #include "cache.h"
 #include "calibrate.h"
 #include "cuda.h"
+#include "cuda_group.h"
 #include "exec.h"
 #include "gpu_exec.h"
 #include "load.h"
@@ -247,6 +248,9 @@ static void read_device(cal *c, int64_t *cache, fe_error *err)
         m->registers = 255;
         m->reserved_registers = 16;
         m->elements_per_thread = 1;
+        snprintf(m->executor, sizeof m->executor, "cuda");
+        note(c, "executor", "groups are priced as the kernels fuseeng's CUDA back end makes of "
+             "them\n");
         snprintf(m->description, sizeof m->description, "calibrated: %s, %d SMs, %lld MiB L2",
                  d->name, d->sms, (long long)(d->l2_bytes >> 20));
         note(c, "l2_bytes", "the GPU's L2, as the driver reports it\n");
@@ -408,6 +412,54 @@ static int bandwidths(cal *c, int64_t cache, fe_error *err)
     return FE_OK;
 }
 
+/* The GPU: how many threads in flight a kernel needs to stream at the
+ * memory bandwidth, from a column sum whose kernel runs a thread a column. */
+static int saturation(cal *c, fe_error *err)
+{
+    int64_t rows = 32768, cols = 1024;
+    text t;
+    int rc = text_open(&t, "colsum", err);
+    if (rc)
+        return rc;
+    tensor(&t, 1, "x", "input", "f32", rows, cols);
+    fputs("}, \"nodes\": [{\"name\": \"s\", \"op\": \"sum\", \"inputs\": [\"x\"], "
+          "\"outputs\": [\"y\"], \"attrs\": {\"axes\": [0], \"keepdim\": false}}], "
+          "\"outputs\": [\"y\"]}", t.f);
+    if (fclose(t.f) != 0)
+        return fe_error_set(err, FE_ENOMEM, "out of memory");
+    fe_graph *g = fe_load_model_buffer(t.buf, t.len, "calibration probe", NULL, err);
+    int64_t threads = 0;
+    if (g) {
+        int32_t id = 0;
+        int part;
+        const int32_t *members;
+        fe_cuda_group *gr = fe_cuda_group_plan(g, &id, 1, 1 << 12, err);
+        if (gr && fe_cuda_group_parts(gr, &members, &part, &threads) != 1)
+            threads = 0;
+        fe_cuda_group_free(gr);
+        fe_graph_free(g);
+    }
+    probe p;
+    progress(c, "threads to stream: a column sum");
+    if ((rc = run_probe(c, &t, 0, 1, &p, err)))
+        return rc;
+    double meas = p.ms * 1e-3 - c->m->launch_us * 1e-6;
+    double pred = p.sim.time_s - p.sim.launch_s;
+    char f[96];
+    fig(f, sizeof f, &p);
+    if (threads > 0 && meas > pred && pred > 0) {
+        c->m->saturating_threads = (int64_t)((double)threads * meas / pred);
+        note(c, "saturating_threads", "a column sum of [%lld, %lld] floats runs %lld threads: "
+             "%s, against %.4g ms at the memory bandwidth\n", (long long)rows, (long long)cols,
+             (long long)threads, f, pred * 1e3 + c->m->launch_us * 1e-3);
+    } else {
+        note(c, "saturating_threads", "a column sum of [%lld, %lld] floats (%lld threads) took "
+             "%s, no slower than the memory bandwidth: no kernel is priced as starved\n",
+             (long long)rows, (long long)cols, (long long)threads, f);
+    }
+    return FE_OK;
+}
+
 static int vector_rate(cal *c, int64_t cache, fe_error *err)
 {
     int64_t elems = cache / 4 / 8 / 4096 * 4096;   /* x and the output fit a quarter */
@@ -531,6 +583,7 @@ int fe_calibrate(const fe_calib_opts *o, fe_machine *m, fe_calib_notes *notes, f
     int64_t cache;
     read_device(&c, &cache, err);
     if ((rc = launch(&c, err)) || (rc = bandwidths(&c, cache, err)) ||
+        (o->device == FE_DEVICE_CUDA && (rc = saturation(&c, err))) ||
         (rc = vector_rate(&c, cache, err)) || (rc = matrix_rate(&c, err)) ||
         (rc = tiles(&c, cache, err)) || (rc = spills(&c, cache, err)))
         goto out;

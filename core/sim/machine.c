@@ -73,6 +73,10 @@ static const mfield fields[] = {
     F(link_bandwidth, T_NUM, 1, 1, BW, "interconnect bandwidth per rank in bytes/s"),
     F(link_latency_us, T_NUM, 1, 0, US, "interconnect latency per ring step in microseconds"),
     F(overlap, T_BOOL, 1, 0, 0, 0, "", "true if compute overlaps memory traffic (roofline max)"),
+    F(executor, T_STR, 0, 0, 0, 0, "",
+      "\"cuda\": price a group as the kernels fuseeng's CUDA back end runs it"),
+    F(saturating_threads, T_I64, 0, 0, 0, 1 << 30, "0 to 2^30",
+      "threads in flight a kernel needs to reach the memory bandwidth (with executor)"),
 };
 #undef F
 #undef F_
@@ -176,6 +180,16 @@ static int check_consistency(const fe_machine *m, char *msg, size_t size)
     if (m->l2_bandwidth < m->l3_bandwidth) {
         snprintf(msg, size, "l2_bandwidth (%g) is below l3_bandwidth (%g); the L2 is the fast "
                  "memory", m->l2_bandwidth, m->l3_bandwidth);
+        return -1;
+    }
+    if (m->saturating_threads && !m->executor[0]) {
+        snprintf(msg, size, "saturating_threads needs an executor whose kernels it describes "
+                 "(executor = \"cuda\")");
+        return -1;
+    }
+    if (m->executor[0] && strcmp(m->executor, "cuda") != 0) {
+        snprintf(msg, size, "executor '%s' is not one the simulator knows (\"cuda\", or leave it "
+                 "out for one kernel per group)", m->executor);
         return -1;
     }
     if (m->reserved_registers >= m->registers) {
@@ -424,7 +438,7 @@ void fe_machine_json(const fe_machine *m, fe_jw *w)
     for (int i = 0; i < NFIELDS; i++) {
         const mfield *f = &fields[i];
         const char *at = (const char *)m + f->off;
-        if (f->type == T_STR && !f->required && !at[0])
+        if (!f->required && (f->type == T_STR ? !at[0] : f->type == T_I64 && !*(const int64_t *)at))
             continue;
         fe_jw_key(w, f->name);
         switch (f->type) {
@@ -499,6 +513,8 @@ void fe_machine_write_lua(const fe_machine *m, const char *header, const char *c
     for (int i = 0; i < NFIELDS; i++) {
         const mfield *fd = &fields[i];
         const char *p = (const char *)m + fd->off;
+        if (!fd->required && (fd->type == T_STR ? !p[0] : fd->type == T_I64 && !*(const int64_t *)p))
+            continue;
         if (notes && notes[i] && notes[i][0])
             comment(f, "  ", notes[i]);
         fprintf(f, "  %s = ", fd->name);

@@ -37,6 +37,11 @@ typedef struct fe_machine {
     double link_bandwidth;         /* bytes/s per rank of the collective interconnect */
     double link_latency_us;        /* per ring step */
     int overlap;                   /* 1: time = max(compute, memory); 0: their sum */
+    char executor[16];             /* "": every group one kernel (the GCU); "cuda": a group
+                                      as the kernels the CUDA back end makes of it (sim.c) */
+    int64_t saturating_threads;    /* with an executor: threads in flight a kernel needs to
+                                      reach the bandwidths; fewer stream proportionally
+                                      slower (0: every kernel reaches them) */
 } fe_machine;
 
 /* Read and check the machine table at stack index idx (for bindings that

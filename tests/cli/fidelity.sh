@@ -81,4 +81,36 @@ expect_fail "fidelity: a bad machine file" 2 "bad\.lua" \
 expect_fail "fidelity: the output over the model" 2 "is also a model" \
     "$FUSEENG" fidelity "$M" --policy fuse_all --out "$M"
 expect_fail "fidelity: a bad --reps" 2 "--reps" "$FUSEENG" fidelity "$M" --policy fuse_all --reps 0
+# ---- machines that name their executor ----
+sim_us() { "$FUSEENG" run "$@" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["sim_us"])'; }
+sed 's/^  overlap = true,/  overlap = true,\n  executor = "cuda",/; s/name = "h200"/name = "h200x"/' lua/machines/h200.lua >"$T/h200x.lua"
+sed 's/^  executor = "cuda",/  executor = "cuda",\n  saturating_threads = 1000000,/; s/name = "h200x"/name = "h200s"/' "$T/h200x.lua" >"$T/h200s.lua"
+# The CUDA back end runs SwiGLU as one kernel: the same price either way.
+a=$(sim_us examples/bench/swiglu.json --policy fuse_all --machine h200)
+b=$(sim_us examples/bench/swiglu.json --policy fuse_all --machine "$T/h200x.lua")
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "a group the back end runs as one kernel is priced as on any machine" ||
+    not_ok "a group the back end runs as one kernel is priced as on any machine" "$a against $b"
+# hub_conflict whole: row ops beside column reductions are several kernels
+# on the card, their values through memory: dearer than one kernel.
+printf '{"format": "fuseeng.plan/1", "groups": [{"nodes": [' >"$T/whole.json"
+"$FUSEENG" run "$M" --policy no_fusion --json | grep -o '"nodes": \["[^"]*"\]' |
+    sed 's/"nodes": \[//; s/\]$//' | paste -sd, - >>"$T/whole.json"
+printf ']}]}\n' >>"$T/whole.json"
+a=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine h200 --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["plan"]["time_us"])' 2>/dev/null)
+b=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine "$T/h200x.lua" --ignore-model-name --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["plan"]["time_us"])' 2>/dev/null)
+/usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b > 2 * a else 1)" "$a" "$b" 2>/dev/null &&
+    ok "a group the back end splits is priced as its kernels ($a -> $b us)" ||
+    not_ok "a group the back end splits is priced as its kernels" "$a against $b"
+# Starved kernels: needing a million threads in flight slows every kernel
+# that runs fewer, and nothing that runs more.
+c=$(sim_us "$M" --policy no_fusion --machine "$T/h200s.lua")
+d=$(sim_us "$M" --policy no_fusion --machine "$T/h200x.lua")
+/usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$c" "$d" 2>/dev/null &&
+    ok "kernels below saturating_threads are slower" || not_ok "kernels below saturating_threads are slower" "$c against $d"
+sed 's/executor = "cuda"/executor = "tpu"/' "$T/h200x.lua" >"$T/tpu.lua"
+expect_fail "an unknown executor" 2 "tpu\.lua: .*executor 'tpu' is not one the simulator knows" \
+    "$FUSEENG" run "$M" --policy no_fusion --machine "$T/tpu.lua"
+sed 's/^  overlap = true,/  overlap = true,\n  saturating_threads = 4096,/' lua/machines/h200.lua >"$T/sat.lua"
+expect_fail "saturating_threads without an executor" 2 "saturating_threads needs an executor" \
+    "$FUSEENG" run "$M" --policy no_fusion --machine "$T/sat.lua"
 finish
