@@ -163,6 +163,17 @@ static void stats(const fe_plan_stats *st, FILE *f)
         fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
                 "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,
                 (long long)st->bench_fallbacks);
+    if (st->bench_compared) {
+        fprintf(f, "           the simulator agrees on %lld of %lld measured groups (%.0f%%) "
+                "that fusing is faster or not\n", (long long)st->bench_agreed,
+                (long long)st->bench_compared, 100.0 * (double)st->bench_agreed /
+                (double)st->bench_compared);
+        for (int i = 0; i < 4 && st->bench_disagree[i][0]; i++) {
+            char line[4 * sizeof st->bench_disagree[i]];   /* op names come from the model */
+            fe_escape_into(line, sizeof line, st->bench_disagree[i], 0);
+            fprintf(f, "           differs: %s\n", line);
+        }
+    }
 }
 
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)

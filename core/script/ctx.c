@@ -20,6 +20,7 @@
  * cannot reach a finished run.
  */
 #include <lauxlib.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "ctx.h"
@@ -101,7 +102,8 @@ static int l_bench(lua_State *L)
     handle *h = live_handle(L);
     fe_ctx_bench_limits lim = {.budget = h->r->env.bench_budget, .item = h->r->env.bench_item,
                                .pending = h->r->pending, .weights = h->r->env.weights,
-                               .inputs = h->r->env.inputs, .device = h->r->env.bench_device};
+                               .inputs = h->r->env.inputs, .device = h->r->env.bench_device,
+                               .machine = h->r->env.machine};
     return fe_ctx_bench(L, h->r->g, &lim, &h->bench);
 }
 
@@ -237,6 +239,9 @@ void fe_ctx_end(fe_run *r)
             r->stats.bench_measured = h->bench.measured;
             r->stats.bench_cached = h->bench.cached;
             r->stats.bench_fallbacks = h->bench.refused;
+            r->stats.bench_compared = h->bench.compared;
+            r->stats.bench_agreed = h->bench.agreed;
+            memcpy(r->stats.bench_disagree, h->bench.disagree, sizeof r->stats.bench_disagree);
             r->stats.bench_seconds = h->bench.seconds;
             r->stats.bench_cpu_seconds = h->bench.cpu_seconds;
             fe_ctx_bench_end(&h->bench);

@@ -93,6 +93,39 @@ static void push_result(lua_State *L, const fe_bench_group *b)
     }
 }
 
+/* The simulator's verdict on the same candidate, beside the measurement in
+ * the result table on top of the stack (sim_fused, sim_separate in ms,
+ * sim_speedup), and whether the two agree that fusing is faster (counted
+ * in st for the run's statistics: how far the machine file can stand in
+ * for measuring). */
+static void simulated(lua_State *L, const fe_graph *g, const fe_machine *m, const int32_t *nodes,
+                      int n, int split, const fe_bench_group *b, fe_ctx_bench_state *st)
+{
+    fe_sim_group_result f, s;
+    fe_error err = {0};
+    if (fe_sim_group(g, m, nodes, n, split, &f, &err) != FE_OK ||
+        fe_sim_unfused(g, m, nodes, n, &s, &err) != FE_OK || f.time_s <= 0 ||
+        b->fused.median_ms <= 0)
+        return;
+    double sim = s.time_s / f.time_s, meas = b->members_ms / b->fused.median_ms;
+    fe_lf_num(L, "sim_fused", f.time_s * 1e3);
+    fe_lf_num(L, "sim_separate", s.time_s * 1e3);
+    fe_lf_num(L, "sim_speedup", sim);
+    st->compared++;
+    if ((sim > 1) == (meas > 1)) {
+        st->agreed++;
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!st->disagree[i][0]) {
+            char ops[120];
+            fe_sim_group_label(g, nodes, n, ops, sizeof ops);
+            snprintf(st->disagree[i], sizeof st->disagree[i], "%s: measured %.2fx, simulated %.2fx",
+                     ops, meas, sim);
+            break;
+        }
+}
+
 /* A shallow copy of the table at idx, so scripts cannot edit the cache. */
 static void push_copy(lua_State *L, int idx)
 {
@@ -278,6 +311,8 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
         if (b.members[i].reps > 0)
             cache_single(L, cache, g, &b, i);
     push_result(L, &b);
+    if (n > 1 && lim->machine)
+        simulated(L, g, lim->machine, nodes, n, split, &b, st);
     fe_bench_group_free(&b);
     lua_pushvalue(L, -1);
     lua_setfield(L, cache, slot);

@@ -7,6 +7,7 @@
 
 #include "datafiles.h"
 #include "exec.h"
+#include "machine.h"
 
 /* What ctx:bench keeps for one run: its session (inputs and weights of
  * the run's graph, made on the first call) and the time it spent. */
@@ -18,6 +19,9 @@ typedef struct fe_ctx_bench_state {
     int64_t measured;   /* items timed (fused groups and single ops) */
     int64_t cached;     /* calls answered from the kernel cache */
     int64_t refused;    /* calls refused: the budget was spent */
+    int64_t compared;   /* groups measured and priced by the simulator too */
+    int64_t agreed;     /* of those, where both say the same: fused faster or not */
+    char disagree[4][200];   /* the first disagreements, "ops: measured ..., simulated ..." */
 } fe_ctx_bench_state;
 
 /* What one ctx:bench call may spend. */
@@ -28,6 +32,7 @@ typedef struct fe_ctx_bench_limits {
                            (0: unknown); the budget left is shared among them */
     const char *weights, *inputs;   /* safetensors files the session fills from (NULL: random) */
     int device;                     /* FE_DEVICE_*: the CPU's kernels or the GPU's */
+    const fe_machine *machine;      /* the run's simulated machine: its verdict beside */
 } fe_ctx_bench_limits;
 
 /* ctx:bench(group [, {split = n, kernel = "name"}]) on g within lim:

@@ -25,6 +25,9 @@ typedef struct fe_run_stats {
     int64_t bench_measured;  /* ctx:bench: items timed on the CPU kernels */
     int64_t bench_cached;    /* ctx:bench: answers from the run's kernel cache */
     int64_t bench_fallbacks; /* ctx:bench: calls refused for a spent budget */
+    int64_t bench_compared;  /* ctx:bench: groups also priced by the simulator */
+    int64_t bench_agreed;    /* of those, where both agree that fusing is faster or not */
+    char bench_disagree[4][200];   /* the first disagreements, with both numbers */
     double bench_seconds;    /* time spent measuring */
     double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;

@@ -81,12 +81,35 @@ expect_fail "fidelity: a bad machine file" 2 "bad\.lua" \
 expect_fail "fidelity: the output over the model" 2 "is also a model" \
     "$FUSEENG" fidelity "$M" --policy fuse_all --out "$M"
 expect_fail "fidelity: a bad --reps" 2 "--reps" "$FUSEENG" fidelity "$M" --policy fuse_all --reps 0
+# ---- measuring policies against the simulator ----
+expect_ok "run --stats counts where ctx:bench and the simulator agree" \
+    'the simulator agrees on [0-9]+ of [0-9]+ measured groups' \
+    "$FUSEENG" run examples/models/gpt2_block.json --policy benchmark_fusion --machine "$T/here.lua" \
+    --dim S=16 --stats --bench-budget 5
+cat >"$T/simfields.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy { name = "simfields", driver = "greedy",
+  decide = function(self, group, ctx)
+    local m = ctx:bench(group)
+    if m and m.sim_speedup then
+      assert(m.sim_fused > 0 and m.sim_separate > 0, "sim figures")
+      assert(math.abs(m.sim_speedup - m.sim_separate / m.sim_fused) < 1e-9, "sim speedup")
+    end
+    return false
+  end }
+LUA
+check "ctx:bench returns the simulator's figures beside" \
+    "$FUSEENG" run examples/bench/swiglu.json --policy "$T/simfields.lua" --dim T=64 --bench-budget 2
+
 # ---- machines that name their executor ----
 sim_us() { "$FUSEENG" run "$@" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["sim_us"])'; }
-sed 's/^  overlap = true,/  overlap = true,\n  executor = "cuda",/; s/name = "h200"/name = "h200x"/' lua/machines/h200.lua >"$T/h200x.lua"
+# h200.lua names its executor: plain.lua is it without, h200x.lua without
+# the thread count, h200s.lua with a million threads to saturate.
+grep -v '^  executor = \|^  saturating_threads = ' lua/machines/h200.lua | sed 's/name = "h200"/name = "plain"/' >"$T/plain.lua"
+grep -v '^  saturating_threads = ' lua/machines/h200.lua | sed 's/name = "h200"/name = "h200x"/' >"$T/h200x.lua"
 sed 's/^  executor = "cuda",/  executor = "cuda",\n  saturating_threads = 1000000,/; s/name = "h200x"/name = "h200s"/' "$T/h200x.lua" >"$T/h200s.lua"
 # The CUDA back end runs SwiGLU as one kernel: the same price either way.
-a=$(sim_us examples/bench/swiglu.json --policy fuse_all --machine h200)
+a=$(sim_us examples/bench/swiglu.json --policy fuse_all --machine "$T/plain.lua")
 b=$(sim_us examples/bench/swiglu.json --policy fuse_all --machine "$T/h200x.lua")
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "a group the back end runs as one kernel is priced as on any machine" ||
     not_ok "a group the back end runs as one kernel is priced as on any machine" "$a against $b"
@@ -96,7 +119,7 @@ printf '{"format": "fuseeng.plan/1", "groups": [{"nodes": [' >"$T/whole.json"
 "$FUSEENG" run "$M" --policy no_fusion --json | grep -o '"nodes": \["[^"]*"\]' |
     sed 's/"nodes": \[//; s/\]$//' | paste -sd, - >>"$T/whole.json"
 printf ']}]}\n' >>"$T/whole.json"
-a=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine h200 --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["plan"]["time_us"])' 2>/dev/null)
+a=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine "$T/plain.lua" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["plan"]["time_us"])' 2>/dev/null)
 b=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine "$T/h200x.lua" --ignore-model-name --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["plan"]["time_us"])' 2>/dev/null)
 /usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b > 2 * a else 1)" "$a" "$b" 2>/dev/null &&
     ok "a group the back end splits is priced as its kernels ($a -> $b us)" ||
@@ -110,7 +133,7 @@ d=$(sim_us "$M" --policy no_fusion --machine "$T/h200x.lua")
 sed 's/executor = "cuda"/executor = "tpu"/' "$T/h200x.lua" >"$T/tpu.lua"
 expect_fail "an unknown executor" 2 "tpu\.lua: .*executor 'tpu' is not one the simulator knows" \
     "$FUSEENG" run "$M" --policy no_fusion --machine "$T/tpu.lua"
-sed 's/^  overlap = true,/  overlap = true,\n  saturating_threads = 4096,/' lua/machines/h200.lua >"$T/sat.lua"
+sed 's/^  overlap = true,/  overlap = true,\n  saturating_threads = 4096,/' "$T/plain.lua" >"$T/sat.lua"
 expect_fail "saturating_threads without an executor" 2 "saturating_threads needs an executor" \
     "$FUSEENG" run "$M" --policy no_fusion --machine "$T/sat.lua"
 finish
