@@ -73,6 +73,8 @@ static const mfield fields[] = {
     F(link_bandwidth, T_NUM, 1, 1, BW, "interconnect bandwidth per rank in bytes/s"),
     F(link_latency_us, T_NUM, 1, 0, US, "interconnect latency per ring step in microseconds"),
     F(overlap, T_BOOL, 1, 0, 0, 0, "", "true if compute overlaps memory traffic (roofline max)"),
+    F(library_us, T_NUM, 0, 0, US, "fixed time of a library call (matmul, conv2d, sdpa) beyond "
+      "its launch in microseconds"),
     F(executor, T_STR, 0, 0, 0, 0, "",
       "\"cuda\": price a group as the kernels fuseeng's CUDA back end runs it"),
     F(saturating_threads, T_I64, 0, 0, 0, 1 << 30, "0 to 2^30",
@@ -432,13 +434,25 @@ static void flops_json(fe_jw *w, const double *t)
     fe_jw_end(w);
 }
 
+/* An optional field left at its default (empty, zero): writers leave it out. */
+static int absent(const mfield *f, const char *at)
+{
+    if (f->required)
+        return 0;
+    if (f->type == T_STR)
+        return !at[0];
+    if (f->type == T_I64)
+        return *(const int64_t *)at == 0;
+    return f->type == T_NUM && *(const double *)at == 0;
+}
+
 void fe_machine_json(const fe_machine *m, fe_jw *w)
 {
     fe_jw_obj(w);
     for (int i = 0; i < NFIELDS; i++) {
         const mfield *f = &fields[i];
         const char *at = (const char *)m + f->off;
-        if (!f->required && (f->type == T_STR ? !at[0] : f->type == T_I64 && !*(const int64_t *)at))
+        if (absent(f, at))
             continue;
         fe_jw_key(w, f->name);
         switch (f->type) {
@@ -513,7 +527,7 @@ void fe_machine_write_lua(const fe_machine *m, const char *header, const char *c
     for (int i = 0; i < NFIELDS; i++) {
         const mfield *fd = &fields[i];
         const char *p = (const char *)m + fd->off;
-        if (!fd->required && (fd->type == T_STR ? !p[0] : fd->type == T_I64 && !*(const int64_t *)p))
+        if (absent(fd, p))
             continue;
         if (notes && notes[i] && notes[i][0])
             comment(f, "  ", notes[i]);

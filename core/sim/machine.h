@@ -37,6 +37,8 @@ typedef struct fe_machine {
     double link_bandwidth;         /* bytes/s per rank of the collective interconnect */
     double link_latency_us;        /* per ring step */
     int overlap;                   /* 1: time = max(compute, memory); 0: their sum */
+    double library_us;             /* per library call (matmul, conv2d, sdpa), beyond launch_us:
+                                      a small product does not reach matrix_flops (0: none) */
     char executor[16];             /* "": every group one kernel (the GCU); "cuda": a group
                                       as the kernels the CUDA back end makes of it (sim.c) */
     int64_t saturating_threads;    /* with an executor: threads in flight a kernel needs to

@@ -612,7 +612,10 @@ static int price(const gview *s, const fe_machine *m, int asked, step *steps,
     r->l2_s = (double)r->l2_traffic / m->l2_bandwidth;
     r->spill_s = (double)r->spill_bytes / m->local_bandwidth;
     r->memory_s = r->l3_s + r->l2_s + r->spill_s;
-    r->launch_s = m->launch_us * 1e-6;
+    int libs = 0;   /* library calls (matmul, conv2d, sdpa): each its fixed cost */
+    for (int32_t i = 0; i < s->n; i++)
+        libs += (fe_op_get(fe_graph_node(s->g, s->nodes[i])->op)->flags & FE_OPF_LIBRARY) != 0;
+    r->launch_s = (m->launch_us + libs * m->library_us) * 1e-6;
     r->tile_s = split > 1 ? (double)split * m->tile_us * 1e-6 : 0;
     r->collective_s = coll;
     double body = m->overlap ? fmax(compute, r->memory_s) : compute + r->memory_s;

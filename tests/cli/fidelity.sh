@@ -101,8 +101,17 @@ LUA
 check "ctx:bench returns the simulator's figures beside" \
     "$FUSEENG" run examples/bench/swiglu.json --policy "$T/simfields.lua" --dim T=64 --bench-budget 2
 
-# ---- machines that name their executor ----
 sim_us() { "$FUSEENG" run "$@" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["sim_us"])'; }
+
+# ---- library_us: a fixed cost per library call ----
+grep -v '^  library_us = ' "$T/here.lua" >"$T/nolib.lua"
+sed 's/^  overlap = true,/  overlap = true,\n  library_us = 100,/; s/name = "here"/name = "lib"/' "$T/nolib.lua" >"$T/lib.lua"
+a=$(sim_us examples/bench/matmul.json --policy no_fusion --machine "$T/nolib.lua")
+b=$(sim_us examples/bench/matmul.json --policy no_fusion --machine "$T/lib.lua")
+/usr/bin/python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[2]) - float(sys.argv[1]) - 100) < 1e-6 else 1)" "$a" "$b" 2>/dev/null &&
+    ok "library_us adds to each library call" || not_ok "library_us adds to each library call" "$a against $b"
+
+# ---- machines that name their executor ----
 # h200.lua names its executor: plain.lua is it without, h200x.lua without
 # the thread count, h200s.lua with a million threads to saturate.
 grep -v '^  executor = \|^  saturating_threads = ' lua/machines/h200.lua | sed 's/name = "h200"/name = "plain"/' >"$T/plain.lua"
