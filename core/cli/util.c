@@ -205,3 +205,14 @@ int fe_cli_shipped(fe_engine *e, char (*names)[64], int cap)
     globfree(&gl);
     return n;
 }
+
+int fe_cli_count(const char *cmd, const char *name, const char *val, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(val, &end, 10);
+    if (end == val || *end || errno || n < lo || n > hi)
+        return fe_cli_usage(cmd, "%s expects a whole number from %ld to %ld", name, lo, hi);
+    *out = (int)n;
+    return 0;
+}
