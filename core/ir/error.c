@@ -97,6 +97,21 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+void fe_error_cause(fe_error *err, const char *fmt, ...)
+{
+    char raw[sizeof err->message], tail[sizeof err->message];
+    va_list ap;
+
+    if (!err || err->code == FE_OK)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    fe_escape_into(tail, sizeof tail, raw, 0);
+    size_t m = strnlen(err->message, sizeof err->message - 1);
+    snprintf(err->message + m, sizeof err->message - m, ": %s", tail);
+}
+
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
 {
     char raw[sizeof err->message], head[sizeof err->message];

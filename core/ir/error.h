@@ -36,6 +36,12 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Chain an inner cause to the current message: "outer: cause". Keeps the
+ * code; does nothing if err is NULL or holds no error. So that an error
+ * never loses why it happened ("matmul: epilogue failed: ..."). */
+void fe_error_cause(fe_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Copy src into dst (size bytes, always terminated, truncated if need be)
  * with each control character written as \xNN: C0 and DEL bytes, and the
  * C1 controls U+0080..U+009F; keep_lines keeps '\n' and '\t'. Returns the
