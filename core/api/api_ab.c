@@ -102,10 +102,23 @@ static int add_fault(fe_ab *ab, const char *fault)
     return 0;
 }
 
-static int cell_fail(fe_ab_cell *x, const char *why)
+int fe_ab_cell_fail(fe_ab_cell *x, const char *why)
 {
     x->status = FE_AB_FAILED;
+    free(x->error);
     return (x->error = strdup(why)) ? FE_OK : FE_ENOMEM;
+}
+
+/* Every cell of row r that has not failed yet fails with why ("--measure:
+ * ..."): what went wrong was the row's (its data, its reference run), not
+ * one policy's. */
+static int row_fail(fe_ab *ab, int r, const char *why)
+{
+    int rc = FE_OK;
+    for (int c = 0; c < ab->ncols && rc == FE_OK; c++)
+        if (ab->cells[r * ab->ncols + c].status != FE_AB_FAILED)
+            rc = fe_ab_cell_fail(&ab->cells[r * ab->ncols + c], why);
+    return rc;
 }
 
 /* The plan's simulated figures into x (and its trace when asked for). */
@@ -128,8 +141,11 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
 }
 
 /* One row: the unfused time, every column's plan and figures, and with
- * measure the interleaved timings. Errors that are not one policy's (the
- * model, memory, the CPU run) end the whole comparison. */
+ * measure the interleaved timings. A policy that fails fails its cell; a
+ * failure of the row's own (its unfused plan, its data files, its
+ * reference run) fails the row's cells; the rest of the comparison goes
+ * on. Only memory ends it (and a model that does not load, which the
+ * suite checked before anything ran). */
 static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o, fe_ab *ab,
                    int r, fe_error *err)
 {
@@ -149,6 +165,8 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         const fe_graph *g = fe_api_graph(m);
         snprintf(rr->model, sizeof rr->model, "%.255s", g->name[0] ? g->name : row->path);
         snprintf(rr->file, sizeof rr->file, "%s", row->path);
+        snprintf(rr->weights, sizeof rr->weights, "%s", o->measure ? row->weights : "");
+        snprintf(rr->inputs, sizeof rr->inputs, "%s", o->measure ? row->inputs : "");
         snprintf(rr->dims, sizeof rr->dims, "%s", row->dims_label);
         snprintf(rr->machine, sizeof rr->machine, "%s", fe_engine_machine(e));
         snprintf(rr->description, sizeof rr->description, "%s", fe_engine_machine_description(e));
@@ -160,7 +178,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         fe_plan_stats st;
         fe_error perr = {0};
         if (!(plans[c] = fe_policy_plan(s->cols[c].policy, m, &st, &perr))) {
-            rc = cell_fail(x, perr.message);
+            rc = fe_ab_cell_fail(x, perr.message);
             continue;
         }
         x->status = FE_AB_OK;
@@ -170,7 +188,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         if (rc == FE_OK && simulate(e, plans[c], o->traces, x, &perr) != FE_OK) {
             free(x->trace);
             x->trace = NULL;
-            rc = cell_fail(x, perr.message);
+            rc = fe_ab_cell_fail(x, perr.message);
             fe_plan_free(plans[c]);
             plans[c] = NULL;
         }
@@ -183,10 +201,18 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
-    if (rc == FE_OK && o->measure &&
-        fe_ab_measure_row(ab, r, fe_api_graph(m), plans, o, err) != FE_OK) {
-        fe_error_prefix(err, "%s: --measure: ", row->path);
-        rc = err ? err->code : FE_ERUNTIME;
+    if (rc == FE_OK && o->measure) {
+        fe_ab_run_options ro = *o;   /* the model's own data, where the suite gives it */
+        fe_error merr = {0};
+        if (row->weights[0])
+            ro.weights = row->weights;
+        if (row->inputs[0])
+            ro.inputs = row->inputs;
+        if (fe_ab_measure_row(ab, r, fe_api_graph(m), plans, &ro, &merr) != FE_OK) {
+            fe_error_prefix(&merr, "--measure: ");
+            rc = merr.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s: %s", row->path, merr.message)
+                                        : row_fail(ab, r, merr.message);
+        }
     }
     for (int c = 0; plans && c < s->ncols; c++)
         fe_plan_free(plans[c]);

@@ -28,6 +28,7 @@ typedef struct fe_ab_row {
     int64_t dim_values[FE_AB_MAXDIMS];
     char dims_label[256];            /* "S=512 B=1": the dims that vary, "" if none */
     int machine;                     /* index in the suite's machines; -1: the engine's */
+    char weights[1024], inputs[1024]; /* the model's own data for --measure, "" if none */
 } fe_ab_row;
 
 /* One column: a loaded policy. */
@@ -79,8 +80,13 @@ typedef struct fe_ab_cell {
 
 enum { FE_AB_NOTRUN = 0, FE_AB_OK = 1, FE_AB_FAILED = 2 };
 
+/* Mark x failed with why (copied); FE_OK, or FE_ENOMEM. A cell that fails
+ * keeps the rest of the report: only memory ends a comparison. */
+int fe_ab_cell_fail(fe_ab_cell *x, const char *why);
+
 typedef struct fe_ab_rowres {
     char model[256], file[1024], dims[256], machine[64], description[256];
+    char weights[1024], inputs[1024]; /* the row's own data files for --measure, "" if none */
     int ran;                         /* in this shard (or merged) */
     double unfused_ms, cpu_unfused_ms;
 } fe_ab_rowres;

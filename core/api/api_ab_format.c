@@ -50,8 +50,14 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
         if (ab->cells[r * nc + c].reps > reps)
             reps = ab->cells[r * nc + c].reps;
     int gpu = ab->device == FE_DEVICE_CUDA;
+    const fe_ab_rowres *rr = &ab->rows[r];
+    if (!reps)   /* its cells say why */
+        return;
     fprintf(f, "  measured on %s: %d interleaved rounds, unfused %.3f ms\n",
-            gpu ? "the GPU" : "this CPU", reps, ab->rows[r].cpu_unfused_ms);
+            gpu ? "the GPU" : "this CPU", reps, rr->cpu_unfused_ms);
+    if (rr->weights[0] || rr->inputs[0])
+        fprintf(f, "  data: weights %s, inputs %s\n", rr->weights[0] ? rr->weights : "seeded random",
+                rr->inputs[0] ? rr->inputs : "seeded random");
     fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", gpu ? "gpu ms" : "cpu ms", "ratio", "95% CI",
             "verdict", "results");
     for (int c = 0; c < nc; c++) {
@@ -191,6 +197,10 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     }
     fe_ab_jstr(w, "model", rr->model);
     fe_ab_jstr(w, "file", rr->file);
+    if (rr->weights[0])
+        fe_ab_jstr(w, "weights", rr->weights);
+    if (rr->inputs[0])
+        fe_ab_jstr(w, "inputs", rr->inputs);
     fe_ab_jstr(w, "dims", rr->dims);
     fe_ab_jstr(w, "machine", rr->machine);
     if (part) {

@@ -174,6 +174,8 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
             !json_is_array(cells) || (int)json_array_size(cells) != ab->ncols)
             return bad(err, p->path, w, "missing or mistyped model, file, dims, machine, "
                        "description, unfused_ms or policies (one per policy)");
+        copy_str(row, "weights", rr->weights, sizeof rr->weights);   /* optional */
+        copy_str(row, "inputs", rr->inputs, sizeof rr->inputs);
         rr->ran = 1;
         for (int c = 0; c < ab->ncols; c++) {
             const json_t *cell = json_array_get(cells, (size_t)c);

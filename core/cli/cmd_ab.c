@@ -51,8 +51,9 @@ static const char usage[] =
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
     "                    limits of each policy run and of a Lua suite (as for run)\n"
     "\n"
-    "Exit status 1 when a policy failed on a model (its cell says FAILED; the table\n"
-    "completes) or --measure finds a plan whose results differ from the reference\n"
+    "Exit status 1 when a policy failed on a model, or with --measure a plan or a\n"
+    "model did not run (its cells say FAILED and why, in every format; the rest of\n"
+    "the report is complete), or --measure finds a plan whose results differ from the reference\n"
     "(marked WRONG), 2 for bad input.\n";
 
 #define MAXARGS 256
@@ -281,8 +282,9 @@ static int compare(fe_engine *e, const ab_opts *o)
         rc = fe_cli_fail(&err);
     int failed = rc ? 0 : fe_ab_failed(ab), wrong = rc ? 0 : fe_ab_wrong(ab);
     if (failed) {
-        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED: the policy failed on that model; "
-                "the other cells are complete)\n", failed, failed == 1 ? "" : "s");
+        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED: the policy failed on that model, "
+                "or with --measure the plan or the model did not run; the other cells are "
+                "complete)\n", failed, failed == 1 ? "" : "s");
         rc = 1;
     }
     if (wrong) {
