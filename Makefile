@@ -168,6 +168,19 @@ $(PREFIX_STAMP):
 $(BUILD)/obj/core/script/home.o: $(PREFIX_STAMP)
 $(BUILD)/obj/core/script/home.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
 
+# The commit the build comes from, compiled into provenance.o (every report
+# and --version say it), "-dirty" when tracked files differ from it, and
+# "unknown" outside a git tree (a tarball). A stamp per commit rebuilds
+# that one object when it changes.
+COMMIT := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -c1),-dirty)
+COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)
+$(COMMIT_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.commit-*
+	@touch $@
+$(BUILD)/obj/core/api/provenance.o: $(COMMIT_STAMP)
+$(BUILD)/obj/core/api/provenance.o: CFLAGS += -DFE_COMMIT='"$(COMMIT)"'
+
 # Install missing system packages once; re-run when the script changes.
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p build

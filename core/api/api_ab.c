@@ -165,6 +165,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         const fe_graph *g = fe_api_graph(m);
         snprintf(rr->model, sizeof rr->model, "%.255s", g->name[0] ? g->name : row->path);
         snprintf(rr->file, sizeof rr->file, "%s", row->path);
+        fe_prov_file_sha256(row->path, rr->sha256);
         snprintf(rr->weights, sizeof rr->weights, "%s", o->measure ? row->weights : "");
         snprintf(rr->inputs, sizeof rr->inputs, "%s", o->measure ? row->inputs : "");
         snprintf(rr->dims, sizeof rr->dims, "%s", row->dims_label);
@@ -266,6 +267,7 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
         rc = one_row(e, s, o, ab, r, err);
     }
     fe_api_set_machine(e, &saved);
+    fe_prov_now(&ab->prov, o->measure && o->device == FE_DEVICE_CUDA);
     if (rc != FE_OK) {
         fe_ab_free(ab);
         return NULL;
@@ -324,6 +326,12 @@ out:
     free(s.rows);
     free(s.cols);
     return ab;
+}
+
+void fe_ab_set_command(fe_ab *ab, const char *command)
+{
+    if (ab && command)
+        snprintf(ab->prov.command, sizeof ab->prov.command, "%s", command);
 }
 
 int fe_ab_wrong(const fe_ab *ab)

@@ -48,6 +48,10 @@ int fe_cli_put(char *text);
  * names it in messages. FE_OK or the error's code. */
 int fe_cli_write(const char *path, const char *what, char *text, fe_error *err);
 
+/* "fuseeng CMD ARG..." from a command's argv (argv[0] is its name), each
+ * argument that needs it quoted for a POSIX shell, into buf (truncated). */
+void fe_cli_command_line(int argc, char **argv, char *buf, size_t size);
+
 /* Prefix err's message with a printf-style context ("model.json: "). */
 void fe_cli_prefix(fe_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -59,6 +59,7 @@ static const char usage[] =
 #define MAXARGS 256
 
 typedef struct ab_opts {
+    char command[2048];               /* the command line, for the reports' provenance */
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
     int nmodels, npolicies, nparams, ndims, nmachines;
     const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
@@ -209,8 +210,15 @@ static int emit(const ab_opts *o, fe_ab *ab, int format, fe_error *err)
 {
     if (o->svg && fe_cli_write(o->svg, "the chart", fe_ab_format(ab, FE_FORMAT_SVG, err), err))
         return -1;
-    if (o->html && fe_cli_write(o->html, "the page", fe_ab_format(ab, FE_FORMAT_HTML, err), err))
-        return -1;
+    if (o->html) {   /* traces go to PAGE.traces/ beside the page, which links them */
+        char dir[1100], *slash;
+        snprintf(dir, sizeof dir, "%s.traces", o->html);
+        slash = strrchr(dir, '/');
+        fe_ab_link_traces(ab, slash ? slash + 1 : dir);
+        if (fe_cli_write(o->html, "the page", fe_ab_format(ab, FE_FORMAT_HTML, err), err) ||
+            fe_ab_write_traces(ab, dir, err))
+            return -1;
+    }
     char *text = fe_ab_format(ab, format, err);
     if (o->out)
         return fe_cli_write(o->out, "the results", text, err) ? -1 : 0;
@@ -221,6 +229,7 @@ static int merge(const ab_opts *o)
 {
     fe_error err = {0};
     fe_ab *ab = fe_ab_merge(o->nmodels, o->models, &err);
+    fe_ab_set_command(ab, o->command);
     int rc = !ab || emit(o, ab, o->format, &err) ? fe_cli_fail(&err) : 0;
     if (rc == 0 && fe_ab_failed(ab)) {
         fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED)\n", fe_ab_failed(ab),
@@ -275,6 +284,7 @@ static int compare(fe_engine *e, const ab_opts *o)
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
                             o->limits.weights, o->limits.inputs, o->device};
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
+    fe_ab_set_command(ab, o->command);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)
         fe_cli_warn_fallback(fe_ab_fault(ab, i));
@@ -302,6 +312,7 @@ static int run(int argc, char **argv)
 {
     ab_opts o = {0};
     int rc = parse(argc, argv, &o);
+    fe_cli_command_line(argc, argv, o.command, sizeof o.command);
     if (rc)
         return rc;
     if (o.merge)

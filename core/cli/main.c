@@ -81,7 +81,7 @@ static int dispatch(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("fuseeng %s\n", fe_version());
+        printf("fuseeng %s (commit %s)\n", fe_version(), fe_build_commit());
         return 0;
     }
     if (strcmp(cmd, "help") == 0)

@@ -346,6 +346,15 @@ int fe_ab_failed(const fe_ab *ab);
 /* Faults of policies that fell back to unfused, in run order; owned by ab. */
 int fe_ab_faults(const fe_ab *ab);
 const char *fe_ab_fault(const fe_ab *ab, int i);
+/* The command line the report says made it (copied; the reports' other
+ * provenance, date and host, is filled when the comparison runs). */
+void fe_ab_set_command(fe_ab *ab, const char *command);
+/* Keep the plans' traces out of the HTML page: it links each to
+ * link_dir/rowR-C.trace.json (relative to the page), and
+ * fe_ab_write_traces writes them into dir (made if need be). FE_OK, or
+ * FE_ERUNTIME naming the file that could not be written. */
+void fe_ab_link_traces(fe_ab *ab, const char *link_dir);
+int fe_ab_write_traces(const fe_ab *ab, const char *dir, fe_error *err);
 /* Free the comparison. */
 void fe_ab_free(fe_ab *ab);
 
@@ -372,6 +381,9 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
 /* Merge shard files (FE_FORMAT_PART) of one suite into the whole result:
  * every shard once, all of the same suite. Caller frees with fe_ab_free. */
 fe_ab *fe_ab_merge(int n, const char *const *paths, fe_error *err);
+/* The commit fuseeng was built from ("abc123def456", "-dirty" when the
+ * tree differed from it, "unknown" without git); static. */
+const char *fe_build_commit(void);
 /* The groups that differ between the plans of policies a and b for model
  * (with dims "S=512" or NULL) on e's machine: the decisions that made each,
  * and each difference simulated. Text or JSON; caller frees with fe_free. */
