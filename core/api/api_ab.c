@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api_ab.h"
+#include "progress.h"
 
 /* Relative difference below which two simulated times tie. */
 #define TIE 1e-9
@@ -258,14 +259,26 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     for (int c = 0; c < s->ncols; c++)
         snprintf(ab->cnames[c], sizeof ab->cnames[c], "%s", s->cols[c].name);
     fe_machine saved = *fe_api_machine(e);
-    int rc = FE_OK;
+    int rc = FE_OK, nrun = 0, done = 0;
+    for (int r = 0; r < s->nrows; r++)
+        nrun += fe_ab_in_shard(r, o->shard, o->nshards);
+    /* a row takes seconds to minutes measured: the progress line, and
+     * Ctrl-C keeps the rows done (the report is of those) */
+    fe_progress pr;
+    fe_progress_begin(&pr, o->measure ? "ab --measure: row" : "ab: row", nrun);
     for (int r = 0; r < s->nrows && rc == FE_OK; r++) {
         if (!fe_ab_in_shard(r, o->shard, o->nshards))
             continue;
+        if (fe_progress_interrupted()) {
+            ab->interrupted = 1;
+            break;
+        }
+        fe_progress_step(&pr, done++, s->rows[r].path);
         if (s->rows[r].machine >= 0)
             fe_api_set_machine(e, &s->machines[s->rows[r].machine]);
         rc = one_row(e, s, o, ab, r, err);
     }
+    fe_progress_end(&pr);
     fe_api_set_machine(e, &saved);
     fe_prov_now(&ab->prov, o->measure && o->device == FE_DEVICE_CUDA);
     if (rc != FE_OK) {
@@ -332,6 +345,11 @@ void fe_ab_set_command(fe_ab *ab, const char *command)
 {
     if (ab && command)
         snprintf(ab->prov.command, sizeof ab->prov.command, "%s", command);
+}
+
+int fe_ab_interrupted(const fe_ab *ab)
+{
+    return ab && ab->interrupted;
 }
 
 int fe_ab_wrong(const fe_ab *ab)

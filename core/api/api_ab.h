@@ -104,6 +104,7 @@ struct fe_ab {
     char **faults;
     int nfaults;
     fe_prov prov;                    /* where the report came from */
+    int interrupted;                 /* Ctrl-C: the rows that ran are complete, the rest did not */
     char trace_link[512];            /* the page links traces there, "" embeds them */
 };
 

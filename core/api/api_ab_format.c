@@ -172,6 +172,8 @@ static void text_summary(const fe_ab *ab, FILE *f)
     int n = 0;
     for (int r = 0; r < ab->nrows; r++)
         n += ab->rows[r].ran;
+    if (ab->interrupted)
+        fprintf(f, "\ninterrupted (Ctrl-C): %d row%s complete, the rest not run\n", n, n == 1 ? "" : "s");
     fprintf(f, "\nsummary over %d row%s against the baseline %s (ratio = baseline time / policy "
             "time)\n", n, n == 1 ? "" : "s", ab->cnames[0]);
     fprintf(f, "  %-*s %8s %5s %5s %6s %6s", nw, "policy", "geomean", "wins", "ties", "losses",
@@ -338,6 +340,10 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
     }
     if (ab->measure)
         fe_ab_jstr(&w, "measured_on", ab->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
+    if (ab->interrupted) {   /* Ctrl-C: the rows below are the complete ones */
+        fe_jw_key(&w, "interrupted");
+        fe_jw_bool(&w, 1);
+    }
     fe_ab_jstr(&w, "baseline", ab->cnames[0]);
     fe_jw_key(&w, "policies");
     fe_jw_arr_flat(&w);

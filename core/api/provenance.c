@@ -9,6 +9,7 @@
 #include "cuda.h"
 #include "fuseeng.h"
 #include "fuseeng_cli.h"
+#include "progress.h"
 #include "provenance.h"
 
 #ifndef FE_COMMIT
@@ -104,4 +105,14 @@ void fe_prov_line(const fe_prov *p, char *buf, size_t size)
     snprintf(buf, size, "fuseeng %s (commit %s), %s, %s (%d core%s)%s%s", p->version, p->commit,
              p->date, p->cpu, p->cores, p->cores == 1 ? "" : "s", p->gpu[0] ? ", GPU " : "",
              p->gpu);
+}
+
+void fe_progress_set_quiet(int quiet)
+{
+    fe_progress_quiet(quiet);
+}
+
+void fe_progress_catch_ctrl_c(void)
+{
+    fe_progress_catch_interrupt();
 }

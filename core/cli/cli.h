@@ -37,6 +37,10 @@ int fe_cli_distinct(const char *cmd, const fe_cli_file *in, int nin, const fe_cl
  * stderr; returns 2. */
 int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* After work that Ctrl-C cut short and whose finished part was printed:
+ * say so on stderr; returns 130 (128 + SIGINT, as a shell reports it). */
+int fe_cli_interrupted(void);
+
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
 int fe_cli_fail(const fe_error *err);
 

@@ -283,6 +283,7 @@ static int compare(fe_engine *e, const ab_opts *o)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
                             o->limits.weights, o->limits.inputs, o->device};
+    fe_progress_catch_ctrl_c();   /* Ctrl-C: the report of the rows done */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_ab_set_command(ab, o->command);
     int rc = 0;
@@ -303,6 +304,8 @@ static int compare(fe_engine *e, const ab_opts *o)
                 wrong, wrong == 1 ? "" : "s");
         rc = 1;
     }
+    if (rc != 2 && fe_ab_interrupted(ab))
+        rc = fe_cli_interrupted();
     fe_ab_free(ab);
     fe_ab_suite_free(s);
     return rc;

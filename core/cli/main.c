@@ -39,8 +39,12 @@ static void overview(FILE *f)
                "usage: fuseeng COMMAND [ARGS]\n\ncommands:\n", fe_version());
     for (int i = 0; fe_cli_commands[i]; i++)
         fprintf(f, "  %-10s %s\n", fe_cli_commands[i]->name, fe_cli_commands[i]->summary);
-    fprintf(f, "\nfuseeng help COMMAND shows a command's options. Exit status: 0 ok, "
-               "1 runtime failure, 2 bad input or usage.\n");
+    fprintf(f, "\nfuseeng help COMMAND shows a command's options. Long work (bench, profile,\n"
+               "ab --measure, import of a large file) shows its progress and the time left on a\n"
+               "terminal's stderr; --quiet, with any command, turns that off. Ctrl-C stops bench,\n"
+               "profile and ab between steps and prints what was finished (exit status 130; a\n"
+               "second Ctrl-C ends at once). Exit status: 0 ok, 1 runtime failure, 2 bad input\n"
+               "or usage, 130 interrupted.\n");
 }
 
 static int help(int argc, char **argv)
@@ -96,7 +100,15 @@ static int dispatch(int argc, char **argv)
             printf("%s", c->usage);
             return 0;
         }
-    return c->run(argc - 1, argv + 1);
+    /* --quiet, for every command: no progress line (progress.h) */
+    int n = 2;
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--quiet") == 0)
+            fe_progress_set_quiet(1);
+        else
+            argv[n++] = argv[i];
+    argv[n] = NULL;
+    return c->run(n - 1, argv + 1);
 }
 
 /* OpenMP's workers spin between parallel regions by default. Where cores

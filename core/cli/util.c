@@ -60,6 +60,12 @@ int fe_cli_write(const char *path, const char *what, char *text, fe_error *err)
     return rc;
 }
 
+int fe_cli_interrupted(void)
+{
+    fprintf(stderr, "fuseeng: interrupted (Ctrl-C): what was finished is printed above\n");
+    return 130;
+}
+
 void fe_cli_command_line(int argc, char **argv, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "fuseeng");

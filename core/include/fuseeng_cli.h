@@ -381,6 +381,18 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
 /* Merge shard files (FE_FORMAT_PART) of one suite into the whole result:
  * every shard once, all of the same suite. Caller frees with fe_ab_free. */
 fe_ab *fe_ab_merge(int n, const char *const *paths, fe_error *err);
+/* Progress of long work (bench, profile, ab --measure, import): a line on
+ * stderr with an estimate of the time left, only when stderr is a terminal
+ * and never after fe_progress_set_quiet(1). Process-wide. */
+void fe_progress_set_quiet(int quiet);
+/* From now on the first Ctrl-C stops long work between its steps, which
+ * keeps what it finished (fe_timing_interrupted, fe_ab_interrupted say
+ * so); a second one ends the process. */
+void fe_progress_catch_ctrl_c(void);
+/* Whether a timing or a comparison was cut short by Ctrl-C. */
+int fe_timing_interrupted(const fe_timing *t);
+int fe_ab_interrupted(const fe_ab *ab);
+
 /* The commit fuseeng was built from ("abc123def456", "-dirty" when the
  * tree differed from it, "unknown" without git); static. */
 const char *fe_build_commit(void);
