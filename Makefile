@@ -288,6 +288,9 @@ install: all
 	install -m 755 $(BUILD)/libfuseeng.so $(BUILD)/libfuseeng-core.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 core/include/fuseeng.h core/include/fuseeng_cli.h $(DESTDIR)$(PREFIX)/include/
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/fuseeng.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 scripts/fuseeng.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fuseeng
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) $(OMP_LIB) -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc

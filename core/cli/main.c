@@ -9,7 +9,7 @@
 #include "fuseeng_cli.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
-    fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import;
+    fe_cmd_ops, fe_cmd_policies, fe_cmd_machines, fe_cmd_script, fe_cmd_import;
 
 const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_run,
@@ -21,6 +21,7 @@ const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_import,
     &fe_cmd_ops,
     &fe_cmd_policies,
+    &fe_cmd_machines,
     &fe_cmd_script,
     NULL,
 };
@@ -31,6 +32,18 @@ static const fe_cmd *find(const char *name)
         if (strcmp(fe_cli_commands[i]->name, name) == 0)
             return fe_cli_commands[i];
     return NULL;
+}
+
+/* " (did you mean 'run'?)" for a mistyped command, or "". */
+static const char *near_command(const char *name, char *hint, size_t size)
+{
+    char list[512];
+    size_t at = 0;
+    list[0] = 0;
+    for (int i = 0; fe_cli_commands[i] && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                               fe_cli_commands[i]->name);
+    return fe_did_you_mean(name, list, hint, size);
 }
 
 static void overview(FILE *f)
@@ -55,7 +68,9 @@ static int help(int argc, char **argv)
     }
     const fe_cmd *c = find(argv[2]);
     if (!c) {
-        fprintf(stderr, "fuseeng help: no command '%s'. Try 'fuseeng --help'.\n", argv[2]);
+        char hint[96];
+        fprintf(stderr, "fuseeng help: no command '%s'%s. Try 'fuseeng --help'.\n", argv[2],
+                near_command(argv[2], hint, sizeof hint));
         return 2;
     }
     printf("%s", c->usage);
@@ -92,7 +107,9 @@ static int dispatch(int argc, char **argv)
         return help(argc, argv);
     const fe_cmd *c = find(cmd);
     if (!c) {
-        fprintf(stderr, "fuseeng: unknown command '%s'. Try 'fuseeng --help'.\n", cmd);
+        char hint[96];
+        fprintf(stderr, "fuseeng: unknown command '%s'%s. Try 'fuseeng --help'.\n", cmd,
+                near_command(cmd, hint, sizeof hint));
         return 2;
     }
     for (int i = 2; i < argc; i++)

@@ -89,6 +89,9 @@ int fe_write_file(const char *path, const char *what, const char *text, fe_error
 
 /* Path of the directory holding lua/ and policies/; owned by the engine. */
 const char *fe_engine_home(const fe_engine *e);
+/* The shipped machines' names (lua/machines under the home), sorted and
+ * joined by ", " into out (size bytes); returns out. */
+const char *fe_engine_machine_names(const fe_engine *e, char *out, size_t size);
 /* Set the Lua limits of the runs that follow (max_instructions, max_memory,
  * max_seconds of o; zero keeps the current one). */
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o);
@@ -392,6 +395,12 @@ void fe_progress_catch_ctrl_c(void);
 /* Whether a timing or a comparison was cut short by Ctrl-C. */
 int fe_timing_interrupted(const fe_timing *t);
 int fe_ab_interrupted(const fe_ab *ab);
+
+/* " (did you mean 'x'?)" into hint for the name of list (names separated
+ * by commas and spaces) nearest key, within two edits (a swap of
+ * neighbours is one), or "" if none is that close; returns hint. The
+ * engine's one edit distance: every "did you mean" uses it. */
+const char *fe_did_you_mean(const char *key, const char *list, char *hint, size_t size);
 
 /* The commit fuseeng was built from ("abc123def456", "-dirty" when the
  * tree differed from it, "unknown" without git); static. */
