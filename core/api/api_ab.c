@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api_ab.h"
+#include "cuda.h"
 #include "progress.h"
 
 /* Relative difference below which two simulated times tie. */
@@ -246,6 +247,9 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     if (!o)
         o = &none;
     if (check_run(o, err) != FE_OK)
+        return NULL;
+    /* no card is every row's problem, not one model's: say so before any work */
+    if (o->measure && o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK)
         return NULL;
     fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
     if (!ab)

@@ -122,9 +122,9 @@ int fe_machine_load_shipped(fe_sandbox *sb, const char *spec, fe_machine *m, fe_
     if (snprintf(path, sizeof path, "%s/%s.lua", dir, name) >= (int)sizeof path ||
         stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         char hint[160];
-        return fe_error_set(err, FE_EINPUT, "no machine named '%s'%s in %s (known machines: %s)",
-                            name, fe_did_you_mean(name, list, hint, sizeof hint), dir,
-                            list[0] ? list : "none");
+        return fe_error_set(err, FE_EINPUT, "no machine named '%s' in %s (known machines: %s)%s",
+                            name, dir, list[0] ? list : "none",
+                            fe_did_you_mean(name, list, hint, sizeof hint));
     }
     return load_path(sb, path, spec, over, m, err);
 }

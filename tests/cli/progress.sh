@@ -15,7 +15,7 @@ if [ -z "$PY" ]; then
     exit $?
 fi
 
-# ptyrun.py OUT ERR [--sigint-after S] CMD...: CMD with stderr on a
+# The pty runner written below: OUT ERR [--sigint-after S] CMD...: CMD with stderr on a
 # pseudo-terminal (its bytes into ERR), stdout into OUT; prints the exit
 # status. --sigint-after: send SIGINT once S seconds have passed and the
 # terminal has shown a progress line.
