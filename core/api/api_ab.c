@@ -11,6 +11,7 @@
 
 #include "api_ab.h"
 #include "cuda.h"
+#include "datafiles.h"
 #include "progress.h"
 
 /* Relative difference below which two simulated times tie. */
@@ -144,10 +145,10 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
 
 /* One row: the unfused time, every column's plan and figures, and with
  * measure the interleaved timings. A policy that fails fails its cell; a
- * failure of the row's own (its unfused plan, its data files, its
+ * failure of the row's own at run time (an op no kernel runs, its
  * reference run) fails the row's cells; the rest of the comparison goes
- * on. Only memory ends it (and a model that does not load, which the
- * suite checked before anything ran). */
+ * on. Only memory ends it (bad input, a model that does not load or data
+ * files that do not fit it, was refused before anything ran). */
 static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o, fe_ab *ab,
                    int r, fe_error *err)
 {
@@ -225,6 +226,34 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
     return rc;
 }
 
+/* With --measure, every row's data files (its own, else the run's) are
+ * matched to its model before any row runs: a file that does not fit is
+ * bad input, said at once, not minutes into a sweep (and not one row's
+ * failure: the next row would fail the same way). */
+static int check_data(const fe_ab_suite *s, const fe_ab_run_options *o, fe_error *err)
+{
+    for (int r = 0; r < s->nrows; r++) {
+        const fe_ab_row *row = &s->rows[r];
+        const char *w = row->weights[0] ? row->weights : o->weights;
+        const char *in = row->inputs[0] ? row->inputs : o->inputs;
+        if (!fe_ab_in_shard(r, o->shard, o->nshards) || (!w && !in))
+            continue;
+        const char *names[FE_AB_MAXDIMS];
+        for (int k = 0; k < row->ndims; k++)
+            names[k] = row->dim_names[k];
+        fe_model *m = fe_model_load_dims(row->path, row->ndims, names, row->dim_values, err);
+        fe_df_files f = {0};
+        int rc = m ? fe_df_open(&f, fe_api_graph(m), w, in, NULL, err) : err ? err->code : FE_EINPUT;
+        fe_df_close(&f);
+        fe_model_free(m);
+        if (rc != FE_OK) {
+            fe_error_prefix(err, "%s: --measure: ", row->path);
+            return rc;
+        }
+    }
+    return FE_OK;
+}
+
 static int check_run(const fe_ab_run_options *o, fe_error *err)
 {
     if (o->nshards < 0 || o->nshards > 100000 || (o->nshards && (o->shard < 1 || o->shard > o->nshards)) ||
@@ -249,7 +278,8 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     if (check_run(o, err) != FE_OK)
         return NULL;
     /* no card is every row's problem, not one model's: say so before any work */
-    if (o->measure && o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK)
+    if (o->measure && ((o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK) ||
+                       check_data(s, o, err) != FE_OK))
         return NULL;
     fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
     if (!ab)
