@@ -150,4 +150,8 @@ int fe_cli_seconds(const char *cmd, const char *name, const char *val, double *s
 /* --device cpu|cuda into *device (FE_DEVICE_*); 0 or 2 after a usage error. */
 int fe_cli_device(const char *cmd, const char *val, int *device);
 
+/* The names of the shipped policies (policies/NAME.lua of e's home),
+ * sorted, at most cap; the count, or -1 after printing why there are none. */
+int fe_cli_shipped(fe_engine *e, char (*names)[64], int cap);
+
 #endif

@@ -1,8 +1,6 @@
 /* cmd_policies.c: `fuseeng policies`: the shipped policies, one line each,
  * or with --results their simulated results on models as Markdown (the
  * table docs/policies.md is made of). */
-#include <glob.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,37 +80,18 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* The shipped policy files, sorted (glob sorts); caller frees with globfree. */
-static int shipped(fe_engine *e, glob_t *gl)
-{
-    char pat[PATH_MAX + 32];
-    snprintf(pat, sizeof pat, "%s/policies/*.lua", fe_engine_home(e));
-    if (glob(pat, 0, NULL, gl) != 0) {
-        fprintf(stderr, "fuseeng: no policies in %s/policies\n", fe_engine_home(e));
-        return 1;
-    }
-    return 0;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 static int list(void)
 {
     fe_error err = {0};
     fe_engine *e = fe_engine_new(NULL, &err);
     if (!e)
         return fe_cli_fail(&err);
-    glob_t gl;
-    int status = shipped(e, &gl);
-    for (size_t i = 0; status == 0 && i < gl.gl_pathc; i++) {
-        fe_policy *p = fe_engine_load_policy(e, gl.gl_pathv[i], &err);
+    char names[MAX_POLICIES][64];
+    int n = fe_cli_shipped(e, names, MAX_POLICIES), status = n < 0;
+    for (int i = 0; i < n; i++) {
+        fe_policy *p = fe_engine_load_policy(e, names[i], &err);
         if (!p) {
-            fe_cli_printf(stdout, "%-22s (does not load: %s)\n", base_name(gl.gl_pathv[i]),
-                          err.message);
+            fe_cli_printf(stdout, "%-22s (does not load: %s)\n", names[i], err.message);
             status = 1;
             continue;
         }
@@ -120,27 +99,23 @@ static int list(void)
                       fe_policy_description(p));
         fe_policy_free(p);
     }
-    if (gl.gl_pathc)
-        globfree(&gl);
     fe_engine_free(e);
     return status;
 }
 
-/* Does --skip NAME name the file policies/NAME.lua (NAME with or without
- * .lua)? */
-static int names_file(const char *skip, const char *path)
+/* Does --skip NAME name the shipped policy name (NAME with or without .lua)? */
+static int names_policy(const char *skip, const char *name)
 {
-    const char *b = base_name(path);
-    size_t n = strlen(b) - 4, k = strlen(skip);   /* n: without ".lua" */
+    size_t k = strlen(skip);
     if (k > 4 && strcmp(skip + k - 4, ".lua") == 0)
         k -= 4;
-    return k == n && strncmp(skip, b, n) == 0;
+    return k == strlen(name) && strncmp(skip, name, k) == 0;
 }
 
-static int skipped(const opts *o, const char *path)
+static int skipped(const opts *o, const char *name)
 {
     for (int i = 0; i < o->nskip; i++)
-        if (names_file(o->skip[i], path))
+        if (names_policy(o->skip[i], name))
             return 1;
     return 0;
 }
@@ -157,29 +132,26 @@ static int load_policies(fe_engine *e, const opts *o, fe_policy **pols)
                 goto fail;
         return n;
     }
-    glob_t gl;
-    if (shipped(e, &gl))
+    char names[MAX_POLICIES][64];
+    int ns = fe_cli_shipped(e, names, MAX_POLICIES);
+    if (ns < 0)
         return -1;
     for (int s = 0; s < o->nskip; s++) {
         int found = 0;
-        for (size_t i = 0; i < gl.gl_pathc; i++)
-            found |= names_file(o->skip[s], gl.gl_pathv[i]);
+        for (int i = 0; i < ns; i++)
+            found |= names_policy(o->skip[s], names[i]);
         if (!found) {
-            globfree(&gl);
             fe_cli_usage("policies", "--skip %s: no such shipped policy", o->skip[s]);
             return -1;
         }
     }
-    for (size_t i = 0; i < gl.gl_pathc && n < MAX_POLICIES; i++) {
-        if (skipped(o, gl.gl_pathv[i]))
+    for (int i = 0; i < ns; i++) {
+        if (skipped(o, names[i]))
             continue;
-        if (!(pols[n] = fe_engine_load_policy(e, gl.gl_pathv[i], &err))) {
-            globfree(&gl);
+        if (!(pols[n] = fe_engine_load_policy(e, names[i], &err)))
             goto fail;
-        }
         n++;
     }
-    globfree(&gl);
     return n;
 fail:
     for (int i = 0; i < n; i++)

@@ -9,11 +9,14 @@
 #include "fuseeng_cli.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
-    fe_cmd_ops, fe_cmd_policies, fe_cmd_machines, fe_cmd_script, fe_cmd_import;
+    fe_cmd_ops, fe_cmd_policies, fe_cmd_machines, fe_cmd_script, fe_cmd_import,
+    fe_cmd_fidelity, fe_cmd_calibrate;
 
 const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_run,
     &fe_cmd_ab,
+    &fe_cmd_fidelity,
+    &fe_cmd_calibrate,
     &fe_cmd_sim,
     &fe_cmd_bench,
     &fe_cmd_profile,
@@ -53,11 +56,11 @@ static void overview(FILE *f)
     for (int i = 0; fe_cli_commands[i]; i++)
         fprintf(f, "  %-10s %s\n", fe_cli_commands[i]->name, fe_cli_commands[i]->summary);
     fprintf(f, "\nfuseeng help COMMAND shows a command's options. Long work (bench, profile,\n"
-               "ab --measure, import of a large file) shows its progress and the time left on a\n"
-               "terminal's stderr; --quiet, with any command, turns that off. Ctrl-C stops bench,\n"
-               "profile and ab between steps and prints what was finished (exit status 130; a\n"
-               "second Ctrl-C ends at once). Exit status: 0 ok, 1 runtime failure, 2 bad input\n"
-               "or usage, 130 interrupted.\n");
+               "ab --measure, calibrate, import of a large file) shows its progress and the\n"
+               "time left on a terminal's stderr; --quiet, with any command, turns that off.\n"
+               "Ctrl-C stops bench, profile and ab between steps and prints what was finished\n"
+               "(exit status 130; a second Ctrl-C ends at once). Exit status: 0 ok, 1 runtime\n"
+               "failure, 2 bad input or usage, 130 interrupted.\n");
 }
 
 static int help(int argc, char **argv)

@@ -1,5 +1,7 @@
 /* util.c: helpers shared by the CLI commands: usage errors, options, units. */
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +205,25 @@ int fe_cli_distinct(const char *cmd, const fe_cli_file *in, int nin, const fe_cl
                                     "file", out[k].opt, out[i].opt, out[i].path);
     }
     return 0;
+}
+
+int fe_cli_shipped(fe_engine *e, char (*names)[64], int cap)
+{
+    char pat[PATH_MAX + 32];
+    glob_t gl;
+    snprintf(pat, sizeof pat, "%s/policies/*.lua", fe_engine_home(e));
+    if (glob(pat, 0, NULL, &gl) != 0) {
+        fprintf(stderr, "fuseeng: no policies in %s/policies\n", fe_engine_home(e));
+        return -1;
+    }
+    int n = 0;
+    for (size_t i = 0; i < gl.gl_pathc && n < cap; i++) {
+        const char *b = strrchr(gl.gl_pathv[i], '/');
+        b = b ? b + 1 : gl.gl_pathv[i];
+        size_t len = strlen(b) - 4;   /* without ".lua" */
+        if (len < 64)
+            snprintf(names[n++], 64, "%.*s", (int)len, b);
+    }
+    globfree(&gl);
+    return n;
 }

@@ -405,6 +405,42 @@ const char *fe_did_you_mean(const char *key, const char *list, char *hint, size_
 /* The commit fuseeng was built from ("abc123def456", "-dirty" when the
  * tree differed from it, "unknown" without git); static. */
 const char *fe_build_commit(void);
+
+/* Measuring a device into a machine file (fe_calibrate_machine). */
+typedef struct fe_calibrate_options {
+    int device;                       /* FE_DEVICE_CPU or FE_DEVICE_CUDA */
+    double budget;                    /* seconds of repetitions per probe (0.25) */
+    const char *name;                 /* the machine's name (NULL: "host" or "cuda") */
+    int progress;                     /* 1: a progress line on stderr */
+} fe_calibrate_options;
+
+/* Measure the device with the engine's own kernels and return a machine
+ * file (Lua) whose every figure carries a comment saying how it was
+ * measured and its spread (docs/fidelity.md). Caller frees with fe_free. */
+char *fe_calibrate_machine(const fe_calibrate_options *o, fe_error *err);
+
+/* How well the simulator predicted a measured comparison (fe_ab_fidelity;
+ * docs/fidelity.md defines every figure). NaN where a figure has no data. */
+typedef struct fe_fidelity_summary {
+    int models, plans, failed;        /* rows; distinct measured plans; cells without one */
+    int tied;                         /* models whose plans the device cannot tell apart */
+    int rho_models;                   /* models with a rank correlation (3+ plans, not tied) */
+    double mean_rho;                  /* the mean of their Spearman rank correlations */
+    double median_abs_err;            /* median |simulated - measured| / measured, all plans */
+    int pick_models, pick_hits;       /* models (2+ plans, not tied); where the simulator's */
+    double pick_rate;                 /*   fastest plan is the measured best (its interval) */
+} fe_fidelity_summary;
+
+typedef struct fe_fidelity fe_fidelity;
+
+/* The fidelity of ab, which must have been measured; it refers to ab, so
+ * free it first. Caller frees with fe_fidelity_free. */
+fe_fidelity *fe_ab_fidelity(const fe_ab *ab, fe_error *err);
+/* Its summary into *out. */
+void fe_fidelity_summarise(const fe_fidelity *f, fe_fidelity_summary *out);
+/* As text, JSON (fuseeng.fidelity/1) or an SVG scatter; caller frees with fe_free. */
+char *fe_fidelity_format(const fe_fidelity *f, int format, fe_error *err);
+void fe_fidelity_free(fe_fidelity *f);
 /* The groups that differ between the plans of policies a and b for model
  * (with dims "S=512" or NULL) on e's machine: the decisions that made each,
  * and each difference simulated. Text or JSON; caller frees with fe_free. */

@@ -142,7 +142,10 @@
     X(fe_engine_machine_names, const char *, (const fe_engine *x, char *o, size_t n),       \
       (x, o, n), NULL)                                                                      \
     X(fe_timing_interrupted, int, (const fe_timing *t), (t), NULL)                          \
-    X(fe_ab_interrupted, int, (const fe_ab *a), (a), NULL)
+    X(fe_ab_interrupted, int, (const fe_ab *a), (a), NULL)                                  \
+    X(fe_calibrate_machine, char *, (const fe_calibrate_options *o, fe_error *e), (o, e), e) \
+    X(fe_ab_fidelity, fe_fidelity *, (const fe_ab *a, fe_error *e), (a, e), e)              \
+    X(fe_fidelity_format, char *, (const fe_fidelity *f, int k, fe_error *e), (f, k, e), e)
 
 #define FE_API_VOID(X)                                                                      \
     X(fe_free, (void *p), (p))                                                              \
@@ -164,6 +167,8 @@
     X(fe_ab_link_traces, (fe_ab *a, const char *d), (a, d))                                 \
     X(fe_progress_set_quiet, (int q), (q))                                                  \
     X(fe_progress_catch_ctrl_c, (void), ())                                                 \
+    X(fe_fidelity_summarise, (const fe_fidelity *f, fe_fidelity_summary *o), (f, o))        \
+    X(fe_fidelity_free, (fe_fidelity *f), (f))                                              \
     X(fe_watchdog, (void), ())
 
 static struct {

@@ -73,6 +73,10 @@ static const mfield fields[] = {
     F(link_bandwidth, T_NUM, 1, 1, BW, "interconnect bandwidth per rank in bytes/s"),
     F(link_latency_us, T_NUM, 1, 0, US, "interconnect latency per ring step in microseconds"),
     F(overlap, T_BOOL, 1, 0, 0, 0, "", "true if compute overlaps memory traffic (roofline max)"),
+    F(executor, T_STR, 0, 0, 0, 0, "",
+      "\"cuda\": price a group as the kernels fuseeng's CUDA back end runs it"),
+    F(saturating_threads, T_I64, 0, 0, 0, 1 << 30, "0 to 2^30",
+      "threads in flight a kernel needs to reach the memory bandwidth (with executor)"),
 };
 #undef F
 #undef F_
@@ -176,6 +180,16 @@ static int check_consistency(const fe_machine *m, char *msg, size_t size)
     if (m->l2_bandwidth < m->l3_bandwidth) {
         snprintf(msg, size, "l2_bandwidth (%g) is below l3_bandwidth (%g); the L2 is the fast "
                  "memory", m->l2_bandwidth, m->l3_bandwidth);
+        return -1;
+    }
+    if (m->saturating_threads && !m->executor[0]) {
+        snprintf(msg, size, "saturating_threads needs an executor whose kernels it describes "
+                 "(executor = \"cuda\")");
+        return -1;
+    }
+    if (m->executor[0] && strcmp(m->executor, "cuda") != 0) {
+        snprintf(msg, size, "executor '%s' is not one the simulator knows (\"cuda\", or leave it "
+                 "out for one kernel per group)", m->executor);
         return -1;
     }
     if (m->reserved_registers >= m->registers) {
@@ -424,7 +438,7 @@ void fe_machine_json(const fe_machine *m, fe_jw *w)
     for (int i = 0; i < NFIELDS; i++) {
         const mfield *f = &fields[i];
         const char *at = (const char *)m + f->off;
-        if (f->type == T_STR && !f->required && !at[0])
+        if (!f->required && (f->type == T_STR ? !at[0] : f->type == T_I64 && !*(const int64_t *)at))
             continue;
         fe_jw_key(w, f->name);
         switch (f->type) {
@@ -437,4 +451,92 @@ void fe_machine_json(const fe_machine *m, fe_jw *w)
         }
     }
     fe_jw_end(w);
+}
+
+/* ---- writing a machine file ---- */
+
+/* A Lua string literal of s (already checked UTF-8 without controls). */
+static void lua_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Comment lines: each line of text after indent and "-- ", wrapped at
+ * spaces to keep lines within 92 columns (a line that starts with spaces
+ * is a table row and kept whole). */
+static void comment(FILE *f, const char *indent, const char *text)
+{
+    int width = 92 - (int)strlen(indent) - 3;
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        while (n > width && text[0] != ' ') {
+            int cut = width;
+            while (cut > 0 && text[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                break;
+            fprintf(f, "%s-- %.*s\n", indent, cut, text);
+            text += cut + 1;
+            n -= cut + 1;
+        }
+        fprintf(f, "%s-- %.*s\n", indent, n, text);
+        text += n;
+        if (*text == '\n')
+            text++;
+    }
+}
+
+static void flops_lua(FILE *f, const double *t)
+{
+    fputc('{', f);
+    int first = 1;
+    for (int d = 0; d < FE_NDTYPE; d++)
+        if (t[d] > 0) {
+            fprintf(f, "%s%s = %.4g", first ? " " : ", ", fe_dtype_name(d), t[d]);
+            first = 0;
+        }
+    fputs(" }", f);
+}
+
+void fe_machine_write_lua(const fe_machine *m, const char *header, const char *const *notes,
+                          FILE *f)
+{
+    comment(f, "", header);
+    fputs("return {\n", f);
+    for (int i = 0; i < NFIELDS; i++) {
+        const mfield *fd = &fields[i];
+        const char *p = (const char *)m + fd->off;
+        if (!fd->required && (fd->type == T_STR ? !p[0] : fd->type == T_I64 && !*(const int64_t *)p))
+            continue;
+        if (notes && notes[i] && notes[i][0])
+            comment(f, "  ", notes[i]);
+        fprintf(f, "  %s = ", fd->name);
+        switch (fd->type) {
+        case T_STR: lua_str(f, p); break;
+        case T_NUM: fprintf(f, "%.4g", *(const double *)p); break;
+        case T_I64: fprintf(f, "%lld", (long long)*(const int64_t *)p); break;
+        case T_I32: fprintf(f, "%d", *(const int32_t *)p); break;
+        case T_BOOL: fputs(*(const int *)p ? "true" : "false", f); break;
+        default: flops_lua(f, (const double *)p); break;
+        }
+        fputs(",\n", f);
+    }
+    fputs("}\n", f);
+}
+
+int fe_machine_field_index(const char *name)
+{
+    return find_field(name);
+}
+
+int fe_machine_nfields(void)
+{
+    return NFIELDS;
 }

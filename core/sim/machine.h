@@ -12,6 +12,7 @@
 
 #include <lua.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph.h"
 #include "jsonw.h"
@@ -36,6 +37,11 @@ typedef struct fe_machine {
     double link_bandwidth;         /* bytes/s per rank of the collective interconnect */
     double link_latency_us;        /* per ring step */
     int overlap;                   /* 1: time = max(compute, memory); 0: their sum */
+    char executor[16];             /* "": every group one kernel (the GCU); "cuda": a group
+                                      as the kernels the CUDA back end makes of it (sim.c) */
+    int64_t saturating_threads;    /* with an executor: threads in flight a kernel needs to
+                                      reach the bandwidths; fewer stream proportionally
+                                      slower (0: every kernel reaches them) */
 } fe_machine;
 
 /* Read and check the machine table at stack index idx (for bindings that
@@ -49,6 +55,15 @@ int fe_machine_check(const fe_machine *m, const char *label, fe_error *err);
 /* Peak FLOP/s of an op of the given dtype on m (matrix or vector table,
  * falling back to the table's f32 entry). */
 double fe_machine_flops(const fe_machine *m, int op, int dtype);
+
+/* Write m as a machine file (Lua) to f: header as comment lines on top,
+ * then every field in the schema's order, notes[i] (may be NULL, as may
+ * any entry) as comment lines above field i (fe_machine_field_index). */
+void fe_machine_write_lua(const fe_machine *m, const char *header, const char *const *notes,
+                          FILE *f);
+/* The schema position of a field name (for notes), or -1; the count. */
+int fe_machine_field_index(const char *name);
+int fe_machine_nfields(void);
 
 /* Write the machine as one JSON object. */
 void fe_machine_json(const fe_machine *m, fe_jw *w);

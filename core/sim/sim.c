@@ -140,6 +140,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_group.h"
 #include "ops.h"
 #include "sim.h"
 
@@ -686,9 +687,91 @@ static int too_large(fe_error *err, int n, int split)
                         "overflows 64-bit byte counts", n, n == 1 ? "" : "s", at);
 }
 
+/* A kernel of threads threads on a machine that needs saturating_threads
+ * in flight streams and computes proportionally slower below them. */
+static void starve(fe_sim_group_result *r, const fe_machine *m, int64_t threads)
+{
+    if (m->saturating_threads <= 0 || threads <= 0 || threads >= m->saturating_threads)
+        return;
+    double eff = (double)threads / (double)m->saturating_threads;
+    r->l3_s /= eff;
+    r->l2_s /= eff;
+    r->spill_s /= eff;
+    r->compute_s /= eff;
+    r->memory_s = r->l3_s + r->l2_s + r->spill_s;
+    double body = m->overlap ? fmax(r->compute_s, r->memory_s) : r->compute_s + r->memory_s;
+    r->time_s = r->launch_s + r->tile_s + r->collective_s + body;
+}
+
+/* Grids planned for this many multiprocessors are never capped: a part's
+ * threads are what its data asks for. */
+enum { EXECUTOR_SMS = 1 << 12 };
+
+/* A group on a machine whose executor is "cuda" (machine.h): priced as
+ * the kernels the CUDA back end makes of it (kernels/gpu/cuda_group.h,
+ * planned without a device), each part a group of its own in turn, so
+ * the members between parts go through memory and each part is a launch,
+ * and each part slowed by the threads its kernel runs (starve). *done = 0
+ * when the back end cannot plan the group: it is then priced whole, as
+ * on any machine. */
+static int price_executor(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
+                          int split, fe_sim_group_result *out, int *done, fe_error *err)
+{
+    fe_error why = {0};
+    *done = 0;
+    fe_cuda_group *gr = fe_cuda_group_plan(g, nodes, n, EXECUTOR_SMS, &why);
+    if (!gr)
+        return why.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s", why.message) : FE_OK;
+    const int32_t *members;
+    int *part_of = malloc((size_t)n * sizeof *part_of);
+    int32_t *ids = malloc((size_t)n * sizeof *ids);
+    int64_t *threads = malloc((size_t)n * sizeof *threads);
+    int rc = part_of && ids && threads ? FE_OK : fe_error_set(err, FE_ENOMEM, "out of memory");
+    int nparts = rc == FE_OK ? fe_cuda_group_parts(gr, &members, part_of, threads) : 0;
+    fe_machine one = *m;
+    one.executor[0] = '\0';
+    one.saturating_threads = 0;
+    if (rc == FE_OK && nparts == 1) {
+        rc = fe_sim_group(g, &one, nodes, n, split, out, err);
+        starve(out, m, threads[0]);
+    } else if (rc == FE_OK) {
+        fe_sim_group_result sum, r;
+        memset(&sum, 0, sizeof sum);
+        sum.split = sum.split_default = 1;
+        sum.fits = 1;
+        sum.launch = FE_LAUNCH_NONE;
+        for (int p = 0; p < nparts && rc == FE_OK; p++) {
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (part_of[i] == p)
+                    ids[k++] = members[i];
+            if (k && (rc = fe_sim_group(g, &one, ids, k, 0, &r, err)) == FE_OK) {
+                starve(&r, m, threads[p]);
+                fe_sim_result_add(&sum, &r);
+                /* a kernel among the parts makes it a kernel, else a library call */
+                if (r.launch == FE_LAUNCH_KERNEL ||
+                    (r.launch == FE_LAUNCH_EXTERN && sum.launch == FE_LAUNCH_NONE))
+                    sum.launch = r.launch;
+            }
+        }
+        *out = sum;
+    }
+    *done = rc == FE_OK;
+    free(threads);
+    free(ids);
+    free(part_of);
+    fe_cuda_group_free(gr);
+    return rc;
+}
+
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
                  fe_sim_group_result *out, fe_error *err)
 {
+    if (m->executor[0] && n > 0) {
+        int done, rc = price_executor(g, m, nodes, n, split, out, &done, err);
+        if (rc != FE_OK || done)
+            return rc == FE_OK ? finite_time(out->time_s, m, err) : rc;
+    }
     int32_t buf[SMALL], *heap;
     step small[SMALL], *steps = small;
     const int32_t *list;
@@ -730,6 +813,14 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
     for (int i = 0; i < n; i++) {
         step st;
         gview s = {g, &list[i], 1, NULL, 0, list[i], list[i]};
+        if (m->executor[0]) {   /* each node as the executor runs it */
+            if ((rc = fe_sim_group(g, m, &list[i], 1, 0, &one, err)) != FE_OK) {
+                free(heap);
+                return rc;
+            }
+            fe_sim_result_add(&sum, &one);
+            continue;
+        }
         if (price(&s, m, 0, &st, &one) != 0) {
             free(heap);
             return too_large(err, 1, 0);
@@ -907,8 +998,21 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
                 clock += out->copies[c].time_s;
         const int32_t *mem = fe_group_nodes(p, gr);
         gview s = {p->g, mem, gr->n, p->group_of, i, mem[0], mem[gr->n - 1]};
-        if (price(&s, m, gr->split > 0 ? gr->split : 0, steps, &out->groups[i]) != 0 ||
-            add_totals(&out->total, &out->groups[i]) != 0) {
+        int split = gr->split > 0 ? gr->split : 0;
+        if (m->executor[0]) {   /* as the executor runs the group */
+            int rc = fe_sim_group(p->g, m, mem, gr->n, split, &out->groups[i], err);
+            if (rc == FE_OK && add_totals(&out->total, &out->groups[i]) != 0)
+                rc = too_large(err, gr->n, gr->split);
+            if (rc != FE_OK) {
+                free(copy_at);
+                free(steps);
+                free(diff);
+                fe_sim_report_free(out);
+                fe_error_prefix(err, "group %d: ", (int)i);
+                return rc;
+            }
+        } else if (price(&s, m, split, steps, &out->groups[i]) != 0 ||
+                   add_totals(&out->total, &out->groups[i]) != 0) {
             free(copy_at);
             free(steps);
             free(diff);

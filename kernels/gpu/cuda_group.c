@@ -26,6 +26,7 @@ enum { MAX_PREFIX = 32 };
 typedef struct step {
     int kind;
     int32_t node;              /* the member (steps), or -1 (the fused kernel) */
+    int first, count;          /* the members it computes: nodes[first .. first+count) */
     fe_cuda_kernel k;          /* STEP_KERNEL */
     fe_cuda_buf *args;         /* its parameters' buffers, in order */
     int nargs, fault;          /* fault: a last int * parameter */
@@ -47,6 +48,7 @@ struct fe_cuda_group {
     int nins, nouts;
     step *steps;
     int nsteps, cap, fused, nhost;
+    int cur_first, cur_count;  /* the members the steps made now compute */
     int dry;                   /* sources only: nothing compiled or allocated */
     int32_t *tmp_t;            /* tensors of the group's own buffers */
     fe_cu_ptr *tmp_p;
@@ -87,6 +89,8 @@ static step *new_step(fe_cuda_group *gr, fe_error *err)
     }
     step *s = &gr->steps[gr->nsteps++];
     memset(s, 0, sizeof *s);
+    s->first = gr->cur_first;
+    s->count = gr->cur_count;
     return s;
 }
 
@@ -616,6 +620,8 @@ static int lt_adopt(fe_cuda_group *gr, fe_cuda_lt_form *f, fe_error *err)
         return FE_ENOMEM;
     s->kind = STEP_LT;
     s->node = gr->nodes[0];
+    s->first = 0;
+    s->count = gr->n;
     s->lt = f->lt;
     f->lt.plan = NULL;
     s->gb[0] = fe_cuda_tbuf(f->a, 0);
@@ -728,6 +734,8 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
     gr->dry = dry;
     memcpy(gr->nodes, nodes, (size_t)n * sizeof *nodes);
     fe_k_ids_sort(gr->nodes, n);
+    gr->cur_first = 0;
+    gr->cur_count = n;
     rc = fe_k_boundary(g, gr->nodes, n, &gr->ins, &gr->nins, &gr->outs, &gr->nouts, err);
     if (rc == FE_OK) {
         fe_k_fused p;
@@ -766,6 +774,8 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
             int took = 0;
             for (int k = j; k > i + 1 && !took && rc == FE_OK;
                  k = k == j && j - i > MAX_PREFIX ? i + MAX_PREFIX : k - 1) {
+                gr->cur_first = i;
+                gr->cur_count = k - i;
                 if ((took = nodes_step(gr, gr->nodes + i, k - i, sms, err)) < 0)
                     rc = -took;
                 else if (took)
@@ -773,6 +783,8 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
             }
             if (took || rc)
                 continue;
+            gr->cur_first = i;
+            gr->cur_count = 1;
             rc = member_step(gr, i, sms, note, sizeof note, err);
             i++;
         }
@@ -848,6 +860,37 @@ int fe_cuda_group_outputs(const fe_cuda_group *gr, const int32_t **ids)
 {
     *ids = gr->outs;
     return gr->nouts;
+}
+
+int fe_cuda_group_parts(const fe_cuda_group *gr, const int32_t **members, int *part_of,
+                        int64_t *threads)
+{
+    int nparts = 0;
+    for (int i = 0; i < gr->n; i++) {
+        part_of[i] = -1;
+        if (threads)
+            threads[i] = 0;
+    }
+    for (int s = 0; s < gr->nsteps; s++) {
+        const step *st = &gr->steps[s];
+        int64_t t = st->kind == STEP_KERNEL ? (int64_t)st->k.shape.grid * st->k.shape.threads : 0;
+        if (s > 0 && st->first == gr->steps[s - 1].first && st->count == gr->steps[s - 1].count) {
+            if (threads && t > threads[nparts - 1])   /* more steps of the same members */
+                threads[nparts - 1] = t;
+            continue;
+        }
+        for (int i = st->first; i < st->first + st->count && i < gr->n; i++)
+            if (part_of[i] < 0)
+                part_of[i] = nparts;
+        if (threads && nparts < gr->n)
+            threads[nparts] = t;
+        nparts++;
+    }
+    for (int i = 0; i < gr->n; i++)   /* a member no step computes (none should): alone */
+        if (part_of[i] < 0)
+            part_of[i] = nparts++;
+    *members = gr->nodes;
+    return nparts;
 }
 
 int fe_cuda_group_kernels(const fe_cuda_group *gr, const fe_cuda_kernel **ks)

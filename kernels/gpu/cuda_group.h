@@ -60,6 +60,17 @@ void fe_cuda_group_show(const fe_cuda_group *gr, const char *indent, FILE *f);
  * out-of-range index. Asynchronous unless a step runs on the host. */
 int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, fe_error *err);
 
+/* How the group runs as kernels: *members (owned by gr) its members in
+ * the order they run, part_of[i] (the caller's array of n) the part that
+ * computes members[i], parts being the steps that compute different
+ * members (a whole fused group is one part; a matmul and its epilogue
+ * kernel two; a member lowered to several kernels one), and threads[p]
+ * (the caller's array of n, or NULL) part p's threads, grid x block of its
+ * widest kernel, 0 for a library call or a step on the host. The count of
+ * parts. */
+int fe_cuda_group_parts(const fe_cuda_group *gr, const int32_t **members, int *part_of,
+                        int64_t *threads);
+
 /* The same group planned without a device: its steps and their sources
  * (grids sized for sms multiprocessors), nothing compiled or allocated; it
  * can be described and shown, not run. */
