@@ -168,6 +168,19 @@ $(PREFIX_STAMP):
 $(BUILD)/obj/core/script/home.o: $(PREFIX_STAMP)
 $(BUILD)/obj/core/script/home.o: CFLAGS += -DFE_DATADIR='"$(PREFIX)/share/fuseeng"'
 
+# The commit the build comes from, compiled into provenance.o (every report
+# and --version say it), "-dirty" when tracked files differ from it, and
+# "unknown" outside a git tree (a tarball). A stamp per commit rebuilds
+# that one object when it changes.
+COMMIT := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -c1),-dirty)
+COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)
+$(COMMIT_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.commit-*
+	@touch $@
+$(BUILD)/obj/core/api/provenance.o: $(COMMIT_STAMP)
+$(BUILD)/obj/core/api/provenance.o: CFLAGS += -DFE_COMMIT='"$(COMMIT)"'
+
 # Install missing system packages once; re-run when the script changes.
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p build
@@ -275,6 +288,9 @@ install: all
 	install -m 755 $(BUILD)/libfuseeng.so $(BUILD)/libfuseeng-core.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 core/include/fuseeng.h core/include/fuseeng_cli.h $(DESTDIR)$(PREFIX)/include/
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/fuseeng/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/fuseeng.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 scripts/fuseeng.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fuseeng
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@LIBS@|$(LPEG_A) $(PKG_LIBS) $(OMP_LIB) -lm -ldl -lpthread|' \
 	    core/fuseeng.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuseeng.pc

@@ -248,7 +248,9 @@ local function no_param(p, key, level)
   local known = {}
   for n in pairs(p.params) do known[#known + 1] = n end
   table.sort(known)
-  fail(("policy '%s' has no param '%s'; its params are: %s"):format(p.name, tostring(key),
+  local hint = type(key) == "string" and core.closest(key, known)
+  fail(("policy '%s' has no param '%s'%s; its params are: %s"):format(p.name, tostring(key),
+       hint and (" (did you mean '%s'?)"):format(hint) or "",
        #known > 0 and table.concat(known, ", ") or "(none)"), level + 1)
 end
 

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "api_ab.h"
+#include "cuda.h"
+#include "datafiles.h"
+#include "progress.h"
 
 /* Relative difference below which two simulated times tie. */
 #define TIE 1e-9
@@ -102,10 +105,23 @@ static int add_fault(fe_ab *ab, const char *fault)
     return 0;
 }
 
-static int cell_fail(fe_ab_cell *x, const char *why)
+int fe_ab_cell_fail(fe_ab_cell *x, const char *why)
 {
     x->status = FE_AB_FAILED;
+    free(x->error);
     return (x->error = strdup(why)) ? FE_OK : FE_ENOMEM;
+}
+
+/* Every cell of row r that has not failed yet fails with why ("--measure:
+ * ..."): what went wrong was the row's (its data, its reference run), not
+ * one policy's. */
+static int row_fail(fe_ab *ab, int r, const char *why)
+{
+    int rc = FE_OK;
+    for (int c = 0; c < ab->ncols && rc == FE_OK; c++)
+        if (ab->cells[r * ab->ncols + c].status != FE_AB_FAILED)
+            rc = fe_ab_cell_fail(&ab->cells[r * ab->ncols + c], why);
+    return rc;
 }
 
 /* The plan's simulated figures into x (and its trace when asked for). */
@@ -128,8 +144,11 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
 }
 
 /* One row: the unfused time, every column's plan and figures, and with
- * measure the interleaved timings. Errors that are not one policy's (the
- * model, memory, the CPU run) end the whole comparison. */
+ * measure the interleaved timings. A policy that fails fails its cell; a
+ * failure of the row's own at run time (an op no kernel runs, its
+ * reference run) fails the row's cells; the rest of the comparison goes
+ * on. Only memory ends it (bad input, a model that does not load or data
+ * files that do not fit it, was refused before anything ran). */
 static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o, fe_ab *ab,
                    int r, fe_error *err)
 {
@@ -149,6 +168,9 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         const fe_graph *g = fe_api_graph(m);
         snprintf(rr->model, sizeof rr->model, "%.255s", g->name[0] ? g->name : row->path);
         snprintf(rr->file, sizeof rr->file, "%s", row->path);
+        fe_prov_file_sha256(row->path, rr->sha256);
+        snprintf(rr->weights, sizeof rr->weights, "%s", o->measure ? row->weights : "");
+        snprintf(rr->inputs, sizeof rr->inputs, "%s", o->measure ? row->inputs : "");
         snprintf(rr->dims, sizeof rr->dims, "%s", row->dims_label);
         snprintf(rr->machine, sizeof rr->machine, "%s", fe_engine_machine(e));
         snprintf(rr->description, sizeof rr->description, "%s", fe_engine_machine_description(e));
@@ -160,7 +182,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         fe_plan_stats st;
         fe_error perr = {0};
         if (!(plans[c] = fe_policy_plan(s->cols[c].policy, m, &st, &perr))) {
-            rc = cell_fail(x, perr.message);
+            rc = fe_ab_cell_fail(x, perr.message);
             continue;
         }
         x->status = FE_AB_OK;
@@ -170,7 +192,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         if (rc == FE_OK && simulate(e, plans[c], o->traces, x, &perr) != FE_OK) {
             free(x->trace);
             x->trace = NULL;
-            rc = cell_fail(x, perr.message);
+            rc = fe_ab_cell_fail(x, perr.message);
             fe_plan_free(plans[c]);
             plans[c] = NULL;
         }
@@ -183,10 +205,18 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
-    if (rc == FE_OK && o->measure &&
-        fe_ab_measure_row(ab, r, fe_api_graph(m), plans, o, err) != FE_OK) {
-        fe_error_prefix(err, "%s: --measure: ", row->path);
-        rc = err ? err->code : FE_ERUNTIME;
+    if (rc == FE_OK && o->measure) {
+        fe_ab_run_options ro = *o;   /* the model's own data, where the suite gives it */
+        fe_error merr = {0};
+        if (row->weights[0])
+            ro.weights = row->weights;
+        if (row->inputs[0])
+            ro.inputs = row->inputs;
+        if (fe_ab_measure_row(ab, r, fe_api_graph(m), plans, &ro, &merr) != FE_OK) {
+            fe_error_prefix(&merr, "--measure: ");
+            rc = merr.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s: %s", row->path, merr.message)
+                                        : row_fail(ab, r, merr.message);
+        }
     }
     for (int c = 0; plans && c < s->ncols; c++)
         fe_plan_free(plans[c]);
@@ -194,6 +224,34 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
     fe_plan_free(base);
     fe_model_free(m);
     return rc;
+}
+
+/* With --measure, every row's data files (its own, else the run's) are
+ * matched to its model before any row runs: a file that does not fit is
+ * bad input, said at once, not minutes into a sweep (and not one row's
+ * failure: the next row would fail the same way). */
+static int check_data(const fe_ab_suite *s, const fe_ab_run_options *o, fe_error *err)
+{
+    for (int r = 0; r < s->nrows; r++) {
+        const fe_ab_row *row = &s->rows[r];
+        const char *w = row->weights[0] ? row->weights : o->weights;
+        const char *in = row->inputs[0] ? row->inputs : o->inputs;
+        if (!fe_ab_in_shard(r, o->shard, o->nshards) || (!w && !in))
+            continue;
+        const char *names[FE_AB_MAXDIMS];
+        for (int k = 0; k < row->ndims; k++)
+            names[k] = row->dim_names[k];
+        fe_model *m = fe_model_load_dims(row->path, row->ndims, names, row->dim_values, err);
+        fe_df_files f = {0};
+        int rc = m ? fe_df_open(&f, fe_api_graph(m), w, in, NULL, err) : err ? err->code : FE_EINPUT;
+        fe_df_close(&f);
+        fe_model_free(m);
+        if (rc != FE_OK) {
+            fe_error_prefix(err, "%s: --measure: ", row->path);
+            return rc;
+        }
+    }
+    return FE_OK;
 }
 
 static int check_run(const fe_ab_run_options *o, fe_error *err)
@@ -219,6 +277,10 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
         o = &none;
     if (check_run(o, err) != FE_OK)
         return NULL;
+    /* no card is every row's problem, not one model's: say so before any work */
+    if (o->measure && ((o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK) ||
+                       check_data(s, o, err) != FE_OK))
+        return NULL;
     fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
     if (!ab)
         return NULL;
@@ -231,15 +293,28 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     for (int c = 0; c < s->ncols; c++)
         snprintf(ab->cnames[c], sizeof ab->cnames[c], "%s", s->cols[c].name);
     fe_machine saved = *fe_api_machine(e);
-    int rc = FE_OK;
+    int rc = FE_OK, nrun = 0, done = 0;
+    for (int r = 0; r < s->nrows; r++)
+        nrun += fe_ab_in_shard(r, o->shard, o->nshards);
+    /* a row takes seconds to minutes measured: the progress line, and
+     * Ctrl-C keeps the rows done (the report is of those) */
+    fe_progress pr;
+    fe_progress_begin(&pr, o->measure ? "ab --measure: row" : "ab: row", nrun);
     for (int r = 0; r < s->nrows && rc == FE_OK; r++) {
         if (!fe_ab_in_shard(r, o->shard, o->nshards))
             continue;
+        if (fe_progress_interrupted()) {
+            ab->interrupted = 1;
+            break;
+        }
+        fe_progress_step(&pr, done++, s->rows[r].path);
         if (s->rows[r].machine >= 0)
             fe_api_set_machine(e, &s->machines[s->rows[r].machine]);
         rc = one_row(e, s, o, ab, r, err);
     }
+    fe_progress_end(&pr);
     fe_api_set_machine(e, &saved);
+    fe_prov_now(&ab->prov, o->measure && o->device == FE_DEVICE_CUDA);
     if (rc != FE_OK) {
         fe_ab_free(ab);
         return NULL;
@@ -298,6 +373,17 @@ out:
     free(s.rows);
     free(s.cols);
     return ab;
+}
+
+void fe_ab_set_command(fe_ab *ab, const char *command)
+{
+    if (ab && command)
+        snprintf(ab->prov.command, sizeof ab->prov.command, "%s", command);
+}
+
+int fe_ab_interrupted(const fe_ab *ab)
+{
+    return ab && ab->interrupted;
 }
 
 int fe_ab_wrong(const fe_ab *ab)

@@ -17,6 +17,7 @@
 
 #include "api.h"
 #include "dimarg.h"
+#include "provenance.h"
 
 #define FE_AB_MAXDIMS 16
 
@@ -28,6 +29,7 @@ typedef struct fe_ab_row {
     int64_t dim_values[FE_AB_MAXDIMS];
     char dims_label[256];            /* "S=512 B=1": the dims that vary, "" if none */
     int machine;                     /* index in the suite's machines; -1: the engine's */
+    char weights[1024], inputs[1024]; /* the model's own data for --measure, "" if none */
 } fe_ab_row;
 
 /* One column: a loaded policy. */
@@ -79,8 +81,14 @@ typedef struct fe_ab_cell {
 
 enum { FE_AB_NOTRUN = 0, FE_AB_OK = 1, FE_AB_FAILED = 2 };
 
+/* Mark x failed with why (copied); FE_OK, or FE_ENOMEM. A cell that fails
+ * keeps the rest of the report: only memory ends a comparison. */
+int fe_ab_cell_fail(fe_ab_cell *x, const char *why);
+
 typedef struct fe_ab_rowres {
     char model[256], file[1024], dims[256], machine[64], description[256];
+    char weights[1024], inputs[1024]; /* the row's own data files for --measure, "" if none */
+    char sha256[65];                 /* the model file's content hash, hex */
     int ran;                         /* in this shard (or merged) */
     double unfused_ms, cpu_unfused_ms;
 } fe_ab_rowres;
@@ -95,6 +103,9 @@ struct fe_ab {
     fe_ab_cell *cells;               /* row-major */
     char **faults;
     int nfaults;
+    fe_prov prov;                    /* where the report came from */
+    int interrupted;                 /* Ctrl-C: the rows that ran are complete, the rest did not */
+    char trace_link[512];            /* the page links traces there, "" embeds them */
 };
 
 /* A new empty result shaped like the suite (rows and columns named from
@@ -150,6 +161,13 @@ static inline void fe_ab_jstr(fe_jw *w, const char *key, const char *v)
 
 /* Text escaped for HTML and SVG (api_ab_format.c). */
 void fe_ab_xml_text(FILE *f, const char *s);
+/* Row r's label: "llama2-7b-layer S=512 on gcu_big", what varies naming
+ * the row; a row whose label another row has too gets its file after it,
+ * so that two models of one name stay two rows (api_ab_format.c). */
+void fe_ab_row_label(const fe_ab *ab, int r, char *buf, size_t size);
+/* Round axis ticks (1-2-5 steps) for values up to maxv: the step, and the
+ * axis top, a whole number of steps at or above maxv. */
+double fe_ab_tick_step(double maxv, int nticks, double *top);
 
 /* Outputs (api_ab_format.c, api_ab_html.c). */
 void fe_ab_write_json(const fe_ab *ab, FILE *f, int part);

@@ -2,17 +2,21 @@
  * terminal table (fits 100 columns), JSON, CSV, Markdown, an SVG chart and
  * the shard file that fuseeng ab merge reads back.
  *
- * The JSON report is a function of the simulated figures alone, so a run
- * split into shards and merged prints the same bytes as one run. Planning
+ * The JSON report is a function of the simulated figures alone but for its
+ * one provenance line (the command, the date, the host), so a run split
+ * into shards and merged prints the same bytes as one run but that line. Planning
  * time is a property of the host at that moment, not of the plans: it is in
  * the table, CSV, Markdown, HTML and the shard files, never in the JSON
  * report. Measured figures (--measure) are in the JSON; they are not
  * expected to repeat. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_ab.h"
 #include "units.h"
+
+static void md_text(FILE *f, const char *s);
 
 static const char *verdict(const fe_ab_cell *x, int c)
 {
@@ -21,12 +25,75 @@ static const char *verdict(const fe_ab_cell *x, int c)
     return x->lo > 1 ? "faster" : x->hi < 1 ? "slower" : "same";
 }
 
-/* "llama2-7b-layer S=512 on gcu_big": what varies names the row. */
-static void row_label(const fe_ab *ab, int r, char *buf, size_t size)
+static void plain_label(const fe_ab *ab, int r, char *buf, size_t size)
 {
     const fe_ab_rowres *rr = &ab->rows[r];
     snprintf(buf, size, "%s%s%s%s%s", rr->model, rr->dims[0] ? " " : "", rr->dims,
              ab->nmachines > 1 ? " on " : "", ab->nmachines > 1 ? rr->machine : "");
+}
+
+void fe_ab_row_label(const fe_ab *ab, int r, char *buf, size_t size)
+{
+    char other[600];
+    plain_label(ab, r, buf, size);
+    for (int q = 0; q < ab->nrows; q++) {
+        if (q == r || !ab->rows[q].ran)
+            continue;
+        plain_label(ab, q, other, sizeof other);
+        if (strcmp(buf, other) == 0) {   /* two models of one name: the file tells them apart */
+            size_t l = strlen(buf);
+            snprintf(buf + l, size - l, " (%s)", ab->rows[r].file);
+            return;
+        }
+    }
+}
+
+/* ---- provenance: every format says where it came from ---- */
+
+static void text_provenance(const fe_ab *ab, FILE *f)
+{
+    char line[2600], label[600];
+    fe_prov_line(&ab->prov, line, sizeof line);
+    fprintf(f, "\nreport     %s\n", line);
+    if (ab->prov.command[0])
+        fprintf(f, "command    %s\n", ab->prov.command);
+    for (int r = 0; r < ab->nrows; r++)
+        if (ab->rows[r].ran) {
+            fe_ab_row_label(ab, r, label, sizeof label);
+            fprintf(f, "model      %s: %s sha256 %.16s\n", label, ab->rows[r].file, ab->rows[r].sha256);
+        }
+}
+
+static void json_provenance(const fe_ab *ab, fe_jw *w)
+{
+    fe_jw_key(w, "provenance");
+    fe_jw_obj_flat(w);
+    fe_prov_json(&ab->prov, w);
+    fe_jw_end(w);
+}
+
+static void md_provenance(const fe_ab *ab, FILE *f)
+{
+    char line[2600];
+    fe_prov_line(&ab->prov, line, sizeof line);
+    fputs("\nReport: ", f);
+    md_text(f, line);
+    if (ab->prov.command[0]) {
+        fputs(". Command: `", f);
+        md_text(f, ab->prov.command);
+        fputc('`', f);
+    }
+    fputs(".\n\n| model | file | sha256 |\n|---|---|---|\n", f);
+    for (int r = 0; r < ab->nrows; r++)
+        if (ab->rows[r].ran) {
+            char label[600];
+            fe_ab_row_label(ab, r, label, sizeof label);
+            fputs("| ", f);
+            md_text(f, label);
+            fputs(" | ", f);
+            md_text(f, ab->rows[r].file);
+            fprintf(f, " | %s |\n", ab->rows[r].sha256);
+        }
 }
 
 /* ---- text ---- */
@@ -50,8 +117,14 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
         if (ab->cells[r * nc + c].reps > reps)
             reps = ab->cells[r * nc + c].reps;
     int gpu = ab->device == FE_DEVICE_CUDA;
+    const fe_ab_rowres *rr = &ab->rows[r];
+    if (!reps)   /* its cells say why */
+        return;
     fprintf(f, "  measured on %s: %d interleaved rounds, unfused %.3f ms\n",
-            gpu ? "the GPU" : "this CPU", reps, ab->rows[r].cpu_unfused_ms);
+            gpu ? "the GPU" : "this CPU", reps, rr->cpu_unfused_ms);
+    if (rr->weights[0] || rr->inputs[0])
+        fprintf(f, "  data: weights %s, inputs %s\n", rr->weights[0] ? rr->weights : "seeded random",
+                rr->inputs[0] ? rr->inputs : "seeded random");
     fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", gpu ? "gpu ms" : "cpu ms", "ratio", "95% CI",
             "verdict", "results");
     for (int c = 0; c < nc; c++) {
@@ -70,7 +143,7 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
     int nw = name_width(ab);
     int nc = ab->ncols, best = fe_ab_winner(ab, r);
     char label[600];
-    row_label(ab, r, label, sizeof label);
+    fe_ab_row_label(ab, r, label, sizeof label);
     fprintf(f, "\n%s (unfused %.3f ms simulated)\n", label, ab->rows[r].unfused_ms);
     fprintf(f, "  %-*s %7s %9s %7s %10s %10s %10s %9s %8s\n", nw, "policy", "kernels", "sim ms",
             "ratio", "L3 bytes", "L2 peak", "mem peak", "spill", "plan ms");
@@ -99,6 +172,8 @@ static void text_summary(const fe_ab *ab, FILE *f)
     int n = 0;
     for (int r = 0; r < ab->nrows; r++)
         n += ab->rows[r].ran;
+    if (ab->interrupted)
+        fprintf(f, "\ninterrupted (Ctrl-C): %d row%s complete, the rest not run\n", n, n == 1 ? "" : "s");
     fprintf(f, "\nsummary over %d row%s against the baseline %s (ratio = baseline time / policy "
             "time)\n", n, n == 1 ? "" : "s", ab->cnames[0]);
     fprintf(f, "  %-*s %8s %5s %5s %6s %6s", nw, "policy", "geomean", "wins", "ties", "losses",
@@ -132,6 +207,7 @@ static void ab_text(const fe_ab *ab, FILE *f)
         if (ab->rows[r].ran)
             text_row(ab, r, f);
     text_summary(ab, f);
+    text_provenance(ab, f);
 }
 
 /* ---- JSON and the shard file ---- */
@@ -191,6 +267,11 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     }
     fe_ab_jstr(w, "model", rr->model);
     fe_ab_jstr(w, "file", rr->file);
+    fe_ab_jstr(w, "sha256", rr->sha256);
+    if (rr->weights[0])
+        fe_ab_jstr(w, "weights", rr->weights);
+    if (rr->inputs[0])
+        fe_ab_jstr(w, "inputs", rr->inputs);
     fe_ab_jstr(w, "dims", rr->dims);
     fe_ab_jstr(w, "machine", rr->machine);
     if (part) {
@@ -248,6 +329,7 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
     fe_jw_obj(&w);
     fe_ab_jstr(&w, "format", part ? "fuseeng.ab-part/1" : "fuseeng.ab/1");
     fe_ab_jstr(&w, "suite", ab->id);
+    json_provenance(ab, &w);   /* one line: a byte comparison of two runs can drop it */
     if (part) {
         fe_ab_jint(&w, "shard", ab->shard ? ab->shard : 1);
         fe_ab_jint(&w, "shards", ab->nshards ? ab->nshards : 1);
@@ -258,6 +340,10 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
     }
     if (ab->measure)
         fe_ab_jstr(&w, "measured_on", ab->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
+    if (ab->interrupted) {   /* Ctrl-C: the rows below are the complete ones */
+        fe_jw_key(&w, "interrupted");
+        fe_jw_bool(&w, 1);
+    }
     fe_ab_jstr(&w, "baseline", ab->cnames[0]);
     fe_jw_key(&w, "policies");
     fe_jw_arr_flat(&w);
@@ -301,11 +387,31 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The provenance columns, last on every line: the row's file and hash,
+ * then the report's (the same on every line, so that each line stands
+ * alone when rows of several reports are concatenated). */
+#define CSV_PROV_HEADER ",file,sha256,fuseeng,commit,date,cpu,cores,gpu,command"
+static void csv_provenance(const fe_ab *ab, int r, FILE *f)
+{
+    const fe_prov *p = &ab->prov;
+    const char *fields[] = {ab->rows[r].file, ab->rows[r].sha256, p->version, p->commit, p->date,
+                            p->cpu};
+    for (int k = 0; k < 6; k++) {
+        fputc(',', f);
+        csv_field(f, fields[k]);
+    }
+    fprintf(f, ",%d,", p->cores);
+    csv_field(f, p->gpu);
+    fputc(',', f);
+    csv_field(f, p->command);
+}
+
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
-               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s\n",
-            ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "");
+               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s\n",
+            ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "",
+            CSV_PROV_HEADER);
     for (int r = 0; r < ab->nrows; r++) {
         const fe_ab_rowres *rr = &ab->rows[r];
         int best = fe_ab_winner(ab, r);
@@ -335,6 +441,7 @@ static void ab_csv(const fe_ab *ab, FILE *f)
                         verdict(x, c), x->cpu_ok, x->cpu_max_rel);
             else if (ab->measure)
                 fprintf(f, ",,,,,,,");
+            csv_provenance(ab, r, f);
             fprintf(f, "\n");
         }
     }
@@ -359,7 +466,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
     for (int r = 0; r < ab->nrows; r++) {
         int best = fe_ab_winner(ab, r);
         char label[600];
-        row_label(ab, r, label, sizeof label);
+        fe_ab_row_label(ab, r, label, sizeof label);
         for (int c = 0; ab->rows[r].ran && c < ab->ncols; c++) {
             const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
             fputs("| ", f);
@@ -402,6 +509,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
                     t.cpu_losses);
         fputc('\n', f);
     }
+    md_provenance(ab, f);
 }
 
 /* ---- SVG: speedup over unfused per row and policy ---- */
@@ -419,6 +527,19 @@ void fe_ab_xml_text(FILE *f, const char *s)
             fputs("&quot;", f);
         else
             fputc(*s, f);
+}
+
+double fe_ab_tick_step(double maxv, int nticks, double *top)
+{
+    if (!(maxv > 0))
+        maxv = 1;
+    double raw = maxv / (nticks > 0 ? nticks : 4), mag = pow(10, floor(log10(raw))), step = 10 * mag;
+    static const double m125[] = {1, 2, 5};
+    for (int i = 2; i >= 0; i--)   /* the smallest of 1, 2, 5 x 10^k at or above raw */
+        if (m125[i] * mag >= raw * (1 - 1e-9))
+            step = m125[i] * mag;
+    *top = ceil(maxv / step - 1e-9) * step;
+    return step;
 }
 
 void fe_ab_write_svg(const fe_ab *ab, FILE *f)
@@ -443,12 +564,15 @@ void fe_ab_write_svg(const fe_ab *ab, FILE *f)
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n", width, height);
     fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"14\">Simulated speedup over unfused</text>\n", left);
-    for (int t = 0; t <= 4; t++) {
-        int y = top + h - (int)(h * t / 4);
+    /* round ticks: 0, step, 2 step, ... up to the axis top */
+    double step = fe_ab_tick_step(maxv, 4, &maxv);
+    int nt = (int)(maxv / step + 0.5);
+    for (int t = 0; t <= nt; t++) {
+        int y = top + h - (int)(h * t / nt);
         fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", left, y,
                 left + nm * (np * bar + gap), y);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.2fx</text>\n", left - 6, y + 4,
-                maxv * t / 4);
+        fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%gx</text>\n", left - 6,
+                y + 4, step * t);
     }
     int y1 = top + h - (int)(h / maxv);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
@@ -456,7 +580,7 @@ void fe_ab_write_svg(const fe_ab *ab, FILE *f)
     for (int i = 0; i < nm; i++) {
         int x0 = left + i * (np * bar + gap) + gap / 2;
         char label[600];
-        row_label(ab, rows[i], label, sizeof label);
+        fe_ab_row_label(ab, rows[i], label, sizeof label);
         for (int c = 0; c < np; c++) {
             const fe_ab_cell *x = &ab->cells[rows[i] * np + c];
             double v = x->status == FE_AB_OK && x->fig.time_s > 0 ?

@@ -2,10 +2,13 @@
  * self-contained page (no script, no network: it opens from a mail
  * attachment or an artifact store): the summary, a speedup chart per row
  * with the measured confidence intervals, each row's table, the diff of the
- * baseline against every policy, and each plan's Perfetto trace as a
- * download link (a data: URL; open it in ui.perfetto.dev). */
+ * baseline against every policy (folded), each plan's Perfetto trace as a
+ * link to a file beside the page (fe_ab_link_traces; without it a data:
+ * URL, which makes the page megabytes), and where it came from. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api_ab.h"
 #include "units.h"
@@ -27,16 +30,44 @@ static void base64(FILE *f, const char *s)
 
 static void label(const fe_ab *ab, int r, FILE *f)
 {
-    const fe_ab_rowres *rr = &ab->rows[r];
-    fe_ab_xml_text(f, rr->model);
-    if (rr->dims[0]) {
-        fputc(' ', f);
-        fe_ab_xml_text(f, rr->dims);
+    char buf[1700];
+    fe_ab_row_label(ab, r, buf, sizeof buf);
+    fe_ab_xml_text(f, buf);
+}
+
+/* Where the report came from: fuseeng and its commit, the command, the
+ * date, the host, and each model's file and hash. */
+static void provenance(const fe_ab *ab, FILE *f)
+{
+    const fe_prov *p = &ab->prov;
+    fputs("<h2>Provenance</h2>\n<table id=\"provenance\"><tr><td>fuseeng</td><td>", f);
+    fe_ab_xml_text(f, p->version);
+    fputs(" (commit ", f);
+    fe_ab_xml_text(f, p->commit);
+    fputs(")</td></tr>\n<tr><td>command</td><td><code>", f);
+    fe_ab_xml_text(f, p->command[0] ? p->command : "(not recorded)");
+    fputs("</code></td></tr>\n<tr><td>date</td><td>", f);
+    fe_ab_xml_text(f, p->date);
+    fprintf(f, "</td></tr>\n<tr><td>host</td><td>");
+    fe_ab_xml_text(f, p->cpu);
+    fprintf(f, ", %d core%s", p->cores, p->cores == 1 ? "" : "s");
+    if (p->gpu[0]) {
+        fputs("; GPU ", f);
+        fe_ab_xml_text(f, p->gpu);
     }
-    if (ab->nmachines > 1) {
-        fputs(" on ", f);
-        fe_ab_xml_text(f, rr->machine);
+    fputs("</td></tr>\n", f);
+    for (int r = 0; r < ab->nrows; r++) {
+        if (!ab->rows[r].ran)
+            continue;
+        fputs("<tr><td>", f);
+        label(ab, r, f);
+        fputs("</td><td>", f);
+        fe_ab_xml_text(f, ab->rows[r].file);
+        fputs(" <span class=\"note\">sha256 ", f);
+        fe_ab_xml_text(f, ab->rows[r].sha256);
+        fputs("</span></td></tr>\n", f);
     }
+    fputs("</table>\n", f);
 }
 
 static const char style[] =
@@ -60,15 +91,21 @@ static void row_chart(const fe_ab *ab, int r, FILE *f)
         maxv = q > maxv ? q : maxv;
         maxv = hi > maxv ? hi : maxv;
     }
-    maxv *= 1.05;
-    int h = nc * (bar * 2 + gap) + 30;
+    double step = fe_ab_tick_step(maxv, 5, &maxv);
+    int h = nc * (bar * 2 + gap) + 44;
     fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-size=\"11\" font-family=\"Helvetica, Arial, sans-serif\">\n",
             left + width + 80, h);
-    int x1 = left + (int)(width / maxv);
+    int x1 = left + (int)(width / maxv), ya = h - 30;
+    for (int t = 0; t * step <= maxv * (1 + 1e-9); t++) {   /* round ticks: 1-2-5 steps */
+        int xt = left + (int)(width * t * step / maxv);
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/><text class=\"tick\" "
+                   "x=\"%d\" y=\"%d\" text-anchor=\"middle\">%gx</text>\n", xt, ya, xt, ya + 4, xt, ya + 15,
+                t * step);
+    }
     fprintf(f, "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">1x (%s)</text>\n",
-            x1, x1, h - 18, x1, h - 4, "baseline");
+            x1, x1, ya, x1, h - 2, "baseline");
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
         int y = 4 + c * (bar * 2 + gap);
@@ -134,7 +171,11 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
                     x->cpu_ok ? "ok" : "WRONG");
         else if (ab->measure)
             fputs("<td></td><td></td><td></td><td></td><td></td>", f);
-        if (x->trace) {
+        if (x->trace && ab->trace_link[0]) {   /* a file beside the page: it stays small */
+            fputs("<td><a href=\"", f);
+            fe_ab_xml_text(f, ab->trace_link);
+            fprintf(f, "/row%d-%d.trace.json\">trace</a></td></tr>\n", r, c);
+        } else if (x->trace) {
             fprintf(f, "<td><a download=\"row%d-%d.trace.json\" href=\"data:application/json;base64,",
                     r, c);
             base64(f, x->trace);
@@ -225,5 +266,30 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
             fputs("</pre></details>\n", f);
         }
     }
+    provenance(ab, f);
     fputs("</body></html>\n", f);
+}
+
+void fe_ab_link_traces(fe_ab *ab, const char *link_dir)
+{
+    if (ab)
+        snprintf(ab->trace_link, sizeof ab->trace_link, "%s", link_dir ? link_dir : "");
+}
+
+int fe_ab_write_traces(const fe_ab *ab, const char *dir, fe_error *err)
+{
+    char path[1400];
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return fe_error_set(err, FE_ERUNTIME, "%s: cannot make the traces' folder: %s", dir,
+                            strerror(errno));
+    for (int r = 0; r < ab->nrows; r++)
+        for (int c = 0; ab->rows[r].ran && c < ab->ncols; c++) {
+            const char *t = ab->cells[r * ab->ncols + c].trace;
+            if (!t)
+                continue;
+            snprintf(path, sizeof path, "%s/row%d-%d.trace.json", dir, r, c);
+            if (fe_write_file(path, "a trace", t, err) != FE_OK)
+                return err ? err->code : FE_ERUNTIME;
+        }
+    return FE_OK;
 }

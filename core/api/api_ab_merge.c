@@ -174,6 +174,10 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
             !json_is_array(cells) || (int)json_array_size(cells) != ab->ncols)
             return bad(err, p->path, w, "missing or mistyped model, file, dims, machine, "
                        "description, unfused_ms or policies (one per policy)");
+        if (copy_str(row, "sha256", rr->sha256, sizeof rr->sha256))   /* optional */
+            snprintf(rr->sha256, sizeof rr->sha256, "unknown");
+        copy_str(row, "weights", rr->weights, sizeof rr->weights);
+        copy_str(row, "inputs", rr->inputs, sizeof rr->inputs);
         rr->ran = 1;
         for (int c = 0; c < ab->ncols; c++) {
             const json_t *cell = json_array_get(cells, (size_t)c);
@@ -278,6 +282,8 @@ fe_ab *fe_ab_merge(int n, const char *const *paths, fe_error *err)
     if (rc == FE_OK) {
         qsort(ps, (size_t)n, sizeof *ps, by_shard);
         ab = assemble(ps, n, err);
+        if (ab)   /* the merged report is made here and now; shards' hosts are their own */
+            fe_prov_now(&ab->prov, ab->measure && ab->device == FE_DEVICE_CUDA);
     }
     for (int i = 0; ps && i < n; i++)
         json_decref(ps[i].doc);

@@ -68,9 +68,19 @@ int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans
         goto out;
     pl[n] = unf;
     idx[n++] = -1;
+    /* a plan that does not run fails its cell and is not timed */
     for (int c = 0; c < nc && c < 79 && rc == FE_OK; c++)
         if (plans[c]) {
-            rc = check(ex, ref, plans[c], &ab->cells[r * nc + c], err);
+            fe_error cerr = {0};
+            if (check(ex, ref, plans[c], &ab->cells[r * nc + c], &cerr) != FE_OK) {
+                if (cerr.code == FE_ENOMEM)
+                    rc = fe_error_set(err, FE_ENOMEM, "%s", cerr.message);
+                else {
+                    fe_error_prefix(&cerr, "--measure: the plan did not run: ");
+                    rc = fe_ab_cell_fail(&ab->cells[r * nc + c], cerr.message);
+                }
+                continue;
+            }
             pl[n] = plans[c];
             idx[n++] = c;
         }

@@ -4,7 +4,9 @@
  * into a sweep.
  *
  *   {"models":   ["a.json", "examples/models/gpt2_*.json",
- *                 {"file": "llama.json", "dims": {"S": [512, 2048, 8192]}}],
+ *                 {"file": "llama.json", "dims": {"S": [512, 2048, 8192]}},
+ *                 {"file": "resnet.json", "weights": "resnet.safetensors",
+ *                  "inputs": "in.safetensors"}],          its own data for --measure
  *    "policies": ["fuse_all", "static_rules{max_graph_size=4}",
  *                 {"policy": "gcu_tlf", "params": {"margin": 0.1}, "name": "tlf10"},
  *                 {"combine": "vote", "of": ["gcu_tlf", "fuse_all", "memory_aware"]}],
@@ -34,6 +36,7 @@ typedef struct draft {
     char (*files)[1024];             /* globs expanded */
     char (*mwhere)[64];              /* "models[2]" */
     int *mdims_off, *mdims_n;        /* per-model dims in dims[] */
+    char (*mdata)[2][1024];          /* per-model weights and inputs files, "" if none */
     fe_dimarg dims[256];             /* a dim and its swept values */
     int ndims, nglobal;              /* dims[0..nglobal) apply to every model that has them */
     char params[64][256];            /* "K=V" */
@@ -204,6 +207,8 @@ static int build_rows(fe_ab_suite *s, const draft *d, fe_error *err)
                 fe_ab_row *r = &s->rows[s->nrows++];
                 memset(r, 0, sizeof *r);
                 snprintf(r->path, sizeof r->path, "%s", d->files[mi]);
+                snprintf(r->weights, sizeof r->weights, "%s", d->mdata[mi][0]);
+                snprintf(r->inputs, sizeof r->inputs, "%s", d->mdata[mi][1]);
                 r->machine = s->nmachines ? mach : -1;
                 int rest = c;
                 for (int k = nuse - 1; k >= 0; k--) {
@@ -237,6 +242,10 @@ static void suite_id(fe_ab_suite *s)
         }
         const char *mn = w->machine >= 0 ? s->machines[w->machine].name : "";
         h = fe_fnv1a(h, mn, strlen(mn) + 1);
+        if (w->weights[0] || w->inputs[0]) {   /* suites without keep their ids */
+            h = fe_fnv1a(h, w->weights, strlen(w->weights) + 1);
+            h = fe_fnv1a(h, w->inputs, strlen(w->inputs) + 1);
+        }
     }
     for (int c = 0; c < s->ncols; c++)
         h = fe_fnv1a(h, s->cols[c].name, strlen(s->cols[c].name) + 1);
@@ -265,6 +274,7 @@ static void draft_free(draft *d)
     free(d->mwhere);
     free(d->mdims_off);
     free(d->mdims_n);
+    free(d->mdata);
     free(d);
 }
 
@@ -277,8 +287,9 @@ static draft *draft_new(const char *src, fe_error *err)
         d->mwhere = calloc(MAXMODELS, sizeof *d->mwhere);
         d->mdims_off = calloc(MAXMODELS, sizeof *d->mdims_off);
         d->mdims_n = calloc(MAXMODELS, sizeof *d->mdims_n);
+        d->mdata = calloc(MAXMODELS, sizeof *d->mdata);
     }
-    if (!d || !d->files || !d->mwhere || !d->mdims_off || !d->mdims_n) {
+    if (!d || !d->files || !d->mwhere || !d->mdims_off || !d->mdims_n || !d->mdata) {
         if (d)
             draft_free(d);
         fe_error_set(err, FE_ENOMEM, "out of memory");
@@ -414,12 +425,36 @@ static int read_dims(draft *d, const json_t *v, const char *where, fe_error *err
     return FE_OK;
 }
 
+/* A model entry's own weights and inputs files (for --measure), given to
+ * the models first.. its file names; each must exist, as its model must. */
+static int read_data(draft *d, const json_t *x, const char *w, int first, fe_error *err)
+{
+    static const char *const keys[2] = {"weights", "inputs"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *f = json_object_get(x, keys[k]);
+        char wk[96];
+        snprintf(wk, sizeof wk, "%s.%s", w, keys[k]);
+        if (!f)
+            continue;
+        if (!json_is_string(f) || !json_string_length(f) || json_string_length(f) >= 1024)
+            return fe_ab_fail(err, d->src, wk, "%s", "a safetensors file's path");
+        FILE *probe = fopen(json_string_value(f), "rb");
+        if (!probe)
+            return fe_ab_fail(err, d->src, wk, "no file '%s' (a path is taken from the directory "
+                              "fuseeng runs in, as the model's is)", json_string_value(f));
+        fclose(probe);
+        for (int m = first; m < d->nmodels; m++)
+            snprintf(d->mdata[m][k], sizeof d->mdata[m][k], "%s", json_string_value(f));
+    }
+    return FE_OK;
+}
+
 static int read_models(draft *d, const json_t *v, fe_error *err)
 {
-    static const char *const mkeys[] = {"file", "dims", NULL};
+    static const char *const mkeys[] = {"file", "dims", "weights", "inputs", NULL};
     if (!json_is_array(v) || json_array_size(v) == 0)
         return fe_ab_fail(err, d->src, "models", "%s", "a non-empty list of model files, globs or "
-                    "{\"file\": ..., \"dims\": ...}");
+                    "{\"file\": ..., \"dims\": ..., \"weights\": ..., \"inputs\": ...}");
     size_t i;
     json_t *x;
     json_array_foreach(v, i, x) {
@@ -442,6 +477,8 @@ static int read_models(draft *d, const json_t *v, fe_error *err)
             d->mdims_off[m] = off;
             d->mdims_n[m] = d->ndims - off;
         }
+        if (json_is_object(x) && read_data(d, x, w, first, err) != FE_OK)
+            return FE_EINPUT;
     }
     return FE_OK;
 }

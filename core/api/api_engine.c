@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "api.h"
+#include "home.h"
 #include "machine_file.h"
 #include "planning.h"
 #include "sandbox.h"
@@ -69,6 +70,15 @@ int fe_engine_set_profile(fe_engine *e, const char *path, fe_error *err)
 const char *fe_engine_home(const fe_engine *e)
 {
     return e ? fe_sandbox_home(e->pl->sb) : NULL;
+}
+
+const char *fe_engine_machine_names(const fe_engine *e, char *out, size_t size)
+{
+    if (size)
+        out[0] = 0;
+    if (e && size)
+        fe_home_names(fe_sandbox_home(e->pl->sb), "lua/machines", out, size);
+    return out;
 }
 
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o)

@@ -177,7 +177,9 @@ char *fe_ops_format(const char *op, fe_error *err)
 {
     int only = -1;
     if (op && (only = fe_op_find(op)) < 0) {
-        fe_error_set(err, FE_EINPUT, "no op '%s'; known ops are: %s", op, fe_op_names());
+        char hint[160];
+        fe_error_set(err, FE_EINPUT, "no op '%s'%s; known ops are: %s", op,
+                     fe_did_you_mean(op, fe_op_names(), hint, sizeof hint), fe_op_names());
         return NULL;
     }
     return fe_api_text(write_ops, &only, NULL, FE_FORMAT_TEXT, err);

@@ -86,11 +86,16 @@ static void timing_text(const fe_timing *t, const char *label, FILE *f)
                 bg->fused.median_ms > 0 ? bg->members_ms / bg->fused.median_ms : 0,
                 bg->is_fused || bg->n == 1 ? "" : "  (not fused: see --json how)");
     }
+    if (m->interrupted)
+        fprintf(f, "interrupted (Ctrl-C): groups 0 to %d of %d measured, the rest and the totals "
+                   "not\n", m->ngroups - 1, plan->ngroups);
     fprintf(f, "\nsingle ops (each alone)\n");
     fprintf(f, "  %-32s %-14s %5s %10s %10s %10s %9s %6s %10s %7s\n", "node", "op", "group",
             "median ms", "min", "max", "spread", "reps", "bytes", "GB/s");
     for (int32_t v = 0; v < g->nnodes; v++) {
         const fe_bench_stats *s = &m->node_ms[v];
+        if (plan->group_of[v] >= m->ngroups)   /* interrupted before its group */
+            continue;
         fprintf(f, "  %-32.32s %-14.14s %5d %10.4f %10.4f %10.4f %9.4f %6d %10s %7.1f\n",
                 fe_node_name(g, fe_graph_node(g, v)), fe_node_op_name(fe_graph_node(g, v)),
                 plan->group_of[v], s->median_ms, s->min_ms, s->max_ms, s->spread_ms, s->reps,
@@ -216,6 +221,10 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
     fe_df_json(&t->m.files, &w);
     fe_jw_key(&w, "budget_s");
     fe_jw_num(&w, t->budget);
+    if (m->interrupted) {   /* Ctrl-C: the groups measured before it, no totals */
+        fe_jw_key(&w, "interrupted");
+        fe_jw_bool(&w, 1);
+    }
     fe_jw_key(&w, "groups");
     fe_jw_arr(&w);
     for (int gi = 0; gi < m->ngroups; gi++)
@@ -225,6 +234,8 @@ static void timing_json(const fe_timing *t, const char *label, FILE *f)
     fe_jw_arr(&w);
     for (int32_t v = 0; v < g->nnodes; v++) {
         const fe_bench_stats *s = &m->node_ms[v];
+        if (plan->group_of[v] >= m->ngroups)   /* interrupted before its group */
+            continue;
         fe_jw_obj_flat(&w);
         fe_jw_key(&w, "node");
         fe_jw_str(&w, fe_node_name(g, fe_graph_node(g, v)));
@@ -401,7 +412,8 @@ int fe_timing_write_profile(const fe_timing *t, const char *path, fe_profile_inf
     fe_profile *prof = NULL;
     int nfused = 0, oom = 0, rc = FE_OK;
     for (int32_t v = 0; v < g->nnodes && !oom; v++)
-        oom = add_group(&es, g, &v, 1, m->node_ms[v].median_ms);
+        if (t->plan->group_of[v] < m->ngroups)   /* all, unless interrupted */
+            oom = add_group(&es, g, &v, 1, m->node_ms[v].median_ms);
     for (int gi = 0; gi < m->ngroups && !oom; gi++) {
         const fe_bench_group *bg = &m->groups[gi];
         if (bg->n > 1) {
@@ -419,4 +431,9 @@ int fe_timing_write_profile(const fe_timing *t, const char *path, fe_profile_inf
     fe_profile_free(prof);
     entries_free(&es);
     return rc;
+}
+
+int fe_timing_interrupted(const fe_timing *t)
+{
+    return t && t->m.interrupted;
 }

@@ -37,6 +37,10 @@ int fe_cli_distinct(const char *cmd, const fe_cli_file *in, int nin, const fe_cl
  * stderr; returns 2. */
 int fe_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* After work that Ctrl-C cut short and whose finished part was printed:
+ * say so on stderr; returns 130 (128 + SIGINT, as a shell reports it). */
+int fe_cli_interrupted(void);
+
 /* Print err's message to stderr as "fuseeng: message"; returns its exit code. */
 int fe_cli_fail(const fe_error *err);
 
@@ -47,6 +51,10 @@ int fe_cli_put(char *text);
 /* Write text (as fe_cli_put) to the file path, whole or not at all; what
  * names it in messages. FE_OK or the error's code. */
 int fe_cli_write(const char *path, const char *what, char *text, fe_error *err);
+
+/* "fuseeng CMD ARG..." from a command's argv (argv[0] is its name), each
+ * argument that needs it quoted for a POSIX shell, into buf (truncated). */
+void fe_cli_command_line(int argc, char **argv, char *buf, size_t size);
 
 /* Prefix err's message with a printf-style context ("model.json: "). */
 void fe_cli_prefix(fe_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -51,13 +51,15 @@ static const char usage[] =
     "  --max-instructions N, --max-memory MIB, --max-seconds S\n"
     "                    limits of each policy run and of a Lua suite (as for run)\n"
     "\n"
-    "Exit status 1 when a policy failed on a model (its cell says FAILED; the table\n"
-    "completes) or --measure finds a plan whose results differ from the reference\n"
+    "Exit status 1 when a policy failed on a model, or with --measure a plan or a\n"
+    "model did not run (its cells say FAILED and why, in every format; the rest of\n"
+    "the report is complete), or --measure finds a plan whose results differ from the reference\n"
     "(marked WRONG), 2 for bad input.\n";
 
 #define MAXARGS 256
 
 typedef struct ab_opts {
+    char command[2048];               /* the command line, for the reports' provenance */
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
     int nmodels, npolicies, nparams, ndims, nmachines;
     const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
@@ -208,8 +210,15 @@ static int emit(const ab_opts *o, fe_ab *ab, int format, fe_error *err)
 {
     if (o->svg && fe_cli_write(o->svg, "the chart", fe_ab_format(ab, FE_FORMAT_SVG, err), err))
         return -1;
-    if (o->html && fe_cli_write(o->html, "the page", fe_ab_format(ab, FE_FORMAT_HTML, err), err))
-        return -1;
+    if (o->html) {   /* traces go to PAGE.traces/ beside the page, which links them */
+        char dir[1100], *slash;
+        snprintf(dir, sizeof dir, "%s.traces", o->html);
+        slash = strrchr(dir, '/');
+        fe_ab_link_traces(ab, slash ? slash + 1 : dir);
+        if (fe_cli_write(o->html, "the page", fe_ab_format(ab, FE_FORMAT_HTML, err), err) ||
+            fe_ab_write_traces(ab, dir, err))
+            return -1;
+    }
     char *text = fe_ab_format(ab, format, err);
     if (o->out)
         return fe_cli_write(o->out, "the results", text, err) ? -1 : 0;
@@ -220,6 +229,7 @@ static int merge(const ab_opts *o)
 {
     fe_error err = {0};
     fe_ab *ab = fe_ab_merge(o->nmodels, o->models, &err);
+    fe_ab_set_command(ab, o->command);
     int rc = !ab || emit(o, ab, o->format, &err) ? fe_cli_fail(&err) : 0;
     if (rc == 0 && fe_ab_failed(ab)) {
         fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED)\n", fe_ab_failed(ab),
@@ -273,7 +283,9 @@ static int compare(fe_engine *e, const ab_opts *o)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
                             o->limits.weights, o->limits.inputs, o->device};
+    fe_progress_catch_ctrl_c();   /* Ctrl-C: the report of the rows done */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
+    fe_ab_set_command(ab, o->command);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)
         fe_cli_warn_fallback(fe_ab_fault(ab, i));
@@ -281,8 +293,9 @@ static int compare(fe_engine *e, const ab_opts *o)
         rc = fe_cli_fail(&err);
     int failed = rc ? 0 : fe_ab_failed(ab), wrong = rc ? 0 : fe_ab_wrong(ab);
     if (failed) {
-        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED: the policy failed on that model; "
-                "the other cells are complete)\n", failed, failed == 1 ? "" : "s");
+        fprintf(stderr, "fuseeng: %d cell%s failed (marked FAILED: the policy failed on that model, "
+                "or with --measure the plan or the model did not run; the other cells are "
+                "complete)\n", failed, failed == 1 ? "" : "s");
         rc = 1;
     }
     if (wrong) {
@@ -291,6 +304,8 @@ static int compare(fe_engine *e, const ab_opts *o)
                 wrong, wrong == 1 ? "" : "s");
         rc = 1;
     }
+    if (rc != 2 && fe_ab_interrupted(ab))
+        rc = fe_cli_interrupted();
     fe_ab_free(ab);
     fe_ab_suite_free(s);
     return rc;
@@ -300,6 +315,7 @@ static int run(int argc, char **argv)
 {
     ab_opts o = {0};
     int rc = parse(argc, argv, &o);
+    fe_cli_command_line(argc, argv, o.command, sizeof o.command);
     if (rc)
         return rc;
     if (o.merge)

@@ -93,10 +93,13 @@ static int run(int argc, char **argv)
     o.m.totals = 1;
     o.m.weights = o.plan.eng.weights;
     o.m.inputs = o.plan.eng.inputs;
+    fe_progress_catch_ctrl_c();   /* Ctrl-C: the report of the groups measured */
     if (!(t = fe_plan_time(pl.plan, &o.m, &err)) ||
         fe_cli_put(fe_timing_format(t, fe_cli_plan_label(&o.plan, pl.plan),
                                     o.json ? FE_FORMAT_JSON : FE_FORMAT_TEXT, &err)))
         rc = fe_cli_fail(&err);
+    else if (fe_timing_interrupted(t))
+        rc = fe_cli_interrupted();
     fe_timing_free(t);
     fe_cli_planned_free(&pl);
     return rc;

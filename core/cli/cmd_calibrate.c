@@ -60,7 +60,7 @@ static int run(int argc, char **argv)
         if (access(dir, W_OK) != 0)
             return fe_cli_usage("calibrate", "-o %s: cannot write in %s", out, dir);
     }
-    o.progress = !quiet && isatty(2);
+    o.progress = !quiet;   /* drawn only on a terminal, never after --quiet (progress.h) */
     fe_error err = {0};
     char *text = fe_calibrate_machine(&o, &err);
     if (!text)

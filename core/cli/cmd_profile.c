@@ -94,6 +94,7 @@ static int run(int argc, char **argv)
         return fe_cli_fail(&err);
     o.m.weights = o.plan.eng.weights;
     o.m.inputs = o.plan.eng.inputs;
+    fe_progress_catch_ctrl_c();   /* Ctrl-C: the profile of the groups measured */
     if (!(t = fe_plan_time(pl.plan, &o.m, &err)) ||
         fe_timing_write_profile(t, o.out, &info, &err) != FE_OK) {
         rc = fe_cli_fail(&err);
@@ -103,6 +104,8 @@ static int run(int argc, char **argv)
                       "groups of %s (%s)\n", o.out, info.single, info.fused,
                       fe_model_nodes(pl.model), info.groups, name[0] ? name : o.model,
                       fe_threads());
+        if (fe_timing_interrupted(t))
+            rc = fe_cli_interrupted();
     }
     fe_timing_free(t);
     fe_cli_planned_free(&pl);

@@ -9,7 +9,7 @@
 #include "fuseeng_cli.h"
 
 extern const fe_cmd fe_cmd_run, fe_cmd_ab, fe_cmd_sim, fe_cmd_bench, fe_cmd_profile, fe_cmd_check,
-    fe_cmd_ops, fe_cmd_policies, fe_cmd_script, fe_cmd_import,
+    fe_cmd_ops, fe_cmd_policies, fe_cmd_machines, fe_cmd_script, fe_cmd_import,
     fe_cmd_fidelity, fe_cmd_calibrate;
 
 const fe_cmd *const fe_cli_commands[] = {
@@ -24,6 +24,7 @@ const fe_cmd *const fe_cli_commands[] = {
     &fe_cmd_import,
     &fe_cmd_ops,
     &fe_cmd_policies,
+    &fe_cmd_machines,
     &fe_cmd_script,
     NULL,
 };
@@ -36,14 +37,30 @@ static const fe_cmd *find(const char *name)
     return NULL;
 }
 
+/* " (did you mean 'run'?)" for a mistyped command, or "". */
+static const char *near_command(const char *name, char *hint, size_t size)
+{
+    char list[512];
+    size_t at = 0;
+    list[0] = 0;
+    for (int i = 0; fe_cli_commands[i] && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                               fe_cli_commands[i]->name);
+    return fe_did_you_mean(name, list, hint, size);
+}
+
 static void overview(FILE *f)
 {
     fprintf(f, "fuseeng %s: a Lua-scriptable operator-fusion policy engine\n\n"
                "usage: fuseeng COMMAND [ARGS]\n\ncommands:\n", fe_version());
     for (int i = 0; fe_cli_commands[i]; i++)
         fprintf(f, "  %-10s %s\n", fe_cli_commands[i]->name, fe_cli_commands[i]->summary);
-    fprintf(f, "\nfuseeng help COMMAND shows a command's options. Exit status: 0 ok, "
-               "1 runtime failure, 2 bad input or usage.\n");
+    fprintf(f, "\nfuseeng help COMMAND shows a command's options. Long work (bench, profile,\n"
+               "ab --measure, calibrate, import of a large file) shows its progress and the\n"
+               "time left on a terminal's stderr; --quiet, with any command, turns that off.\n"
+               "Ctrl-C stops bench, profile and ab between steps and prints what was finished\n"
+               "(exit status 130; a second Ctrl-C ends at once). Exit status: 0 ok, 1 runtime\n"
+               "failure, 2 bad input or usage, 130 interrupted.\n");
 }
 
 static int help(int argc, char **argv)
@@ -54,7 +71,9 @@ static int help(int argc, char **argv)
     }
     const fe_cmd *c = find(argv[2]);
     if (!c) {
-        fprintf(stderr, "fuseeng help: no command '%s'. Try 'fuseeng --help'.\n", argv[2]);
+        char hint[96];
+        fprintf(stderr, "fuseeng help: no command '%s'%s. Try 'fuseeng --help'.\n", argv[2],
+                near_command(argv[2], hint, sizeof hint));
         return 2;
     }
     printf("%s", c->usage);
@@ -84,14 +103,16 @@ static int dispatch(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("fuseeng %s\n", fe_version());
+        printf("fuseeng %s (commit %s)\n", fe_version(), fe_build_commit());
         return 0;
     }
     if (strcmp(cmd, "help") == 0)
         return help(argc, argv);
     const fe_cmd *c = find(cmd);
     if (!c) {
-        fprintf(stderr, "fuseeng: unknown command '%s'. Try 'fuseeng --help'.\n", cmd);
+        char hint[96];
+        fprintf(stderr, "fuseeng: unknown command '%s'%s. Try 'fuseeng --help'.\n", cmd,
+                near_command(cmd, hint, sizeof hint));
         return 2;
     }
     for (int i = 2; i < argc; i++)
@@ -99,7 +120,15 @@ static int dispatch(int argc, char **argv)
             printf("%s", c->usage);
             return 0;
         }
-    return c->run(argc - 1, argv + 1);
+    /* --quiet, for every command: no progress line (progress.h) */
+    int n = 2;
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--quiet") == 0)
+            fe_progress_set_quiet(1);
+        else
+            argv[n++] = argv[i];
+    argv[n] = NULL;
+    return c->run(n - 1, argv + 1);
 }
 
 /* OpenMP's workers spin between parallel regions by default. Where cores

@@ -62,6 +62,28 @@ int fe_cli_write(const char *path, const char *what, char *text, fe_error *err)
     return rc;
 }
 
+int fe_cli_interrupted(void)
+{
+    fprintf(stderr, "fuseeng: interrupted (Ctrl-C): what was finished is printed above\n");
+    return 130;
+}
+
+void fe_cli_command_line(int argc, char **argv, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "fuseeng");
+    for (int i = 0; i < argc && n < size; i++) {
+        const char *a = argv[i];
+        int plain = *a != 0;
+        for (const char *c = a; *c && plain; c++)
+            plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%", *c) != NULL;
+        n += (size_t)snprintf(buf + n, size - n, plain ? " %s" : " '", a);
+        for (const char *c = a; !plain && *c && n < size; c++)
+            n += (size_t)snprintf(buf + n, size - n, *c == '\'' ? "'\\''" : "%c", *c);
+        if (!plain && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "'");
+    }
+}
+
 void fe_cli_prefix(fe_error *err, const char *fmt, ...)
 {
     char head[sizeof err->message];

@@ -57,6 +57,7 @@
 #include "gpu_exec.h"
 #include "load.h"
 #include "plan_build.h"
+#include "progress.h"
 #include "sim.h"
 #include "timing.h"
 #include "vecprog.h"
@@ -66,15 +67,16 @@ typedef struct cal {
     fe_machine *m;
     fe_calib_notes *notes;
     int step, nsteps;
+    fe_progress pr;                  /* the one progress line (progress.h) */
 } cal;
 
 enum { NSTEPS = 20 };
 
 static void progress(cal *c, const char *what)
 {
-    c->step++;
     if (c->o->progress)
-        fprintf(stderr, "\rcalibrate: [%2d/%d] %-48.48s", c->step, c->nsteps, what);
+        fe_progress_step(&c->pr, c->step, what);
+    c->step++;
 }
 
 static void note(cal *c, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -585,7 +587,8 @@ int fe_calibrate(const fe_calib_opts *o, fe_machine *m, fe_calib_notes *notes, f
 {
     memset(m, 0, sizeof *m);
     memset(notes, 0, sizeof *notes);
-    cal c = {o, m, notes, 0, NSTEPS};
+    cal c = {o, m, notes, 0, NSTEPS, {{0}, 0, 0, 0, 0}};
+    fe_progress_begin(&c.pr, "calibrate: probe", NSTEPS);
     int rc = FE_OK;
     if (o->device == FE_DEVICE_CUDA && (rc = fe_cuda_open(err)) != FE_OK)
         return rc;
@@ -608,7 +611,6 @@ int fe_calibrate(const fe_calib_opts *o, fe_machine *m, fe_calib_notes *notes, f
          "GPU: a kernel takes the longer of the two (not measured apart)\n");
     rc = fe_machine_check(m, "the calibrated machine", err);
 out:
-    if (o->progress)
-        fprintf(stderr, "\r%-72s\r", "");
+    fe_progress_end(&c.pr);
     return rc;
 }

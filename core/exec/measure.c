@@ -11,6 +11,7 @@
 #include "gpu_exec.h"
 #include "measure.h"
 #include "paired.h"
+#include "progress.h"
 #include "sim.h"
 
 const char *fe_exec_threads(void)
@@ -24,17 +25,6 @@ const char *fe_exec_threads(void)
     return buf;
 }
 
-/* A progress line on a terminal; long models take minutes. */
-static void progress(int done, int total, const char *what)
-{
-    if (!isatty(STDERR_FILENO))
-        return;
-    if (done < total)
-        fprintf(stderr, "\rmeasuring %s %d/%d ", what, done + 1, total);
-    else
-        fprintf(stderr, "\r%*s\r", 40, "");
-    fflush(stderr);
-}
 
 int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *m,
                    fe_error *err)
@@ -59,6 +49,10 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
         fe_measured_free(m);
         return rc;
     }
+    /* long models take minutes: a progress line on a terminal, and Ctrl-C
+     * keeps the groups measured so far */
+    fe_progress pr;
+    fe_progress_begin(&pr, "measuring group", plan->ngroups + (o->totals ? 1 : 0));
     m->groups = calloc((size_t)(plan->ngroups + 1), sizeof *m->groups);
     m->node_ms = calloc((size_t)(g->nnodes + 1), sizeof *m->node_ms);
     m->node_bytes = calloc((size_t)(g->nnodes + 1), sizeof *m->node_bytes);
@@ -68,7 +62,11 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
     }
     for (int32_t gi = 0; gi < plan->ngroups; gi++) {
         const fe_group *gr = &plan->groups[gi];
-        progress(gi, plan->ngroups, "group");
+        if (fe_progress_interrupted()) {
+            m->interrupted = 1;
+            break;
+        }
+        fe_progress_step(&pr, gi, NULL);
         rc = fe_bench_group_run(m->ex, fe_group_nodes(plan, gr), gr->n, gr->split, gr->kernel, &bo,
                                 &m->groups[gi], err);
         if (rc) {
@@ -81,11 +79,10 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
             m->node_bytes[m->groups[gi].nodes[k]] = m->groups[gi].member_bytes[k];
         }
     }
-    progress(plan->ngroups, plan->ngroups, "group");
-    if (o->totals) {
+    if (o->totals && !m->interrupted) {
         /* End to end, the plan against unfused in interleaved rounds
          * (paired.h), so that both meet the same machine. */
-        progress(0, 1, "totals");
+        fe_progress_step(&pr, plan->ngroups, "(the plan against unfused)");
         if (!(base = fe_plan_unfused(g, err))) {
             rc = FE_ENOMEM;
             goto fail;
@@ -103,13 +100,13 @@ int fe_measure_plan(const fe_plan *plan, const fe_measure_opts *o, fe_measured *
             goto fail;
         m->timed_graphs = o->device == FE_DEVICE_CUDA && !m->graph_why[0];
         m->graph_speedup = v[0], m->graph_lo = v[1], m->graph_hi = v[2];
-        progress(1, 1, "totals");
     }
+    fe_progress_end(&pr);
     fe_plan_free(base);
     return FE_OK;
 fail:
     fe_exec_name_file(g, err);
-    progress(1, 1, "");
+    fe_progress_end(&pr);
     fe_plan_free(base);
     fe_measured_free(m);
     return rc;

@@ -25,6 +25,7 @@ typedef struct fe_measured {
     fe_bench_stats *node_ms;         /* per node: alone (from its group's members) */
     int64_t *node_bytes;             /* per node: its tensors read + written once */
     int timed_totals;
+    int interrupted;                /* Ctrl-C: groups [0, ngroups) were measured, no totals */
     fe_bench_stats plan_st, unfused_st;   /* over rounds that ran both interleaved */
     double speedup, lo, hi;               /* median of the rounds' unfused / plan, 95% interval */
     int device;                           /* FE_DEVICE_* it ran on */

@@ -21,6 +21,7 @@
 #include "jsonr.h"
 #include "onnx_imp.h"
 #include "outfile.h"
+#include "progress.h"
 #include "safetensors.h"
 #include "save.h"
 
@@ -531,7 +532,7 @@ static int reserve_names(imp *im)
     return FE_OK;
 }
 
-static int map_nodes(imp *im)
+static int map_each_node(imp *im, fe_progress *pr)
 {
     const Onnx__GraphProto *g = im->o->graph;
     if (!g->n_node)
@@ -539,6 +540,7 @@ static int map_nodes(imp *im)
     for (size_t i = 0; i < g->n_node && !im->err->code; i++) {
         const Onnx__NodeProto *n = g->node[i];
         char base[FE_MAX_NAME];
+        fe_progress_step(pr, (int64_t)i, n->op_type);
         if (n->name && n->name[0])
             snprintf(base, sizeof base, "%s", n->name);
         else
@@ -576,6 +578,16 @@ static int map_nodes(imp *im)
     }
     im->node = NULL;
     return im->err->code;
+}
+
+/* The nodes in turn, with a progress line: a large file maps for a while. */
+static int map_nodes(imp *im)
+{
+    fe_progress pr;
+    fe_progress_begin(&pr, "import: node", (int64_t)im->o->graph->n_node);
+    int rc = map_each_node(im, &pr);
+    fe_progress_end(&pr);
+    return rc;
 }
 
 /* Graph outputs keep their ONNX names and declared shapes (so that our

@@ -89,6 +89,9 @@ int fe_write_file(const char *path, const char *what, const char *text, fe_error
 
 /* Path of the directory holding lua/ and policies/; owned by the engine. */
 const char *fe_engine_home(const fe_engine *e);
+/* The shipped machines' names (lua/machines under the home), sorted and
+ * joined by ", " into out (size bytes); returns out. */
+const char *fe_engine_machine_names(const fe_engine *e, char *out, size_t size);
 /* Set the Lua limits of the runs that follow (max_instructions, max_memory,
  * max_seconds of o; zero keeps the current one). */
 void fe_engine_set_limits(fe_engine *e, const fe_engine_options *o);
@@ -350,6 +353,15 @@ int fe_ab_failed(const fe_ab *ab);
 /* Faults of policies that fell back to unfused, in run order; owned by ab. */
 int fe_ab_faults(const fe_ab *ab);
 const char *fe_ab_fault(const fe_ab *ab, int i);
+/* The command line the report says made it (copied; the reports' other
+ * provenance, date and host, is filled when the comparison runs). */
+void fe_ab_set_command(fe_ab *ab, const char *command);
+/* Keep the plans' traces out of the HTML page: it links each to
+ * link_dir/rowR-C.trace.json (relative to the page), and
+ * fe_ab_write_traces writes them into dir (made if need be). FE_OK, or
+ * FE_ERUNTIME naming the file that could not be written. */
+void fe_ab_link_traces(fe_ab *ab, const char *link_dir);
+int fe_ab_write_traces(const fe_ab *ab, const char *dir, fe_error *err);
 /* Free the comparison. */
 void fe_ab_free(fe_ab *ab);
 
@@ -376,6 +388,28 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
 /* Merge shard files (FE_FORMAT_PART) of one suite into the whole result:
  * every shard once, all of the same suite. Caller frees with fe_ab_free. */
 fe_ab *fe_ab_merge(int n, const char *const *paths, fe_error *err);
+/* Progress of long work (bench, profile, ab --measure, import): a line on
+ * stderr with an estimate of the time left, only when stderr is a terminal
+ * and never after fe_progress_set_quiet(1). Process-wide. */
+void fe_progress_set_quiet(int quiet);
+/* From now on the first Ctrl-C stops long work between its steps, which
+ * keeps what it finished (fe_timing_interrupted, fe_ab_interrupted say
+ * so); a second one ends the process. */
+void fe_progress_catch_ctrl_c(void);
+/* Whether a timing or a comparison was cut short by Ctrl-C. */
+int fe_timing_interrupted(const fe_timing *t);
+int fe_ab_interrupted(const fe_ab *ab);
+
+/* " (did you mean 'x'?)" into hint for the name of list (names separated
+ * by commas and spaces) nearest key, within two edits (a swap of
+ * neighbours is one), or "" if none is that close; returns hint. The
+ * engine's one edit distance: every "did you mean" uses it. */
+const char *fe_did_you_mean(const char *key, const char *list, char *hint, size_t size);
+
+/* The commit fuseeng was built from ("abc123def456", "-dirty" when the
+ * tree differed from it, "unknown" without git); static. */
+const char *fe_build_commit(void);
+
 /* Measuring a device into a machine file (fe_calibrate_machine). */
 typedef struct fe_calibrate_options {
     int device;                       /* FE_DEVICE_CPU or FE_DEVICE_CUDA */

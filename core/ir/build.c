@@ -349,8 +349,10 @@ int32_t fe_builder_node(fe_builder *b, const char *name, const char *op,
         b->op_of_str[opname] = fe_op_find(op) + 1;
     int opid = b->op_of_str[opname] - 1;
     if (opid < 0) {
-        fe_build_err(b, line, "node '%s' has unknown op '%s'; known ops are: %s (use \"custom\" with "
-                     "attrs pattern/flops/bytes for others)", name, op, fe_op_names());
+        char hint[160];
+        fe_build_err(b, line, "node '%s' has unknown op '%s'%s; known ops are: %s (use \"custom\" with "
+                     "attrs pattern/flops/bytes for others)", name, op,
+                     fe_did_you_mean(op, fe_op_names(), hint, sizeof hint), fe_op_names());
         return -1;
     }
     if (RESERVE(b->bn, b->cap_bn, b->nbn + 1) || RESERVE(b->bio, b->cap_bio, b->nbio + nin + nout)) {

@@ -97,6 +97,21 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+void fe_error_cause(fe_error *err, const char *fmt, ...)
+{
+    char raw[sizeof err->message], tail[sizeof err->message];
+    va_list ap;
+
+    if (!err || err->code == FE_OK)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    fe_escape_into(tail, sizeof tail, raw, 0);
+    size_t m = strnlen(err->message, sizeof err->message - 1);
+    snprintf(err->message + m, sizeof err->message - m, ": %s", tail);
+}
+
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
 {
     char raw[sizeof err->message], head[sizeof err->message];
@@ -143,41 +158,59 @@ void *fe_calloc(size_t n, size_t size, fe_error *err)
     return p;
 }
 
-/* Edit distance (insertions, deletions, substitutions); names are short. */
+/* Edit distance counting insertions, deletions, substitutions and a swap
+ * of neighbours as one edit each ("sliu", "rms_nrom": the typos people
+ * make); names are short. */
 static int distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    int row[80];
+    int d[80][80];
     if (la >= 80 || lb >= 80)
         return 99;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
 }
 
 const char *fe_closest(const char *key, const char *const *names, int n)
 {
-    int best = 3, at = -1;
+    int best = 3, at = -1, len = (int)strlen(key);
     for (int i = 0; i < n; i++) {
         int d = distance(key, names[i]);
-        if (d < best) {
+        if (d < len && (d < best || (d == best && at >= 0 && strcmp(names[i], names[at]) < 0))) {
             best = d;
             at = i;
         }
     }
     return at >= 0 ? names[at] : NULL;
+}
+
+const char *fe_did_you_mean(const char *key, const char *list, char *hint, size_t size)
+{
+    const char *names[512];
+    char buf[8192];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && n < 512; t = strtok_r(NULL, ", ", &save))
+        names[n++] = t;
+    const char *near = key ? fe_closest(key, names, n) : NULL;
+    if (near)
+        snprintf(hint, size, " (did you mean '%s'?)", near);
+    else if (size)
+        hint[0] = 0;
+    return hint;
 }

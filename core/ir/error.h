@@ -36,6 +36,12 @@ int fe_error_set(fe_error *err, int code, const char *fmt, ...)
 void fe_error_prefix(fe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Chain an inner cause to the current message: "outer: cause". Keeps the
+ * code; does nothing if err is NULL or holds no error. So that an error
+ * never loses why it happened ("matmul: epilogue failed: ..."). */
+void fe_error_cause(fe_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Copy src into dst (size bytes, always terminated, truncated if need be)
  * with each control character written as \xNN: C0 and DEL bytes, and the
  * C1 controls U+0080..U+009F; keep_lines keeps '\n' and '\t'. Returns the
@@ -53,9 +59,16 @@ char *fe_escape_dup(const char *s, int keep_lines);
 /* Exit status for an error code: 0 ok, 2 bad input or usage, 1 otherwise. */
 int fe_error_exit_code(int code);
 
-/* The name among names[0..n) within two edits of key, for "did you mean"
- * hints; NULL if none is that close. Returns one of names. */
+/* The one edit distance of the engine's "did you mean" hints (C and, as
+ * fuseeng.core.closest, Lua): the name among names[0..n) within two edits
+ * of key (a swap of neighbours is one edit) and fewer edits than key has
+ * letters, the nearest, the first in byte order among equals; NULL if none
+ * is that close. Returns one of names. */
 const char *fe_closest(const char *key, const char *const *names, int n);
+/* " (did you mean 'x'?)" into hint for the closest of list's names
+ * (separated by commas and spaces, as "known: a, b, c" messages list
+ * them), or ""; returns hint. */
+const char *fe_did_you_mean(const char *key, const char *list, char *hint, size_t size);
 
 /* Out-of-memory helpers: abort-free allocation that records FE_ENOMEM. */
 void *fe_malloc(size_t n, fe_error *err);

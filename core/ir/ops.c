@@ -270,7 +270,9 @@ static const fe_op ops[FE_NOPS] = {
     [FE_OP_AVG_POOL2D] = {"avg_pool2d", FE_OPAQUE, 1, 1, 2, 0,
                           "kernel:ints stride:ints padding:ints ceil_mode:bool count_include_pad:bool",
                           "2-D average pooling", fe_infer_avg_pool2d, cost_pool, 0},
-    [FE_OP_BATCH_NORM] = {"batch_norm", FE_OPAQUE, 5, 5, 3, 2, "eps:num",
+    /* pointwise in inference: (x - mean) * w / sqrt(var + eps) + b, each
+     * parameter broadcast along axis 1 (docs/policies.md#op-kinds) */
+    [FE_OP_BATCH_NORM] = {"batch_norm", FE_BROADCAST, 5, 5, 3, 2, "eps:num",
                           "inference batch norm over axis 1", fe_infer_batch_norm, NULL, 0},
     [FE_OP_ALL_REDUCE] = {"all_reduce", FE_OPAQUE, 1, 1, 2, 1, "world_size:int reduce:sum|avg|mean|max|min",
                           "sum across ranks (collective)", fe_infer_all_reduce, NULL, 0},

@@ -56,7 +56,8 @@ enum {
     FE_OP_EXPAND, FE_OP_GATHER, FE_OP_EMBEDDING,
     /* out-fusable */
     FE_OP_MATMUL, FE_OP_CONV2D,
-    /* opaque */
+    /* opaque (batch_norm is broadcast: pointwise in inference; it keeps
+     * its place so that op ids do not move) */
     FE_OP_SDPA, FE_OP_MAX_POOL2D, FE_OP_AVG_POOL2D, FE_OP_BATCH_NORM,
     FE_OP_ALL_REDUCE, FE_OP_CUSTOM,
     FE_NOPS

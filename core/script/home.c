@@ -1,4 +1,5 @@
 /* home.c: the install home and the shipped files in it (home.h). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -91,4 +92,32 @@ int fe_home_find(const char *home, const char *subdir, const char *kind, const c
         return fe_home_pathf(out, size, "%s", name);
     out[0] = '\0';
     return -1;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+void fe_home_names(const char *home, const char *subdir, char *out, size_t size)
+{
+    char dir[PATH_MAX], (*names)[64] = malloc(256 * sizeof *names);
+    int n = 0;
+    DIR *d = NULL;
+    out[0] = '\0';
+    if (!names || fe_home_pathf(dir, sizeof dir, "%s/%s", home, subdir) || !(d = opendir(dir))) {
+        free(names);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < 256;) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && len < 64 + 4 && strcmp(e->d_name + len - 4, ".lua") == 0)
+            snprintf(names[n++], sizeof names[0], "%.*s", (int)(len - 4), e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_name);
+    size_t at = 0;
+    for (int i = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : "", names[i]);
+    free(names);
 }

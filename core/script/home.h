@@ -27,6 +27,10 @@ int fe_home_locate(const char *opt, char *out, size_t size);
 int fe_home_find(const char *home, const char *subdir, const char *kind, const char *name,
                  char *out, size_t size);
 
+/* The names of the .lua files in home/subdir (the shipped policies or
+ * machines), without ".lua", sorted, joined by ", " into out ("" if none). */
+void fe_home_names(const char *home, const char *subdir, char *out, size_t size);
+
 /* snprintf for paths: 0, or -1 if the result would not fit (then out is
  * "", which names no file). */
 int fe_home_pathf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -10,6 +10,7 @@
 
 #include "choice.h"
 #include "drivers.h"
+#include "error.h"
 #include "lua_core.h"
 #include "lua_fields.h"
 #include "ops.h"
@@ -132,6 +133,30 @@ static int l_where(lua_State *L)
     return 1;
 }
 
+/* closest(name, names) -> the nearest of the array names within two
+ * edits, or nil: the engine's one edit distance (fe_closest). */
+static int l_closest(lua_State *L)
+{
+    const char *key = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer n = luaL_len(L, 2);
+    if (n > 4096)
+        n = 4096;
+    const char **names = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *names, 0);
+    int m = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 2, i);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            names[m++] = lua_tostring(L, -1);   /* kept alive by the table */
+        lua_pop(L, 1);
+    }
+    const char *near = fe_closest(key, names, m);
+    if (!near)
+        return 0;
+    lua_pushstring(L, near);
+    return 1;
+}
+
 int fe_luaopen_core(lua_State *L)
 {
     lua_createtable(L, 0, 10);
@@ -152,6 +177,8 @@ int fe_luaopen_core(lua_State *L)
     lua_setfield(L, -2, "sha256");
     lua_pushcfunction(L, l_where);
     lua_setfield(L, -2, "where");
+    lua_pushcfunction(L, l_closest);
+    lua_setfield(L, -2, "closest");
     return 1;
 }
 

@@ -18,32 +18,6 @@
 #include "home.h"
 #include "machine_file.h"
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(a, b);
-}
-
-/* "gcu, gcu_big, host": the machine files shipped in dir, sorted. */
-static void known_machines(const char *dir, char *out, size_t size)
-{
-    char names[32][64];
-    int n = 0;
-    DIR *d = opendir(dir);
-    out[0] = '\0';
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL && n < 32;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && len < 64 + 4 && strcmp(e->d_name + len - 4, ".lua") == 0)
-            snprintf(names[n++], sizeof names[0], "%.*s", (int)(len - 4), e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_name);
-    size_t at = 0;
-    for (int i = 0; i < n && at < size; i++)
-        at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : "", names[i]);
-}
-
 static int load_path(fe_sandbox *sb, const char *path, const char *spec, const char *over,
                      fe_machine *m, fe_error *err);
 
@@ -116,12 +90,14 @@ int fe_machine_load(fe_sandbox *sb, const char *spec, fe_machine *m, fe_error *e
                             "path to a machine file)");
     if (fe_home_find(fe_sandbox_home(sb), "lua/machines", "machine", name_or_path, path,
                      sizeof path) != 0) {
-        char dir[PATH_MAX], list[600];
+        char dir[PATH_MAX], list[600], hint[160];
         snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
-        known_machines(dir, list, sizeof list);
-        return fe_error_set(err, FE_EINPUT, "machine '%s' not found: %s has no such machine "
-                            "(known machines: %s) and there is no file of that name here",
-                            name_or_path, dir, list[0] ? list : "none");
+        fe_home_names(fe_sandbox_home(sb), "lua/machines", list, sizeof list);
+        return fe_error_set(err, FE_EINPUT, "machine '%s' not found%s: %s has no such machine "
+                            "(known machines: %s; 'fuseeng machines' describes them) and there "
+                            "is no file of that name here", name_or_path,
+                            fe_did_you_mean(name_or_path, list, hint, sizeof hint), dir,
+                            list[0] ? list : "none");
     }
     return load_path(sb, path, spec, over, m, err);
 }
@@ -142,11 +118,14 @@ int fe_machine_load_shipped(fe_sandbox *sb, const char *spec, fe_machine *m, fe_
                             sizeof m->name - 1);
     }
     snprintf(dir, sizeof dir, "%s/lua/machines", fe_sandbox_home(sb));
-    known_machines(dir, list, sizeof list);
+    fe_home_names(fe_sandbox_home(sb), "lua/machines", list, sizeof list);
     if (snprintf(path, sizeof path, "%s/%s.lua", dir, name) >= (int)sizeof path ||
-        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return fe_error_set(err, FE_EINPUT, "no machine named '%s' in %s (known machines: %s)",
-                            name, dir, list[0] ? list : "none");
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        char hint[160];
+        return fe_error_set(err, FE_EINPUT, "no machine named '%s' in %s (known machines: %s)%s",
+                            name, dir, list[0] ? list : "none",
+                            fe_did_you_mean(name, list, hint, sizeof hint));
+    }
     return load_path(sb, path, spec, over, m, err);
 }
 

@@ -167,10 +167,14 @@ int fe_policy_load(fe_planner *pl, const char *name_or_path, fe_policy_ref *p, f
 {
     char path[PATH_MAX];
     if (fe_home_find(fe_sandbox_home(pl->sb), "policies", "policy", name_or_path, path,
-                     sizeof path) != 0)
-        return fe_error_set(err, FE_EINPUT, "policy '%s' not found: %s/policies has no such "
+                     sizeof path) != 0) {
+        char list[4096], hint[160];
+        fe_home_names(fe_sandbox_home(pl->sb), "policies", list, sizeof list);
+        return fe_error_set(err, FE_EINPUT, "policy '%s' not found%s: %s/policies has no such "
                             "policy (see 'fuseeng policies') and there is no file of that name "
-                            "here", name_or_path, fe_sandbox_home(pl->sb));
+                            "here", name_or_path, fe_did_you_mean(name_or_path, list, hint, sizeof hint),
+                            fe_sandbox_home(pl->sb));
+    }
     fe_sandbox_push_env(pl->sb);
     int rc = fe_sandbox_load_file(pl->sb, path, "the policy", err);
     if (rc != FE_OK)

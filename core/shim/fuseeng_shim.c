@@ -134,7 +134,18 @@
        fe_error *e), (x, m, d, a, b, f, e), e)                                              \
     X(fe_script_run, int,                                                                   \
       (const char *p, int n, const char *const *a, const fe_engine_options *l, int *s,     \
-       fe_error *e), (p, n, a, l, s, e), e)
+       fe_error *e), (p, n, a, l, s, e), e)                                                 \
+    X(fe_ab_write_traces, int, (const fe_ab *a, const char *d, fe_error *e), (a, d, e), e)  \
+    X(fe_build_commit, const char *, (void), (), NULL)                                      \
+    X(fe_did_you_mean, const char *, (const char *k, const char *l, char *h, size_t n),     \
+      (k, l, h, n), NULL)                                                                   \
+    X(fe_engine_machine_names, const char *, (const fe_engine *x, char *o, size_t n),       \
+      (x, o, n), NULL)                                                                      \
+    X(fe_timing_interrupted, int, (const fe_timing *t), (t), NULL)                          \
+    X(fe_ab_interrupted, int, (const fe_ab *a), (a), NULL)                                  \
+    X(fe_calibrate_machine, char *, (const fe_calibrate_options *o, fe_error *e), (o, e), e) \
+    X(fe_ab_fidelity, fe_fidelity *, (const fe_ab *a, fe_error *e), (a, e), e)              \
+    X(fe_fidelity_format, char *, (const fe_fidelity *f, int k, fe_error *e), (f, k, e), e)
 
 #define FE_API_VOID(X)                                                                      \
     X(fe_free, (void *p), (p))                                                              \
@@ -152,6 +163,12 @@
     X(fe_timing_free, (fe_timing *t), (t))                                                  \
     X(fe_ab_free, (fe_ab *a), (a))                                                          \
     X(fe_ab_suite_free, (fe_ab_suite *s), (s))                                              \
+    X(fe_ab_set_command, (fe_ab *a, const char *c), (a, c))                                 \
+    X(fe_ab_link_traces, (fe_ab *a, const char *d), (a, d))                                 \
+    X(fe_progress_set_quiet, (int q), (q))                                                  \
+    X(fe_progress_catch_ctrl_c, (void), ())                                                 \
+    X(fe_fidelity_summarise, (const fe_fidelity *f, fe_fidelity_summary *o), (f, o))        \
+    X(fe_fidelity_free, (fe_fidelity *f), (f))                                              \
     X(fe_watchdog, (void), ())
 
 static struct {

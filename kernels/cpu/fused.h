@@ -67,13 +67,18 @@ int fe_k_prog_run_all(fe_k_prog *p, const fe_k_tensor *bufs, int nparts, fe_erro
 
 /* Epilogue: run on the block of domain rows [i0, i0+mc) x columns
  * [j0, j0+nc), taking the anchor tensor's values from blk (row stride ld).
- * tid is the calling OpenMP thread (0 .. omp_get_max_threads()-1). */
+ * tid is the calling OpenMP thread (0 .. omp_get_max_threads()-1).
+ * Returns 0, or -1 with the cause kept for fe_k_prog_failure. */
 int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64_t mc,
                         int64_t j0, int64_t nc, const float *blk, int64_t ld, int tid);
 
-/* Forget cached rows (prologue results, row-invariant loads): call before
- * running with other buffers or other input data. */
+/* Forget cached rows (prologue results, row-invariant loads) and a kept
+ * failure: call before running with other buffers or other input data. */
 void fe_k_prog_reset(fe_k_prog *p);
+
+/* Why the last fe_k_prog_run_block since fe_k_prog_reset failed (owned by
+ * p), or NULL if none did. */
+const char *fe_k_prog_failure(const fe_k_prog *p);
 
 /* Prologue: values of the result tensor at domain row `row`, columns
  * [c0, c0+n), into tmp (returned). Thread-safe per OpenMP thread. */

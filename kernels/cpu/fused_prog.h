@@ -74,6 +74,7 @@ struct fe_k_prog {
     int nruns, nvops, nvents, maxent, maxops, nvm;   /* nvm: instructions inside runs */
     int nexec;                     /* f.code[0, nexec) after runs replaced instructions */
     int nstage;                    /* inputs staged for whole-row tiles (xin.stage) */
+    char failure[200];             /* why a block was refused, "" if none was */
 };
 
 /* Replace each maximal run of register-capable instructions of p->code by

@@ -12,6 +12,8 @@
  * op (softmax) computes, so that loading a row and computing the previous
  * one overlap instead of taking turns.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -687,15 +689,36 @@ int fe_k_prog_run_all(fe_k_prog *p, const fe_k_tensor *bufs, int nparts, fe_erro
     return FE_OK;
 }
 
+/* Keep the first refusal's cause (several threads may refuse at once). */
+static int block_refused(fe_k_prog *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int block_refused(fe_k_prog *p, const char *fmt, ...)
+{
+    va_list ap;
+    #pragma omp critical(fe_k_prog_failure)
+    if (!p->failure[0]) {
+        va_start(ap, fmt);
+        vsnprintf(p->failure, sizeof p->failure, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+const char *fe_k_prog_failure(const fe_k_prog *p)
+{
+    return p && p->failure[0] ? p->failure : NULL;
+}
+
 int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64_t mc,
                         int64_t j0, int64_t nc, const float *blk, int64_t ld, int tid)
 {
     if (tid < 0 || tid >= p->nthreads)
-        return -1;
+        return block_refused(p, "thread %d of a program compiled for %d", tid, p->nthreads);
     tstate *ts = &p->ts[tid];
     int64_t T = p->f.full_rows ? p->f.C : p->T;
     if (p->f.full_rows && (j0 != 0 || nc != p->f.C))
-        return -1;
+        return block_refused(p, "the program needs whole rows of %lld columns; the kernel handed "
+                             "columns %lld..%lld", (long long)p->f.C, (long long)j0,
+                             (long long)(j0 + nc));
     forget_tiles(p, ts);
     for (int64_t i = 0; i < mc; i++)
         for (int64_t c = 0; c < nc; c += T) {
@@ -707,6 +730,7 @@ int fe_k_prog_run_block(fe_k_prog *p, const fe_k_tensor *bufs, int64_t i0, int64
 
 void fe_k_prog_reset(fe_k_prog *p)
 {
+    p->failure[0] = 0;
     for (int t = 0; t < p->nthreads; t++) {
         forget_tiles(p, &p->ts[t]);
         p->ts[t].res_row = -1;

@@ -546,6 +546,7 @@ int fe_k_group_run_anchor(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
         if (gr->epi) {
             cv.epi = epi_block;
             cv.ectx = &ec;
+            cv.epi_full_rows = fe_k_prog_full_rows(gr->epi);
             fe_k_prog_reset(gr->epi);
         }
         if (gr->pro[0]) {
@@ -563,6 +564,8 @@ int fe_k_group_run_anchor(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
             rc = fe_k_conv2d(&cv, err);
         }
     }
+    if (rc == FE_ERUNTIME && fe_k_prog_failure(gr->epi))
+        fe_error_cause(err, "%s", fe_k_prog_failure(gr->epi));
     if (rc && err && strncmp(err->message, "node '", 6))
         fe_error_prefix(err, "node '%s' (%s): ", fe_node_name(g, an), fe_node_op_name(an));
 out:
@@ -693,6 +696,8 @@ static int run_pool(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
     fe_k_tensor yv = fe_k_graph_view(g, gr->y, bufs[gr->y].data);
     rc = pn->op == FE_OP_MAX_POOL2D ? fe_k_max_pool2d(&xv, &p, &yv, err)
                                     : fe_k_avg_pool2d(&xv, &p, &yv, err);
+    if (rc == FE_ERUNTIME && fe_k_prog_failure(gr->epi))
+        fe_error_cause(err, "%s", fe_k_prog_failure(gr->epi));
     if (rc && err && strncmp(err->message, "node '", 6))
         fe_error_prefix(err, "node '%s' (%s): ", fe_node_name(g, pn), fe_node_op_name(pn));
     return rc;
@@ -864,6 +869,7 @@ void fe_k_group_free(fe_k_group *gr)
 const char *fe_k_group_how(const fe_k_group *gr) { return gr->how; }
 int fe_k_group_kernel(const fe_k_group *gr) { return gr->kernel; }
 int fe_k_group_is_fused(const fe_k_group *gr) { return gr->mode != MODE_PEROP; }
+int fe_k_group_fell_back(const fe_k_group *gr) { return gr->fell_back; }
 int64_t fe_k_group_temp_bytes(const fe_k_group *gr) { return gr->temp_bytes; }
 
 void fe_k_group_show(const fe_k_group *gr, const char *indent, FILE *f)
@@ -907,7 +913,8 @@ int fe_k_group_outputs(const fe_k_group *gr, const int32_t **ids)
     return gr->nouts;
 }
 
-int fe_k_group_run(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
+/* The group's kernel as compiled, without the fallback. */
+static int run_kernel(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
 {
     switch (gr->mode) {
     case MODE_FUSED:
@@ -927,4 +934,23 @@ int fe_k_group_run(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
     default:
         return fe_k_group_run_perop(gr, bufs, err);
     }
+}
+
+/* A legal group always runs: a fused kernel that fails at run time for a
+ * reason of its own (FE_ERUNTIME: a block shape it cannot hand its
+ * epilogue, say) gives way to the group's ops one by one, which rewrite
+ * every output, and the group's description says so and why. Bad input
+ * and out of memory stay errors: the ops one by one would fail the same. */
+int fe_k_group_run(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err)
+{
+    fe_error inner = {0};
+    int rc = run_kernel(gr, bufs, &inner);
+    if (rc != FE_ERUNTIME || gr->mode == MODE_PEROP || gr->n < 2) {
+        if (rc && err)
+            *err = inner;
+        return rc;
+    }
+    if ((rc = fe_k_group_fall_back(gr, inner.message, err)))
+        return rc;
+    return run_kernel(gr, bufs, err);
 }

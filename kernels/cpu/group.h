@@ -35,6 +35,8 @@ void fe_k_group_show(const fe_k_group *gr, const char *indent, FILE *f);
 int fe_k_group_kernel(const fe_k_group *gr);
 /* 1 if it runs as one kernel (fused / anchored), 0 if op by op. */
 int fe_k_group_is_fused(const fe_k_group *gr);
+/* 1 if its fused kernel failed at run time and it now runs op by op. */
+int fe_k_group_fell_back(const fe_k_group *gr);
 
 /* External inputs (tensors read from outside the group) and outputs
  * (tensors consumed outside or graph outputs); arrays owned by the group. */
@@ -43,8 +45,11 @@ int fe_k_group_outputs(const fe_k_group *gr, const int32_t **ids);
 
 /* Run once. bufs is indexed by tensor id and must hold every external input
  * and output; internal tensors of per-op execution get temporary buffers,
- * freed before return. Returns FE_OK or the error of the failing kernel.
- * A group keeps per-thread scratch: run it from one thread at a time (its
+ * freed before return. A fused kernel that fails at run time (FE_ERUNTIME)
+ * falls back to the group's ops one by one for this and later runs, and
+ * fe_k_group_how says so with the cause (fe_k_group_fell_back is then 1).
+ * Returns FE_OK or the error of the failing kernel, its cause chained in
+ * the message. A group keeps per-thread scratch: run it from one thread at a time (its
  * kernels use all OpenMP threads themselves). */
 int fe_k_group_run(fe_k_group *gr, fe_k_tensor *bufs, fe_error *err);
 

@@ -40,6 +40,7 @@ struct fe_k_group {
      * the unfused plan runs it; NULL runs the reference kernels */
     fe_k_group **sub;
     char perop_why[1100];             /* why it runs op by op, as given to fe_k_group_set_perop */
+    int fell_back;                    /* its fused kernel failed at run time (fe_k_group_fall_back) */
     /* MODE_PARTS (group_parts.c): fused parts and the members no program
      * runs, in turn; unit[i] is member i's part */
     fe_k_group **part;
@@ -95,5 +96,9 @@ void fe_k_group_free_subs(fe_k_group *gr);
  * or whose matmul or conv2d dwarfs the rest, are left as they are. FE_OK,
  * or an error. */
 int fe_k_group_auto_guard(fe_k_group *gr, fe_error *err);
+/* The group's fused kernel failed with cause: from now on it runs its ops
+ * one by one, and its description says so, with the cause and what it
+ * ran before. FE_OK, or FE_ENOMEM. */
+int fe_k_group_fall_back(fe_k_group *gr, const char *cause, fe_error *err);
 
 #endif

@@ -115,6 +115,23 @@ int fe_k_group_make_subs(fe_k_group *gr, fe_error *err)
     return FE_OK;
 }
 
+int fe_k_group_fall_back(fe_k_group *gr, const char *cause, fe_error *err)
+{
+    char was[sizeof gr->how], note[sizeof gr->how + 1100];
+    if (!gr->sub && fe_k_group_make_subs(gr, err))
+        return err && err->code ? err->code : FE_ENOMEM;
+    snprintf(was, sizeof was, "%s", gr->how);
+    snprintf(note, sizeof note, "fell back at run time: the fused kernel failed (%s; it was %s)",
+             cause, was);
+    fe_k_group_drop_kernels(gr);
+    fe_k_group **subs = gr->sub;
+    gr->sub = NULL;
+    fe_k_group_set_perop(gr, note);
+    gr->sub = subs;
+    gr->fell_back = 1;
+    return FE_OK;
+}
+
 static int run_perop_cb(void *ctx, fe_k_tensor *bufs, fe_error *err)
 {
     return fe_k_group_run_perop(ctx, bufs, err);

@@ -175,6 +175,7 @@ static int conv_image(const fe_k_conv *cv, const cgeo *g, const float *X, const 
         gm.bctx = &c;
         gm.epi = conv_epi;
         gm.ectx = &c;
+        gm.full_rows = cv->epi_full_rows;   /* the direct loop always hands whole rows */
         /* conv_epi reads the bias by GEMM row: point it at channel glo */
         c.bias = B ? B + (glo - n * g->O) : NULL;
         rc = fe_k_gemm_run(&gm, err);

@@ -24,6 +24,7 @@ typedef struct fe_k_conv {
     int64_t r0, r1;
     fe_k_epifn epi;                     /* runs after the bias is added */
     void *ectx;
+    int epi_full_rows;                  /* epi needs whole rows: all OH*OW columns at once */
     /* A supplier of the input (a fused prologue): when set, the convolution
      * runs image by image, and ximg(xctx, n, dst) writes image n of the
      * operand as float32 [C, H, W] to dst before that image is convolved

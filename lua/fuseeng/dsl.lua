@@ -71,34 +71,11 @@ function dsl.raise(chunk, src, failure)
   error(dsl.message(chunk, src, failure.pos, failure.msg), 0)
 end
 
--- Edit distance counting a swap of neighbours as one edit, since "sliu" and
--- "rms_nrom" are the typos people make; for "did you mean" hints.
-local function distance(a, b)
-  local d = {}
-  for i = 0, #a do d[i] = { [0] = i } end
-  for j = 0, #b do d[0][j] = j end
-  for i = 1, #a do
-    for j = 1, #b do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      local v = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-      if i > 1 and j > 1 and a:byte(i) == b:byte(j - 1) and a:byte(i - 1) == b:byte(j) then
-        v = math.min(v, d[i - 2][j - 2] + 1)
-      end
-      d[i][j] = v
-    end
-  end
-  return d[#a][#b]
-end
-
--- " (did you mean 'x'?)" for the closest of `names` (an array), or "".
+-- " (did you mean 'x'?)" for the closest of `names` (an array), or "": the
+-- engine's one edit distance (fe_closest, through fuseeng.core).
+local closest = require("fuseeng.core").closest
 function dsl.suggest(name, names)
-  local best, bestd = nil, math.max(1, #name // 3) + 1
-  for _, cand in ipairs(names) do
-    local d = distance(name, cand)
-    if d < #name and (d < bestd or (d == bestd and best and cand < best)) then
-      best, bestd = cand, d
-    end
-  end
+  local best = closest(name, names)
   return best and string.format(" (did you mean '%s'?)", best) or ""
 end
 

@@ -39,7 +39,13 @@
 #                    grammar run by fuseeng script), no reader being exposed
 #   ```c             a complete program: compiled against $BUILD/libfuseeng.so
 #                    with -Icore/include, run in the scratch directory, exit 0
-#   ```text          output or a fragment: not run, only counted
+#   ```text output   the output of the ```sh block before it: every line but
+#                    those that are "..." (elided) must be a line of that
+#                    block's stdout, in the same order (trailing blanks
+#                    ignored); for samples whose figures do not depend on the
+#                    host (simulated, counted), so that they cannot go stale
+#   ```text          output or a fragment: not run, only counted (measured
+#                    figures, which differ from host to host)
 #   ```console       (the same)
 #
 # Any other info string, or none, fails: nothing slips through unchecked.
@@ -127,7 +133,22 @@ check_block() {
     case $info in
     sh)
         cp "$body" "$T/sample.sh"
-        run_in_scratch /bin/sh -e "$T/sample.sh" ;;
+        run_in_scratch /bin/sh -e "$T/sample.sh"
+        rc=$?
+        cp "$T/out" "$T/last_sh_out"
+        return $rc ;;
+    'text output')
+        if [ ! -s "$T/last_sh_out" ]; then
+            echo "no \`\`\`sh sample before it printed anything" >"$T/err"
+            false
+        else
+            cp "$T/last_sh_out" "$T/out"
+            awk 'NR == FNR { sub(/[ \t]+$/, ""); out[++n] = $0; next }
+                 { sub(/[ \t]+$/, "") }
+                 $0 == "..." { next }
+                 { while (at < n && out[++at] != $0) ; if (out[at] != $0) { print "not in the output (or out of order): " $0; bad = 1; exit } }
+                 END { exit bad }' "$T/last_sh_out" "$body" >"$T/err"
+        fi ;;
     make)
         rc=0
         while read -r cmd target rest; do
@@ -215,6 +236,7 @@ for doc in README.md docs/*.md; do
     [ -f "$doc" ] || continue
     extract "$doc"
     scratch
+    rm -f "$T/last_sh_out"
     if [ -f "$T/blocks/unclosed" ]; then
         not_ok "$doc: a fence is never closed" "$(cat "$T/blocks/unclosed")"
     fi

@@ -98,7 +98,7 @@ expect_ok "... unless --ignore-model-name, which the report notes" \
     "$FUSEENG" sim "$T/renamed.json" --plan "$T/p8k.json" --ignore-model-name
 sed 's/"machine": "gcu_big"/"machine": "mygcu"/' "$T/p8k.json" >"$T/pmachine.json"
 expect_fail "a plan made on an unshipped machine needs --machine" 2 \
-    "pmachine\.json: \"machine\": no machine named 'mygcu' in .* \(known machines: gcu, gcu_big, h200, host\); if the plan was made on a machine file, give it with --machine FILE" \
+    "pmachine\.json: \"machine\": no machine named 'mygcu' in .* \(known machines: gcu, gcu_big, h200, host\)( \(did you mean 'gcu'\?\))?; if the plan was made on a machine file, give it with --machine FILE" \
     "$FUSEENG" sim "$M" --plan "$T/pmachine.json"
 expect_ok "... which then wins" '^machine +gcu_big \(--machine overrides the plan.s mygcu\)$' \
     "$FUSEENG" sim "$M" --plan "$T/pmachine.json" --machine gcu_big

@@ -3,7 +3,7 @@
     /usr/bin/python3 tests/e2e/make_models.py OUTDIR [NAME ...]
 
 For each model (ResNet-50, MobileNetV3-small, ViT-B/16, ConvNeXt-tiny,
-EfficientNet-B0 from torchvision with random weights, batch 1, 224x224, and
+EfficientNet-B0, RegNetY-400MF from torchvision with random weights, batch 1, 224x224, and
 the LLaMA-style block of llama_block.py) it writes into OUTDIR/NAME/:
 
     fx.json, fx.safetensors    the torch.fx path (scripts/export_torch.py)
@@ -36,7 +36,8 @@ sys.path.insert(0, HERE)
 import export_torch  # noqa: E402
 import llama_block  # noqa: E402
 
-VISION = ["resnet50", "mobilenet_v3_small", "vit_b_16", "convnext_tiny", "efficientnet_b0"]
+VISION = ["resnet50", "mobilenet_v3_small", "vit_b_16", "convnext_tiny", "efficientnet_b0",
+          "regnet_y_400mf"]
 MODELS = VISION + ["llama_block"]
 
 
