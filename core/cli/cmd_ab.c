@@ -121,14 +121,8 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
     }
     if ((m = fe_cli_opt("ab", argc, argv, i, "--budget", &val)))
         return m == 2 || fe_cli_seconds("ab", "--budget", val, &o->budget) ? 2 : 0;
-    if ((m = fe_cli_opt("ab", argc, argv, i, "--reps", &val))) {
-        char *end;
-        long n = m == 2 ? 0 : strtol(val, &end, 10);
-        if (m == 2 || *end || n < 1 || n > 100000)
-            return fe_cli_usage("ab", "--reps expects a whole number from 1 to 100000");
-        o->reps = (int)n;
-        return 0;
-    }
+    if ((m = fe_cli_opt("ab", argc, argv, i, "--reps", &val)))
+        return m == 2 || fe_cli_count("ab", "--reps", val, 1, 100000, &o->reps) ? 2 : 0;
     if (strcmp(argv[*i], "--diff") == 0) {
         if (*i + 3 >= argc)
             return fe_cli_usage("ab", "--diff expects A B MODEL");

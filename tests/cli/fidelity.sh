@@ -112,8 +112,8 @@ b=$(sim_us examples/bench/matmul.json --policy no_fusion --machine "$T/lib.lua")
     ok "library_us adds to each library call" || not_ok "library_us adds to each library call" "$a against $b"
 
 # ---- machines that name their executor ----
-# h200.lua names its executor: plain.lua is it without, h200x.lua without
-# the thread count, h200s.lua with a million threads to saturate.
+# The shipped H200 names its executor: "plain" is it without, "h200x"
+# without the thread count, "h200s" with a million threads to saturate.
 grep -v '^  executor = \|^  saturating_threads = ' lua/machines/h200.lua | sed 's/name = "h200"/name = "plain"/' >"$T/plain.lua"
 grep -v '^  saturating_threads = ' lua/machines/h200.lua | sed 's/name = "h200"/name = "h200x"/' >"$T/h200x.lua"
 sed 's/^  executor = "cuda",/  executor = "cuda",\n  saturating_threads = 1000000,/; s/name = "h200x"/name = "h200s"/' "$T/h200x.lua" >"$T/h200s.lua"
