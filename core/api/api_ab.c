@@ -44,7 +44,66 @@ double fe_ab_ratio(const fe_ab *ab, int r, int c)
     return b->fig.time_s / x->fig.time_s;
 }
 
+/* Two cells whose plans the simulator cannot tell apart. */
+static int same_plan_figures(const fe_figures *a, const fe_figures *b)
+{
+    return a->time_s == b->time_s && a->kernels == b->kernels &&
+           a->extern_calls == b->extern_calls && a->l3_bytes == b->l3_bytes;
+}
+
+/* Was row r measured (some cell timed)? */
+static int row_measured(const fe_ab *ab, int r)
+{
+    for (int c = 0; ab->measure && c < ab->ncols; c++)
+        if (ab->cells[r * ab->ncols + c].status == FE_AB_OK && ab->cells[r * ab->ncols + c].reps)
+            return 1;
+    return 0;
+}
+
 int fe_ab_winner(const fe_ab *ab, int r)
+{
+    if (!row_measured(ab, r))
+        return fe_ab_sim_winner(ab, r);
+    int best = -1;
+    for (int c = 0; c < ab->ncols; c++) {
+        const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+        if (x->status == FE_AB_OK && x->reps && x->cpu_ms > 0 &&
+            (best < 0 || x->cpu_ms < ab->cells[r * ab->ncols + best].cpu_ms))
+            best = c;
+    }
+    return best;
+}
+
+int fe_ab_sim_rank(const fe_ab *ab, int r, int c)
+{
+    const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
+    if (x->status != FE_AB_OK)
+        return 0;
+    int rank = 1;
+    for (int k = 0; k < ab->ncols; k++) {
+        const fe_ab_cell *y = &ab->cells[r * ab->ncols + k];
+        rank += y->status == FE_AB_OK && y->fig.time_s < x->fig.time_s * (1 - TIE);
+    }
+    return rank;
+}
+
+int fe_ab_ranks_agree(const fe_ab *ab, int r)
+{
+    int pick = fe_ab_sim_winner(ab, r), best = fe_ab_winner(ab, r);
+    if (!row_measured(ab, r) || pick < 0 || best < 0)
+        return -1;
+    const fe_ab_cell *p = &ab->cells[r * ab->ncols + pick], *b = &ab->cells[r * ab->ncols + best];
+    if (pick == best || same_plan_figures(&p->fig, &b->fig))
+        return 1;
+    if (!p->reps)
+        return 0;
+    /* ratios are baseline / plan (the baseline's is 1 exactly): the pick is
+     * as good as the best when its interval reaches the best's */
+    double phi = pick == 0 ? 1 : p->hi, blo = best == 0 ? 1 : b->lo;
+    return phi >= blo;
+}
+
+int fe_ab_sim_winner(const fe_ab *ab, int r)
 {
     int best = -1;
     for (int c = 0; c < ab->ncols; c++) {
@@ -173,6 +232,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
         snprintf(rr->inputs, sizeof rr->inputs, "%s", o->measure ? row->inputs : "");
         snprintf(rr->dims, sizeof rr->dims, "%s", row->dims_label);
         snprintf(rr->machine, sizeof rr->machine, "%s", fe_engine_machine(e));
+        snprintf(rr->machine_file, sizeof rr->machine_file, "%s", fe_api_machine(e)->file);
         snprintf(rr->description, sizeof rr->description, "%s", fe_engine_machine_description(e));
         rr->unfused_ms = unf.fig.time_s * 1e3;
         rr->ran = 1;

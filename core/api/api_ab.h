@@ -89,6 +89,7 @@ typedef struct fe_ab_rowres {
     char model[256], file[1024], dims[256], machine[64], description[256];
     char weights[1024], inputs[1024]; /* the row's own data files for --measure, "" if none */
     char sha256[65];                 /* the model file's content hash, hex */
+    char machine_file[1024];         /* the machine file the row simulated on, "" if built in */
     int ran;                         /* in this shard (or merged) */
     double unfused_ms, cpu_unfused_ms;
 } fe_ab_rowres;
@@ -128,8 +129,18 @@ typedef struct fe_ab_tally {
 void fe_ab_tally_col(const fe_ab *ab, int col, fe_ab_tally *t);
 /* Simulated ratio of cell (r, c) against the baseline; 0 if either failed. */
 double fe_ab_ratio(const fe_ab *ab, int r, int c);
-/* The column with the least simulated time in row r, -1 if none ran. */
+/* The best column of row r: by measured time when the row was measured,
+ * else by simulated time (fe_ab_sim_winner); -1 if none ran. */
 int fe_ab_winner(const fe_ab *ab, int r);
+/* The column with the least simulated time in row r, -1 if none ran. */
+int fe_ab_sim_winner(const fe_ab *ab, int r);
+/* Cell (r, c)'s simulated rank in its row, 1 the fastest (ties, within the
+ * table's tie margin, share one); 0 for a failed cell. */
+int fe_ab_sim_rank(const fe_ab *ab, int r, int c);
+/* Whether the simulator's fastest plan of row r is the measured best
+ * (the same plan, or its ratio interval reaching the best's): 1 or 0;
+ * -1 when the row was not measured. */
+int fe_ab_ranks_agree(const fe_ab *ab, int r);
 
 /* Measure row r's plans (column order; NULL for failed cells) on this CPU,
  * interleaved, into the cells, with o's budget, reps and data files

@@ -125,17 +125,23 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
     if (rr->weights[0] || rr->inputs[0])
         fprintf(f, "  data: weights %s, inputs %s\n", rr->weights[0] ? rr->weights : "seeded random",
                 rr->inputs[0] ? rr->inputs : "seeded random");
-    fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s\n", nw, "policy", gpu ? "gpu ms" : "cpu ms", "ratio", "95% CI",
-            "verdict", "results");
+    fprintf(f, "  %-*s %10s %8s  %-17s %-8s %7s %5s\n", nw, "policy", gpu ? "gpu ms" : "cpu ms", "ratio",
+            "95% CI", "verdict", "results", "sim#");
+    int best = fe_ab_winner(ab, r);
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
         if (x->status != FE_AB_OK || !x->reps)
             continue;
         char ci[40];
         snprintf(ci, sizeof ci, "[%.3f, %.3f]", x->lo, x->hi);
-        fprintf(f, "  %-*s %10.3f %7.3fx  %-17s %-8s %7s\n", nw, ab->cnames[c], x->cpu_ms, x->ratio,
-                ci, verdict(x, c), x->cpu_ok ? "ok" : "WRONG");
+        fprintf(f, "%s %-*s %10.3f %7.3fx  %-17s %-8s %7s %5d\n", c == best ? "*" : " ", nw,
+                ab->cnames[c], x->cpu_ms, x->ratio, ci, verdict(x, c), x->cpu_ok ? "ok" : "WRONG",
+                fe_ab_sim_rank(ab, r, c));
     }
+    int pick = fe_ab_sim_winner(ab, r);
+    if (fe_ab_ranks_agree(ab, r) == 0)
+        fprintf(f, "  warning: the simulator (%s) ranks %s first; measured, %s is faster beyond "
+                "its interval\n", rr->machine, ab->cnames[pick], ab->cnames[best]);
 }
 
 static void text_row(const fe_ab *ab, int r, FILE *f)
@@ -190,6 +196,27 @@ static void text_summary(const fe_ab *ab, FILE *f)
             fprintf(f, " | %7.3fx %5d %5d %6d", t.cpu_geomean, t.cpu_wins, t.cpu_same,
                     t.cpu_losses);
         fprintf(f, "\n");
+    }
+    if (ab->measure) {
+        int bm = -1, bs = -1, disagree = 0;
+        double gm = 0, gs = 0;
+        for (int c = 0; c < ab->ncols; c++) {
+            fe_ab_tally t;
+            fe_ab_tally_col(ab, c, &t);
+            if (t.cpu_geomean > gm)
+                gm = t.cpu_geomean, bm = c;
+            if (t.geomean > gs)
+                gs = t.geomean, bs = c;
+        }
+        for (int r = 0; r < ab->nrows; r++)
+            disagree += ab->rows[r].ran && fe_ab_ranks_agree(ab, r) == 0;
+        if (bm >= 0)
+            fprintf(f, "  best measured: %s (%.3fx); the simulator's best: %s (%.3fx)\n",
+                    ab->cnames[bm], gm, bs >= 0 ? ab->cnames[bs] : "-", gs);
+        if (disagree)
+            fprintf(f, "  warning: on %d row%s the simulator's fastest plan is not the measured "
+                    "best (marked in the rows; fuseeng fidelity measures how far the machine "
+                    "predicts the device)\n", disagree, disagree == 1 ? "" : "s");
     }
 }
 
@@ -249,6 +276,7 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
         fe_jw_end(w);
         if (!part) {
             fe_ab_jstr(w, "cpu_verdict", verdict(x, c));
+            fe_ab_jint(w, "sim_rank", fe_ab_sim_rank(ab, r, c));
         }
         fe_ab_jint(w, "cpu_reps", x->reps);
         fe_jw_key(w, "cpu_ok");
@@ -281,13 +309,22 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     if (ab->measure) {
         fe_ab_jnum(w, "cpu_unfused_ms", rr->cpu_unfused_ms);
     }
+    if (rr->machine_file[0])
+        fe_ab_jstr(w, "machine_file", rr->machine_file);
     if (!part) {
-        int best = fe_ab_winner(ab, r);
-        fe_jw_key(w, "winner");
+        int best = fe_ab_winner(ab, r), pick = fe_ab_sim_winner(ab, r);
+        int agree = fe_ab_ranks_agree(ab, r);
+        fe_jw_key(w, "winner");   /* measured when measured, else simulated */
         if (best >= 0)
             fe_jw_str(w, ab->cnames[best]);
         else
             fe_jw_null(w);
+        if (agree >= 0) {
+            fe_jw_key(w, "sim_winner");
+            fe_jw_str(w, ab->cnames[pick]);
+            fe_jw_key(w, "ranks_agree");
+            fe_jw_bool(w, agree);
+        }
     }
     fe_jw_key(w, "policies");
     fe_jw_arr(w);

@@ -143,7 +143,8 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
     fputs("<table><tr><th>policy</th><th>kernels+extern</th><th>sim ms</th><th>ratio</th><th>L3 bytes</th>"
           "<th>L2 peak</th><th>mem peak</th><th>spill</th><th>plan ms</th>", f);
     if (ab->measure)
-        fputs("<th>cpu ms</th><th>cpu ratio</th><th>95% CI</th><th>verdict</th><th>results</th>", f);
+        fputs("<th>cpu ms</th><th>cpu ratio</th><th>95% CI</th><th>verdict</th><th>results</th>"
+              "<th>sim rank</th>", f);
     fputs("<th>trace</th></tr>\n", f);
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
@@ -165,12 +166,13 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
                 fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
                 fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
         if (ab->measure && x->reps)
-            fprintf(f, "<td>%.3f</td><td>%.3fx</td><td>[%.3f, %.3f]</td><td>%s</td><td>%s</td>",
+            fprintf(f, "<td>%.3f</td><td>%.3fx</td><td>[%.3f, %.3f]</td><td>%s</td><td>%s</td>"
+                       "<td>%d</td>",
                     x->cpu_ms, x->ratio, x->lo, x->hi,
                     c == 0 ? "baseline" : x->lo > 1 ? "faster" : x->hi < 1 ? "slower" : "same",
-                    x->cpu_ok ? "ok" : "WRONG");
+                    x->cpu_ok ? "ok" : "WRONG", fe_ab_sim_rank(ab, r, c));
         else if (ab->measure)
-            fputs("<td></td><td></td><td></td><td></td><td></td>", f);
+            fputs("<td></td><td></td><td></td><td></td><td></td><td></td>", f);
         if (x->trace && ab->trace_link[0]) {   /* a file beside the page: it stays small */
             fputs("<td><a href=\"", f);
             fe_ab_xml_text(f, ab->trace_link);
@@ -231,11 +233,31 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
             seen = ab->rows[q].ran && strcmp(ab->rows[q].machine, ab->rows[r].machine) == 0;
         if (seen)
             continue;
-        fputs("<li>machine ", f);
+        fputs("<li>simulated figures: machine ", f);
         fe_ab_xml_text(f, ab->rows[r].machine);
+        if (ab->rows[r].machine_file[0]) {
+            fputs(" (", f);
+            fe_ab_xml_text(f, ab->rows[r].machine_file);
+            fputs(")", f);
+        }
         fputs(": ", f);
         fe_ab_xml_text(f, ab->rows[r].description);
         fputs("</li>\n", f);
+    }
+    if (ab->measure) {
+        fprintf(f, "<li>measured figures: fuseeng's kernels on the %s; the best row of each "
+                "table (bold) is the measured fastest, its simulated rank beside</li>\n",
+                ab->device == FE_DEVICE_CUDA ? "GPU" : "CPU");
+        for (int r = 0; r < ab->nrows; r++)
+            if (ab->rows[r].ran && fe_ab_ranks_agree(ab, r) == 0) {
+                fputs("<li class=\"fail\">warning: on ", f);
+                label(ab, r, f);
+                fputs(" the simulator ranks ", f);
+                fe_ab_xml_text(f, ab->cnames[fe_ab_sim_winner(ab, r)]);
+                fputs(" first; measured, ", f);
+                fe_ab_xml_text(f, ab->cnames[fe_ab_winner(ab, r)]);
+                fputs(" is faster beyond its interval</li>\n", f);
+            }
     }
     fputs("</ul>\n<h2>Summary</h2>\n", f);
     summary(ab, f);

@@ -176,6 +176,8 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
                        "description, unfused_ms or policies (one per policy)");
         if (copy_str(row, "sha256", rr->sha256, sizeof rr->sha256))   /* optional */
             snprintf(rr->sha256, sizeof rr->sha256, "unknown");
+        if (copy_str(row, "machine_file", rr->machine_file, sizeof rr->machine_file))
+            rr->machine_file[0] = '\0';                             /* optional: built in */
         copy_str(row, "weights", rr->weights, sizeof rr->weights);
         copy_str(row, "inputs", rr->inputs, sizeof rr->inputs);
         rr->ran = 1;

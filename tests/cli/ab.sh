@@ -128,9 +128,9 @@ expect_fail "merge of a row in the wrong shard" 2 'wrong.json: rows\[0\]: the ro
 # ---- --measure: interleaved rounds, intervals, "same" is never a win ----
 B=examples/bench/swiglu.json
 expect_ok "--measure interleaves rounds and gives an interval per ratio" \
-    '^  fuse_all +[0-9.]+ +[0-9.]+x  \[[0-9.]+, [0-9.]+\] +(faster|slower|same) +ok$' \
+    '^[* ] fuse_all +[0-9.]+ +[0-9.]+x  \[[0-9.]+, [0-9.]+\] +(faster|slower|same) +ok +[0-9]+$' \
     "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 5
-expect_ok "--measure: the baseline is the baseline" '^  no_fusion +[0-9.]+ +1.000x  \[1.000, 1.000\] +baseline +ok$' \
+expect_ok "--measure: the baseline is the baseline" '^[* ] no_fusion +[0-9.]+ +1.000x  \[1.000, 1.000\] +baseline +ok +[0-9]+$' \
     "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 5
 expect_fail "--reps 0" 2 '--reps expects a whole number' "$FUSEENG" ab "$B" --policy no_fusion --policy fuse_all --measure --reps 0
 # An interval holding 1 is "same" even when the median ratio is above 1:
@@ -141,4 +141,44 @@ expect_ok "an interval holding 1 is same, not a win" '"policy": "fuse_all", "geo
     "$FUSEENG" ab merge "$T/m2.json" --json
 sed '/"policy": "fuse_all"/s/"cpu_ratio": [0-9.e+-]*, "cpu_ci": \[[0-9.e+-]*, [0-9.e+-]*\]/"cpu_ratio": 1.2, "cpu_ci": [1.05, 1.4]/' "$T/m.json" >"$T/m3.json"
 expect_ok "an interval above 1 is a win" '"policy": "fuse_all", "geomean".*"cpu_wins": 1, "cpu_same": 0' "$FUSEENG" ab merge "$T/m3.json" --json
+# Measured figures win: a merged comparison whose measured best (gcu_tlf,
+# made the fastest by hand) is not the simulator's (fuse_all, made the
+# cheaper in simulation) stars the measured one and warns, in every format.
+"$FUSEENG" ab examples/bench/swiglu.json --policy no_fusion --policy fuse_all --policy gcu_tlf \
+    --measure --reps 3 --dim T=64 --shard 1/1 >"$T/truth.json" 2>/dev/null
+if /usr/bin/python3 - "$T/truth.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+cells = d["rows"][0]["policies"]
+sim = {"no_fusion": 3e-4, "fuse_all": 1e-4, "gcu_tlf": 2e-4}
+meas = {"no_fusion": (3.0, [1, 1]), "fuse_all": (2.0, [1.4, 1.6]), "gcu_tlf": (1.0, [2.8, 3.2])}
+for c in cells:
+    c["time_s"] = sim[c["policy"]]
+    c["sim_ms"] = sim[c["policy"]] * 1e3
+    c["l3_bytes"] += len(c["policy"])   # three plans the simulator tells apart
+    c["cpu_ms"], c["cpu_ci"] = meas[c["policy"]]
+    c["cpu_ratio"] = 3.0 / c["cpu_ms"]
+json.dump(d, open(p, "w"))
+PY
+then
+    expect_ok "measured: the measured fastest is starred, the simulator's rank beside" \
+        '^\* gcu_tlf +1\.000 +3\.000x .* ok +2$' "$FUSEENG" ab merge "$T/truth.json"
+    grep -q '^  warning: the simulator (gcu) ranks fuse_all first; measured, gcu_tlf is faster' "$T/out" &&
+        ok "measured: a row whose simulated best is not the measured best warns" ||
+        not_ok "measured: a row whose simulated best is not the measured best warns" "$(cat "$T/out")"
+    grep -q '^  best measured: gcu_tlf (3.000x); the simulator.s best: fuse_all' "$T/out" &&
+        ok "measured: the summary names the best both ways" || not_ok "measured: the summary names the best both ways" "$(tail -8 "$T/out")"
+    expect_ok "measured: JSON's winner is the measured one, with the simulator's beside" \
+        '"winner": "gcu_tlf", "sim_winner": "fuse_all", "ranks_agree": false' \
+        sh -c "\"$FUSEENG\" ab merge \"$T/truth.json\" --json | tr -d '\n' | sed 's/  */ /g'"
+    "$FUSEENG" ab merge "$T/truth.json" --html "$T/truth.html" >/dev/null 2>&1
+    grep -q 'warning: on .* the simulator ranks fuse_all first; measured, gcu_tlf is faster' "$T/truth.html" &&
+        grep -q '<tr class="best"><td>gcu_tlf' "$T/truth.html" &&
+        ok "measured: the page bolds the measured best and warns" ||
+        not_ok "measured: the page bolds the measured best and warns" "$(grep -o 'warning[^<]*' "$T/truth.html" | head -2)"
+else
+    not_ok "measured: a comparison edited by hand" "python could not rewrite the shard file"
+fi
+
 finish

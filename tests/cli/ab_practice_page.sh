@@ -169,7 +169,7 @@ fi
 # The measured comparison on a tiny setting: it runs, checks the results and
 # gives each policy an interval and a verdict.
 expect_ok "the page's measured comparison runs (tiny dims, 3 rounds)" \
-    '^  xla_priority +[0-9.]+ +[0-9.]+x  \[[0-9.]+, [0-9.]+\] +(faster|slower|same) +ok$' \
+    '^[* ] xla_priority +[0-9.]+ +[0-9.]+x  \[[0-9.]+, [0-9.]+\] +(faster|slower|same) +ok +[0-9]+$' \
     "$FUSEENG" ab examples/models/gpt2_block.json --policy infinicore --policy inductor_greedy \
     --policy gcu_tlf --policy tvm_fuseops --policy xla_priority --dim S=16 --measure --reps 3
 finish
