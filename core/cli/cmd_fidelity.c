@@ -189,6 +189,7 @@ static int measure(fe_engine *e, const fid_opts *o)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {1, o->budget, o->reps, 0, 0, 0, o->limits.weights, o->limits.inputs,
                             o->device};
+    fe_progress_catch_ctrl_c();   /* Ctrl-C (or timeout -s INT): the models measured so far */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_fidelity *f = ab ? fe_ab_fidelity(ab, &err) : NULL;
     int rc = 0;
@@ -207,6 +208,8 @@ static int measure(fe_engine *e, const fid_opts *o)
                 "reference; 'fuseeng ab --measure' marks them WRONG\n", wrong, wrong == 1 ? "" : "s");
         rc = 1;
     }
+    if (rc != 2 && ab && fe_ab_interrupted(ab))   /* the models finished are reported */
+        rc = fe_cli_interrupted();
     fe_fidelity_free(f);
     fe_ab_free(ab);
     fe_ab_suite_free(s);
