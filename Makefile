@@ -31,7 +31,8 @@
 #   core/import   model import (ONNX): reads a foreign graph, builds ours with
 #                 core/ir's builder, folds constants with the kernels' dtype
 #                 conversions (one owner of f16/bf16 rounding)
-#   core/plan     plans, legality, partitions, group keys
+#   core/plan     plans, legality, partitions, group keys, the exact search
+#                 (candidate groups, the MILP solver's wrapper)
 #   core/sim      machine descriptions, the cost model, reports, traces, plan files
 #   core/exec     running plans on the kernels: sessions, timing, checks, profiles
 #   core/script   the Lua sandbox, planners, policies, runs, drivers, ctx
@@ -79,8 +80,9 @@ export PKG_CONFIG_PATH := $(OPENBLAS_DIR)/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PK
 %/obj/kernels/ops/blas.o: FUZZ_CFLAGS += -DFE_OPENBLAS='"$(OPENBLAS_DIR)/libopenblas.so.0"'
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) lua5.4-lpeg)
-# oneDNN (libdnnl-dev) ships no .pc file: its one library by name
-PKG_LIBS = $(shell pkg-config --libs $(filter-out openblas,$(PKGS))) -ldnnl
+# oneDNN (libdnnl-dev) and GLPK (libglpk-dev, the MILP solver of
+# core/plan/milp.c) ship no .pc file: their one library each by name
+PKG_LIBS = $(shell pkg-config --libs $(filter-out openblas,$(PKGS))) -ldnnl -lglpk
 ARCH_CFLAGS := $(shell $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1 && echo -march=native)
 
 # PORTABLE=1: a build that every x86-64 host runs, and valgrind too, in its

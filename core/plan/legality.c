@@ -192,6 +192,41 @@ static int32_t expand(fe_part *p, int32_t c, int32_t in_s, int32_t seen, int32_t
     return -1;
 }
 
+/* No path leaves the groups gids (marked in_s) and comes back; last is the
+ * latest position among them. */
+static int convex(fe_part *p, const int32_t *gids, int n, int32_t in_s, int32_t last, char *why,
+                  size_t size)
+{
+    const fe_graph *g = p->g;
+    int32_t seen = in_s + 1, sp = 0;
+    for (int i = 0; i < n; i++)
+        expand(p, gids[i], in_s, seen, last, 1, &sp);
+    while (sp > 0) {
+        int32_t c = p->stack[--sp];
+        int32_t back = expand(p, c, in_s, seen, last, 0, &sp);
+        if (back >= 0 && !why)
+            return 0;
+        if (back >= 0) {
+            snprintf(why, size, "not convex: a path leaves the group through node '%s' and comes "
+                     "back into node '%s'", fe_node_name(g, fe_graph_node(g, p->head[c])),
+                     fe_node_name(g, fe_graph_node(g, back)));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int fe_part_convex(fe_part *p, const int32_t *gids, int n, char *why, size_t size)
+{
+    int32_t last = -1, in_s = fe_part_stamps(p);
+    for (int i = 0; i < n; i++) {
+        p->mark[gids[i]] = in_s;
+        if (p->pos[gids[i]] > last)
+            last = p->pos[gids[i]];
+    }
+    return convex(p, gids, n, in_s, last, why, size);
+}
+
 int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size)
 {
     const fe_graph *g = p->g;
@@ -209,7 +244,7 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
             snprintf(why, size, "%s", w);
         return 0;
     }
-    int32_t in_s = fe_part_stamps(p), seen = in_s + 1, sp = 0;
+    int32_t in_s = fe_part_stamps(p);
     for (int i = 0; i < n; i++)
         p->mark[gids[i]] = in_s;
     if (k.pool == 1 || (k.pad > 0 && k.conv > 0)) {
@@ -219,21 +254,7 @@ int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t 
                 if (shape_rule(g, v, k.pool == 1, in_part_set, &set, why, size))
                     return 0;
     }
-    for (int i = 0; i < n; i++)
-        expand(p, gids[i], in_s, seen, last, 1, &sp);
-    while (sp > 0) {
-        int32_t c = p->stack[--sp];
-        int32_t back = expand(p, c, in_s, seen, last, 0, &sp);
-        if (back >= 0 && !why)
-            return 0;
-        if (back >= 0) {
-            snprintf(why, size, "not convex: a path leaves the group through node '%s' and comes "
-                     "back into node '%s'", fe_node_name(g, fe_graph_node(g, p->head[c])),
-                     fe_node_name(g, fe_graph_node(g, back)));
-            return 0;
-        }
-    }
-    return 1;
+    return convex(p, gids, n, in_s, last, why, size);
 }
 
 /* ---- is this plan legal ---- */

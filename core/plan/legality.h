@@ -27,6 +27,11 @@ int fe_kinds_class(const fe_kinds *k, const char **why);
  * the formatting, most of the cost of a refusal. */
 int fe_part_can_merge(fe_part *p, const int32_t *gids, int n, char *why, size_t size);
 
+/* Rule 1 alone, for a set that need not be one kernel (a window of an
+ * exact search, optimal.h): no path leaves the groups gids[0..n) and comes
+ * back. 1 if so; 0 with the reason in why (if not NULL). */
+int fe_part_convex(fe_part *p, const int32_t *gids, int n, char *why, size_t size);
+
 /* Check a plan from scratch (tests, plans read from files): every node in
  * one group, members sorted, classes right, convex, acyclic, groups in
  * dependency order. FE_OK or FE_EINPUT with the first problem. */

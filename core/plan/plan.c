@@ -63,6 +63,9 @@ void fe_plan_free(fe_plan *p)
     free(p->decisions);
     free(p->dnodes);
     free(p->copies);
+    free(p->solves);
+    free(p->solve_nodes);
+    free(p->solve_group);
     free(p);
 }
 
@@ -180,4 +183,59 @@ int32_t fe_plan_copy_group(const fe_plan *p, int32_t t)
             first = gr;
     }
     return first;
+}
+
+/* ---- solve records ---- */
+
+int fe_plan_add_solve(fe_plan *p, const fe_solve *s, const int32_t *nodes, const int32_t *group)
+{
+    int32_t at = p->nsolves ? p->solves[p->nsolves - 1].off + p->solves[p->nsolves - 1].n : 0;
+    fe_solve *ss = realloc(p->solves, ((size_t)p->nsolves + 1) * sizeof *ss);
+    if (!ss)
+        return FE_ENOMEM;
+    p->solves = ss;
+    int32_t *sn = realloc(p->solve_nodes, ((size_t)at + (size_t)s->n) * sizeof *sn);
+    if (sn)
+        p->solve_nodes = sn;
+    int32_t *sg = sn ? realloc(p->solve_group, ((size_t)at + (size_t)s->n) * sizeof *sg) : NULL;
+    if (!sg)
+        return FE_ENOMEM;
+    p->solve_group = sg;
+    memcpy(sn + at, nodes, (size_t)s->n * sizeof *sn);
+    memcpy(sg + at, group, (size_t)s->n * sizeof *sg);
+    ss[p->nsolves] = *s;
+    ss[p->nsolves++].off = at;
+    return FE_OK;
+}
+
+int fe_plan_solve_applied(const fe_plan *p, int32_t i)
+{
+    const fe_solve *s = &p->solves[i];
+    const int32_t *nodes = p->solve_nodes + s->off, *grp = p->solve_group + s->off;
+    if (!p->group_of)
+        return 0;
+    /* Equal partitions of the window: the plan's group of a node has the
+     * size of its solution group, and the nodes of a solution group share
+     * one plan group, so each plan group is exactly a solution group. */
+    int32_t ng = 0;
+    for (int32_t k = 0; k < s->n; k++)
+        ng = grp[k] + 1 > ng ? grp[k] + 1 : ng;
+    int32_t *first = malloc((size_t)(ng > 0 ? ng : 1) * sizeof *first);
+    int32_t *size = calloc((size_t)(ng > 0 ? ng : 1), sizeof *size);
+    int ok = first && size;
+    for (int32_t k = 0; ok && k < ng; k++)
+        first[k] = -1;
+    for (int32_t k = 0; ok && k < s->n; k++) {
+        int32_t pg = p->group_of[nodes[k]];
+        size[grp[k]]++;
+        if (first[grp[k]] < 0)
+            first[grp[k]] = pg;
+        else if (first[grp[k]] != pg)
+            ok = 0;
+    }
+    for (int32_t k = 0; ok && k < ng; k++)
+        ok = first[k] < 0 || p->groups[first[k]].n == size[k];
+    free(first);
+    free(size);
+    return ok;
 }

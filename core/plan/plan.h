@@ -58,6 +58,21 @@ typedef struct fe_copy {
     int32_t reason;      /* interned in plan->strs; -1 if none */
 } fe_copy;
 
+/* A window an exact search solved while the plan was made (ctx:optimal,
+ * optimal.h): what it proved, kept for the plan file's "optimal" record.
+ * Its solution is kept too, so that a reader can tell whether the plan
+ * holds it (a policy may change what it was given). */
+typedef struct fe_solve {
+    int32_t off, n;      /* the window: solve_nodes[off .. off + n), sorted; solve_group[off + i]
+                            is the solution's group (0-based, per window) of node i */
+    int32_t max_group;   /* largest candidate enumerated */
+    int32_t cost;        /* what priced the groups: "simulator", "profile" or "hook" (interned) */
+    int64_t candidates;  /* groups the solver chose among */
+    int8_t optimal;      /* proven optimal among them; else stopped at its time limit */
+    double value, bound; /* seconds: the solution's cost, the lower bound proven */
+    double seconds;      /* the search took (enumeration, pricing, solving) */
+} fe_solve;
+
 typedef struct fe_plan {
     const fe_graph *g;   /* not owned: free the plan before the graph */
     fe_strtab *strs;     /* reasons, policy names */
@@ -76,6 +91,10 @@ typedef struct fe_plan {
     fe_decision *decisions;
     int32_t *dnodes;
     int64_t ndnodes, cap_dnodes;
+
+    int32_t nsolves;
+    fe_solve *solves;
+    int32_t *solve_nodes, *solve_group;
 } fe_plan;
 
 /* The unfused plan: one group per node, in topological order. Caller frees
@@ -96,6 +115,15 @@ int fe_plan_log(fe_plan *p, const int32_t *nodes, int n, int verdict, const char
  * none): a run that logs the same reason many times interns it once. */
 int fe_plan_log_ids(fe_plan *p, const int32_t *nodes, int n, int verdict, int32_t by,
                     int32_t reason);
+
+/* Append a solve record s (its off is set here) with its window
+ * nodes[0..s->n) and each node's group in its solution. FE_OK or
+ * FE_ENOMEM. */
+int fe_plan_add_solve(fe_plan *p, const fe_solve *s, const int32_t *nodes, const int32_t *group);
+
+/* Does the plan hold solve i's solution: is every group of it one of the
+ * plan's groups? */
+int fe_plan_solve_applied(const fe_plan *p, int32_t i);
 
 /* Intern s in the plan's table (-1 for NULL or on failure). */
 int32_t fe_plan_str(fe_plan *p, const char *s);

@@ -6,6 +6,10 @@
  *    "groups": [{"id", "nodes", "class", "kernel", "split", "extern" | "view",
  *                "reason", "sim": {...}}],
  *    "copies": [{"tensor": "x", "reason": "..."}],
+ *    "optimal": {"solver", "windows", "proven", "gap", "whole_graph",
+ *                "solves": [{"first", "last", "nodes", "max_group", "cost",
+ *                            "candidates", "status", "time_us", "bound_us",
+ *                            "gap", "seconds", "applied"}]},
  *    "decisions": [{"group": [...], "fuse": true|false|null, "by", "reason"}
  *                  | {..., "fuse": false, "rejected": true}
  *                  | {"note": ..., "by": ...}],
@@ -15,6 +19,14 @@
  * "copies" lists the layout copies (plan.h's fe_copy) and is written only
  * when there are some, as is the summary's "copies" count; "kernels"
  * counts them, since each copy is a generated kernel.
+ *
+ * "optimal" records the exact searches (ctx:optimal) made while planning,
+ * one per window, and is written only when there were some: which windows
+ * were proven optimal among their candidates, and where a solver stopped
+ * at its time limit, the gap between its plan and the bound it proved.
+ * "applied" says whether the plan holds the search's solution (a policy
+ * may change what it got). Like "decisions" it says how the plan was made
+ * and is not read back.
  *
  * "extern": true and "view": true mark a group launched as a library call
  * or not at all (launch.h); they are written only when true, derived from
@@ -42,6 +54,7 @@
 #include "infile.h"
 #include "jsonw.h"
 #include "launch.h"
+#include "milp.h"
 #include "plan_build.h"
 #include "plan_json.h"
 #include "save.h"
@@ -150,6 +163,66 @@ static void write_copies(fe_jw *w, const fe_plan *p)
     fe_jw_end(w);
 }
 
+static void write_solves(fe_jw *w, const fe_plan *p)
+{
+    if (p->nsolves == 0)
+        return;
+    const fe_graph *g = p->g;
+    int32_t proven = 0, covered = 0;
+    double worst = 0;
+    fe_jw_key(w, "optimal");
+    fe_jw_obj(w);
+    fe_jw_key(w, "solver");
+    fe_jw_str(w, fe_milp_solver());
+    fe_jw_key(w, "solves");
+    fe_jw_arr(w);
+    for (int32_t i = 0; i < p->nsolves; i++) {
+        const fe_solve *s = &p->solves[i];
+        double gap = s->value > 0 ? (s->value - s->bound) / s->value : 0;
+        const int32_t *nodes = p->solve_nodes + s->off;
+        int applied = fe_plan_solve_applied(p, i);
+        proven += s->optimal && applied;
+        covered = s->n == g->nnodes ? 1 : covered;
+        worst = gap > worst ? gap : worst;
+        fe_jw_obj_flat(w);
+        fe_jw_key(w, "first");
+        fe_jw_str(w, fe_node_name(g, fe_graph_node(g, nodes[0])));
+        fe_jw_key(w, "last");
+        fe_jw_str(w, fe_node_name(g, fe_graph_node(g, nodes[s->n - 1])));
+        fe_jw_key(w, "nodes");
+        fe_jw_int(w, s->n);
+        fe_jw_key(w, "max_group");
+        fe_jw_int(w, s->max_group);
+        fe_jw_key(w, "cost");
+        fe_jw_str(w, str_or(p, s->cost, ""));
+        fe_jw_key(w, "candidates");
+        fe_jw_int(w, s->candidates);
+        fe_jw_key(w, "status");
+        fe_jw_str(w, s->optimal ? "optimal" : "time_limit");
+        fe_jw_key(w, "time_us");
+        fe_jw_num(w, s->value * 1e6);
+        fe_jw_key(w, "bound_us");
+        fe_jw_num(w, s->bound * 1e6);
+        fe_jw_key(w, "gap");
+        fe_jw_num(w, gap);
+        fe_jw_key(w, "seconds");
+        fe_jw_num(w, s->seconds);
+        fe_jw_key(w, "applied");
+        fe_jw_bool(w, applied);
+        fe_jw_end(w);
+    }
+    fe_jw_end(w);
+    fe_jw_key(w, "windows");
+    fe_jw_int(w, p->nsolves);
+    fe_jw_key(w, "proven");
+    fe_jw_int(w, proven);
+    fe_jw_key(w, "gap");
+    fe_jw_num(w, worst);
+    fe_jw_key(w, "whole_graph");
+    fe_jw_bool(w, covered);
+    fe_jw_end(w);
+}
+
 void fe_plan_summary_counts(const fe_plan *p, fe_plan_counts *c)
 {
     memset(c, 0, sizeof *c);
@@ -206,6 +279,7 @@ int fe_plan_write(const fe_plan *p, FILE *f, int indent, const fe_plan_extra *ex
         fe_save_dims(&w, g, 1);
     write_groups(&w, p, extra);
     write_copies(&w, p);
+    write_solves(&w, p);
     write_decisions(&w, p);
     fe_jw_key(&w, "summary");
     fe_jw_obj(&w);

@@ -12,6 +12,7 @@
  *   ctx:simulate_parts(group [, {split = n | fn}]) ctx_sim.c
  *   ctx:bench(group [, {split = n, kernel = name}]) ctx_bench.c
  *   ctx:choices(anchor [, {depth, max, kinds}])    ctx_choices.c
+ *   ctx:optimal([{nodes, max_group, cost, ...}])   ctx_optimal.c
  *   ctx:signature(group)  the group's structure as 32 hex digits (groupsig.h)
  *
  * ctx is a table whose metatable refuses new fields (registered here on
@@ -26,6 +27,7 @@
 #include "ctx.h"
 #include "ctx_bench.h"
 #include "ctx_choices.h"
+#include "ctx_optimal.h"
 #include "ctx_sim.h"
 #include "groupsig.h"
 #include "lua_fields.h"
@@ -41,6 +43,7 @@ typedef struct handle {
     fe_chooser *chooser;   /* ctx:choices', made on its first call */
     fe_ctx_sim_tally sim;
     fe_groupsig *sig;      /* ctx:signature's, made on its first call */
+    fe_cand_space *space;  /* ctx:optimal's, made on its first call */
 } handle;
 
 static handle *live_handle(lua_State *L)
@@ -141,6 +144,15 @@ static int l_choices(lua_State *L)
     return fe_ctx_choices(L, h->r->g, lua_gettop(L), &h->chooser);
 }
 
+/* Upvalues: the handle and the run's graph object. */
+static int l_optimal(lua_State *L)
+{
+    handle *h = live_handle(L);
+    lua_settop(L, 2);   /* ctx, options */
+    lua_pushvalue(L, lua_upvalueindex(2));
+    return fe_ctx_optimal(L, h->r, 3, &h->space, &h->sim);
+}
+
 /* ctx.profile:lookup(group), InfiniCore's stage 2: the members' single
  * times summed, and the fused time by exact key, then compat key. Returns
  * a table: separate (ms, or nil if some member has no time: then missing
@@ -211,6 +223,10 @@ void fe_ctx_push(fe_run *r)
     lua_pushvalue(L, r->gidx);
     lua_pushcclosure(L, l_choices, 2);
     lua_setfield(L, -3, "choices");
+    lua_pushvalue(L, -1);
+    lua_pushvalue(L, r->gidx);
+    lua_pushcclosure(L, l_optimal, 2);
+    lua_setfield(L, -3, "optimal");
     luaL_setfuncs(L, METHODS, 1);   /* pops the handle */
     if (luaL_newmetatable(L, CTX_MT)) {
         lua_pushcfunction(L, ctx_newindex);
@@ -249,6 +265,8 @@ void fe_ctx_end(fe_run *r)
             h->chooser = NULL;
             fe_groupsig_free(h->sig);
             h->sig = NULL;
+            fe_cand_space_free(h->space);
+            h->space = NULL;
         }
         lua_pop(L, 1);
     }

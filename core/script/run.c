@@ -625,6 +625,14 @@ void fe_run_take_log(fe_run *r, fe_plan *plan)
     r->log->decisions = NULL;
     r->log->dnodes = NULL;
     r->log->ndecisions = 0;
+    /* ctx:optimal's records (their cost names are in the table too). */
+    plan->nsolves = r->log->nsolves;
+    plan->solves = r->log->solves;
+    plan->solve_nodes = r->log->solve_nodes;
+    plan->solve_group = r->log->solve_group;
+    r->log->nsolves = 0;
+    r->log->solves = NULL;
+    r->log->solve_nodes = r->log->solve_group = NULL;
     /* The copies' reasons were interned in the table the plan gave up. */
     for (int32_t i = 0; i < plan->ncopies; i++)
         if (plan->copies[i].reason >= 0)

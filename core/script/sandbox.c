@@ -279,6 +279,12 @@ void fe_sandbox_begin(fe_sandbox *sb, const char *script)
 }
 
 int64_t fe_sandbox_used(const fe_sandbox *sb) { return sb->count; }
+
+double fe_sandbox_seconds_left(const fe_sandbox *sb)
+{
+    double left = (double)(sb->deadline - fe_clock_coarse_ns()) * 1e-9;
+    return left > 0 ? left : 0;
+}
 int64_t fe_sandbox_memory(const fe_sandbox *sb) { return sb->mem_used; }
 int64_t fe_sandbox_memory_cap(const fe_sandbox *sb) { return sb->mem_cap; }
 lua_State *fe_sandbox_L(fe_sandbox *sb) { return sb->L; }

@@ -54,6 +54,10 @@ const char *fe_sandbox_home(const fe_sandbox *sb);
 void fe_sandbox_begin(fe_sandbox *sb, const char *script);
 /* Instructions used by the current run (a multiple of the hook interval). */
 int64_t fe_sandbox_used(const fe_sandbox *sb);
+/* Seconds left of the current run's time limit (0 when past it): what a
+ * long C call made from a script (ctx:optimal's solver) may take, since
+ * the hook cannot stop it. */
+double fe_sandbox_seconds_left(const fe_sandbox *sb);
 /* Bytes the state holds now, and its cap. */
 int64_t fe_sandbox_memory(const fe_sandbox *sb);
 int64_t fe_sandbox_memory_cap(const fe_sandbox *sb);

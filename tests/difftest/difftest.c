@@ -11,6 +11,8 @@
  * and planned with.
  *
  * The rule under test: whatever `check` accepts, every command executes.
+ * And no shipped policy's plan simulates faster than optimal.lua's, the
+ * optimum under the cost model.
  * A failure prints the seed, the policy, the stage and the message, and
  * leaves the model in the repro directory; `--seed N` replays it. A crash
  * prints the same before the process dies (signal handler, or ASan's death
@@ -451,6 +453,14 @@ static void one_seed(run *r, uint64_t seed)
         }
     }
     int timed = r->timing_every > 0 && seed % (uint64_t)r->timing_every == 0;
+    /* Each shipped policy's simulated time: none may beat optimal.lua's. */
+    double sim_s[MAXPOL];
+    int optimal = -1;
+    for (int i = 0; i < r->npol; i++) {
+        sim_s[i] = -1;
+        if (i < r->npol - r->ncombined && !strcmp(fe_policy_name(r->pol[i]), "optimal"))
+            optimal = i;
+    }
     for (int i = 0; i < r->npol; i++) {
         if (i >= r->npol - r->ncombined && !timed)
             continue;
@@ -494,6 +504,11 @@ static void one_seed(run *r, uint64_t seed)
         }
         if (!pj)
             fail(r, seed, pname, "simulate", model, "%s", err.message);
+        if (rep && i < r->npol - r->ncombined) {
+            fe_figures fig;
+            fe_report_figures(rep, 0, &fig);
+            sim_s[i] = fig.time_s;
+        }
         fe_free(rt);
         fe_free(pj);
         fe_report_free(rep);
@@ -506,6 +521,13 @@ static void one_seed(run *r, uint64_t seed)
             timing(r, seed, pname, p, m, mpath, model, refused);
         fe_plan_free(p);
     }
+    cur_policy = "optimal";
+    cur_stage = "optimum";
+    for (int i = 0; optimal >= 0 && sim_s[optimal] >= 0 && i < r->npol - r->ncombined; i++)
+        if (sim_s[i] >= 0 && sim_s[i] < sim_s[optimal] * (1 - 1e-9))
+            fail(r, seed, "optimal", "optimum", model, "the optimal plan simulates at %.6g us, "
+                 "slower than %s's %.6g us", sim_s[optimal] * 1e6, fe_policy_name(r->pol[i]),
+                 sim_s[i] * 1e6);
     fe_exec_result_free(ref);
     fe_exec_free(ex);
 out:
