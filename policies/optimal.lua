@@ -12,7 +12,9 @@
 -- topological order, each exactly, and stitched. Mechanism is ctx:optimal
 -- (docs/policy-guide.md, "The optimal plan"); the choices are here: the
 -- group size (lowered when a window has more candidates than max_candidates),
--- the rounds of growing, the windows, the time per solve.
+-- the rounds of growing, the windows, the time per solve, and on small
+-- windows groups of nodes that share nothing (a launch saved, as seed 002's
+-- CollectInputs pulls such nodes in).
 local fe = require "fuseeng"
 
 -- One window solved, with the largest group size whose candidates fit.
@@ -20,9 +22,9 @@ local function solve(self, ctx, nodes)
   local p = self.params
   local k = p.max_group
   while true do
-    local r, why, kind = ctx:optimal {
+    local r, why = ctx:optimal {
       nodes = nodes, max_group = k, grow = p.grow, time_limit = p.time_limit,
-      max_candidates = p.max_candidates,
+      max_candidates = p.max_candidates, horizontal = #nodes <= p.horizontal,
     }
     if r then return r end
     if k <= p.min_group then error(why, 0) end
@@ -41,6 +43,7 @@ return fe.policy {
     min_group = 4,           -- the least it is lowered to
     max_candidates = 100000, -- more in a window lowers the group size by 2
     grow = 8,                -- rounds of growing: unions of chosen groups that pay
+    horizontal = 16,         -- windows of up to this many nodes: groups need not be connected
     whole = 512,             -- graphs of up to this many nodes are solved whole
     window = 64,             -- else windows of this many nodes
     time_limit = 10,         -- seconds per solve, then the best found and its gap

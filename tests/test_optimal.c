@@ -2,8 +2,8 @@
  * milp.c) against brute force.
  *
  *   - the candidates of a window are exactly the sets a plain walk over
- *     all 2^n subsets finds connected (through shared tensors), of at most
- *     k nodes, and legal by fe_part_can_merge;
+ *     all 2^n subsets finds connected (through shared tensors; any, with
+ *     horizontal), of at most k nodes, and legal by fe_part_can_merge;
  *   - on small random DAGs, the solver's optimum equals the least cost of
  *     every legal partition (fe_plan_from_labels, the legality owner,
  *     building it: convex groups, no cycle between them) whose groups are
@@ -81,13 +81,14 @@ static int mask_nodes(unsigned mask, int32_t *out)
 }
 
 /* The candidates of the whole graph as masks: found[mask] = index + 1. */
-static fe_cands enumerate(const fe_graph *g, int k, fe_cand_space *sp, int *found)
+static fe_cands enumerate(const fe_graph *g, int k, int horizontal, fe_cand_space *sp, int *found)
 {
     int32_t win[MAXN];
     for (int v = 0; v < g->nnodes; v++)
         win[v] = v;
     fe_cands c = {0};
-    fe_cand_opts o = {.max_group = k, .siblings = 1, .max_candidates = 1 << 20};
+    fe_cand_opts o = {.max_group = k, .siblings = 1, .horizontal = horizontal,
+                      .max_candidates = 1 << 20};
     fe_error err = {0};
     assert_int_equal(fe_cands_enumerate(sp, win, g->nnodes, &o, &c, NULL, &err), FE_OK);
     memset(found, 0, sizeof(int) << g->nnodes);
@@ -103,7 +104,7 @@ static fe_cands enumerate(const fe_graph *g, int k, fe_cand_space *sp, int *foun
 }
 
 /* Every subset walked: the candidates are exactly the connected legal
- * sets of at most k nodes. */
+ * sets of at most k nodes (with horizontal, the legal ones). */
 static void candidates_are_the_legal_connected_sets(void **state)
 {
     (void)state;
@@ -113,12 +114,13 @@ static void candidates_are_the_legal_connected_sets(void **state)
         fe_graph *g = tl_random_graph(3 + (int)tl_rnd(MAXN - 2));
         fe_error err = {0};
         fe_cand_space *sp = fe_cand_space_new(g, &err);
-        int k = 1 + (int)tl_rnd((uint32_t)g->nnodes);
-        fe_cands c = enumerate(g, k, sp, found);
+        int k = 1 + (int)tl_rnd((uint32_t)g->nnodes), horizontal = trial % 3 == 0;
+        fe_cands c = enumerate(g, k, horizontal, sp, found);
         int32_t nodes[MAXN];
         for (unsigned m = 1; m < 1u << g->nnodes; m++) {
             int n = mask_nodes(m, nodes);
-            int want = n <= k && connected(g, m) && (n == 1 || fe_cand_legal(sp, nodes, n, NULL, 0));
+            int want = n <= k && (horizontal || connected(g, m)) &&
+                       (n == 1 || fe_cand_legal(sp, nodes, n, NULL, 0));
             if (want != (found[m] != 0))
                 fail_msg("trial %d, k %d: set %#x is %s but %s listed", trial, k, m,
                          want ? "a legal connected set" : "not one", found[m] ? "was" : "was not");
@@ -243,7 +245,7 @@ static void optimum_matches_brute_force(void **state)
         fe_error err = {0};
         fe_cand_space *sp = fe_cand_space_new(g, &err);
         int k = 2 + (int)tl_rnd((uint32_t)g->nnodes - 1);
-        fe_cands c = enumerate(g, k, sp, found);
+        fe_cands c = enumerate(g, k, trial % 4 < 2, sp, found);
         double *cost = malloc((size_t)c.n * sizeof *cost);
         int32_t *split = malloc((size_t)c.n * sizeof *split);
         int random = trial % 2 == 0;
@@ -269,9 +271,10 @@ static void optimum_matches_brute_force(void **state)
         double got = solve(g, &c, cost, random ? NULL : split, 30, &res);
         assert_int_equal(res.status, FE_MILP_OPTIMAL);
         if (fabs(got - b.best) > 1e-9 * fmax(1e-9, b.best))
-            fail_msg("trial %d (%d nodes, k %d, %s costs): the solver's optimum %.12g, brute force "
-                     "%.12g over %lld legal plans", trial, g->nnodes, k,
-                     random ? "random" : "simulated", got, b.best, (long long)b.legal);
+            fail_msg("trial %d (%d nodes, k %d, %s costs%s): the solver's optimum %.12g, brute "
+                     "force %.12g over %lld legal plans", trial, g->nnodes, k,
+                     random ? "random" : "simulated", trial % 4 < 2 ? ", horizontal" : "", got,
+                     b.best, (long long)b.legal);
         assert_true(res.bound <= res.value * (1 + 1e-9));
         free(res.chosen);
         free(cost);
@@ -299,7 +302,7 @@ static void cycle_is_cut(void **state)
     fe_error err = {0};
     fe_cand_space *sp = fe_cand_space_new(g, &err);
     int found[1 << MAXN];
-    fe_cands c = enumerate(g, 2, sp, found);
+    fe_cands c = enumerate(g, 2, 0, sp, found);
     int32_t a1 = tl_node(g, "a1"), a2 = tl_node(g, "a2"), b1 = tl_node(g, "b1"), b2 = tl_node(g, "b2");
     unsigned a = 1u << a1 | 1u << a2, b = 1u << b1 | 1u << b2;
     assert_true(found[a] && found[b]);

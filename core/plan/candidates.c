@@ -34,6 +34,12 @@
  * (a pad feeding a conv2d, a pool's epilogue): the legality owner decides
  * every candidate, this file only proposes.
  *
+ * Horizontal sets. Nodes that share nothing can still share a kernel,
+ * and in the cost model that saves a launch (seed 002's CollectInputs
+ * pulls such nodes into a group). With horizontal set, every pair of
+ * window nodes counts as neighbours, so every legal set is listed, up to
+ * 2^n of them: for small windows only.
+ *
  * Cost. The number of connected sets grows like n d^(k-1) for n nodes of
  * degree d; transformer and convolution graphs have small d, and the class
  * rules cut most branches at the first GEMM or opaque op. max_candidates
@@ -196,6 +202,16 @@ static int32_t neighbours(walk *w, int32_t i, int fill)
     const fe_graph *g = s->g;
     const fe_node *n = fe_graph_node(g, w->win[i]);
     int32_t cnt = 0;
+    if (w->o->horizontal) {
+        /* every other node of the window: sets need not share a tensor */
+        for (int32_t j = 0; j < w->nw; j++)
+            if (j != i) {
+                if (fill)
+                    w->adj[w->adj_off[i] + cnt] = j;
+                cnt++;
+            }
+        return cnt;
+    }
     if (++s->now == INT32_MAX) {
         memset(s->stamp, 0, (size_t)g->nnodes * sizeof *s->stamp);
         s->now = 1;
@@ -418,93 +434,55 @@ int fe_cands_enumerate(fe_cand_space *s, const int32_t *win, int n, const fe_can
 
 /* ---- unions of a solution's groups ---- */
 
-typedef struct grower {
-    fe_cand_space *s;
-    const fe_cands *c;
-    const int64_t *chosen;
-    fe_cands *out;
-    int64_t **pairs, found, cap;
-    int32_t *buf;
-    int64_t bufcap;
-} grower;
-
-/* Group k of the solution meets node v: offer the union with v's group
- * if that comes after k and was not offered yet. */
-static int meet(grower *gr, int64_t k, int32_t v)
+/* Append the union of sets a and b of c to out when it is legal; 1 if
+ * appended, 0 if not, -1 out of memory. */
+static int try_union(fe_cand_space *s, const fe_cands *c, int64_t a, int64_t b, fe_cands *out,
+                     int32_t **buf, int64_t *bufcap)
 {
-    fe_cand_space *s = gr->s;
-    const fe_cands *c = gr->c;
-    if (v < 0 || s->local[v] <= k)
-        return FE_OK;
-    int64_t a = gr->chosen[k], b = gr->chosen[s->local[v]];
-    int32_t head = c->nodes[c->off[b]];
-    if (s->stamp[head] == s->now)
-        return FE_OK;
-    s->stamp[head] = s->now;
     int64_t na = c->off[a + 1] - c->off[a], nb = c->off[b + 1] - c->off[b];
-    if (na + nb > gr->bufcap) {
-        int32_t *nbuf = realloc(gr->buf, (size_t)(na + nb) * sizeof *nbuf);
+    if (na + nb > *bufcap) {
+        int32_t *nbuf = realloc(*buf, (size_t)(na + nb) * sizeof *nbuf);
         if (!nbuf)
-            return FE_ENOMEM;
-        gr->buf = nbuf;
-        gr->bufcap = na + nb;
+            return -1;
+        *buf = nbuf;
+        *bufcap = na + nb;
     }
     /* the two sorted sets merged */
     const int32_t *x = c->nodes + c->off[a], *y = c->nodes + c->off[b];
     int64_t i = 0, j = 0, m = 0;
     while (i < na || j < nb)
-        gr->buf[m++] = j >= nb || (i < na && x[i] < y[j]) ? x[i++] : y[j++];
-    if (!fe_cand_legal(s, gr->buf, (int)m, NULL, 0))
-        return FE_OK;
-    if (gr->found + 1 > gr->cap) {
-        int64_t cap = gr->cap ? 2 * gr->cap : 64;
-        int64_t *np = realloc(*gr->pairs, (size_t)cap * 2 * sizeof *np);
-        if (!np)
-            return FE_ENOMEM;
-        *gr->pairs = np;
-        gr->cap = cap;
-    }
-    if (fe_cands_push(gr->out, gr->buf, (int)m) != FE_OK)
-        return FE_ENOMEM;
-    (*gr->pairs)[2 * gr->found] = a;
-    (*gr->pairs)[2 * gr->found + 1] = b;
-    gr->found++;
-    return FE_OK;
+        (*buf)[m++] = j >= nb || (i < na && x[i] < y[j]) ? x[i++] : y[j++];
+    if (!fe_cand_legal(s, *buf, (int)m, NULL, 0))
+        return 0;
+    return fe_cands_push(out, *buf, (int)m) == FE_OK ? 1 : -1;
 }
 
 int fe_cands_unions(fe_cand_space *s, const fe_cands *c, const int64_t *chosen, int64_t n,
-                    int siblings, fe_cands *out, int64_t **pairs, fe_error *err)
+                    fe_cands *out, int64_t **pairs, fe_error *err)
 {
-    const fe_graph *g = s->g;
-    grower gr = {.s = s, .c = c, .chosen = chosen, .out = out, .pairs = pairs};
-    int rc = FE_OK;
+    int32_t *buf = NULL;
+    int64_t bufcap = 0, found = 0, cap = 0;
     *pairs = NULL;
     for (int64_t k = 0; k < n; k++)
-        for (int64_t e = c->off[chosen[k]]; e < c->off[chosen[k] + 1]; e++)
-            s->local[c->nodes[e]] = (int32_t)k;
-    for (int64_t k = 0; k < n && rc == FE_OK; k++) {
-        if (++s->now == INT32_MAX) {
-            memset(s->stamp, 0, (size_t)g->nnodes * sizeof *s->stamp);
-            s->now = 1;
-        }
-        for (int64_t e = c->off[chosen[k]]; e < c->off[chosen[k] + 1] && rc == FE_OK; e++) {
-            const fe_node *nd = fe_graph_node(g, c->nodes[e]);
-            for (int q = 0; q < nd->nin && rc == FE_OK; q++) {
-                const fe_tensor *t = fe_graph_tensor(g, fe_node_input(g, nd, q));
-                rc = meet(&gr, k, t->producer);
-                for (int32_t r = 0; siblings && r < t->ncons && rc == FE_OK; r++)
-                    rc = meet(&gr, k, fe_tensor_consumer(g, t, r));
+        for (int64_t k2 = k + 1; k2 < n; k2++) {
+            int rc = try_union(s, c, chosen[k], chosen[k2], out, &buf, &bufcap);
+            if (rc > 0 && found + 1 > cap) {
+                cap = cap ? 2 * cap : 64;
+                int64_t *np = realloc(*pairs, (size_t)cap * 2 * sizeof *np);
+                rc = np ? rc : -1;
+                if (np)
+                    *pairs = np;
             }
-            for (int q = 0; q < nd->nout && rc == FE_OK; q++) {
-                const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, nd, q));
-                for (int32_t r = 0; r < t->ncons && rc == FE_OK; r++)
-                    rc = meet(&gr, k, fe_tensor_consumer(g, t, r));
+            if (rc < 0) {
+                free(buf);
+                return fe_error_set(err, FE_ENOMEM, "out of memory growing candidate groups");
+            }
+            if (rc > 0) {
+                (*pairs)[2 * found] = chosen[k];
+                (*pairs)[2 * found + 1] = chosen[k2];
+                found++;
             }
         }
-    }
-    for (int64_t k = 0; k < n; k++)
-        for (int64_t e = c->off[chosen[k]]; e < c->off[chosen[k] + 1]; e++)
-            s->local[c->nodes[e]] = -1;
-    free(gr.buf);
-    return rc == FE_OK ? FE_OK : fe_error_set(err, rc, "out of memory growing candidate groups");
+    free(buf);
+    return FE_OK;
 }

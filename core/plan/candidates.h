@@ -5,7 +5,8 @@
  * A window is a convex set of nodes (a range of the topological order
  * is one); a candidate is a set of its nodes that is connected through
  * shared tensors (one writes what the other reads, or both read it: the
- * pairs the greedy driver proposes) and that fe_part_can_merge
+ * pairs the greedy driver proposes; or any set, asked for) and that
+ * fe_part_can_merge
  * (legality.h, the one owner of the rules) accepts as one kernel. Every
  * node alone is a candidate, so a window always has a cover.
  */
@@ -53,6 +54,8 @@ int fe_cand_legal(fe_cand_space *s, const int32_t *nodes, int n, char *why, size
 typedef struct fe_cand_opts {
     int max_group;            /* most nodes in a candidate, >= 1 */
     int siblings;             /* two readers of one tensor are neighbours */
+    int horizontal;           /* any two nodes are: sets need not be connected (2^n of
+                                 them: small windows only) */
     int64_t max_candidates;   /* more legal candidates than this is an error */
     double deadline;          /* fe_clock_s() past which the search stops; 0: none */
 } fe_cand_opts;
@@ -66,11 +69,11 @@ int fe_cands_enumerate(fe_cand_space *s, const int32_t *win, int n, const fe_can
                        fe_cands *out, int64_t *visited, fe_error *err);
 
 /* Growing a solution: append to out every legal union of two of the
- * groups chosen[0..n) (indices into c, disjoint sets) that share a tensor
- * (siblings: or are read together), with the two candidate indices of
- * union i at (*pairs)[2i], (*pairs)[2i + 1] (caller frees *pairs, NULL if
- * none). FE_OK or FE_ENOMEM. */
+ * groups chosen[0..n) (indices into c, disjoint sets), sharing a tensor
+ * or not, with the two candidate indices of union i at (*pairs)[2i] and
+ * (*pairs)[2i + 1] (caller frees *pairs, NULL if none). FE_OK or
+ * FE_ENOMEM. */
 int fe_cands_unions(fe_cand_space *s, const fe_cands *c, const int64_t *chosen, int64_t n,
-                    int siblings, fe_cands *out, int64_t **pairs, fe_error *err);
+                    fe_cands *out, int64_t **pairs, fe_error *err);
 
 #endif

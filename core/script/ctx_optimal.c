@@ -8,6 +8,8 @@
  *                   range of the topological order is); default the graph
  *   max_group       most nodes in an enumerated candidate, 1 to 64 (8)
  *   siblings        two readers of one tensor are neighbours (true)
+ *   horizontal      any two nodes are: candidates need not be connected
+ *                   (false; up to 2^n sets of a window: small ones only)
  *   candidates      more candidates: a list of groups, or a function of
  *                   the window (a group) returning one; each must be legal
  *   cost            "simulator" (default), "profile" (the run's profile:
@@ -15,9 +17,9 @@
  *                   has no time for are left out), or function(group) ->
  *                   seconds [, split]
  *   grow            rounds of growing: after a solve, every legal union of
- *                   two chosen groups that share a tensor and costs less
- *                   than the two becomes a candidate, and the search runs
- *                   again from the plan it had (0)
+ *                   two chosen groups (sharing a tensor or not) that costs
+ *                   less than the two becomes a candidate, and the search
+ *                   runs again from the plan it had (0)
  *   max_candidates  more enumerated candidates is an answer of nil (1e6)
  *   time_limit      seconds for the whole call (the run's time left, and
  *                   never more); at the limit the best plan found comes
@@ -57,12 +59,13 @@
 #include "optimal.h"
 #include "sandbox.h"
 #include "sim.h"
+#include "u64map.h"
 
 #define MAX_GROUP 64
 #define BOX_MT "fuseeng.optimal_box"
 
-static const char *const OPTIONS[] = {"nodes", "max_group", "siblings", "candidates", "cost",
-                                      "grow", "max_candidates", "time_limit", NULL};
+static const char *const OPTIONS[] = {"nodes", "max_group", "siblings", "horizontal", "candidates",
+                                      "cost", "grow", "max_candidates", "time_limit", NULL};
 
 enum { COST_SIM, COST_PROFILE, COST_HOOK };
 static const char *const COST_NAMES[] = {"simulator", "profile", "hook"};
@@ -75,6 +78,8 @@ typedef struct box {
     int32_t *split;
     int64_t ncost;          /* room in cost and split */
     int64_t *pairs, *start;
+    fe_u64map known;        /* the candidates' sets by hash, for growing */
+    int64_t nknown;         /* candidates in it */
     fe_opt_result res;
 } box;
 
@@ -90,6 +95,7 @@ static void box_clear(box *b)
     free(b->pairs);
     free(b->start);
     free(b->res.chosen);
+    fe_u64map_free(&b->known);
     memset(b, 0, sizeof *b);
 }
 
@@ -116,7 +122,7 @@ static box *new_box(lua_State *L)
 /* ---- options ---- */
 
 typedef struct opts {
-    int max_group, siblings, grow, cost;
+    int max_group, siblings, horizontal, grow, cost;
     int64_t max_candidates;
     double time_limit;
     int nodes, candidates, hook;   /* stack slots, 0 if absent */
@@ -139,6 +145,18 @@ static int64_t int_option(lua_State *L, int t, const char *k, int64_t lo, int64_
     return v;
 }
 
+static int bool_option(lua_State *L, int t, const char *k, int dflt)
+{
+    int v = dflt;
+    if (field(L, t, k) != LUA_TNIL) {
+        if (!lua_isboolean(L, -1))
+            luaL_error(L, "optimal: %s must be true or false, got %s", k, fe_sandbox_describe(L, -1));
+        v = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
 static void read_options(lua_State *L, fe_run *r, int t, opts *o)
 {
     *o = (opts){.max_group = 8, .siblings = 1, .max_candidates = 1000000, .cost = COST_SIM};
@@ -155,18 +173,14 @@ static void read_options(lua_State *L, fe_run *r, int t, opts *o)
             known = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), OPTIONS[i]);
         if (!known)
             luaL_error(L, "optimal: unknown option %s (the options are nodes, max_group, siblings, "
-                       "candidates, cost, grow, max_candidates and time_limit)",
+                       "horizontal, candidates, cost, grow, max_candidates and time_limit)",
                        fe_sandbox_describe(L, -1));
     }
     o->max_group = (int)int_option(L, t, "max_group", 1, MAX_GROUP, 8);
     o->grow = (int)int_option(L, t, "grow", 0, 1000, 0);
     o->max_candidates = int_option(L, t, "max_candidates", 1, 100000000, 1000000);
-    if (field(L, t, "siblings") != LUA_TNIL) {
-        if (!lua_isboolean(L, -1))
-            luaL_error(L, "optimal: siblings must be true or false, got %s", fe_sandbox_describe(L, -1));
-        o->siblings = lua_toboolean(L, -1);
-    }
-    lua_pop(L, 1);
+    o->siblings = bool_option(L, t, "siblings", 1);
+    o->horizontal = bool_option(L, t, "horizontal", 0);
     if (field(L, t, "time_limit") != LUA_TNIL) {
         int isnum = 0;
         o->time_limit = lua_tonumberx(L, -1, &isnum);
@@ -396,8 +410,17 @@ static void price_all(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, 
 
 /* ---- the rounds ---- */
 
-/* Grow: unions of two chosen groups that cost less than the two become
- * candidates. Returns how many. */
+/* A node set's key (nonzero): a collision only keeps a union out. */
+static uint64_t set_key(const int32_t *nodes, int64_t n)
+{
+    uint64_t h = (uint64_t)n;
+    for (int64_t i = 0; i < n; i++)
+        h = fe_mix64(h ^ (uint64_t)(uint32_t)nodes[i]);
+    return h | 1;
+}
+
+/* Grow: unions of two chosen groups that cost less than the two, and are
+ * no candidate yet, become candidates. Returns how many. */
 static int64_t grow(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, fe_cand_space *sp,
                     fe_ctx_sim_tally *t)
 {
@@ -405,15 +428,23 @@ static int64_t grow(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, fe
     fe_cands_clear(&b->more);
     free(b->pairs);
     b->pairs = NULL;
-    if (fe_cands_unions(sp, &b->cands, b->res.chosen, b->res.nchosen, o->siblings, &b->more,
-                        &b->pairs, &err) != FE_OK)
+    if (fe_cands_unions(sp, &b->cands, b->res.chosen, b->res.nchosen, &b->more, &b->pairs, &err) !=
+        FE_OK)
         luaL_error(L, "optimal: %s", err.message);
+    for (; b->nknown < b->cands.n; b->nknown++) {
+        int64_t j = b->nknown;
+        if (fe_u64map_put(&b->known, set_key(b->cands.nodes + b->cands.off[j],
+                                              b->cands.off[j + 1] - b->cands.off[j]), 0) < 0)
+            luaL_error(L, "optimal: out of memory");
+    }
     int64_t added = 0;
     for (int64_t u = 0; u < b->more.n; u++) {
         int n = (int)(b->more.off[u + 1] - b->more.off[u]);
         double cost;
         int32_t split;
         memcpy(b->nodes, b->more.nodes + b->more.off[u], (size_t)n * sizeof *b->nodes);
+        if (fe_u64map_get(&b->known, set_key(b->nodes, n)))
+            continue;
         if (!price(L, r, gidx, o, b->nodes, n, &cost, &split, t) ||
             !(cost < b->cost[b->pairs[2 * u]] + b->cost[b->pairs[2 * u + 1]]))
             continue;
@@ -445,9 +476,9 @@ static void push_answer(lua_State *L, fe_run *r, int gidx, box *b, int nw, const
     double gap = res->value > 0 ? (res->value - res->bound) / res->value : 0;
     char reason[400];
     char among[160];
-    snprintf(among, sizeof among, "%lld candidate groups (every connected legal group of up to %d nodes%s; "
-             "window of %d nodes)", (long long)res->columns, o->max_group,
-             grown ? " and unions grown from solutions" : "", nw);
+    snprintf(among, sizeof among, "%lld candidate groups (every %slegal group of up to %d nodes%s; "
+             "window of %d nodes)", (long long)res->columns, o->horizontal ? "" : "connected ",
+             o->max_group, grown ? " and unions grown from solutions" : "", nw);
     if (proven)
         snprintf(reason, sizeof reason, "optimal: proven optimal among %s", among);
     else
@@ -551,7 +582,7 @@ int fe_ctx_optimal(lua_State *L, fe_run *r, int gidx, fe_cand_space **space, fe_
         return luaL_error(L, "optimal: nodes is not a window (a convex set of nodes, such as a range "
                           "of the topological order): %s", why);
 
-    fe_cand_opts co = {.max_group = o.max_group, .siblings = o.siblings,
+    fe_cand_opts co = {.max_group = o.max_group, .siblings = o.siblings, .horizontal = o.horizontal,
                        .max_candidates = o.max_candidates, .deadline = deadline};
     int64_t visited = 0;
     int rc = fe_cands_enumerate(sp, b->win, nw, &co, &b->cands, &visited, &err);
