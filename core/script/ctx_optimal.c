@@ -139,8 +139,8 @@ static int64_t int_option(lua_State *L, int t, const char *k, int64_t lo, int64_
 {
     lua_Integer v = dflt;
     if (field(L, t, k) != LUA_TNIL && (!fe_lf_integer(L, -1, &v) || v < lo || v > hi))
-        luaL_error(L, "optimal: %s must be an integer from %lld to %lld, got %s", k, (long long)lo,
-                   (long long)hi, fe_sandbox_describe(L, -1));
+        luaL_error(L, "optimal: %s must be an integer from %I to %I, got %s", k, (lua_Integer)lo,
+                   (lua_Integer)hi, fe_sandbox_describe(L, -1));
     lua_pop(L, 1);
     return v;
 }
@@ -236,14 +236,13 @@ static int read_group(lua_State *L, int idx, const fe_graph *g, int32_t *out, co
                           fe_sandbox_describe(L, idx));
     lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
     if (len < 1 || len > g->nnodes)
-        return luaL_error(L, "optimal: %s must list 1 to %d nodes, got %lld", what, g->nnodes,
-                          (long long)len);
+        return luaL_error(L, "optimal: %s must list 1 to %d nodes, got %I", what, g->nnodes, len);
     for (lua_Integer i = 1; i <= len; i++) {
         lua_rawgeti(L, idx, i);
         int32_t v = fe_lg_to_node(L, -1, g);
         if (v < 0)
-            return luaL_error(L, "optimal: %s: item %lld (%s) is not a node of this graph", what,
-                              (long long)i, fe_sandbox_describe(L, -1));
+            return luaL_error(L, "optimal: %s: item %I (%s) is not a node of this graph", what, i,
+                              fe_sandbox_describe(L, -1));
         lua_pop(L, 1);
         int32_t j = (int32_t)i - 1;
         while (j > 0 && out[j - 1] > v) {
@@ -361,7 +360,7 @@ static int price(lua_State *L, fe_run *r, int gidx, const opts *o, const int32_t
             return 0;
         *cost = (n == 1 ? res.separate_ms : res.fused_ms) * 1e-3;
         if (!(*cost >= 0) || !isfinite(*cost))
-            luaL_error(L, "optimal: cost = \"profile\": the profile's time for node '%s'%s is %g ms",
+            luaL_error(L, "optimal: cost = \"profile\": the profile's time for node '%s'%s is %f ms",
                        fe_node_name(g, fe_graph_node(g, nodes[0])), n > 1 ? "'s group" : "", *cost * 1e3);
         return 1;
     }
