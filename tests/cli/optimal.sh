@@ -154,6 +154,37 @@ else
     not_ok "a time limit: the best plan found, legal, with an honest gap" "$(cat "$T/err")" "$(head -c 600 "$T/out")"
 fi
 
+# cost = "profile": measured times, groups without one left out.
+B=examples/models/resnet50_bottleneck.json
+cat >"$T/prof.lua" <<'LUA'
+local fe = require "fuseeng"
+return fe.policy { name = "prof", driver = "plan",
+  plan = function(self, graph, ctx)
+    local r = assert(ctx:optimal{ cost = "profile", max_group = 6 })
+    local alone = assert(ctx:optimal{ cost = "profile", max_group = 1 }).time
+    assert(r.optimal and r.time <= alone * (1 + 1e-12) and r.candidates < r.enumerated,
+           ("profile: %g s against %g s alone, %d of %d candidates"):format(r.time, alone, r.candidates, r.enumerated))
+    ctx:log(("profile ok: %d fused groups priced"):format(r.candidates - #graph))
+    return r.groups
+  end }
+LUA
+if "$FUSEENG" profile "$B" --policy gcu_tlf -o "$T/prof.json" >/dev/null 2>"$T/err"; then
+    "$FUSEENG" run "$B" --policy "$T/prof.lua" --profile "$T/prof.json" --explain --json >"$T/p.json" 2>"$T/err"
+    if [ $? -eq 0 ] && grep -q "profile ok" "$T/p.json" &&
+       "$PY" -c "import json,sys; s=json.load(open(sys.argv[1]))['optimal']['solves'][0]; assert s['cost'] == 'profile' and s['status'] == 'optimal', s" "$T/p.json"; then
+        ok "cost = \"profile\": measured times, the groups the profile has no time for left out"
+    else
+        not_ok "cost = \"profile\": measured times" "$(cat "$T/err")"
+    fi
+else
+    not_ok "cost = \"profile\": fuseeng profile" "$(cat "$T/err")"
+fi
+printf '{"single": {"relu": 0.01}, "fused": {}}\n' >"$T/thin.json"
+printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "thin", driver = "plan",\n  plan = function(self, graph, ctx)\n    return ctx:optimal{ cost = "profile" }.groups\n  end }\n' >"$T/thin.lua"
+expect_fail "cost = \"profile\" without a node's single time" 2 \
+    "thin.lua:4: .*the profile has no time for op 'conv2d' \(node 'conv1'\), and every node alone needs one" \
+    "$FUSEENG" run "$B" --policy "$T/thin.lua" --profile "$T/thin.json"
+
 # ---- bad input: exit 2, the policy's line, nothing on stdout ----
 bad() {   # bad NAME 'regex' LUA-EXPRESSION-CALLING-ctx:optimal
     printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "bad", driver = "plan",\n  plan = function(self, graph, ctx)\n    local r = %s\n    return {}\n  end }\n' "$3" >"$T/bad.lua"
