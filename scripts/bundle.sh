@@ -2,7 +2,8 @@
 # bundle.sh BINARY DIR: a relocatable copy of fuseeng for a machine with no
 # package registry (a GPU node): DIR/bin/fuseeng (a wrapper), the binary,
 # every shared library it needs except the C library's own (ldd's list,
-# plus OpenBLAS, which the engine opens at run time), the Lua files, the
+# GLPK and its SuiteSparse and GMP libraries among them, plus OpenBLAS,
+# which the engine opens at run time), the Lua files, the
 # policies and the example models. Any x86-64 Linux with glibc at least as
 # new as this machine's runs it: build the binary with `make PORTABLE=1`
 # so that it needs no particular CPU. CUDA is not bundled: the GPU node's

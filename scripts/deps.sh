@@ -17,6 +17,7 @@ pkg:libcrypto         libssl-dev
 pkg:cmocka            libcmocka-dev
 dir:openblas-openmp   libopenblas-openmp-dev
 hdr:oneapi/dnnl/dnnl.h libdnnl-dev
+hdr:glpk.h            libglpk-dev
 cmd:pkg-config        pkg-config
 cmd:luajit            luajit
 cmd:lua5.4            lua5.4
@@ -40,7 +41,7 @@ check() {
         cmd) command -v "$name" >/dev/null 2>&1 ;;
         # OpenBLAS's OpenMP build (Debian keeps it under /usr/lib/ARCH/NAME)
         dir) ls -d /usr/lib/*/"$name"/pkgconfig >/dev/null 2>&1 ;;
-        hdr) [ -f /usr/include/"$name" ] ;;   # no .pc file (oneDNN)
+        hdr) [ -f /usr/include/"$name" ] ;;   # no .pc file (oneDNN, GLPK)
         # clang's own OpenMP header (tests/cli/warnings.sh compiles with clang)
         clangomp) command -v clang >/dev/null 2>&1 &&
             echo "#include <$name>" | clang -fopenmp -x c -fsyntax-only - >/dev/null 2>&1 ;;

@@ -33,6 +33,15 @@ if (cd "$T/elsewhere" && env -i PATH=/usr/bin:/bin "$B/bin/fuseeng" run m.json -
 else
     not_ok "the bundle runs a plan from another folder with an empty environment" "$(tail -c 600 "$T/run")"
 fi
+# The MILP solver travels too (scripts/bundle.sh takes it from ldd's list):
+# the optimal plan runs from the bundle.
+if ls "$B/lib" | grep -q '^libglpk\.so' &&
+   (cd "$T/elsewhere" && env -i PATH=/usr/bin:/bin "$B/bin/fuseeng" run m.json --policy optimal \
+        >"$T/run" 2>&1) && grep -q "speedup" "$T/run"; then
+    ok "the bundle carries GLPK and plans with the optimal policy"
+else
+    not_ok "the bundle carries GLPK and plans with the optimal policy" "$(ls "$B/lib")" "$(tail -c 600 "$T/run")"
+fi
 # A moved bundle still works: nothing in it names where it was made.
 mv "$T/b" "$T/moved"
 expect_ok "a moved bundle lists its shipped policies" "gcu_tlf" \
