@@ -49,6 +49,7 @@ typedef struct fe_milp_result {
     double value, bound;       /* the solution's cost, a lower bound on the optimum */
     uint8_t *chosen;           /* per column, 1 if chosen (caller frees) */
     int64_t cuts;              /* lazy cuts added */
+    int64_t fixed;             /* columns left out by reduced-cost fixing */
     int64_t nodes;             /* branch-and-bound subproblems solved */
     double seconds;
 } fe_milp_result;

@@ -25,14 +25,24 @@
  * run alone is never needed: replacing it by them costs no more and makes
  * no cycle (a cycle through some of its nodes, with them merged again,
  * would be a path out of the group and back, which a convex group has
- * not). Such columns are dropped before solving, which leaves the solver
- * the few groups that pay. The nodes alone are the start solution, legal
- * and acyclic, so a solve stopped early always has a plan.
+ * not). Likewise a group C that costs at least as much as C - {v}, itself
+ * a candidate, plus v alone: the two parts cannot need each other (a path
+ * C - {v} -> v -> C - {v} would leave a convex group and come back), and
+ * C - {v} may be split further the same way, so
+ *
+ *     best(C) = min(c_C, min over v of best(C - {v}) + c_{v})
+ *
+ * and C is dropped when a split reaches c_C. These columns go before
+ * solving, which leaves the solver the groups that pay. The nodes alone
+ * are the start solution, legal and acyclic, so a solve stopped early
+ * always has a plan.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "optimal.h"
+#include "u64map.h"
 
 typedef struct cover {
     const fe_opt_problem *p;
@@ -194,6 +204,64 @@ static int check(void *ctx, const int64_t *chosen, int64_t n, fe_milp_cuts *cuts
     return sorted == (int32_t)n ? FE_OK : cut_cycles(c, (int32_t)n, sorted, cuts);
 }
 
+/* ---- dominated candidates ---- */
+
+typedef struct peel {
+    const fe_opt_problem *p;
+    fe_u64map sets;            /* set key -> candidate + 1 */
+    double *best, *split;      /* per candidate: best_of's answer (NaN: not yet), its split */
+    const double *alone;       /* per window position */
+    int32_t *tmp;
+} peel;
+
+static uint64_t key_of(const int32_t *nodes, int64_t n, int64_t skip)
+{
+    uint64_t h = (uint64_t)(n - (skip >= 0));
+    for (int64_t i = 0; i < n; i++)
+        if (i != skip)
+            h = fe_mix64(h ^ (uint64_t)(uint32_t)nodes[i]);
+    return h | 1;
+}
+
+/* The candidate that is set j without its member at skip, or -1. */
+static int64_t find_without(const peel *pl, int64_t j, int64_t skip)
+{
+    const fe_cands *cs = pl->p->cands;
+    const int32_t *nodes = cs->nodes + cs->off[j];
+    int64_t n = cs->off[j + 1] - cs->off[j];
+    uint64_t *v = fe_u64map_get(&pl->sets, key_of(nodes, n, skip));
+    if (!v)
+        return -1;
+    int64_t a = (int64_t)*v - 1;
+    if (cs->off[a + 1] - cs->off[a] != n - 1)
+        return -1;
+    for (int64_t i = 0, q = cs->off[a]; i < n; i++)
+        if (i != skip && cs->nodes[q++] != nodes[i])
+            return -1;   /* a key collision */
+    return a;
+}
+
+/* The cheapest way found to run candidate j's nodes: j itself, or j
+ * without one node (split again the same way) and that node alone. Also
+ * keeps the cheapest split alone in split[j] (INFINITY: none). Memoised. */
+static double best_of(peel *pl, int64_t j)
+{
+    if (!isnan(pl->best[j]))
+        return pl->best[j];
+    const fe_cands *cs = pl->p->cands;
+    int64_t n = cs->off[j + 1] - cs->off[j];
+    double split = INFINITY;
+    for (int64_t i = 0; n > 1 && i < n; i++) {
+        int64_t a = find_without(pl, j, i);
+        if (a >= 0) {
+            double x = best_of(pl, a) + pl->alone[local_of(pl->p, cs->nodes[cs->off[j] + i])];
+            split = x < split ? x : split;
+        }
+    }
+    pl->split[j] = split;
+    return pl->best[j] = split < pl->p->cost[j] ? split : pl->p->cost[j];
+}
+
 /* Columns: candidates cheaper than their nodes alone, and the nodes alone
  * (the start). */
 static int columns(cover *c, fe_milp_cover *mc, int64_t **offp, int32_t **rowsp, double **costp,
@@ -232,6 +300,17 @@ static int columns(cover *c, fe_milp_cover *mc, int64_t **offp, int32_t **rowsp,
         if (single[i] < 0)
             rc = fe_error_set(c->err, FE_EINPUT, "node '%s' has no candidate of its own: every node "
                               "alone must be a candidate", fe_node_name(p->g, fe_graph_node(p->g, p->win[i])));
+    peel pl = {.p = p, .alone = alone};
+    pl.best = malloc((size_t)(cs->n ? cs->n : 1) * sizeof *pl.best);
+    pl.split = malloc((size_t)(cs->n ? cs->n : 1) * sizeof *pl.split);
+    if (rc == FE_OK && (!pl.best || !pl.split))
+        rc = fe_error_set(c->err, FE_ENOMEM, "out of memory setting up the cover");
+    for (int64_t j = 0; j < cs->n && rc == FE_OK; j++) {
+        pl.best[j] = NAN;
+        uint64_t key = key_of(cs->nodes + cs->off[j], cs->off[j + 1] - cs->off[j], -1);
+        if (!fe_u64map_get(&pl.sets, key) && fe_u64map_put(&pl.sets, key, (uint64_t)j + 1) < 0)
+            rc = fe_error_set(c->err, FE_ENOMEM, "out of memory setting up the cover");
+    }
     /* The start's groups are kept whatever they cost (start marks them
      * for now: 2 in the start, else 0). */
     for (int64_t i = 0; i < p->nstart && rc == FE_OK; i++)
@@ -248,7 +327,7 @@ static int columns(cover *c, fe_milp_cover *mc, int64_t **offp, int32_t **rowsp,
             double sum = 0;
             for (int64_t e = cs->off[j]; e < cs->off[j + 1]; e++)
                 sum += alone[local_of(p, cs->nodes[e])];
-            if (!(p->cost[j] < sum)) {
+            if (!(p->cost[j] < sum) || (best_of(&pl, j), pl.split[j] <= p->cost[j])) {
                 out->dominated++;
                 continue;
             }
@@ -262,6 +341,9 @@ static int columns(cover *c, fe_milp_cover *mc, int64_t **offp, int32_t **rowsp,
     }
     free(alone);
     free(single);
+    free(pl.best);
+    free(pl.split);
+    fe_u64map_free(&pl.sets);
     *mc = (fe_milp_cover){.nrows = p->nw, .ncols = m, .off = off, .rows = rows, .cost = cost,
                           .start = start, .time_limit = p->time_limit, .check = check, .ctx = c};
     out->columns = m;
