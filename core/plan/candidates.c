@@ -159,7 +159,7 @@ typedef struct walk {
     uint64_t *sdesc, *sanc;   /* per depth: S's descendants and ancestors */
     uint64_t *in;             /* S's bits */
     fe_cands *out;
-    int64_t found, visited;
+    int64_t found, visited, steps;   /* candidates kept, sets looked at, extensions tried */
     fe_error *err;
 } walk;
 
@@ -294,12 +294,21 @@ static int hull_extra(const walk *w, int depth)
 }
 
 /* S (depth members) found: keep it if the legality owner takes it. */
+/* Past the deadline? Read every 4096 calls: the clock costs more than a step. */
+static int late(walk *w)
+{
+    if ((++w->steps & 4095) || w->o->deadline <= 0 || fe_clock_s() <= w->o->deadline)
+        return FE_OK;
+    return fe_error_set(w->err, FE_EINPUT, "listing candidate groups ran past the time limit after "
+                        "%lld candidates (%lld sets looked at): lower max_group or solve smaller "
+                        "windows", (long long)w->found, (long long)w->visited);
+}
+
 static int emit(walk *w, int depth)
 {
-    if ((++w->visited & 4095) == 0 && w->o->deadline > 0 && fe_clock_s() > w->o->deadline)
-        return fe_error_set(w->err, FE_EINPUT, "listing candidate groups ran past the time limit "
-                            "after %lld candidates (%lld sets looked at): lower max_group or "
-                            "solve smaller windows", (long long)w->found, (long long)w->visited);
+    w->visited++;
+    if (late(w) != FE_OK)
+        return FE_EINPUT;
     if (hull_extra(w, depth) > 0)
         return FE_OK;   /* not convex: fe_part_can_merge would say so, at more cost */
     for (int i = 0; i < depth; i++) {
@@ -366,6 +375,8 @@ static int extend(walk *w, int depth, const int32_t *ext, int next, int32_t root
         near_add(w, x, 1, depth + 1);
         if (depth + 1 + hull_extra(w, depth + 1) <= w->o->max_group)
             rc = extend(w, depth + 1, child, m, root, &k);
+        else
+            rc = late(w);   /* a pruned branch is a step too */
         near_add(w, x, -1, depth + 1);
     }
     return rc;
