@@ -259,7 +259,8 @@ static int read_group(lua_State *L, int idx, const fe_graph *g, int32_t *out, co
 
 /* ---- candidates ---- */
 
-static int in_window(const box *b, int nw, int32_t v)
+/* Node v's place in the window (sorted), or -1 outside it. */
+static int window_pos(const box *b, int nw, int32_t v)
 {
     int lo = 0, hi = nw;
     while (lo < hi) {
@@ -269,7 +270,7 @@ static int in_window(const box *b, int nw, int32_t v)
         else
             hi = mid;
     }
-    return lo < nw && b->win[lo] == v;
+    return lo < nw && b->win[lo] == v ? lo : -1;
 }
 
 /* The candidates option: a list of groups, or a function of the window
@@ -294,12 +295,12 @@ static void add_candidates(lua_State *L, fe_run *r, int gidx, box *b, int nw, fe
     lua_Integer n = (lua_Integer)lua_rawlen(L, list);
     for (lua_Integer i = 1; i <= n; i++) {
         char what[64];
-        snprintf(what, sizeof what, "candidates[%lld]", (long long)i);
+        snprintf(what, sizeof what, "candidates[%lld]", (long long)i);   /* C's printf: %lld */
         lua_rawgeti(L, list, i);
         int m = read_group(L, lua_gettop(L), g, b->nodes, what);
         lua_pop(L, 1);
         for (int k = 0; k < m; k++)
-            if (!in_window(b, nw, b->nodes[k]))
+            if (window_pos(b, nw, b->nodes[k]) < 0)
                 luaL_error(L, "optimal: %s holds node '%s', which is outside the window", what,
                            fe_node_name(g, fe_graph_node(g, b->nodes[k])));
         if (!fe_cand_legal(sp, b->nodes, m, why, sizeof why))
@@ -465,10 +466,9 @@ static double time_left(double deadline)
 
 /* ---- the answer ---- */
 
-static void push_answer(lua_State *L, fe_run *r, int gidx, box *b, int nw, const opts *o,
-                        int64_t enumerated, int64_t grown, int rounds, double seconds)
+static void push_answer(lua_State *L, int gidx, box *b, int nw, const opts *o, int64_t enumerated,
+                        int64_t grown, int rounds, double seconds)
 {
-    const fe_graph *g = r->g;
     const fe_opt_result *res = &b->res;
     const fe_cands *c = &b->cands;
     int proven = res->status == FE_MILP_OPTIMAL;
@@ -515,7 +515,6 @@ static void push_answer(lua_State *L, fe_run *r, int gidx, box *b, int nw, const
     fe_lf_int(L, "max_group", o->max_group);
     fe_lf_int(L, "window", nw);
     fe_lf_str(L, "solver", fe_milp_solver());
-    (void)g;
 }
 
 /* The call into the plan's record (its file's "optimal"). */
@@ -524,17 +523,8 @@ static void record(lua_State *L, fe_run *r, box *b, int nw, const opts *o, doubl
     const fe_cands *c = &b->cands;
     for (int64_t i = 0; i < b->res.nchosen; i++) {
         int64_t j = b->res.chosen[i];
-        for (int64_t e = c->off[j]; e < c->off[j + 1]; e++) {
-            int lo = 0, hi = nw;
-            while (lo < hi) {
-                int mid = lo + (hi - lo) / 2;
-                if (b->win[mid] < c->nodes[e])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            b->label[lo] = (int32_t)i;
-        }
+        for (int64_t e = c->off[j]; e < c->off[j + 1]; e++)
+            b->label[window_pos(b, nw, c->nodes[e])] = (int32_t)i;
     }
     fe_solve s = {.n = nw, .max_group = o->max_group, .cost = fe_plan_str(r->log, COST_NAMES[o->cost]),
                   .candidates = b->res.columns, .optimal = b->res.status == FE_MILP_OPTIMAL,
@@ -624,7 +614,7 @@ int fe_ctx_optimal(lua_State *L, fe_run *r, int gidx, fe_cand_space **space, fe_
     }
     double seconds = fe_clock_s() - t0;
     record(L, r, b, nw, &o, seconds);
-    push_answer(L, r, gidx, b, nw, &o, enumerated, grown, rounds, seconds);
+    push_answer(L, gidx, b, nw, &o, enumerated, grown, rounds, seconds);
     box_clear(b);
     return 1;
 }
