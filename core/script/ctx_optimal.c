@@ -38,7 +38,8 @@
  * and bound), rounds, seconds, max_group, window (nodes), solver}; or nil,
  * a message and "candidates" or "time_limit" when enumerating the
  * candidates passed max_candidates or the time limit (a smaller max_group
- * or window is the policy's decision). Each call is recorded in the run's
+ * or window is the policy's decision; pricing them past the time limit is
+ * the same "time_limit" answer). Each call is recorded in the run's
  * plan (its file's "optimal"), so a plan says which windows were proven
  * optimal.
  *
@@ -339,10 +340,13 @@ static int price(lua_State *L, fe_run *r, int gidx, const opts *o, const int32_t
     if (o->cost == COST_SIM) {
         fe_sim_group_result whole, tiled;
         double t0 = fe_clock_s();
-        if (fe_sim_group(g, r->env.machine, nodes, n, 1, &whole, &err) != FE_OK ||
+        if (fe_sim_group(g, r->env.machine, nodes, n, 1, &whole, &err) != FE_OK)
+            luaL_error(L, "optimal: simulate: %s", err.message);
+        tiled = whole;   /* the default split is 1 for most groups: no second call */
+        if (whole.split_default > 1 &&
             fe_sim_group(g, r->env.machine, nodes, n, 0, &tiled, &err) != FE_OK)
             luaL_error(L, "optimal: simulate: %s", err.message);
-        t->calls += 2;
+        t->calls += 1 + (whole.split_default > 1);
         t->seconds += fe_clock_s() - t0;
         *split = tiled.time_s < whole.time_s ? tiled.split : 1;
         *cost = tiled.time_s < whole.time_s ? tiled.time_s : whole.time_s;
@@ -388,14 +392,17 @@ static int price(lua_State *L, fe_run *r, int gidx, const opts *o, const int32_t
 }
 
 /* Price candidates from..c->n, dropping those without a price (the
- * list is compacted in place). */
-static void price_all(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, int64_t from,
-                      fe_ctx_sim_tally *t)
+ * list is compacted in place). 0, or -1 past the deadline (a machine
+ * whose groups are dear to price: one with a CUDA executor). */
+static int price_all(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, int64_t from,
+                     double deadline, fe_ctx_sim_tally *t)
 {
     fe_cands *c = &b->cands;
     room(L, b, c->n);
     int64_t kept = from, at = c->off[from];
     for (int64_t j = from; j < c->n; j++) {
+        if ((j & 255) == 255 && fe_clock_s() > deadline)
+            return -1;
         int n = (int)(c->off[j + 1] - c->off[j]);
         memcpy(b->nodes, c->nodes + c->off[j], (size_t)n * sizeof *b->nodes);
         if (!price(L, r, gidx, o, b->nodes, n, &b->cost[kept], &b->split[kept], t))
@@ -406,6 +413,7 @@ static void price_all(lua_State *L, fe_run *r, int gidx, const opts *o, box *b, 
         c->off[++kept] = at;
     }
     c->n = kept;
+    return 0;
 }
 
 /* ---- the rounds ---- */
@@ -586,7 +594,14 @@ int fe_ctx_optimal(lua_State *L, fe_run *r, int gidx, fe_cand_space **space, fe_
     int64_t enumerated = b->cands.n;
     if (o.candidates)
         add_candidates(L, r, gidx, b, nw, sp, &o);
-    price_all(L, r, gidx, &o, b, 0, t);
+    if (price_all(L, r, gidx, &o, b, 0, deadline, t) != 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "optimal: pricing %I candidate groups of up to %d nodes ran past the time "
+                        "limit of %f s: lower max_group or solve smaller windows", (lua_Integer)b->cands.n,
+                        o.max_group, limit);
+        lua_pushliteral(L, "time_limit");
+        return 3;
+    }
 
     int64_t grown = 0;
     int rounds = 0;
