@@ -263,6 +263,8 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
                                                                   s->cols[0].name, s->cols[c].name,
                                                                   err)))
             rc = err ? err->code : FE_ENOMEM;
+    if (rc == FE_OK && o->optimal)
+        rc = fe_ab_optimal_row(e, o->optimal, m, rr);
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
     if (rc == FE_OK && o->measure) {
@@ -349,6 +351,7 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     ab->nshards = o->nshards;
     ab->measure = o->measure;
     ab->device = o->device;
+    ab->optimal = o->optimal != NULL;
     ab->nmachines = s->nmachines;
     for (int c = 0; c < s->ncols; c++)
         snprintf(ab->cnames[c], sizeof ab->cnames[c], "%s", s->cols[c].name);

@@ -92,12 +92,19 @@ typedef struct fe_ab_rowres {
     char machine_file[1024];         /* the machine file the row simulated on, "" if built in */
     int ran;                         /* in this shard (or merged) */
     double unfused_ms, cpu_unfused_ms;
+    /* --optimal (api_ab_optimal.c) */
+    int optimal;                     /* 1 planned, -1 failed (optimal_error), 0 not asked */
+    double optimal_s;                /* its simulated time */
+    int optimal_proven, optimal_windows;   /* every window proven optimal; windows */
+    double optimal_gap;              /* the worst window's gap at a solver's time limit */
+    char optimal_error[1024];
 } fe_ab_rowres;
 
 struct fe_ab {
     char id[17];
     int shard, nshards;              /* 0/0: every row */
     int nrows, ncols, measure, nmachines;
+    int optimal;                     /* --optimal: rows carry the optimum, cells their gap */
     int device;                      /* FE_DEVICE_* the measured figures ran on */
     fe_ab_rowres *rows;
     char (*cnames)[256];
@@ -169,6 +176,24 @@ static inline void fe_ab_jstr(fe_jw *w, const char *key, const char *v)
     fe_jw_key(w, key);
     fe_jw_str(w, v);
 }
+
+/* --optimal (api_ab_optimal.c): plan row rr's model m with the optimal
+ * policy opt and simulate it on e's machine into rr (a failure goes into
+ * rr, FE_ENOMEM alone is returned); cell (r, c)'s gap to the row's
+ * optimum, (time - optimum) / optimum, NaN when either is missing; a
+ * column's gaps averaged geometrically (over 1 + gap); the gap as text
+ * ("+4.2%", "-" when NaN); the row's optimum as a note ("optimal 3.804
+ * ms, proven"); the row's "optimal" object and the cell's "gap_pct" in
+ * JSON (nothing without --optimal); and a shard file's row read back (1
+ * read, 0 absent, -1 malformed). */
+int fe_ab_optimal_row(fe_engine *e, fe_policy *opt, const fe_model *m, fe_ab_rowres *rr);
+double fe_ab_gap(const fe_ab *ab, int r, int c);
+double fe_ab_gap_mean(const fe_ab *ab, int c);
+void fe_ab_gap_text(double gap, char *buf, size_t size);
+void fe_ab_optimal_note(const fe_ab *ab, int r, char *buf, size_t size);
+void fe_ab_optimal_json(const fe_ab *ab, int r, fe_jw *w, int part);
+void fe_ab_gap_json(const fe_ab *ab, int r, int c, fe_jw *w);
+int fe_ab_optimal_read(const struct json_t *row, fe_ab_rowres *rr);
 
 /* Text escaped for HTML and SVG (api_ab_format.c). */
 void fe_ab_xml_text(FILE *f, const char *s);

@@ -150,23 +150,29 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
     int nc = ab->ncols, best = fe_ab_winner(ab, r);
     char label[600];
     fe_ab_row_label(ab, r, label, sizeof label);
-    fprintf(f, "\n%s (unfused %.3f ms simulated)\n", label, ab->rows[r].unfused_ms);
-    fprintf(f, "  %-*s %7s %9s %7s %10s %10s %10s %9s %8s\n", nw, "policy", "kernels", "sim ms",
-            "ratio", "L3 bytes", "L2 peak", "mem peak", "spill", "plan ms");
+    char note[1100];
+    fe_ab_optimal_note(ab, r, note, sizeof note);
+    fprintf(f, "\n%s (unfused %.3f ms simulated%s%s)\n", label, ab->rows[r].unfused_ms,
+            note[0] ? "; " : "", note);
+    fprintf(f, "  %-*s %7s %9s %7s %10s %10s %10s %9s %8s%s\n", nw, "policy", "kernels", "sim ms",
+            "ratio", "L3 bytes", "L2 peak", "mem peak", "spill", "plan ms", ab->optimal ? "     gap" : "");
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
         if (x->status != FE_AB_OK) {
             fprintf(f, "  %-*s FAILED: %s\n", nw, ab->cnames[c], x->error ? x->error : "");
             continue;
         }
-        char l3[32], l2[32], mp[32], sp[32], k[32];
+        char l3[32], l2[32], mp[32], sp[32], k[32], gap[32] = "";
         snprintf(k, sizeof k, "%d+%d", x->fig.kernels, x->fig.extern_calls);
-        fprintf(f, "%s %-*s %7s %9.3f %6.3fx %10s %10s %10s %9s %8.1f\n", c == best ? "*" : " ",
+        if (ab->optimal)
+            fe_ab_gap_text(fe_ab_gap(ab, r, c), gap, sizeof gap);
+        fprintf(f, "%s %-*s %7s %9.3f %6.3fx %10s %10s %10s %9s %8.1f%*s\n", c == best ? "*" : " ",
                 nw, ab->cnames[c], k, x->fig.time_s * 1e3, fe_ab_ratio(ab, r, c),
                 fe_fmt_bytes((double)x->fig.l3_bytes, l3, sizeof l3),
                 fe_fmt_bytes((double)x->fig.l2_peak, l2, sizeof l2),
                 fe_fmt_bytes((double)x->fig.mem_peak, mp, sizeof mp),
-                fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3);
+                fe_fmt_bytes((double)x->fig.spill_bytes, sp, sizeof sp), x->plan_s * 1e3,
+                ab->optimal ? 8 : 0, gap);
     }
     if (ab->measure)
         text_measured(ab, r, f);
@@ -181,9 +187,12 @@ static void text_summary(const fe_ab *ab, FILE *f)
     if (ab->interrupted)
         fprintf(f, "\ninterrupted (Ctrl-C): %d row%s complete, the rest not run\n", n, n == 1 ? "" : "s");
     fprintf(f, "\nsummary over %d row%s against the baseline %s (ratio = baseline time / policy "
-            "time)\n", n, n == 1 ? "" : "s", ab->cnames[0]);
+            "time%s)\n", n, n == 1 ? "" : "s", ab->cnames[0],
+            ab->optimal ? "; gap = time over the optimum, geometric mean" : "");
     fprintf(f, "  %-*s %8s %5s %5s %6s %6s", nw, "policy", "geomean", "wins", "ties", "losses",
             "failed");
+    if (ab->optimal)
+        fprintf(f, " %8s", "gap");
     if (ab->measure)
         fprintf(f, " | %8s %5s %5s %6s", "measured", "wins", "same", "losses");
     fprintf(f, "\n");
@@ -192,6 +201,11 @@ static void text_summary(const fe_ab *ab, FILE *f)
         fe_ab_tally_col(ab, c, &t);
         fprintf(f, "  %-*s %7.3fx %5d %5d %6d %6d", nw, ab->cnames[c], t.geomean, t.wins, t.ties,
                 t.losses, t.failed);
+        if (ab->optimal) {
+            char gap[32];
+            fe_ab_gap_text(fe_ab_gap_mean(ab, c), gap, sizeof gap);
+            fprintf(f, " %8s", gap);
+        }
         if (ab->measure)
             fprintf(f, " | %7.3fx %5d %5d %6d", t.cpu_geomean, t.cpu_wins, t.cpu_same,
                     t.cpu_losses);
@@ -266,6 +280,8 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
     fe_ab_jint(w, "mem_peak", x->fig.mem_peak);
     fe_ab_jint(w, "spill_bytes", x->fig.spill_bytes);
     fe_ab_jint(w, "tiled_groups", x->fig.tiled);
+    if (!part)
+        fe_ab_gap_json(ab, r, c, w);
     if (ab->measure && x->reps) {
         fe_ab_jnum(w, "cpu_ms", x->cpu_ms);
         fe_ab_jnum(w, "cpu_ratio", x->ratio);
@@ -311,6 +327,7 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     }
     if (rr->machine_file[0])
         fe_ab_jstr(w, "machine_file", rr->machine_file);
+    fe_ab_optimal_json(ab, r, w, part);
     if (!part) {
         int best = fe_ab_winner(ab, r), pick = fe_ab_sim_winner(ab, r);
         int agree = fe_ab_ranks_agree(ab, r);
@@ -348,6 +365,8 @@ static void summary_json(const fe_ab *ab, fe_jw *w)
         fe_ab_jint(w, "ties", t.ties);
         fe_ab_jint(w, "losses", t.losses);
         fe_ab_jint(w, "failed", t.failed);
+        if (ab->optimal && !isnan(fe_ab_gap_mean(ab, c)))
+            fe_ab_jnum(w, "gap_pct", fe_ab_gap_mean(ab, c) * 100);
         if (ab->measure) {
             fe_ab_jnum(w, "cpu_geomean", t.cpu_geomean);
             fe_ab_jint(w, "cpu_wins", t.cpu_wins);
@@ -374,6 +393,10 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
         fe_ab_jint(&w, "machines", ab->nmachines);
         fe_jw_key(&w, "measure");
         fe_jw_bool(&w, ab->measure);
+        if (ab->optimal) {
+            fe_jw_key(&w, "optimal");
+            fe_jw_bool(&w, 1);
+        }
     }
     if (ab->measure)
         fe_ab_jstr(&w, "measured_on", ab->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
@@ -446,9 +469,9 @@ static void csv_provenance(const fe_ab *ab, int r, FILE *f)
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
-               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s\n",
+               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s%s\n",
             ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "",
-            CSV_PROV_HEADER);
+            ab->optimal ? ",optimal_ms,gap_pct" : "", CSV_PROV_HEADER);
     for (int r = 0; r < ab->nrows; r++) {
         const fe_ab_rowres *rr = &ab->rows[r];
         int best = fe_ab_winner(ab, r);
@@ -478,6 +501,17 @@ static void ab_csv(const fe_ab *ab, FILE *f)
                         verdict(x, c), x->cpu_ok, x->cpu_max_rel);
             else if (ab->measure)
                 fprintf(f, ",,,,,,,");
+            if (ab->optimal) {
+                double g = fe_ab_gap(ab, r, c);
+                if (rr->optimal == 1)
+                    fprintf(f, ",%.6f", rr->optimal_s * 1e3);
+                else
+                    fputc(',', f);
+                if (!isnan(g))
+                    fprintf(f, ",%.4f", g * 100);
+                else
+                    fputc(',', f);
+            }
             csv_provenance(ab, r, f);
             fprintf(f, "\n");
         }
@@ -497,9 +531,10 @@ static void md_text(FILE *f, const char *s)
 static void ab_md(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "| model | policy | kernels | extern | sim ms | ratio | L3 bytes | L2 peak | mem peak | "
-               "spill | plan ms |%s\n", ab->measure ? " cpu ms | cpu ratio [95% CI] |" : "");
-    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
-            ab->measure ? "---:|---|" : "");
+               "spill | plan ms |%s%s\n", ab->measure ? " cpu ms | cpu ratio [95% CI] |" : "",
+            ab->optimal ? " gap to optimal |" : "");
+    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s%s\n",
+            ab->measure ? "---:|---|" : "", ab->optimal ? "---:|" : "");
     for (int r = 0; r < ab->nrows; r++) {
         int best = fe_ab_winner(ab, r);
         char label[600];
@@ -514,7 +549,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
             if (x->status != FE_AB_OK) {
                 fputs(" failed: ", f);
                 md_text(f, x->error ? x->error : "");
-                fprintf(f, " ||||||||||%s\n", ab->measure ? "||" : "");
+                fprintf(f, " ||||||||||%s%s\n", ab->measure ? "||" : "", ab->optimal ? "|" : "");
                 continue;
             }
             char l3[32], l2[32], mp[32], sp[32];
@@ -529,18 +564,43 @@ static void ab_md(const fe_ab *ab, FILE *f)
                         verdict(x, c));
             else if (ab->measure)
                 fputs(" | |", f);
+            if (ab->optimal) {
+                char gap[32];
+                fe_ab_gap_text(fe_ab_gap(ab, r, c), gap, sizeof gap);
+                fprintf(f, " %s |", gap);
+            }
             fputc('\n', f);
         }
     }
-    fprintf(f, "\n| policy | geomean vs %s | wins | ties | losses | failed |%s\n", ab->cnames[0],
+    for (int r = 0, first = 1; ab->optimal && r < ab->nrows; r++) {
+        char label[600], note[1100];
+        fe_ab_row_label(ab, r, label, sizeof label);
+        fe_ab_optimal_note(ab, r, note, sizeof note);
+        if (ab->rows[r].ran) {
+            fputs(first ? "\n" : "", f);
+            first = 0;
+            md_text(f, label);
+            fputs(": ", f);
+            md_text(f, note);
+            fputs("  \n", f);
+        }
+    }
+    fprintf(f, "\n| policy | geomean vs %s | wins | ties | losses | failed |%s%s\n", ab->cnames[0],
+            ab->optimal ? " gap to optimal |" : "",
             ab->measure ? " measured geomean | wins | same | losses |" : "");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|%s\n", ab->measure ? "---:|---:|---:|---:|" : "");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|%s%s\n", ab->optimal ? "---:|" : "",
+            ab->measure ? "---:|---:|---:|---:|" : "");
     for (int c = 0; c < ab->ncols; c++) {
         fe_ab_tally t;
         fe_ab_tally_col(ab, c, &t);
         fputs("| ", f);
         md_text(f, ab->cnames[c]);
         fprintf(f, " | %.3fx | %d | %d | %d | %d |", t.geomean, t.wins, t.ties, t.losses, t.failed);
+        if (ab->optimal) {
+            char gap[32];
+            fe_ab_gap_text(fe_ab_gap_mean(ab, c), gap, sizeof gap);
+            fprintf(f, " %s |", gap);
+        }
         if (ab->measure)
             fprintf(f, " %.3fx | %d | %d | %d |", t.cpu_geomean, t.cpu_wins, t.cpu_same,
                     t.cpu_losses);

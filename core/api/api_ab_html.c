@@ -145,6 +145,8 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
     if (ab->measure)
         fputs("<th>cpu ms</th><th>cpu ratio</th><th>95% CI</th><th>verdict</th><th>results</th>"
               "<th>sim rank</th>", f);
+    if (ab->optimal)
+        fputs("<th>gap to optimal</th>", f);
     fputs("<th>trace</th></tr>\n", f);
     for (int c = 0; c < nc; c++) {
         const fe_ab_cell *x = &ab->cells[r * nc + c];
@@ -173,6 +175,11 @@ static void row_table(const fe_ab *ab, int r, FILE *f)
                     x->cpu_ok ? "ok" : "WRONG", fe_ab_sim_rank(ab, r, c));
         else if (ab->measure)
             fputs("<td></td><td></td><td></td><td></td><td></td><td></td>", f);
+        if (ab->optimal) {
+            char gap[32];
+            fe_ab_gap_text(fe_ab_gap(ab, r, c), gap, sizeof gap);
+            fprintf(f, "<td>%s</td>", gap);
+        }
         if (x->trace && ab->trace_link[0]) {   /* a file beside the page: it stays small */
             fputs("<td><a href=\"", f);
             fe_ab_xml_text(f, ab->trace_link);
@@ -193,6 +200,8 @@ static void summary(const fe_ab *ab, FILE *f)
 {
     fputs("<table id=\"summary\"><tr><th>policy</th><th>geomean ratio</th><th>wins</th><th>ties</th>"
           "<th>losses</th><th>failed</th>", f);
+    if (ab->optimal)
+        fputs("<th>gap to optimal</th>", f);
     if (ab->measure)
         fputs("<th>measured geomean</th><th>wins</th><th>same</th><th>losses</th>", f);
     fputs("</tr>\n", f);
@@ -203,6 +212,11 @@ static void summary(const fe_ab *ab, FILE *f)
         fe_ab_xml_text(f, ab->cnames[c]);
         fprintf(f, "</td><td>%.3fx</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>", t.geomean,
                 t.wins, t.ties, t.losses, t.failed);
+        if (ab->optimal) {
+            char gap[32];
+            fe_ab_gap_text(fe_ab_gap_mean(ab, c), gap, sizeof gap);
+            fprintf(f, "<td>%s</td>", gap);
+        }
         if (ab->measure)
             fprintf(f, "<td>%.3fx</td><td>%d</td><td>%d</td><td>%d</td>", t.cpu_geomean, t.cpu_wins,
                     t.cpu_same, t.cpu_losses);
@@ -272,6 +286,12 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
         fprintf(f, " <span class=\"note\">(unfused %.3f ms simulated", ab->rows[r].unfused_ms);
         if (ab->measure)
             fprintf(f, ", %.3f ms measured", ab->rows[r].cpu_unfused_ms);
+        if (ab->optimal) {
+            char note[1100];
+            fe_ab_optimal_note(ab, r, note, sizeof note);
+            fputs("; ", f);
+            fe_ab_xml_text(f, note);
+        }
         fputs(")</span></h2>\n", f);
         row_chart(ab, r, f);
         row_table(ab, r, f);

@@ -181,6 +181,11 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
         copy_str(row, "weights", rr->weights, sizeof rr->weights);
         copy_str(row, "inputs", rr->inputs, sizeof rr->inputs);
         rr->ran = 1;
+        int opt = fe_ab_optimal_read(row, rr);
+        if (opt < 0)
+            return bad(err, p->path, w, "a mistyped \"optimal\" (time_s, proven, windows, gap_bound, "
+                       "or error)");
+        ab->optimal |= opt > 0;
         for (int c = 0; c < ab->ncols; c++) {
             const json_t *cell = json_array_get(cells, (size_t)c);
             const char *pol = json_string_value(json_object_get(cell, "policy"));

@@ -28,6 +28,8 @@ static const char usage[] =
     "  --machine M       a simulated machine; repeat for several (default gcu)\n"
     "  --dim NAME=V      set a dim in every model that has it; NAME=V1,V2,... sweeps it\n"
     "  --profile FILE    measured times for profile-driven policies\n"
+    "  --optimal         also plan every row with policies/optimal.lua: the optimum\n"
+    "                    under the cost model, and each policy's gap to it (%)\n"
     "  --json, --csv, --md   the results as JSON, CSV or Markdown (default: a table)\n"
     "  --svg FILE        also write a bar chart of the speedups over unfused\n"
     "  --html FILE       also write one self-contained page: the tables, a chart per\n"
@@ -63,7 +65,7 @@ typedef struct ab_opts {
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
     int nmodels, npolicies, nparams, ndims, nmachines;
     const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
-    int format, measure, reps, shard, nshards, merge, device;
+    int format, measure, reps, shard, nshards, merge, device, optimal;
     double budget;
     fe_engine_options limits;   /* the Lua limits */
 } ab_opts;
@@ -132,6 +134,8 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
     }
     if (strcmp(argv[*i], "--measure") == 0)
         return o->measure = 1, 0;
+    if (strcmp(argv[*i], "--optimal") == 0)
+        return o->optimal = 1, 0;
     if (strcmp(argv[*i], "--json") == 0)
         return set_format(o, FE_FORMAT_JSON);
     if (strcmp(argv[*i], "--csv") == 0)
@@ -167,13 +171,13 @@ static int parse(int argc, char **argv, ab_opts *o)
         if (o->nmodels == 0)
             return fe_cli_usage("ab", "merge: give the shard files (fuseeng ab ... --shard I/N)");
         if (o->npolicies || o->suite || o->shard_arg || o->measure || o->diff[0] || o->nmachines ||
-            o->ndims || o->nparams || o->limits.weights || o->limits.inputs)
+            o->ndims || o->nparams || o->limits.weights || o->limits.inputs || o->optimal)
             return fe_cli_usage("ab", "merge takes shard files and output options only");
         return 0;
     }
     if (o->diff[0]) {
         if (o->nmodels || o->npolicies || o->suite || o->shard_arg || o->measure || o->nmachines > 1 ||
-            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg || o->html)
+            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg || o->html || o->optimal)
             return fe_cli_usage("ab", "--diff A B MODEL takes --machine, --dim, --param, --profile "
                                 "and --json only");
         return 0;
@@ -275,11 +279,17 @@ static int compare(fe_engine *e, const ab_opts *o)
     fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
     if (!s)
         return fe_cli_fail(&err);
+    fe_policy *opt = NULL;
+    if (o->optimal && !(opt = fe_engine_load_policy(e, "optimal", &err))) {
+        fe_ab_suite_free(s);
+        return fe_cli_fail(&err);
+    }
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
-                            o->limits.weights, o->limits.inputs, o->device};
+                            o->limits.weights, o->limits.inputs, o->device, opt};
     fe_progress_catch_ctrl_c();   /* Ctrl-C: the report of the rows done */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_ab_set_command(ab, o->command);
+    fe_policy_free(opt);
     int rc = 0;
     for (int i = 0; i < fe_ab_faults(ab); i++)
         fe_cli_warn_fallback(fe_ab_fault(ab, i));

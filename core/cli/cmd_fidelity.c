@@ -188,7 +188,7 @@ static int measure(fe_engine *e, const fid_opts *o)
     if (!s)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {1, o->budget, o->reps, 0, 0, 0, o->limits.weights, o->limits.inputs,
-                            o->device};
+                            o->device, NULL};
     fe_progress_catch_ctrl_c();   /* Ctrl-C (or timeout -s INT): the models measured so far */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_fidelity *f = ab ? fe_ab_fidelity(ab, &err) : NULL;

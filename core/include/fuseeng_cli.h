@@ -338,6 +338,9 @@ typedef struct fe_ab_run_options {
     const char *weights;              /* with measure: safetensors files of weights and inputs */
     const char *inputs;               /* (NULL: random), matching every model */
     int device;                       /* with measure: FE_DEVICE_CPU or FE_DEVICE_CUDA (CPU) */
+    fe_policy *optimal;               /* also plan every row with this policy (the optimal
+                                         one, policies/optimal.lua): its simulated time is the
+                                         optimum each cell's gap is given against; NULL: none */
 } fe_ab_run_options;
 
 /* Plan every model with every policy on e's machine (and with measure, on
