@@ -1,5 +1,7 @@
 # policies_page.sh: the results tables of docs/policies.md, made by the
-# command the page shows. Run from the repository root:
+# commands the page shows (fuseeng policies --results, and fuseeng ab
+# --optimal once per shipped machine for the gap column). Run from the
+# repository root:
 #
 #   sh tests/tools/policies_page.sh           rewrite the tables in the page
 #   sh tests/tools/policies_page.sh --check   exit 1 if the page and the
@@ -24,6 +26,46 @@ if [ "$rc" -gt 1 ]; then
     echo "policies_page.sh: fuseeng policies --results failed (exit $rc)" >&2
     exit 2
 fi
+
+# The gap to the optimum: fuseeng ab --optimal on the example models, once
+# per shipped machine, the same policies (no_fusion first, the baseline);
+# each summary's "gap to optimal" column becomes one column here.
+pols="--policy no_fusion"
+for f in policies/*.lua; do
+    p=$(basename "$f" .lua)
+    case $p in no_fusion|benchmark_fusion) ;; *) pols="$pols --policy $p" ;; esac
+done
+machines=$(ls lua/machines/*.lua | sed 's|.*/||; s|\.lua$||')
+for m in $machines; do
+    # shellcheck disable=SC2086
+    if ! "$FUSEENG" ab examples/models/*.json $pols --machine "$m" --optimal --md >"$tmp/ab_$m" 2>"$tmp/err"; then
+        echo "policies_page.sh: fuseeng ab --optimal --machine $m failed: $(cat "$tmp/err")" >&2
+        exit 2
+    fi
+done
+{
+    echo
+    echo "The gap of each policy to the optimum, (time - optimum) / optimum, as the"
+    echo "geometric mean over the example models, on each shipped machine:"
+    echo
+    printf '| policy |'
+    for m in $machines; do printf ' %s |' "$m"; done
+    printf '\n|---|'
+    for m in $machines; do printf -- '---:|'; done
+    printf '\n'
+    # a summary row: | name | geomean | wins | ties | losses | failed | gap |
+    for m in $machines; do
+        awk -F' [|] ' '/^\| policy \| geomean/ { on = 1; next } on && !/^\|/ { exit }
+                       on && /^\| [a-z]/ { sub(/ \|$/, "", $7); print $1, $7 }' \
+            "$tmp/ab_$m" | sed 's/^| //' >"$tmp/gap_$m"
+    done
+    first=$(echo "$machines" | head -n 1)
+    while read -r name gap; do
+        printf '| `%s` |' "$name"
+        for m in $machines; do printf ' %s |' "$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/gap_$m")"; done
+        printf '\n'
+    done <"$tmp/gap_$first"
+} >>"$tmp/new"
 awk '/^<!-- results: begin -->$/ { on = 1; next } /^<!-- results: end -->$/ { on = 0 } on' \
     "$PAGE" >"$tmp/old"
 if ! grep -q '^<!-- results: begin -->$' "$PAGE" || ! grep -q '^<!-- results: end -->$' "$PAGE"; then
