@@ -139,6 +139,10 @@ double fe_ab_ratio(const fe_ab *ab, int r, int c);
 /* The best column of row r: by measured time when the row was measured,
  * else by simulated time (fe_ab_sim_winner); -1 if none ran. */
 int fe_ab_winner(const fe_ab *ab, int r);
+/* Where the report came from (provenance.h), as the text report's closing
+ * lines and as the JSON report's "provenance" member: fidelity's too. */
+void fe_ab_text_provenance(const fe_ab *ab, FILE *f);
+void fe_ab_json_provenance(const fe_ab *ab, fe_jw *w);
 /* The column with the least simulated time in row r, -1 if none ran. */
 int fe_ab_sim_winner(const fe_ab *ab, int r);
 /* Cell (r, c)'s simulated rank in its row, 1 the fastest (ties, within the

@@ -50,7 +50,7 @@ void fe_ab_row_label(const fe_ab *ab, int r, char *buf, size_t size)
 
 /* ---- provenance: every format says where it came from ---- */
 
-static void text_provenance(const fe_ab *ab, FILE *f)
+void fe_ab_text_provenance(const fe_ab *ab, FILE *f)
 {
     char line[2600], label[600];
     fe_prov_line(&ab->prov, line, sizeof line);
@@ -64,7 +64,7 @@ static void text_provenance(const fe_ab *ab, FILE *f)
         }
 }
 
-static void json_provenance(const fe_ab *ab, fe_jw *w)
+void fe_ab_json_provenance(const fe_ab *ab, fe_jw *w)
 {
     fe_jw_key(w, "provenance");
     fe_jw_obj_flat(w);
@@ -248,7 +248,7 @@ static void ab_text(const fe_ab *ab, FILE *f)
         if (ab->rows[r].ran)
             text_row(ab, r, f);
     text_summary(ab, f);
-    text_provenance(ab, f);
+    fe_ab_text_provenance(ab, f);
 }
 
 /* ---- JSON and the shard file ---- */
@@ -385,7 +385,7 @@ void fe_ab_write_json(const fe_ab *ab, FILE *f, int part)
     fe_jw_obj(&w);
     fe_ab_jstr(&w, "format", part ? "fuseeng.ab-part/1" : "fuseeng.ab/1");
     fe_ab_jstr(&w, "suite", ab->id);
-    json_provenance(ab, &w);   /* one line: a byte comparison of two runs can drop it */
+    fe_ab_json_provenance(ab, &w);   /* one line: a byte comparison of two runs can drop it */
     if (part) {
         fe_ab_jint(&w, "shard", ab->shard ? ab->shard : 1);
         fe_ab_jint(&w, "shards", ab->nshards ? ab->nshards : 1);

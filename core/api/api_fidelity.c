@@ -320,6 +320,7 @@ static void text(const fe_fidelity *f, FILE *fo)
     if (s->tied)
         fprintf(fo, "  tied (within noise)        %d model%s, not counted\n", s->tied,
                 s->tied == 1 ? "" : "s");
+    fe_ab_text_provenance(f->ab, fo);
 }
 
 /* ---- JSON ---- */
@@ -342,6 +343,7 @@ static void json(const fe_fidelity *f, FILE *fo)
     fe_jw_obj(&w);
     fe_jw_key(&w, "format");
     fe_jw_str(&w, "fuseeng.fidelity/1");
+    fe_ab_json_provenance(ab, &w);
     fe_jw_key(&w, "device");
     fe_jw_str(&w, ab->device == FE_DEVICE_CUDA ? "cuda" : "cpu");
     fe_jw_key(&w, "summary");
@@ -371,6 +373,10 @@ static void json(const fe_fidelity *f, FILE *fo)
         fe_jw_str(&w, rr->dims);
         fe_jw_key(&w, "machine");
         fe_jw_str(&w, rr->machine);
+        if (rr->machine_file[0]) {
+            fe_jw_key(&w, "machine_file");
+            fe_jw_str(&w, rr->machine_file);
+        }
         fe_jw_key(&w, "tied");
         fe_jw_bool(&w, m->tied);
         jnum_or_null(&w, "rho", m->rho, m->has_rho && !m->tied);

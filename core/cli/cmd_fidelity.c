@@ -48,6 +48,7 @@ typedef struct fid_opts {
     int nmodels, nonly, nskip, nparams, ndims;
     const char *machine, *svg, *out, *profile;
     int json, reps, device;
+    char command[2048];               /* the command line, for the report's provenance */
     double budget;
     fe_engine_options limits;
 } fid_opts;
@@ -191,6 +192,7 @@ static int measure(fe_engine *e, const fid_opts *o)
                             o->device, NULL};
     fe_progress_catch_ctrl_c();   /* Ctrl-C (or timeout -s INT): the models measured so far */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
+    fe_ab_set_command(ab, o->command);
     fe_fidelity *f = ab ? fe_ab_fidelity(ab, &err) : NULL;
     int rc = 0;
     for (int i = 0; ab && i < fe_ab_faults(ab); i++)
@@ -220,6 +222,7 @@ static int run(int argc, char **argv)
 {
     fid_opts o = {0};
     int rc = parse(argc, argv, &o);
+    fe_cli_command_line(argc, argv, o.command, sizeof o.command);
     if (rc)
         return rc;
     fe_error err = {0};

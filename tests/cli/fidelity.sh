@@ -54,6 +54,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["summary"]
 assert s["models"] == 1 and s["plans"] >= 2, s
+assert d["provenance"]["command"].startswith("fuseeng fidelity "), d["provenance"]
+assert d["models"][0]["machine_file"].endswith("here.lua"), d["models"][0]
 for key in ("mean_rho", "median_abs_rel_error", "pick_rate", "tied_models"):
     assert key in s, key
 m = d["models"][0]
