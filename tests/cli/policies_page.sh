@@ -8,7 +8,11 @@
 SHARED=${SHARED:-../shared}
 M=examples/models/gpt2_block.json
 
-if [ -d "$SHARED/models" ]; then
+if [ "${SANITIZE:-}" = 1 ]; then
+    # optimal.lua's solves run under time limits, and an instrumented build
+    # is slow enough to reach them: its plans, and the page's gap column, differ
+    skip "docs/policies.md holds what fuseeng policies --results prints" "an instrumented (SANITIZE=1) build"
+elif [ -d "$SHARED/models" ]; then
     if out=$(FUSEENG=$FUSEENG SHARED=$SHARED sh tests/tools/policies_page.sh --check 2>&1); then
         ok "docs/policies.md holds what fuseeng policies --results prints"
     else
