@@ -44,8 +44,7 @@ double fe_ab_ratio(const fe_ab *ab, int r, int c)
     return b->fig.time_s / x->fig.time_s;
 }
 
-/* Two cells whose plans the simulator cannot tell apart. */
-static int same_plan_figures(const fe_figures *a, const fe_figures *b)
+int fe_ab_same_plan(const fe_figures *a, const fe_figures *b)
 {
     return a->time_s == b->time_s && a->kernels == b->kernels &&
            a->extern_calls == b->extern_calls && a->l3_bytes == b->l3_bytes;
@@ -93,7 +92,7 @@ int fe_ab_ranks_agree(const fe_ab *ab, int r)
     if (!row_measured(ab, r) || pick < 0 || best < 0)
         return -1;
     const fe_ab_cell *p = &ab->cells[r * ab->ncols + pick], *b = &ab->cells[r * ab->ncols + best];
-    if (pick == best || same_plan_figures(&p->fig, &b->fig))
+    if (pick == best || fe_ab_same_plan(&p->fig, &b->fig))
         return 1;
     if (!p->reps)
         return 0;

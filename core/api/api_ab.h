@@ -136,6 +136,9 @@ typedef struct fe_ab_tally {
 void fe_ab_tally_col(const fe_ab *ab, int col, fe_ab_tally *t);
 /* Simulated ratio of cell (r, c) against the baseline; 0 if either failed. */
 double fe_ab_ratio(const fe_ab *ab, int r, int c);
+/* Two cells' plans the simulator cannot tell apart: the same time,
+ * kernels, extern calls and L3 bytes (fidelity counts them once). */
+int fe_ab_same_plan(const fe_figures *a, const fe_figures *b);
 /* The best column of row r: by measured time when the row was measured,
  * else by simulated time (fe_ab_sim_winner); -1 if none ran. */
 int fe_ab_winner(const fe_ab *ab, int r);

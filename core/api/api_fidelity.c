@@ -56,12 +56,6 @@ struct fe_fidelity {
     fe_fidelity_summary sum;
 };
 
-static int same_plan(const fe_figures *a, const fe_figures *b)
-{
-    return a->time_s == b->time_s && a->kernels == b->kernels &&
-           a->extern_calls == b->extern_calls && a->l3_bytes == b->l3_bytes;
-}
-
 /* Average ranks (1-based) of v[0..n) into rank. */
 static void ranks(const double *v, int n, double *rank)
 {
@@ -109,7 +103,7 @@ static int collect(const fe_ab *ab, int r, fid_model *m, fe_error *err)
         }
         fid_plan *dup = NULL;
         for (int i = 0; i < m->nplans && !dup; i++)
-            if (same_plan(&ab->cells[r * nc + m->plans[i].col].fig, &x->fig))
+            if (fe_ab_same_plan(&ab->cells[r * nc + m->plans[i].col].fig, &x->fig))
                 dup = &m->plans[i];
         if (dup) {
             size_t len = strlen(dup->same);
@@ -408,7 +402,7 @@ static void json(const fe_fidelity *f, FILE *fo)
             for (int c = 0; c < ab->ncols; c++)
                 if (c != p->col && ab->cells[m->row * ab->ncols + c].status == FE_AB_OK &&
                     ab->cells[m->row * ab->ncols + c].reps &&
-                    same_plan(&ab->cells[m->row * ab->ncols + c].fig,
+                    fe_ab_same_plan(&ab->cells[m->row * ab->ncols + c].fig,
                               &ab->cells[m->row * ab->ncols + p->col].fig) && c > p->col)
                     fe_jw_str(&w, ab->cnames[c]);
             fe_jw_end(&w);
