@@ -274,14 +274,14 @@ static int diff(fe_engine *e, const ab_opts *o)
 static int compare(fe_engine *e, const ab_opts *o)
 {
     fe_error err = {0};
-    fe_ab_suite_options so = {o->nmodels, o->models, o->npolicies, o->policies, o->nparams,
-                              o->params, o->ndims, o->dims, o->nmachines, o->machines};
-    fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
-    if (!s)
+    fe_policy *opt = NULL;   /* before the suite: it takes --param too */
+    if (o->optimal && !(opt = fe_engine_load_policy(e, "optimal", &err)))
         return fe_cli_fail(&err);
-    fe_policy *opt = NULL;
-    if (o->optimal && !(opt = fe_engine_load_policy(e, "optimal", &err))) {
-        fe_ab_suite_free(s);
+    fe_ab_suite_options so = {o->nmodels, o->models, o->npolicies, o->policies, o->nparams,
+                              o->params, o->ndims, o->dims, o->nmachines, o->machines, opt};
+    fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
+    if (!s) {
+        fe_policy_free(opt);
         return fe_cli_fail(&err);
     }
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,

@@ -184,7 +184,7 @@ static int measure(fe_engine *e, const fid_opts *o)
         return fe_cli_usage("fidelity", "give at least one policy besides no_fusion");
     const char *machine = o->machine ? o->machine : "gcu";
     fe_ab_suite_options so = {o->nmodels, o->models, np, specs, o->nparams, o->params, o->ndims,
-                              o->dims, 1, &machine};
+                              o->dims, 1, &machine, NULL};
     fe_ab_suite *s = fe_ab_suite_new(e, &so, &err);
     if (!s)
         return fe_cli_fail(&err);

@@ -326,6 +326,9 @@ typedef struct fe_ab_suite_options {
     const char *const *dims;          /* that has NAME */
     int nmachines;                    /* machine names or files (none: the engine's) */
     const char *const *machines;
+    fe_policy *optimal;               /* the run's optimum policy (fe_ab_run_options.optimal),
+                                         or NULL: it takes the parameters too, and one only it
+                                         has is not an error (not owned) */
 } fe_ab_suite_options;
 
 /* How to run a suite (fe_engine_ab_suite). */
