@@ -86,20 +86,25 @@ int fe_ab_sim_rank(const fe_ab *ab, int r, int c)
     return rank;
 }
 
+int fe_ab_as_fast(const fe_ab *ab, int r, int c, int best)
+{
+    const fe_ab_cell *p = &ab->cells[r * ab->ncols + c], *b = &ab->cells[r * ab->ncols + best];
+    if (c == best || fe_ab_same_plan(&p->fig, &b->fig))
+        return 1;
+    if (p->status != FE_AB_OK || !p->reps)
+        return 0;
+    /* ratios are baseline / plan (the baseline's is 1 exactly): c is as
+     * fast as the best when its interval reaches the best's */
+    double phi = c == 0 ? 1 : p->hi, blo = best == 0 ? 1 : b->lo;
+    return phi >= blo;
+}
+
 int fe_ab_ranks_agree(const fe_ab *ab, int r)
 {
     int pick = fe_ab_sim_winner(ab, r), best = fe_ab_winner(ab, r);
     if (!row_measured(ab, r) || pick < 0 || best < 0)
         return -1;
-    const fe_ab_cell *p = &ab->cells[r * ab->ncols + pick], *b = &ab->cells[r * ab->ncols + best];
-    if (pick == best || fe_ab_same_plan(&p->fig, &b->fig))
-        return 1;
-    if (!p->reps)
-        return 0;
-    /* ratios are baseline / plan (the baseline's is 1 exactly): the pick is
-     * as good as the best when its interval reaches the best's */
-    double phi = pick == 0 ? 1 : p->hi, blo = best == 0 ? 1 : b->lo;
-    return phi >= blo;
+    return fe_ab_as_fast(ab, r, pick, best);
 }
 
 int fe_ab_sim_winner(const fe_ab *ab, int r)
@@ -273,7 +278,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             ro.weights = row->weights;
         if (row->inputs[0])
             ro.inputs = row->inputs;
-        if (fe_ab_measure_row(ab, r, fe_api_graph(m), plans, &ro, &merr) != FE_OK) {
+        if (fe_ab_measure_row(ab, r, fe_api_graph(m), fe_api_machine(e), plans, &ro, &merr) != FE_OK) {
             fe_error_prefix(&merr, "--measure: ");
             rc = merr.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s: %s", row->path, merr.message)
                                         : row_fail(ab, r, merr.message);

@@ -98,6 +98,16 @@ typedef struct fe_ab_rowres {
     int optimal_proven, optimal_windows;   /* every window proven optimal; windows */
     double optimal_gap;              /* the worst window's gap at a solver's time limit */
     char optimal_error[1024];
+    /* --measure, where the simulated best lost (api_ab_miss.c) */
+    int miss;                        /* 1: explained by the fields below; 0: nothing to explain */
+    int miss_pick, miss_best;        /* columns: the simulated best, the measured best */
+    int miss_groups;                 /* groups of either plan the other lacks */
+    double miss_pick_sim, miss_pick_meas;  /* ms: the pick's groups of those, simulated, measured */
+    double miss_best_sim, miss_best_meas;  /* ms: the best's */
+    char miss_label[128];            /* the group mispriced most in the loss's direction */
+    int miss_in_best, miss_nodes;    /* 1: in the best's plan, 0: the pick's; its members */
+    double miss_sim_us, miss_meas_us;
+    char miss_term[24];              /* its price's largest term ("device memory", "launch") */
 } fe_ab_rowres;
 
 struct fe_ab {
@@ -151,16 +161,36 @@ int fe_ab_sim_winner(const fe_ab *ab, int r);
 /* Cell (r, c)'s simulated rank in its row, 1 the fastest (ties, within the
  * table's tie margin, share one); 0 for a failed cell. */
 int fe_ab_sim_rank(const fe_ab *ab, int r, int c);
+/* Whether column c of measured row r is as fast as column best: the same
+ * plan, or its ratio interval reaches best's. 1 or 0. */
+int fe_ab_as_fast(const fe_ab *ab, int r, int c, int best);
 /* Whether the simulator's fastest plan of row r is the measured best
  * (the same plan, or its ratio interval reaching the best's): 1 or 0;
  * -1 when the row was not measured. */
 int fe_ab_ranks_agree(const fe_ab *ab, int r);
 
-/* Measure row r's plans (column order; NULL for failed cells) on this CPU,
- * interleaved, into the cells, with o's budget, reps and data files
+/* Measure row r's plans (column order; NULL for failed cells) on o's
+ * device, interleaved, into the cells, with o's budget, reps and data files;
+ * where the simulated best (on m) lost, say why (fe_ab_miss_row)
  * (api_ab_stats.c). */
-int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans,
-                      const fe_ab_run_options *o, fe_error *err);
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, const fe_machine *m,
+                      fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
+
+/* Row r measured (its cells filled): if its simulated best is not its
+ * measured best within its interval, time both plans group by group on ex
+ * and fill the row's miss fields; else clear them. FE_OK, or an error of
+ * the runs (api_ab_miss.c). */
+struct fe_exec;
+int fe_ab_miss_row(fe_ab *ab, int r, struct fe_exec *ex, const fe_machine *m,
+                   fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
+/* The row's miss as one sentence ("why gcu_tlf (the simulated best) lost
+ * to fuse_all: ..."), "" when it has none. */
+void fe_ab_miss_text(const fe_ab *ab, int r, char *buf, size_t size);
+/* The row's "miss" member in JSON (nothing without one), and a shard
+ * file's row read back into rr after its cells' columns are named (1
+ * read, 0 absent, -1 malformed). */
+void fe_ab_miss_json(const fe_ab *ab, int r, fe_jw *w);
+int fe_ab_miss_read(const fe_ab *ab, const struct json_t *row, fe_ab_rowres *rr);
 
 /* The text of fuseeng ab --diff for plans a and b of one model on machine
  * m (api_ab_diff.c); caller frees with fe_free. */

@@ -142,6 +142,10 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
     if (fe_ab_ranks_agree(ab, r) == 0)
         fprintf(f, "  warning: the simulator (%s) ranks %s first; measured, %s is faster beyond "
                 "its interval\n", rr->machine, ab->cnames[pick], ab->cnames[best]);
+    char why[1024];
+    fe_ab_miss_text(ab, r, why, sizeof why);
+    if (why[0])
+        fprintf(f, "  %s\n", why);
 }
 
 static void text_row(const fe_ab *ab, int r, FILE *f)
@@ -328,6 +332,7 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     if (rr->machine_file[0])
         fe_ab_jstr(w, "machine_file", rr->machine_file);
     fe_ab_optimal_json(ab, r, w, part);
+    fe_ab_miss_json(ab, r, w);
     if (!part) {
         int best = fe_ab_winner(ab, r), pick = fe_ab_sim_winner(ab, r);
         int agree = fe_ab_ranks_agree(ab, r);
@@ -582,6 +587,19 @@ static void ab_md(const fe_ab *ab, FILE *f)
             md_text(f, label);
             fputs(": ", f);
             md_text(f, note);
+            fputs("  \n", f);
+        }
+    }
+    for (int r = 0, first = 1; ab->measure && r < ab->nrows; r++) {
+        char label[600], why[1024];
+        fe_ab_miss_text(ab, r, why, sizeof why);
+        if (ab->rows[r].ran && why[0]) {
+            fe_ab_row_label(ab, r, label, sizeof label);
+            fputs(first ? "\n" : "", f);
+            first = 0;
+            md_text(f, label);
+            fputs(": ", f);
+            md_text(f, why);
             fputs("  \n", f);
         }
     }

@@ -271,6 +271,13 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
                 fputs(" first; measured, ", f);
                 fe_ab_xml_text(f, ab->cnames[fe_ab_winner(ab, r)]);
                 fputs(" is faster beyond its interval</li>\n", f);
+                char why[1024];
+                fe_ab_miss_text(ab, r, why, sizeof why);
+                if (why[0]) {
+                    fputs("<li>", f);
+                    fe_ab_xml_text(f, why);
+                    fputs("</li>\n", f);
+                }
             }
     }
     fputs("</ul>\n<h2>Summary</h2>\n", f);

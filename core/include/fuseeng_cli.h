@@ -439,6 +439,8 @@ typedef struct fe_fidelity_summary {
     double median_abs_err;            /* median |simulated - measured| / measured, all plans */
     int pick_models, pick_hits;       /* models (2+ plans, not tied); where the simulator's */
     double pick_rate;                 /*   fastest plan is the measured best (its interval) */
+    int optimal_models, optimal_best; /* models (not tied) with an "optimal" column measured;
+                                         where its plan is the measured best (its interval) */
 } fe_fidelity_summary;
 
 typedef struct fe_fidelity fe_fidelity;
