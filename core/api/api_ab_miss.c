@@ -165,6 +165,11 @@ void fe_ab_miss_text(const fe_ab *ab, int r, char *buf, size_t size)
         snprintf(buf + n, size - (size_t)n,
                  "; the groups' own times do not account for the loss: it lies between kernels "
                  "(a cache left warm, launches overlapping), which the simulator does not model");
+    else if (rr->miss_sim_us <= 0)   /* a view to the simulator, work to the device */
+        snprintf(buf + n, size - (size_t)n,
+                 "; mispriced most: %s (%d node%s, %s's plan), simulated as a view (no kernel, "
+                 "0 us), measured %.1f us", rr->miss_label, rr->miss_nodes,
+                 rr->miss_nodes == 1 ? "" : "s", rr->miss_in_best ? bn : pn, rr->miss_meas_us);
     else
         snprintf(buf + n, size - (size_t)n,
                  "; mispriced most: %s (%d node%s, %s's plan), simulated %.1f us (mostly %s), "
