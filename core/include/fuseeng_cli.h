@@ -175,6 +175,10 @@ typedef struct fe_plan_stats {
     int64_t bench_agreed;      /* of those, where it agrees that fusing is faster or not */
     char bench_disagree[4][200];   /* the first disagreements: "ops: measured 1.10x,
                                       simulated 0.95x"; "" past the last */
+    int64_t profile_compared;  /* ctx.profile:lookup: groups with both profiled times,
+                                  priced by the simulator too */
+    int64_t profile_agreed;    /* of those, where it agrees that fusing is faster or not */
+    char profile_disagree[4][200];   /* the same lines, for the profile's times */
 } fe_plan_stats;
 
 /* Plan m with policy p (active in its engine or not), filling stats if not
