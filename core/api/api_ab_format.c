@@ -577,31 +577,23 @@ static void ab_md(const fe_ab *ab, FILE *f)
             fputc('\n', f);
         }
     }
-    for (int r = 0, first = 1; ab->optimal && r < ab->nrows; r++) {
-        char label[600], note[1100];
+    /* the rows' notes: the optimum (--optimal), why the simulated best lost */
+    for (int r = 0, first = 1; r < ab->nrows; r++) {
+        char label[600], note[2][1100];
+        note[0][0] = note[1][0] = '\0';
+        if (ab->optimal)
+            fe_ab_optimal_note(ab, r, note[0], sizeof note[0]);
+        fe_ab_miss_text(ab, r, note[1], sizeof note[1]);
         fe_ab_row_label(ab, r, label, sizeof label);
-        fe_ab_optimal_note(ab, r, note, sizeof note);
-        if (ab->rows[r].ran) {
-            fputs(first ? "\n" : "", f);
-            first = 0;
-            md_text(f, label);
-            fputs(": ", f);
-            md_text(f, note);
-            fputs("  \n", f);
-        }
-    }
-    for (int r = 0, first = 1; ab->measure && r < ab->nrows; r++) {
-        char label[600], why[1024];
-        fe_ab_miss_text(ab, r, why, sizeof why);
-        if (ab->rows[r].ran && why[0]) {
-            fe_ab_row_label(ab, r, label, sizeof label);
-            fputs(first ? "\n" : "", f);
-            first = 0;
-            md_text(f, label);
-            fputs(": ", f);
-            md_text(f, why);
-            fputs("  \n", f);
-        }
+        for (int k = 0; k < 2 && ab->rows[r].ran; k++)
+            if (note[k][0]) {
+                fputs(first ? "\n" : "", f);
+                first = 0;
+                md_text(f, label);
+                fputs(": ", f);
+                md_text(f, note[k]);
+                fputs("  \n", f);
+            }
     }
     fprintf(f, "\n| policy | geomean vs %s | wins | ties | losses | failed |%s%s\n", ab->cnames[0],
             ab->optimal ? " gap to optimal |" : "",
