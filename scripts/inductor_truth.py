@@ -37,7 +37,6 @@ Exit status 2 for bad input or a model Inductor or the converter refuses
 (the message names the model and what failed), 1 when --selftest fails.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -45,8 +44,8 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth_file import check_truth, truth_doc, truth_json, write_atomic  # noqa: E402
 
-FORMAT = "fuseeng.truth/1"
 LIBRARY = {"matmul", "conv2d", "sdpa"}          # fe.ops[op].library: extern kernels
 VIEWS = {"reshape", "transpose", "expand", "slice"}   # fe.ops[op].view
 SKIP_KERNELS = {"NopKernelSchedulerNode"}
@@ -117,55 +116,6 @@ def nodes_of_kernel(kind, dyn_names, by_fx, ops, keep_views=False):
             if (keep_views or ops[n] not in VIEWS) and n not in out:
                 out.append(n)
     return out
-
-
-def truth_doc(model_file, model_text, compiler, version, kernels, device=None, command=None):
-    """The truth file as a dict; kernels: [(name, kind, nodes, detail)]."""
-    doc = {"format": FORMAT, "compiler": {"name": compiler, "version": version},
-           "model": {"file": os.path.basename(model_file),
-                     "sha256": hashlib.sha256(model_text.encode()).hexdigest()},
-           "kernels": []}
-    if device:
-        doc["device"] = device
-    if command:
-        doc["command"] = command
-    for name, kind, nodes, detail in kernels:
-        k = {"name": name, "kind": kind, "nodes": list(nodes)}
-        if detail:
-            k["detail"] = detail
-        doc["kernels"].append(k)
-    return doc
-
-
-def check_truth(doc, model):
-    """Problems with a truth dict against its model dict (a list of strings)."""
-    names = {n["name"] for n in model["nodes"]}
-    bad = []
-    if doc.get("format") != FORMAT:
-        bad.append("format")
-    for i, k in enumerate(doc.get("kernels", [])):
-        if len(set(k["nodes"])) != len(k["nodes"]):
-            bad.append(f"kernels[{i}]: a node twice")
-        bad += [f"kernels[{i}]: {n} not in the model" for n in k["nodes"] if n not in names]
-    return bad
-
-
-def truth_json(doc):
-    """One kernel a line: diffable, small."""
-    head = {k: v for k, v in doc.items() if k != "kernels"}
-    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    ks = doc["kernels"]
-    lines.append(' "kernels": [')
-    lines += [f"  {json.dumps(k)}{',' if i + 1 < len(ks) else ''}" for i, k in enumerate(ks)]
-    lines += [" ]", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 # ---- the models ----
@@ -418,7 +368,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
     import torch._dynamo
     from torch._inductor.compile_fx import compile_fx
     import torch._inductor.config as icfg
-    from export_torch import _json
+    from model_json import model_json as _json
 
     for k in ("force_disable_caches", ):
         if hasattr(icfg, k):

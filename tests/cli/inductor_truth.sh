@@ -19,7 +19,7 @@ import json, os, subprocess, sys
 sys.path.insert(0, "scripts")
 import torch, torch.nn as nn
 import fx_trace, inductor_truth as IT
-from export_torch import _json
+from model_json import model_json as _json
 from fx_to_fuseeng import convert
 d = sys.argv[1]
 
