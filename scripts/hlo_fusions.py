@@ -22,7 +22,12 @@ The text's syntax (HLO's printer): `HloModule NAME, ...`; a computation is
 `[ENTRY] [%]NAME (PARAMS) -> TYPE {` ... `}`; an instruction is
 `[ROOT] [%]NAME = TYPE OPCODE(OPERANDS), attr=value, ...`, TYPE a shape such
 as f32[128,512]{1,0} or a tuple (f32[2], s32[]). Names with or without the
-leading % are both read (XLA versions differ).
+leading % are both read (XLA versions differ), and the tables newer XLA
+prints before the computations (FileNames, FunctionNames, FileLocations,
+StackFrames: a title line, then rows that start with a number) are
+skipped. A fusion's detail adds its backend kind when backend_config names
+one (kCustom __triton_nested_gemm_fusion: a dot with the producers XLA's
+Triton GEMM took in).
 """
 import re
 from collections import namedtuple
@@ -39,6 +44,8 @@ _CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|branch_computations)=(\
 _KIND = re.compile(r"\bkind=(k\w+)")
 _TARGET = re.compile(r'\bcustom_call_target="([^"]*)"')
 _OPNAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
+_BACKEND_KIND = re.compile(r'"kind":"([^"]+)"')
+_TABLE = re.compile(r"^(?:[A-Z]\w*|\d+\s.*)$")   # FileNames, StackFrames ... and their rows
 _EQ = re.compile(r"(?:^|/)fe_(\d+)(?=/|$)")
 
 
@@ -74,6 +81,8 @@ def parse(text):
             continue
         if cur is None:
             m = _HEADER.match(line)
+            if not m and _TABLE.match(s):
+                continue
             if not m:
                 raise HloError(f"line {lineno}: expected a computation header "
                                f"'[ENTRY] NAME (PARAMS) -> TYPE {{', got {s[:80]!r}")
@@ -132,8 +141,8 @@ def kernels(text):
         if opcode in NO_KERNEL:
             continue
         if opcode == "fusion":
-            m = _KIND.search(rest)
-            kind, detail = "fusion", m.group(1) if m else ""
+            m, b = _KIND.search(rest), _BACKEND_KIND.search(rest)
+            kind, detail = "fusion", " ".join(x.group(1) for x in (m, b) if x)
         elif opcode == "custom-call":
             m = _TARGET.search(rest)
             kind, detail = "extern", m.group(1) if m else ""

@@ -55,6 +55,9 @@ assert origin["fc1.mm"] == "fc1" and origin["fc1"] == "fc1", origin
 # F.linear is matmul + add: the extern kernel takes the matmul, a generated one the add.
 assert IT.nodes_of_kernel("extern", ["fc1"], by_fx, ops) == ["fc1.mm"]
 assert IT.nodes_of_kernel("triton", ["fc1", "relu"], by_fx, ops) == ["fc1", "relu"]
+# A generated kernel whose origins are all library ops (a layout copy) computes none of ours.
+assert IT.nodes_of_kernel("triton", ["fc2"], by_fx, ops) == ["fc2"]
+assert IT.nodes_of_kernel("triton", ["fc2"], {"fc2": ["fc2.mm"]}, ops) == []
 views = [n for n, op in ops.items() if op == "transpose"]
 assert views, ops
 assert IT.nodes_of_kernel("triton", ["relu", "transpose"], by_fx, ops) == ["relu"]

@@ -58,18 +58,41 @@ ENTRY %main.20 (Arg_0.1: f32[32,64], Arg_1.2: f32[64,128], Arg_2.3: f32[128]) ->
 }
 HLO
 # The printer of newer XLA drops the %; a tuple result type holds spaces.
+# XLA 0.11's printer also writes the stack-frame tables first, and a
+# Triton GEMM is a kCustom fusion naming its backend kind.
 cat >"$T/nopct.hlo" <<'HLO'
-HloModule m
+HloModule m, is_scheduled=true
+
+FileNames
+1 "/w/jax_models.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=26 end_line=26 column=4 end_column=33}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+gemm_computation (parameter_0: f32[8,8], parameter_1: f32[8,8]) -> f32[8,8] {
+  parameter_0 = f32[8,8]{1,0} parameter(0)
+  parameter_1 = f32[8,8]{1,0} parameter(1)
+  exp.0 = f32[8,8]{1,0} exponential(parameter_0), metadata={op_name="jit(run)/fe_2/exp" stack_frame_id=1}
+  ROOT dot = f32[8,8]{1,0} dot(exp.0, parameter_1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(run)/fe_3/dot_general"}
+}
 
 fused_exp (p0: f32[8]) -> f32[8] {
   p0 = f32[8]{0} parameter(0)
   ROOT exponential.1 = f32[8]{0} exponential(p0), metadata={op_name="jit(run)/fe_0/exp"}
 }
 
-ENTRY main.3 (a: f32[8]) -> (f32[8], f32[8]) {
+ENTRY main.3 (a: f32[8], b: f32[8,8]) -> (f32[8], f32[8]) {
   a = f32[8]{0} parameter(0)
+  b = f32[8,8]{1,0} parameter(1)
   loop_exp_fusion = f32[8]{0} fusion(a), kind=kLoop, calls=fused_exp
   neg.2 = f32[8]{0} negate(a), metadata={op_name="jit(run)/fe_1/neg"}
+  g = f32[8,8]{1,0} fusion(b, b), kind=kCustom, calls=gemm_computation, backend_config={"fusion_backend_config":{"kind":"__triton_nested_gemm_fusion"}}
   ROOT tuple.1 = (f32[8]{0}, f32[8]{0}) tuple(loop_exp_fusion, neg.2)
 }
 HLO
@@ -92,8 +115,9 @@ assert got == [("custom-call.1", "extern", "__cublas$gemm", [0]),
                ("fusion.2", "fusion", "kLoop", [6, 7]),
                ("copy.3", "copy", "", [8])], got
 ks2 = H.kernels(open(os.path.join(d, "nopct.hlo")).read())
-assert [(k.name, k.kind, H.equations(k.op_names)) for k in ks2] == \
-    [("loop_exp_fusion", "fusion", [0]), ("neg.2", "negate", [1])], ks2
+assert [(k.name, k.kind, k.detail, H.equations(k.op_names)) for k in ks2] == \
+    [("loop_exp_fusion", "fusion", "kLoop", [0]), ("neg.2", "negate", "", [1]),
+     ("g", "fusion", "kCustom __triton_nested_gemm_fusion", [2, 3])], ks2
 assert H.equations(["jit(f)/fe_3/jit(_where)/fe_12/select_n", "jit(f)/fe_30x/add", "fe_7"]) == [7, 12]
 for text, want in [("HloModule m\nENTRY e (a: f32[2]) -> f32[2] {\n  a = f32[2]{0} parameter(0)\n  what\n}\n",
                     "line 4: expected an instruction"),
