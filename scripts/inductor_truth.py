@@ -226,7 +226,7 @@ def zoo():
 
 class _State:
     def __init__(self):
-        self.graphs = []      # (gm, example inputs)
+        self.graphs = []      # (id of dynamo's graph, its node names, convert_dynamo's result)
         self.kernels = []     # per Scheduler: [(kind, name, detail, [aten origin info])]
         self.hooked = False
 
@@ -378,8 +378,12 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
     STATE.graphs.clear()
     STATE.kernels.clear()
 
+    source = f"inductor_truth.py {name} (dynamo graph, torch {torch.__version__})"
+
     def backend(gm, example_inputs):
-        STATE.graphs.append((gm, list(example_inputs)))
+        # Converted before compile_fx: its pre-grad passes may rewrite gm in place.
+        converted = convert_dynamo(gm, example_inputs, module, name, source)
+        STATE.graphs.append((id(gm.graph), {n.name for n in gm.graph.nodes}, converted))
         return compile_fx(gm, example_inputs)
 
     torch._dynamo.reset()
@@ -393,10 +397,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
     if not STATE.kernels:
         raise TruthError("Inductor's Scheduler never ran (a cache answered? set "
                          "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1)")
-    gm, ex = STATE.graphs[0]
-    model, origin_of, warns = convert_dynamo(
-        gm, ex, module, name, f"inductor_truth.py {name} (dynamo graph, torch {torch.__version__})")
-    dyn = {n.name for n in gm.graph.nodes}
+    graph_id, dyn, (model, origin_of, warns) = STATE.graphs[0]
     ops = {n["name"]: n["op"] for n in model["nodes"]}
     by_fx = {}
     for n in model["nodes"]:
@@ -407,7 +408,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
             dnames = []
             log.append(f"{kname} ({kind}, {detail})")
             for o in origins:
-                cands = source_names(o["meta"], id(gm.graph))
+                cands = source_names(o["meta"], graph_id)
                 d = next((c for c in cands if c in dyn), None)
                 log.append(f"    {o['name']} {o['target']} -> {d or 'NOTHING (' + ', '.join(cands) + ')'}"
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")

@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
-from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert, dtype_name  # noqa: E402
+from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert  # noqa: E402
 from truth_file import check_truth, truth_doc, truth_json, write_atomic  # noqa: E402
 
 VIEWS = {"reshape", "transpose", "expand", "slice"}
