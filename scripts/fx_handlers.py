@@ -641,6 +641,13 @@ FUNCTIONS = {
 
 if hasattr(F, "scaled_dot_product_attention"):   # torch >= 2.0
     FUNCTIONS[F.scaled_dot_product_attention] = sdpa
+# The builtins behind F's Python wrappers, which a dynamo graph may record
+# instead (same arguments).
+for _fn, _h in ((getattr(torch, "max_pool2d", None), max_pool2d),
+                (getattr(torch._C._nn, "avg_pool2d", None), avg_pool2d),
+                (getattr(torch._C._nn, "adaptive_avg_pool2d", None), _adaptive("avg"))):
+    if _fn is not None:
+        FUNCTIONS.setdefault(_fn, _h)
 
 try:   # torchvision's stochastic_depth is an fx.wrap'ed function: one call node
     from torchvision.ops import stochastic_depth as _tv_sd
