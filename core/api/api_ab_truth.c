@@ -349,7 +349,8 @@ static int agree(const struct truth *t, const fe_graph *g, const fe_plan *p, str
             a->differ++;
         }
     }
-    qsort(keys, (size_t)nkeys, sizeof *keys, cmp_i64);
+    if (nkeys)   /* keys is NULL when no node is in several kernels */
+        qsort(keys, (size_t)nkeys, sizeof *keys, cmp_i64);
     for (int64_t i = 0; i < nkeys; i++) {
         if (i && keys[i] == keys[i - 1])
             continue;
