@@ -603,6 +603,20 @@ static void ab_suite(void **state)
     fe_ab_run_options bad = {.shard = 4, .nshards = 3};
     assert_null(fe_engine_ab_suite(e, s, &bad, &err));
     assert_input_error(&err, "shard 4/3");
+    /* truth files: a count without paths, or with a shard, is refused; a
+     * path that is no truth file names itself */
+    fe_ab_run_options nopaths = {.ntruths = 1};
+    assert_null(fe_engine_ab_suite(e, s, &nopaths, &err));
+    assert_input_error(&err, "truth files");
+    char tpath[256];
+    snprintf(tpath, sizeof tpath, "%s", tmp("nosuch.truth.json"));
+    const char *truths[1] = {tpath};
+    fe_ab_run_options sharded = {.shard = 1, .nshards = 3, .ntruths = 1, .truths = truths};
+    assert_null(fe_engine_ab_suite(e, s, &sharded, &err));
+    assert_input_error(&err, "no shard");
+    fe_ab_run_options missing = {.ntruths = 1, .truths = truths};
+    assert_null(fe_engine_ab_suite(e, s, &missing, &err));
+    assert_input_error(&err, "nosuch.truth.json");
     fe_ab_free(whole);
     fe_ab_suite_free(s);
 

@@ -213,7 +213,7 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
  * on. Only memory ends it (bad input, a model that does not load or data
  * files that do not fit it, was refused before anything ran). */
 static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o, fe_ab *ab,
-                   int r, fe_error *err)
+                   int r, const fe_ab_truths *ts, fe_error *err)
 {
     const fe_ab_row *row = &s->rows[r];
     fe_ab_rowres *rr = &ab->rows[r];
@@ -269,6 +269,8 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_OK && o->optimal)
         rc = fe_ab_optimal_row(e, o->optimal, m, rr);
+    if (rc == FE_OK && ts)
+        rc = fe_ab_truth_row(ts, r, fe_api_graph(m), plans, ab);
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
     if (rc == FE_OK && o->measure) {
@@ -347,9 +349,20 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     if (o->measure && ((o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK) ||
                        check_data(s, o, err) != FE_OK))
         return NULL;
-    fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
-    if (!ab)
+    if (o->ntruths && (o->ntruths < 0 || !o->truths || o->nshards)) {
+        fe_error_set(err, FE_EINPUT, "fe_engine_ab_suite: truth files: give a count and the paths, "
+                     "and no shard (a shard file does not carry the agreement)");
         return NULL;
+    }
+    fe_ab_truths *ts = o->ntruths ? fe_ab_truths_open(s, o->ntruths, o->truths, err) : NULL;
+    if (o->ntruths && !ts)
+        return NULL;
+    fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
+    if (!ab) {
+        fe_ab_truths_free(ts);
+        return NULL;
+    }
+    ab->against = o->ntruths > 0;
     memcpy(ab->id, s->id, sizeof ab->id);
     ab->shard = o->shard;
     ab->nshards = o->nshards;
@@ -377,9 +390,10 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
         fe_progress_step(&pr, done++, s->rows[r].path);
         if (s->rows[r].machine >= 0)
             fe_api_set_machine(e, &s->machines[s->rows[r].machine]);
-        rc = one_row(e, s, o, ab, r, err);
+        rc = one_row(e, s, o, ab, r, ts, err);
     }
     fe_progress_end(&pr);
+    fe_ab_truths_free(ts);
     fe_api_set_machine(e, &saved);
     fe_prov_now(&ab->prov, o->measure && o->device == FE_DEVICE_CUDA);
     if (rc != FE_OK) {
@@ -484,6 +498,7 @@ void fe_ab_free(fe_ab *ab)
 {
     if (!ab)
         return;
+    fe_ab_truth_free(ab);
     for (int i = 0; i < ab->nfaults; i++)
         free(ab->faults[i]);
     for (int i = 0; ab->cells && i < ab->nrows * ab->ncols; i++) {

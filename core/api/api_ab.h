@@ -77,6 +77,7 @@ typedef struct fe_ab_cell {
     double ratio, lo, hi;            /* baseline / this, median of paired rounds and its 95% CI */
     int reps, cpu_ok;
     double cpu_max_rel;
+    struct fe_ab_agree *agree;       /* --against: the plan held against the truth (owned) */
 } fe_ab_cell;
 
 enum { FE_AB_NOTRUN = 0, FE_AB_OK = 1, FE_AB_FAILED = 2 };
@@ -108,6 +109,7 @@ typedef struct fe_ab_rowres {
     int miss_in_best, miss_nodes;    /* 1: in the best's plan, 0: the pick's; its members */
     double miss_sim_us, miss_meas_us;
     char miss_term[24];              /* its price's largest term ("device memory", "launch") */
+    struct fe_ab_truthrow *truth;    /* --against: the row's truth file facts, NULL if none (owned) */
 } fe_ab_rowres;
 
 struct fe_ab {
@@ -115,6 +117,7 @@ struct fe_ab {
     int shard, nshards;              /* 0/0: every row */
     int nrows, ncols, measure, nmachines;
     int optimal;                     /* --optimal: rows carry the optimum, cells their gap */
+    int against;                     /* --against: truth files given, rows carry agreement */
     int device;                      /* FE_DEVICE_* the measured figures ran on */
     fe_ab_rowres *rows;
     char (*cnames)[256];
@@ -231,6 +234,33 @@ void fe_ab_optimal_note(const fe_ab *ab, int r, char *buf, size_t size);
 void fe_ab_optimal_json(const fe_ab *ab, int r, fe_jw *w, int part);
 void fe_ab_gap_json(const fe_ab *ab, int r, int c, fe_jw *w);
 int fe_ab_optimal_read(const struct json_t *row, fe_ab_rowres *rr);
+
+/* --against (api_ab_truth.c): truth files read and checked against the
+ * suite's models (format, model hash, node names: FE_EINPUT naming the
+ * file and place) before anything runs; caller frees with
+ * fe_ab_truths_free. fe_ab_truth_row measures row r's plans (NULL for a
+ * failed cell) on graph g against its truth, if it has one (FE_OK or
+ * FE_ENOMEM). The recall and precision of cell (r, c), NaN when there is
+ * nothing to divide by or no truth; fe_ab_truth_free frees what the rows
+ * and cells hold (fe_ab_free calls it). The rest print the agreement in
+ * each output. */
+typedef struct fe_ab_truths fe_ab_truths;
+fe_ab_truths *fe_ab_truths_open(const fe_ab_suite *s, int n, const char *const *paths, fe_error *err);
+void fe_ab_truths_free(fe_ab_truths *ts);
+int fe_ab_truth_row(const fe_ab_truths *ts, int r, const fe_graph *g, fe_plan *const *plans, fe_ab *ab);
+void fe_ab_truth_free(fe_ab *ab);
+double fe_ab_recall(const fe_ab *ab, int r, int c);
+double fe_ab_precision(const fe_ab *ab, int r, int c);
+void fe_ab_truth_note(const fe_ab *ab, int r, char *buf, size_t size);
+void fe_ab_truth_text(const fe_ab *ab, int r, int name_width, FILE *f);
+void fe_ab_truth_text_summary(const fe_ab *ab, int name_width, FILE *f);
+void fe_ab_truth_json_row(const fe_ab *ab, int r, fe_jw *w);
+void fe_ab_truth_json_cell(const fe_ab *ab, int r, int c, fe_jw *w);
+void fe_ab_truth_json_summary(const fe_ab *ab, int c, fe_jw *w);
+void fe_ab_truth_csv(const fe_ab *ab, int r, int c, FILE *f);   /* ",recall,precision,kernels_differ,differ" */
+void fe_ab_truth_md(const fe_ab *ab, FILE *f);
+void fe_ab_truth_html(const fe_ab *ab, int r, FILE *f);
+void fe_ab_truth_html_summary(const fe_ab *ab, FILE *f);
 
 /* Text escaped for HTML and SVG (api_ab_format.c). */
 void fe_ab_xml_text(FILE *f, const char *s);

@@ -180,6 +180,7 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
     }
     if (ab->measure)
         text_measured(ab, r, f);
+    fe_ab_truth_text(ab, r, nw, f);
 }
 
 static void text_summary(const fe_ab *ab, FILE *f)
@@ -236,6 +237,7 @@ static void text_summary(const fe_ab *ab, FILE *f)
                     "best (marked in the rows; fuseeng fidelity measures how far the machine "
                     "predicts the device)\n", disagree, disagree == 1 ? "" : "s");
     }
+    fe_ab_truth_text_summary(ab, nw, f);
 }
 
 static void ab_text(const fe_ab *ab, FILE *f)
@@ -284,8 +286,10 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
     fe_ab_jint(w, "mem_peak", x->fig.mem_peak);
     fe_ab_jint(w, "spill_bytes", x->fig.spill_bytes);
     fe_ab_jint(w, "tiled_groups", x->fig.tiled);
-    if (!part)
+    if (!part) {
         fe_ab_gap_json(ab, r, c, w);
+        fe_ab_truth_json_cell(ab, r, c, w);
+    }
     if (ab->measure && x->reps) {
         fe_ab_jnum(w, "cpu_ms", x->cpu_ms);
         fe_ab_jnum(w, "cpu_ratio", x->ratio);
@@ -334,6 +338,7 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     fe_ab_optimal_json(ab, r, w, part);
     fe_ab_miss_json(ab, r, w);
     if (!part) {
+        fe_ab_truth_json_row(ab, r, w);
         int best = fe_ab_winner(ab, r), pick = fe_ab_sim_winner(ab, r);
         int agree = fe_ab_ranks_agree(ab, r);
         fe_jw_key(w, "winner");   /* measured when measured, else simulated */
@@ -372,6 +377,7 @@ static void summary_json(const fe_ab *ab, fe_jw *w)
         fe_ab_jint(w, "failed", t.failed);
         if (ab->optimal && !isnan(fe_ab_gap_mean(ab, c)))
             fe_ab_jnum(w, "gap_pct", fe_ab_gap_mean(ab, c) * 100);
+        fe_ab_truth_json_summary(ab, c, w);
         if (ab->measure) {
             fe_ab_jnum(w, "cpu_geomean", t.cpu_geomean);
             fe_ab_jint(w, "cpu_wins", t.cpu_wins);
@@ -474,9 +480,10 @@ static void csv_provenance(const fe_ab *ab, int r, FILE *f)
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
-               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s%s\n",
+               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s%s%s\n",
             ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "",
-            ab->optimal ? ",optimal_ms,gap_pct" : "", CSV_PROV_HEADER);
+            ab->optimal ? ",optimal_ms,gap_pct" : "",
+            ab->against ? ",recall,precision,kernels_differ,differ" : "", CSV_PROV_HEADER);
     for (int r = 0; r < ab->nrows; r++) {
         const fe_ab_rowres *rr = &ab->rows[r];
         int best = fe_ab_winner(ab, r);
@@ -517,6 +524,7 @@ static void ab_csv(const fe_ab *ab, FILE *f)
                 else
                     fputc(',', f);
             }
+            fe_ab_truth_csv(ab, r, c, f);
             csv_provenance(ab, r, f);
             fprintf(f, "\n");
         }
@@ -616,6 +624,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
                     t.cpu_losses);
         fputc('\n', f);
     }
+    fe_ab_truth_md(ab, f);
     md_provenance(ab, f);
 }
 

@@ -282,6 +282,7 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
     }
     fputs("</ul>\n<h2>Summary</h2>\n", f);
     summary(ab, f);
+    fe_ab_truth_html_summary(ab, f);
     fputs("<h2>Speedup over unfused</h2>\n<div id=\"overview\">", f);
     fe_ab_write_svg(ab, f);
     fputs("</div>\n", f);
@@ -302,6 +303,7 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
         fputs(")</span></h2>\n", f);
         row_chart(ab, r, f);
         row_table(ab, r, f);
+        fe_ab_truth_html(ab, r, f);
         for (int c = 1; c < ab->ncols; c++) {
             const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
             if (!x->diff)

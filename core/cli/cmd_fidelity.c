@@ -189,7 +189,7 @@ static int measure(fe_engine *e, const fid_opts *o)
     if (!s)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {1, o->budget, o->reps, 0, 0, 0, o->limits.weights, o->limits.inputs,
-                            o->device, NULL};
+                            o->device, NULL, 0, NULL};
     fe_progress_catch_ctrl_c();   /* Ctrl-C (or timeout -s INT): the models measured so far */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_ab_set_command(ab, o->command);

@@ -348,6 +348,8 @@ typedef struct fe_ab_run_options {
     fe_policy *optimal;               /* also plan every row with this policy (the optimal
                                          one, policies/optimal.lua): its simulated time is the
                                          optimum each cell's gap is given against; NULL: none */
+    int ntruths;                      /* truth files (docs/formats.md) each plan is held */
+    const char *const *truths;        /* against: pairwise agreement, kernels that differ */
 } fe_ab_run_options;
 
 /* Plan every model with every policy on e's machine (and with measure, on
