@@ -606,6 +606,10 @@ FUNCTIONS = {
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
     operator.truediv: _binary("div"), operator.pow: _binary("pow"), operator.matmul: _matmul,
     operator.neg: _unary("neg"), operator.getitem: _getitem, builtins.getattr: _getattr,
+    # in place on a tensor (dynamo records ResNet's `out += identity` so): the
+    # FX node's name stands for the new value, as with the plain operator
+    operator.iadd: _binary("add"), operator.isub: _binary("sub"), operator.imul: _binary("mul"),
+    operator.itruediv: _binary("div"),
     torch.add: _binary("add"), torch.sub: _binary("sub"), torch.subtract: _binary("sub"),
     torch.mul: _binary("mul"), torch.multiply: _binary("mul"), torch.div: _binary("div"),
     torch.divide: _binary("div"), torch.true_divide: _binary("div"), torch.pow: _binary("pow"),

@@ -104,17 +104,20 @@ def nodes_of_kernel(kind, dyn_names, by_fx, ops, keep_views=False):
     """Our nodes a kernel computes, given the dynamo nodes its origins lead to.
 
     by_fx: dynamo name -> our node names (model order); ops: our name -> op.
-    An extern kernel takes a dynamo node's library ops (else its others: an
-    aten fallback), a generated kernel its other ops only: one whose
-    origins are all library ops copies their inputs (channels_last for a
-    convolution) and computes none of our nodes.
+    An extern kernel takes the library ops its origins lead to, and its
+    other ops only when none is a library op (an aten fallback): a
+    convolution's origins also name the batch norm and ReLU that made its
+    input, which a generated kernel before it computed. A generated kernel
+    takes the other ops only: one whose origins are all library ops copies
+    their inputs (channels_last for a convolution) and computes none of ours.
     """
     out = []
+    any_lib = any(ops[n] in LIBRARY for d in dyn_names for n in by_fx.get(d, []))
     for d in dyn_names:
         mine = by_fx.get(d, [])
         lib = [n for n in mine if ops[n] in LIBRARY]
         rest = [n for n in mine if ops[n] not in LIBRARY]
-        pick = (lib or rest) if kind == "extern" else rest
+        pick = (lib if any_lib else rest) if kind == "extern" else rest
         for n in pick:
             if (keep_views or ops[n] not in VIEWS) and n not in out:
                 out.append(n)
@@ -442,6 +445,26 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
             "customs": sum(1 for n in model["nodes"] if n["op"] == "custom"), "warnings": warns}
 
 
+def refilter(truth_path):
+    """Apply nodes_of_kernel's extern rule to a truth file this script wrote
+    before the rule (its model beside it): an extern kernel that holds a
+    library op keeps its library ops only. Needs no GPU: the rule reads our
+    nodes' ops, which the model file has. Returns the kernels changed."""
+    doc = json.load(open(truth_path))
+    model = json.load(open(os.path.join(os.path.dirname(truth_path), doc["model"]["file"])))
+    ops = {n["name"]: n["op"] for n in model["nodes"]}
+    changed = 0
+    for k in doc["kernels"]:
+        if k["kind"] == "extern" and any(ops[n] in LIBRARY for n in k["nodes"]):
+            lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
+            if lib != k["nodes"]:
+                k["nodes"], changed = lib, changed + 1
+    if changed:
+        doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
+        write_atomic(truth_path, truth_json(doc))
+    return changed
+
+
 def _check_torch():
     import torch
     major = int(torch.__version__.split(".")[0])
@@ -510,8 +533,18 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--refilter", nargs="+", metavar="TRUTH",
+                    help="apply the extern rule to truth files written before it (no GPU)")
     a = ap.parse_args(argv)
     command = "inductor_truth.py " + " ".join(argv)
+    if a.refilter:
+        for t in a.refilter:
+            try:
+                print(f"{t}: {refilter(t)} extern kernels refiltered")
+            except (OSError, ValueError, KeyError) as e:
+                print(f"inductor_truth.py: {t}: {e}", file=sys.stderr)
+                return 2
+        return 0
     if a.list:
         for n, (what, _) in zoo().items():
             print(f"{n:20s} {what}")
