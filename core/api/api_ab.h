@@ -21,6 +21,25 @@
 
 #define FE_AB_MAXDIMS 16
 
+/* Why a plan the simulator put first lost to the measured best: the two
+ * timed group by group (api_ab_miss.c). */
+typedef struct fe_ab_miss {
+    int set;                         /* 1: the fields below hold one */
+    int lost, best;                  /* columns: the plan that lost, the measured best */
+    int groups;                      /* groups of either plan the other lacks */
+    double lost_sim, lost_meas;      /* ms: the lost plan's groups of those, simulated, measured */
+    double best_sim, best_meas;      /* ms: the best's */
+    char label[128];                 /* the group mispriced most in the loss's direction, "" if
+                                        the groups' own times do not account for the loss */
+    int in_best, nodes;              /* 1: in the best's plan, 0: the lost one's; its members */
+    double sim_us, meas_us;
+    char term[24];                   /* its price's largest term ("device memory", "launch") */
+} fe_ab_miss;
+
+/* The misses a row may say: the simulated best's, and the optimum's (the
+ * column named "optimal") when it is not the simulated best. */
+enum { FE_AB_MISS_PICK = 0, FE_AB_MISS_OPTIMAL = 1, FE_AB_MISSES = 2 };
+
 /* One row of the suite. */
 typedef struct fe_ab_row {
     char path[1024];                 /* the model file */
@@ -99,16 +118,8 @@ typedef struct fe_ab_rowres {
     int optimal_proven, optimal_windows;   /* every window proven optimal; windows */
     double optimal_gap;              /* the worst window's gap at a solver's time limit */
     char optimal_error[1024];
-    /* --measure, where the simulated best lost (api_ab_miss.c) */
-    int miss;                        /* 1: explained by the fields below; 0: nothing to explain */
-    int miss_pick, miss_best;        /* columns: the simulated best, the measured best */
-    int miss_groups;                 /* groups of either plan the other lacks */
-    double miss_pick_sim, miss_pick_meas;  /* ms: the pick's groups of those, simulated, measured */
-    double miss_best_sim, miss_best_meas;  /* ms: the best's */
-    char miss_label[128];            /* the group mispriced most in the loss's direction */
-    int miss_in_best, miss_nodes;    /* 1: in the best's plan, 0: the pick's; its members */
-    double miss_sim_us, miss_meas_us;
-    char miss_term[24];              /* its price's largest term ("device memory", "launch") */
+    /* --measure: why the simulated best, and the optimum, lost (api_ab_miss.c) */
+    fe_ab_miss miss[FE_AB_MISSES];
     struct fe_ab_truthrow *truth;    /* --against: the row's truth file facts, NULL if none (owned) */
 } fe_ab_rowres;
 
@@ -179,19 +190,20 @@ int fe_ab_ranks_agree(const fe_ab *ab, int r);
 int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, const fe_machine *m,
                       fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
 
-/* Row r measured (its cells filled): if its simulated best is not its
- * measured best within its interval, time both plans group by group on ex
- * and fill the row's miss fields; else clear them. FE_OK, or an error of
+/* Row r measured (its cells filled): where its simulated best is not its
+ * measured best within its interval, and where an "optimal" column is not
+ * (and is not the simulated best), time each with the best group by group
+ * on ex and fill the row's misses; else clear them. FE_OK, or an error of
  * the runs (api_ab_miss.c). */
 struct fe_exec;
 int fe_ab_miss_row(fe_ab *ab, int r, struct fe_exec *ex, const fe_machine *m,
                    fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
-/* The row's miss as one sentence ("why gcu_tlf (the simulated best) lost
+/* Miss k of row r as one sentence ("why gcu_tlf (the simulated best) lost
  * to fuse_all: ..."), "" when it has none. */
-void fe_ab_miss_text(const fe_ab *ab, int r, char *buf, size_t size);
-/* The row's "miss" member in JSON (nothing without one), and a shard
- * file's row read back into rr after its cells' columns are named (1
- * read, 0 absent, -1 malformed). */
+void fe_ab_miss_text(const fe_ab *ab, int r, int k, char *buf, size_t size);
+/* The row's "miss" and "optimal_miss" members in JSON (nothing for a miss
+ * it lacks), and a shard file's row read back into rr after its cells'
+ * columns are named (1 read, 0 absent, -1 malformed). */
 void fe_ab_miss_json(const fe_ab *ab, int r, fe_jw *w);
 int fe_ab_miss_read(const fe_ab *ab, const struct json_t *row, fe_ab_rowres *rr);
 
@@ -231,6 +243,9 @@ double fe_ab_gap(const fe_ab *ab, int r, int c);
 double fe_ab_gap_mean(const fe_ab *ab, int c);
 void fe_ab_gap_text(double gap, char *buf, size_t size);
 void fe_ab_optimal_note(const fe_ab *ab, int r, char *buf, size_t size);
+/* The column of the optimal policy ("optimal", or with parameters
+ * "optimal{...}"), the first if several, or -1. */
+int fe_ab_optimal_col(const fe_ab *ab);
 void fe_ab_optimal_json(const fe_ab *ab, int r, fe_jw *w, int part);
 void fe_ab_gap_json(const fe_ab *ab, int r, int c, fe_jw *w);
 int fe_ab_optimal_read(const struct json_t *row, fe_ab_rowres *rr);

@@ -142,10 +142,12 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
     if (fe_ab_ranks_agree(ab, r) == 0)
         fprintf(f, "  warning: the simulator (%s) ranks %s first; measured, %s is faster beyond "
                 "its interval\n", rr->machine, ab->cnames[pick], ab->cnames[best]);
-    char why[1024];
-    fe_ab_miss_text(ab, r, why, sizeof why);
-    if (why[0])
-        fprintf(f, "  %s\n", why);
+    for (int k = 0; k < FE_AB_MISSES; k++) {
+        char why[1024];
+        fe_ab_miss_text(ab, r, k, why, sizeof why);
+        if (why[0])
+            fprintf(f, "  %s\n", why);
+    }
 }
 
 static void text_row(const fe_ab *ab, int r, FILE *f)
@@ -585,15 +587,17 @@ static void ab_md(const fe_ab *ab, FILE *f)
             fputc('\n', f);
         }
     }
-    /* the rows' notes: the optimum (--optimal), why the simulated best lost */
+    /* the rows' notes: the optimum (--optimal), why the simulated best and
+     * the optimum lost */
     for (int r = 0, first = 1; r < ab->nrows; r++) {
-        char label[600], note[2][1100];
-        note[0][0] = note[1][0] = '\0';
+        char label[600], note[1 + FE_AB_MISSES][1100];
+        note[0][0] = '\0';
         if (ab->optimal)
             fe_ab_optimal_note(ab, r, note[0], sizeof note[0]);
-        fe_ab_miss_text(ab, r, note[1], sizeof note[1]);
+        for (int k = 0; k < FE_AB_MISSES; k++)
+            fe_ab_miss_text(ab, r, k, note[1 + k], sizeof note[1 + k]);
         fe_ab_row_label(ab, r, label, sizeof label);
-        for (int k = 0; k < 2 && ab->rows[r].ran; k++)
+        for (int k = 0; k < 1 + FE_AB_MISSES && ab->rows[r].ran; k++)
             if (note[k][0]) {
                 fputs(first ? "\n" : "", f);
                 first = 0;

@@ -271,8 +271,11 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
                 fputs(" first; measured, ", f);
                 fe_ab_xml_text(f, ab->cnames[fe_ab_winner(ab, r)]);
                 fputs(" is faster beyond its interval</li>\n", f);
+            }
+        for (int r = 0; r < ab->nrows; r++)
+            for (int k = 0; ab->rows[r].ran && k < FE_AB_MISSES; k++) {
                 char why[1024];
-                fe_ab_miss_text(ab, r, why, sizeof why);
+                fe_ab_miss_text(ab, r, k, why, sizeof why);
                 if (why[0]) {
                     fputs("<li>", f);
                     fe_ab_xml_text(f, why);

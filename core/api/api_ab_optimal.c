@@ -143,3 +143,11 @@ int fe_ab_optimal_read(const struct json_t *row, fe_ab_rowres *rr)
     rr->optimal_gap = json_number_value(g);
     return 1;
 }
+
+int fe_ab_optimal_col(const fe_ab *ab)
+{
+    for (int c = 0; c < ab->ncols; c++)
+        if (strcmp(ab->cnames[c], "optimal") == 0 || strncmp(ab->cnames[c], "optimal{", 8) == 0)
+            return c;
+    return -1;
+}

@@ -137,15 +137,6 @@ static int plan_of(const fe_ab *ab, const fid_model *m, int c)
     return -1;
 }
 
-/* The column named name, or -1. */
-static int column(const fe_ab *ab, const char *name)
-{
-    for (int c = 0; c < ab->ncols; c++)
-        if (strcmp(ab->cnames[c], name) == 0)
-            return c;
-    return -1;
-}
-
 static void judge(const fe_ab *ab, fid_model *m)
 {
     int n = m->nplans;
@@ -171,7 +162,7 @@ static void judge(const fe_ab *ab, fid_model *m)
      * plans standing for its columns */
     m->pick = plan_of(ab, m, fe_ab_sim_winner(ab, m->row));
     m->best = plan_of(ab, m, fe_ab_winner(ab, m->row));
-    int opt = column(ab, "optimal");
+    int opt = fe_ab_optimal_col(ab);
     if (opt >= 0 && plan_of(ab, m, opt) >= 0 && !m->tied) {
         m->has_optimal = 1;
         m->optimal_best = fe_ab_as_fast(ab, m->row, opt, fe_ab_winner(ab, m->row));
@@ -317,10 +308,12 @@ static void text_model(const fe_fidelity *f, const fid_model *m, FILE *fo)
         fprintf(fo, "  rank correlation n/a (%s); the simulator's pick (s) %s\n",
                 m->nplans < 3 ? "two plans" : "constant times",
                 m->hit ? "is the measured best" : "is NOT the measured best");
-    char why[1024];
-    fe_ab_miss_text(ab, m->row, why, sizeof why);
-    if (why[0])
-        fprintf(fo, "  %s\n", why);
+    for (int k = 0; k < FE_AB_MISSES; k++) {
+        char why[1024];
+        fe_ab_miss_text(ab, m->row, k, why, sizeof why);
+        if (why[0])
+            fprintf(fo, "  %s\n", why);
+    }
     fputc('\n', fo);
 }
 
