@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fx_graph import Ten, Unsupported, numel, scalar
+from fx_graph import ExportError, Ten, Unsupported, numel, scalar
 
 
 def _fxshape(b):
@@ -529,6 +529,35 @@ def _pad(b, input, pad, mode="constant", value=None):
     return b.op("pad", [input], attrs)
 
 
+def _roll(b, input, shifts, dims=None):
+    """torch.roll: per rolled dim, the last `shift` elements then the rest (two slices, a concat)."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    x = input
+    if dims is None or dims == [] or dims == ():
+        if len(shifts) != 1:
+            raise Unsupported("roll of the flattened tensor by several shifts")
+        x, dims = reshape_to(b, x, (numel(x.shape),), suffix="flat"), [0]
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if len(dims) != len(shifts):
+        raise Unsupported("roll with as many shifts as dims")
+    for k, (s, d) in enumerate(zip(shifts, dims)):
+        d = _axis(d, x.rank)
+        n = x.shape[d]
+        s = int(s) % n if n else 0
+        if s == 0:
+            continue
+        tail = slice_axis(b, x, d, n - s, n, 1, suffix=f"r{k}a")
+        head = slice_axis(b, x, d, 0, n - s, 1, suffix=f"r{k}b")
+        x = b.op("concat", [tail, head], {"axis": d}, shape=x.shape, dtype=x.dtype, suffix=f"r{k}")
+    return reshape_to(b, x, input.shape, suffix="unflat")
+
+
+def _setitem(b, obj, idx, value):
+    """Reached only for assignment into a computed tensor (fx_trace folds the constant ones)."""
+    raise ExportError(f"node {b.fx.name}: item assignment into a computed tensor (an in-place "
+                      "write the graph cannot express); write it with torch.where or torch.cat")
+
+
 def _embedding(b, input, weight, padding_idx=None, max_norm=None, *args):
     if max_norm is not None:
         raise Unsupported("embedding with max_norm (renormalises the table)")
@@ -624,7 +653,7 @@ FUNCTIONS = {
     torch.chunk: _chunk, torch.split: _split, torch.unbind: _unbind,
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
     F.pad: _pad, F.embedding: _embedding,
-    torch.clone: alias, torch.detach: alias,
+    torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
 }
 
 try:   # torchvision's stochastic_depth is an fx.wrap'ed function: one call node
@@ -651,7 +680,7 @@ METHODS = {
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
     "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
     "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
-    "contiguous": alias, "clone": alias, "detach": alias,
+    "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll,
     "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
     "expand": _expand, "expand_as": _expand,
     "chunk": _chunk, "split": _split, "unbind": _unbind,

@@ -201,6 +201,9 @@ int imp_unsqueeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, 
 int imp_squeeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, int64_t *out);
 int imp_flatten_shape(imp *im, const imp_val *x, int64_t axis, int64_t *out);
 int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step, int64_t *size);
+/* imp_slice_axis that allows an empty result (*size 0): folding's constants may be empty. */
+int imp_slice_range(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step,
+                    int64_t *size);
 int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, int64_t *ends,
                    int64_t *steps);
 
