@@ -558,6 +558,75 @@ def _setitem(b, obj, idx, value):
                       "write the graph cannot express); write it with torch.where or torch.cat")
 
 
+def _resize_matrix(n_in, n_out, mode, align_corners, scale):
+    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest or linear resampling.
+
+    scale is PyTorch's source step (in / out, or 1 / scale_factor when one was
+    given): out[i] = sum_j A[i, j] in[j]. Weights are computed in float32 as
+    aten's CPU kernels do (upsample_nearest / area_pixel_compute_source_index).
+    """
+    import numpy as np
+    a = np.zeros((n_out, n_in), dtype=np.float32)
+    f32 = np.float32
+    for i in range(n_out):
+        if mode == "nearest":
+            same = n_in == n_out or n_out == 2 * n_in   # aten's exact shortcuts
+            a[i, i if n_in == n_out else i >> 1 if same else
+              min(int(np.floor(f32(i) * f32(scale))), n_in - 1)] = 1
+            continue
+        if n_in == n_out and not align_corners:
+            a[i, i] = 1
+            continue
+        if align_corners:
+            x = f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))
+        else:
+            x = max(f32(scale) * (f32(i) + f32(0.5)) - f32(0.5), f32(0))
+        i0 = min(int(np.floor(x)), n_in - 1)
+        i1 = min(i0 + 1, n_in - 1)
+        l1 = min(x - f32(i0), f32(1))
+        a[i, i0] += f32(1) - l1
+        a[i, i1] += l1
+    return torch.from_numpy(a)
+
+
+def interpolate(b, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """F.interpolate nearest / linear / bilinear: a matmul by a constant resampling matrix
+    per resized axis (the last two at most): x @ A^T for the last, A @ x for the one before."""
+    if antialias:
+        raise Unsupported("interpolate with antialias")
+    if mode not in ("nearest", "linear", "bilinear"):
+        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear and bilinear are mapped)")
+    out = _fxshape(b)
+    nsp = input.rank - 2
+    sf = scale_factor
+    if sf is not None and not isinstance(sf, (list, tuple)):
+        sf = [sf] * nsp
+    x = input
+    for k, axis in enumerate(reversed(range(2, input.rank))):
+        n_in, n_out = input.shape[axis], out[axis]
+        f = sf[axis - 2] if sf is not None and not recompute_scale_factor else None
+        scale = (1.0 / f) if f else n_in / n_out
+        a = _resize_matrix(n_in, n_out, mode, bool(align_corners), scale)
+        if n_in == n_out and bool((a == torch.eye(n_in)).all()):
+            continue
+        if k > 1:
+            raise Unsupported("interpolate over more than the last two axes")
+        w = b.weight(f"{b.fx.name}.resize{axis}", a)
+        shape = x.shape[:axis] + (n_out,) + x.shape[axis + 1:]
+        if k == 0:
+            x = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype,
+                     suffix=f"resize{axis}")
+        else:
+            x = b.op("matmul", [w, x], shape=shape, dtype=x.dtype, suffix=f"resize{axis}")
+    return x
+
+
+def _upsample_mod(b, mod, input):
+    return interpolate(b, input, mod.size, mod.scale_factor, mod.mode, mod.align_corners,
+                       getattr(mod, "recompute_scale_factor", None))
+
+
 def _embedding(b, input, weight, padding_idx=None, max_norm=None, *args):
     if max_norm is not None:
         raise Unsupported("embedding with max_norm (renormalises the table)")
@@ -616,6 +685,7 @@ MODULES = {
     nn.Dropout: _mod(alias), nn.Dropout1d: _mod(alias), nn.Dropout2d: _mod(alias),
     nn.Dropout3d: _mod(alias), nn.AlphaDropout: _mod(alias),
     nn.Embedding: _embedding_mod,
+    nn.Upsample: _upsample_mod,   # and UpsamplingNearest2d, UpsamplingBilinear2d (subclasses)
     nn.MultiheadAttention: _mha,
 }
 
@@ -652,7 +722,7 @@ FUNCTIONS = {
     torch.cat: _cat, torch.concat: _cat, torch.stack: _stack, torch.broadcast_to: _expand,
     torch.chunk: _chunk, torch.split: _split, torch.unbind: _unbind,
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
-    F.pad: _pad, F.embedding: _embedding,
+    F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
     torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
 }
 

@@ -115,6 +115,9 @@ int32_t imp_tensor(imp *im, imp_val *v);
 imp_val *imp_out(imp *im, int k, int dtype, int rank, const int64_t *shape);
 /* A new intermediate value with a fresh tensor name. */
 imp_val *imp_tmp(imp *im, int dtype, int rank, const int64_t *shape);
+/* A new constant of dtype and shape (elements zero in iv or fv, to be
+ * filled) under a fresh name; it becomes a weight when read as a tensor. */
+imp_val *imp_const_tmp(imp *im, int dtype, int rank, const int64_t *shape);
 /* A name for the next node emitted for the node being mapped (its base
  * name, then NAME/1, NAME/2, ...), unused so far; an id of im->strs. */
 int32_t fresh_node_name(imp *im);

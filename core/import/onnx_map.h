@@ -22,6 +22,8 @@ imp_val *imp_reshape(imp *im, imp_val *x, int rank, const int64_t *shape, int ou
 /* Conv, Gemm, MatMul, norms, Softmax, Reduce*, pooling (onnx_map_nn.c):
  * FE_OK, an error code, or IMP_NO_MAPPING. */
 int imp_map_nn(imp *im);
+/* Resize, nearest and linear, as matmuls by resampling matrices (onnx_map_resize.c). */
+int imp_map_resize(imp *im);
 /* The node as a `custom` node with a warning naming it; why (NULL: no
  * mapping) says what is missing. Outputs need a known shape. */
 int imp_custom(imp *im, const char *why);

@@ -483,5 +483,7 @@ int imp_map_nn(imp *im)
         return map_batchnorm(im);
     if (!strcmp(op, "LayerNormalization"))
         return map_layernorm(im);
+    if (!strcmp(op, "Resize"))
+        return imp_map_resize(im);
     return IMP_NO_MAPPING;
 }

@@ -51,7 +51,20 @@ ZOO = {
     "wide_resnet50_2": [1, 3, 64, 64], "mobilenet_v2": [1, 3, 64, 64],
     "regnet_x_400mf": [1, 3, 64, 64], "efficientnet_v2_s": [1, 3, 64, 64],
     "mobilenet_v3_large": [1, 3, 64, 64], "resnet18": [1, 3, 64, 64],
+    # segmentation: bilinear upsampling (F.interpolate, ONNX Resize)
+    "lraspp_mobilenet_v3_large": [1, 3, 64, 64], "deeplabv3_mobilenet_v3_large": [1, 3, 64, 64],
 }
+
+
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model's "out" (it returns a dict)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
 
 
 def perturb(module, g):
@@ -77,7 +90,8 @@ def build(name, seed):
         import torchvision
         # googlenet and inception_v3 without their training-only auxiliary heads
         kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
-        m = getattr(torchvision.models, name)(**kw)
+        seg = getattr(torchvision.models.segmentation, name, None)
+        m = SegmentationOut(seg(weights_backbone=None)) if seg else getattr(torchvision.models, name)(**kw)
         shape = ZOO[name]
     else:
         import torchvision
