@@ -309,6 +309,110 @@ def _conv2d_mod(b, mod, input):
     return conv2d(b, x, param(b, mod, "weight"), bias, mod.stride, pad, mod.dilation, mod.groups)
 
 
+def _ntuple(v, n):
+    return [int(v)] * n if isinstance(v, int) else [int(x) for x in v]
+
+
+def _conv_pads(padding, k, dil):
+    """Per-axis symmetric padding of conv1d/3d; padding="same" where the total is even."""
+    if padding == "valid":
+        return [0] * len(k)
+    if padding == "same":
+        tot = [d * (n - 1) for d, n in zip(dil, k)]
+        if any(t % 2 for t in tot):
+            raise Unsupported("padding='same' with an even kernel (asymmetric padding)")
+        return [t // 2 for t in tot]
+    return _ntuple(padding, len(k))
+
+
+def conv1d(b, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """[N, C, L] as [N, C, 1, L]: conv2d with a 1 x k kernel (reshapes are views)."""
+    if input.rank != 3:
+        raise Unsupported("conv1d of an unbatched input")
+    n, c, l = input.shape
+    o, cg, k = weight.shape
+    dil = _ntuple(dilation, 1)
+    pad = _conv_pads(padding, [k], dil)
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c, 1, l), suffix="2d")
+    w = reshape_to(b, weight, (o, cg, 1, k), suffix="w2d")
+    y = b.op("conv2d", [x, w] + ([bias] if bias is not None else []),
+             {"stride": [1] + _ntuple(stride, 1), "padding": [0] + pad, "dilation": [1] + dil,
+              "groups": int(groups)}, shape=(n, o, 1, out[2]), dtype=input.dtype, suffix="conv")
+    return reshape_to(b, y, out)
+
+
+def conv3d(b, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """[N, C, T, H, W]: per kernel frame k, a conv2d of the frames it reads (time folded
+    into the batch) by the weight's frame k, summed over k; time padding a pad first."""
+    if input.rank != 5:
+        raise Unsupported("conv3d of an unbatched input")
+    n, c, t, h, w = input.shape
+    o, cg, kt, kh, kw = weight.shape
+    st, dil = _ntuple(stride, 3), _ntuple(dilation, 3)
+    pad = _conv_pads(padding, [kt, kh, kw], dil)
+    out = _fxshape(b)
+    to, ho, wo = out[2:]
+    x = input
+    if pad[0]:
+        t += 2 * pad[0]
+        x = b.op("pad", [x], {"pads": [0, 0, 0, 0, pad[0], pad[0]]}, shape=(n, c, t, h, w),
+                 dtype=x.dtype, suffix="tpad")
+    x = transpose_perm(b, x, [0, 2, 1, 3, 4], suffix="tfirst")
+    acc = None
+    for k in range(kt):
+        s = k * dil[0]
+        xs = slice_axis(b, x, 1, s, s + (to - 1) * st[0] + 1, st[0], suffix=f"t{k}")
+        xs = reshape_to(b, xs, (n * to, c, h, w), suffix=f"t{k}.frames")
+        wk = slice_axis(b, weight, 2, k, k + 1, 1, suffix=f"w{k}")
+        wk = reshape_to(b, wk, (o, cg, kh, kw), suffix=f"w{k}.2d")
+        y = b.op("conv2d", [xs, wk] + ([bias] if bias is not None and k == 0 else []),
+                 {"stride": st[1:], "padding": pad[1:], "dilation": dil[1:], "groups": int(groups)},
+                 shape=(n * to, o, ho, wo), dtype=input.dtype, suffix=f"t{k}.conv")
+        acc = y if acc is None else binary_op(b, "add", acc, y, suffix=f"t{k}.sum")
+    y = reshape_to(b, acc, (n, to, o, ho, wo), suffix="unfold")
+    return transpose_perm(b, y, [0, 2, 1, 3, 4], suffix="cfirst")
+
+
+def _convnd_mod(f):
+    def h(b, mod, input):
+        if mod.padding_mode != "zeros":
+            raise Unsupported(f"{mod.padding_mode} padding of a {type(mod).__name__}")
+        bias = param(b, mod, "bias") if mod.bias is not None else None
+        return f(b, input, param(b, mod, "weight"), bias, mod.stride, mod.padding, mod.dilation,
+                 mod.groups)
+    return h
+
+
+def _pool1d(b, kind, input, kernel_size, stride, padding, attrs):
+    """[N, C, L] as [N, C, 1, L]: the 2-D pool with a 1 x k window."""
+    if input.rank != 3:
+        raise Unsupported(f"{kind} of an unbatched input")
+    k, p = _ntuple(kernel_size, 1), _ntuple(padding, 1)
+    st = k if stride is None or stride == [] or stride == () else _ntuple(stride, 1)
+    n, c, l = input.shape
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c, 1, l), suffix="2d")
+    y = b.op(kind, [x], dict(attrs, kernel=[1] + k, stride=[1] + st, padding=[0] + p),
+             shape=(n, c, 1, out[2]), dtype=input.dtype, suffix="pool")
+    return reshape_to(b, y, out)
+
+
+def max_pool1d(b, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise Unsupported("max_pool1d with indices")
+    return _pool1d(b, "max_pool2d", input, kernel_size, stride, padding,
+                   {"dilation": [1] + _ntuple(dilation, 1), "ceil_mode": bool(ceil_mode) or None})
+
+
+def avg_pool1d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _pool1d(b, "avg_pool2d", input, kernel_size, stride, padding,
+                   {"ceil_mode": bool(ceil_mode) or None,
+                    "count_include_pad": None if count_include_pad else False})
+
+
 def linear(b, input, weight, bias=None):
     """x @ W^T (+ bias): matmul with transpose_b, then add."""
     shape = input.shape[:-1] + (weight.shape[0],)
@@ -359,13 +463,16 @@ def _adaptive(kind):
     def h(b, input, output_size, *args):
         if args and any(args):
             raise Unsupported("adaptive pooling with indices")
-        ih, iw = input.shape[-2:]
-        oh, ow = _fxshape(b)[-2:]
-        if (oh, ow) == (ih, iw):
+        out = tuple(_fxshape(b))
+        if out == input.shape:
             return input
-        if (oh, ow) == (1, 1):   # a global pool: a reduction the policies can fuse
+        if all(d == 1 for d in out[2:]):   # a global pool: a reduction the policies can fuse
             return b.op("mean" if kind == "avg" else "amax", [input],
-                        {"axes": [input.rank - 2, input.rank - 1], "keepdim": True})
+                        {"axes": list(range(2, input.rank)), "keepdim": True})
+        if input.rank != 4:
+            raise Unsupported(f"adaptive pooling of rank {input.rank} to a size other than 1")
+        ih, iw = input.shape[-2:]
+        oh, ow = out[-2:]
         if ih % oh == 0 and iw % ow == 0 and input.rank == 4:
             k = [ih // oh, iw // ow]
             return b.op(f"{kind}_pool2d", [input], {"kernel": k, "stride": k})
@@ -661,7 +768,7 @@ def _mod(h):
 
 
 MODULES = {
-    nn.Conv2d: _conv2d_mod,
+    nn.Conv2d: _conv2d_mod, nn.Conv1d: _convnd_mod(conv1d), nn.Conv3d: _convnd_mod(conv3d),
     nn.Linear: _linear_mod,
     nn.BatchNorm1d: _batch_norm_mod, nn.BatchNorm2d: _batch_norm_mod, nn.BatchNorm3d: _batch_norm_mod,
     nn.LayerNorm: _layer_norm_mod,
@@ -678,6 +785,13 @@ MODULES = {
     nn.AvgPool2d: lambda b, mod, x: avg_pool2d(b, x, mod.kernel_size, mod.stride, mod.padding,
                                                mod.ceil_mode, mod.count_include_pad,
                                                mod.divisor_override),
+    nn.MaxPool1d: lambda b, mod, x: max_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.dilation, mod.ceil_mode, mod.return_indices),
+    nn.AvgPool1d: lambda b, mod, x: avg_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.ceil_mode, mod.count_include_pad),
+    nn.AdaptiveAvgPool1d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
+    nn.AdaptiveAvgPool3d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
+    nn.AdaptiveMaxPool3d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
     nn.AdaptiveAvgPool2d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveMaxPool2d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
     nn.Flatten: _flatten_mod, nn.Unflatten: _flatten_mod,
@@ -714,6 +828,8 @@ FUNCTIONS = {
     torch.softmax: _softmax("softmax"), F.softmax: _softmax("softmax"),
     torch.log_softmax: _softmax("log_softmax"), F.log_softmax: _softmax("log_softmax"),
     F.layer_norm: layer_norm, F.batch_norm: batch_norm, F.linear: linear, F.conv2d: conv2d,
+    F.conv1d: conv1d, F.conv3d: conv3d, F.max_pool1d: max_pool1d, F.avg_pool1d: avg_pool1d,
+    F.adaptive_avg_pool1d: _adaptive("avg"), F.adaptive_avg_pool3d: _adaptive("avg"),
     F.max_pool2d: max_pool2d, F.avg_pool2d: avg_pool2d,
     F.adaptive_avg_pool2d: _adaptive("avg"), F.adaptive_max_pool2d: _adaptive("max"),
     torch.flatten: _flatten, torch.reshape: _view, torch.squeeze: _view, torch.unsqueeze: _view,

@@ -5,9 +5,10 @@
 # GoogLeNet, Inception v3, ResNeXt-50, Wide ResNet-50, MobileNetV2,
 # RegNetX-400MF, EfficientNetV2-S, MobileNetV3-large, ResNet-18 and the
 # segmentation models LR-ASPP and DeepLabV3 on MobileNetV3-large (bilinear
-# upsampling: F.interpolate and ONNX Resize as matmuls), random
+# upsampling: F.interpolate and ONNX Resize as matmuls) and the video models
+# R3D-18 and R(2+1)D-18 (Conv3d as 2-D convolutions per kernel frame), random
 # weights, batch 1, at the small inputs tests/e2e/make_models.py's ZOO gives
-# (64x64; Inception 75x75) so that the whole script stays within minutes.
+# (64x64; Inception 75x75; video 4 frames of 32x32) so that the whole script stays within minutes.
 # make_models.py makes each in a temp dir (one Python process), then each
 # goes two ways into fuseeng:
 #   fx    scripts/export_torch.py (torch.fx)      -> fx.json + fx.safetensors
@@ -21,7 +22,7 @@
 PY=/usr/bin/python3
 MODELS="swin_t densenet121 shufflenet_v2_x0_5 squeezenet1_0 mnasnet0_5 googlenet inception_v3
 resnext50_32x4d wide_resnet50_2 mobilenet_v2 regnet_x_400mf efficientnet_v2_s mobilenet_v3_large
-resnet18 lraspp_mobilenet_v3_large deeplabv3_mobilenet_v3_large"
+resnet18 lraspp_mobilenet_v3_large deeplabv3_mobilenet_v3_large r3d_18 r2plus1d_18"
 PLAN_POLICIES="tvm_fuseops xla_priority gcu_afe"
 EXEC_POLICIES="fuse_all gcu_tlf"
 nmod=$(echo $MODELS | wc -w)

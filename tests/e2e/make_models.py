@@ -53,6 +53,8 @@ ZOO = {
     "mobilenet_v3_large": [1, 3, 64, 64], "resnet18": [1, 3, 64, 64],
     # segmentation: bilinear upsampling (F.interpolate, ONNX Resize)
     "lraspp_mobilenet_v3_large": [1, 3, 64, 64], "deeplabv3_mobilenet_v3_large": [1, 3, 64, 64],
+    # video: Conv3d (as 2-D convolutions per kernel frame), BatchNorm3d, a global 3-D pool
+    "r3d_18": [1, 3, 4, 32, 32], "r2plus1d_18": [1, 3, 4, 32, 32],
 }
 
 
@@ -91,7 +93,9 @@ def build(name, seed):
         # googlenet and inception_v3 without their training-only auxiliary heads
         kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
         seg = getattr(torchvision.models.segmentation, name, None)
-        m = SegmentationOut(seg(weights_backbone=None)) if seg else getattr(torchvision.models, name)(**kw)
+        video = getattr(torchvision.models.video, name, None)
+        m = (SegmentationOut(seg(weights_backbone=None)) if seg else video() if video
+             else getattr(torchvision.models, name)(**kw))
         shape = ZOO[name]
     else:
         import torchvision
