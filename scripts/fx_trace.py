@@ -34,7 +34,7 @@ import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
-from fx_graph import leaves, tree_map
+from fx_graph import ExportError, leaves, tree_map
 
 _MISSING = object()
 # Tensor attributes that answer from the example value instead of a graph node.
@@ -229,8 +229,9 @@ class ConcreteTracer(torch.fx.Tracer):
             # The assignment changed the constant in place; a value that is not
             # constant would need an in-place op the graph does not have.
             if not all("const" in i.meta for i in ins[1:]):
-                raise RuntimeError(f"{node.format_node()}: item assignment of a computed value "
-                                   "into a tensor (in-place); write it with torch.where or cat")
+                raise ExportError(f"node {node.name}: item assignment of a computed value into a "
+                                  "tensor (an in-place write the graph cannot express); write it "
+                                  "with torch.where or torch.cat")
             node.meta["const"] = v
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):

@@ -63,10 +63,10 @@ int imp_map_resize(imp *im)
 {
     const Onnx__NodeProto *n = im->node;
     imp_val *x = imp_in(im, 0);
-    char mode[32], ctm[32], nm[32];
-    imp_attr_str(n, "mode", "nearest", mode, sizeof mode);
-    imp_attr_str(n, "coordinate_transformation_mode", "half_pixel", ctm, sizeof ctm);
-    imp_attr_str(n, "nearest_mode", "round_prefer_floor", nm, sizeof nm);
+    char mbuf[32], cbuf[32], nbuf[32];
+    const char *mode = imp_attr_str(n, "mode", "nearest", mbuf, sizeof mbuf);
+    const char *ctm = imp_attr_str(n, "coordinate_transformation_mode", "half_pixel", cbuf, sizeof cbuf);
+    const char *nm = imp_attr_str(n, "nearest_mode", "round_prefer_floor", nbuf, sizeof nbuf);
     int linear = !strcmp(mode, "linear");
     if (!linear && strcmp(mode, "nearest"))
         return imp_fail(im, "mode '%s' is not supported (nearest and linear are; export with "
