@@ -659,6 +659,20 @@ def _roll(b, input, shifts, dims=None):
     return reshape_to(b, x, input.shape, suffix="unflat")
 
 
+def _flip(b, input, *dims):
+    """torch.flip: a gather of the reversed indices per flipped dim (slices step forward only)."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    x = input
+    for k, d in enumerate(dims):
+        d = _axis(d, x.rank)
+        if x.shape[d] == 1:
+            continue
+        idx = b.weight(f"{b.fx.name}.idx{d}", torch.arange(x.shape[d] - 1, -1, -1))
+        x = b.op("gather", [x, idx], {"axis": d}, shape=x.shape, dtype=x.dtype, suffix=f"f{k}")
+    return x
+
+
 def _setitem(b, obj, idx, value):
     """Reached only for assignment into a computed tensor (fx_trace folds the constant ones)."""
     raise ExportError(f"node {b.fx.name}: item assignment into a computed tensor (an in-place "
@@ -840,6 +854,8 @@ FUNCTIONS = {
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
     F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
     torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
+    torch.flip: _flip, torch.fliplr: lambda b, input: _flip(b, input, [1]),
+    torch.flipud: lambda b, input: _flip(b, input, [0]),
 }
 
 try:   # torchvision's stochastic_depth is an fx.wrap'ed function: one call node
@@ -866,7 +882,7 @@ METHODS = {
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
     "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
     "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
-    "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll,
+    "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll, "flip": _flip,
     "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
     "expand": _expand, "expand_as": _expand,
     "chunk": _chunk, "split": _split, "unbind": _unbind,

@@ -328,6 +328,11 @@ case("flip", [N("Slice", ["k", "st", "en", "ax", "sp"], ["kf"]), N("Add", ["x", 
      {"x": xf}, {"y": xf + kf[::-1]}, {"k": kf, "st": np.array([-1], np.int64),
                             "en": np.array([-(1 << 63)], np.int64), "ax": np.array([0], np.int64),
                             "sp": np.array([-1], np.int64)})
+# A negative step on a tensor that is not constant: a gather of the indices.
+case("slice_back", [N("Slice", ["x", "st", "en", "ax", "sp"], ["y"])],
+     {"x": xf}, {"y": np.ascontiguousarray(xf[::-1, 2::-2])},
+     {"st": np.array([-1, 2], np.int64), "en": np.array([-(1 << 63), -(1 << 63)], np.int64),
+      "ax": np.array([0, 1], np.int64), "sp": np.array([-1, -2], np.int64)})
 # A float constant cast to int64 out of int64's range saturates (C leaves it undefined).
 case("cast_huge", [N("Cast", ["big"], ["bi"], to=TensorProto.INT64), N("Add", ["i", "bi"], ["y"])],
      {"i": np.array([-5, -1, 0], np.int64)}, {"y": np.array([(1 << 63) - 6, (1 << 63) - 2, (1 << 63) - 1], np.int64)},
