@@ -476,7 +476,10 @@ def _adaptive(kind):
         if ih % oh == 0 and iw % ow == 0 and input.rank == 4:
             k = [ih // oh, iw // ow]
             return b.op(f"{kind}_pool2d", [input], {"kernel": k, "stride": k})
-        raise Unsupported(f"adaptive pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
+        if kind == "avg":   # uneven or overlapping windows: linear, so matmuls by averaging matrices
+            return _resample(b, input, {2: _adaptive_matrix(ih, oh), 3: _adaptive_matrix(iw, ow)},
+                             "pool")
+        raise Unsupported(f"adaptive max pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
     return h
 
 
@@ -673,6 +676,19 @@ def _flip(b, input, *dims):
     return x
 
 
+def _normalize(b, input, p=2.0, dim=1, eps=1e-12, out=None):
+    """F.normalize: x / max(||x||_p, eps) along dim, for p = 2 (sqrt of a sum of squares)."""
+    if p != 2 or out is not None:
+        raise Unsupported(f"normalize with p={p}")
+    d = _axis(dim, input.rank)
+    kshape = input.shape[:d] + (1,) + input.shape[d + 1:]
+    sq = b.op("mul", [input, input], shape=input.shape, dtype=input.dtype, suffix="sq")
+    n = b.op("sum", [sq], {"axes": [d], "keepdim": True}, shape=kshape, dtype=input.dtype, suffix="sum")
+    n = b.op("sqrt", [n], shape=kshape, dtype=input.dtype, suffix="norm")
+    n = binary_op(b, "maximum", n, float(eps), suffix="eps")
+    return b.op("div", [input, n], shape=input.shape, dtype=input.dtype)
+
+
 def _setitem(b, obj, idx, value):
     """Reached only for assignment into a computed tensor (fx_trace folds the constant ones)."""
     raise ExportError(f"node {b.fx.name}: item assignment into a computed tensor (an in-place "
@@ -723,24 +739,44 @@ def interpolate(b, input, size=None, scale_factor=None, mode="nearest", align_co
     sf = scale_factor
     if sf is not None and not isinstance(sf, (list, tuple)):
         sf = [sf] * nsp
-    x = input
-    for k, axis in enumerate(reversed(range(2, input.rank))):
+    mats = {}
+    for axis in range(2, input.rank):
         n_in, n_out = input.shape[axis], out[axis]
         f = sf[axis - 2] if sf is not None and not recompute_scale_factor else None
         scale = (1.0 / f) if f else n_in / n_out
-        a = _resize_matrix(n_in, n_out, mode, bool(align_corners), scale)
+        mats[axis] = _resize_matrix(n_in, n_out, mode, bool(align_corners), scale)
+    return _resample(b, input, mats, "resize")
+
+
+def _resample(b, input, mats, what):
+    """input times a constant matrix A [out, in] along each axis of mats (the last two at most):
+    x @ A^T (transpose_b) for the last axis, A @ x for the one before; an identity is skipped."""
+    x = input
+    for axis in sorted(mats, reverse=True):
+        a = mats[axis]
+        n_out, n_in = a.shape
         if n_in == n_out and bool((a == torch.eye(n_in)).all()):
             continue
-        if k > 1:
-            raise Unsupported("interpolate over more than the last two axes")
-        w = b.weight(f"{b.fx.name}.resize{axis}", a)
+        if axis < input.rank - 2:
+            raise Unsupported(f"{what} of an axis before the last two")
+        w = b.weight(f"{b.fx.name}.{what}{axis}", a)
         shape = x.shape[:axis] + (n_out,) + x.shape[axis + 1:]
-        if k == 0:
+        if axis == input.rank - 1:
             x = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype,
-                     suffix=f"resize{axis}")
+                     suffix=f"{what}{axis}")
         else:
-            x = b.op("matmul", [w, x], shape=shape, dtype=x.dtype, suffix=f"resize{axis}")
+            x = b.op("matmul", [w, x], shape=shape, dtype=x.dtype, suffix=f"{what}{axis}")
     return x
+
+
+def _adaptive_matrix(n_in, n_out):
+    """[n_out, n_in] f32: row i averages PyTorch's adaptive window [floor(i n_in / n_out),
+    ceil((i + 1) n_in / n_out))."""
+    a = torch.zeros(n_out, n_in)
+    for i in range(n_out):
+        s, e = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        a[i, s:e] = 1.0 / (e - s)
+    return a
 
 
 def _upsample_mod(b, mod, input):
@@ -854,7 +890,7 @@ FUNCTIONS = {
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
     F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
     torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
-    torch.flip: _flip, torch.fliplr: lambda b, input: _flip(b, input, [1]),
+    torch.flip: _flip, F.normalize: _normalize, torch.fliplr: lambda b, input: _flip(b, input, [1]),
     torch.flipud: lambda b, input: _flip(b, input, [0]),
 }
 

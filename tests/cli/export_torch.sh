@@ -12,7 +12,7 @@ X=scripts/export_torch.py
 if ! "$PY" -c 'import torch' 2>/dev/null; then
     for c in "custom fallback" "two inputs and outputs" "MultiheadAttention variants match PyTorch" "int16 weight" "unknown module" "missing file" \
         "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses" \
-        "fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip match PyTorch" \
+        "fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch" \
         "interpolate bicubic is a custom node with a warning" "item assignment into a computed tensor" \
         "item assignment of a computed value"; do
         skip "export_torch.py: $c" "no torch"
@@ -96,11 +96,13 @@ class Wrapped(nn.Module):
         self.p1 = nn.MaxPool1d(2)
         self.c3 = nn.Conv3d(2, 4, (3, 3, 1), stride=(2, 1, 1), padding=(1, 0, 0))
         self.g3 = nn.AdaptiveAvgPool3d(1)
+        self.ap = nn.AdaptiveAvgPool2d((3, 13))
 
     def forward(self, x, s, v):
         a = win(x, 2)
         b = F.interpolate(a.permute(0, 3, 1, 2), size=(7, 11), mode="bilinear", align_corners=False)
-        return a, b, self.up(b), self.p1(self.c1(s)), self.g3(self.c3(v)), torch.flip(v, [1, 4])
+        return a, b, self.up(b), self.p1(self.c1(s)), self.g3(self.c3(v)), torch.flip(v, [1, 4]), \
+            self.ap(b), F.normalize(a, dim=-1)
 
 
 class Assign(nn.Module):
@@ -160,17 +162,18 @@ else
 fi
 
 # Issue 37: a torch.fx.wrap'ed function is traced through (its mask folded), the
-# new mappings (roll, interpolate, Upsample, Conv1d/3d, pools, flip) leave no custom node
-# and the six outputs match PyTorch.
+# new mappings (roll, interpolate, Upsample, Conv1d/3d, pools, flip, adaptive average
+# pooling with uneven windows, F.normalize) leave no custom node and the eight
+# outputs match PyTorch.
 if "$PY" $X "$T/mods.py:Wrapped" -o "$T/wrapped.json" --input x=1x5x6x3 --input s=2x3x9 \
     --input v=1x2x5x4x3 --inputs-out "$T/win.st" --expect-out "$T/wout.st" >"$T/out" 2>"$T/err" &&
     grep -q "(0 custom)" "$T/out" && ! grep -q '"op": "custom"' "$T/wrapped.json" &&
     "$FUSEENG" run "$T/wrapped.json" --policy fuse_all --execute --no-timing --weights "$T/wrapped.safetensors" \
         --inputs "$T/win.st" --expect "$T/wout.st" --expect-rtol 1e-5 >"$T/run" 2>>"$T/err" &&
-    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 12 ]; then
-    ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip match PyTorch"
+    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 16 ]; then
+    ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch"
 else
-    not_ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip match PyTorch" \
+    not_ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch" \
         "$(cat "$T/out" "$T/err")" "$(sed -n '/^expected/,/^groups/p' "$T/run" 2>/dev/null)"
 fi
 # A mode the mapping does not take stays a custom node, with a warning naming it.
