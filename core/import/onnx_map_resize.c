@@ -4,7 +4,7 @@
  * no resize op; a matmul by the matrix computes the same sums (each output
  * element is at most two weighted inputs plus zeros), and every policy fuses
  * it as the matmul it is. Coordinates and nearest rounding follow the ONNX
- * reference (onnx/reference/ops/op_resize.py); cubic, tf_crop_and_resize,
+ * operator specification (its reference implementation); cubic, tf_crop_and_resize,
  * antialias and resizing any other axis are refused, naming the node.
  */
 #include <math.h>
