@@ -4,8 +4,8 @@
  * no resize op; a matmul by the matrix computes the same sums (each output
  * element is at most two weighted inputs plus zeros), and every policy fuses
  * it as the matmul it is. Coordinates and nearest rounding follow the ONNX
- * operator specification (its reference implementation); cubic, tf_crop_and_resize,
- * antialias and resizing any other axis are refused, naming the node.
+ * operator specification; cubic, tf_crop_and_resize, antialias and resizing
+ * any other axis are refused, naming the node.
  */
 #include <math.h>
 #include <string.h>
