@@ -36,7 +36,8 @@ static int ndwin_of(imp *im, const imp_val *x, const int64_t *k, int n, ndwin *w
     w->n = n;
     for (int i = 0; i < n; i++)
         w->k[i] = k[i], w->s[i] = 1, w->d[i] = 1;
-    int ns = imp_attr_ints(im->node, "strides", w->s, 3), nd = imp_attr_ints(im->node, "dilations", w->d, 3);
+    int ns = imp_attr_ints(im->node, "strides", w->s, 3);
+    int nd = imp_attr_ints(im->node, "dilations", w->d, 3);
     int np = imp_attr_ints(im->node, "pads", pads, 6);
     if ((ns >= 0 && ns != n) || (nd >= 0 && nd != n) || (np >= 0 && np != 2 * n))
         return imp_fail(im, "strides, dilations and pads have %d, %d and %d items; a %d-D window "
@@ -100,7 +101,8 @@ static imp_val *slice1(imp *im, imp_val *x, int axis, int64_t start, int64_t n, 
 static imp_val *conv2d(imp *im, imp_val *x, imp_val *wt, imp_val *bias, const int64_t *shape,
                        const int64_t *s, const int64_t *p, const int64_t *d, int out_k)
 {
-    imp_val *o = out_k >= 0 ? imp_out(im, out_k, x->dtype, 4, shape) : imp_tmp(im, x->dtype, 4, shape);
+    imp_val *o = out_k >= 0 ? imp_out(im, out_k, x->dtype, 4, shape)
+                            : imp_tmp(im, x->dtype, 4, shape);
     imp_val *in[3] = {x, wt, bias};
     int32_t nd = o ? imp_emit(im, "conv2d", in, bias ? 3 : 2, o) : -1;
     int64_t g = imp_attr_int(im->node, "group", 1);
@@ -159,7 +161,8 @@ int imp_map_convnd(imp *im)
     if (!(x = op_ints(im, "transpose", x, 5, ts, "perm", perm, 5, -1)))
         return im->err->code;
     int64_t nt = out[0] * out[2];
-    int64_t frames[4] = {nt, ts[2], ts[3], ts[4]}, w4[4] = {wt->shape[0], wt->shape[1], w.k[1], w.k[2]};
+    int64_t frames[4] = {nt, ts[2], ts[3], ts[4]};
+    int64_t w4[4] = {wt->shape[0], wt->shape[1], w.k[1], w.k[2]};
     int64_t y4[4] = {nt, out[1], out[3], out[4]};
     int64_t p[2] = {w.pb[1] - pb[1], w.pb[2] - pb[2]};
     imp_val *acc = NULL;

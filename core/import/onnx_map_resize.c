@@ -65,7 +65,8 @@ int imp_map_resize(imp *im)
     imp_val *x = imp_in(im, 0);
     char mbuf[32], cbuf[32], nbuf[32];
     const char *mode = imp_attr_str(n, "mode", "nearest", mbuf, sizeof mbuf);
-    const char *ctm = imp_attr_str(n, "coordinate_transformation_mode", "half_pixel", cbuf, sizeof cbuf);
+    const char *ctm = imp_attr_str(n, "coordinate_transformation_mode", "half_pixel", cbuf,
+                                   sizeof cbuf);
     const char *nm = imp_attr_str(n, "nearest_mode", "round_prefer_floor", nbuf, sizeof nbuf);
     int linear = !strcmp(mode, "linear");
     if (!linear && strcmp(mode, "nearest"))
@@ -105,7 +106,8 @@ int imp_map_resize(imp *im)
             sc[d] = scales->fv[scales->numel == x->rank ? d : 0];
             if (!(sc[d] > 0) || !isfinite(sc[d]))
                 return imp_fail(im, "scale %d is %g; scales must be positive", d, sc[d]);
-            sz[d] = FE_IS_SYM(x->shape[d]) ? x->shape[d] : (int64_t)floor((double)x->shape[d] * sc[d]);
+            sz[d] = FE_IS_SYM(x->shape[d]) ? x->shape[d]
+                                           : (int64_t)floor((double)x->shape[d] * sc[d]);
         }
         shape[d] = sz[d];
         int resized = FE_IS_SYM(x->shape[d]) ? sc[d] != 1 : sz[d] != x->shape[d] || sc[d] != 1;
