@@ -79,6 +79,9 @@ int imp_map_resize(imp *im)
     if (!linear && strcmp(nm, "floor") && strcmp(nm, "ceil") && strcmp(nm, "round_prefer_floor") &&
         strcmp(nm, "round_prefer_ceil"))
         return imp_fail(im, "nearest_mode '%s' is not one ONNX defines", nm);
+    if (x->dtype != FE_F32 && x->dtype != FE_F16 && x->dtype != FE_BF16)
+        return imp_fail(im, "resizes a %s tensor; only floating-point ones are supported",
+                        fe_dtype_name(x->dtype));
     if (imp_attr_int(n, "antialias", 0))
         return imp_fail(im, "antialias is not supported");
     if (imp_attr(n, "axes"))

@@ -99,6 +99,8 @@ bad "Resize with tf_crop_and_resize" "$C/bad_resize_crop.onnx" \
     "bad_resize_crop\.onnx: node 'rz' \(Resize, #0\): coordinate_transformation_mode 'tf_crop_and_resize' is not supported"
 bad "Resize of the channel axis" "$C/bad_resize_channels.onnx" \
     "bad_resize_channels\.onnx: node 'rz' \(Resize, #0\): resizes axis 1 of a rank-4 input"
+bad "Resize of an integer tensor" "$C/bad_resize_int.onnx" \
+    "bad_resize_int\.onnx: node 'rz' \(Resize, #0\): resizes a i64 tensor; only floating-point"
 bad "ScatterND with an index out of range" "$C/bad_scatternd_range.onnx" \
     "bad_scatternd_range\.onnx: node 'sc' \(ScatterND, #0\): index 5 is out of range for dim 0 of size 2"
 bad "a 3-D Conv with pads of the wrong length" "$C/bad_conv3d_pads.onnx" \

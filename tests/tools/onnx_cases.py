@@ -381,6 +381,9 @@ bad("resize_crop", [N("Resize", ["x", "", "sc"], ["y"], mode="linear", name="rz"
 bad("resize_channels", [N("Resize", ["x", "", "scc"], ["y"], name="rz")], [X4],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])],
     [numpy_helper.from_array(np.array([1, 2, 1, 1], np.float32), "scc")])
+bad("resize_int", [N("Resize", ["x", "", "sc"], ["y"], name="rz")],
+    [helper.make_tensor_value_info("x", TensorProto.INT64, [1, 2, 3, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 2, 6, 6])], [sc2])
 bad("scatternd_range", [N("ScatterND", ["d", "i", "u"], ["m"], name="sc"), N("Add", ["x", "m"], ["y"])],
     [X], [Y], [numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
                numpy_helper.from_array(np.array([[5]], np.int64), "i"),
