@@ -39,6 +39,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fx_handlers  # noqa: E402
 import fx_trace  # noqa: E402
 import st_write  # noqa: E402
 from fx_graph import DTYPES, ExportError, leaves  # noqa: E402
@@ -154,7 +155,9 @@ def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_o
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
-        gm, outputs = fx_trace.trace(module, inputs, defaults or None, leaf_types)
+        # fx.wrap'ed functions with a mapping stay one node; the others are traced through.
+        gm, outputs = fx_trace.trace(module, inputs, defaults or None, leaf_types,
+                                     keep_wrapped=fx_handlers.FUNCTIONS)
     ph = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     t1 = time.time()
     model, weights, warns = convert(gm, name or type(module).__name__.lower(),

@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fx_graph import Ten, Unsupported, numel, scalar
+from fx_graph import ExportError, Ten, Unsupported, numel, scalar
 
 
 def _fxshape(b):
@@ -309,6 +309,110 @@ def _conv2d_mod(b, mod, input):
     return conv2d(b, x, param(b, mod, "weight"), bias, mod.stride, pad, mod.dilation, mod.groups)
 
 
+def _ntuple(v, n):
+    return [int(v)] * n if isinstance(v, int) else [int(x) for x in v]
+
+
+def _conv_pads(padding, k, dil):
+    """Per-axis symmetric padding of conv1d/3d; padding="same" where the total is even."""
+    if padding == "valid":
+        return [0] * len(k)
+    if padding == "same":
+        tot = [d * (n - 1) for d, n in zip(dil, k)]
+        if any(t % 2 for t in tot):
+            raise Unsupported("padding='same' with an even kernel (asymmetric padding)")
+        return [t // 2 for t in tot]
+    return _ntuple(padding, len(k))
+
+
+def conv1d(b, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """[N, C, L] as [N, C, 1, L]: conv2d with a 1 x k kernel (reshapes are views)."""
+    if input.rank != 3:
+        raise Unsupported("conv1d of an unbatched input")
+    n, c, l = input.shape
+    o, cg, k = weight.shape
+    dil = _ntuple(dilation, 1)
+    pad = _conv_pads(padding, [k], dil)
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c, 1, l), suffix="2d")
+    w = reshape_to(b, weight, (o, cg, 1, k), suffix="w2d")
+    y = b.op("conv2d", [x, w] + ([bias] if bias is not None else []),
+             {"stride": [1] + _ntuple(stride, 1), "padding": [0] + pad, "dilation": [1] + dil,
+              "groups": int(groups)}, shape=(n, o, 1, out[2]), dtype=input.dtype, suffix="conv")
+    return reshape_to(b, y, out)
+
+
+def conv3d(b, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """[N, C, T, H, W]: per kernel frame k, a conv2d of the frames it reads (time folded
+    into the batch) by the weight's frame k, summed over k; time padding a pad first."""
+    if input.rank != 5:
+        raise Unsupported("conv3d of an unbatched input")
+    n, c, t, h, w = input.shape
+    o, cg, kt, kh, kw = weight.shape
+    st, dil = _ntuple(stride, 3), _ntuple(dilation, 3)
+    pad = _conv_pads(padding, [kt, kh, kw], dil)
+    out = _fxshape(b)
+    to, ho, wo = out[2:]
+    x = input
+    if pad[0]:
+        t += 2 * pad[0]
+        x = b.op("pad", [x], {"pads": [0, 0, 0, 0, pad[0], pad[0]]}, shape=(n, c, t, h, w),
+                 dtype=x.dtype, suffix="tpad")
+    x = transpose_perm(b, x, [0, 2, 1, 3, 4], suffix="tfirst")
+    acc = None
+    for k in range(kt):
+        s = k * dil[0]
+        xs = slice_axis(b, x, 1, s, s + (to - 1) * st[0] + 1, st[0], suffix=f"t{k}")
+        xs = reshape_to(b, xs, (n * to, c, h, w), suffix=f"t{k}.frames")
+        wk = slice_axis(b, weight, 2, k, k + 1, 1, suffix=f"w{k}")
+        wk = reshape_to(b, wk, (o, cg, kh, kw), suffix=f"w{k}.2d")
+        y = b.op("conv2d", [xs, wk] + ([bias] if bias is not None and k == 0 else []),
+                 {"stride": st[1:], "padding": pad[1:], "dilation": dil[1:], "groups": int(groups)},
+                 shape=(n * to, o, ho, wo), dtype=input.dtype, suffix=f"t{k}.conv")
+        acc = y if acc is None else binary_op(b, "add", acc, y, suffix=f"t{k}.sum")
+    y = reshape_to(b, acc, (n, to, o, ho, wo), suffix="unfold")
+    return transpose_perm(b, y, [0, 2, 1, 3, 4], suffix="cfirst")
+
+
+def _convnd_mod(f):
+    def h(b, mod, input):
+        if mod.padding_mode != "zeros":
+            raise Unsupported(f"{mod.padding_mode} padding of a {type(mod).__name__}")
+        bias = param(b, mod, "bias") if mod.bias is not None else None
+        return f(b, input, param(b, mod, "weight"), bias, mod.stride, mod.padding, mod.dilation,
+                 mod.groups)
+    return h
+
+
+def _pool1d(b, kind, input, kernel_size, stride, padding, attrs):
+    """[N, C, L] as [N, C, 1, L]: the 2-D pool with a 1 x k window."""
+    if input.rank != 3:
+        raise Unsupported(f"{kind} of an unbatched input")
+    k, p = _ntuple(kernel_size, 1), _ntuple(padding, 1)
+    st = k if stride is None or stride == [] or stride == () else _ntuple(stride, 1)
+    n, c, l = input.shape
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c, 1, l), suffix="2d")
+    y = b.op(kind, [x], dict(attrs, kernel=[1] + k, stride=[1] + st, padding=[0] + p),
+             shape=(n, c, 1, out[2]), dtype=input.dtype, suffix="pool")
+    return reshape_to(b, y, out)
+
+
+def max_pool1d(b, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise Unsupported("max_pool1d with indices")
+    return _pool1d(b, "max_pool2d", input, kernel_size, stride, padding,
+                   {"dilation": [1] + _ntuple(dilation, 1), "ceil_mode": bool(ceil_mode) or None})
+
+
+def avg_pool1d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _pool1d(b, "avg_pool2d", input, kernel_size, stride, padding,
+                   {"ceil_mode": bool(ceil_mode) or None,
+                    "count_include_pad": None if count_include_pad else False})
+
+
 def linear(b, input, weight, bias=None):
     """x @ W^T (+ bias): matmul with transpose_b, then add."""
     shape = input.shape[:-1] + (weight.shape[0],)
@@ -371,17 +475,23 @@ def _adaptive(kind):
     def h(b, input, output_size, *args):
         if args and any(args):
             raise Unsupported("adaptive pooling with indices")
-        ih, iw = input.shape[-2:]
-        oh, ow = _fxshape(b)[-2:]
-        if (oh, ow) == (ih, iw):
+        out = tuple(_fxshape(b))
+        if out == input.shape:
             return input
-        if (oh, ow) == (1, 1):   # a global pool: a reduction the policies can fuse
+        if all(d == 1 for d in out[2:]):   # a global pool: a reduction the policies can fuse
             return b.op("mean" if kind == "avg" else "amax", [input],
-                        {"axes": [input.rank - 2, input.rank - 1], "keepdim": True})
+                        {"axes": list(range(2, input.rank)), "keepdim": True})
+        if input.rank != 4:
+            raise Unsupported(f"adaptive pooling of rank {input.rank} to a size other than 1")
+        ih, iw = input.shape[-2:]
+        oh, ow = out[-2:]
         if ih % oh == 0 and iw % ow == 0 and input.rank == 4:
             k = [ih // oh, iw // ow]
             return b.op(f"{kind}_pool2d", [input], {"kernel": k, "stride": k})
-        raise Unsupported(f"adaptive pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
+        if kind == "avg":   # uneven or overlapping windows: linear, so matmuls by averaging matrices
+            return _resample(b, input, {2: _adaptive_matrix(ih, oh), 3: _adaptive_matrix(iw, ow)},
+                             "pool")
+        raise Unsupported(f"adaptive max pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
     return h
 
 
@@ -541,6 +651,151 @@ def _pad(b, input, pad, mode="constant", value=None):
     return b.op("pad", [input], attrs)
 
 
+def _roll(b, input, shifts, dims=None):
+    """torch.roll: per rolled dim, the last `shift` elements then the rest (two slices, a concat)."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    x = input
+    if dims is None or dims == [] or dims == ():
+        if len(shifts) != 1:
+            raise Unsupported("roll of the flattened tensor by several shifts")
+        x, dims = reshape_to(b, x, (numel(x.shape),), suffix="flat"), [0]
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if len(dims) != len(shifts):
+        raise Unsupported("roll with as many shifts as dims")
+    for k, (s, d) in enumerate(zip(shifts, dims)):
+        d = _axis(d, x.rank)
+        n = x.shape[d]
+        s = int(s) % n if n else 0
+        if s == 0:
+            continue
+        tail = slice_axis(b, x, d, n - s, n, 1, suffix=f"r{k}a")
+        head = slice_axis(b, x, d, 0, n - s, 1, suffix=f"r{k}b")
+        x = b.op("concat", [tail, head], {"axis": d}, shape=x.shape, dtype=x.dtype, suffix=f"r{k}")
+    return reshape_to(b, x, input.shape, suffix="unflat")
+
+
+def _flip(b, input, *dims):
+    """torch.flip: a gather of the reversed indices per flipped dim (slices step forward only)."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    x = input
+    for k, d in enumerate(dims):
+        d = _axis(d, x.rank)
+        if x.shape[d] == 1:
+            continue
+        idx = b.weight(f"{b.fx.name}.idx{d}", torch.arange(x.shape[d] - 1, -1, -1))
+        x = b.op("gather", [x, idx], {"axis": d}, shape=x.shape, dtype=x.dtype, suffix=f"f{k}")
+    return x
+
+
+def _normalize(b, input, p=2.0, dim=1, eps=1e-12, out=None):
+    """F.normalize: x / max(||x||_p, eps) along dim, for p = 2 (sqrt of a sum of squares)."""
+    if p != 2 or out is not None:
+        raise Unsupported(f"normalize with p={p}")
+    d = _axis(dim, input.rank)
+    kshape = input.shape[:d] + (1,) + input.shape[d + 1:]
+    sq = b.op("mul", [input, input], shape=input.shape, dtype=input.dtype, suffix="sq")
+    n = b.op("sum", [sq], {"axes": [d], "keepdim": True}, shape=kshape, dtype=input.dtype, suffix="sum")
+    n = b.op("sqrt", [n], shape=kshape, dtype=input.dtype, suffix="norm")
+    n = binary_op(b, "maximum", n, float(eps), suffix="eps")
+    return b.op("div", [input, n], shape=input.shape, dtype=input.dtype)
+
+
+def _setitem(b, obj, idx, value):
+    """Reached only for assignment into a computed tensor (fx_trace folds the constant ones)."""
+    raise ExportError(f"node {b.fx.name}: item assignment into a computed tensor (an in-place "
+                      "write the graph cannot express); write it with torch.where or torch.cat")
+
+
+def _resize_matrix(n_in, n_out, mode, align_corners, scale):
+    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest or linear resampling.
+
+    scale is PyTorch's source step (in / out, or 1 / scale_factor when one was
+    given): out[i] = sum_j A[i, j] in[j]. Weights are computed in float32 as
+    aten's CPU kernels do (upsample_nearest / area_pixel_compute_source_index).
+    """
+    import numpy as np
+    a = np.zeros((n_out, n_in), dtype=np.float32)
+    f32 = np.float32
+    for i in range(n_out):
+        if mode == "nearest":
+            same = n_in == n_out or n_out == 2 * n_in   # aten's exact shortcuts
+            a[i, i if n_in == n_out else i >> 1 if same else
+              min(int(np.floor(f32(i) * f32(scale))), n_in - 1)] = 1
+            continue
+        if n_in == n_out and not align_corners:
+            a[i, i] = 1
+            continue
+        if align_corners:
+            x = f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))
+        else:
+            x = max(f32(scale) * (f32(i) + f32(0.5)) - f32(0.5), f32(0))
+        i0 = min(int(np.floor(x)), n_in - 1)
+        i1 = min(i0 + 1, n_in - 1)
+        l1 = min(x - f32(i0), f32(1))
+        a[i, i0] += f32(1) - l1
+        a[i, i1] += l1
+    return torch.from_numpy(a)
+
+
+def interpolate(b, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """F.interpolate nearest / linear / bilinear: a matmul by a constant resampling matrix
+    per resized axis (the last two at most): x @ A^T for the last, A @ x for the one before."""
+    if antialias:
+        raise Unsupported("interpolate with antialias")
+    if mode not in ("nearest", "linear", "bilinear"):
+        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear and bilinear are mapped)")
+    out = _fxshape(b)
+    nsp = input.rank - 2
+    sf = scale_factor
+    if sf is not None and not isinstance(sf, (list, tuple)):
+        sf = [sf] * nsp
+    mats = {}
+    for axis in range(2, input.rank):
+        n_in, n_out = input.shape[axis], out[axis]
+        f = sf[axis - 2] if sf is not None and not recompute_scale_factor else None
+        scale = (1.0 / f) if f else n_in / n_out
+        mats[axis] = _resize_matrix(n_in, n_out, mode, bool(align_corners), scale)
+    return _resample(b, input, mats, "resize")
+
+
+def _resample(b, input, mats, what):
+    """input times a constant matrix A [out, in] along each axis of mats (the last two at most):
+    x @ A^T (transpose_b) for the last axis, A @ x for the one before; an identity is skipped."""
+    x = input
+    for axis in sorted(mats, reverse=True):
+        a = mats[axis]
+        n_out, n_in = a.shape
+        if n_in == n_out and bool((a == torch.eye(n_in)).all()):
+            continue
+        if axis < input.rank - 2:
+            raise Unsupported(f"{what} of an axis before the last two")
+        w = b.weight(f"{b.fx.name}.{what}{axis}", a)
+        shape = x.shape[:axis] + (n_out,) + x.shape[axis + 1:]
+        if axis == input.rank - 1:
+            x = b.op("matmul", [x, w], {"transpose_b": True}, shape=shape, dtype=x.dtype,
+                     suffix=f"{what}{axis}")
+        else:
+            x = b.op("matmul", [w, x], shape=shape, dtype=x.dtype, suffix=f"{what}{axis}")
+    return x
+
+
+def _adaptive_matrix(n_in, n_out):
+    """[n_out, n_in] f32: row i averages PyTorch's adaptive window [floor(i n_in / n_out),
+    ceil((i + 1) n_in / n_out))."""
+    a = torch.zeros(n_out, n_in)
+    for i in range(n_out):
+        s, e = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        a[i, s:e] = 1.0 / (e - s)
+    return a
+
+
+def _upsample_mod(b, mod, input):
+    return interpolate(b, input, mod.size, mod.scale_factor, mod.mode, mod.align_corners,
+                       getattr(mod, "recompute_scale_factor", None))
+
+
 def _embedding(b, input, weight, padding_idx=None, max_norm=None, *args):
     if max_norm is not None:
         raise Unsupported("embedding with max_norm (renormalises the table)")
@@ -575,7 +830,7 @@ def _mod(h):
 
 
 MODULES = {
-    nn.Conv2d: _conv2d_mod,
+    nn.Conv2d: _conv2d_mod, nn.Conv1d: _convnd_mod(conv1d), nn.Conv3d: _convnd_mod(conv3d),
     nn.Linear: _linear_mod,
     nn.BatchNorm1d: _batch_norm_mod, nn.BatchNorm2d: _batch_norm_mod, nn.BatchNorm3d: _batch_norm_mod,
     nn.LayerNorm: _layer_norm_mod,
@@ -592,6 +847,13 @@ MODULES = {
     nn.AvgPool2d: lambda b, mod, x: avg_pool2d(b, x, mod.kernel_size, mod.stride, mod.padding,
                                                mod.ceil_mode, mod.count_include_pad,
                                                mod.divisor_override),
+    nn.MaxPool1d: lambda b, mod, x: max_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.dilation, mod.ceil_mode, mod.return_indices),
+    nn.AvgPool1d: lambda b, mod, x: avg_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.ceil_mode, mod.count_include_pad),
+    nn.AdaptiveAvgPool1d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
+    nn.AdaptiveAvgPool3d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
+    nn.AdaptiveMaxPool3d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
     nn.AdaptiveAvgPool2d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveMaxPool2d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
     nn.Flatten: _flatten_mod, nn.Unflatten: _flatten_mod,
@@ -599,6 +861,7 @@ MODULES = {
     nn.Dropout: _mod(alias), nn.Dropout1d: _mod(alias), nn.Dropout2d: _mod(alias),
     nn.Dropout3d: _mod(alias), nn.AlphaDropout: _mod(alias),
     nn.Embedding: _embedding_mod,
+    nn.Upsample: _upsample_mod,   # and UpsamplingNearest2d, UpsamplingBilinear2d (subclasses)
     nn.MultiheadAttention: _mha,
 }
 
@@ -631,6 +894,8 @@ FUNCTIONS = {
     torch.softmax: _softmax("softmax"), F.softmax: _softmax("softmax"),
     torch.log_softmax: _softmax("log_softmax"), F.log_softmax: _softmax("log_softmax"),
     F.layer_norm: layer_norm, F.batch_norm: batch_norm, F.linear: linear, F.conv2d: conv2d,
+    F.conv1d: conv1d, F.conv3d: conv3d, F.max_pool1d: max_pool1d, F.avg_pool1d: avg_pool1d,
+    F.adaptive_avg_pool1d: _adaptive("avg"), F.adaptive_avg_pool3d: _adaptive("avg"),
     F.max_pool2d: max_pool2d, F.avg_pool2d: avg_pool2d,
     F.adaptive_avg_pool2d: _adaptive("avg"), F.adaptive_max_pool2d: _adaptive("max"),
     torch.flatten: _flatten, torch.reshape: _view, torch.squeeze: _view, torch.unsqueeze: _view,
@@ -639,8 +904,10 @@ FUNCTIONS = {
     torch.cat: _cat, torch.concat: _cat, torch.stack: _stack, torch.broadcast_to: _expand,
     torch.chunk: _chunk, torch.split: _split, torch.unbind: _unbind,
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
-    F.pad: _pad, F.embedding: _embedding,
-    torch.clone: alias, torch.detach: alias,
+    F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
+    torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
+    torch.flip: _flip, F.normalize: _normalize, torch.fliplr: lambda b, input: _flip(b, input, [1]),
+    torch.flipud: lambda b, input: _flip(b, input, [0]),
 }
 
 if hasattr(F, "scaled_dot_product_attention"):   # torch >= 2.0
@@ -677,7 +944,7 @@ METHODS = {
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
     "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
     "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
-    "contiguous": alias, "clone": alias, "detach": alias,
+    "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll, "flip": _flip,
     "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
     "expand": _expand, "expand_as": _expand,
     "chunk": _chunk, "split": _split, "unbind": _unbind,

@@ -10,6 +10,13 @@ export for one input shape wants them); a tensor used as a Python bool
 
 Modules torch.fx treats as leaves (those of torch.nn) stay single call_module
 nodes; export_torch.py maps them (nn.MultiheadAttention it decomposes).
+Functions a library marked with torch.fx.wrap (torchvision's
+shifted_window_attention, _patch_merging_pad, ...) are traced through, as
+dynamo inlines them, unless the caller keeps them whole (keep_wrapped: those
+the mapping has a rule for). Item assignment into a tensor computed from
+constants and shapes (Swin's attention mask: new_zeros, then
+mask[a:b, c:d] = k) runs at trace time and stays a folded constant;
+assignment into anything else is refused, as the graph has no in-place ops.
 
 While it traces, the tracer records what the mapping needs on each node,
 as ShapeProp would: meta['tensor_meta'] (shapes and dtypes of the result),
@@ -20,18 +27,21 @@ inputs, so one forward pass serves tracing, shapes and the reference
 outputs. verify() interprets the GraphModule with torch.fx's ShapeProp and
 compares its outputs with those: the graph we map reproduces the module.
 """
+import operator
 import warnings
 
 import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
-from fx_graph import leaves, tree_map
+from fx_graph import ExportError, leaves, tree_map
 
 _MISSING = object()
 # Tensor attributes that answer from the example value instead of a graph node.
 _CONCRETE_ATTRS = {"shape", "dtype", "ndim", "device", "is_cuda", "layout",
                    "requires_grad", "is_sparse", "is_quantized"}
+# Methods whose result depends on self's dtype and device only, not its values.
+_FACTORY_METHODS = {"new_zeros", "new_ones", "new_full"}
 
 
 def _leaf_value(a):
@@ -95,6 +105,10 @@ class ConcreteProxy(torch.fx.Proxy):
     def __float__(self):
         return float(_value_of(self))
 
+    def __setitem__(self, idx, value):
+        # torch 1.13's Proxy has no __setitem__; later ones record operator.setitem.
+        self.tracer.create_proxy("call_function", operator.setitem, (self, idx, value), {})
+
 
 class ConcreteAttribute(torch.fx.proxy.Attribute, ConcreteProxy):
     """x.attr before we know whether it is called (a method) or used (x.T)."""
@@ -116,10 +130,11 @@ class ConcreteAttribute(torch.fx.proxy.Attribute, ConcreteProxy):
 class ConcreteTracer(torch.fx.Tracer):
     """torch.fx.Tracer whose proxies carry the example values (see the note above)."""
 
-    def __init__(self, inputs, leaf_types=()):
+    def __init__(self, inputs, leaf_types=(), keep_wrapped=()):
         super().__init__()
         self.inputs = inputs            # placeholder name -> example value
         self.leaf_types = tuple(leaf_types)
+        self.keep_wrapped = set(keep_wrapped)
         self._computing = 0             # > 0 while running a leaf on real values
         self._leaf_forward = None
         self._arg_depth, self._arg_value = 0, None
@@ -141,6 +156,17 @@ class ConcreteTracer(torch.fx.Tracer):
             return forward(*args, **kwargs)
         self._leaf_forward = forward
         return super().call_module(m, forward, args, kwargs)
+
+    def trace(self, root, concrete_args=None):
+        # torch.fx patches every fx.wrap'ed function into a leaf while it
+        # traces; leave out those not kept so that their bodies are traced.
+        st = torch.fx._symbolic_trace
+        saved = list(st._wrapped_fns_to_patch)
+        st._wrapped_fns_to_patch[:] = [(d, n) for d, n in saved if d.get(n) in self.keep_wrapped]
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            st._wrapped_fns_to_patch[:] = saved
 
     def to_bool(self, obj):
         return ConcreteProxy.__bool__(obj)
@@ -196,6 +222,17 @@ class ConcreteTracer(torch.fx.Tracer):
         ins = node.all_input_nodes
         if node.op == "get_attr" or (ins and all("const" in i.meta for i in ins)):
             node.meta["const"] = v
+        elif node.op == "call_method" and node.target in _FACTORY_METHODS and \
+                all("const" in i.meta for i in ins[1:]):
+            node.meta["const"] = v
+        elif node.target is operator.setitem and "const" in ins[0].meta:
+            # The assignment changed the constant in place; a value that is not
+            # constant would need an in-place op the graph does not have.
+            if not all("const" in i.meta for i in ins[1:]):
+                raise ExportError(f"node {node.name}: item assignment of a computed value into a "
+                                  "tensor (an in-place write the graph cannot express); write it "
+                                  "with torch.where or torch.cat")
+            node.meta["const"] = v
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
@@ -219,9 +256,12 @@ class ConcreteTracer(torch.fx.Tracer):
         return r
 
 
-def trace(module, inputs, concrete_args=None, leaf_types=()):
-    """(GraphModule of module traced on inputs (dict name -> tensor), its outputs there)."""
-    tracer = ConcreteTracer(inputs, leaf_types)
+def trace(module, inputs, concrete_args=None, leaf_types=(), keep_wrapped=()):
+    """(GraphModule of module traced on inputs (dict name -> tensor), its outputs there).
+
+    keep_wrapped: the torch.fx.wrap'ed functions to keep as single call nodes.
+    """
+    tracer = ConcreteTracer(inputs, leaf_types, keep_wrapped)
     with torch.no_grad():
         graph = tracer.trace(module, concrete_args)
     name = module.__class__.__name__

@@ -299,6 +299,15 @@ imp_val *imp_tmp(imp *im, int dtype, int rank, const int64_t *shape)
     return id < 0 ? NULL : value_id(im, id, dtype, rank, shape);
 }
 
+imp_val *imp_const_tmp(imp *im, int dtype, int rank, const int64_t *shape)
+{
+    char base[FE_MAX_NAME];
+    snprintf(base, sizeof base, "%s/w%d", im->node_name, im->emitted);
+    int32_t id = fresh(im, base, IMP_TENSOR);
+    imp_val *v = id < 0 ? NULL : new_val_id(im, id);
+    return v ? imp_const_new(im, v, dtype, rank, shape) : NULL;
+}
+
 int32_t fresh_node_name(imp *im)
 {
     char base[FE_MAX_NAME];

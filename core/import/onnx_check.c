@@ -54,7 +54,8 @@ static const op_arity ops[] = {
     {"ReduceMean", 1, 2, 1, 0}, {"ReduceSum", 1, 2, 1, 0}, {"ReduceMax", 1, 2, 1, 0},
     {"ReduceMin", 1, 2, 1, 0}, {"Softmax", 1, 1, 1, 0}, {"LogSoftmax", 1, 1, 1, 0},
     {"MatMul", 2, 2, 1, 0}, {"Gemm", 2, 3, 1, 0}, {"BatchNormalization", 5, 5, 5, 0},
-    {"LayerNormalization", 2, 3, 3, 0},
+    {"LayerNormalization", 2, 3, 3, 0}, {"ScatterND", 3, 3, 1, 0},
+    {"Resize", 1, 4, 1, 0},
 };
 
 static const op_arity *arity_of(const char *op)
@@ -164,7 +165,9 @@ static const attr_rule attrs[] = {
     {"epsilon", NULL, A_FLOAT, 0, 0},
     {"min", NULL, A_FLOAT, 0, 1}, {"max", NULL, A_FLOAT, 0, 1},
     {"auto_pad", NULL, A_STRING, 0, 0}, {"mode", NULL, A_STRING, 0, 0},
-    {"equation", NULL, A_STRING, 0, 0},
+    {"equation", NULL, A_STRING, 0, 0}, {"reduction", NULL, A_STRING, 0, 0},
+    {"coordinate_transformation_mode", NULL, A_STRING, 0, 0},
+    {"nearest_mode", NULL, A_STRING, 0, 0}, {"antialias", NULL, A_INT, FLAG},
 };
 
 static const attr_rule *rule_of(const char *op, const char *name)

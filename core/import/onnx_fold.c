@@ -872,7 +872,7 @@ static int fold_shape_op(imp *im, imp_val **in, int nin)
             int a = (int)axes[i];
             c.start[a] = st[i];
             c.step[a] = sp[i];
-            if (imp_slice_axis(im, x->shape[a], &c.start[a], en[i], sp[i], &c.out[a]))
+            if (imp_slice_range(im, x->shape[a], &c.start[a], en[i], sp[i], &c.out[a]))
                 return -1;
         }
         return fold_move(im, x, x->dtype, x->rank, c.out, slice_map, &c);
@@ -945,6 +945,63 @@ static int fold_shape_op(imp *im, imp_val **in, int nin)
     return 0;
 }
 
+/* ScatterND on constants: torch's x[a:b, c:d] = v into a tensor made from
+ * shapes (Swin's attention mask) exports as one; 1 folded, 0 not, -1 error. */
+static int fold_scatternd(imp *im, imp_val **in)
+{
+    imp_val *x = in[0], *idx = in[1], *u = in[2];
+    char buf[16];
+    if (strcmp(imp_attr_str(im->node, "reduction", "none", buf, sizeof buf), "none") ||
+        !idx->iv || idx->rank < 1 || sym_in(idx))
+        return 0;
+    int64_t k = idx->shape[idx->rank - 1], inner = 1, nidx = 1;
+    if (k < 1 || k > x->rank || u->rank != idx->rank - 1 + x->rank - (int)k) {
+        imp_fail(im, "indices of shape [..., %lld] and updates of rank %d do not fit data of "
+                 "rank %d (not a valid ONNX model: re-export it)", (long long)k, u->rank, x->rank);
+        return -1;
+    }
+    for (int d = 0; d < u->rank; d++) {
+        int64_t want = d < idx->rank - 1 ? idx->shape[d] : x->shape[k + d - (idx->rank - 1)];
+        if (u->shape[d] != want) {
+            imp_fail(im, "updates dim %d is %lld, where indices and data make it %lld (not a "
+                     "valid ONNX model: re-export it)", d, (long long)u->shape[d], (long long)want);
+            return -1;
+        }
+    }
+    for (int d = (int)k; d < x->rank; d++)
+        inner *= x->shape[d];
+    for (int d = 0; d < idx->rank - 1; d++)
+        nidx *= idx->shape[d];
+    imp_val *o = out0(im, x->dtype, x->rank, x->shape);
+    if (!o)
+        return im->err->code ? -1 : 0;
+    for (int64_t i = 0; i < o->numel; i++) {
+        if (o->iv)
+            o->iv[i] = imp_ci(x, i);
+        else
+            o->fv[i] = imp_cf(x, i);
+    }
+    for (int64_t j = 0; j < nidx; j++) {
+        int64_t off = 0;
+        for (int d = 0; d < k; d++) {
+            int64_t v = idx->iv[j * k + d];
+            if (v < -x->shape[d] || v >= x->shape[d]) {
+                imp_fail(im, "index %lld is out of range for dim %d of size %lld", (long long)v,
+                         d, (long long)x->shape[d]);
+                return -1;
+            }
+            off = off * x->shape[d] + (v < 0 ? v + x->shape[d] : v);
+        }
+        for (int64_t t = 0; t < inner; t++) {
+            if (o->iv)
+                o->iv[off * inner + t] = imp_ci(u, j * inner + t);
+            else
+                o->fv[off * inner + t] = imp_cf(u, j * inner + t);
+        }
+    }
+    return 1;
+}
+
 static int fold_cast(imp *im, imp_val *x)
 {
     int64_t t = imp_attr_int(im->node, "to", 1);
@@ -1011,5 +1068,7 @@ int imp_fold(imp *im)
         return fold_einsum(im, in, nin);
     if (!strcmp(op, "Trilu"))
         return fold_trilu(im, in, nin);
+    if (!strcmp(op, "ScatterND"))
+        return fold_scatternd(im, in);
     return 0;
 }

@@ -115,6 +115,9 @@ int32_t imp_tensor(imp *im, imp_val *v);
 imp_val *imp_out(imp *im, int k, int dtype, int rank, const int64_t *shape);
 /* A new intermediate value with a fresh tensor name. */
 imp_val *imp_tmp(imp *im, int dtype, int rank, const int64_t *shape);
+/* A new constant of dtype and shape (elements zero in iv or fv, to be
+ * filled) under a fresh name; it becomes a weight when read as a tensor. */
+imp_val *imp_const_tmp(imp *im, int dtype, int rank, const int64_t *shape);
 /* A name for the next node emitted for the node being mapped (its base
  * name, then NAME/1, NAME/2, ...), unused so far; an id of im->strs. */
 int32_t fresh_node_name(imp *im);
@@ -201,6 +204,9 @@ int imp_unsqueeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, 
 int imp_squeeze_shape(imp *im, const imp_val *x, const int64_t *axes, int na, int64_t *out);
 int imp_flatten_shape(imp *im, const imp_val *x, int64_t axis, int64_t *out);
 int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step, int64_t *size);
+/* imp_slice_axis that allows an empty result (*size 0): folding's constants may be empty. */
+int imp_slice_range(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step,
+                    int64_t *size);
 int imp_slice_args(imp *im, const imp_val *x, int64_t *axes, int64_t *starts, int64_t *ends,
                    int64_t *steps);
 

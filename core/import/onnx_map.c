@@ -312,6 +312,25 @@ static imp_val *slice1(imp *im, imp_val *x, int axis, int64_t start, int64_t siz
     return o;
 }
 
+/* A slice with a negative step (a flip, x[::-2]): the registry's slice steps
+ * forward only, so a gather of the constant indices start, start + step, ... */
+static imp_val *slice_back(imp *im, imp_val *x, int axis, int64_t start, int64_t size,
+                           int64_t step, int out_k)
+{
+    int64_t shape[FE_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[axis] = size;
+    imp_val *idx = imp_const_tmp(im, FE_I64, 1, &size);
+    if (!idx)
+        return NULL;
+    for (int64_t k = 0; k < size; k++)
+        idx->iv[k] = start + k * step;
+    imp_val *o = out_k >= 0 ? imp_out(im, out_k, x->dtype, x->rank, shape)
+                            : imp_tmp(im, x->dtype, x->rank, shape), *in[2] = {x, idx};
+    int32_t nd = o ? imp_emit(im, "gather", in, 2, o) : -1;
+    return nd >= 0 && !fe_builder_attr_int(im->b, nd, "axis", axis) ? o : NULL;
+}
+
 static int map_slice(imp *im)
 {
     imp_val *x = imp_in(im, 0);
@@ -319,9 +338,6 @@ static int map_slice(imp *im)
     int n = imp_slice_args(im, x, axes, st, en, sp);
     if (n < 0 || im->err->code)
         return im->err->code;
-    for (int i = 0; i < n; i++)
-        if (sp[i] < 0)
-            return imp_custom(im, "a negative step");
     int last = -1;
     int64_t sizes[FE_MAX_RANK];
     for (int i = 0; i < n; i++) {
@@ -335,7 +351,8 @@ static int map_slice(imp *im)
     imp_val *t = x;
     for (int i = 0; i <= last && t; i++)
         if (!(st[i] == 0 && sp[i] == 1 && sizes[i] == x->shape[axes[i]]))
-            t = slice1(im, t, (int)axes[i], st[i], sizes[i], sp[i], i == last ? 0 : -1);
+            t = (sp[i] < 0 ? slice_back : slice1)(im, t, (int)axes[i], st[i], sizes[i], sp[i],
+                                                  i == last ? 0 : -1);
     return t ? FE_OK : im->err->code;
 }
 

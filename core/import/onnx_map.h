@@ -22,6 +22,16 @@ imp_val *imp_reshape(imp *im, imp_val *x, int rank, const int64_t *shape, int ou
 /* Conv, Gemm, MatMul, norms, Softmax, Reduce*, pooling (onnx_map_nn.c):
  * FE_OK, an error code, or IMP_NO_MAPPING. */
 int imp_map_nn(imp *im);
+/* SAME_UPPER / SAME_LOWER / VALID / NOTSET padding of one spatial axis
+ * (size in, kernel k, stride s, dilation d) into begin *b and end *e. */
+int imp_window_pads(imp *im, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
+                    int64_t *b, int64_t *e);
+/* Conv of 1-D and 3-D inputs, and 1-D MaxPool / AveragePool, on the 2-D ops
+ * (onnx_map_convnd.c). */
+int imp_map_convnd(imp *im);
+int imp_map_pool1d(imp *im, int max);
+/* Resize, nearest and linear, as matmuls by resampling matrices (onnx_map_resize.c). */
+int imp_map_resize(imp *im);
 /* The node as a `custom` node with a warning naming it; why (NULL: no
  * mapping) says what is missing. Outputs need a known shape. */
 int imp_custom(imp *im, const char *why);

@@ -19,10 +19,8 @@ static int concrete(imp *im, int64_t d, const char *what)
     return 0;
 }
 
-/* SAME_UPPER / SAME_LOWER / VALID / NOTSET padding of one spatial axis into
- * begin and end. */
-static int window_pads(imp *im, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
-                       int64_t *b, int64_t *e)
+int imp_window_pads(imp *im, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
+                    int64_t *b, int64_t *e)
 {
     if (!strcmp(auto_pad, "VALID")) {
         *b = *e = 0;
@@ -74,7 +72,7 @@ static int window_of(imp *im, const imp_val *x, const int64_t *kernel, window *w
     for (int i = 0; i < 2; i++) {
         w->pb[i] = pads[i];
         w->pe[i] = pads[i + 2];
-        if (window_pads(im, auto_pad, x->shape[2 + i], w->k[i], w->s[i], w->d[i], &w->pb[i],
+        if (imp_window_pads(im, auto_pad, x->shape[2 + i], w->k[i], w->s[i], w->d[i], &w->pb[i],
                         &w->pe[i]))
             return im->err->code;
     }
@@ -124,8 +122,10 @@ static int window_attrs(imp *im, int32_t nd, const window *w, int dil)
 static int map_conv(imp *im)
 {
     imp_val *x = imp_in(im, 0), *wt = imp_in(im, 1), *bias = imp_opt(im, 2);
+    if ((x->rank == 3 || x->rank == 5) && wt->rank == x->rank)
+        return imp_map_convnd(im);
     if (x->rank != 4 || wt->rank != 4)
-        return imp_custom(im, "a convolution that is not 2-D");
+        return imp_custom(im, "a convolution that is not 1-D, 2-D or 3-D");
     window w;
     if (concrete(im, wt->shape[2], "the kernel") || concrete(im, wt->shape[3], "the kernel") ||
         window_of(im, x, &wt->shape[2], &w))
@@ -148,6 +148,8 @@ static int map_pool(imp *im, int max)
 {
     imp_val *x = imp_in(im, 0);
     int64_t kernel[2];   /* values 1..INT32_MAX (onnx_check.c) */
+    if (x->rank == 3)
+        return imp_map_pool1d(im, max);
     if (x->rank != 4 || imp_attr_ints(im->node, "kernel_shape", kernel, 2) != 2)
         return imp_custom(im, "a pooling window that is not 2-D");
     if (im->node->n_output > 1 && im->node->output[1][0])
@@ -483,5 +485,7 @@ int imp_map_nn(imp *im)
         return map_batchnorm(im);
     if (!strcmp(op, "LayerNormalization"))
         return map_layernorm(im);
+    if (!strcmp(op, "Resize"))
+        return imp_map_resize(im);
     return IMP_NO_MAPPING;
 }

@@ -183,7 +183,8 @@ int imp_flatten_shape(imp *im, const imp_val *x, int64_t axis, int64_t *out)
 
 /* One axis of a Slice, normalised as Python slicing does: *start and the
  * output size; 0 when the whole axis is kept. */
-int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step, int64_t *size)
+int imp_slice_range(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step,
+                    int64_t *size)
 {
     if (step == 0)
         return imp_fail(im, "slice step is 0");
@@ -212,9 +213,16 @@ int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t st
         e = e > dim - 1 ? dim - 1 : e;
         *size = s > e ? 1 + (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) : 0;
     }
+    *start = s;
+    return FE_OK;
+}
+
+int imp_slice_axis(imp *im, int64_t dim, int64_t *start, int64_t end, int64_t step, int64_t *size)
+{
+    if (imp_slice_range(im, dim, start, end, step, size))
+        return im->err->code;
     if (*size == 0)
         return imp_fail(im, "slice selects no elements (empty tensors are not supported)");
-    *start = s;
     return FE_OK;
 }
 

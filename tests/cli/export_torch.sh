@@ -11,7 +11,10 @@ X=scripts/export_torch.py
 
 if ! "$PY" -c 'import torch' 2>/dev/null; then
     for c in "custom fallback" "two inputs and outputs" "MultiheadAttention variants match PyTorch" "int16 weight" "unknown module" "missing file" \
-        "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses"; do
+        "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses" \
+        "fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch" \
+        "interpolate bicubic is a custom node with a warning" "item assignment into a computed tensor" \
+        "item assignment of a computed value"; do
         skip "export_torch.py: $c" "no torch"
     done
     finish
@@ -20,7 +23,9 @@ fi
 
 cat >"$T/mods.py" <<'EOF'
 import torch
+import torch.fx
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 class Odd(nn.Module):
@@ -68,6 +73,57 @@ class Attn(nn.Module):
         return o, w, self.self_(x, x, x, attn_mask=self.bmask)[0]
 
 
+def win(x, shift):
+    """A library function kept whole by torch.fx.wrap, as torchvision's Swin does."""
+    m = x.new_zeros((x.shape[1], x.shape[2]))
+    m[:2, :] = 1
+    m[2:, -shift:] = 2
+    x = torch.roll(x, shifts=(-shift, shift), dims=(1, 2))
+    return x + m.unsqueeze(0).unsqueeze(-1)
+
+
+torch.fx.wrap("win")
+
+
+class Wrapped(nn.Module):
+    """Issue 37's imports: a wrapped function traced through (roll, a mask built by item
+    assignment), interpolate / Upsample, Conv1d / Conv3d, 1-D and 3-D adaptive pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2)
+        self.c1 = nn.Conv1d(3, 4, 3, stride=2, padding=1, groups=1)
+        self.p1 = nn.MaxPool1d(2)
+        self.c3 = nn.Conv3d(2, 4, (3, 3, 1), stride=(2, 1, 1), padding=(1, 0, 0))
+        self.g3 = nn.AdaptiveAvgPool3d(1)
+        self.ap = nn.AdaptiveAvgPool2d((3, 13))
+
+    def forward(self, x, s, v):
+        a = win(x, 2)
+        b = F.interpolate(a.permute(0, 3, 1, 2), size=(7, 11), mode="bilinear", align_corners=False)
+        return a, b, self.up(b), self.p1(self.c1(s)), self.g3(self.c3(v)), torch.flip(v, [1, 4]), \
+            self.ap(b), F.normalize(a, dim=-1)
+
+
+class Assign(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y[:, 0] = 0
+        return y
+
+
+class AssignValue(nn.Module):
+    def forward(self, x):
+        m = x.new_zeros(3)
+        m[0] = x[0, 0]
+        return x + m
+
+
+class Bicubic(nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=2, mode="bicubic")
+
+
 def not_a_module():
     return 3
 EOF
@@ -105,6 +161,29 @@ else
     not_ok "export_torch.py: MultiheadAttention variants match PyTorch" "$(cat "$T/err")"
 fi
 
+# Issue 37: a torch.fx.wrap'ed function is traced through (its mask folded), the
+# new mappings (roll, interpolate, Upsample, Conv1d/3d, pools, flip, adaptive average
+# pooling with uneven windows, F.normalize) leave no custom node and the eight
+# outputs match PyTorch.
+if "$PY" $X "$T/mods.py:Wrapped" -o "$T/wrapped.json" --input x=1x5x6x3 --input s=2x3x9 \
+    --input v=1x2x5x4x3 --inputs-out "$T/win.st" --expect-out "$T/wout.st" >"$T/out" 2>"$T/err" &&
+    grep -q "(0 custom)" "$T/out" && ! grep -q '"op": "custom"' "$T/wrapped.json" &&
+    "$FUSEENG" run "$T/wrapped.json" --policy fuse_all --execute --no-timing --weights "$T/wrapped.safetensors" \
+        --inputs "$T/win.st" --expect "$T/wout.st" --expect-rtol 1e-5 >"$T/run" 2>>"$T/err" &&
+    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 16 ]; then
+    ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch"
+else
+    not_ok "export_torch.py: fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch" \
+        "$(cat "$T/out" "$T/err")" "$(sed -n '/^expected/,/^groups/p' "$T/run" 2>/dev/null)"
+fi
+# A mode the mapping does not take stays a custom node, with a warning naming it.
+if "$PY" $X "$T/mods.py:Bicubic" -o "$T/bicubic.json" --input x=1x2x3x3 >"$T/out" 2>"$T/err" &&
+    grep -q "warning: node interpolate (call_function torch.nn.functional.interpolate) has no fuseeng op (interpolate mode 'bicubic'" "$T/err"; then
+    ok "export_torch.py: interpolate bicubic is a custom node with a warning"
+else
+    not_ok "export_torch.py: interpolate bicubic is a custom node with a warning" "$(cat "$T/err")"
+fi
+
 # Bad input: exit 2, the message says what to fix, nothing written.
 nofile() {   # nofile NAME CODE REGEX ARGS...: expect_fail, and no model file
     name=$1 code=$2 re=$3; shift 3
@@ -121,5 +200,7 @@ nofile "not a module" 2 "returned int, not a torch.nn.Module" "$T/mods.py:not_a_
 nofile "missing input" 2 "no example shape for forward parameter\(s\) y: give --input" "$T/mods.py:Two" --input x=4x8
 nofile "malformed shape" 2 "--input x=4xfoo: the shape must be positive integers" "$T/mods.py:Two" --input x=4xfoo
 nofile "unknown parameter" 2 "forward has no parameter 'z' \(it takes x, y\)" "$T/mods.py:Two" --input z=4x8
+nofile "item assignment into a computed tensor" 2 "node setitem: item assignment into a computed tensor" "$T/mods.py:Assign" --input x=2x3
+nofile "item assignment of a computed value" 2 "node setitem: item assignment of a computed value into a tensor" "$T/mods.py:AssignValue" --input x=2x3
 nofile "shape PyTorch refuses" 2 "PyTorch failed on it: mat1 and mat2 shapes cannot be multiplied" "$T/mods.py:Two" --input x=4x7 --input y=4x8
 finish

@@ -93,6 +93,24 @@ bad "an unmapped op whose output shape is unknown" "$C/bad_noshape.onnx" \
     "bad_noshape\.onnx: node 'nz' \(NonZero, #0\): no mapping .* run ONNX shape inference"
 bad "a reshape that does not fit" "$C/bad_reshape.onnx" \
     "bad_reshape\.onnx: node 'rs' \(Reshape, #0\): cannot reshape 6 elements"
+bad "Resize with a mode we do not map (cubic)" "$C/bad_resize_cubic.onnx" \
+    "bad_resize_cubic\.onnx: node 'rz' \(Resize, #0\): mode 'cubic' is not supported"
+bad "Resize with tf_crop_and_resize" "$C/bad_resize_crop.onnx" \
+    "bad_resize_crop\.onnx: node 'rz' \(Resize, #0\): coordinate_transformation_mode 'tf_crop_and_resize' is not supported"
+bad "Resize of the channel axis" "$C/bad_resize_channels.onnx" \
+    "bad_resize_channels\.onnx: node 'rz' \(Resize, #0\): resizes axis 1 of a rank-4 input"
+bad "Resize of an integer tensor" "$C/bad_resize_int.onnx" \
+    "bad_resize_int\.onnx: node 'rz' \(Resize, #0\): resizes a i64 tensor; only floating-point"
+bad "ScatterND with an index out of range" "$C/bad_scatternd_range.onnx" \
+    "bad_scatternd_range\.onnx: node 'sc' \(ScatterND, #0\): index 5 is out of range for dim 0 of size 2"
+bad "a 3-D Conv with pads of the wrong length" "$C/bad_conv3d_pads.onnx" \
+    "bad_conv3d_pads\.onnx: node 'c3' \(Conv, #0\): strides, dilations and pads have .* a 3-D window"
+grep -q '"transpose_b": true' "$C/resize.json" && ! grep -q '"op": "custom"' "$C/resize.json" &&
+    ok "Resize: matmuls by resampling matrices, no custom node" ||
+    not_ok "Resize: matmuls by resampling matrices, no custom node" "$(grep '"op"' "$C/resize.json")"
+! grep -Eq '"op": "(custom|scatter)' "$C/scatternd.json" &&
+    ok "ScatterND on constants folds into a weight" ||
+    not_ok "ScatterND on constants folds into a weight" "$(grep '"op"' "$C/scatternd.json")"
 expect_fail "--dim of a dim the model does not have" 2 "conv\.onnx.*'NOPE'" \
     "$FUSEENG" import "$C/conv.onnx" -o "$T/bad.json" --dim NOPE=3
 expect_fail "no -o" 2 "missing -o" "$FUSEENG" import "$C/conv.onnx"

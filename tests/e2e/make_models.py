@@ -4,7 +4,8 @@
 
 For each model (ResNet-50, MobileNetV3-small, ViT-B/16, ConvNeXt-tiny,
 EfficientNet-B0, RegNetY-400MF from torchvision with random weights, batch 1, 224x224, and
-the LLaMA-style block of llama_block.py) it writes into OUTDIR/NAME/:
+the LLaMA-style block of llama_block.py; or one of ZOO, the torchvision models of
+tests/cli/torchvision_zoo.sh, at the small input ZOO gives) it writes into OUTDIR/NAME/:
 
     fx.json, fx.safetensors    the torch.fx path (scripts/export_torch.py)
     model.onnx                 torch.onnx.export (opset 14) of the same module,
@@ -39,6 +40,33 @@ import llama_block  # noqa: E402
 VISION = ["resnet50", "mobilenet_v3_small", "vit_b_16", "convnext_tiny", "efficientnet_b0",
           "regnet_y_400mf"]
 MODELS = VISION + ["llama_block"]
+# torchvision_zoo.sh's models and inputs: the smallest that keep every
+# stage's feature map at least as large as its windows and kernels (Swin's
+# 7x7 windows are padded up to; Inception needs 75x75; AlexNet and VGG's
+# adaptive pools must divide, which 64x64 does not make them).
+ZOO = {
+    "swin_t": [1, 3, 64, 64], "densenet121": [1, 3, 64, 64], "shufflenet_v2_x0_5": [1, 3, 64, 64],
+    "squeezenet1_0": [1, 3, 64, 64], "mnasnet0_5": [1, 3, 64, 64], "googlenet": [1, 3, 64, 64],
+    "inception_v3": [1, 3, 75, 75], "resnext50_32x4d": [1, 3, 64, 64],
+    "wide_resnet50_2": [1, 3, 64, 64], "mobilenet_v2": [1, 3, 64, 64],
+    "regnet_x_400mf": [1, 3, 64, 64], "efficientnet_v2_s": [1, 3, 64, 64],
+    "mobilenet_v3_large": [1, 3, 64, 64], "resnet18": [1, 3, 64, 64],
+    # segmentation: bilinear upsampling (F.interpolate, ONNX Resize)
+    "lraspp_mobilenet_v3_large": [1, 3, 64, 64], "deeplabv3_mobilenet_v3_large": [1, 3, 64, 64],
+    # video: Conv3d (as 2-D convolutions per kernel frame), BatchNorm3d, a global 3-D pool
+    "r3d_18": [1, 3, 4, 32, 32], "r2plus1d_18": [1, 3, 4, 32, 32],
+}
+
+
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model's "out" (it returns a dict)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
 
 
 def perturb(module, g):
@@ -60,6 +88,15 @@ def build(name, seed):
     if name == "llama_block":
         m = llama_block.LlamaBlock()
         shape = [1, m.max_seq, m.dim]
+    elif name in ZOO:
+        import torchvision
+        # googlenet and inception_v3 without their training-only auxiliary heads
+        kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+        seg = getattr(torchvision.models.segmentation, name, None)
+        video = getattr(torchvision.models.video, name, None)
+        m = (SegmentationOut(seg(weights_backbone=None)) if seg else video() if video
+             else getattr(torchvision.models, name)(**kw))
+        shape = ZOO[name]
     else:
         import torchvision
         m = getattr(torchvision.models, name)()

@@ -208,6 +208,52 @@ case("reduce",
 case("softmax11", [N("Softmax", ["x"], ["sm"], axis=1)], {"x": x},
      {"sm": F.softmax(t(x).reshape(2, 12), 1).reshape(2, 3, 4).numpy()}, opset=11)
 
+# ---- Resize (matmuls by resampling matrices), as torch.onnx.export writes F.interpolate ----
+xr = r(1, 2, 5, 7)
+f32 = np.float32
+case("resize",
+     [N("Resize", ["x", "", "s2"], ["near"], mode="nearest",
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+      N("Resize", ["x", "", "", "sz"], ["bil"], mode="linear",
+        coordinate_transformation_mode="pytorch_half_pixel"),
+      N("Resize", ["x", "", "", "sz"], ["bil_ac"], mode="linear",
+        coordinate_transformation_mode="align_corners"),
+      N("Resize", ["x", "", "", "sz1"], ["near_sz"], mode="nearest",
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
+     {"x": xr},
+     {"near": F.interpolate(t(xr), scale_factor=2, mode="nearest").numpy(),
+      "bil": F.interpolate(t(xr), size=(9, 4), mode="bilinear", align_corners=False).numpy(),
+      "bil_ac": F.interpolate(t(xr), size=(9, 4), mode="bilinear", align_corners=True).numpy(),
+      "near_sz": F.interpolate(t(xr), size=(5, 3), mode="nearest").numpy()},
+     {"s2": np.array([1, 1, 2, 2], f32), "sz": np.array([1, 2, 9, 4], np.int64),
+      "sz1": np.array([1, 2, 5, 3], np.int64)}, opset=13)
+
+# ---- Conv 1-D / 3-D and 1-D pooling (on the 2-D ops) ----
+x1, w1, b1 = r(2, 4, 11), r(6, 2, 3), r(6)
+x3, w3, b3 = r(1, 2, 5, 6, 7), r(4, 2, 3, 2, 3), r(4)
+case("convnd",
+     [N("Conv", ["x1", "w1", "b1"], ["c1"], group=2, strides=[2], pads=[1, 2], dilations=[2]),
+      N("Conv", ["x3", "w3", "b3"], ["c3"], strides=[2, 1, 2], pads=[1, 0, 1, 1, 0, 1],
+        dilations=[1, 2, 1]),
+      N("MaxPool", ["x1"], ["mp1"], kernel_shape=[3], strides=[2], pads=[1, 1]),
+      N("AveragePool", ["x1"], ["ap1"], kernel_shape=[2], strides=[2])],
+     {"x1": x1, "x3": x3},
+     {"c1": F.conv1d(F.pad(t(x1), (1, 2)), t(w1), t(b1), stride=2, dilation=2, groups=2).numpy(),
+      "c3": F.conv3d(t(x3), t(w3), t(b3), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1)).numpy(),
+      "mp1": F.max_pool1d(t(x1), 3, 2, 1).numpy(), "ap1": F.avg_pool1d(t(x1), 2).numpy()},
+     {"w1": w1, "b1": b1, "w3": w3, "b3": b3})
+
+# ---- ScatterND on constants folds (Swin's attention mask: mask[a:b, c:d] = k) ----
+xm = r(4, 5)
+mask = np.zeros((4, 5), f32)
+mask[1:3, 2:] = 7
+idx = np.array([[[i, j] for j in range(2, 5)] for i in range(1, 3)], np.int64)
+case("scatternd",
+     [N("ConstantOfShape", ["shp"], ["zeros"], value=numpy_helper.from_array(np.zeros(1, f32))),
+      N("ScatterND", ["zeros", "idx", "upd"], ["m"]), N("Add", ["x", "m"], ["y"])],
+     {"x": xm}, {"y": xm + mask},
+     {"shp": np.array([4, 5], np.int64), "idx": idx, "upd": np.full((2, 3), 7, f32)})
+
 # ---- folding: Shape -> Gather -> Unsqueeze -> Concat -> Reshape, symbolic N ----
 xs = r(2, 4, 6)
 g = helper.make_graph(
@@ -282,6 +328,11 @@ case("flip", [N("Slice", ["k", "st", "en", "ax", "sp"], ["kf"]), N("Add", ["x", 
      {"x": xf}, {"y": xf + kf[::-1]}, {"k": kf, "st": np.array([-1], np.int64),
                             "en": np.array([-(1 << 63)], np.int64), "ax": np.array([0], np.int64),
                             "sp": np.array([-1], np.int64)})
+# A negative step on a tensor that is not constant: a gather of the indices.
+case("slice_back", [N("Slice", ["x", "st", "en", "ax", "sp"], ["y"])],
+     {"x": xf}, {"y": np.ascontiguousarray(xf[::-1, 2::-2])},
+     {"st": np.array([-1, 2], np.int64), "en": np.array([-(1 << 63), -(1 << 63)], np.int64),
+      "ax": np.array([0, 1], np.int64), "sp": np.array([-1, -2], np.int64)})
 # A float constant cast to int64 out of int64's range saturates (C leaves it undefined).
 case("cast_huge", [N("Cast", ["big"], ["bi"], to=TensorProto.INT64), N("Add", ["i", "bi"], ["y"])],
      {"i": np.array([-5, -1, 0], np.int64)}, {"y": np.array([(1 << 63) - 6, (1 << 63) - 2, (1 << 63) - 1], np.int64)},
@@ -321,6 +372,26 @@ bad("noshape", [N("NonZero", ["x"], ["y"], name="nz")], [X],
     [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
 bad("reshape", [N("Reshape", ["x", "s"], ["y"], name="rs")], [X], [Y],
     [numpy_helper.from_array(np.array([4, -1], np.int64), "s")])
+X4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])
+Y4 = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6, 6])
+sc2 = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
+bad("resize_cubic", [N("Resize", ["x", "", "sc"], ["y"], mode="cubic", name="rz")], [X4], [Y4], [sc2])
+bad("resize_crop", [N("Resize", ["x", "", "sc"], ["y"], mode="linear", name="rz",
+                      coordinate_transformation_mode="tf_crop_and_resize")], [X4], [Y4], [sc2])
+bad("resize_channels", [N("Resize", ["x", "", "scc"], ["y"], name="rz")], [X4],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])],
+    [numpy_helper.from_array(np.array([1, 2, 1, 1], np.float32), "scc")])
+bad("resize_int", [N("Resize", ["x", "", "sc"], ["y"], name="rz")],
+    [helper.make_tensor_value_info("x", TensorProto.INT64, [1, 2, 3, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 2, 6, 6])], [sc2])
+bad("scatternd_range", [N("ScatterND", ["d", "i", "u"], ["m"], name="sc"), N("Add", ["x", "m"], ["y"])],
+    [X], [Y], [numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
+               numpy_helper.from_array(np.array([[5]], np.int64), "i"),
+               numpy_helper.from_array(np.zeros((1, 3), np.float32), "u")])
+bad("conv3d_pads", [N("Conv", ["x", "w"], ["y"], pads=[1, 1], name="c3")],
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 1, 2, 2])],
+    [numpy_helper.from_array(np.zeros((2, 2, 3, 3, 3), np.float32), "w")])
 
 
 # ---- hostile models (tests/cli/import_hostile.sh): one per class of bad input the
