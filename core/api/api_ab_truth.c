@@ -462,6 +462,19 @@ static void num3(double v, char *buf, size_t size)
         snprintf(buf, size, "%.3f", v);
 }
 
+/* Column c's mean and least recall and precision over the rows, as text
+ * in b ("-" where none); returns the rows counted. */
+static int col_text(const fe_ab *ab, int c, char b[4][16])
+{
+    double v[4];
+    int n, np;
+    col_stat(ab, c, 0, &v[0], &v[1], &n);
+    col_stat(ab, c, 1, &v[2], &v[3], &np);
+    for (int k = 0; k < 4; k++)
+        num3(v[k], b[k], 16);
+    return n > np ? n : np;
+}
+
 /* ---- outputs ---- */
 
 /* A diff entry's names, each group braced: "{a, b, c}", at most LIST_MAX
@@ -554,16 +567,9 @@ void fe_ab_truth_text_summary(const fe_ab *ab, int name_width, FILE *f)
     fprintf(f, "  %-*s %5s %7s %7s %9s %9s\n", name_width, "policy", "rows", "recall", "least",
             "precision", "least");
     for (int c = 0; c < ab->ncols; c++) {
-        double rm, rl, pm, pl;
-        int n, np;
         char b[4][16];
-        col_stat(ab, c, 0, &rm, &rl, &n);
-        col_stat(ab, c, 1, &pm, &pl, &np);
-        num3(rm, b[0], 16);
-        num3(rl, b[1], 16);
-        num3(pm, b[2], 16);
-        num3(pl, b[3], 16);
-        fprintf(f, "  %-*s %5d %7s %7s %9s %9s\n", name_width, ab->cnames[c], n > np ? n : np,
+        int n = col_text(ab, c, b);
+        fprintf(f, "  %-*s %5d %7s %7s %9s %9s\n", name_width, ab->cnames[c], n,
                 b[0], b[1], b[2], b[3]);
     }
 }
@@ -739,15 +745,8 @@ void fe_ab_truth_md(const fe_ab *ab, FILE *f)
     fputs("\n| policy | recall (mean) | recall (least) | precision (mean) | precision (least) |\n"
           "|---|---:|---:|---:|---:|\n", f);
     for (int c = 0; c < ab->ncols; c++) {
-        double rm, rl, pm, pl;
-        int n;
         char b[4][16];
-        col_stat(ab, c, 0, &rm, &rl, &n);
-        col_stat(ab, c, 1, &pm, &pl, &n);
-        num3(rm, b[0], 16);
-        num3(rl, b[1], 16);
-        num3(pm, b[2], 16);
-        num3(pl, b[3], 16);
+        col_text(ab, c, b);
         fputs("| ", f);
         md_esc(f, ab->cnames[c]);
         fprintf(f, " | %s | %s | %s | %s |\n", b[0], b[1], b[2], b[3]);
@@ -803,15 +802,8 @@ void fe_ab_truth_html_summary(const fe_ab *ab, FILE *f)
           "<th>recall (mean)</th><th>recall (least)</th><th>precision (mean)</th>"
           "<th>precision (least)</th></tr>\n", f);
     for (int c = 0; c < ab->ncols; c++) {
-        double rm, rl, pm, pl;
-        int n;
         char b[4][16];
-        col_stat(ab, c, 0, &rm, &rl, &n);
-        col_stat(ab, c, 1, &pm, &pl, &n);
-        num3(rm, b[0], 16);
-        num3(rl, b[1], 16);
-        num3(pm, b[2], 16);
-        num3(pl, b[3], 16);
+        col_text(ab, c, b);
         fputs("<tr><td>", f);
         fe_ab_xml_text(f, ab->cnames[c]);
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", b[0], b[1], b[2], b[3]);
