@@ -223,6 +223,9 @@ static int common_dtype(const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar
     return combine(dim, zero);
 }
 
+static int bin_loop(int op, const fe_k_tensor *a, const fe_k_tensor *b, int cdt, fe_k_tensor *o,
+                    fe_error *err);
+
 static int k_binary(const fe_k_acall *c, fe_error *err)
 {
     json_t *other = fe_k_acall_arg(c, "other");
@@ -253,7 +256,7 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
         return fe_k_acall_fail(c, err, "bitwise ops take bool or integer operands, not %s",
                                fe_dtype_name(fe_dtype_is_float(a->dtype) ? a->dtype : b->dtype));
     int rank;
-    int64_t shape[FE_MAX_RANK], sa[FE_MAX_RANK], sb[FE_MAX_RANK];
+    int64_t shape[FE_MAX_RANK];
     if (bcast_shape(a, b, &rank, shape)) {
         char x[128], y[128];
         return fe_k_acall_fail(c, err, "input shapes %s and %s do not broadcast",
@@ -268,7 +271,15 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
     }
     if (c->dry)
         return FE_OK;
-    fe_k_tensor *o = c->out;
+    return bin_loop(c->op, a, b, cdt, c->out, err);
+}
+
+/* out = a op b broadcast, both cast to cdt first; out's shape is checked. */
+static int bin_loop(int op, const fe_k_tensor *a, const fe_k_tensor *b, int cdt, fe_k_tensor *o,
+                    fe_error *err)
+{
+    int isfl = fe_dtype_is_float(cdt);
+    int64_t sa[FE_MAX_RANK], sb[FE_MAX_RANK];
     fe_k_bcast_strides(a, o->rank, o->shape, sa);
     fe_k_bcast_strides(b, o->rank, o->shape, sb);
     int64_t inner = o->rank ? o->shape[o->rank - 1] : 1, numel = fe_k_numel(o);
@@ -285,17 +296,28 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
             row_f32(a, oa, ra, cdt, fa, inner);
             row_f32(b, ob, rb, cdt, fb, inner);
             for (int64_t i = 0; i < inner; i++)
-                res[i] = bin_f32(c->op, fa[i], fb[i]);
+                res[i] = bin_f32(op, fa[i], fb[i]);
         } else {
             row_i64(a, oa, ra, cdt, ia, inner);
             row_i64(b, ob, rb, cdt, ib, inner);
             for (int64_t i = 0; i < inner; i++)
-                res[i] = bin_i64(c->op, ia[i], ib[i]);
+                res[i] = bin_i64(op, ia[i], ib[i]);
         }
         fe_k_store_i64(o->data, o->dtype, r * inner, res, inner);
     }
     free(res);
     return FE_OK;
+}
+
+int fe_k_compare(int op, const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar,
+                 fe_k_tensor *out, fe_error *err)
+{
+    int rank;
+    int64_t shape[FE_MAX_RANK];
+    if (op < B_EQ || op > B_GE || bcast_shape(a, b, &rank, shape) ||
+        rank != out->rank || memcmp(shape, out->shape, sizeof(int64_t) * (size_t)rank))
+        return fe_error_set(err, FE_EINPUT, "compare: operands do not broadcast to the output");
+    return bin_loop(op, a, b, common_dtype(a, b, b_scalar), out, err);
 }
 
 /* ---- arange ---- */

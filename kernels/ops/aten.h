@@ -38,6 +38,12 @@ enum {
     FE_K_ATEN_AND, FE_K_ATEN_OR, FE_K_ATEN_XOR, FE_K_ATEN_LAND, FE_K_ATEN_LOR, FE_K_ATEN_LXOR
 };
 
+/* out = a op b (op FE_K_ATEN_EQ .. FE_K_ATEN_GE) as 0/1 in out's dtype,
+ * broadcast, compared in the dtype torch promotes both to (b_scalar: b is
+ * a Python scalar, 0-d); the compare op's kernel and aten's the same. */
+int fe_k_compare(int op, const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar,
+                 fe_k_tensor *out, fe_error *err);
+
 typedef struct fe_k_aten_plan {
     int kernel;                 /* FE_K_ATEN_* */
     int op;                     /* BINARY: FE_K_ATEN_EQ ... */
