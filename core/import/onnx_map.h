@@ -22,6 +22,9 @@ imp_val *imp_reshape(imp *im, imp_val *x, int rank, const int64_t *shape, int ou
 /* Conv, Gemm, MatMul, norms, Softmax, Reduce*, pooling (onnx_map_nn.c):
  * FE_OK, an error code, or IMP_NO_MAPPING. */
 int imp_map_nn(imp *im);
+/* Range, ConstantOfShape, Trilu and comparisons (onnx_map_dims.c): FE_OK,
+ * an error code, or IMP_NO_MAPPING. */
+int imp_map_dims(imp *im);
 /* The node as a `custom` node with a warning naming it; why (NULL: no
  * mapping) says what is missing. Outputs need a known shape. */
 int imp_custom(imp *im, const char *why);
