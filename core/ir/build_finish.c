@@ -398,9 +398,7 @@ static int dim_attrs(fe_builder *b, fe_node *n)
     fe_graph *g = b->g;
     for (int i = 0; i < n->nattr; i++) {
         fe_attr *a = &g->attrs[n->attr_off + i];
-        int len;
-        const char *t = fe_op_attr_type(n->op, str(b, a->key), &len);
-        if (a->type != FE_ATTR_STR || !t || len != 3 || memcmp(t, "dim", 3))
+        if (a->type != FE_ATTR_STR || !fe_op_attr_is_dim(n->op, str(b, a->key)))
             continue;
         int64_t d = 0;
         while (d < b->nbd && (!b->bd[d].declared || b->bd[d].name != a->v.s))

@@ -364,20 +364,18 @@ static int attr_fits(const fe_graph *g, const fe_attr *a, const char *t, int t_l
 #undef IS
 }
 
-const char *fe_op_attr_type(int op, const char *key, int *len)
+int fe_op_attr_is_dim(int op, const char *key)
 {
     size_t kn = strlen(key);
     for (const char *p = ops[op].attrs; *p;) {
         const char *colon = strchr(p, ':'), *end = strchr(colon, ' ');
         if (!end)
             end = colon + strlen(colon);
-        if ((size_t)(colon - p) == kn && !memcmp(p, key, kn)) {
-            *len = (int)(end - colon - 1);
-            return colon + 1;
-        }
+        if ((size_t)(colon - p) == kn && !memcmp(p, key, kn))
+            return end - colon - 1 == 3 && !memcmp(colon + 1, "dim", 3);
         p = *end ? end + 1 : end;
     }
-    return NULL;
+    return 0;
 }
 
 int fe_op_check_attrs(const fe_graph *g, const fe_node *n, char *msg, size_t cap)

@@ -75,9 +75,9 @@ int fe_op_find(const char *name);
 const char *fe_node_op_name(const fe_node *n);
 /* All op names, comma separated, for "known ops are ..." messages. */
 const char *fe_op_names(void);
-/* The type op gives attribute key in its spec ("int", "dim", ...) as
- * *len bytes at the returned pointer, or NULL when it does not read key. */
-const char *fe_op_attr_type(int op, const char *key, int *len);
+/* Whether op types attribute key "dim" (an int or a dim name, held as a
+ * list of one FE_SYM item when it names one: slice bounds, arange's). */
+int fe_op_attr_is_dim(int op, const char *key);
 /* Whether node n's attributes have the types its op's spec gives; on a
  * mismatch returns -1 with msg (cap bytes) saying what was found and what
  * was expected. Attributes the op does not read are not checked. */

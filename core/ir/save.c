@@ -9,10 +9,8 @@
 
 static void write_attr(fe_jw *w, const fe_graph *g, const fe_node *n, const fe_attr *a)
 {
-    int len;
-    const char *t = fe_op_attr_type(n->op, fe_graph_str(g, a->key), &len);
     fe_jw_key(w, fe_graph_str(g, a->key));
-    if (a->type == FE_ATTR_INTS && a->n == 1 && t && len == 3 && !memcmp(t, "dim", 3)) {
+    if (a->type == FE_ATTR_INTS && a->n == 1 && fe_op_attr_is_dim(n->op, fe_graph_str(g, a->key))) {
         int64_t v = g->ints[a->v.off];   /* a dim attribute: as it was written */
         if (FE_IS_SYM(v))
             fe_jw_str(w, fe_graph_str(g, g->dims[v - FE_SYM_BASE].name));

@@ -375,12 +375,8 @@ static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
 
 static void push_attr(lua_State *L, const fe_graph *g, const fe_node *n, const fe_attr *a)
 {
-    int len;
-    const char *t = fe_op_attr_type(n->op, fe_graph_str(g, a->key), &len);
-    if (a->type == FE_ATTR_INTS && a->n == 1 && t && len == 3 && !memcmp(t, "dim", 3)) {
-        lua_pushinteger(L, fe_graph_resolve(g, g->ints[a->v.off]));   /* a dim: its value */
-        return;
-    }
+    if (a->type == FE_ATTR_INTS && a->n == 1 && fe_op_attr_is_dim(n->op, fe_graph_str(g, a->key)))
+        return (void)lua_pushinteger(L, fe_graph_resolve(g, g->ints[a->v.off]));   /* its value */
     switch (a->type) {
     case FE_ATTR_NULL: lua_pushnil(L); break;
     case FE_ATTR_BOOL: lua_pushboolean(L, (int)a->v.i); break;
