@@ -99,8 +99,8 @@ def parse_input(text, dims=None):
     for d in (d for d in shape_s.replace(",", "x").split("x") if d != ""):
         if d.isidentifier():
             if d not in dims:
-                raise ExportError(f"--input {text}: size {d} is not a dim; give its value with "
-                                  f"--dim {d}=N")
+                raise ExportError(f"--input {text}: the shape must be positive integers or dims "
+                                  f"given with --dim; {d} is neither (give its value with --dim {d}=N)")
             shape.append(d)
             continue
         try:

@@ -148,7 +148,7 @@ nofile() {   # nofile NAME REGEX ARGS...: export_torch.py refuses, writes nothin
 }
 nofile "--dim that no --input names" "--dim T: no --input names it" \
     $E/llama_causal.py:LlamaCausal --input x=1xSx64 --dim S=16 --dim T=4
-nofile "a dim name in --input without --dim" "size S is not a dim; give its value with --dim S=N" \
+nofile "a dim name in --input without --dim" "the shape must be positive integers or dims given with --dim; S is neither \\(give its value with --dim S=N\\)" \
     $E/llama_causal.py:LlamaCausal --input x=1xSx64
 nofile "--dim with a value that is not positive" "--dim S=0: expected NAME=VALUE with a positive integer" \
     $E/llama_causal.py:LlamaCausal --input x=1xSx64 --dim S=0
