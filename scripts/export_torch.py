@@ -218,8 +218,17 @@ def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_o
     early = []
     alts = {}
     for d, v in (dims or {}).items():
-        v2 = fx_symdims.other_value(v)
-        alts[d] = (v, v2, run_trace(inputs_at({**dims, d: v2}))[0])
+        failed = []
+        for v2 in fx_symdims.other_values(v):
+            try:
+                alts[d] = (v, v2, run_trace(inputs_at({**dims, d: v2}))[0])
+                break
+            except (RuntimeError, TypeError, ValueError, torch.fx.proxy.TraceError) as e:
+                msg = str(e).strip().splitlines()
+                failed.append(f"{d}={v2}: {msg[-1] if msg else type(e).__name__}")
+        else:
+            early.append(f"--dim {d}: the module fails at other values ({'; '.join(failed)}): "
+                         f"{d} is not kept symbolic and the model holds at {d}={v} only")
     fx_symdims.unfold(gm, alts, early.append)
     t1 = time.time()
     title = name or type(module).__name__.lower()

@@ -3,7 +3,7 @@
 The tracer (fx_trace.py) runs the module on example inputs, so sizes reach
 the graph as plain ints: S=16 everywhere S was. To know which ints are S,
 the module is traced once more per dim with only that dim changed (16 to
-15): an int that is the dim's value in both traces is the dim, and is
+15, or the next of 17, 14, 18 that the module takes): an int that is the dim's value in both traces is the dim, and is
 written as its name wherever the model format takes a dim name (tensor
 shapes, reshape and expand shapes, slice bounds, arange's start and end).
 
@@ -24,9 +24,9 @@ _NAMED = {("reshape", "shape"), ("expand", "shape"), ("slice", "start"), ("slice
           ("arange", "start"), ("arange", "end")}
 
 
-def other_value(v):
-    """The second trace's value of a dim exported at v."""
-    return v - 1 if v > 2 else v + 1
+def other_values(v):
+    """The second trace's values to try for a dim exported at v, in order."""
+    return [w for w in (v - 1, v + 1, v - 2, v + 2) if w > 1]
 
 
 def _same(a, c):

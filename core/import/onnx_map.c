@@ -327,6 +327,8 @@ static int map_slice(imp *im)
     int last = -1;
     int64_t sizes[FE_MAX_RANK];
     for (int i = 0; i < n; i++) {
+        if (FE_IS_SYM(st[i]))   /* x[S:]: no dim name says its size */
+            st[i] = imp_dim_value(im, st[i]);
         if (FE_IS_SYM(en[i]) && !FE_IS_SYM(x->shape[axes[i]]) && st[i] == 0 && sp[i] == 1) {
             sizes[i] = en[i];   /* x[:S] of a table: the slice keeps S */
             last = i;

@@ -141,6 +141,26 @@ if grep -q "warning: node '/Div' (Div) computes with symbolic dim 'S' in a way n
 else
     not_ok "ONNX: S // 2 is folded with a warning naming the node" "$(cat "$T/err")"
 fi
+cat >"$T/pairs.py" <<'EOF2'
+import torch.nn as nn
+
+
+class Pairs(nn.Module):
+    """Refuses an odd S; s // 2 has no dim name but is a reshape's one -1."""
+
+    def forward(self, x):
+        b, s, d = x.shape
+        return x.view(b, s // 2, 2 * d).relu().view(b, s, d)
+EOF2
+"$PY" $X "$T/pairs.py:Pairs" -o "$T/pairs.json" --input x=1xSx8 --dim S=16 >/dev/null 2>"$T/err"
+if grep -q '"shape": \[1, -1, 16\]' "$T/pairs.json" && grep -q '"shape": \[1, "S", 8\]' "$T/pairs.json" &&
+    [ ! -s "$T/err" ]; then
+    ok "FX: a module refusing S - 1 is traced at another S; s // 2 in a reshape becomes its -1"
+else
+    not_ok "FX: a module refusing S - 1 is traced at another S; s // 2 in a reshape becomes its -1" \
+        "$(cat "$T/err" "$T/pairs.json" 2>&1 | head -c 600)"
+fi
+expect_ok "FX: ... and the model checks at another even S" 'dims +S=24' "$FUSEENG" check "$T/pairs.json" --dim S=24
 nofile() {   # nofile NAME REGEX ARGS...: export_torch.py refuses, writes nothing
     name=$1 re=$2; shift 2
     expect_fail "$name" 2 "$re" "$PY" $X "$@" -o "$T/no.json"
