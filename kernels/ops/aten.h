@@ -38,12 +38,6 @@ enum {
     FE_K_ATEN_AND, FE_K_ATEN_OR, FE_K_ATEN_XOR, FE_K_ATEN_LAND, FE_K_ATEN_LOR, FE_K_ATEN_LXOR
 };
 
-/* out = a op b (op FE_K_ATEN_EQ .. FE_K_ATEN_GE) as 0/1 in out's dtype,
- * broadcast, compared in the dtype torch promotes both to (b_scalar: b is
- * a Python scalar, 0-d); the compare op's kernel and aten's the same. */
-int fe_k_compare(int op, const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar,
-                 fe_k_tensor *out, fe_error *err);
-
 typedef struct fe_k_aten_plan {
     int kernel;                 /* FE_K_ATEN_* */
     int op;                     /* BINARY: FE_K_ATEN_EQ ... */
@@ -79,6 +73,15 @@ typedef struct fe_k_aten_plan {
  * in *p (kernel FE_K_ATEN_OTHER for the ones not described): FE_OK, or
  * FE_EINPUT with err saying why it has no kernel. */
 int fe_k_aten_plan_of(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err);
+
+/* The registry's compare node n as a FE_K_ATEN_BINARY plan (op EQ..GE,
+ * mirrored when the scalar comes first; the dtype both operands are
+ * compared in, as torch promotes them; attrs.scalar as args.other): the
+ * one reading of its attributes, for the CPU kernel and the CUDA one. */
+int fe_k_compare_plan(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err);
+/* Run such a plan on in[0] (and in[1] without a scalar) into out. */
+int fe_k_compare_run(const fe_k_aten_plan *p, const fe_k_tensor *in, fe_k_tensor *out,
+                     fe_error *err);
 
 /* Run custom node n on caller-owned buffers in[] / out[0] (graph shapes and
  * dtypes): FE_OK, FE_EINPUT naming node, aten op and fault, or FE_ENOMEM. */

@@ -152,32 +152,13 @@ static int run_binary(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
     return bad_attr(err, g, n, "needs two tensor inputs, or one and attrs.scalar");
 }
 
-/* compare: a cmp b, or the tensor and attrs.scalar (an integer written as
- * one compares as torch's int, a real as its float) */
+/* compare: the plan aten.c reads from its attributes, run */
 static int run_compare(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                        fe_k_tensor *out, fe_error *err)
 {
-    static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    static const int mirror[] = {0, 1, 4, 5, 2, 3};   /* s < x is x > s */
-    const char *cmp = fe_node_attr_str(g, n, "cmp", "");
-    int op = 0;
-    while (op < 6 && strcmp(cmp, names[op]))
-        op++;
-    if (op == 6)
-        return bad_attr(err, g, n, "cmp must be eq, ne, lt, le, gt or ge");
-    if (n->nin == 2)
-        return fe_k_compare(FE_K_ATEN_EQ + op, &in[0], &in[1], 0, out, err);
-    const fe_attr *sa = fe_node_attr(g, n, "scalar");
-    double v;
-    if (n->nin != 1 || !fe_node_scalar(g, n, &v))
-        return bad_attr(err, g, n, "needs two tensor inputs, or one and attrs.scalar");
-    int64_t si = fe_k_f64_to_i64(v);
-    float sf = (float)v;
-    fe_k_tensor st = sa->type == FE_ATTR_FLOAT ? fe_k_view(&sf, FE_F32, 0, NULL)
-                                               : fe_k_view(&si, FE_I64, 0, NULL);
-    if (fe_node_attr_int(g, n, "scalar_index", 1) == 0)
-        op = mirror[op];
-    return fe_k_compare(FE_K_ATEN_EQ + op, &in[0], &st, 1, out, err);
+    fe_k_aten_plan p;
+    int rc = fe_k_compare_plan(g, n, &p, err);
+    return rc ? rc : fe_k_compare_run(&p, in, out, err);
 }
 
 static int run_injective(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
