@@ -6,6 +6,10 @@
 -- "can fuse (benchmark): fusing ... cause 2.462x speedup" line.
 -- The gates and the score are lua/fuseeng/inductor.lua's; the loop is the
 -- greedy driver's.
+-- As Inductor's can_fuse: a reduction's epilogue is matched by size (the
+-- rows' numel), so keepdim=False reductions take theirs too; horizontal
+-- pairs must read a tensor both read with the same indexing (equal
+-- MemoryDeps), not merely share its name (lua/fuseeng/inductor.lua).
 -- Differences: Inductor schedules loop nests after lowering, we fuse graph
 -- ops: views are free index math (a view group launches nothing), a small
 -- pointwise producer is inlined into one reader only (Inductor recomputes

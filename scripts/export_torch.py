@@ -44,6 +44,7 @@ import fx_trace  # noqa: E402
 import st_write  # noqa: E402
 from fx_graph import DTYPES, ExportError, leaves  # noqa: E402
 from fx_to_fuseeng import convert  # noqa: E402
+from model_json import model_json as _json  # noqa: E402
 
 NAMES = {v: k for k, v in DTYPES.items()}
 
@@ -178,23 +179,6 @@ def example_inputs(module, specs, dtype, seed, dims=None):
                           f"give --input NAME=SHAPE for each (e.g. --input {missing[0]}=1x3x224x224)")
     defaults = {p.name: p.default for p in params if p.name not in given}
     return given, defaults
-
-
-def _json(model):
-    """The model as JSON, one tensor or node per line (diffable, still small)."""
-    def dump(v):
-        return json.dumps(v, allow_nan=False)
-    lines = ["{", f' "format": {dump(model["format"])},', f' "name": {dump(model["name"])},',
-             f' "source": {dump(model["source"])},', ' "tensors": {']
-    ts = list(model["tensors"].items())
-    lines += [f"  {dump(k)}: {dump(v)}{',' if i + 1 < len(ts) else ''}" for i, (k, v) in enumerate(ts)]
-    lines += [" },", ' "nodes": [']
-    if "dims" in model:
-        lines.insert(4, f' "dims": {dump(model["dims"])},')
-    ns = model["nodes"]
-    lines += [f"  {dump(n)}{',' if i + 1 < len(ns) else ''}" for i, n in enumerate(ns)]
-    lines += [" ],", f' "outputs": {dump(model["outputs"])}', "}"]
-    return "\n".join(lines) + "\n"
 
 
 def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_out=None,

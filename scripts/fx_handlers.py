@@ -318,6 +318,18 @@ def linear(b, input, weight, bias=None):
     return b.op("add", [y, bias])
 
 
+def sdpa(b, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+         enable_gqa=False):
+    """F.scaled_dot_product_attention (torch >= 2: dynamo graphs hold it) as our sdpa."""
+    if dropout_p or enable_gqa:
+        raise Unsupported("sdpa with dropout or grouped-query heads")
+    ins = [query, key, value] + ([attn_mask] if attn_mask is not None else [])
+    attrs = {"causal": bool(is_causal)} if is_causal else {}
+    if scale is not None:
+        attrs["scale"] = float(scale)
+    return b.op("sdpa", ins, attrs or None)
+
+
 def _linear_mod(b, mod, input):
     bias = param(b, mod, "bias") if mod.bias is not None else None
     return linear(b, input, param(b, mod, "weight"), bias)
@@ -594,6 +606,10 @@ FUNCTIONS = {
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
     operator.truediv: _binary("div"), operator.pow: _binary("pow"), operator.matmul: _matmul,
     operator.neg: _unary("neg"), operator.getitem: _getitem, builtins.getattr: _getattr,
+    # in place on a tensor (dynamo records ResNet's `out += identity` so): the
+    # FX node's name stands for the new value, as with the plain operator
+    operator.iadd: _binary("add"), operator.isub: _binary("sub"), operator.imul: _binary("mul"),
+    operator.itruediv: _binary("div"),
     torch.add: _binary("add"), torch.sub: _binary("sub"), torch.subtract: _binary("sub"),
     torch.mul: _binary("mul"), torch.multiply: _binary("mul"), torch.div: _binary("div"),
     torch.divide: _binary("div"), torch.true_divide: _binary("div"), torch.pow: _binary("pow"),
@@ -626,6 +642,16 @@ FUNCTIONS = {
     F.pad: _pad, F.embedding: _embedding,
     torch.clone: alias, torch.detach: alias,
 }
+
+if hasattr(F, "scaled_dot_product_attention"):   # torch >= 2.0
+    FUNCTIONS[F.scaled_dot_product_attention] = sdpa
+# The builtins behind F's Python wrappers, which a dynamo graph may record
+# instead (same arguments).
+for _fn, _h in ((getattr(torch, "max_pool2d", None), max_pool2d),
+                (getattr(torch._C._nn, "avg_pool2d", None), avg_pool2d),
+                (getattr(torch._C._nn, "adaptive_avg_pool2d", None), _adaptive("avg"))):
+    if _fn is not None:
+        FUNCTIONS.setdefault(_fn, _h)
 
 try:   # torchvision's stochastic_depth is an fx.wrap'ed function: one call node
     from torchvision.ops import stochastic_depth as _tv_sd

@@ -101,15 +101,26 @@ def _handler(gm, node):
     return H.FUNCTIONS.get(node.target)
 
 
-def convert(gm, name, source, root=None):
-    """(model dict, weights dict name -> tensor, warnings) for a traced, recorded gm of root."""
+def convert(gm, name, source, root=None, params=None, origins=None):
+    """(model dict, weights dict name -> tensor, warnings) for a traced, recorded gm of root.
+
+    params maps placeholder names that stand for parameters or buffers (a
+    dynamo graph lifts them into inputs) to (weight name, tensor): they
+    become weights. origins, a dict, receives each of our node names -> the
+    FX node it was made from (inductor_truth.py maps kernels through it).
+    """
     b = Builder(gm)
+    params = params or {}
     b.root = root if root is not None else gm
     env = {}
     inputs, outputs = [], []
     for node in gm.graph.nodes:
         b.fx = node
-        if node.op == "placeholder":
+        if node.op == "placeholder" and node.name in params:
+            wname, value = params[node.name]
+            node.meta["const"] = value
+            env[node] = b.weight(wname, value)
+        elif node.op == "placeholder":
             meta = node.meta.get("tensor_meta")
             if meta is None:
                 raise ExportError(f"forward parameter {node.name} is not a tensor")
@@ -133,7 +144,11 @@ def convert(gm, name, source, root=None):
             except TypeError as e:
                 # A signature we did not expect: keep the node rather than guess.
                 env[node] = _custom(b, node, args, kwargs, f"arguments not understood: {e}")
+    made = [n["name"] for n in b.nodes]   # named after their FX node (Builder.op, _custom)
     out_names = _name_outputs(b, outputs, inputs)
+    if origins is not None:
+        for fx_name, n in zip(made, b.nodes):
+            origins[n["name"]] = fx_name.split(".")[0]
     model = {"format": "fuseeng.model/1", "name": name, "source": source,
              "tensors": b.tensors, "nodes": b.nodes, "outputs": out_names}
     _drop_unused(b, model)

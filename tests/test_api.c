@@ -558,7 +558,7 @@ static void ab_suite(void **state)
     const char *models[] = {LLAMA, GPT2}, *pols[] = {"no_fusion", "fuse_all",
                                                      "static_rules{max_graph_size=2}"};
     const char *dims[] = {"S=64,128", "B=1"}, *machines[] = {"gcu", "gcu_big"};
-    fe_ab_suite_options so = {2, models, 3, pols, 0, NULL, 2, dims, 2, machines};
+    fe_ab_suite_options so = {2, models, 3, pols, 0, NULL, 2, dims, 2, machines, NULL};
     fe_ab_suite *s = fe_ab_suite_new(e, &so, &err);
     if (!s)
         fail_msg("suite: %s", err.message);
@@ -603,6 +603,20 @@ static void ab_suite(void **state)
     fe_ab_run_options bad = {.shard = 4, .nshards = 3};
     assert_null(fe_engine_ab_suite(e, s, &bad, &err));
     assert_input_error(&err, "shard 4/3");
+    /* truth files: a count without paths, or with a shard, is refused; a
+     * path that is no truth file names itself */
+    fe_ab_run_options nopaths = {.ntruths = 1};
+    assert_null(fe_engine_ab_suite(e, s, &nopaths, &err));
+    assert_input_error(&err, "truth files");
+    char tpath[256];
+    snprintf(tpath, sizeof tpath, "%s", tmp("nosuch.truth.json"));
+    const char *truths[1] = {tpath};
+    fe_ab_run_options sharded = {.shard = 1, .nshards = 3, .ntruths = 1, .truths = truths};
+    assert_null(fe_engine_ab_suite(e, s, &sharded, &err));
+    assert_input_error(&err, "no shard");
+    fe_ab_run_options missing = {.ntruths = 1, .truths = truths};
+    assert_null(fe_engine_ab_suite(e, s, &missing, &err));
+    assert_input_error(&err, "nosuch.truth.json");
     fe_ab_free(whole);
     fe_ab_suite_free(s);
 
@@ -616,7 +630,7 @@ static void ab_suite(void **state)
     fe_policy_free(a);
     fe_policy_free(b);
     const char *bad_pols[] = {"fuse_all", "nosuch_policy"};
-    fe_ab_suite_options bo = {1, models, 2, bad_pols, 0, NULL, 0, NULL, 0, NULL};
+    fe_ab_suite_options bo = {1, models, 2, bad_pols, 0, NULL, 0, NULL, 0, NULL, NULL};
     assert_null(fe_ab_suite_new(e, &bo, &err));
     assert_input_error(&err, "the command line: --policy: policy 'nosuch_policy' not found");
     assert_null(fe_ab_suite_read(e, tmp("nosuch_suite.json"), NULL, &err));

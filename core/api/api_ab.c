@@ -86,20 +86,25 @@ int fe_ab_sim_rank(const fe_ab *ab, int r, int c)
     return rank;
 }
 
+int fe_ab_as_fast(const fe_ab *ab, int r, int c, int best)
+{
+    const fe_ab_cell *p = &ab->cells[r * ab->ncols + c], *b = &ab->cells[r * ab->ncols + best];
+    if (c == best || fe_ab_same_plan(&p->fig, &b->fig))
+        return 1;
+    if (p->status != FE_AB_OK || !p->reps)
+        return 0;
+    /* ratios are baseline / plan (the baseline's is 1 exactly): c is as
+     * fast as the best when its interval reaches the best's */
+    double phi = c == 0 ? 1 : p->hi, blo = best == 0 ? 1 : b->lo;
+    return phi >= blo;
+}
+
 int fe_ab_ranks_agree(const fe_ab *ab, int r)
 {
     int pick = fe_ab_sim_winner(ab, r), best = fe_ab_winner(ab, r);
     if (!row_measured(ab, r) || pick < 0 || best < 0)
         return -1;
-    const fe_ab_cell *p = &ab->cells[r * ab->ncols + pick], *b = &ab->cells[r * ab->ncols + best];
-    if (pick == best || fe_ab_same_plan(&p->fig, &b->fig))
-        return 1;
-    if (!p->reps)
-        return 0;
-    /* ratios are baseline / plan (the baseline's is 1 exactly): the pick is
-     * as good as the best when its interval reaches the best's */
-    double phi = pick == 0 ? 1 : p->hi, blo = best == 0 ? 1 : b->lo;
-    return phi >= blo;
+    return fe_ab_as_fast(ab, r, pick, best);
 }
 
 int fe_ab_sim_winner(const fe_ab *ab, int r)
@@ -208,7 +213,7 @@ static int simulate(fe_engine *e, const fe_plan *p, int trace, fe_ab_cell *x, fe
  * on. Only memory ends it (bad input, a model that does not load or data
  * files that do not fit it, was refused before anything ran). */
 static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *o, fe_ab *ab,
-                   int r, fe_error *err)
+                   int r, const fe_ab_truths *ts, fe_error *err)
 {
     const fe_ab_row *row = &s->rows[r];
     fe_ab_rowres *rr = &ab->rows[r];
@@ -264,6 +269,8 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             rc = err ? err->code : FE_ENOMEM;
     if (rc == FE_OK && o->optimal)
         rc = fe_ab_optimal_row(e, o->optimal, m, rr);
+    if (rc == FE_OK && ts)
+        rc = fe_ab_truth_row(ts, r, fe_api_graph(m), plans, ab);
     if (rc == FE_ENOMEM)
         fe_error_set(err, FE_ENOMEM, "out of memory");
     if (rc == FE_OK && o->measure) {
@@ -273,7 +280,7 @@ static int one_row(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_options *
             ro.weights = row->weights;
         if (row->inputs[0])
             ro.inputs = row->inputs;
-        if (fe_ab_measure_row(ab, r, fe_api_graph(m), plans, &ro, &merr) != FE_OK) {
+        if (fe_ab_measure_row(ab, r, fe_api_graph(m), fe_api_machine(e), plans, &ro, &merr) != FE_OK) {
             fe_error_prefix(&merr, "--measure: ");
             rc = merr.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s: %s", row->path, merr.message)
                                         : row_fail(ab, r, merr.message);
@@ -342,9 +349,20 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
     if (o->measure && ((o->device == FE_DEVICE_CUDA && fe_cuda_open(err) != FE_OK) ||
                        check_data(s, o, err) != FE_OK))
         return NULL;
-    fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
-    if (!ab)
+    if (o->ntruths && (o->ntruths < 0 || !o->truths || o->nshards)) {
+        fe_error_set(err, FE_EINPUT, "fe_engine_ab_suite: truth files: give a count and the paths, "
+                     "and no shard (a shard file does not carry the agreement)");
         return NULL;
+    }
+    fe_ab_truths *ts = o->ntruths ? fe_ab_truths_open(s, o->ntruths, o->truths, err) : NULL;
+    if (o->ntruths && !ts)
+        return NULL;
+    fe_ab *ab = fe_ab_alloc(s->nrows, s->ncols, err);
+    if (!ab) {
+        fe_ab_truths_free(ts);
+        return NULL;
+    }
+    ab->against = o->ntruths > 0;
     memcpy(ab->id, s->id, sizeof ab->id);
     ab->shard = o->shard;
     ab->nshards = o->nshards;
@@ -372,9 +390,10 @@ fe_ab *fe_engine_ab_suite(fe_engine *e, const fe_ab_suite *s, const fe_ab_run_op
         fe_progress_step(&pr, done++, s->rows[r].path);
         if (s->rows[r].machine >= 0)
             fe_api_set_machine(e, &s->machines[s->rows[r].machine]);
-        rc = one_row(e, s, o, ab, r, err);
+        rc = one_row(e, s, o, ab, r, ts, err);
     }
     fe_progress_end(&pr);
+    fe_ab_truths_free(ts);
     fe_api_set_machine(e, &saved);
     fe_prov_now(&ab->prov, o->measure && o->device == FE_DEVICE_CUDA);
     if (rc != FE_OK) {
@@ -479,6 +498,7 @@ void fe_ab_free(fe_ab *ab)
 {
     if (!ab)
         return;
+    fe_ab_truth_free(ab);
     for (int i = 0; i < ab->nfaults; i++)
         free(ab->faults[i]);
     for (int i = 0; ab->cells && i < ab->nrows * ab->ncols; i++) {

@@ -77,6 +77,7 @@ typedef struct fe_ab_cell {
     double ratio, lo, hi;            /* baseline / this, median of paired rounds and its 95% CI */
     int reps, cpu_ok;
     double cpu_max_rel;
+    struct fe_ab_agree *agree;       /* --against: the plan held against the truth (owned) */
 } fe_ab_cell;
 
 enum { FE_AB_NOTRUN = 0, FE_AB_OK = 1, FE_AB_FAILED = 2 };
@@ -98,6 +99,17 @@ typedef struct fe_ab_rowres {
     int optimal_proven, optimal_windows;   /* every window proven optimal; windows */
     double optimal_gap;              /* the worst window's gap at a solver's time limit */
     char optimal_error[1024];
+    /* --measure, where the simulated best lost (api_ab_miss.c) */
+    int miss;                        /* 1: explained by the fields below; 0: nothing to explain */
+    int miss_pick, miss_best;        /* columns: the simulated best, the measured best */
+    int miss_groups;                 /* groups of either plan the other lacks */
+    double miss_pick_sim, miss_pick_meas;  /* ms: the pick's groups of those, simulated, measured */
+    double miss_best_sim, miss_best_meas;  /* ms: the best's */
+    char miss_label[128];            /* the group mispriced most in the loss's direction */
+    int miss_in_best, miss_nodes;    /* 1: in the best's plan, 0: the pick's; its members */
+    double miss_sim_us, miss_meas_us;
+    char miss_term[24];              /* its price's largest term ("device memory", "launch") */
+    struct fe_ab_truthrow *truth;    /* --against: the row's truth file facts, NULL if none (owned) */
 } fe_ab_rowres;
 
 struct fe_ab {
@@ -105,6 +117,7 @@ struct fe_ab {
     int shard, nshards;              /* 0/0: every row */
     int nrows, ncols, measure, nmachines;
     int optimal;                     /* --optimal: rows carry the optimum, cells their gap */
+    int against;                     /* --against: truth files given, rows carry agreement */
     int device;                      /* FE_DEVICE_* the measured figures ran on */
     fe_ab_rowres *rows;
     char (*cnames)[256];
@@ -151,16 +164,36 @@ int fe_ab_sim_winner(const fe_ab *ab, int r);
 /* Cell (r, c)'s simulated rank in its row, 1 the fastest (ties, within the
  * table's tie margin, share one); 0 for a failed cell. */
 int fe_ab_sim_rank(const fe_ab *ab, int r, int c);
+/* Whether column c of measured row r is as fast as column best: the same
+ * plan, or its ratio interval reaches best's. 1 or 0. */
+int fe_ab_as_fast(const fe_ab *ab, int r, int c, int best);
 /* Whether the simulator's fastest plan of row r is the measured best
  * (the same plan, or its ratio interval reaching the best's): 1 or 0;
  * -1 when the row was not measured. */
 int fe_ab_ranks_agree(const fe_ab *ab, int r);
 
-/* Measure row r's plans (column order; NULL for failed cells) on this CPU,
- * interleaved, into the cells, with o's budget, reps and data files
+/* Measure row r's plans (column order; NULL for failed cells) on o's
+ * device, interleaved, into the cells, with o's budget, reps and data files;
+ * where the simulated best (on m) lost, say why (fe_ab_miss_row)
  * (api_ab_stats.c). */
-int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans,
-                      const fe_ab_run_options *o, fe_error *err);
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, const fe_machine *m,
+                      fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
+
+/* Row r measured (its cells filled): if its simulated best is not its
+ * measured best within its interval, time both plans group by group on ex
+ * and fill the row's miss fields; else clear them. FE_OK, or an error of
+ * the runs (api_ab_miss.c). */
+struct fe_exec;
+int fe_ab_miss_row(fe_ab *ab, int r, struct fe_exec *ex, const fe_machine *m,
+                   fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err);
+/* The row's miss as one sentence ("why gcu_tlf (the simulated best) lost
+ * to fuse_all: ..."), "" when it has none. */
+void fe_ab_miss_text(const fe_ab *ab, int r, char *buf, size_t size);
+/* The row's "miss" member in JSON (nothing without one), and a shard
+ * file's row read back into rr after its cells' columns are named (1
+ * read, 0 absent, -1 malformed). */
+void fe_ab_miss_json(const fe_ab *ab, int r, fe_jw *w);
+int fe_ab_miss_read(const fe_ab *ab, const struct json_t *row, fe_ab_rowres *rr);
 
 /* The text of fuseeng ab --diff for plans a and b of one model on machine
  * m (api_ab_diff.c); caller frees with fe_free. */
@@ -201,6 +234,33 @@ void fe_ab_optimal_note(const fe_ab *ab, int r, char *buf, size_t size);
 void fe_ab_optimal_json(const fe_ab *ab, int r, fe_jw *w, int part);
 void fe_ab_gap_json(const fe_ab *ab, int r, int c, fe_jw *w);
 int fe_ab_optimal_read(const struct json_t *row, fe_ab_rowres *rr);
+
+/* --against (api_ab_truth.c): truth files read and checked against the
+ * suite's models (format, model hash, node names: FE_EINPUT naming the
+ * file and place) before anything runs; caller frees with
+ * fe_ab_truths_free. fe_ab_truth_row measures row r's plans (NULL for a
+ * failed cell) on graph g against its truth, if it has one (FE_OK or
+ * FE_ENOMEM). The recall and precision of cell (r, c), NaN when there is
+ * nothing to divide by or no truth; fe_ab_truth_free frees what the rows
+ * and cells hold (fe_ab_free calls it). The rest print the agreement in
+ * each output. */
+typedef struct fe_ab_truths fe_ab_truths;
+fe_ab_truths *fe_ab_truths_open(const fe_ab_suite *s, int n, const char *const *paths, fe_error *err);
+void fe_ab_truths_free(fe_ab_truths *ts);
+int fe_ab_truth_row(const fe_ab_truths *ts, int r, const fe_graph *g, fe_plan *const *plans, fe_ab *ab);
+void fe_ab_truth_free(fe_ab *ab);
+double fe_ab_recall(const fe_ab *ab, int r, int c);
+double fe_ab_precision(const fe_ab *ab, int r, int c);
+void fe_ab_truth_note(const fe_ab *ab, int r, char *buf, size_t size);
+void fe_ab_truth_text(const fe_ab *ab, int r, int name_width, FILE *f);
+void fe_ab_truth_text_summary(const fe_ab *ab, int name_width, FILE *f);
+void fe_ab_truth_json_row(const fe_ab *ab, int r, fe_jw *w);
+void fe_ab_truth_json_cell(const fe_ab *ab, int r, int c, fe_jw *w);
+void fe_ab_truth_json_summary(const fe_ab *ab, int c, fe_jw *w);
+void fe_ab_truth_csv(const fe_ab *ab, int r, int c, FILE *f);   /* ",recall,precision,kernels_differ,differ" */
+void fe_ab_truth_md(const fe_ab *ab, FILE *f);
+void fe_ab_truth_html(const fe_ab *ab, int r, FILE *f);
+void fe_ab_truth_html_summary(const fe_ab *ab, FILE *f);
 
 /* Text escaped for HTML and SVG (api_ab_format.c). */
 void fe_ab_xml_text(FILE *f, const char *s);

@@ -142,6 +142,10 @@ static void text_measured(const fe_ab *ab, int r, FILE *f)
     if (fe_ab_ranks_agree(ab, r) == 0)
         fprintf(f, "  warning: the simulator (%s) ranks %s first; measured, %s is faster beyond "
                 "its interval\n", rr->machine, ab->cnames[pick], ab->cnames[best]);
+    char why[1024];
+    fe_ab_miss_text(ab, r, why, sizeof why);
+    if (why[0])
+        fprintf(f, "  %s\n", why);
 }
 
 static void text_row(const fe_ab *ab, int r, FILE *f)
@@ -176,6 +180,7 @@ static void text_row(const fe_ab *ab, int r, FILE *f)
     }
     if (ab->measure)
         text_measured(ab, r, f);
+    fe_ab_truth_text(ab, r, nw, f);
 }
 
 static void text_summary(const fe_ab *ab, FILE *f)
@@ -232,6 +237,7 @@ static void text_summary(const fe_ab *ab, FILE *f)
                     "best (marked in the rows; fuseeng fidelity measures how far the machine "
                     "predicts the device)\n", disagree, disagree == 1 ? "" : "s");
     }
+    fe_ab_truth_text_summary(ab, nw, f);
 }
 
 static void ab_text(const fe_ab *ab, FILE *f)
@@ -280,8 +286,10 @@ static void cell_json(const fe_ab *ab, int r, int c, FILE *f, fe_jw *w, int part
     fe_ab_jint(w, "mem_peak", x->fig.mem_peak);
     fe_ab_jint(w, "spill_bytes", x->fig.spill_bytes);
     fe_ab_jint(w, "tiled_groups", x->fig.tiled);
-    if (!part)
+    if (!part) {
         fe_ab_gap_json(ab, r, c, w);
+        fe_ab_truth_json_cell(ab, r, c, w);
+    }
     if (ab->measure && x->reps) {
         fe_ab_jnum(w, "cpu_ms", x->cpu_ms);
         fe_ab_jnum(w, "cpu_ratio", x->ratio);
@@ -328,7 +336,9 @@ static void row_json(const fe_ab *ab, int r, FILE *f, fe_jw *w, int part)
     if (rr->machine_file[0])
         fe_ab_jstr(w, "machine_file", rr->machine_file);
     fe_ab_optimal_json(ab, r, w, part);
+    fe_ab_miss_json(ab, r, w);
     if (!part) {
+        fe_ab_truth_json_row(ab, r, w);
         int best = fe_ab_winner(ab, r), pick = fe_ab_sim_winner(ab, r);
         int agree = fe_ab_ranks_agree(ab, r);
         fe_jw_key(w, "winner");   /* measured when measured, else simulated */
@@ -367,6 +377,7 @@ static void summary_json(const fe_ab *ab, fe_jw *w)
         fe_ab_jint(w, "failed", t.failed);
         if (ab->optimal && !isnan(fe_ab_gap_mean(ab, c)))
             fe_ab_jnum(w, "gap_pct", fe_ab_gap_mean(ab, c) * 100);
+        fe_ab_truth_json_summary(ab, c, w);
         if (ab->measure) {
             fe_ab_jnum(w, "cpu_geomean", t.cpu_geomean);
             fe_ab_jint(w, "cpu_wins", t.cpu_wins);
@@ -469,9 +480,10 @@ static void csv_provenance(const fe_ab *ab, int r, FILE *f)
 static void ab_csv(const fe_ab *ab, FILE *f)
 {
     fprintf(f, "model,policy,kernels,extern,sim_ms,speedup,l3_bytes,mem_peak,tiled_groups,machine,dims,"
-               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s%s\n",
+               "ratio,l2_peak,spill_bytes,plan_ms,winner,error%s%s%s%s\n",
             ab->measure ? ",cpu_ms,cpu_ratio,cpu_lo,cpu_hi,cpu_verdict,cpu_ok,cpu_max_rel" : "",
-            ab->optimal ? ",optimal_ms,gap_pct" : "", CSV_PROV_HEADER);
+            ab->optimal ? ",optimal_ms,gap_pct" : "",
+            ab->against ? ",recall,precision,kernels_differ,differ" : "", CSV_PROV_HEADER);
     for (int r = 0; r < ab->nrows; r++) {
         const fe_ab_rowres *rr = &ab->rows[r];
         int best = fe_ab_winner(ab, r);
@@ -512,6 +524,7 @@ static void ab_csv(const fe_ab *ab, FILE *f)
                 else
                     fputc(',', f);
             }
+            fe_ab_truth_csv(ab, r, c, f);
             csv_provenance(ab, r, f);
             fprintf(f, "\n");
         }
@@ -572,18 +585,23 @@ static void ab_md(const fe_ab *ab, FILE *f)
             fputc('\n', f);
         }
     }
-    for (int r = 0, first = 1; ab->optimal && r < ab->nrows; r++) {
-        char label[600], note[1100];
+    /* the rows' notes: the optimum (--optimal), why the simulated best lost */
+    for (int r = 0, first = 1; r < ab->nrows; r++) {
+        char label[600], note[2][1100];
+        note[0][0] = note[1][0] = '\0';
+        if (ab->optimal)
+            fe_ab_optimal_note(ab, r, note[0], sizeof note[0]);
+        fe_ab_miss_text(ab, r, note[1], sizeof note[1]);
         fe_ab_row_label(ab, r, label, sizeof label);
-        fe_ab_optimal_note(ab, r, note, sizeof note);
-        if (ab->rows[r].ran) {
-            fputs(first ? "\n" : "", f);
-            first = 0;
-            md_text(f, label);
-            fputs(": ", f);
-            md_text(f, note);
-            fputs("  \n", f);
-        }
+        for (int k = 0; k < 2 && ab->rows[r].ran; k++)
+            if (note[k][0]) {
+                fputs(first ? "\n" : "", f);
+                first = 0;
+                md_text(f, label);
+                fputs(": ", f);
+                md_text(f, note[k]);
+                fputs("  \n", f);
+            }
     }
     fprintf(f, "\n| policy | geomean vs %s | wins | ties | losses | failed |%s%s\n", ab->cnames[0],
             ab->optimal ? " gap to optimal |" : "",
@@ -606,6 +624,7 @@ static void ab_md(const fe_ab *ab, FILE *f)
                     t.cpu_losses);
         fputc('\n', f);
     }
+    fe_ab_truth_md(ab, f);
     md_provenance(ab, f);
 }
 

@@ -271,10 +271,18 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
                 fputs(" first; measured, ", f);
                 fe_ab_xml_text(f, ab->cnames[fe_ab_winner(ab, r)]);
                 fputs(" is faster beyond its interval</li>\n", f);
+                char why[1024];
+                fe_ab_miss_text(ab, r, why, sizeof why);
+                if (why[0]) {
+                    fputs("<li>", f);
+                    fe_ab_xml_text(f, why);
+                    fputs("</li>\n", f);
+                }
             }
     }
     fputs("</ul>\n<h2>Summary</h2>\n", f);
     summary(ab, f);
+    fe_ab_truth_html_summary(ab, f);
     fputs("<h2>Speedup over unfused</h2>\n<div id=\"overview\">", f);
     fe_ab_write_svg(ab, f);
     fputs("</div>\n", f);
@@ -295,6 +303,7 @@ void fe_ab_write_html(const fe_ab *ab, FILE *f)
         fputs(")</span></h2>\n", f);
         row_chart(ab, r, f);
         row_table(ab, r, f);
+        fe_ab_truth_html(ab, r, f);
         for (int c = 1; c < ab->ncols; c++) {
             const fe_ab_cell *x = &ab->cells[r * ab->ncols + c];
             if (!x->diff)

@@ -186,6 +186,10 @@ static int read_rows(fe_ab *ab, const part *p, fe_error *err)
             return bad(err, p->path, w, "a mistyped \"optimal\" (time_s, proven, windows, gap_bound, "
                        "or error)");
         ab->optimal |= opt > 0;
+        if (fe_ab_miss_read(ab, row, rr) < 0)
+            return bad(err, p->path, w, "a mistyped \"miss\" (pick, best, groups, pick_sim_ms, "
+                       "pick_meas_ms, best_sim_ms, best_meas_ms; group, nodes, plan, sim_us, "
+                       "meas_us, term)");
         for (int c = 0; c < ab->ncols; c++) {
             const json_t *cell = json_array_get(cells, (size_t)c);
             const char *pol = json_string_value(json_object_get(cell, "policy"));

@@ -36,8 +36,8 @@ static int check(fe_exec *ex, const fe_exec_result *ref, const fe_plan *p, fe_ab
     return rc;
 }
 
-int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans,
-                      const fe_ab_run_options *o, fe_error *err)
+int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, const fe_machine *m,
+                      fe_plan *const *plans, const fe_ab_run_options *o, fe_error *err)
 {
     double budget = o->budget;
     int reps = o->reps;
@@ -107,6 +107,8 @@ int fe_ab_measure_row(fe_ab *ab, int r, const fe_graph *g, fe_plan *const *plans
             rc = fe_paired_ratio(&ms[bi * rounds], &ms[i * rounds], rounds, &x->ratio, &x->lo,
                                  &x->hi, err);
     }
+    if (rc == FE_OK)
+        rc = fe_ab_miss_row(ab, r, ex, m, plans, o, err);
 out:
     free(ms);
     free(tmp);

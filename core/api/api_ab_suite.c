@@ -42,6 +42,7 @@ typedef struct draft {
     char params[64][256];            /* "K=V" */
     char pwhere[64][64];
     int nparams;
+    fe_policy *optimal;              /* takes the parameters too (ab --optimal), not owned */
 } draft;
 
 /* Add a model file or glob. */
@@ -107,8 +108,9 @@ static int add_col(fe_ab_suite *s, fe_policy *p, const char *name)
     return FE_OK;
 }
 
-/* Global parameters into every column that has them; one that no column
- * has is an error. */
+/* Global parameters into every column that has them, and into the run's
+ * optimum policy (so `--param time_limit=5` reaches ab --optimal); one that
+ * none has is an error. */
 static int apply_params(fe_ab_suite *s, const draft *d, fe_error *err)
 {
     for (int i = 0; i < d->nparams; i++) {
@@ -127,6 +129,14 @@ static int apply_params(fe_ab_suite *s, const draft *d, fe_error *err)
                 fe_error_prefix(err, "%s: %s: ", d->src, d->pwhere[i]);
                 return FE_EINPUT;
             }
+        }
+        fe_error local = {0};
+        if (d->optimal && fe_policy_set_param(d->optimal, key, eq + 1, &local) == FE_OK)
+            used = 1;
+        else if (d->optimal && !strstr(local.message, "has no param")) {
+            *err = local;
+            fe_error_prefix(err, "%s: %s: the optimum (--optimal): ", d->src, d->pwhere[i]);
+            return FE_EINPUT;
         }
         if (!used)
             return fe_ab_fail(err, d->src, d->pwhere[i], "%s: no policy given has that parameter",
@@ -343,6 +353,8 @@ fe_ab_suite *fe_ab_suite_new(fe_engine *e, const fe_ab_suite_options *o, fe_erro
     draft *d = draft_new(src, err);
     fe_ab_suite *s = d ? suite_new(o->npolicies, err) : NULL;
     const char *mwhere[64];
+    if (d)
+        d->optimal = o->optimal;
     int rc = d && s ? FE_OK : FE_ENOMEM;
     if (rc == FE_OK && (o->nmachines > 64 || o->npolicies > 64))
         rc = fe_ab_fail(err, src, "--machine/--policy", "%s", "at most 64 machines and 64 policies");
@@ -525,6 +537,8 @@ static fe_ab_suite *read_doc(fe_engine *e, const char *src, const json_t *doc,
     draft *d = draft_new(src, err);
     fe_ab_suite *s = d ? suite_new((int)json_array_size(pols), err) : NULL;
     int rc = d && s ? FE_OK : FE_ENOMEM;
+    if (d && over)
+        d->optimal = over->optimal;
     const json_t *dims = json_object_get(doc, "dims"), *params = json_object_get(doc, "params");
     if (rc == FE_OK && dims)
         rc = read_dims(d, dims, "dims", err);

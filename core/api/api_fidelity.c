@@ -46,7 +46,8 @@ typedef struct fid_model {
     int failed;                 /* cells that failed or were not measured */
     int tied, has_rho, has_pick, hit;
     double rho;
-    int pick, best;             /* indices in plans */
+    int pick, best;             /* indices in plans (-1: none) */
+    int has_optimal, optimal_best;  /* an "optimal" column measured, not tied; as fast as best */
 } fid_model;
 
 struct fe_fidelity {
@@ -123,9 +124,32 @@ static int collect(const fe_ab *ab, int r, fid_model *m, fe_error *err)
     return FE_OK;
 }
 
+/* The plan of m standing for column c (c's own or the one it duplicates),
+ * or -1. */
+static int plan_of(const fe_ab *ab, const fid_model *m, int c)
+{
+    if (c < 0)
+        return -1;
+    const fe_ab_cell *x = &ab->cells[m->row * ab->ncols + c];
+    for (int i = 0; i < m->nplans; i++)
+        if (m->plans[i].col == c || fe_ab_same_plan(&ab->cells[m->row * ab->ncols + m->plans[i].col].fig, &x->fig))
+            return i;
+    return -1;
+}
+
+/* The column named name, or -1. */
+static int column(const fe_ab *ab, const char *name)
+{
+    for (int c = 0; c < ab->ncols; c++)
+        if (strcmp(ab->cnames[c], name) == 0)
+            return c;
+    return -1;
+}
+
 static void judge(const fe_ab *ab, fid_model *m)
 {
     int n = m->nplans;
+    m->pick = m->best = n == 1 ? 0 : -1;
     if (n < 2)
         return;
     double lo = -HUGE_VAL, hi = HUGE_VAL;
@@ -143,15 +167,16 @@ static void judge(const fe_ab *ab, fid_model *m)
     ranks(meas, n, rm);
     for (int i = 0; i < n; i++)
         m->plans[i].sim_rank = rs[i], m->plans[i].meas_rank = rm[i];
-    int pick = 0, best = 0;
-    for (int i = 1; i < n; i++) {
-        if (sim[i] < sim[pick])
-            pick = i;
-        if (meas[i] < meas[best])
-            best = i;
+    /* the pick and the best are ab's (one rule for both reports): the
+     * plans standing for its columns */
+    m->pick = plan_of(ab, m, fe_ab_sim_winner(ab, m->row));
+    m->best = plan_of(ab, m, fe_ab_winner(ab, m->row));
+    int opt = column(ab, "optimal");
+    if (opt >= 0 && plan_of(ab, m, opt) >= 0 && !m->tied) {
+        m->has_optimal = 1;
+        m->optimal_best = fe_ab_as_fast(ab, m->row, opt, fe_ab_winner(ab, m->row));
     }
-    m->pick = pick, m->best = best;
-    if (m->tied)
+    if (m->tied || m->pick < 0 || m->best < 0)
         return;
     int ok;
     if (n >= 3) {
@@ -159,8 +184,7 @@ static void judge(const fe_ab *ab, fid_model *m)
         m->has_rho = ok;
     }
     m->has_pick = 1;
-    /* Ratios are baseline / plan: a higher ratio is a faster plan. */
-    m->hit = pick == best || (has_ci && m->plans[pick].hi >= m->plans[best].lo);
+    m->hit = has_ci && fe_ab_ranks_agree(ab, m->row) == 1;
 }
 
 static void summarise(fe_fidelity *f, double *errs, int nerr)
@@ -177,6 +201,8 @@ static void summarise(fe_fidelity *f, double *errs, int nerr)
             rho += m->rho, s->rho_models++;
         if (m->has_pick)
             s->pick_models++, s->pick_hits += m->hit;
+        if (m->has_optimal)
+            s->optimal_models++, s->optimal_best += m->optimal_best;
     }
     s->mean_rho = s->rho_models ? rho / s->rho_models : NAN;
     if (nerr) {
@@ -291,6 +317,10 @@ static void text_model(const fe_fidelity *f, const fid_model *m, FILE *fo)
         fprintf(fo, "  rank correlation n/a (%s); the simulator's pick (s) %s\n",
                 m->nplans < 3 ? "two plans" : "constant times",
                 m->hit ? "is the measured best" : "is NOT the measured best");
+    char why[1024];
+    fe_ab_miss_text(ab, m->row, why, sizeof why);
+    if (why[0])
+        fprintf(fo, "  %s\n", why);
     fputc('\n', fo);
 }
 
@@ -311,6 +341,10 @@ static void text(const fe_fidelity *f, FILE *fo)
     if (s->pick_models)
         fprintf(fo, "  simulator picks the best   %d of %d model%s (%.0f%%)\n", s->pick_hits,
                 s->pick_models, s->pick_models == 1 ? "" : "s", 100 * s->pick_rate);
+    if (s->optimal_models)
+        fprintf(fo, "  the optimum is the best    %d of %d model%s (%.0f%%)\n", s->optimal_best,
+                s->optimal_models, s->optimal_models == 1 ? "" : "s",
+                100.0 * s->optimal_best / s->optimal_models);
     if (s->tied)
         fprintf(fo, "  tied (within noise)        %d model%s, not counted\n", s->tied,
                 s->tied == 1 ? "" : "s");
@@ -352,6 +386,10 @@ static void json(const fe_fidelity *f, FILE *fo)
     fe_ab_jint(&w, "pick_models", s->pick_models);
     fe_ab_jint(&w, "pick_hits", s->pick_hits);
     jnum_or_null(&w, "pick_rate", s->pick_rate, s->pick_models > 0);
+    if (s->optimal_models) {
+        fe_ab_jint(&w, "optimal_models", s->optimal_models);
+        fe_ab_jint(&w, "optimal_best", s->optimal_best);
+    }
     fe_jw_end(&w);
     fe_jw_key(&w, "models");
     fe_jw_arr(&w);
@@ -375,15 +413,20 @@ static void json(const fe_fidelity *f, FILE *fo)
         fe_jw_bool(&w, m->tied);
         jnum_or_null(&w, "rho", m->rho, m->has_rho && !m->tied);
         fe_jw_key(&w, "pick");
-        if (m->nplans)
+        if (m->pick >= 0)
             fe_jw_str(&w, ab->cnames[m->plans[m->pick].col]);
         else
             fe_jw_null(&w);
         fe_jw_key(&w, "measured_best");
-        if (m->nplans)
+        if (m->best >= 0)
             fe_jw_str(&w, ab->cnames[m->plans[m->best].col]);
         else
             fe_jw_null(&w);
+        if (m->has_optimal) {
+            fe_jw_key(&w, "optimal_is_best");
+            fe_jw_bool(&w, m->optimal_best);
+        }
+        fe_ab_miss_json(ab, m->row, &w);
         fe_jw_key(&w, "pick_is_best");
         if (m->has_pick)
             fe_jw_bool(&w, m->hit);

@@ -135,6 +135,24 @@ static void largest_groups(const fe_plan *p, FILE *f)
 /* --stats: the whole planning time, then its parts. The hooks' time holds
  * their simulator and ctx:bench calls; the engine's is the rest (driver,
  * legality checks, group bookkeeping, splits). */
+
+/* How often the simulator agreed with measured (or profiled) times that
+ * fusing was faster, and the first disagreements. */
+static void agreement(FILE *f, const char *indent, const char *what, int64_t compared,
+                      int64_t agreed, const char (*disagree)[200])
+{
+    if (!compared)
+        return;
+    fprintf(f, "%sthe simulator agrees on %lld of %lld %s groups (%.0f%%) that fusing is faster "
+            "or not\n", indent, (long long)agreed, (long long)compared, what,
+            100.0 * (double)agreed / (double)compared);
+    for (int i = 0; i < 4 && disagree[i][0]; i++) {
+        char line[4 * 200];   /* op names come from the model */
+        fe_escape_into(line, sizeof line, disagree[i], 0);
+        fprintf(f, "           differs: %s\n", line);
+    }
+}
+
 static void stats(const fe_plan_stats *st, FILE *f)
 {
     char b[32];
@@ -163,17 +181,12 @@ static void stats(const fe_plan_stats *st, FILE *f)
         fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
                 "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,
                 (long long)st->bench_fallbacks);
-    if (st->bench_compared) {
-        fprintf(f, "           the simulator agrees on %lld of %lld measured groups (%.0f%%) "
-                "that fusing is faster or not\n", (long long)st->bench_agreed,
-                (long long)st->bench_compared, 100.0 * (double)st->bench_agreed /
-                (double)st->bench_compared);
-        for (int i = 0; i < 4 && st->bench_disagree[i][0]; i++) {
-            char line[4 * sizeof st->bench_disagree[i]];   /* op names come from the model */
-            fe_escape_into(line, sizeof line, st->bench_disagree[i], 0);
-            fprintf(f, "           differs: %s\n", line);
-        }
-    }
+    agreement(f, "           ", "measured", st->bench_compared, st->bench_agreed,
+              st->bench_disagree);
+    if (st->profile_compared)
+        fputs("profile", f);
+    agreement(f, st->profile_compared ? "    " : "", "profiled", st->profile_compared,
+              st->profile_agreed, st->profile_disagree);
 }
 
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)

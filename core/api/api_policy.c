@@ -97,8 +97,13 @@ fe_plan *fe_policy_plan(fe_policy *p, const fe_model *m, fe_plan_stats *stats, f
         COPY(hook_calls); COPY(hook_seconds); COPY(decide_calls); COPY(instructions);
         COPY(lua_bytes); COPY(rounds); COPY(seconds); COPY(sim_calls); COPY(sim_seconds);
         COPY(bench_measured); COPY(bench_cached); COPY(bench_fallbacks); COPY(bench_seconds);
-        COPY(decide_reused); COPY(hook_memo); COPY(bench_compared); COPY(bench_agreed);
-        memcpy(stats->bench_disagree, st.bench_disagree, sizeof stats->bench_disagree);
+        COPY(decide_reused); COPY(hook_memo); 
+        stats->bench_compared = st.bench_agree.compared;
+        stats->bench_agreed = st.bench_agree.agreed;
+        memcpy(stats->bench_disagree, st.bench_agree.disagree, sizeof stats->bench_disagree);
+        stats->profile_compared = st.profile_agree.compared;
+        stats->profile_agreed = st.profile_agree.agreed;
+        memcpy(stats->profile_disagree, st.profile_agree.disagree, sizeof stats->profile_disagree);
 #undef COPY
         memcpy(stats->fault, st.fault, sizeof stats->fault);
     }

@@ -30,6 +30,10 @@ static const char usage[] =
     "  --profile FILE    measured times for profile-driven policies\n"
     "  --optimal         also plan every row with policies/optimal.lua: the optimum\n"
     "                    under the cost model, and each policy's gap to it (%)\n"
+    "  --against TRUTH   also hold every plan against a real compiler's kernels on the\n"
+    "                    same model (a truth file, docs/formats.md; repeat for several\n"
+    "                    models): pairwise agreement (recall, precision) and the\n"
+    "                    kernels that differ, in every output\n"
     "  --json, --csv, --md   the results as JSON, CSV or Markdown (default: a table)\n"
     "  --svg FILE        also write a bar chart of the speedups over unfused\n"
     "  --html FILE       also write one self-contained page: the tables, a chart per\n"
@@ -63,7 +67,8 @@ static const char usage[] =
 typedef struct ab_opts {
     char command[2048];               /* the command line, for the reports' provenance */
     const char *models[MAXARGS], *policies[64], *params[64], *dims[64], *machines[64];
-    int nmodels, npolicies, nparams, ndims, nmachines;
+    const char *truths[MAXARGS];
+    int nmodels, npolicies, nparams, ndims, nmachines, ntruths;
     const char *suite, *svg, *html, *out, *profile, *shard_arg, *diff[3];
     int format, measure, reps, shard, nshards, merge, device, optimal;
     double budget;
@@ -104,7 +109,8 @@ static int parse_opt(int argc, char **argv, int *i, ab_opts *o)
     int m;
     struct { const char *name; const char **list; int *n, cap; } lists[] = {
         {"--policy", o->policies, &o->npolicies, 64}, {"--param", o->params, &o->nparams, 64},
-        {"--dim", o->dims, &o->ndims, 64}, {"--machine", o->machines, &o->nmachines, 64}};
+        {"--dim", o->dims, &o->ndims, 64}, {"--machine", o->machines, &o->nmachines, 64},
+        {"--against", o->truths, &o->ntruths, MAXARGS}};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         if ((m = fe_cli_opt("ab", argc, argv, i, lists[k].name, &val)))
             return m == 2 ? 2 : add(lists[k].list, lists[k].n, lists[k].cap, val, lists[k].name);
@@ -171,13 +177,15 @@ static int parse(int argc, char **argv, ab_opts *o)
         if (o->nmodels == 0)
             return fe_cli_usage("ab", "merge: give the shard files (fuseeng ab ... --shard I/N)");
         if (o->npolicies || o->suite || o->shard_arg || o->measure || o->diff[0] || o->nmachines ||
-            o->ndims || o->nparams || o->limits.weights || o->limits.inputs || o->optimal)
+            o->ndims || o->nparams || o->limits.weights || o->limits.inputs || o->optimal ||
+            o->ntruths)
             return fe_cli_usage("ab", "merge takes shard files and output options only");
         return 0;
     }
     if (o->diff[0]) {
         if (o->nmodels || o->npolicies || o->suite || o->shard_arg || o->measure || o->nmachines > 1 ||
-            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg || o->html || o->optimal)
+            o->format == FE_FORMAT_CSV || o->format == FE_FORMAT_MD || o->svg || o->html || o->optimal ||
+            o->ntruths)
             return fe_cli_usage("ab", "--diff A B MODEL takes --machine, --dim, --param, --profile "
                                 "and --json only");
         return 0;
@@ -189,13 +197,18 @@ static int parse(int argc, char **argv, ab_opts *o)
         return fe_cli_usage("ab", "missing MODEL (or --suite FILE)");
     if (!o->suite && o->npolicies < 2)
         return fe_cli_usage("ab", "give at least two --policy options to compare");
+    if (o->shard_arg && o->ntruths)
+        return fe_cli_usage("ab", "--against does not combine with --shard: a shard file does not "
+                            "carry the agreement (run the rows with --against unsharded)");
     if (o->shard_arg && (o->format || o->svg || o->html))
         return fe_cli_usage("ab", "--shard prints a shard file; give the output options to "
                             "'fuseeng ab merge'");
-    fe_cli_file in[MAXARGS + 4], outs[] = {{"--svg", o->svg}, {"--html", o->html}, {"--out", o->out}};
+    fe_cli_file in[2 * MAXARGS + 4], outs[] = {{"--svg", o->svg}, {"--html", o->html}, {"--out", o->out}};
     int nin = 0;
     for (int i = 0; i < o->nmodels; i++)
         in[nin++] = (fe_cli_file){"a model", o->models[i]};
+    for (int i = 0; i < o->ntruths; i++)
+        in[nin++] = (fe_cli_file){"--against", o->truths[i]};
     in[nin++] = (fe_cli_file){"--suite", o->suite};
     in[nin++] = (fe_cli_file){"--profile", o->profile};
     in[nin++] = (fe_cli_file){"--weights", o->limits.weights};
@@ -274,18 +287,19 @@ static int diff(fe_engine *e, const ab_opts *o)
 static int compare(fe_engine *e, const ab_opts *o)
 {
     fe_error err = {0};
-    fe_ab_suite_options so = {o->nmodels, o->models, o->npolicies, o->policies, o->nparams,
-                              o->params, o->ndims, o->dims, o->nmachines, o->machines};
-    fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
-    if (!s)
+    fe_policy *opt = NULL;   /* before the suite: it takes --param too */
+    if (o->optimal && !(opt = fe_engine_load_policy(e, "optimal", &err)))
         return fe_cli_fail(&err);
-    fe_policy *opt = NULL;
-    if (o->optimal && !(opt = fe_engine_load_policy(e, "optimal", &err))) {
-        fe_ab_suite_free(s);
+    fe_ab_suite_options so = {o->nmodels, o->models, o->npolicies, o->policies, o->nparams,
+                              o->params, o->ndims, o->dims, o->nmachines, o->machines, opt};
+    fe_ab_suite *s = o->suite ? fe_ab_suite_read(e, o->suite, &so, &err) : fe_ab_suite_new(e, &so, &err);
+    if (!s) {
+        fe_policy_free(opt);
         return fe_cli_fail(&err);
     }
     fe_ab_run_options ro = {o->measure, o->budget, o->reps, o->shard, o->nshards, o->html != NULL,
-                            o->limits.weights, o->limits.inputs, o->device, opt};
+                            o->limits.weights, o->limits.inputs, o->device, opt, o->ntruths,
+                            o->truths};
     fe_progress_catch_ctrl_c();   /* Ctrl-C: the report of the rows done */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_ab_set_command(ab, o->command);

@@ -184,12 +184,12 @@ static int measure(fe_engine *e, const fid_opts *o)
         return fe_cli_usage("fidelity", "give at least one policy besides no_fusion");
     const char *machine = o->machine ? o->machine : "gcu";
     fe_ab_suite_options so = {o->nmodels, o->models, np, specs, o->nparams, o->params, o->ndims,
-                              o->dims, 1, &machine};
+                              o->dims, 1, &machine, NULL};
     fe_ab_suite *s = fe_ab_suite_new(e, &so, &err);
     if (!s)
         return fe_cli_fail(&err);
     fe_ab_run_options ro = {1, o->budget, o->reps, 0, 0, 0, o->limits.weights, o->limits.inputs,
-                            o->device, NULL};
+                            o->device, NULL, 0, NULL};
     fe_progress_catch_ctrl_c();   /* Ctrl-C (or timeout -s INT): the models measured so far */
     fe_ab *ab = fe_engine_ab_suite(e, s, &ro, &err);
     fe_ab_set_command(ab, o->command);

@@ -175,6 +175,10 @@ typedef struct fe_plan_stats {
     int64_t bench_agreed;      /* of those, where it agrees that fusing is faster or not */
     char bench_disagree[4][200];   /* the first disagreements: "ops: measured 1.10x,
                                       simulated 0.95x"; "" past the last */
+    int64_t profile_compared;  /* ctx.profile:lookup: groups with both profiled times,
+                                  priced by the simulator too */
+    int64_t profile_agreed;    /* of those, where it agrees that fusing is faster or not */
+    char profile_disagree[4][200];   /* the same lines, for the profile's times */
 } fe_plan_stats;
 
 /* Plan m with policy p (active in its engine or not), filling stats if not
@@ -326,6 +330,9 @@ typedef struct fe_ab_suite_options {
     const char *const *dims;          /* that has NAME */
     int nmachines;                    /* machine names or files (none: the engine's) */
     const char *const *machines;
+    fe_policy *optimal;               /* the run's optimum policy (fe_ab_run_options.optimal),
+                                         or NULL: it takes the parameters too, and one only it
+                                         has is not an error (not owned) */
 } fe_ab_suite_options;
 
 /* How to run a suite (fe_engine_ab_suite). */
@@ -341,6 +348,8 @@ typedef struct fe_ab_run_options {
     fe_policy *optimal;               /* also plan every row with this policy (the optimal
                                          one, policies/optimal.lua): its simulated time is the
                                          optimum each cell's gap is given against; NULL: none */
+    int ntruths;                      /* truth files (docs/formats.md) each plan is held */
+    const char *const *truths;        /* against: pairwise agreement, kernels that differ */
 } fe_ab_run_options;
 
 /* Plan every model with every policy on e's machine (and with measure, on
@@ -436,6 +445,8 @@ typedef struct fe_fidelity_summary {
     double median_abs_err;            /* median |simulated - measured| / measured, all plans */
     int pick_models, pick_hits;       /* models (2+ plans, not tied); where the simulator's */
     double pick_rate;                 /*   fastest plan is the measured best (its interval) */
+    int optimal_models, optimal_best; /* models (not tied) with an "optimal" column measured;
+                                         where its plan is the measured best (its interval) */
 } fe_fidelity_summary;
 
 typedef struct fe_fidelity fe_fidelity;

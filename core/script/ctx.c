@@ -40,6 +40,7 @@
 typedef struct handle {
     fe_run *r;
     fe_ctx_bench_state bench;
+    fe_sim_agreement profile;   /* profile:lookup's times against the simulator */
     fe_chooser *chooser;   /* ctx:choices', made on its first call */
     fe_ctx_sim_tally sim;
     fe_groupsig *sig;      /* ctx:signature's, made on its first call */
@@ -157,10 +158,12 @@ static int l_optimal(lua_State *L)
  * times summed, and the fused time by exact key, then compat key. Returns
  * a table: separate (ms, or nil if some member has no time: then missing
  * = its op), fused (ms, or nil), key ("exact" or "compat": which key gave
- * the fused time). */
+ * the fused time); with both times, the simulator's verdict beside them
+ * (sim_fused, sim_separate, sim_speedup), counted for run --stats. */
 static int l_profile_lookup(lua_State *L)
 {
-    fe_run *r = live_run(L);
+    handle *h = live_handle(L);
+    fe_run *r = h->r;
     int n;
     const int32_t *nodes = fe_lg_group_nodes(L, 2, r->g, &n);
     if (!nodes)
@@ -176,6 +179,9 @@ static int l_profile_lookup(lua_State *L)
         fe_lf_num(L, "fused", res.fused_ms);
         fe_lf_str(L, "key", res.fused_exact ? "exact" : "compat");
     }
+    if (res.have_fused && res.have_separate && n > 1)
+        fe_ctx_sim_verdict(L, r->g, r->env.machine, nodes, n, 0, res.separate_ms, res.fused_ms,
+                           &h->profile);
     return 1;
 }
 
@@ -255,9 +261,8 @@ void fe_ctx_end(fe_run *r)
             r->stats.bench_measured = h->bench.measured;
             r->stats.bench_cached = h->bench.cached;
             r->stats.bench_fallbacks = h->bench.refused;
-            r->stats.bench_compared = h->bench.compared;
-            r->stats.bench_agreed = h->bench.agreed;
-            memcpy(r->stats.bench_disagree, h->bench.disagree, sizeof r->stats.bench_disagree);
+            r->stats.bench_agree = h->bench.agree;
+            r->stats.profile_agree = h->profile;
             r->stats.bench_seconds = h->bench.seconds;
             r->stats.bench_cpu_seconds = h->bench.cpu_seconds;
             fe_ctx_bench_end(&h->bench);

@@ -93,34 +93,30 @@ static void push_result(lua_State *L, const fe_bench_group *b)
     }
 }
 
-/* The simulator's verdict on the same candidate, beside the measurement in
- * the result table on top of the stack (sim_fused, sim_separate in ms,
- * sim_speedup), and whether the two agree that fusing is faster (counted
- * in st for the run's statistics: how far the machine file can stand in
- * for measuring). */
-static void simulated(lua_State *L, const fe_graph *g, const fe_machine *m, const int32_t *nodes,
-                      int n, int split, const fe_bench_group *b, fe_ctx_bench_state *st)
+void fe_ctx_sim_verdict(lua_State *L, const fe_graph *g, const fe_machine *m, const int32_t *nodes,
+                        int n, int split, double separate_ms, double fused_ms,
+                        fe_sim_agreement *a)
 {
     fe_sim_group_result f, s;
     fe_error err = {0};
-    if (fe_sim_group(g, m, nodes, n, split, &f, &err) != FE_OK ||
-        fe_sim_unfused(g, m, nodes, n, &s, &err) != FE_OK || f.time_s <= 0 ||
-        b->fused.median_ms <= 0)
+    if (!m || separate_ms <= 0 || fused_ms <= 0 ||
+        fe_sim_group(g, m, nodes, n, split, &f, &err) != FE_OK ||
+        fe_sim_unfused(g, m, nodes, n, &s, &err) != FE_OK || f.time_s <= 0)
         return;
-    double sim = s.time_s / f.time_s, meas = b->members_ms / b->fused.median_ms;
+    double sim = s.time_s / f.time_s, meas = separate_ms / fused_ms;
     fe_lf_num(L, "sim_fused", f.time_s * 1e3);
     fe_lf_num(L, "sim_separate", s.time_s * 1e3);
     fe_lf_num(L, "sim_speedup", sim);
-    st->compared++;
+    a->compared++;
     if ((sim > 1) == (meas > 1)) {
-        st->agreed++;
+        a->agreed++;
         return;
     }
     for (int i = 0; i < 4; i++)
-        if (!st->disagree[i][0]) {
+        if (!a->disagree[i][0]) {
             char ops[120];
             fe_sim_group_label(g, nodes, n, ops, sizeof ops);
-            snprintf(st->disagree[i], sizeof st->disagree[i], "%s: measured %.2fx, simulated %.2fx",
+            snprintf(a->disagree[i], sizeof a->disagree[i], "%s: measured %.2fx, simulated %.2fx",
                      ops, meas, sim);
             break;
         }
@@ -312,7 +308,8 @@ int fe_ctx_bench(lua_State *L, const fe_graph *g, const fe_ctx_bench_limits *lim
             cache_single(L, cache, g, &b, i);
     push_result(L, &b);
     if (n > 1 && lim->machine)
-        simulated(L, g, lim->machine, nodes, n, split, &b, st);
+        fe_ctx_sim_verdict(L, g, lim->machine, nodes, n, split, b.members_ms, b.fused.median_ms,
+                           &st->agree);
     fe_bench_group_free(&b);
     lua_pushvalue(L, -1);
     lua_setfield(L, cache, slot);

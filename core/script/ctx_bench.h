@@ -9,6 +9,22 @@
 #include "exec.h"
 #include "machine.h"
 
+/* How often the simulator agrees with measured times that fusing a group
+ * is faster (ctx:bench's measurements, ctx.profile:lookup's profile). */
+typedef struct fe_sim_agreement {
+    int64_t compared;   /* groups with both times, priced by the simulator too */
+    int64_t agreed;     /* of those, where both say the same: fused faster or not */
+    char disagree[4][200];   /* the first disagreements, "ops: measured ..., simulated ..." */
+} fe_sim_agreement;
+
+/* The simulator's verdict on nodes[0..n) fused (split) and apart on m,
+ * beside measured separate_ms and fused_ms: sim_fused and sim_separate
+ * (ms) and sim_speedup set in the table on top of L's stack, and counted
+ * in a. Nothing when either price fails or a time is not positive. */
+void fe_ctx_sim_verdict(lua_State *L, const fe_graph *g, const fe_machine *m, const int32_t *nodes,
+                        int n, int split, double separate_ms, double fused_ms,
+                        fe_sim_agreement *a);
+
 /* What ctx:bench keeps for one run: its session (inputs and weights of
  * the run's graph, made on the first call) and the time it spent. */
 typedef struct fe_ctx_bench_state {
@@ -19,9 +35,7 @@ typedef struct fe_ctx_bench_state {
     int64_t measured;   /* items timed (fused groups and single ops) */
     int64_t cached;     /* calls answered from the kernel cache */
     int64_t refused;    /* calls refused: the budget was spent */
-    int64_t compared;   /* groups measured and priced by the simulator too */
-    int64_t agreed;     /* of those, where both say the same: fused faster or not */
-    char disagree[4][200];   /* the first disagreements, "ops: measured ..., simulated ..." */
+    fe_sim_agreement agree;   /* its measurements against the simulator */
 } fe_ctx_bench_state;
 
 /* What one ctx:bench call may spend. */

@@ -12,6 +12,7 @@
 
 #include <lua.h>
 
+#include "ctx_bench.h"
 #include "legality.h"
 #include "machine.h"
 #include "profile.h"
@@ -25,9 +26,8 @@ typedef struct fe_run_stats {
     int64_t bench_measured;  /* ctx:bench: items timed on the CPU kernels */
     int64_t bench_cached;    /* ctx:bench: answers from the run's kernel cache */
     int64_t bench_fallbacks; /* ctx:bench: calls refused for a spent budget */
-    int64_t bench_compared;  /* ctx:bench: groups also priced by the simulator */
-    int64_t bench_agreed;    /* of those, where both agree that fusing is faster or not */
-    char bench_disagree[4][200];   /* the first disagreements, with both numbers */
+    fe_sim_agreement bench_agree;    /* ctx:bench's measurements against the simulator */
+    fe_sim_agreement profile_agree;  /* ctx.profile:lookup's profiled times against it */
     double bench_seconds;    /* time spent measuring */
     double bench_cpu_seconds;   /* process CPU time spent measuring (every core) */
     int64_t decide_calls;

@@ -710,6 +710,41 @@ static void starve(fe_sim_group_result *r, const fe_machine *m, int64_t threads)
  * threads are what its data asks for. */
 enum { EXECUTOR_SMS = 1 << 12 };
 
+/* A part of views only that the executor runs as a kernel (a strided copy,
+ * since the next kernel reads it dense, as the CUDA back end does for a
+ * lone transpose): a simulator view costs nothing, this costs a launch and
+ * a copy of what leaves the part, read and written once. */
+static void price_view_kernel(const fe_graph *g, const fe_machine *m, const int32_t *ids, int k,
+                              fe_sim_group_result *r)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < k; i++) {
+        const fe_node *nd = fe_graph_node(g, ids[i]);
+        for (int o = 0; o < nd->nout; o++) {
+            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, nd, o));
+            int leaves = (t->flags & FE_T_OUTPUT) != 0;
+            for (int c = 0; c < t->ncons && !leaves; c++) {
+                int32_t v = fe_tensor_consumer(g, t, c), in = 0;
+                for (int j = 0; j < k && !in; j++)
+                    in = ids[j] == v;
+                leaves = !in;
+            }
+            bytes += leaves ? t->bytes : 0;
+        }
+    }
+    memset(r, 0, sizeof *r);
+    r->nodes = k;
+    r->split = r->split_default = 1;
+    r->fits = 1;
+    r->launch = FE_LAUNCH_KERNEL;
+    r->l3_read = r->l3_write = bytes;
+    r->l3_bytes = 2 * bytes;
+    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
+    r->memory_s = r->l3_s;
+    r->launch_s = m->launch_us * 1e-6;
+    r->time_s = r->launch_s + r->memory_s;
+}
+
 /* A group on a machine whose executor is "cuda" (machine.h): priced as
  * the kernels the CUDA back end makes of it (kernels/gpu/cuda_group.h,
  * planned without a device), each part a group of its own in turn, so
@@ -736,6 +771,8 @@ static int price_executor(const fe_graph *g, const fe_machine *m, const int32_t 
     one.saturating_threads = 0;
     if (rc == FE_OK && nparts == 1) {
         rc = fe_sim_group(g, &one, nodes, n, split, out, err);
+        if (rc == FE_OK && out->launch == FE_LAUNCH_NONE && threads[0] > 0)
+            price_view_kernel(g, m, nodes, n, out);
         starve(out, m, threads[0]);
     } else if (rc == FE_OK) {
         fe_sim_group_result sum, r;
@@ -749,6 +786,8 @@ static int price_executor(const fe_graph *g, const fe_machine *m, const int32_t 
                 if (part_of[i] == p)
                     ids[k++] = members[i];
             if (k && (rc = fe_sim_group(g, &one, ids, k, 0, &r, err)) == FE_OK) {
+                if (r.launch == FE_LAUNCH_NONE && threads[p] > 0)
+                    price_view_kernel(g, m, ids, k, &r);
                 starve(&r, m, threads[p]);
                 fe_sim_result_add(&sum, &r);
                 /* a kernel among the parts makes it a kernel, else a library call */

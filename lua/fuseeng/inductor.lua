@@ -251,6 +251,70 @@ end
 
 local gates
 
+-- A node's attributes as text in key order ("perm=1,0 start=0"), for
+-- access keys.
+local function attr_text(n)
+  local a, keys, parts = n.attrs, {}, {}
+  for k in pairs(a) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do
+    local v = a[k]
+    parts[i] = k .. "=" .. (type(v) == "table" and table.concat(v, ",") or tostring(v))
+  end
+  return table.concat(parts, " ")
+end
+
+-- How node n indexes its input tensor t, as a key equal for two reads
+-- exactly when they read the same elements in the same order (Inductor's
+-- MemoryDep: buffer, index, sizes): "flat" for an elementwise or
+-- broadcast op of t's size or a reshape (contiguous: the flat index is
+-- unchanged); a broadcast from t's shape into the node's; else the op,
+-- its attributes, its output shape and t's position among its inputs
+-- (a transpose, slice, gather, concat each index t their own way).
+local function access(n, t, pos)
+  local pat = n.pattern
+  if (pat == "elemwise" or pat == "broadcast") and n.op ~= "batch_norm" then
+    if n.numel == t.numel then return "flat" end
+    return "broadcast " .. shape_key(t.shape) .. " to " .. shape_key(n.shape)
+  end
+  if n.op == "reshape" then return "flat" end
+  return ("%s{%s} to %s #%d"):format(n.op, attr_text(n), shape_key(n.shape), pos)
+end
+
+-- Do groups a and b read some tensor both read from outside with the same
+-- indexing? true, or false and the keys of the first shared tensor (for
+-- the reason: structure only, no names).
+local function same_access(a, b)
+  local keys, seen = {}, {}
+  for _, n in ipairs(a.nodes) do
+    for i, t in ipairs(n.inputs) do
+      if not (t.producer and a:contains(t.producer)) then
+        local k = keys[t.name] or {}
+        keys[t.name] = k
+        k[access(n, t, i)] = true
+      end
+    end
+  end
+  local first
+  for _, n in ipairs(b.nodes) do
+    for i, t in ipairs(n.inputs) do
+      local k = keys[t.name]
+      if k and not (t.producer and b:contains(t.producer)) then
+        local mine = access(n, t, i)
+        if k[mine] then return true end
+        if not first and not seen[t.name] then
+          local theirs = {}
+          for x in pairs(k) do theirs[#theirs + 1] = x end
+          table.sort(theirs)
+          first = table.concat(theirs, ", ") .. " vs " .. mine
+        end
+        seen[t.name] = true
+      end
+    end
+  end
+  return false, first
+end
+
 -- t[k], a new table there if it has none.
 local function sub(t, k)
   local s = t[k]
@@ -315,16 +379,29 @@ function gates(a, b, sa, sb, cache)
   local red = sa[RED] or sb[RED]
   if red then
     local s = sa[RED] and sb or sa
-    if s[NUMEL] == 0 or s[NUMEL] == red.full or key_of(s) == red.rows_key then
+    -- Inductor's SIMD can_fuse compares sizes, not shapes: the pointwise
+    -- side's numel against the reduction's numel x rnumel or its numel
+    -- (the rows), so a keepdim=False reduction ([64, 128] -> [64]) takes
+    -- its [64] epilogue as a keepdim=True one ([64, 1]) does.
+    if s[NUMEL] == 0 or s[NUMEL] == red.full or s[NUMEL] == red.rows then
       return true, "prologue/epilogue"
     end
-    return false, ("pointwise over %s fits neither the reduction's %d elements nor its rows %s")
-                  :format(key_of(s), red.full, red.rows_key)
+    return false, ("pointwise over %s fits neither the reduction's %d elements nor its %d rows (%s)")
+                  :format(key_of(s), red.full, red.rows, red.rows_key)
   end
   if sa[NUMEL] > 0 and sb[NUMEL] > 0 and sa[NUMEL] ~= sb[NUMEL] then
     return false, said(cache, "pointwise sizes differ (%d vs %d elements)", sa[NUMEL], sb[NUMEL])
   end
-  return true, (a:feeds(b) or b:feeds(a)) and "vertical" or "horizontal"
+  if a:feeds(b) or b:feeds(a) then return true, "vertical" end
+  -- Horizontal: Inductor's score_fusion_memory counts a buffer both read
+  -- only when both read it with the same index (its MemoryDeps are equal),
+  -- and can_fuse refuses a pair that shares nothing so counted.
+  local same, how = same_access(a, b)
+  if not same then
+    return false, "horizontal: no tensor both read with the same indexing ("
+                  .. (how or "nothing both read") .. ")"
+  end
+  return true, "horizontal"
 end
 
 --- Bytes a and b both touch (Inductor's score_fusion_memory): tensors one

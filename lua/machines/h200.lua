@@ -1,5 +1,5 @@
 -- h200.lua: an NVIDIA H200 (the GPU of the device tool) measured by fuseeng calibrate
--- --device cuda --name h200 (fuseeng 0.1.0) on 2026-11-29.
+-- --device cuda --name h200 (fuseeng 0.1.0) on 2026-11-29 21:43 UTC.
 -- calibrated: NVIDIA H200, 132 SMs, 60 MiB L2
 -- Every figure was measured with the engine's own kernels and is the one that
 -- makes the simulator's formula give its probe's measured time (docs/fidelity.md);
@@ -13,40 +13,40 @@ return {
   l2_bytes = 62914560,
   -- the GPU's memory, as the driver reports it
   memory_bytes = 150109880320,
-  -- a fused chain of 16 adds over 480 MiB took 0.1201 ms (spread 1.2%), one add 0.1207 ms
-  -- (spread 1.6%): its 7.55e+09 extra bytes of on-chip traffic cost no time beyond noise
+  -- a fused chain of 16 adds over 480 MiB took 0.1203 ms (spread 1.1%), one add 0.1203 ms
+  -- (spread 1.1%): its 7.55e+09 extra bytes of on-chip traffic cost no time beyond noise
   -- (the values stay in registers), so this is a lower bound, those bytes over the noise;
-  -- the sweep's best in cache was 5572.1 GB/s
-  l2_bandwidth = 1.966e+15,
+  -- the sweep's best in cache was 7531.3 GB/s
+  l2_bandwidth = 2.809e+15,
   -- memory sweep, z = x + y (f32, 3 tensors; bytes = working set):
-  --         48 KiB     54.9 GB/s  (spread 15.0%)
-  --        240 KiB    274.3 GB/s  (spread 13.6%)
-  --       1008 KiB   1194.7 GB/s  (spread 11.6%)
-  --       4080 KiB   2967.3 GB/s  (spread 13.5%)
-  --      16368 KiB   5572.1 GB/s  (spread 12.2%)
-  --      65520 KiB   3955.9 GB/s  (spread 5.2%)
-  --     262128 KiB   4253.6 GB/s  (spread 2.6%)
-  --     491520 KiB   4274.7 GB/s  (spread 1.2%)
-  -- sizes from 4 times the cache up give 4264.1 GB/s; the simulator adds the on-chip
+  --         48 KiB    105.6 GB/s  (spread 18.5%)
+  --        240 KiB    414.1 GB/s  (spread 19.2%)
+  --       1008 KiB   1314.1 GB/s  (spread 13.8%)
+  --       4080 KiB   3779.2 GB/s  (spread 16.2%)
+  --      16368 KiB   7531.3 GB/s  (spread 12.0%)
+  --      65520 KiB   4172.0 GB/s  (spread 5.6%)
+  --     262128 KiB   4285.0 GB/s  (spread 2.4%)
+  --     491520 KiB   4378.1 GB/s  (spread 1.2%)
+  -- sizes from 4 times the cache up give 4331.6 GB/s; the simulator adds the on-chip
   -- traffic of a lone op (B / l2_bandwidth), so this is the figure that makes its time
-  -- 4264.1 GB/s
-  l3_bandwidth = 4.273e+12,
+  -- 4331.6 GB/s
+  l3_bandwidth = 4.338e+12,
   -- the probe did not spill on this register budget: the L2 bandwidth stands in
-  local_bandwidth = 1.966e+15,
-  -- 32 adds of 256 floats, one kernel each, back to back: 0.1219 ms (spread 7.2%), / 32
-  launch_us = 3.808,
-  -- a fused chain of 4 adds over 10485760 floats in 1 tile: 0.03414 ms (spread 4.5%); in 64
-  -- tiles: 0.0343 ms (spread 4.4%)
-  tile_us = 0.00254,
-  -- f32: a 8192 x 8192 x 8192 matmul, 21.5 ms (spread 0.1%)
-  -- f16: a 8192 x 8192 x 8192 matmul, 1.664 ms (spread 3.0%)
-  -- bf16: a 8192 x 8192 x 8192 matmul, 1.593 ms (spread 2.9%)
-  matrix_flops = { f32 = 5.116e+13, f16 = 6.622e+14, bf16 = 6.919e+14 },
-  -- 16 fused GELUs (tanh form) over 67108864 floats: 0.9781 ms (spread 0.2%), 1.07e+10
-  -- FLOPs as the registry counts them (10 per GELU). 16 fused multiplies: 0.191 ms (spread
-  -- 0.9%), 5.74e+12 FLOP/s (memory-bound or not, the simpler op runs at a different rate
+  local_bandwidth = 2.809e+15,
+  -- 32 adds of 256 floats, one kernel each, back to back: 0.1674 ms (spread 20.9%), / 32
+  launch_us = 5.23,
+  -- a fused chain of 4 adds over 10485760 floats in 1 tile: 0.03546 ms (spread 4.1%); in 64
+  -- tiles: 0.03522 ms (spread 4.3%) (no slower: 0)
+  tile_us = 0,
+  -- f32: a 8192 x 8192 x 8192 matmul, 21.65 ms (spread 0.2%)
+  -- f16: a 8192 x 8192 x 8192 matmul, 1.65 ms (spread 5.2%)
+  -- bf16: a 8192 x 8192 x 8192 matmul, 1.588 ms (spread 13.5%)
+  matrix_flops = { f32 = 5.08e+13, f16 = 6.686e+14, bf16 = 6.945e+14 },
+  -- 16 fused GELUs (tanh form) over 67108864 floats: 0.9784 ms (spread 0.1%), 1.07e+10
+  -- FLOPs as the registry counts them (10 per GELU). 16 fused multiplies: 0.1898 ms (spread
+  -- 0.6%), 5.82e+12 FLOP/s (memory-bound or not, the simpler op runs at a different rate
   -- per counted FLOP)
-  vector_flops = { f32 = 1.102e+13 },
+  vector_flops = { f32 = 1.103e+13 },
   -- the most a CUDA thread can hold (the ISA's limit)
   registers = 255,
   -- addresses and indices of a generated kernel: not measured
@@ -55,15 +55,18 @@ return {
   elements_per_thread = 1,
   -- not measured: one device has no interconnect; the memory bandwidth stands in (ranks on
   -- one host share it)
-  link_bandwidth = 4.264e+12,
+  link_bandwidth = 4.332e+12,
   -- not measured: a kernel launch stands in for a ring step
-  link_latency_us = 3.808,
+  link_latency_us = 5.23,
   -- compute and memory traffic overlap on an out-of-order CPU and on a GPU: a kernel takes
   -- the longer of the two (not measured apart)
   overlap = true,
+  -- a 256 x 768 x 768 f32 matmul: 0.02742 ms (spread 5.7%), against 0.01117 ms at
+  -- matrix_flops and the bandwidths
+  library_us = 16.25,
   -- groups are priced as the kernels fuseeng's CUDA back end makes of them
   executor = "cuda",
-  -- a column sum of [32768, 1024] floats runs 1024 threads: 1.245 ms (spread 0.4%), against
-  -- 0.3394 ms at the memory bandwidth
-  saturating_threads = 3787,
+  -- a column sum of [32768, 1024] floats runs 1024 threads: 1.292 ms (spread 0.4%), against
+  -- 0.3408 ms at the memory bandwidth
+  saturating_threads = 3928,
 }

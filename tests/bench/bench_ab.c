@@ -30,7 +30,7 @@ int main(void)
     double t0 = fe_clock_s();
     fe_engine *e = fe_engine_new(NULL, &err);
     fe_ab_suite_options so = {(int)gl.gl_pathc, (const char *const *)gl.gl_pathv, 4, policies,
-                              0, NULL, 0, NULL, 0, NULL};
+                              0, NULL, 0, NULL, 0, NULL, NULL};
     fe_ab_suite *s = e ? fe_ab_suite_new(e, &so, &err) : NULL;
     fe_ab *ab = s ? fe_engine_ab_suite(e, s, NULL, &err) : NULL;
     char *text = ab ? fe_ab_format(ab, FE_FORMAT_JSON, &err) : NULL;

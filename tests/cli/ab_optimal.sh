@@ -72,6 +72,17 @@ expect_fail "--optimal with merge" 2 "merge takes shard files and output options
     "$FUSEENG" ab merge "$T/p1.json" "$T/p2.json" --optimal
 expect_fail "--optimal with --diff" 2 "--diff A B MODEL takes" \
     "$FUSEENG" ab --diff no_fusion gcu_tlf "$M1" --optimal
+# --param reaches the optimum too: groups of one node, never grown, are
+# the unfused plan, so the optimum is the unfused time; a parameter only the
+# optimum has is not "no policy has it", and a bad value names the optimum.
+expect_ok "--param reaches the optimum (one-node groups: the optimum is the unfused time)" \
+    "^gpt2-block \(unfused ([0-9.]+) ms simulated; optimal \1 ms, proven\)" \
+    "$FUSEENG" ab "$M1" --policy no_fusion --policy gcu_tlf --optimal \
+    --param max_group=1 --param min_group=1 --param grow=0
+expect_fail "--param only the optimum has, without --optimal" 2 "time_limit=3: no policy given has that parameter" \
+    "$FUSEENG" ab "$M1" --policy no_fusion --policy gcu_tlf --param time_limit=3
+expect_fail "--param with a bad value for the optimum" 2 "the optimum \(--optimal\): param 'max_group'" \
+    "$FUSEENG" ab "$M1" --policy no_fusion --policy gcu_tlf --optimal --param max_group=x
 expect_ok "without --optimal nothing changes: no gap column" "^  policy +kernels .* plan ms$" \
     "$FUSEENG" ab "$M1" --policy no_fusion --policy gcu_tlf
 finish

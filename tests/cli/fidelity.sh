@@ -135,6 +135,33 @@ b=$("$FUSEENG" sim "$M" --plan "$T/whole.json" --machine "$T/h200x.lua" --ignore
 /usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b > 2 * a else 1)" "$a" "$b" 2>/dev/null &&
     ok "a group the back end splits is priced as its kernels ($a -> $b us)" ||
     not_ok "a group the back end splits is priced as its kernels" "$a against $b"
+# A lone transpose is a view to the simulator (no launch) but a strided
+# copy on the card, whose next kernel reads it dense: with the executor it
+# is a kernel, a launch and its bytes read and written once.
+cat >"$T/tr.json" <<'JSON'
+{"format": "fuseeng.model/1", "name": "tr",
+ "tensors": {"x": {"shape": [1024, 1024], "dtype": "f32", "kind": "input"},
+             "y": {"shape": [1024, 1024], "dtype": "f32", "kind": "activation"},
+             "z": {"shape": [1024, 1024], "dtype": "f32", "kind": "activation"}},
+ "nodes": [{"name": "t", "op": "transpose", "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": [1, 0]}},
+           {"name": "r", "op": "relu", "inputs": ["y"], "outputs": ["z"]}],
+ "outputs": ["z"]}
+JSON
+"$FUSEENG" run "$T/tr.json" --policy no_fusion --json >"$T/trplan.json" 2>"$T/err"
+"$FUSEENG" sim "$T/tr.json" --plan "$T/trplan.json" --machine "$T/plain.lua" --json >"$T/trp.json" 2>>"$T/err"
+"$FUSEENG" sim "$T/tr.json" --plan "$T/trplan.json" --machine "$T/h200x.lua" --ignore-model-name --json >"$T/trx.json" 2>>"$T/err"
+if /usr/bin/python3 - "$T/trp.json" "$T/trx.json" "$T/h200x.lua" <<'PY'
+import json, re, sys
+p, x = (json.load(open(f))["plan"] for f in sys.argv[1:3])
+text = open(sys.argv[3]).read()
+fig = lambda k: float(re.search(r"^  %s = ([0-9.e+]+)," % k, text, re.M).group(1))
+assert (p["kernels"], p["views"], x["kernels"], x["views"]) == (1, 1, 2, 0), (p, x)
+want = fig("launch_us") + 2 * 4 * 1024 * 1024 / fig("l3_bandwidth") * 1e6
+got = x["time_us"] - p["time_us"]
+assert abs(got - want) < 1e-6 * want, (got, want)
+PY
+then ok "a lone transpose the back end copies is priced as a copy kernel"
+else not_ok "a lone transpose the back end copies is priced as a copy kernel" "$(cat "$T/err")" "$(head -c 600 "$T/trx.json")"; fi
 # Starved kernels: needing a million threads in flight slows every kernel
 # that runs fewer, and nothing that runs more.
 c=$(sim_us "$M" --policy no_fusion --machine "$T/h200s.lua")

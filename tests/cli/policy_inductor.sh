@@ -63,6 +63,30 @@ model norm '"x": {"shape": [64, 128], "dtype": "f32", "kind": "input"}' \
     '{"name": "sq", "op": "mul", "inputs": ["x", "x"], "outputs": ["s"]}, {"name": "ms", "op": "mean", "inputs": ["s"], "outputs": ["m"], "attrs": {"axes": [1], "keepdim": true}}, {"name": "eps", "op": "add", "inputs": ["m"], "outputs": ["e"], "attrs": {"scalar": 1e-5}}, {"name": "rs", "op": "rsqrt", "inputs": ["e"], "outputs": ["r"]}, {"name": "scale", "op": "mul", "inputs": ["x", "r"], "outputs": ["y"]}' '"y"'
 expect_ok "RMSNorm's five ops are one kernel" '^kernels +5 -> 1 \(\+0 extern; 1 fused group holding 5 nodes' run norm
 
+# ... and a keepdim=False reduction ([64, 128] -> [64]) takes its epilogue
+# over the rows as well: Inductor compares sizes (numel), not shapes.
+model nokeep '"x": {"shape": [64, 128], "dtype": "f32", "kind": "input"}' \
+    '{"name": "sq", "op": "mul", "inputs": ["x", "x"], "outputs": ["s"]}, {"name": "ms", "op": "mean", "inputs": ["s"], "outputs": ["m"], "attrs": {"axes": [1], "keepdim": false}}, {"name": "eps", "op": "add", "inputs": ["m"], "outputs": ["e"], "attrs": {"scalar": 1e-5}}, {"name": "rs", "op": "rsqrt", "inputs": ["e"], "outputs": ["r"]}' '"r"'
+expect_ok "a keepdim=False reduction takes its row-wise epilogue: one kernel" \
+    '^kernels +4 -> 1 \(\+0 extern; 1 fused group holding 4 nodes' run nokeep
+
+# Horizontal fusion needs a tensor both read with the same indexing
+# (Inductor's equal MemoryDeps): relu(x) and neg(x) fuse; relu(x) and
+# neg(transpose(x)) read x in different orders and stay apart, though
+# their sizes agree and they share x.
+model horiz '"x": {"shape": [64, 64], "dtype": "f32", "kind": "input"}' \
+    '{"name": "a", "op": "relu", "inputs": ["x"], "outputs": ["ya"]}, {"name": "b", "op": "neg", "inputs": ["x"], "outputs": ["yb"]}' '"ya", "yb"'
+expect_ok "siblings reading x alike fuse horizontally" 'fuse +\[a, b\] +can fuse \(horizontal\)' run horiz
+model horizt '"x": {"shape": [64, 64], "dtype": "f32", "kind": "input"}' \
+    '{"name": "a", "op": "relu", "inputs": ["x"], "outputs": ["ya"]}, {"name": "t", "op": "transpose", "inputs": ["x"], "outputs": ["xt"], "attrs": {"perm": [1, 0]}}, {"name": "b", "op": "neg", "inputs": ["xt"], "outputs": ["yb"]}' '"ya", "yb"'
+expect_ok "siblings reading x in different orders do not" \
+    'no +\[a, t, b\] +cannot fuse: horizontal: no tensor both read with the same indexing \(flat vs transpose\{perm=1,0\} to 64x64 #1\)' run horizt
+expect_ok "... and stay two kernels" '^kernels +3 -> 2 \(' run horizt
+# A bias broadcast the same way into two tensors of one shape is shared.
+model horizb '"x": {"shape": [64, 64], "dtype": "f32", "kind": "input"}, "y": {"shape": [64, 64], "dtype": "f32", "kind": "input"}, "w": {"shape": [64], "dtype": "f32", "kind": "input"}' \
+    '{"name": "a", "op": "add", "inputs": ["x", "w"], "outputs": ["ya"]}, {"name": "b", "op": "mul", "inputs": ["y", "w"], "outputs": ["yb"]}' '"ya", "yb"'
+expect_ok "siblings broadcasting one bias alike fuse horizontally" 'fuse +\[a, b\] +can fuse \(horizontal\)' run horizb
+
 # Gate 4: pointwise siblings of different sizes do not fuse (no inlining:
 # neither feeds the other).
 model sizes '"x": {"shape": [64, 64], "dtype": "f32", "kind": "input"}, "w": {"shape": [64], "dtype": "f32", "kind": "input"}' \

@@ -18,6 +18,23 @@ expect_ok "no profile: the fallback, said so" 'no profile loaded \(run with --pr
     "$FUSEENG" run "$M" --policy profile_lookup --explain
 expect_ok "InfiniCore's two stages combined" 'policy +all\(static_rules,profile_lookup\)' \
     "$FUSEENG" run "$M" --policy static_rules --policy profile_lookup --combine all --profile "$T/infinicore.json"
+# run --stats holds the profile's verdicts against the simulator's: gcu
+# fuses silu+mul and add+rms_norm (one pass over memory instead of two),
+# so a profile that times them fused slower is counted as disagreeing,
+# with both numbers.
+expect_ok "--stats: the simulator agrees with the profile where it says fusing pays" \
+    '^profile    the simulator agrees on 3 of 3 profiled groups \(100%\) that fusing is faster or not$' \
+    "$FUSEENG" run "$M" --policy profile_lookup --profile "$T/infinicore.json" --stats
+cat >"$T/slow.json" <<'JSON'
+{"single": {"silu": 0.5, "mul": 0.4, "add": 0.3, "rms_norm": 0.6},
+ "fused": {"silu+mul": 5.0, "add+rms_norm": 0.85, "mul+add": 0.1}}
+JSON
+expect_ok "--stats: a profiled group the simulator disagrees with, both numbers" \
+    '^           differs: silu\+mul: measured 0\.18x, simulated [0-9.]+x$' \
+    "$FUSEENG" run "$M" --policy profile_lookup --profile "$T/slow.json" --stats
+if grep -q "^profile    the simulator agrees on 2 of 3 profiled groups (67%)" "$T/out"; then
+    ok "--stats: the disagreement counted"
+else not_ok "--stats: the disagreement counted" "$(grep -A2 '^profile' "$T/out")"; fi
 printf '{"single": {"relu": "fast"}}' >"$T/bad.json"
 expect_fail "a profile entry that is not a time" 2 'bad\.json: single\["relu"\] must be a time in ms' \
     "$FUSEENG" run "$M" --policy profile_lookup --profile "$T/bad.json"
