@@ -40,6 +40,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fx_handlers  # noqa: E402
+import fx_symdims  # noqa: E402
 import fx_trace  # noqa: E402
 import st_write  # noqa: E402
 from fx_graph import DTYPES, ExportError, leaves  # noqa: E402
@@ -88,23 +89,55 @@ def load_module(spec, seed):
     return obj
 
 
-def parse_input(text):
-    """NAME=SHAPE[:DTYPE] or SHAPE[:DTYPE] -> (name or None, shape, dtype or None)."""
+def parse_input(text, dims=None):
+    """NAME=SHAPE[:DTYPE] or SHAPE[:DTYPE] -> (name or None, shape, dtype or None).
+
+    A size may name a dim of dims (--dim S=128): the shape then holds the name.
+    """
     name, _, rest = text.rpartition("=")
     shape_s, _, dt = rest.partition(":")
-    try:
-        shape = [int(d) for d in shape_s.replace("x", ",").split(",") if d != ""]
-    except ValueError:
-        shape = []
-    if not shape or any(d <= 0 for d in shape):
-        raise ExportError(f"--input {text}: the shape must be positive integers such as 1x3x224x224")
+    dims = dims or {}
+    shape = []
+    for d in (d for d in shape_s.replace(",", "x").split("x") if d != ""):
+        if d.isidentifier():
+            if d not in dims:
+                raise ExportError(f"--input {text}: the shape must be positive integers or dims "
+                                  f"given with --dim; {d} is neither (give its value with --dim {d}=N)")
+            shape.append(d)
+            continue
+        try:
+            shape.append(int(d))
+        except ValueError:
+            shape = []
+            break
+    if not shape or any(isinstance(d, int) and d <= 0 for d in shape):
+        raise ExportError(f"--input {text}: the shape must be positive integers or dim names "
+                          f"such as 1x3x224x224 or 1xS (with --dim S=128)")
     if dt and dt not in NAMES:
         raise ExportError(f"--input {text}: dtype {dt} is not one of {', '.join(NAMES)}")
     return name or None, shape, NAMES.get(dt)
 
 
-def example_inputs(module, specs, dtype, seed):
-    """dict forward parameter -> example tensor, and the parameters left at their defaults."""
+def parse_dims(texts):
+    """--dim NAME=V ... -> {name: value} in the order given."""
+    dims = {}
+    for text in texts:
+        name, _, v = text.partition("=")
+        if not name.isidentifier() or not v.isdigit() or int(v) < 1:
+            raise ExportError(f"--dim {text}: expected NAME=VALUE with a positive integer, "
+                              f"such as S=128")
+        if name in dims:
+            raise ExportError(f"--dim {text}: {name} is given twice")
+        dims[name] = int(v)
+    return dims
+
+
+def example_inputs(module, specs, dtype, seed, dims=None):
+    """dict forward parameter -> example tensor, and the parameters left at their defaults.
+
+    Sizes that name a dim take its value in dims.
+    """
+    dims = dims or {}
     params = [p for p in inspect.signature(module.forward).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = [p.name for p in params]
@@ -119,7 +152,7 @@ def example_inputs(module, specs, dtype, seed):
     else:
         specs_t = {}
         for text in specs:
-            name, shape, dt = parse_input(text)
+            name, shape, dt = parse_input(text, dims)
             if name is None:
                 if len(specs) != 1 or not names:
                     raise ExportError(f"--input {text}: name the parameter (one of {', '.join(names)})")
@@ -128,7 +161,12 @@ def example_inputs(module, specs, dtype, seed):
                 raise ExportError(f"--input {text}: forward has no parameter {name!r} "
                                   f"(it takes {', '.join(names) or 'none'})")
             specs_t[name] = (shape, dt)
+    unused = [d for d in dims if not any(d in shape for shape, _ in specs_t.values())]
+    if unused:
+        raise ExportError(f"--dim {unused[0]}: no --input names it (write it in a shape: "
+                          f"--input x=1x{unused[0]}x64)")
     for name, (shape, dt) in specs_t.items():
+        shape = [dims.get(d, d) for d in shape]
         dt = dt or dtype
         if dt.is_floating_point:
             given[name] = torch.randn(shape, generator=g).to(dt)
@@ -145,24 +183,48 @@ def example_inputs(module, specs, dtype, seed):
 
 
 def export(module, inputs, out_json, weights_out=None, inputs_out=None, expect_out=None,
-           name=None, source=None, defaults=None, leaf_types=(), check=True):
+           name=None, source=None, defaults=None, leaf_types=(), check=True, dims=None,
+           inputs_at=None):
     """Trace module on inputs (dict name -> tensor) and write the files; returns a summary dict.
 
     check runs the traced graph once more (torch.fx ShapeProp) and warns when
-    it does not reproduce the module's outputs.
+    it does not reproduce the module's outputs. dims ({name: value}) are kept
+    symbolic (fx_symdims.py): inputs_at(dims) gives the inputs at other values.
     """
     module.eval()
     t0 = time.time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
-        # fx.wrap'ed functions with a mapping stay one node; the others are traced through.
-        gm, outputs = fx_trace.trace(module, inputs, defaults or None, leaf_types,
-                                     keep_wrapped=fx_handlers.FUNCTIONS)
+
+    def run_trace(ins):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            # fx.wrap'ed functions with a mapping stay one node; the others are traced through.
+            return fx_trace.trace(module, ins, defaults or None, leaf_types, bool(dims),
+                                  keep_wrapped=fx_handlers.FUNCTIONS)
+    gm, outputs = run_trace(inputs)
     ph = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    early = []
+    alts = {}
+    for d, v in (dims or {}).items():
+        failed = []
+        for v2 in fx_symdims.other_values(v):
+            try:
+                alts[d] = (v, v2, run_trace(inputs_at({**dims, d: v2}))[0])
+                break
+            except (RuntimeError, TypeError, ValueError, torch.fx.proxy.TraceError) as e:
+                msg = str(e).strip().splitlines()
+                failed.append(f"{d}={v2}: {msg[-1] if msg else type(e).__name__}")
+        else:
+            early.append(f"--dim {d}: the module fails at other values ({'; '.join(failed)}): "
+                         f"{d} is not kept symbolic and the model holds at {d}={v} only")
+    fx_symdims.unfold(gm, alts, early.append)
     t1 = time.time()
-    model, weights, warns = convert(gm, name or type(module).__name__.lower(),
-                                    source or f"export_torch.py: torch.fx trace of {type(module).__name__} "
-                                    f"(torch {torch.__version__})", module)
+    title = name or type(module).__name__.lower()
+    src = source or f"export_torch.py: torch.fx trace of {type(module).__name__} (torch {torch.__version__})"
+    model, weights, warns = convert(gm, title, src, module)
+    warns[:0] = early
+    if alts:
+        mapped = {d: (v, v2) + convert(g, title, src, module)[:2] for d, (v, v2, g) in alts.items()}
+        fx_symdims.merge(model, weights, mapped, warns.append)
     t2 = time.time()
     if check:
         why = fx_trace.verify(gm, [inputs[p] for p in ph], outputs)
@@ -216,6 +278,8 @@ def main(argv):
     ap.add_argument("module", metavar="MODULE")
     ap.add_argument("-o", dest="out", required=True, metavar="model.json")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE]")
+    ap.add_argument("--dim", action="append", default=[], metavar="NAME=V",
+                    help="a size the --input shapes name (1xS), kept symbolic in the model")
     ap.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     ap.add_argument("--weights-out", metavar="W")
     ap.add_argument("--inputs-out", metavar="in.safetensors")
@@ -228,10 +292,14 @@ def main(argv):
     try:
         dtype = NAMES[a.dtype]
         module = load_module(a.module, a.seed).eval().to(dtype)
-        inputs, defaults = example_inputs(module, a.input, dtype, a.seed)
+        dims = parse_dims(a.dim)
+        inputs, defaults = example_inputs(module, a.input, dtype, a.seed, dims)
         info = export(module, inputs, a.out, a.weights_out, a.inputs_out, a.expect_out,
                       a.name, f"export_torch.py {a.module} (torch.fx, torch {torch.__version__})",
-                      defaults, _leaf_types(a.leaf))
+                      defaults, _leaf_types(a.leaf), dims=dims,
+                      # other values from another seed, so that a size computed from
+                      # the data changes too and is told from the dim (fx_symdims.py)
+                      inputs_at=lambda ds: example_inputs(module, a.input, dtype, a.seed + 1, ds)[0])
     except ExportError as e:
         print(f"export_torch.py: {a.module}: {e}", file=sys.stderr)
         return 2

@@ -951,3 +951,76 @@ METHODS = {
     "to": _cast, "type": _cast, "type_as": _cast, "float": _cast, "half": _cast,
     "bfloat16": _cast, "double": _cast, "long": _cast, "int": _cast, "bool": _cast,
 }
+
+
+# ---- what computes with sizes: positions, masks, comparisons ----
+# Factories (fx_trace.py traces them as nodes) fold into weights unless
+# their size is a symbolic dim (fx_symdims.py); then they map here.
+
+def _arange(b, start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+            pin_memory=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step)):
+        raise Unsupported("arange with non-integer start, end or step")
+    attrs = {"end": end}
+    if start:
+        attrs["start"] = start
+    if step != 1:
+        attrs["step"] = step
+    want = b.fx.meta["tensor_meta"].dtype
+    if want != torch.int64:
+        attrs["dtype"] = b.dtype_name(want)
+    return b.op("arange", [], attrs)
+
+
+def _fill(value):
+    def h(b, *size, fill_value=None, out=None, dtype=None, layout=None, device=None,
+          pin_memory=None, requires_grad=False):
+        """ones / zeros / full: one value as a weight, expanded to the size."""
+        v = fill_value if value is None else value
+        if value is None and fill_value is None and len(size) == 2:
+            size, v = size[0], size[1]
+        if not _is_num(v):
+            raise Unsupported("a fill value that is not a number")
+        shape = _fxshape(b)
+        cell = b.weight(f"{b.fx.name}.value", torch.full((1,) * len(shape), v,
+                                                           dtype=b.fx.meta["tensor_meta"].dtype))
+        return _expand(b, cell)
+    return h
+
+
+def _trilu(upper):
+    def h(b, input, diagonal=0, *, out=None):
+        return b.op("trilu", [input], {"upper": upper, "diagonal": int(diagonal)})
+    return h
+
+
+_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _compare(cmp):
+    def h(b, input, other, *, out=None):
+        if isinstance(input, Ten) and isinstance(other, Ten):
+            return b.op("compare", [input, other], {"cmp": cmp})
+        if isinstance(input, Ten) and _is_num(other):
+            return b.op("compare", [input], {"cmp": cmp, "scalar": scalar(other)})
+        if _is_num(input) and isinstance(other, Ten):
+            return b.op("compare", [other], {"cmp": _MIRROR[cmp], "scalar": scalar(input)})
+        raise Unsupported(f"{cmp} of {type(input).__name__} and {type(other).__name__}")
+    return h
+
+
+FUNCTIONS.update({
+    torch.arange: _arange, torch.ones: _fill(1), torch.zeros: _fill(0), torch.full: _fill(None),
+    torch.triu: _trilu(True), torch.tril: _trilu(False),
+    operator.lt: _compare("lt"), operator.le: _compare("le"), operator.gt: _compare("gt"),
+    operator.ge: _compare("ge"), operator.eq: _compare("eq"), operator.ne: _compare("ne"),
+    torch.lt: _compare("lt"), torch.le: _compare("le"), torch.gt: _compare("gt"),
+    torch.ge: _compare("ge"), torch.eq: _compare("eq"), torch.ne: _compare("ne"),
+})
+METHODS.update({
+    "triu": _trilu(True), "tril": _trilu(False),
+    "lt": _compare("lt"), "le": _compare("le"), "gt": _compare("gt"), "ge": _compare("ge"),
+    "eq": _compare("eq"), "ne": _compare("ne"),
+})

@@ -220,7 +220,8 @@ class ConcreteTracer(torch.fx.Tracer):
         if not _holds_tensor(v):
             node.meta["value"] = v
         ins = node.all_input_nodes
-        if node.op == "get_attr" or (ins and all("const" in i.meta for i in ins)):
+        if (node.op == "get_attr" or (ins and all("const" in i.meta for i in ins))
+                or (not ins and node.op == "call_function" and isinstance(v, torch.Tensor))):
             node.meta["const"] = v
         elif node.op == "call_method" and node.target in _FACTORY_METHODS and \
                 all("const" in i.meta for i in ins[1:]):
@@ -256,16 +257,67 @@ class ConcreteTracer(torch.fx.Tracer):
         return r
 
 
-def trace(module, inputs, concrete_args=None, leaf_types=(), keep_wrapped=()):
+# Factories called with plain ints (torch.arange(s), torch.ones(s, s)) run
+# eagerly and reach the graph as nameless tensor constants; in a symbolic
+# trace they are nodes, which fold like any constant unless their size is
+# a symbolic dim (fx_symdims.py).
+_FACTORIES = ("arange", "ones", "zeros", "full")
+
+
+class _Factories:
+    """torch's factory functions patched to record call_function nodes while tracing."""
+
+    def __init__(self, tracer):
+        self.tracer, self.saved = tracer, {}
+
+    def _wrap(self, orig):
+        tracer = self.tracer
+
+        def wrapper(*args, **kwargs):
+            if tracer._computing or kwargs.get("out") is not None:
+                return orig(*args, **kwargs)
+            return tracer.create_proxy("call_function", orig, args, kwargs)
+        return wrapper
+
+    def __enter__(self):
+        for name in _FACTORIES:
+            self.saved[name] = getattr(torch, name)
+            setattr(torch, name, self._wrap(self.saved[name]))
+
+    def __exit__(self, *exc):
+        for name, orig in self.saved.items():
+            setattr(torch, name, orig)
+
+
+class _Nothing:
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        pass
+
+
+def trace(module, inputs, concrete_args=None, leaf_types=(), symbolic=False, keep_wrapped=()):
     """(GraphModule of module traced on inputs (dict name -> tensor), its outputs there).
 
-    keep_wrapped: the torch.fx.wrap'ed functions to keep as single call nodes.
+    symbolic (an export with --dim) records what may compute with a size as
+    nodes: factory calls and buffer reads (self.cos[:s]), which otherwise run
+    eagerly and reach the graph as tensor constants. keep_wrapped: the
+    torch.fx.wrap'ed functions to keep as single call nodes.
     """
     tracer = ConcreteTracer(inputs, leaf_types, keep_wrapped)
-    with torch.no_grad():
+    tracer.proxy_buffer_attributes = symbolic
+    before = set(vars(module))
+    with torch.no_grad(), (_Factories(tracer) if symbolic else _Nothing()):
         graph = tracer.trace(module, concrete_args)
     name = module.__class__.__name__
-    return torch.fx.GraphModule(tracer.root, graph, name), tracer.outputs
+    gm = torch.fx.GraphModule(tracer.root, graph, name)
+    # The tensor constants torch.fx stored on the module now live in gm;
+    # left on the module, a second trace would number its own differently.
+    for k in set(vars(module)) - before:
+        if k.startswith("_tensor_constant"):
+            delattr(module, k)
+    return gm, tracer.outputs
 
 
 def _holds_tensor(v):

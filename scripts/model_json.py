@@ -15,6 +15,8 @@ def model_json(model):
     ts = list(model["tensors"].items())
     lines += [f"  {dump(k)}: {dump(v)}{',' if i + 1 < len(ts) else ''}" for i, (k, v) in enumerate(ts)]
     lines += [" },", ' "nodes": [']
+    if "dims" in model:   # symbolic dims (export_torch.py --dim), after "source"
+        lines.insert(4, f' "dims": {dump(model["dims"])},')
     ns = model["nodes"]
     lines += [f"  {dump(n)}{',' if i + 1 < len(ns) else ''}" for i, n in enumerate(ns)]
     lines += [" ],", f' "outputs": {dump(model["outputs"])}', "}"]

@@ -380,12 +380,12 @@ int64_t imp_dim_value(imp *im, int64_t sym)
         for (int k = 0; k < im->ngiven; k++)
             if (!strcmp(im->given_names[k], name))
                 v = im->given_values[k];
-        if (i < 64 && !(im->fixed_noted & (1ull << i))) {
-            im->fixed_noted |= 1ull << i;
-            imp_note(im, "note: node '%s' (%s) computes with symbolic dim '%s': the model holds "
-                     "%s=%lld there and is valid at that value only (re-import with --dim %s=V "
-                     "for another)", im->node_name, im->node ? im->node->op_type : "?", name, name,
-                     (long long)v, name);
+        if (im->fixed_noted != im->node_index + 1) {
+            im->fixed_noted = im->node_index + 1;
+            imp_note(im, "warning: node '%s' (%s) computes with symbolic dim '%s' in a way no dim "
+                     "name can say: folded to %s=%lld there, so the model is valid at that value "
+                     "only (re-import with --dim %s=V for another)", im->node_name,
+                     im->node ? im->node->op_type : "?", name, name, (long long)v, name);
         }
         return v;
     }

@@ -771,7 +771,8 @@ static int fold_concat(imp *im, imp_val **in, int nin)
     return 1;
 }
 
-/* Range on constants: 1 folded, or an error (fuseeng has no range op). */
+/* Range on constants: 1 folded, or an error (too long to fold; a
+ * Range(0, S, 1) on a dim name is the mapping's arange). */
 static int fold_range(imp *im, imp_val **in)
 {
     for (int k = 0; k < 3; k++)
@@ -783,8 +784,9 @@ static int fold_range(imp *im, imp_val **in)
     double s = imp_cf(in[0], 0), e = imp_cf(in[1], 0), d = imp_cf(in[2], 0);
     double cnt = d == 0 ? INFINITY : ceil((e - s) / d);
     if (!(cnt <= IMP_FOLD_MAX)) {
-        imp_fail(im, "Range of %g elements (from %g to %g by %g); at most %d fold, and fuseeng "
-                 "has no range op", cnt, s, e, d, IMP_FOLD_MAX);
+        imp_fail(im, "Range of %g elements (from %g to %g by %g); at most %d fold, and only "
+                 "Range(0, N, 1) on a symbolic dim becomes an arange node", cnt, s, e, d,
+                 IMP_FOLD_MAX);
         return -1;
     }
     int64_t len = cnt > 0 ? (int64_t)cnt : 0;
@@ -1022,6 +1024,33 @@ static int fold_cast(imp *im, imp_val *x)
     return 1;
 }
 
+int imp_sym_scalar(const imp_val *v)
+{
+    return v && v->is_const && v->numel == 1 && v->iv && FE_IS_SYM(v->iv[0]);
+}
+
+static int const_int_is(const imp_val *v, int64_t want)
+{
+    return v && v->is_const && v->numel == 1 && v->iv && v->iv[0] == want;
+}
+
+/* Whether the node computes a value whose size is a dim name, which the
+ * mapping keeps (onnx_map_dims.c) and folding would fix to its value:
+ * Range(0, S, 1), ConstantOfShape([.., S, ..]), a Slice of a constant
+ * whose bound is S. */
+static int stays_symbolic(imp *im, imp_val *const *in, int nin)
+{
+    const char *op = im->node->op_type;
+    if (!strcmp(op, "Range"))
+        return nin == 3 && is_int(in[0]->dtype) && const_int_is(in[0], 0) &&
+               imp_sym_scalar(in[1]) && const_int_is(in[2], 1);
+    if (!strcmp(op, "ConstantOfShape"))
+        return sym_in(in[0]);
+    if (!strcmp(op, "Slice") && nin >= 3 && in[1] && in[2])
+        return sym_in(in[1]) || sym_in(in[2]);
+    return 0;
+}
+
 int imp_fold(imp *im)
 {
     const Onnx__NodeProto *n = im->node;
@@ -1048,6 +1077,8 @@ int imp_fold(imp *im)
         return 0;
     if (!strcmp(op, "Identity"))
         return imp_alias(im, n->output[0], in[0]) ? -1 : 1;
+    if (stays_symbolic(im, in, nin))
+        return 0;
     if (!strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Expand") ||
         !strcmp(op, "Einsum") || !strcmp(op, "Trilu") ||
         (!strcmp(op, "Cast") && !is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))

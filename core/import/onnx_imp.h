@@ -80,7 +80,7 @@ typedef struct imp {
     const int64_t *given_values;
     struct { int64_t sym; int32_t name; } dims[256];  /* symbolic dims seen (name: strs id) */
     int ndims;
-    uint64_t fixed_noted;      /* dims already noted as fixed (bit per dim) */
+    int fixed_noted;           /* 1 + the node last warned of folding a dim */
 } imp;
 
 /* What a name of im->strs is taken as (im->taken). */
@@ -129,7 +129,8 @@ int imp_alias(imp *im, const char *name, imp_val *v);
 /* The dim name of a FE_SYM item; valid until the next imp_intern. */
 const char *imp_dim_name(imp *im, int64_t sym);
 /* The value of a FE_SYM item (--dim or 1), for a node that computes with
- * it: the model then holds that value, which a note says once per dim. */
+ * it in a way the model cannot say with a dim name: the model then holds
+ * that value, which a warning naming the node says (once per node). */
 int64_t imp_dim_value(imp *im, int64_t sym);
 /* FE_OK if shape[0..rank) holds sizes 1..IMP_DIM_MAX and dim names only,
  * else an error "WHAT dim K is V; ...". */
@@ -184,12 +185,17 @@ int imp_const_ints(const imp_val *v, int64_t *out, int max);
 /* Elements of a decoded constant in its dtype's layout (for a weight). */
 int imp_const_encode(imp *im, imp_val *v);
 /* Fold the node being mapped if every input is a decoded constant and the
- * op is one folding knows: 1 folded, 0 not foldable, or an error code < 0. */
+ * op is one folding knows: 1 folded, 0 not foldable, or an error code < 0.
+ * A node whose result has a symbolic dim's size (Range(0, S), a
+ * ConstantOfShape of [S, S], a Slice to S) is left to the mapping, which
+ * keeps the dim (onnx_map_dims.c). */
 int imp_fold(imp *im);
 
 /* The op mapping (onnx_map.c): map the node being mapped, or make it a
  * custom node with a warning. */
 int imp_map(imp *im);
+/* Whether v is a one-element integer constant holding a dim name. */
+int imp_sym_scalar(const imp_val *v);
 
 /* Shape helpers (onnx_map_shape.c). */
 int imp_broadcast(imp *im, const imp_val *a, const imp_val *b, int *rank, int64_t *shape);

@@ -303,10 +303,12 @@ static imp_val *slice1(imp *im, imp_val *x, int axis, int64_t start, int64_t siz
     memcpy(shape, x->shape, sizeof shape);
     shape[axis] = size;
     int32_t nd;
+    /* size a dim name: the first S (start 0, step 1), S kept as the end */
+    int64_t end = FE_IS_SYM(size) ? size : start + (size - 1) * step + 1;
     imp_val *o = imp_op1(im, "slice", x, x->dtype, x->rank, shape, out_k, &nd);
     if (!o || fe_builder_attr_int(im->b, nd, "axis", axis) ||
         fe_builder_attr_int(im->b, nd, "start", start) ||
-        fe_builder_attr_int(im->b, nd, "end", start + (size - 1) * step + 1) ||
+        fe_builder_attr_ints(im->b, nd, "end", &end, 1) ||
         (step != 1 && fe_builder_attr_int(im->b, nd, "step", step)))
         return NULL;
     return o;
@@ -341,6 +343,13 @@ static int map_slice(imp *im)
     int last = -1;
     int64_t sizes[FE_MAX_RANK];
     for (int i = 0; i < n; i++) {
+        if (FE_IS_SYM(st[i]))   /* x[S:]: no dim name says its size */
+            st[i] = imp_dim_value(im, st[i]);
+        if (FE_IS_SYM(en[i]) && !FE_IS_SYM(x->shape[axes[i]]) && st[i] == 0 && sp[i] == 1) {
+            sizes[i] = en[i];   /* x[:S] of a table: the slice keeps S */
+            last = i;
+            continue;
+        }
         if (imp_slice_axis(im, x->shape[axes[i]], &st[i], en[i], sp[i], &sizes[i]))
             return im->err->code;
         if (!(st[i] == 0 && sp[i] == 1 && sizes[i] == x->shape[axes[i]]))
@@ -559,6 +568,8 @@ int imp_map(imp *im)
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].onnx, op))
             return table[i].fn(im, table[i].ours);
-    int r = imp_map_nn(im);
+    int r = imp_map_dims(im);
+    if (r == IMP_NO_MAPPING)
+        r = imp_map_nn(im);
     return r == IMP_NO_MAPPING ? imp_custom(im, NULL) : r;
 }

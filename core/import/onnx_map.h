@@ -32,6 +32,9 @@ int imp_map_convnd(imp *im);
 int imp_map_pool1d(imp *im, int max);
 /* Resize, nearest and linear, as matmuls by resampling matrices (onnx_map_resize.c). */
 int imp_map_resize(imp *im);
+/* Range, ConstantOfShape, Trilu and comparisons (onnx_map_dims.c): FE_OK,
+ * an error code, or IMP_NO_MAPPING. */
+int imp_map_dims(imp *im);
 /* The node as a `custom` node with a warning naming it; why (NULL: no
  * mapping) says what is missing. Outputs need a known shape. */
 int imp_custom(imp *im, const char *why);

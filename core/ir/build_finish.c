@@ -390,6 +390,34 @@ static int same_shape(const fe_graph *g, const fe_tensor *t, const fe_shape *s)
            (s->rank == 0 || memcmp(fe_tensor_shape(g, t), s->dim, sizeof(int64_t) * (size_t)s->rank) == 0);
 }
 
+/* An attribute the op types "dim" (slice bounds, arange's) written as a
+ * string names a dim: it becomes a list of one FE_SYM, which
+ * fe_node_attr_int resolves, so that --dim moves it with the shapes. */
+static int dim_attrs(fe_builder *b, fe_node *n)
+{
+    fe_graph *g = b->g;
+    for (int i = 0; i < n->nattr; i++) {
+        fe_attr *a = &g->attrs[n->attr_off + i];
+        if (a->type != FE_ATTR_STR || !fe_op_attr_is_dim(n->op, str(b, a->key)))
+            continue;
+        int64_t d = 0;
+        while (d < b->nbd && (!b->bd[d].declared || b->bd[d].name != a->v.s))
+            d++;
+        if (d == b->nbd)
+            return fe_build_err(b, n->line, "node '%s' (%s): attrs.%s is \"%s\", which \"dims\" "
+                                "does not declare; expected an integer or a dim name",
+                                str(b, n->name), fe_node_op_name(n), str(b, a->key),
+                                str(b, a->v.s));
+        if (RESERVE(g->ints, b->cap_ints, g->nints + 1))
+            return fe_build_nomem(b);
+        g->ints[g->nints] = FE_SYM(d);
+        a->type = FE_ATTR_INTS;
+        a->n = 1;
+        a->v.off = g->nints++;
+    }
+    return FE_OK;
+}
+
 /* Pass 6: infer every node's outputs in topological order. */
 static int finish_infer(fe_builder *b)
 {
@@ -424,6 +452,8 @@ static int finish_infer(fe_builder *b)
         }
         n->pattern = op->pattern;
         n->live = op->live;
+        if ((rc = dim_attrs(b, n)))
+            break;
         {
             char why[300];
             if (fe_op_check_attrs(g, n, why, sizeof why)) {

@@ -216,6 +216,53 @@ int fe_infer_where(fe_infer *in)
     return broadcast_all(in, ops, 1, 3, sf, &in->out[0]);
 }
 
+int fe_infer_compare(fe_infer *in)
+{
+    if (!fe_node_attr_str(in->g, in->node, "cmp", NULL))
+        return bad(in, "attrs.cmp is missing; expected one of eq ne lt le gt ge");
+    int rc = fe_infer_binary(in);
+    in->out[0].dtype = FE_BOOL;
+    return rc;
+}
+
+/* PyTorch's arange with integer arguments: ceil((end - start) / step)
+ * values; start and end may be dim names, so the length follows --dim. */
+int fe_infer_arange(fe_infer *in)
+{
+    const fe_attr *ea = fe_node_attr(in->g, in->node, "end");
+    const char *dn = fe_node_attr_str(in->g, in->node, "dtype", "i64");
+    int dt = fe_dtype_parse(dn);
+    if (!ea || ea->type == FE_ATTR_NULL)
+        return bad(in, "attrs.end is missing; expected an integer or a dim name");
+    int64_t start = fe_node_attr_int(in->g, in->node, "start", 0);
+    int64_t end = fe_node_attr_int(in->g, in->node, "end", 0);
+    int64_t step = fe_node_attr_int(in->g, in->node, "step", 1);
+    if (dt < 0 || dt == FE_BOOL)
+        return bad(in, "attrs.dtype is '%s'; expected one of f32 f16 bf16 i64 i32 i8", dn);
+    if (step == 0)
+        return bad(in, "attrs.step is 0; expected a nonzero integer");
+    /* in 128 bits: start, end and step are any int64 */
+    __int128 span = (__int128)end - start, n = step > 0 ? (span + step - 1) / step
+                                                        : (-span + -(__int128)step - 1) / -(__int128)step;
+    if (n < 1)
+        return bad(in, "is empty: start %lld, end %lld, step %lld (fuseeng tensors are non-empty)",
+                   (long long)start, (long long)end, (long long)step);
+    if (n > ((__int128)1 << 40))
+        return bad(in, "has more than 2^40 values; lower end");
+    in->out[0].rank = 1;
+    in->out[0].dtype = dt;
+    in->out[0].dim[0] = (int64_t)n;
+    return FE_OK;
+}
+
+int fe_infer_trilu(fe_infer *in)
+{
+    if (in->in[0].rank < 2)
+        return bad(in, "input %s has rank %d; triu and tril take the last two axes of a matrix",
+                   S(&in->in[0]), in->in[0].rank);
+    return fe_infer_unary(in);
+}
+
 /* Axes attribute into a mask; none or an empty list means every axis. */
 static int axes_mask(fe_infer *in, const char *key, int rank, int *mask)
 {

@@ -244,7 +244,7 @@ static const fe_op ops[FE_NOPS] = {
                        fe_infer_reshape, NULL, FE_OPF_VIEW},
     [FE_OP_TRANSPOSE] = {"transpose", FE_INJECTIVE, 1, 1, 1, 0, "perm:ints", "permute axes",
                          fe_infer_transpose, NULL, FE_OPF_VIEW},
-    [FE_OP_SLICE] = {"slice", FE_INJECTIVE, 1, 1, 1, 0, "axis:int start:int end:int step:int",
+    [FE_OP_SLICE] = {"slice", FE_INJECTIVE, 1, 1, 1, 0, "axis:int start:dim end:dim step:int",
                      "Python slice along one axis", fe_infer_slice, cost_slice, FE_OPF_VIEW},
     [FE_OP_CONCAT] = {"concat", FE_INJECTIVE, 1, V, 1, 0, "axis:int", "join along axis",
                       fe_infer_concat, NULL, 0},
@@ -279,6 +279,15 @@ static const fe_op ops[FE_NOPS] = {
     [FE_OP_CUSTOM] = {"custom", FE_OPAQUE, 0, V, 2, 0, "pattern:str flops:count bytes:count",
                       "an op fuseeng does not know; outputs must be declared", NULL,
                       cost_custom, 0},
+
+    [FE_OP_COMPARE] = {"compare", FE_BROADCAST, 1, 2, 2, 1, "cmp:eq|ne|lt|le|gt|ge scalar:num scalar_index:int",
+                       "a cmp b as bool (eq ne lt le gt ge)", fe_infer_compare, NULL, 0},
+    /* a source of values, like custom's aten arange before it: a kernel of its own */
+    [FE_OP_ARANGE] = {"arange", FE_OPAQUE, 0, 0, 1, 1, "start:dim end:dim step:int dtype:dtype",
+                      "start, start + step, ... before end", fe_infer_arange, NULL, 0},
+    [FE_OP_TRILU] = {"trilu", FE_INJECTIVE, 1, 1, 1, 0, "upper:bool diagonal:int",
+                     "triu (upper) / tril of the last two axes, the rest zero", fe_infer_trilu,
+                     NULL, 0},
 };
 #undef V
 
@@ -305,12 +314,15 @@ static int attr_fits(const fe_graph *g, const fe_attr *a, const char *t, int t_l
     if (IS("bool")) {
         snprintf(want, cap, "true or false");
         ok = a->type == FE_ATTR_BOOL || (a->type == FE_ATTR_INT && (a->v.i == 0 || a->v.i == 1));
-    } else if (IS("int")) {
-        /* exports write huge slice ends as reals: 9.2233720368547758e18 */
-        snprintf(want, cap, "an integer");
+    } else if (IS("int") || IS("dim")) {
+        /* exports write huge slice ends as reals: 9.2233720368547758e18;
+         * a dim is an int or a dim name, held as a list of one FE_SYM
+         * (build_finish.c) */
+        snprintf(want, cap, IS("dim") ? "an integer or a dim name" : "an integer");
         ok = a->type == FE_ATTR_INT ||
              (a->type == FE_ATTR_FLOAT && (a->v.f >= 9.2e18 || a->v.f <= -9.2e18 ||
-                                           (a->v.f == a->v.f && a->v.f == (double)(int64_t)a->v.f)));
+                                           (a->v.f == a->v.f && a->v.f == (double)(int64_t)a->v.f))) ||
+             (IS("dim") && a->type == FE_ATTR_INTS && a->n == 1);
     } else if (IS("count")) {
         snprintf(want, cap, "an integer >= 0");
         ok = a->type == FE_ATTR_INT && a->v.i >= 0;
@@ -350,6 +362,20 @@ static int attr_fits(const fe_graph *g, const fe_attr *a, const char *t, int t_l
     }
     return ok;
 #undef IS
+}
+
+int fe_op_attr_is_dim(int op, const char *key)
+{
+    size_t kn = strlen(key);
+    for (const char *p = ops[op].attrs; *p;) {
+        const char *colon = strchr(p, ':'), *end = strchr(colon, ' ');
+        if (!end)
+            end = colon + strlen(colon);
+        if ((size_t)(colon - p) == kn && !memcmp(p, key, kn))
+            return end - colon - 1 == 3 && !memcmp(colon + 1, "dim", 3);
+        p = *end ? end + 1 : end;
+    }
+    return 0;
 }
 
 int fe_op_check_attrs(const fe_graph *g, const fe_node *n, char *msg, size_t cap)

@@ -19,8 +19,9 @@ typedef struct fe_op {
     uint8_t live;           /* values live per element in registers */
     uint8_t flops;          /* FLOPs per output element for pointwise math */
     /* The attributes it reads, "name:type ...": type is bool, int, num (int
-     * or real), str, dtype, count (int >= 0), ints (an int or a list of
-     * ints), shape (ints and dim names) or choices "a|b|c". Checked on load
+     * or real), str, dtype, count (int >= 0), dim (an int or a dim name),
+     * ints (an int or a list of ints), shape (ints and dim names) or
+     * choices "a|b|c". Checked on load
      * (fe_op_check_attrs); null always means the default. */
     const char *attrs;
     const char *desc;       /* one line */
@@ -60,6 +61,9 @@ enum {
      * its place so that op ids do not move) */
     FE_OP_SDPA, FE_OP_MAX_POOL2D, FE_OP_AVG_POOL2D, FE_OP_BATCH_NORM,
     FE_OP_ALL_REDUCE, FE_OP_CUSTOM,
+    /* added later, after custom so that the ids above do not move: the ops
+     * that compute with symbolic dims (positions, causal masks) */
+    FE_OP_COMPARE, FE_OP_ARANGE, FE_OP_TRILU,
     FE_NOPS
 };
 
@@ -71,6 +75,9 @@ int fe_op_find(const char *name);
 const char *fe_node_op_name(const fe_node *n);
 /* All op names, comma separated, for "known ops are ..." messages. */
 const char *fe_op_names(void);
+/* Whether op types attribute key "dim" (an int or a dim name, held as a
+ * list of one FE_SYM item when it names one: slice bounds, arange's). */
+int fe_op_attr_is_dim(int op, const char *key);
 /* Whether node n's attributes have the types its op's spec gives; on a
  * mismatch returns -1 with msg (cap bytes) saying what was found and what
  * was expected. Attributes the op does not read are not checked. */

@@ -7,9 +7,17 @@
 #include "outfile.h"
 #include "save.h"
 
-static void write_attr(fe_jw *w, const fe_graph *g, const fe_attr *a)
+static void write_attr(fe_jw *w, const fe_graph *g, const fe_node *n, const fe_attr *a)
 {
     fe_jw_key(w, fe_graph_str(g, a->key));
+    if (a->type == FE_ATTR_INTS && a->n == 1 && fe_op_attr_is_dim(n->op, fe_graph_str(g, a->key))) {
+        int64_t v = g->ints[a->v.off];   /* a dim attribute: as it was written */
+        if (FE_IS_SYM(v))
+            fe_jw_str(w, fe_graph_str(g, g->dims[v - FE_SYM_BASE].name));
+        else
+            fe_jw_int(w, v);
+        return;
+    }
     switch (a->type) {
     case FE_ATTR_NULL: fe_jw_null(w); break;
     case FE_ATTR_BOOL: fe_jw_bool(w, (int)a->v.i); break;
@@ -74,7 +82,7 @@ static void write_node(fe_jw *w, const fe_graph *g, const fe_node *n)
         fe_jw_key(w, "attrs");
         fe_jw_obj(w);
         for (int i = 0; i < n->nattr; i++)
-            write_attr(w, g, &g->attrs[n->attr_off + i]);
+            write_attr(w, g, n, &g->attrs[n->attr_off + i]);
         fe_jw_end(w);
     }
     fe_jw_end(w);

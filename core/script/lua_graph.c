@@ -373,8 +373,10 @@ static void push_node_list(lua_State *L, int obj, const int32_t *ids, int n)
     push_list(L, obj, ids, n, 1, NODE_MT);
 }
 
-static void push_attr(lua_State *L, const fe_graph *g, const fe_attr *a)
+static void push_attr(lua_State *L, const fe_graph *g, const fe_node *n, const fe_attr *a)
 {
+    if (a->type == FE_ATTR_INTS && a->n == 1 && fe_op_attr_is_dim(n->op, fe_graph_str(g, a->key)))
+        return (void)lua_pushinteger(L, fe_graph_resolve(g, g->ints[a->v.off]));   /* its value */
     switch (a->type) {
     case FE_ATTR_NULL: lua_pushnil(L); break;
     case FE_ATTR_BOOL: lua_pushboolean(L, (int)a->v.i); break;
@@ -500,7 +502,7 @@ static int node_index(lua_State *L)
         lua_createtable(L, 0, n->nattr);
         for (int i = 0; i < n->nattr; i++) {
             const fe_attr *a = &g->attrs[n->attr_off + i];
-            push_attr(L, g, a);
+            push_attr(L, g, n, a);
             lua_setfield(L, -2, fe_graph_str(g, a->key));
         }
         return 1;

@@ -485,6 +485,59 @@ char *fe_cuda_aten_src(const fe_graph *g, const fe_node *n, int sms, fe_cuda_sha
     return finish(&s, f, total, sms, shape, err);
 }
 
+/* ---- the registry's position ops: compare, arange, trilu ---- */
+
+/* trilu: the element where column - row >= diagonal (upper) or <= it
+ * (lower) of the last two axes, else zero bits, as positions.c copies. */
+static void trilu_src(FILE *f, const fe_graph *g, const fe_node *n, int64_t *total)
+{
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    const int64_t *ys = fe_tensor_shape(g, y);
+    int64_t rows = ys[y->rank - 2], cols = ys[y->rank - 1];
+    int upper = fe_node_attr_bool(g, n, "upper", 1);
+    long long d = (long long)fe_node_attr_int(g, n, "diagonal", 0);
+    *total = y->numel;
+    head(f, g, n, 1, y->numel);
+    fprintf(f, "    const long long c = (long long)e %% %lldLL, r = ((long long)e / %lldLL) %% %lldLL;\n"
+               "    out[e] = c - r %s (%lldLL) ? i0[e] : 0;\n", (long long)cols, (long long)cols,
+            (long long)rows, upper ? ">=" : "<=", d);
+    tail(f);
+}
+
+char *fe_cuda_position_src(const fe_graph *g, const fe_node *n, int sms, fe_cuda_shape *shape,
+                           fe_error *err)
+{
+    const fe_tensor *y = fe_graph_tensor(g, fe_node_output(g, n, 0));
+    fe_k_aten_plan p;
+    if (n->op == FE_OP_COMPARE && fe_k_compare_plan(g, n, &p, err))
+        return NULL;
+    if (n->op == FE_OP_ARANGE) {
+        int64_t s0 = fe_node_attr_int(g, n, "start", 0), st = fe_node_attr_int(g, n, "step", 1);
+        /* positions.c computes in int64 and converts: exact in double below 2^53 */
+        p = (fe_k_aten_plan){.kernel = FE_K_ATEN_ARANGE, .size = y->numel, .start_i = s0,
+                             .step_i = st, .start = (double)s0, .step = (double)st,
+                             .start_f = (float)s0, .step_f = (float)st};
+    }
+    char *s = NULL;
+    size_t len = 0;
+    int64_t total = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f)
+        return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;
+    fprintf(f, "// fuseeng: %s '%s'\n", fe_node_op_name(n), fe_node_name(g, n));
+    switch (n->op) {
+    case FE_OP_COMPARE: binary_src(f, g, n, &p, &total); break;
+    case FE_OP_ARANGE: arange_src(f, g, n, &p, &total); break;
+    case FE_OP_TRILU: trilu_src(f, g, n, &total); break;
+    default:
+        fclose(f);
+        free(s);
+        return fe_error_set(err, FE_EINPUT, "node '%s' (%s) is not compare, arange or trilu",
+                            fe_node_name(g, n), fe_node_op_name(n)), NULL;
+    }
+    return finish(&s, f, total, sms, shape, err);
+}
+
 /* ---- registry elementwise ops on integers ---- */
 
 static int int_unary(int op)

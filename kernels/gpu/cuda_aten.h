@@ -18,6 +18,12 @@
 char *fe_cuda_aten_src(const fe_graph *g, const fe_node *n, int sms, fe_cuda_shape *shape,
                        fe_error *err);
 
+/* The kernel of the registry's compare, arange or trilu node n (as
+ * ops/positions.c and aten.c's comparisons compute them), or NULL with
+ * FE_EINPUT saying why not. Parameters as above. */
+char *fe_cuda_position_src(const fe_graph *g, const fe_node *n, int sms, fe_cuda_shape *shape,
+                           fe_error *err);
+
 /* The kernel of registry elementwise node n (add, sub, mul, div, maximum,
  * minimum, pow, where; relu, neg, abs, cast) whose output is an integer
  * dtype other than bool, computed in int64 as the CPU's reference does;

@@ -257,6 +257,8 @@ static char *single_src(const fe_graph *g, const fe_node *nd, int sms, fe_cuda_s
         return fe_cuda_softmax_axis_src(g, nd, sms, sh, why);
     case FE_OP_CUSTOM:
         return fe_cuda_aten_src(g, nd, sms, sh, why);
+    case FE_OP_COMPARE: case FE_OP_ARANGE: case FE_OP_TRILU:
+        return fe_cuda_position_src(g, nd, sms, sh, why);
     default:
         return fe_cuda_src_node(g, nd, sms, sh, why);
     }

@@ -223,6 +223,9 @@ static int common_dtype(const fe_k_tensor *a, const fe_k_tensor *b, int b_scalar
     return combine(dim, zero);
 }
 
+static int bin_loop(int op, const fe_k_tensor *a, const fe_k_tensor *b, int cdt, fe_k_tensor *o,
+                    fe_error *err);
+
 static int k_binary(const fe_k_acall *c, fe_error *err)
 {
     json_t *other = fe_k_acall_arg(c, "other");
@@ -253,7 +256,7 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
         return fe_k_acall_fail(c, err, "bitwise ops take bool or integer operands, not %s",
                                fe_dtype_name(fe_dtype_is_float(a->dtype) ? a->dtype : b->dtype));
     int rank;
-    int64_t shape[FE_MAX_RANK], sa[FE_MAX_RANK], sb[FE_MAX_RANK];
+    int64_t shape[FE_MAX_RANK];
     if (bcast_shape(a, b, &rank, shape)) {
         char x[128], y[128];
         return fe_k_acall_fail(c, err, "input shapes %s and %s do not broadcast",
@@ -268,7 +271,15 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
     }
     if (c->dry)
         return FE_OK;
-    fe_k_tensor *o = c->out;
+    return bin_loop(c->op, a, b, cdt, c->out, err);
+}
+
+/* out = a op b broadcast, both cast to cdt first; out's shape is checked. */
+static int bin_loop(int op, const fe_k_tensor *a, const fe_k_tensor *b, int cdt, fe_k_tensor *o,
+                    fe_error *err)
+{
+    int isfl = fe_dtype_is_float(cdt);
+    int64_t sa[FE_MAX_RANK], sb[FE_MAX_RANK];
     fe_k_bcast_strides(a, o->rank, o->shape, sa);
     fe_k_bcast_strides(b, o->rank, o->shape, sb);
     int64_t inner = o->rank ? o->shape[o->rank - 1] : 1, numel = fe_k_numel(o);
@@ -285,17 +296,68 @@ static int k_binary(const fe_k_acall *c, fe_error *err)
             row_f32(a, oa, ra, cdt, fa, inner);
             row_f32(b, ob, rb, cdt, fb, inner);
             for (int64_t i = 0; i < inner; i++)
-                res[i] = bin_f32(c->op, fa[i], fb[i]);
+                res[i] = bin_f32(op, fa[i], fb[i]);
         } else {
             row_i64(a, oa, ra, cdt, ia, inner);
             row_i64(b, ob, rb, cdt, ib, inner);
             for (int64_t i = 0; i < inner; i++)
-                res[i] = bin_i64(c->op, ia[i], ib[i]);
+                res[i] = bin_i64(op, ia[i], ib[i]);
         }
         fe_k_store_i64(o->data, o->dtype, r * inner, res, inner);
     }
     free(res);
     return FE_OK;
+}
+
+int fe_k_compare_plan(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err)
+{
+    static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    static const int mirror[] = {B_EQ, B_NE, B_GT, B_GE, B_LT, B_LE};   /* s < x is x > s */
+    const char *cmp = fe_node_attr_str(g, n, "cmp", "");
+    int op = 0;
+    while (op < 6 && strcmp(cmp, names[op]))
+        op++;
+    if (op == 6)
+        return fe_error_set(err, FE_EINPUT, "node '%s' (compare): cmp must be eq, ne, lt, le, gt "
+                            "or ge", fe_node_name(g, n));
+    *p = (fe_k_aten_plan){.kernel = FE_K_ATEN_BINARY, .op = op, .scalar_dtype = -1};
+    fe_k_tensor a = fe_k_graph_view(g, fe_node_input(g, n, 0), NULL), b;
+    if (n->nin == 2) {
+        b = fe_k_graph_view(g, fe_node_input(g, n, 1), NULL);
+        p->cdt = common_dtype(&a, &b, 0);
+        return FE_OK;
+    }
+    const fe_attr *sa = fe_node_attr(g, n, "scalar");
+    double v;
+    if (n->nin != 1 || !fe_node_scalar(g, n, &v))
+        return fe_error_set(err, FE_EINPUT, "node '%s' (compare): needs two tensor inputs, or one "
+                            "and attrs.scalar", fe_node_name(g, n));
+    /* an integer written as one compares as torch's int, a real as its float */
+    p->scalar = 1;
+    p->scalar_dtype = sa->type == FE_ATTR_FLOAT ? FE_F32 : FE_I64;
+    p->si = fe_k_f64_to_i64(v);
+    p->sf = (float)v;
+    if (fe_node_attr_int(g, n, "scalar_index", 1) == 0)
+        p->op = mirror[op];
+    b = fe_k_view(NULL, p->scalar_dtype, 0, NULL);
+    p->cdt = common_dtype(&a, &b, 1);
+    return FE_OK;
+}
+
+int fe_k_compare_run(const fe_k_aten_plan *p, const fe_k_tensor *in, fe_k_tensor *out,
+                     fe_error *err)
+{
+    int64_t si = p->si;
+    float sf = p->sf;
+    fe_k_tensor st = p->scalar_dtype == FE_F32 ? fe_k_view(&sf, FE_F32, 0, NULL)
+                                               : fe_k_view(&si, FE_I64, 0, NULL);
+    const fe_k_tensor *b = p->scalar ? &st : &in[1];
+    int rank;
+    int64_t shape[FE_MAX_RANK];
+    if (bcast_shape(&in[0], b, &rank, shape) || rank != out->rank ||
+        memcmp(shape, out->shape, sizeof(int64_t) * (size_t)rank))
+        return fe_error_set(err, FE_EINPUT, "compare: operands do not broadcast to the output");
+    return bin_loop(p->op, &in[0], b, p->cdt, out, err);
 }
 
 /* ---- arange ---- */

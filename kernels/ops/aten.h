@@ -74,6 +74,15 @@ typedef struct fe_k_aten_plan {
  * FE_EINPUT with err saying why it has no kernel. */
 int fe_k_aten_plan_of(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err);
 
+/* The registry's compare node n as a FE_K_ATEN_BINARY plan (op EQ..GE,
+ * mirrored when the scalar comes first; the dtype both operands are
+ * compared in, as torch promotes them; attrs.scalar as args.other): the
+ * one reading of its attributes, for the CPU kernel and the CUDA one. */
+int fe_k_compare_plan(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err);
+/* Run such a plan on in[0] (and in[1] without a scalar) into out. */
+int fe_k_compare_run(const fe_k_aten_plan *p, const fe_k_tensor *in, fe_k_tensor *out,
+                     fe_error *err);
+
 /* Run custom node n on caller-owned buffers in[] / out[0] (graph shapes and
  * dtypes): FE_OK, FE_EINPUT naming node, aten op and fault, or FE_ENOMEM. */
 int fe_k_aten_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,

@@ -14,6 +14,7 @@
 #include "norm.h"
 #include "ops.h"
 #include "pool.h"
+#include "positions.h"
 #include "reduce.h"
 
 int fe_k_node_scalar(const fe_graph *g, const fe_node *n, int out_dtype,
@@ -149,6 +150,15 @@ static int run_binary(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
         return fe_k_binary(n->op, &in[0], &st, out, err);
     }
     return bad_attr(err, g, n, "needs two tensor inputs, or one and attrs.scalar");
+}
+
+/* compare: the plan aten.c reads from its attributes, run */
+static int run_compare(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
+                       fe_k_tensor *out, fe_error *err)
+{
+    fe_k_aten_plan p;
+    int rc = fe_k_compare_plan(g, n, &p, err);
+    return rc ? rc : fe_k_compare_run(&p, in, out, err);
 }
 
 static int run_injective(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
@@ -328,9 +338,20 @@ int fe_k_node_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
 {
     int op = n->op, rc;
     const fe_k_tensor *x = n->nin ? &in[0] : NULL;
-    if (op != FE_OP_CUSTOM && n->nin < 1)
+    if (op != FE_OP_CUSTOM && op != FE_OP_ARANGE && n->nin < 1)
         return bad_attr(err, g, n, "has no input");
     switch (op) {
+    case FE_OP_COMPARE:
+        rc = run_compare(g, n, in, out, err);
+        break;
+    case FE_OP_ARANGE:
+        rc = fe_k_arange(fe_node_attr_int(g, n, "start", 0), fe_node_attr_int(g, n, "step", 1),
+                         &out[0], err);
+        break;
+    case FE_OP_TRILU:
+        rc = fe_k_trilu(x, fe_node_attr_bool(g, n, "upper", 1),
+                        fe_node_attr_int(g, n, "diagonal", 0), &out[0], err);
+        break;
     case FE_OP_RELU: case FE_OP_GELU: case FE_OP_SILU: case FE_OP_SIGMOID: case FE_OP_TANH:
     case FE_OP_EXP: case FE_OP_LOG: case FE_OP_NEG: case FE_OP_ABS: case FE_OP_SQRT:
     case FE_OP_RSQRT: case FE_OP_RECIPROCAL: case FE_OP_SIN: case FE_OP_COS: case FE_OP_ERF:

@@ -20,7 +20,7 @@ F="$T/fake"
 CXX=${FAKECUDA_CXX:-c++}
 DT=${BUILD:-build}/difftest/difftest
 
-CASES="aten conv pad pool sdpa softmax masked_softmax lt lt_refused"
+CASES="aten conv pad pool sdpa softmax masked_softmax lt lt_refused positions"
 LT_FORMS="g_mm:bias+gelu s_mm:scale+residual r_mm:bias+relu h_mm:scale+bias+residual+gelu b_mm:scale+bias+relu w_mm:residual+bias t_mm:bias+gelu"
 MODELS="resnet50_bottleneck:N=1 opu_convnet:N=1 allreduce_epilogue:T=16 gpt2_block:S=64 bert_base_layer:B=1,S=32 hub_conflict:M=64,N=64"
 SEEDS=1:12
