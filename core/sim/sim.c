@@ -710,10 +710,27 @@ static void starve(fe_sim_group_result *r, const fe_machine *m, int64_t threads)
  * threads are what its data asks for. */
 enum { EXECUTOR_SMS = 1 << 12 };
 
+/* A kernel that reads and writes bytes once through L3 and holds nothing
+ * on chip: a layout copy (see the note), or a copy the executor makes of
+ * a view. */
+static void price_copy(int64_t bytes, int32_t nodes, const fe_machine *m, fe_sim_group_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nodes = nodes;
+    r->split = r->split_default = 1;
+    r->fits = 1;
+    r->launch = FE_LAUNCH_KERNEL;
+    r->l3_read = r->l3_write = bytes;
+    r->l3_bytes = 2 * bytes;
+    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
+    r->memory_s = r->l3_s;
+    r->launch_s = m->launch_us * 1e-6;
+    r->time_s = r->launch_s + r->memory_s;
+}
+
 /* A part of views only that the executor runs as a kernel (a strided copy,
  * since the next kernel reads it dense, as the CUDA back end does for a
- * lone transpose): a simulator view costs nothing, this costs a launch and
- * a copy of what leaves the part, read and written once. */
+ * lone transpose): a copy of what leaves the part, not a free view. */
 static void price_view_kernel(const fe_graph *g, const fe_machine *m, const int32_t *ids, int k,
                               fe_sim_group_result *r)
 {
@@ -732,17 +749,7 @@ static void price_view_kernel(const fe_graph *g, const fe_machine *m, const int3
             bytes += leaves ? t->bytes : 0;
         }
     }
-    memset(r, 0, sizeof *r);
-    r->nodes = k;
-    r->split = r->split_default = 1;
-    r->fits = 1;
-    r->launch = FE_LAUNCH_KERNEL;
-    r->l3_read = r->l3_write = bytes;
-    r->l3_bytes = 2 * bytes;
-    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
-    r->memory_s = r->l3_s;
-    r->launch_s = m->launch_us * 1e-6;
-    r->time_s = r->launch_s + r->memory_s;
+    price_copy(bytes, k, m, r);
 }
 
 /* A group on a machine whose executor is "cuda" (machine.h): priced as
@@ -921,22 +928,6 @@ static int add_totals(fe_sim_totals *t, const fe_sim_group_result *r)
     return 0;
 }
 
-/* The price of copying tensor t into another layout (see the note). */
-static void price_copy(const fe_tensor *t, const fe_machine *m, fe_sim_group_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->nodes = 0;
-    r->split = r->split_default = 1;
-    r->fits = 1;
-    r->launch = FE_LAUNCH_KERNEL;
-    r->l3_read = r->l3_write = t->bytes;
-    r->l3_bytes = 2 * t->bytes;
-    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
-    r->memory_s = r->l3_s;
-    r->launch_s = m->launch_us * 1e-6;
-    r->time_s = r->launch_s + r->memory_s;
-}
-
 /* Device memory while each group runs (see the note); fills r->mem_bytes
  * and the totals' peak. diff has room for ngroups + 1. */
 static void device_memory(const fe_plan *p, fe_sim_report *r, int64_t *diff)
@@ -1028,7 +1019,7 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
     out->ncopies = p->ncopies;
     for (int32_t c = 0; c < p->ncopies; c++) {
         copy_at[c] = fe_plan_copy_group(p, p->copies[c].tensor);
-        price_copy(fe_graph_tensor(p->g, p->copies[c].tensor), m, &out->copies[c]);
+        price_copy(fe_graph_tensor(p->g, p->copies[c].tensor)->bytes, 0, m, &out->copies[c]);
         add_totals(&out->total, &out->copies[c]);   /* one tensor's bytes cannot overflow */
         out->total.copies++;
     }

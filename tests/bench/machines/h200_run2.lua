@@ -1,4 +1,4 @@
--- h200.lua: this GPU measured by fuseeng calibrate (fuseeng 0.1.0) on 2026-11-29 21:43 UTC.
+-- h200_run2.lua (a run of fuseeng calibrate, kept to compare): this GPU measured by fuseeng calibrate (fuseeng 0.1.0) on 2026-11-29 21:43 UTC.
 -- calibrated: NVIDIA H200, 132 SMs, 60 MiB L2
 -- Every figure was measured with the engine's own kernels and is the one that
 -- makes the simulator's formula give its probe's measured time (docs/fidelity.md);

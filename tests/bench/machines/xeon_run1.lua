@@ -1,4 +1,4 @@
--- xeon.lua: this CPU measured by fuseeng calibrate (fuseeng 0.1.0) on 2026-11-29 21:49 UTC.
+-- xeon_run1.lua (a run of fuseeng calibrate, kept to compare): this CPU measured by fuseeng calibrate (fuseeng 0.1.0) on 2026-11-29 21:49 UTC.
 -- calibrated: 16 CPUs, AVX2, 192 MiB last-level cache as L2
 -- Every figure was measured with the engine's own kernels and is the one that
 -- makes the simulator's formula give its probe's measured time (docs/fidelity.md);
