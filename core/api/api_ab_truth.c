@@ -462,6 +462,18 @@ static void num3(double v, char *buf, size_t size)
         snprintf(buf, size, "%.3f", v);
 }
 
+/* Cell (r, c)'s agreement, its recall and precision as text in rc and
+ * pr; NULL (and nothing written) when the cell has none. */
+static const struct fe_ab_agree *cell_text(const fe_ab *ab, int r, int c, char rc[16], char pr[16])
+{
+    const struct fe_ab_agree *a = ab->cells[r * ab->ncols + c].agree;
+    if (a) {
+        num3(fe_ab_recall(ab, r, c), rc, 16);
+        num3(fe_ab_precision(ab, r, c), pr, 16);
+    }
+    return a;
+}
+
 /* Column c's mean and least recall and precision over the rows, as text
  * in b ("-" where none); returns the rows counted. */
 static int col_text(const fe_ab *ab, int c, char b[4][16])
@@ -536,12 +548,10 @@ void fe_ab_truth_text(const fe_ab *ab, int r, int name_width, FILE *f)
         return;
     fprintf(f, "    %-*s %7s %9s %14s\n", name_width, "policy", "recall", "precision", "kernels differ");
     for (int c = 0; c < ab->ncols; c++) {
-        const struct fe_ab_agree *a = ab->cells[r * ab->ncols + c].agree;
         char rc[16], pr[16];
+        const struct fe_ab_agree *a = cell_text(ab, r, c, rc, pr);
         if (!a)
             continue;
-        num3(fe_ab_recall(ab, r, c), rc, sizeof rc);
-        num3(fe_ab_precision(ab, r, c), pr, sizeof pr);
         fprintf(f, "    %-*s %7s %9s %7d of %d\n", name_width, ab->cnames[c], rc, pr, a->differ,
                 a->kernels);
     }
@@ -668,16 +678,14 @@ static void csv_text(FILE *f, const char *s)
 
 void fe_ab_truth_csv(const fe_ab *ab, int r, int c, FILE *f)
 {
-    const struct fe_ab_agree *a = ab->cells[r * ab->ncols + c].agree;
+    char rc[16], pr[16];
     if (!ab->against)
         return;
+    const struct fe_ab_agree *a = cell_text(ab, r, c, rc, pr);
     if (!a) {
         fputs(",,,,", f);
         return;
     }
-    char rc[16], pr[16];
-    num3(fe_ab_recall(ab, r, c), rc, sizeof rc);
-    num3(fe_ab_precision(ab, r, c), pr, sizeof pr);
     fprintf(f, ",%s,%s,%d,\"", rc[0] == '-' ? "" : rc, pr[0] == '-' ? "" : pr, a->differ);
     for (size_t i = 0; i < json_array_size(a->diffs); i++) {
         fputs(i ? "; " : "", f);
@@ -704,12 +712,10 @@ void fe_ab_truth_md(const fe_ab *ab, FILE *f)
         char label[600];
         fe_ab_row_label(ab, r, label, sizeof label);
         for (int c = 0; ab->rows[r].ran && c < ab->ncols; c++) {
-            const struct fe_ab_agree *a = ab->cells[r * ab->ncols + c].agree;
             char rc[16], pr[16];
+            const struct fe_ab_agree *a = cell_text(ab, r, c, rc, pr);
             if (!a)
                 continue;
-            num3(fe_ab_recall(ab, r, c), rc, sizeof rc);
-            num3(fe_ab_precision(ab, r, c), pr, sizeof pr);
             fputs("| ", f);
             md_esc(f, label);
             fputs(" | ", f);
@@ -766,12 +772,10 @@ void fe_ab_truth_html(const fe_ab *ab, int r, FILE *f)
         return;
     fputs("<table><tr><th>policy</th><th>recall</th><th>precision</th><th>kernels differ</th></tr>\n", f);
     for (int c = 0; c < ab->ncols; c++) {
-        const struct fe_ab_agree *a = ab->cells[r * ab->ncols + c].agree;
         char rc[16], pr[16];
+        const struct fe_ab_agree *a = cell_text(ab, r, c, rc, pr);
         if (!a)
             continue;
-        num3(fe_ab_recall(ab, r, c), rc, sizeof rc);
-        num3(fe_ab_precision(ab, r, c), pr, sizeof pr);
         fputs("<tr><td>", f);
         fe_ab_xml_text(f, ab->cnames[c]);
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%d of %d</td></tr>\n", rc, pr, a->differ, a->kernels);
