@@ -5,6 +5,11 @@
 #   expect_ok NAME 'regex' CMD...          CMD exits 0 and stdout matches regex
 #   check NAME CMD...                      CMD exits 0
 #   no_kernel_model FILE                   write a model whose op no kernel runs
+#   now; since T0                          a clock, and seconds since T0 (one decimal)
+#   max_err FILE                           a run --execute --expect report's largest plan
+#                                          errors, "A abs R rel"
+#   skip_model_checks WHY MODEL...         skip, with WHY, every check the script's own
+#                                          checks MODEL PATH names, on the fx and onnx paths
 FUSEENG=${FUSEENG:-build/fuseeng}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -101,4 +106,25 @@ onnx_cases() {
         finish
         exit $?
     fi
+}
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+max_err() {
+    awk '/^expected/ { on = 1; next }
+         on && !/^ / { exit }
+         on && $1 == "plan" { if ($(NF-4) + 0 > a) a = $(NF-4) + 0; if ($(NF-3) + 0 > r) r = $(NF-3) + 0 }
+         END { printf "%.2g abs %.2g rel", a, r }' "$1"
+}
+
+skip_model_checks() {
+    why=$1
+    shift
+    for m in "$@"; do
+        for path in fx onnx; do
+            checks "$m" "$path" >"$T/names"
+            while read -r c; do skip "$c" "$why"; done <"$T/names"
+        done
+    done
 }

@@ -33,18 +33,11 @@ checks() {   # checks MODEL PATH: the names of one model's checks on one path
 
 if ! "$PY" -c 'import torch, torchvision' 2>/dev/null; then
     skip "make_models.py exports the seven models" "no torch"
-    for m in $MODELS; do
-        for path in fx onnx; do
-            checks "$m" "$path" >"$T/names"
-            while read -r c; do skip "$c" "no torch"; done <"$T/names"
-        done
-    done
+    skip_model_checks "no torch" $MODELS
     finish
     exit $?
 fi
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 t_all=$(now)
 
 t0=$(now)
@@ -58,13 +51,6 @@ fi
 
 # The plan's largest errors against the expected outputs (abs rel), from
 # run --execute's "expected" table (plan and unfused rows per output).
-max_err() {
-    awk '/^expected/ { on = 1; next }
-         on && !/^ / { exit }
-         on && $1 == "plan" { if ($(NF-4) + 0 > a) a = $(NF-4) + 0; if ($(NF-3) + 0 > r) r = $(NF-3) + 0 }
-         END { printf "%.2g abs %.2g rel", a, r }' "$1"
-}
-
 for m in $MODELS; do
     d="$T/$m"
     for path in fx onnx; do

@@ -36,18 +36,11 @@ checks() {   # checks MODEL PATH: the names of one model's checks on one path
 
 if ! "$PY" -c 'import torch, torchvision, onnx' 2>/dev/null; then
     skip "make_models.py exports the $nmod models" "no torch, torchvision or onnx"
-    for m in $MODELS; do
-        for path in fx onnx; do
-            checks "$m" "$path" >"$T/names"
-            while read -r c; do skip "$c" "no torch, torchvision or onnx"; done <"$T/names"
-        done
-    done
+    skip_model_checks "no torch, torchvision or onnx" $MODELS
     finish
     exit $?
 fi
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 t_all=$(now)
 
 t0=$(now)
@@ -58,13 +51,6 @@ if "$PY" tests/e2e/make_models.py "$T" $MODELS >"$T/make.out" 2>"$T/make.err"; t
 else
     not_ok "make_models.py exports the $nmod models" "$(tail -n 5 "$T/make.err")"
 fi
-
-max_err() {   # the plan's largest errors against the expected outputs (as real_models.sh)
-    awk '/^expected/ { on = 1; next }
-         on && !/^ / { exit }
-         on && $1 == "plan" { if ($(NF-4) + 0 > a) a = $(NF-4) + 0; if ($(NF-3) + 0 > r) r = $(NF-3) + 0 }
-         END { printf "%.2g abs %.2g rel", a, r }' "$1"
-}
 
 for m in $MODELS; do
     d="$T/$m"
