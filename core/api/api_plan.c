@@ -138,13 +138,13 @@ static void largest_groups(const fe_plan *p, FILE *f)
 
 /* How often the simulator agreed with measured (or profiled) times that
  * fusing was faster, and the first disagreements. */
-static void agreement(FILE *f, const char *indent, const char *what, int64_t compared,
+static void agreement(FILE *f, const char *label, const char *what, int64_t compared,
                       int64_t agreed, const char (*disagree)[200])
 {
     if (!compared)
         return;
-    fprintf(f, "%sthe simulator agrees on %lld of %lld %s groups (%.0f%%) that fusing is faster "
-            "or not\n", indent, (long long)agreed, (long long)compared, what,
+    fprintf(f, "%-11sthe simulator agrees on %lld of %lld %s groups (%.0f%%) that fusing is faster "
+            "or not\n", label, (long long)agreed, (long long)compared, what,
             100.0 * (double)agreed / (double)compared);
     for (int i = 0; i < 4 && disagree[i][0]; i++) {
         char line[4 * 200];   /* op names come from the model */
@@ -181,12 +181,10 @@ static void stats(const fe_plan_stats *st, FILE *f)
         fprintf(f, "bench      %lld items measured, %lld answers from the kernel cache, %lld calls "
                 "past the budget\n", (long long)st->bench_measured, (long long)st->bench_cached,
                 (long long)st->bench_fallbacks);
-    agreement(f, "           ", "measured", st->bench_compared, st->bench_agreed,
-              st->bench_disagree);
-    if (st->profile_compared)
-        fputs("profile", f);
-    agreement(f, st->profile_compared ? "    " : "", "profiled", st->profile_compared,
-              st->profile_agreed, st->profile_disagree);
+    /* the first column: under "bench", its line above; "profile" its own */
+    agreement(f, "", "measured", st->bench_compared, st->bench_agreed, st->bench_disagree);
+    agreement(f, "profile", "profiled", st->profile_compared, st->profile_agreed,
+              st->profile_disagree);
 }
 
 static void summary(const fe_plan *p, const fe_plan_stats *st, int with_stats, FILE *f)
