@@ -45,7 +45,7 @@ int64_t imp_int(imp *im, int64_t v)
     return IMP_INT_MIN;
 }
 
-static int is_int(int dtype)
+int imp_is_int(int dtype)
 {
     return dtype == FE_I64 || dtype == FE_I32 || dtype == FE_I8 || dtype == FE_BOOL;
 }
@@ -80,7 +80,7 @@ imp_val *imp_const_new(imp *im, imp_val *v, int dtype, int rank, const int64_t *
     v->data = NULL;
     v->iv = NULL;
     v->fv = NULL;
-    if (is_int(dtype))
+    if (imp_is_int(dtype))
         v->iv = imp_alloc(im, (size_t)(v->numel ? v->numel : 1) * sizeof *v->iv);
     else
         v->fv = imp_alloc(im, (size_t)(v->numel ? v->numel : 1) * sizeof *v->fv);
@@ -121,7 +121,7 @@ static int decode(imp *im, imp_val *v)
     if (v->numel > IMP_FOLD_MAX || v->iv || v->fv)
         return FE_OK;
     const uint8_t *p = v->data;
-    if (is_int(v->dtype)) {
+    if (imp_is_int(v->dtype)) {
         if (!(v->iv = imp_alloc(im, (size_t)(v->numel + 1) * sizeof *v->iv)))
             return im->err->code;
     } else if (!(v->fv = imp_alloc(im, (size_t)(v->numel + 1) * sizeof *v->fv))) {

@@ -17,11 +17,6 @@
 #include "convert.h"
 #include "onnx_imp.h"
 
-static int is_int(int dtype)
-{
-    return dtype == FE_I64 || dtype == FE_I32 || dtype == FE_I8 || dtype == FE_BOOL;
-}
-
 /* ---- folding ---- */
 
 /* Offset into an input of shape (rank r) broadcast to out (rank orank) for
@@ -802,7 +797,7 @@ static int fold_cast(imp *im, imp_val *x)
 {
     int64_t t = imp_attr_int(im->node, "to", 1);
     int to = t == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ? FE_F32 : fe_onnx_dtype((int)t);
-    if (to < 0 || (sym_in(x) && !is_int(to)))
+    if (to < 0 || (sym_in(x) && !imp_is_int(to)))
         return 0;
     imp_val *o = out0(im, to, x->rank, x->shape);
     if (!o)
@@ -836,7 +831,7 @@ static int stays_symbolic(imp *im, imp_val *const *in, int nin)
 {
     const char *op = im->node->op_type;
     if (!strcmp(op, "Range"))
-        return nin == 3 && is_int(in[0]->dtype) && const_int_is(in[0], 0) &&
+        return nin == 3 && imp_is_int(in[0]->dtype) && const_int_is(in[0], 0) &&
                imp_sym_scalar(in[1]) && const_int_is(in[2], 1);
     if (!strcmp(op, "ConstantOfShape"))
         return sym_in(in[0]);
@@ -875,7 +870,7 @@ int imp_fold(imp *im)
         return 0;
     if (!strcmp(op, "Range") || !strcmp(op, "ConstantOfShape") || !strcmp(op, "Expand") ||
         !strcmp(op, "Einsum") || !strcmp(op, "Trilu") ||
-        (!strcmp(op, "Cast") && !is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))
+        (!strcmp(op, "Cast") && !imp_is_int(fe_onnx_dtype((int)imp_attr_int(n, "to", 1)))))
         for (int k = 0; k < nin; k++)
             if (in[k] && !(in[k] = fixed(im, in[k], &fx[k])))
                 return -1;

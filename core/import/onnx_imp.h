@@ -199,6 +199,8 @@ int imp_sym_scalar(const imp_val *v);
 
 /* Shape helpers (onnx_map_shape.c). */
 int imp_broadcast(imp *im, const imp_val *a, const imp_val *b, int *rank, int64_t *shape);
+/* An integer (or bool) dtype: its values are exact in int64. */
+int imp_is_int(int dtype);
 int64_t imp_numel(const int64_t *shape, int rank);   /* -1 if symbolic */
 int imp_reshape_shape(imp *im, const imp_val *x, const int64_t *spec, int n, int allowzero,
                       int64_t *out);
