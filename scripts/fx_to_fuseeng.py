@@ -23,6 +23,7 @@ warning naming it. Every tensor an FX node produces is declared with
 ShapeProp's shape and dtype, so `fuseeng check` compares our inference with
 what PyTorch computed.
 """
+import math
 import torch
 
 import fx_handlers as H
@@ -55,9 +56,38 @@ def _describe(gm, node):
     return f"call_function {getattr(t, '__module__', '') or ''}.{getattr(t, '__name__', t)}".replace("_operator.", "operator.")
 
 
+def _json_arg(v, place):
+    """A call argument as JSON: a tensor as {"input": k} (its place among the
+    node's inputs), a number, string, bool or None as itself (inf and nan as
+    strings, as the aten args do), a list as a list, anything else its str()."""
+    if isinstance(v, Ten):
+        return {"input": place[id(v)]}
+    if isinstance(v, (list, tuple)):
+        return [_json_arg(x, place) for x in v]
+    if isinstance(v, float) and (math.isinf(v) or math.isnan(v)):
+        return str(v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
 def _custom(b, node, args, kwargs, why):
-    """An honest custom node for what we cannot map (see the note above)."""
+    """An honest custom node for what we cannot map (see the note above).
+
+    So that a kernel registered for it (docs/kernels.md) can compute it,
+    attrs.call records the call's arguments, and a module kept whole takes
+    its own parameters and buffers as inputs after the call's tensors
+    (attrs.call.weights names them, relative to the module).
+    """
     ins = list(_leaves((args, kwargs)))
+    place = {id(t): k for k, t in enumerate(ins)}
+    call = {"args": [_json_arg(a, place) for a in args],
+            "kwargs": {k: _json_arg(v, place) for k, v in kwargs.items()}}
+    if node.op == "call_module":
+        mod = b.gm.get_submodule(node.target)
+        own = list(mod.named_parameters()) + list(mod.named_buffers())
+        call["weights"] = [n for n, _ in own]
+        ins += [b.weight(f"{node.target}.{n}", t) for n, t in own]
     metas = _metas(node.meta.get("tensor_meta"))
     if not metas:
         raise ExportError(f"node {node.name} ({_describe(b.gm, node)}) returns no tensor and "
@@ -67,7 +97,7 @@ def _custom(b, node, args, kwargs, why):
     nbytes += sum(numel(m.shape) * elem_size(m.dtype) for m in metas)
     flops, how = H.custom_flops(b, node, args, kwargs, ins, metas)
     attrs = {"pattern": "opaque", "flops": int(flops), "bytes": int(nbytes),
-             "torch": _describe(b.gm, node)}
+             "torch": _describe(b.gm, node), "call": call}
     b.nodes.append({"name": outs[0], "op": "custom", "inputs": [t.name for t in ins],
                     "outputs": outs, "attrs": attrs})
     tens = []

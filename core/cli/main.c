@@ -58,6 +58,8 @@ static void overview(FILE *f)
     fprintf(f, "\nfuseeng help COMMAND shows a command's options. Long work (bench, profile,\n"
                "ab --measure, calibrate, import of a large file) shows its progress and the\n"
                "time left on a terminal's stderr; --quiet, with any command, turns that off.\n"
+               "--kernels PLUGIN.so (or FUSEENG_KERNELS=A.so:B.so), with any command, loads\n"
+               "kernels for custom nodes (docs/kernels.md).\n"
                "Ctrl-C stops bench, profile and ab between steps and prints what was finished\n"
                "(exit status 130; a second Ctrl-C ends at once). Exit status: 0 ok, 1 runtime\n"
                "failure, 2 bad input or usage, 130 interrupted.\n");
@@ -91,6 +93,43 @@ static int finish(int rc)
     return rc;
 }
 
+/* Load one kernel plugin (--kernels PATH): 0, or 2 after saying why. */
+static int load_kernels(const char *cmd, const char *path)
+{
+    fe_error err = {0};
+    if (!path || !*path) {
+        fprintf(stderr, "fuseeng %s: --kernels needs a plugin's path (a shared library "
+                "exporting fuseeng_kernels; docs/kernels.md)\n", cmd);
+        return 2;
+    }
+    if (fe_kernel_load(path, &err)) {
+        fprintf(stderr, "fuseeng %s: %s\n", cmd, err.message);
+        return 2;
+    }
+    return 0;
+}
+
+/* FUSEENG_KERNELS: plugins to load for every command, separated by ':'. */
+static int env_kernels(const char *cmd)
+{
+    const char *list = getenv("FUSEENG_KERNELS");
+    char path[4096];
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (len >= sizeof path) {
+            fprintf(stderr, "fuseeng %s: FUSEENG_KERNELS: a path of %zu bytes (at most %zu)\n",
+                    cmd, len, sizeof path - 1);
+            return 2;
+        }
+        memcpy(path, p, len);
+        path[len] = '\0';
+        if (len && load_kernels(cmd, path))
+            return 2;
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}
+
 static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
@@ -120,13 +159,22 @@ static int dispatch(int argc, char **argv)
             printf("%s", c->usage);
             return 0;
         }
-    /* --quiet, for every command: no progress line (progress.h) */
+    if (env_kernels(c->name))
+        return 2;
+    /* --quiet, for every command: no progress line (progress.h); --kernels
+     * PLUGIN, for every command: kernels for custom nodes */
     int n = 2;
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--quiet") == 0)
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--quiet") == 0) {
             fe_progress_set_quiet(1);
-        else
+        } else if (strcmp(argv[i], "--kernels") == 0 || strncmp(argv[i], "--kernels=", 10) == 0) {
+            const char *path = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[++i] : NULL;
+            if (load_kernels(c->name, path))
+                return 2;
+        } else {
             argv[n++] = argv[i];
+        }
+    }
     argv[n] = NULL;
     return c->run(n - 1, argv + 1);
 }

@@ -575,7 +575,8 @@ static int map_each_node(imp *im, fe_progress *pr)
              * emitted for it takes it as a node name. */
             im->taken[f] &= (uint8_t)~IMP_NODE;
         }
-        int r = imp_fold(im);
+        int foreign = imp_foreign(n);
+        int r = foreign ? 0 : imp_fold(im);
         if (r < 0)
             return im->err->code ? im->err->code : imp_fail(im, "internal: folding failed");
         if (r == 0 && imp_map(im))
@@ -635,7 +636,8 @@ static int add_outputs(imp *im)
         int r = imp_declared(im, vi, what, &dtype, &rank, shape);
         if (r < 0 || im->err->code)
             return im->err->code;
-        if (r == 1 && fe_builder_tensor(im->b, vi->name, dtype, FE_ACTIVATION, rank, shape, 0) < 0)
+        if (r == 1 && !(im->taken[t] & IMP_DECLARED) &&
+            fe_builder_tensor(im->b, vi->name, dtype, FE_ACTIVATION, rank, shape, 0) < 0)
             return imp_sync(im);
         if (fe_builder_output(im->b, vi->name, 0))
             return imp_sync(im);

@@ -16,7 +16,10 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "jsonw.h"
 
 #include "onnx_imp.h"
 
@@ -88,7 +91,7 @@ static int check_arity(imp *im)
     if (nout == 0)
         return imp_fail(im, "has no outputs; a node must produce something (not a valid ONNX "
                         "model: re-export it)");
-    const op_arity *a = arity_of(n->op_type);
+    const op_arity *a = imp_foreign(n) ? NULL : arity_of(n->op_type);
     if (!a)
         return FE_OK;   /* no mapping: a custom node, which takes any */
     char want[64];
@@ -225,7 +228,7 @@ int imp_check_node(imp *im)
     const Onnx__NodeProto *n = im->node;
     if (check_arity(im))
         return im->err->code;
-    if (!arity_of(n->op_type))
+    if (imp_foreign(n) || !arity_of(n->op_type))
         return FE_OK;   /* a custom node: its attributes are not read */
     for (size_t i = 0; i < n->n_attribute; i++) {
         const Onnx__AttributeProto *a = n->attribute[i];
@@ -234,6 +237,11 @@ int imp_check_node(imp *im)
             return im->err->code;
     }
     return FE_OK;
+}
+
+int imp_foreign(const Onnx__NodeProto *n)
+{
+    return n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0;
 }
 
 const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *key)
@@ -321,4 +329,46 @@ int imp_perm(imp *im, int rank, int64_t *perm)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld", d ? ", " : "",
                                 (long long)perm[d]);
     return imp_fail(im, "attribute 'perm' [%s] is not a permutation of 0 to %d", list, rank - 1);
+}
+
+char *imp_attrs_json(const Onnx__NodeProto *n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fe_jw w;
+    fe_jw_init(&w, f, 0);
+    fe_jw_obj(&w);
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const Onnx__AttributeProto *a = n->attribute[i];
+        int k = kind(a);
+        if (!a->name || (k != A_INT && k != A_FLOAT && k != A_STRING && k != A_INTS &&
+                         k != A_FLOATS))
+            continue;   /* tensors and graphs: a kernel reads them from the file itself */
+        fe_jw_key(&w, a->name);
+        if (k == A_INT) {
+            fe_jw_int(&w, a->i);
+        } else if (k == A_FLOAT) {
+            fe_jw_num(&w, a->f);
+        } else if (k == A_STRING) {
+            fe_jw_strn(&w, (const char *)a->s.data, a->s.len);
+        } else {
+            fe_jw_arr_flat(&w);
+            for (size_t j = 0; j < (k == A_INTS ? a->n_ints : a->n_floats); j++) {
+                if (k == A_INTS)
+                    fe_jw_int(&w, a->ints[j]);
+                else
+                    fe_jw_num(&w, a->floats[j]);
+            }
+            fe_jw_end(&w);
+        }
+    }
+    fe_jw_end(&w);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }

@@ -85,7 +85,8 @@ typedef struct imp {
 
 /* What a name of im->strs is taken as (im->taken). */
 enum { IMP_TENSOR = 1, IMP_NODE = 2, IMP_ONNX_NODE = 4, IMP_GRAPH_OUTPUT = 8,
-       IMP_GRAPH_INPUT = 16 };
+       IMP_GRAPH_INPUT = 16,
+       IMP_DECLARED = 32 };   /* a custom node's output: declared to the builder already */
 
 /* Helpers (import.c). Each returns FE_OK or an error code with im->err set. */
 /* An error naming the file and, while a node is mapped, the node:
@@ -147,6 +148,9 @@ int imp_declared(imp *im, const Onnx__ValueInfoProto *vi, const char *what, int 
  * its inputs and outputs against what the op takes, its attributes'
  * types and integer ranges. FE_OK or an error naming the node. */
 int imp_check_node(imp *im);
+/* 1 if n is an operator of a domain other than ONNX's own (com.microsoft,
+ * a user's): never folded or mapped, always a custom node "DOMAIN.Op". */
+int imp_foreign(const Onnx__NodeProto *n);
 /* Node attributes, read after imp_check_node has checked their types. */
 const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *key);
 int64_t imp_attr_int(const Onnx__NodeProto *n, const char *key, int64_t dflt);
@@ -157,6 +161,10 @@ const char *imp_attr_str(const Onnx__NodeProto *n, const char *key, const char *
 /* Items of an ints attribute into out[0..max); the number of items it
  * has (which may be more than max), or -1 if absent. */
 int imp_attr_ints(const Onnx__NodeProto *n, const char *key, int64_t *out, int max);
+/* The node's number, string and list attributes as one JSON object (a
+ * custom node's attrs.onnx_attrs, for the kernel registered for it);
+ * caller frees with free(); NULL when out of memory. */
+char *imp_attrs_json(const Onnx__NodeProto *n);
 /* An axis v of a rank-`rank` input (for key's message), normalised into
  * *out: -rank..rank-1, or -rank..rank with `inclusive` (Flatten). */
 int imp_axis(imp *im, const char *key, int64_t v, int rank, int inclusive, int64_t *out);

@@ -565,6 +565,8 @@ static const map_entry table[] = {
 int imp_map(imp *im)
 {
     const char *op = im->node->op_type;
+    if (imp_foreign(im->node))   /* its name means nothing in ONNX's own domain */
+        return imp_custom(im, "an operator of another domain");
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].onnx, op))
             return table[i].fn(im, table[i].ours);

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer.h"
@@ -364,9 +365,13 @@ int imp_custom(imp *im, const char *why)
 {
     const Onnx__NodeProto *n = im->node;
     int elem = -1;
-    for (int i = 0; elementwise[i]; i++)
+    for (int i = 0; elementwise[i] && !imp_foreign(n); i++)
         if (!strcmp(elementwise[i], n->op_type))
             elem = i;
+    /* the name a kernel is registered under: "Op", or "DOMAIN.Op" */
+    char op[2 * FE_MAX_NAME + 2];
+    snprintf(op, sizeof op, "%s%s%s", imp_foreign(n) ? n->domain : "", imp_foreign(n) ? "." : "",
+             n->op_type);
     /* Names are ids until the builder call (imp_emit says why); the node
      * has at most FE_MAX_IO inputs and outputs (imp_check_node). */
     imp_val **ins = imp_alloc(im, (n->n_input + 1) * sizeof *ins);
@@ -425,6 +430,7 @@ int imp_custom(imp *im, const char *why)
             return im->err->code;
         if (fe_builder_tensor(im->b, n->output[k], dtype, FE_ACTIVATION, rank, shape, 0) < 0)
             return imp_sync(im);
+        im->taken[o->name] |= IMP_DECLARED;
         flops = sat_add(flops, sat_mul(imp_numel(shape, rank), elem > 10 ? 4 : 1));
         names[n->n_input + (size_t)nout++] = n->output[k];
     }
@@ -445,12 +451,22 @@ int imp_custom(imp *im, const char *why)
     im->ncustom++;
     if (nd < 0 || fe_builder_attr_str(im->b, nd, "pattern", pattern) ||
         fe_builder_attr_int(im->b, nd, "flops", flops) ||
-        fe_builder_attr_str(im->b, nd, "onnx_op", n->op_type))
+        fe_builder_attr_str(im->b, nd, "onnx_op", op))
         return imp_sync(im);
+    if (n->n_attribute) {
+        char *js = imp_attrs_json(n);
+        if (!js)
+            return imp_fail(im, "out of memory");
+        int rc = fe_builder_attr_json(im->b, nd, "onnx_attrs", js, strlen(js));
+        free(js);
+        if (rc)
+            return imp_sync(im);
+    }
     imp_note(im, "warning: %s: node '%s' (%s): no mapping to fuseeng's ops%s%s; imported as a "
-             "custom node (pattern %s, %lld FLOPs estimated); plans treat it as that kind, the "
-             "CPU kernels cannot run it", im->path, im->node_name, n->op_type, why ? ": " : "",
-             why ? why : "", pattern, (long long)flops);
+             "custom node (pattern %s, %lld FLOPs estimated); plans treat it as that kind; it runs "
+             "only with a kernel registered for '%s' (--kernels; docs/kernels.md)", im->path,
+             im->node_name, op, why ? ": " : "", why ? why : "", pattern,
+             (long long)flops, op);
     return FE_OK;
 }
 

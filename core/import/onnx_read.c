@@ -319,10 +319,6 @@ static int check(fe_onnx *o, fe_error *err)
         const Onnx__NodeProto *n = g->node[i];
         char label[FE_ONNX_NAME_MAX + 128];
         node_label(n, i, label, sizeof label);
-        const char *d = n->domain;
-        if (d && *d && strcmp(d, "ai.onnx") != 0)
-            return fe_error_set(err, FE_EINPUT, "%s: %s: operator domain '%s' is not supported "
-                                "(only the default ONNX domain)", o->path, label, d);
         for (size_t k = 0; k < n->n_attribute; k++)
             if (n->attribute[k]->g || n->attribute[k]->n_graphs)
                 return fe_error_set(err, FE_EINPUT, "%s: %s: control flow (subgraphs) is not "

@@ -270,6 +270,61 @@ double fe_result_ms(const fe_result *x, int unfused);
 /* Free the result. */
 void fe_result_free(fe_result *x);
 
+/* ---- Kernels for custom nodes ---- */
+
+/* A custom node is an op fuseeng does not know (the importers write one
+ * for what they cannot map). A program runs it by registering a kernel
+ * under the name the node asks for: its attrs.kernel, else attrs.aten,
+ * else attrs.onnx_op, else the target of attrs.torch ("call_function
+ * mylib.op" asks for "mylib.op"). The kernel then runs wherever the node
+ * does: in fe_plan_execute and every measurement, on the CPU, and on a GPU
+ * as a step on the host. docs/kernels.md has a whole example. */
+
+/* One tensor of a call: dense and row-major. */
+typedef struct fe_kernel_tensor {
+    void *data;                 /* NULL in a check (fe_kernel_call.check) */
+    const char *dtype;          /* "f32", "f16", "bf16", "i64", "i32", "i8", "u8" or "bool" */
+    int rank;
+    const int64_t *shape;       /* rank sizes */
+} fe_kernel_tensor;
+
+/* What a kernel is called with. Output shapes and dtypes are the model's
+ * declared ones. The call and everything it points to live for the call. */
+typedef struct fe_kernel_call {
+    const char *node;           /* the node's name */
+    const char *kernel;         /* the name the kernel was registered under */
+    const char *attrs;          /* the node's attrs as one JSON object, dims as numbers */
+    int nin, nout;
+    const fe_kernel_tensor *in; /* read them only */
+    const fe_kernel_tensor *out;/* fill every element */
+    int check;                  /* 1: no data; say whether you take these dtypes and shapes */
+    void *user;                 /* what fe_kernel_register was given */
+    char *why;                  /* on failure, write the reason here: why_size bytes */
+    size_t why_size;
+} fe_kernel_call;
+
+/* A kernel returns 0 when done (in a check: when it takes the call), or
+ * nonzero after writing why; the engine then reports it naming the node. */
+typedef int (*fe_kernel_fn)(const fe_kernel_call *call);
+
+/* Register fn under name for every custom node that asks for it, with user
+ * passed back in each call; a second registration of a name replaces the
+ * first. The registry is the process's: register before planning or
+ * executing. FE_EINPUT for an empty name, one of 256 bytes or more, a NULL
+ * fn, or a 257th kernel. */
+int fe_kernel_register(const char *name, fe_kernel_fn fn, void *user, fe_error *err);
+
+/* What a plugin exports for fe_kernel_load: its function
+ *     int fuseeng_kernels(fe_kernel_register_fn reg, fe_error *err)
+ * registers its kernels through reg and returns 0 (or nonzero, err set). */
+typedef int (*fe_kernel_register_fn)(const char *name, fe_kernel_fn fn, void *user,
+                                     fe_error *err);
+
+/* Open the shared library at path (dlopen; kept open) and call its
+ * fuseeng_kernels. FE_EINPUT naming the file for one that does not open,
+ * has no fuseeng_kernels, or whose fuseeng_kernels fails. */
+int fe_kernel_load(const char *path, fe_error *err);
+
 /* FE_API_END */
 
 #ifdef __cplusplus

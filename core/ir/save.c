@@ -1,5 +1,7 @@
 /* save.c: the fuseeng.model/1 writer. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonw.h"
@@ -7,12 +9,15 @@
 #include "outfile.h"
 #include "save.h"
 
-static void write_attr(fe_jw *w, const fe_graph *g, const fe_node *n, const fe_attr *a)
+/* One attribute; a dim name as its name, or (values) as its value. */
+static void write_attr(fe_jw *w, const fe_graph *g, const fe_node *n, const fe_attr *a, int values)
 {
     fe_jw_key(w, fe_graph_str(g, a->key));
     if (a->type == FE_ATTR_INTS && a->n == 1 && fe_op_attr_is_dim(n->op, fe_graph_str(g, a->key))) {
         int64_t v = g->ints[a->v.off];   /* a dim attribute: as it was written */
-        if (FE_IS_SYM(v))
+        if (FE_IS_SYM(v) && values)
+            fe_jw_int(w, g->dims[v - FE_SYM_BASE].value);
+        else if (FE_IS_SYM(v))
             fe_jw_str(w, fe_graph_str(g, g->dims[v - FE_SYM_BASE].name));
         else
             fe_jw_int(w, v);
@@ -28,7 +33,9 @@ static void write_attr(fe_jw *w, const fe_graph *g, const fe_node *n, const fe_a
         fe_jw_arr_flat(w);
         for (int i = 0; i < a->n; i++) {
             int64_t v = g->ints[a->v.off + i];
-            if (FE_IS_SYM(v))
+            if (FE_IS_SYM(v) && values)
+                fe_jw_int(w, g->dims[v - FE_SYM_BASE].value);
+            else if (FE_IS_SYM(v))
                 fe_jw_str(w, fe_graph_str(g, g->dims[v - FE_SYM_BASE].name));
             else
                 fe_jw_int(w, v);
@@ -82,10 +89,30 @@ static void write_node(fe_jw *w, const fe_graph *g, const fe_node *n)
         fe_jw_key(w, "attrs");
         fe_jw_obj(w);
         for (int i = 0; i < n->nattr; i++)
-            write_attr(w, g, n, &g->attrs[n->attr_off + i]);
+            write_attr(w, g, n, &g->attrs[n->attr_off + i], 0);
         fe_jw_end(w);
     }
     fe_jw_end(w);
+}
+
+char *fe_save_attrs(const fe_graph *g, const fe_node *n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fe_jw w;
+    fe_jw_init(&w, f, 0);
+    fe_jw_obj(&w);
+    for (int i = 0; i < n->nattr; i++)
+        write_attr(&w, g, n, &g->attrs[n->attr_off + i], 1);
+    fe_jw_end(&w);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 void fe_save_dims(fe_jw *w, const fe_graph *g, int flat)

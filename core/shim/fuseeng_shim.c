@@ -58,6 +58,9 @@
     X(fe_engine_simulate, fe_report *, (fe_engine *x, const fe_plan *p, fe_error *e), (x, p, e), e) \
     X(fe_plan_execute, fe_result *, (const fe_plan *p, const fe_execute_options *o, fe_error *e), \
       (p, o, e), e)                                                                         \
+    X(fe_kernel_register, int, (const char *n, fe_kernel_fn f, void *u, fe_error *e),      \
+      (n, f, u, e), e)                                                                      \
+    X(fe_kernel_load, int, (const char *p, fe_error *e), (p, e), e)                         \
     X(fe_result_ok, int, (const fe_result *x), (x), NULL)                                   \
     X(fe_result_check, int, (const fe_result *x, fe_error *e), (x, e), e)                   \
     X(fe_result_ms, double, (const fe_result *x, int u), (x, u), NULL)                      \

@@ -16,6 +16,7 @@
 #include "aten_call.h"
 #include "convert.h"
 #include "ops.h"
+#include "user_kernel.h"
 
 typedef int (*kern_fn)(const fe_k_acall *c, fe_error *err);
 
@@ -965,10 +966,16 @@ static int no_kernel(const fe_graph *g, const fe_node *n, const char *aten, fe_e
         if (!strchr(table[i].name, '.'))
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? " " : "",
                                     table[i].name);
+    const char *want = fe_node_attr_str(g, n, "kernel", NULL);
+    if (want)
+        return fe_error_set(err, FE_EINPUT, "node '%s' is a custom op asking for kernel '%s', "
+                            "which no program registered; load the plugin that has it (fuseeng "
+                            "--kernels PLUGIN.so, or fe_kernel_load; docs/kernels.md)",
+                            fe_node_name(g, n), want);
     return fe_error_set(err, FE_EINPUT, "node '%s' is a custom op (aten '%s') that fuseeng "
-                        "cannot execute: it has no kernel for it; remove it from the graph to run "
-                        "the model on the CPU (aten kernels: %s)", fe_node_name(g, n),
-                        aten ? aten : "unknown", names);
+                        "cannot execute: it has no kernel for it; register one (fuseeng --kernels "
+                        "PLUGIN.so; docs/kernels.md) or remove it from the graph (aten kernels: %s)",
+                        fe_node_name(g, n), aten ? aten : "unknown", names);
 }
 
 /* Validate and (unless dry) run node n. */
@@ -1028,6 +1035,10 @@ static int dispatch(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
 
 int fe_k_aten_plan_of(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe_error *err)
 {
+    const char *user = fe_k_user_kernel(g, n);
+    if (user)   /* a registered kernel runs it: there is no plan to describe */
+        return fe_error_set(err, FE_EINPUT, "node '%s' runs the registered kernel '%s' (on the "
+                            "host)", fe_node_name(g, n), user);
     if (n->op != FE_OP_CUSTOM || n->nout != 1 || n->nin > FE_MAX_IO)
         return dispatch(g, n, NULL, NULL, 1, p, err);   /* names the problem */
     fe_k_tensor *v = fe_calloc((size_t)n->nin + 1, sizeof *v, err);
@@ -1043,6 +1054,8 @@ int fe_k_aten_plan_of(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe
 
 int fe_k_aten_check(const fe_graph *g, const fe_node *n, fe_error *err)
 {
+    if (fe_k_user_kernel(g, n))
+        return fe_k_user_check(g, n, err);
     return fe_k_aten_plan_of(g, n, NULL, err);
 }
 
@@ -1055,5 +1068,7 @@ int fe_k_aten_supported(const fe_graph *g, const fe_node *n)
 int fe_k_aten_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err)
 {
+    if (fe_k_user_kernel(g, n))
+        return fe_k_user_run(g, n, in, out, err);
     return dispatch(g, n, in, out, 0, NULL, err);
 }

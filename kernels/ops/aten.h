@@ -83,7 +83,7 @@ int fe_k_compare_plan(const fe_graph *g, const fe_node *n, fe_k_aten_plan *p, fe
 int fe_k_compare_run(const fe_k_aten_plan *p, const fe_k_tensor *in, fe_k_tensor *out,
                      fe_error *err);
 
-/* Run custom node n on caller-owned buffers in[] / out[0] (graph shapes and
+/* Run custom node n on caller-owned buffers in[] / out[] (graph shapes and
  * dtypes): FE_OK, FE_EINPUT naming node, aten op and fault, or FE_ENOMEM. */
 int fe_k_aten_run(const fe_graph *g, const fe_node *n, const fe_k_tensor *in,
                   fe_k_tensor *out, fe_error *err);

@@ -12,6 +12,7 @@
 #include "aten_bounds.h"
 #include "aten_call.h"
 #include "ops.h"
+#include "user_kernel.h"
 
 /* args as parsed JSON (caller decrefs), or NULL. */
 static json_t *args_of(const fe_graph *g, const fe_node *n)
@@ -57,7 +58,7 @@ int64_t fe_k_aten_index_bound(const fe_graph *g, const fe_node *n, int input)
     if (n->op != FE_OP_CUSTOM || input < 1 || input >= n->nin)
         return -1;
     const char *aten = fe_node_attr_str(g, n, "aten", NULL);
-    if (!aten)
+    if (!aten || fe_k_user_kernel(g, n))   /* a registered kernel: nothing known of it */
         return -1;
     aten = fe_k_acall_bare(aten);
     const fe_tensor *x = fe_graph_tensor(g, fe_node_input(g, n, 0));
@@ -90,7 +91,7 @@ int fe_k_aten_value_flow(const fe_graph *g, const fe_node *n, int input)
         "new_ones", "new_zeros", "new_full", "ones", "zeros", "full", "ones_like",
         "zeros_like", "full_like", "scalar_tensor", "arange", NULL};
     const char *aten = n->op == FE_OP_CUSTOM ? fe_node_attr_str(g, n, "aten", NULL) : NULL;
-    if (!aten || input < 0 || input >= n->nin)
+    if (!aten || input < 0 || input >= n->nin || fe_k_user_kernel(g, n))
         return FE_K_FLOW_UNKNOWN;
     aten = fe_k_acall_bare(aten);
     if (base_is(aten, copies))

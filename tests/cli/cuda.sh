@@ -163,6 +163,16 @@ for f in "$SH"/*.json; do
     done
 done
 
+name="gpu: a registered kernel's custom node runs on the host between the card's kernels"
+if need_gpu "$name"; then
+    if ${CC:-cc} -shared -fPIC -O2 -I core/include examples/kernels/mish.c -o "$T/mish.so" -lm 2>"$T/cc.log"; then
+        expect_ok "$name" "y +.* ok$" "$FUSEENG" run examples/kernels/mish_chain.json --policy fuse_all \
+            --execute --no-timing --device cuda --kernels "$T/mish.so"
+    else
+        skip "$name" "no C compiler builds examples/kernels/mish.c here"
+    fi
+fi
+
 # every attribute of the conv, pool, pad, sdpa and softmax kernels
 for f in tests/cuda/*.json; do
     b=$(basename "$f" .json)

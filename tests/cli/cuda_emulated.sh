@@ -44,6 +44,7 @@ names() {   # every test's name, for skipping
     echo "emulated: random graphs $SEEDS and tests/difftest/seeds_cuda.txt agree under every policy"
     echo "emulated: an out-of-range index is an error, not wrong numbers"
     echo "emulated: an aten index.Tensor out of range is an error, not wrong numbers"
+    echo "emulated: a registered kernel's custom node runs on the host between the card's kernels"
 }
 skip_all() {
     names | while read -r nm; do skip "$nm" "$1"; done
@@ -200,5 +201,14 @@ PY
 expect_fail "emulated: an aten index.Tensor out of range is an error, not wrong numbers" 2 \
     "aten index is out of range on the GPU" \
     "$FUSEENG" bench "$T/aindex.json" --policy no_fusion --device cuda --inputs "$T/aidx.safetensors" --budget 0.001
+
+# a kernel registered by a plugin (docs/kernels.md) runs on the host
+name="emulated: a registered kernel's custom node runs on the host between the card's kernels"
+if ${CC:-cc} -shared -fPIC -O2 -I core/include examples/kernels/mish.c -o "$T/mish.so" -lm 2>"$T/cc.log"; then
+    expect_ok "$name" "y +.* ok$" "$FUSEENG" run examples/kernels/mish_chain.json --policy fuse_all \
+        --execute --no-timing --device cuda --kernels "$T/mish.so"
+else
+    not_ok "$name" "examples/kernels/mish.c does not build: $(head -c 300 "$T/cc.log")"
+fi
 
 finish
