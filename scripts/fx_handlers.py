@@ -413,6 +413,48 @@ def avg_pool1d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
                     "count_include_pad": None if count_include_pad else False})
 
 
+def _pool3d(b, kind, input, kernel_size, stride, padding, dilation, ceil_mode, cip):
+    """[N, C, T, H, W] separably: the 2-D pool over (H, W) with the frames in the channels,
+    then a k x 1 pool over time on [N, C, T, Ho*Wo]. Exact: a max of maxes, and a box's
+    count (padding counted or not, ceil_mode's clipped windows) is the product of its
+    per-axis counts, so the mean of means is the mean."""
+    if input.rank != 5:
+        raise Unsupported(f"{kind} of an unbatched 3-D input")
+    k, p, d = _ntuple(kernel_size, 3), _ntuple(padding, 3), _ntuple(dilation, 3)
+    st = k if stride is None or stride == [] or stride == () else _ntuple(stride, 3)
+    n, c, t, h, w = input.shape
+    out = _fxshape(b)
+    attrs = {"ceil_mode": bool(ceil_mode) or None}
+    if kind == "max_pool2d":
+        attrs["dilation"] = d[1:]
+    else:
+        attrs["count_include_pad"] = None if cip else False
+    x = reshape_to(b, input, (n, c * t, h, w), suffix="hw")
+    x = b.op(kind, [x], dict(attrs, kernel=k[1:], stride=st[1:], padding=p[1:]),
+             shape=(n, c * t, out[3], out[4]), dtype=input.dtype, suffix="poolhw")
+    x = reshape_to(b, x, (n, c, t, out[3] * out[4]), suffix="t")
+    if kind == "max_pool2d":
+        attrs["dilation"] = [d[0], 1]
+    x = b.op(kind, [x], dict(attrs, kernel=[k[0], 1], stride=[st[0], 1], padding=[p[0], 0]),
+             shape=(n, c, out[2], out[3] * out[4]), dtype=input.dtype, suffix="poolt")
+    return reshape_to(b, x, out)
+
+
+def max_pool3d(b, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise Unsupported("max_pool3d with indices")
+    return _pool3d(b, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool3d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise Unsupported("avg_pool3d with divisor_override")
+    return _pool3d(b, "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode,
+                   count_include_pad)
+
+
 def linear(b, input, weight, bias=None):
     """x @ W^T (+ bias): matmul with transpose_b, then add."""
     shape = input.shape[:-1] + (weight.shape[0],)
@@ -481,6 +523,15 @@ def _adaptive(kind):
         if all(d == 1 for d in out[2:]):   # a global pool: a reduction the policies can fuse
             return b.op("mean" if kind == "avg" else "amax", [input],
                         {"axes": list(range(2, input.rank)), "keepdim": True})
+        if input.rank == 5:   # dividing windows: the 3-D pool; uneven averages: matmuls
+            ins = input.shape[2:]
+            if all(i % o == 0 for i, o in zip(ins, out[2:])):
+                k = [i // o for i, o in zip(ins, out[2:])]
+                return _pool3d(b, f"{kind}_pool2d", input, k, k, 0, 1, False, True)
+            if kind == "avg":
+                return _resample3d(b, input, [_adaptive_matrix(i, o) for i, o in zip(ins, out[2:])])
+            raise Unsupported(f"adaptive max pooling {list(ins)} -> {list(out[2:])} with uneven "
+                              "windows")
         if input.rank != 4:
             raise Unsupported(f"adaptive pooling of rank {input.rank} to a size other than 1")
         ih, iw = input.shape[-2:]
@@ -781,6 +832,18 @@ def _resample(b, input, mats, what):
     return x
 
 
+def _resample3d(b, input, mats):
+    """[N, C, T, H, W] times a matrix per spatial axis: (H, W) as _resample does on
+    [N, C*T, H, W], then time as A @ x on [N, C, T, Ho*Wo]."""
+    n, c, t, h, w = input.shape
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c * t, h, w), suffix="hw")
+    x = _resample(b, x, {2: mats[1], 3: mats[2]}, "pool")
+    x = reshape_to(b, x, (n, c, t, out[3] * out[4]), suffix="t")
+    x = _resample(b, x, {2: mats[0]}, "poolt")
+    return reshape_to(b, x, out)
+
+
 def _adaptive_matrix(n_in, n_out):
     """[n_out, n_in] f32: row i averages PyTorch's adaptive window [floor(i n_in / n_out),
     ceil((i + 1) n_in / n_out))."""
@@ -851,6 +914,11 @@ MODULES = {
                                                mod.dilation, mod.ceil_mode, mod.return_indices),
     nn.AvgPool1d: lambda b, mod, x: avg_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
                                                mod.ceil_mode, mod.count_include_pad),
+    nn.MaxPool3d: lambda b, mod, x: max_pool3d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.dilation, mod.ceil_mode, mod.return_indices),
+    nn.AvgPool3d: lambda b, mod, x: avg_pool3d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.ceil_mode, mod.count_include_pad,
+                                               mod.divisor_override),
     nn.AdaptiveAvgPool1d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveAvgPool3d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveMaxPool3d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
@@ -898,6 +966,7 @@ FUNCTIONS = {
     F.adaptive_avg_pool1d: _adaptive("avg"), F.adaptive_avg_pool3d: _adaptive("avg"),
     F.max_pool2d: max_pool2d, F.avg_pool2d: avg_pool2d,
     F.adaptive_avg_pool2d: _adaptive("avg"), F.adaptive_max_pool2d: _adaptive("max"),
+    F.max_pool3d: max_pool3d, F.avg_pool3d: avg_pool3d, F.adaptive_max_pool3d: _adaptive("max"),
     torch.flatten: _flatten, torch.reshape: _view, torch.squeeze: _view, torch.unsqueeze: _view,
     torch.unflatten: _view,
     torch.permute: _permute, torch.transpose: _transpose, torch.swapaxes: _transpose, torch.t: _t,
@@ -1010,6 +1079,66 @@ def _compare(cmp):
         raise Unsupported(f"{cmp} of {type(input).__name__} and {type(other).__name__}")
     return h
 
+
+def _truth(b, x, suffix):
+    """x as bool: itself, or x != 0."""
+    if x.dtype == torch.bool:
+        return x
+    return b.op("compare", [x], {"cmp": "ne", "scalar": 0}, shape=x.shape, dtype=torch.bool,
+                suffix=suffix)
+
+
+def _logical_not(b, input, *, out=None):
+    """not x: x == 0 (a bool is 0 or 1)."""
+    return b.op("compare", [input], {"cmp": "eq", "scalar": 0})
+
+
+def _bitwise_not(b, input, *, out=None):
+    if input.dtype != torch.bool:
+        raise Unsupported(f"bitwise not of a {input.dtype} tensor (mapped on bool only)")
+    return _logical_not(b, input)
+
+
+def _logical(kind, bitwise):
+    """and / or / xor of bools: minimum, maximum, compare ne (a Python bool as the scalar);
+    logical_* of other dtypes compare with 0 first, bitwise ones of them stay custom."""
+    ours = {"and": "minimum", "or": "maximum", "xor": "compare"}[kind]
+
+    def h(b, input, other, *, out=None):
+        if not isinstance(input, Ten):
+            input, other = other, input
+        if not isinstance(input, Ten) or not (isinstance(other, Ten) or _is_num(other)):
+            raise Unsupported(f"{kind} of {type(input).__name__} and {type(other).__name__}")
+        if bitwise and (input.dtype != torch.bool or
+                        (isinstance(other, Ten) and other.dtype != torch.bool) or
+                        (not isinstance(other, Ten) and not isinstance(other, bool))):
+            raise Unsupported(f"bitwise {kind} of integers (mapped on bools only)")
+        attrs = {"cmp": "ne"} if kind == "xor" else {}
+        a = _truth(b, input, "a")
+        if isinstance(other, Ten):
+            return b.op(ours, [a, _truth(b, other, "b")], attrs or None)
+        return b.op(ours, [a], dict(attrs, scalar=int(bool(other))))
+    return h
+
+
+FUNCTIONS.update({
+    operator.invert: _bitwise_not, torch.logical_not: _logical_not,
+    torch.bitwise_not: _bitwise_not,
+    operator.and_: _logical("and", True), operator.or_: _logical("or", True),
+    operator.xor: _logical("xor", True),
+    torch.bitwise_and: _logical("and", True), torch.bitwise_or: _logical("or", True),
+    torch.bitwise_xor: _logical("xor", True),
+    torch.logical_and: _logical("and", False), torch.logical_or: _logical("or", False),
+    torch.logical_xor: _logical("xor", False),
+})
+METHODS.update({
+    "logical_not": _logical_not, "bitwise_not": _bitwise_not, "__invert__": _bitwise_not,
+    "logical_and": _logical("and", False), "logical_or": _logical("or", False),
+    "logical_xor": _logical("xor", False), "bitwise_and": _logical("and", True),
+    "bitwise_or": _logical("or", True), "bitwise_xor": _logical("xor", True),
+    "__and__": _logical("and", True), "__or__": _logical("or", True),
+    "__xor__": _logical("xor", True),
+})
 
 FUNCTIONS.update({
     torch.arange: _arange, torch.ones: _fill(1), torch.zeros: _fill(0), torch.full: _fill(None),
