@@ -13,13 +13,14 @@ A handler raises Unsupported for what it cannot express exactly (a training
 mode dropout, circular padding, ...): the call becomes a custom node.
 """
 import builtins
+import collections
 import operator
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fx_graph import ExportError, Ten, Unsupported, numel, scalar
+from fx_graph import ExportError, Ten, Unsupported, elem_size, numel, scalar
 
 
 def _fxshape(b):
@@ -546,6 +547,36 @@ def _adaptive(kind):
     return h
 
 
+_TopK = collections.namedtuple("topk", "values indices")
+
+
+def _aten(b, aten, ins, args, shape, dtype, flops, suffix):
+    """A custom node the CPU kernels run (attrs.aten, kernels/ops/aten.c)."""
+    nbytes = sum(numel(t.shape) * elem_size(t.dtype) for t in ins) + numel(shape) * elem_size(dtype)
+    return b.op("custom", ins, {"aten": aten, "args": args, "pattern": "opaque", "flops": flops,
+                                "bytes": nbytes}, shape=shape, dtype=dtype, suffix=suffix)
+
+
+def _topk(b, input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """(values, indices): argsort along dim (stable, so equal values come in index order;
+    PyTorch leaves their order open), a slice of the first k, torch.gather of the values.
+    sorted=False gives them sorted too (PyTorch leaves that order open as well)."""
+    ax = _axis(dim, input.rank)
+    n, k = input.shape[ax], int(k)
+    if not 1 <= k <= n:
+        raise Unsupported(f"topk with k {k} of a dim of size {n}")
+    if input.dtype == torch.bool:
+        raise Unsupported("topk of a bool tensor")
+    order = _aten(b, "argsort.stable", [input],
+                  {"dim": ax, "descending": bool(largest), "stable": True}, input.shape,
+                  torch.int64, numel(input.shape) * max(1, (n - 1).bit_length()), "argsort")
+    idx = slice_axis(b, order, ax, 0, k, suffix="indices")
+    shape = idx.shape
+    vals = _aten(b, "gather.default", [input, idx], {"dim": ax}, shape, input.dtype, numel(shape),
+                 "values")
+    return _TopK(vals, idx)
+
+
 def _flatten(b, input, start_dim=0, end_dim=-1):
     return reshape_to(b, input, _fxshape(b))
 
@@ -572,6 +603,8 @@ def _t(b, input):
 
 
 def _getattr(b, obj, name, *default):
+    if isinstance(obj, tuple) and name in getattr(obj, "_fields", ()):   # topk's .values
+        return getattr(obj, name)
     if isinstance(obj, Ten):
         if name == "T":
             return transpose_perm(b, obj, list(reversed(range(obj.rank))))
@@ -759,7 +792,7 @@ def _setitem(b, obj, idx, value):
 
 
 def _resize_matrix(n_in, n_out, mode, align_corners, scale):
-    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest or linear resampling.
+    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest, linear or cubic resampling.
 
     scale is PyTorch's source step (in / out, or 1 / scale_factor when one was
     given): out[i] = sum_j A[i, j] in[j]. Weights are computed in float32 as
@@ -777,6 +810,13 @@ def _resize_matrix(n_in, n_out, mode, align_corners, scale):
         if n_in == n_out and not align_corners:
             a[i, i] = 1
             continue
+        if mode == "bicubic":   # the source index unclamped, the four taps clamped to the edge
+            x = (f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))) if align_corners \
+                else f32(scale) * (f32(i) + f32(0.5)) - f32(0.5)
+            i0 = int(np.floor(x))
+            for j, w in enumerate(_cubic_coeffs(f32(x - f32(i0)), -0.75)):
+                a[i, min(max(i0 - 1 + j, 0), n_in - 1)] += w
+            continue
         if align_corners:
             x = f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))
         else:
@@ -789,14 +829,28 @@ def _resize_matrix(n_in, n_out, mode, align_corners, scale):
     return torch.from_numpy(a)
 
 
+def _cubic_coeffs(t, a):
+    """aten's get_cubic_upsample_coefficients in float32: the taps at t + 1, t, 1 - t, 2 - t."""
+    import numpy as np
+    f, a = np.float32, np.float32(a)
+
+    def near(x):
+        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+
+    def far(x):
+        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+    return [far(t + f(1)), near(t), near(f(1) - t), far(f(2) - t)]
+
+
 def interpolate(b, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """F.interpolate nearest / linear / bilinear: a matmul by a constant resampling matrix
+    """F.interpolate nearest / linear / bilinear / bicubic: a matmul by a constant resampling matrix
     per resized axis (the last two at most): x @ A^T for the last, A @ x for the one before."""
     if antialias:
         raise Unsupported("interpolate with antialias")
-    if mode not in ("nearest", "linear", "bilinear"):
-        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear and bilinear are mapped)")
+    if mode not in ("nearest", "linear", "bilinear", "bicubic"):
+        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear, bilinear and bicubic are "
+                          "mapped)")
     out = _fxshape(b)
     nsp = input.rank - 2
     sf = scale_factor
@@ -975,7 +1029,7 @@ FUNCTIONS = {
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
     F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
     torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
-    torch.flip: _flip, F.normalize: _normalize, torch.fliplr: lambda b, input: _flip(b, input, [1]),
+    torch.flip: _flip, F.normalize: _normalize, torch.topk: _topk, torch.fliplr: lambda b, input: _flip(b, input, [1]),
     torch.flipud: lambda b, input: _flip(b, input, [0]),
 }
 
@@ -1014,6 +1068,7 @@ METHODS = {
     "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
     "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
     "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll, "flip": _flip,
+    "topk": _topk,
     "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
     "expand": _expand, "expand_as": _expand,
     "chunk": _chunk, "split": _split, "unbind": _unbind,

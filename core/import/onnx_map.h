@@ -34,6 +34,8 @@ int imp_map_pool1d(imp *im, int max);
 int imp_map_pool3d(imp *im, int max);
 /* Resize, nearest and linear, as matmuls by resampling matrices (onnx_map_resize.c). */
 int imp_map_resize(imp *im);
+/* TopK as argsort, slice and torch.gather (aten custom nodes; onnx_map_topk.c). */
+int imp_map_topk(imp *im);
 /* Range, ConstantOfShape, Trilu and comparisons (onnx_map_dims.c): FE_OK,
  * an error code, or IMP_NO_MAPPING. */
 int imp_map_dims(imp *im);

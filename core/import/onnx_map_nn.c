@@ -487,6 +487,8 @@ int imp_map_nn(imp *im)
         return map_batchnorm(im);
     if (!strcmp(op, "LayerNormalization"))
         return map_layernorm(im);
+    if (!strcmp(op, "TopK"))
+        return imp_map_topk(im);
     if (!strcmp(op, "Resize"))
         return imp_map_resize(im);
     return IMP_NO_MAPPING;
