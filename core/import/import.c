@@ -635,7 +635,8 @@ static int add_outputs(imp *im)
         int r = imp_declared(im, vi, what, &dtype, &rank, shape);
         if (r < 0 || im->err->code)
             return im->err->code;
-        if (r == 1 && fe_builder_tensor(im->b, vi->name, dtype, FE_ACTIVATION, rank, shape, 0) < 0)
+        if (r == 1 && !(im->taken[t] & IMP_DECLARED) &&
+            fe_builder_tensor(im->b, vi->name, dtype, FE_ACTIVATION, rank, shape, 0) < 0)
             return imp_sync(im);
         if (fe_builder_output(im->b, vi->name, 0))
             return imp_sync(im);

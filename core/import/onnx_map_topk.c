@@ -20,6 +20,7 @@ static int aten_node(imp *im, const char *aten, const char *args, imp_val **ins,
     if (fe_builder_tensor(im->b, fe_strtab_str(im->strs, o->tensor), o->dtype, FE_ACTIVATION,
                           o->rank, o->shape, 0) < 0)
         return imp_sync(im);
+    im->taken[o->tensor] |= IMP_DECLARED;   /* a graph output: declared once, here */
     int32_t nd = imp_emit(im, "custom", ins, nin, o);
     im->ncustom++;
     if (nd < 0 || fe_builder_attr_str(im->b, nd, "aten", aten) ||
