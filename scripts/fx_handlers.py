@@ -13,13 +13,14 @@ A handler raises Unsupported for what it cannot express exactly (a training
 mode dropout, circular padding, ...): the call becomes a custom node.
 """
 import builtins
+import collections
 import operator
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fx_graph import ExportError, Ten, Unsupported, numel, scalar
+from fx_graph import ExportError, Ten, Unsupported, elem_size, numel, scalar
 
 
 def _fxshape(b):
@@ -413,6 +414,48 @@ def avg_pool1d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
                     "count_include_pad": None if count_include_pad else False})
 
 
+def _pool3d(b, kind, input, kernel_size, stride, padding, dilation, ceil_mode, cip):
+    """[N, C, T, H, W] separably: the 2-D pool over (H, W) with the frames in the channels,
+    then a k x 1 pool over time on [N, C, T, Ho*Wo]. Exact: a max of maxes, and a box's
+    count (padding counted or not, ceil_mode's clipped windows) is the product of its
+    per-axis counts, so the mean of means is the mean."""
+    if input.rank != 5:
+        raise Unsupported(f"{kind} of an unbatched 3-D input")
+    k, p, d = _ntuple(kernel_size, 3), _ntuple(padding, 3), _ntuple(dilation, 3)
+    st = k if stride is None or stride == [] or stride == () else _ntuple(stride, 3)
+    n, c, t, h, w = input.shape
+    out = _fxshape(b)
+    attrs = {"ceil_mode": bool(ceil_mode) or None}
+    if kind == "max_pool2d":
+        attrs["dilation"] = d[1:]
+    else:
+        attrs["count_include_pad"] = None if cip else False
+    x = reshape_to(b, input, (n, c * t, h, w), suffix="hw")
+    x = b.op(kind, [x], dict(attrs, kernel=k[1:], stride=st[1:], padding=p[1:]),
+             shape=(n, c * t, out[3], out[4]), dtype=input.dtype, suffix="poolhw")
+    x = reshape_to(b, x, (n, c, t, out[3] * out[4]), suffix="t")
+    if kind == "max_pool2d":
+        attrs["dilation"] = [d[0], 1]
+    x = b.op(kind, [x], dict(attrs, kernel=[k[0], 1], stride=[st[0], 1], padding=[p[0], 0]),
+             shape=(n, c, out[2], out[3] * out[4]), dtype=input.dtype, suffix="poolt")
+    return reshape_to(b, x, out)
+
+
+def max_pool3d(b, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise Unsupported("max_pool3d with indices")
+    return _pool3d(b, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool3d(b, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise Unsupported("avg_pool3d with divisor_override")
+    return _pool3d(b, "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode,
+                   count_include_pad)
+
+
 def linear(b, input, weight, bias=None):
     """x @ W^T (+ bias): matmul with transpose_b, then add."""
     shape = input.shape[:-1] + (weight.shape[0],)
@@ -481,6 +524,15 @@ def _adaptive(kind):
         if all(d == 1 for d in out[2:]):   # a global pool: a reduction the policies can fuse
             return b.op("mean" if kind == "avg" else "amax", [input],
                         {"axes": list(range(2, input.rank)), "keepdim": True})
+        if input.rank == 5:   # dividing windows: the 3-D pool; uneven averages: matmuls
+            ins = input.shape[2:]
+            if all(i % o == 0 for i, o in zip(ins, out[2:])):
+                k = [i // o for i, o in zip(ins, out[2:])]
+                return _pool3d(b, f"{kind}_pool2d", input, k, k, 0, 1, False, True)
+            if kind == "avg":
+                return _resample3d(b, input, [_adaptive_matrix(i, o) for i, o in zip(ins, out[2:])])
+            raise Unsupported(f"adaptive max pooling {list(ins)} -> {list(out[2:])} with uneven "
+                              "windows")
         if input.rank != 4:
             raise Unsupported(f"adaptive pooling of rank {input.rank} to a size other than 1")
         ih, iw = input.shape[-2:]
@@ -493,6 +545,36 @@ def _adaptive(kind):
                              "pool")
         raise Unsupported(f"adaptive max pooling {ih}x{iw} -> {oh}x{ow} with uneven windows")
     return h
+
+
+_TopK = collections.namedtuple("topk", "values indices")
+
+
+def _aten(b, aten, ins, args, shape, dtype, flops, suffix):
+    """A custom node the CPU kernels run (attrs.aten, kernels/ops/aten.c)."""
+    nbytes = sum(numel(t.shape) * elem_size(t.dtype) for t in ins) + numel(shape) * elem_size(dtype)
+    return b.op("custom", ins, {"aten": aten, "args": args, "pattern": "opaque", "flops": flops,
+                                "bytes": nbytes}, shape=shape, dtype=dtype, suffix=suffix)
+
+
+def _topk(b, input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """(values, indices): argsort along dim (stable, so equal values come in index order;
+    PyTorch leaves their order open), a slice of the first k, torch.gather of the values.
+    sorted=False gives them sorted too (PyTorch leaves that order open as well)."""
+    ax = _axis(dim, input.rank)
+    n, k = input.shape[ax], int(k)
+    if not 1 <= k <= n:
+        raise Unsupported(f"topk with k {k} of a dim of size {n}")
+    if input.dtype == torch.bool:
+        raise Unsupported("topk of a bool tensor")
+    order = _aten(b, "argsort.stable", [input],
+                  {"dim": ax, "descending": bool(largest), "stable": True}, input.shape,
+                  torch.int64, numel(input.shape) * max(1, (n - 1).bit_length()), "argsort")
+    idx = slice_axis(b, order, ax, 0, k, suffix="indices")
+    shape = idx.shape
+    vals = _aten(b, "gather.default", [input, idx], {"dim": ax}, shape, input.dtype, numel(shape),
+                 "values")
+    return _TopK(vals, idx)
 
 
 def _flatten(b, input, start_dim=0, end_dim=-1):
@@ -521,6 +603,8 @@ def _t(b, input):
 
 
 def _getattr(b, obj, name, *default):
+    if isinstance(obj, tuple) and name in getattr(obj, "_fields", ()):   # topk's .values
+        return getattr(obj, name)
     if isinstance(obj, Ten):
         if name == "T":
             return transpose_perm(b, obj, list(reversed(range(obj.rank))))
@@ -708,7 +792,7 @@ def _setitem(b, obj, idx, value):
 
 
 def _resize_matrix(n_in, n_out, mode, align_corners, scale):
-    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest or linear resampling.
+    """[n_out, n_in] f32 weights of PyTorch's 1-D nearest, linear or cubic resampling.
 
     scale is PyTorch's source step (in / out, or 1 / scale_factor when one was
     given): out[i] = sum_j A[i, j] in[j]. Weights are computed in float32 as
@@ -726,6 +810,13 @@ def _resize_matrix(n_in, n_out, mode, align_corners, scale):
         if n_in == n_out and not align_corners:
             a[i, i] = 1
             continue
+        if mode == "bicubic":   # the source index unclamped, the four taps clamped to the edge
+            x = (f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))) if align_corners \
+                else f32(scale) * (f32(i) + f32(0.5)) - f32(0.5)
+            i0 = int(np.floor(x))
+            for j, w in enumerate(_cubic_coeffs(f32(x - f32(i0)), -0.75)):
+                a[i, min(max(i0 - 1 + j, 0), n_in - 1)] += w
+            continue
         if align_corners:
             x = f32(0) if n_out <= 1 else f32(i) * f32((n_in - 1) / (n_out - 1))
         else:
@@ -738,14 +829,28 @@ def _resize_matrix(n_in, n_out, mode, align_corners, scale):
     return torch.from_numpy(a)
 
 
+def _cubic_coeffs(t, a):
+    """aten's get_cubic_upsample_coefficients in float32: the taps at t + 1, t, 1 - t, 2 - t."""
+    import numpy as np
+    f, a = np.float32, np.float32(a)
+
+    def near(x):
+        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+
+    def far(x):
+        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+    return [far(t + f(1)), near(t), near(f(1) - t), far(f(2) - t)]
+
+
 def interpolate(b, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """F.interpolate nearest / linear / bilinear: a matmul by a constant resampling matrix
+    """F.interpolate nearest / linear / bilinear / bicubic: a matmul by a constant resampling matrix
     per resized axis (the last two at most): x @ A^T for the last, A @ x for the one before."""
     if antialias:
         raise Unsupported("interpolate with antialias")
-    if mode not in ("nearest", "linear", "bilinear"):
-        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear and bilinear are mapped)")
+    if mode not in ("nearest", "linear", "bilinear", "bicubic"):
+        raise Unsupported(f"interpolate mode {mode!r} (nearest, linear, bilinear and bicubic are "
+                          "mapped)")
     out = _fxshape(b)
     nsp = input.rank - 2
     sf = scale_factor
@@ -779,6 +884,18 @@ def _resample(b, input, mats, what):
         else:
             x = b.op("matmul", [w, x], shape=shape, dtype=x.dtype, suffix=f"{what}{axis}")
     return x
+
+
+def _resample3d(b, input, mats):
+    """[N, C, T, H, W] times a matrix per spatial axis: (H, W) as _resample does on
+    [N, C*T, H, W], then time as A @ x on [N, C, T, Ho*Wo]."""
+    n, c, t, h, w = input.shape
+    out = _fxshape(b)
+    x = reshape_to(b, input, (n, c * t, h, w), suffix="hw")
+    x = _resample(b, x, {2: mats[1], 3: mats[2]}, "pool")
+    x = reshape_to(b, x, (n, c, t, out[3] * out[4]), suffix="t")
+    x = _resample(b, x, {2: mats[0]}, "poolt")
+    return reshape_to(b, x, out)
 
 
 def _adaptive_matrix(n_in, n_out):
@@ -851,6 +968,11 @@ MODULES = {
                                                mod.dilation, mod.ceil_mode, mod.return_indices),
     nn.AvgPool1d: lambda b, mod, x: avg_pool1d(b, x, mod.kernel_size, mod.stride, mod.padding,
                                                mod.ceil_mode, mod.count_include_pad),
+    nn.MaxPool3d: lambda b, mod, x: max_pool3d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.dilation, mod.ceil_mode, mod.return_indices),
+    nn.AvgPool3d: lambda b, mod, x: avg_pool3d(b, x, mod.kernel_size, mod.stride, mod.padding,
+                                               mod.ceil_mode, mod.count_include_pad,
+                                               mod.divisor_override),
     nn.AdaptiveAvgPool1d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveAvgPool3d: lambda b, mod, x: _adaptive("avg")(b, x, mod.output_size),
     nn.AdaptiveMaxPool3d: lambda b, mod, x: _adaptive("max")(b, x, mod.output_size, mod.return_indices),
@@ -898,6 +1020,7 @@ FUNCTIONS = {
     F.adaptive_avg_pool1d: _adaptive("avg"), F.adaptive_avg_pool3d: _adaptive("avg"),
     F.max_pool2d: max_pool2d, F.avg_pool2d: avg_pool2d,
     F.adaptive_avg_pool2d: _adaptive("avg"), F.adaptive_max_pool2d: _adaptive("max"),
+    F.max_pool3d: max_pool3d, F.avg_pool3d: avg_pool3d, F.adaptive_max_pool3d: _adaptive("max"),
     torch.flatten: _flatten, torch.reshape: _view, torch.squeeze: _view, torch.unsqueeze: _view,
     torch.unflatten: _view,
     torch.permute: _permute, torch.transpose: _transpose, torch.swapaxes: _transpose, torch.t: _t,
@@ -906,7 +1029,7 @@ FUNCTIONS = {
     F.dropout: _dropout, F.dropout2d: _dropout, F.alpha_dropout: _dropout,
     F.pad: _pad, F.embedding: _embedding, F.interpolate: interpolate, F.upsample: interpolate,
     torch.clone: alias, torch.detach: alias, torch.roll: _roll, operator.setitem: _setitem,
-    torch.flip: _flip, F.normalize: _normalize, torch.fliplr: lambda b, input: _flip(b, input, [1]),
+    torch.flip: _flip, F.normalize: _normalize, torch.topk: _topk, torch.fliplr: lambda b, input: _flip(b, input, [1]),
     torch.flipud: lambda b, input: _flip(b, input, [0]),
 }
 
@@ -945,6 +1068,7 @@ METHODS = {
     "flatten": _flatten, "view": _view, "reshape": _view, "view_as": _view, "reshape_as": _view,
     "squeeze": _view, "unsqueeze": _view, "unflatten": _view,
     "contiguous": alias, "clone": alias, "detach": alias, "roll": _roll, "flip": _flip,
+    "topk": _topk,
     "permute": _permute, "transpose": _transpose, "swapaxes": _transpose, "t": _t,
     "expand": _expand, "expand_as": _expand,
     "chunk": _chunk, "split": _split, "unbind": _unbind,
@@ -1010,6 +1134,66 @@ def _compare(cmp):
         raise Unsupported(f"{cmp} of {type(input).__name__} and {type(other).__name__}")
     return h
 
+
+def _truth(b, x, suffix):
+    """x as bool: itself, or x != 0."""
+    if x.dtype == torch.bool:
+        return x
+    return b.op("compare", [x], {"cmp": "ne", "scalar": 0}, shape=x.shape, dtype=torch.bool,
+                suffix=suffix)
+
+
+def _logical_not(b, input, *, out=None):
+    """not x: x == 0 (a bool is 0 or 1)."""
+    return b.op("compare", [input], {"cmp": "eq", "scalar": 0})
+
+
+def _bitwise_not(b, input, *, out=None):
+    if input.dtype != torch.bool:
+        raise Unsupported(f"bitwise not of a {input.dtype} tensor (mapped on bool only)")
+    return _logical_not(b, input)
+
+
+def _logical(kind, bitwise):
+    """and / or / xor of bools: minimum, maximum, compare ne (a Python bool as the scalar);
+    logical_* of other dtypes compare with 0 first, bitwise ones of them stay custom."""
+    ours = {"and": "minimum", "or": "maximum", "xor": "compare"}[kind]
+
+    def h(b, input, other, *, out=None):
+        if not isinstance(input, Ten):
+            input, other = other, input
+        if not isinstance(input, Ten) or not (isinstance(other, Ten) or _is_num(other)):
+            raise Unsupported(f"{kind} of {type(input).__name__} and {type(other).__name__}")
+        if bitwise and (input.dtype != torch.bool or
+                        (isinstance(other, Ten) and other.dtype != torch.bool) or
+                        (not isinstance(other, Ten) and not isinstance(other, bool))):
+            raise Unsupported(f"bitwise {kind} of integers (mapped on bools only)")
+        attrs = {"cmp": "ne"} if kind == "xor" else {}
+        a = _truth(b, input, "a")
+        if isinstance(other, Ten):
+            return b.op(ours, [a, _truth(b, other, "b")], attrs or None)
+        return b.op(ours, [a], dict(attrs, scalar=int(bool(other))))
+    return h
+
+
+FUNCTIONS.update({
+    operator.invert: _bitwise_not, torch.logical_not: _logical_not,
+    torch.bitwise_not: _bitwise_not,
+    operator.and_: _logical("and", True), operator.or_: _logical("or", True),
+    operator.xor: _logical("xor", True),
+    torch.bitwise_and: _logical("and", True), torch.bitwise_or: _logical("or", True),
+    torch.bitwise_xor: _logical("xor", True),
+    torch.logical_and: _logical("and", False), torch.logical_or: _logical("or", False),
+    torch.logical_xor: _logical("xor", False),
+})
+METHODS.update({
+    "logical_not": _logical_not, "bitwise_not": _bitwise_not, "__invert__": _bitwise_not,
+    "logical_and": _logical("and", False), "logical_or": _logical("or", False),
+    "logical_xor": _logical("xor", False), "bitwise_and": _logical("and", True),
+    "bitwise_or": _logical("or", True), "bitwise_xor": _logical("xor", True),
+    "__and__": _logical("and", True), "__or__": _logical("or", True),
+    "__xor__": _logical("xor", True),
+})
 
 FUNCTIONS.update({
     torch.arange: _arange, torch.ones: _fill(1), torch.zeros: _fill(0), torch.full: _fill(None),

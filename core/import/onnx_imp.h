@@ -83,10 +83,11 @@ typedef struct imp {
     int fixed_noted;           /* 1 + the node last warned of folding a dim */
 } imp;
 
-/* What a name of im->strs is taken as (im->taken). */
+/* What a name of im->strs is taken as (im->taken); IMP_DECLARED: a tensor
+ * whose shape a mapping declared (a custom node's output), which the graph
+ * outputs' declarations then leave alone. */
 enum { IMP_TENSOR = 1, IMP_NODE = 2, IMP_ONNX_NODE = 4, IMP_GRAPH_OUTPUT = 8,
-       IMP_GRAPH_INPUT = 16,
-       IMP_DECLARED = 32 };   /* a custom node's output: declared to the builder already */
+       IMP_GRAPH_INPUT = 16, IMP_DECLARED = 32 };
 
 /* Helpers (import.c). Each returns FE_OK or an error code with im->err set. */
 /* An error naming the file and, while a node is mapped, the node:

@@ -30,8 +30,12 @@ int imp_window_pads(imp *im, const char *auto_pad, int64_t in, int64_t k, int64_
  * (onnx_map_convnd.c). */
 int imp_map_convnd(imp *im);
 int imp_map_pool1d(imp *im, int max);
+/* 3-D MaxPool / AveragePool as a 2-D pool over (H, W), then one over time. */
+int imp_map_pool3d(imp *im, int max);
 /* Resize, nearest and linear, as matmuls by resampling matrices (onnx_map_resize.c). */
 int imp_map_resize(imp *im);
+/* TopK as argsort, slice and torch.gather (aten custom nodes; onnx_map_topk.c). */
+int imp_map_topk(imp *im);
 /* Range, ConstantOfShape, Trilu and comparisons (onnx_map_dims.c): FE_OK,
  * an error code, or IMP_NO_MAPPING. */
 int imp_map_dims(imp *im);

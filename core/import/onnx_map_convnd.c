@@ -1,4 +1,4 @@
-/* onnx_map_convnd.c: Conv over 1-D and 3-D inputs and 1-D MaxPool /
+/* onnx_map_convnd.c: Conv over 1-D and 3-D inputs and 1-D and 3-D MaxPool /
  * AveragePool, onto the 2-D ops (fuseeng's registry has conv2d and the 2-D
  * pools only).
  *
@@ -224,4 +224,75 @@ int imp_map_pool1d(imp *im, int max)
         return im->err->code;
     int64_t o3[3] = {o4[0], o4[1], lo};
     return imp_reshape(im, y, 3, o3, 0) ? FE_OK : im->err->code;
+}
+
+/* One 2-D pool over the last two axes of the 4-D x (kernel, stride, padding,
+ * dilation as pairs) into shape o4. */
+static imp_val *pool2d(imp *im, imp_val *x, int max, const int64_t *k, const int64_t *s,
+                       const int64_t *p, const int64_t *d, int ceil_mode, int cip,
+                       const int64_t *o4)
+{
+    int32_t nd;
+    imp_val *y = imp_op1(im, max ? "max_pool2d" : "avg_pool2d", x, x->dtype, 4, o4, -1, &nd);
+    if (!y || fe_builder_attr_ints(im->b, nd, "kernel", k, 2) ||
+        fe_builder_attr_ints(im->b, nd, "stride", s, 2) ||
+        fe_builder_attr_ints(im->b, nd, "padding", p, 2) ||
+        (max && fe_builder_attr_ints(im->b, nd, "dilation", d, 2)) ||
+        (ceil_mode && fe_builder_attr_bool(im->b, nd, "ceil_mode", 1)) ||
+        (!max && fe_builder_attr_bool(im->b, nd, "count_include_pad", cip)))
+        return NULL;
+    return y;
+}
+
+/* 3-D MaxPool / AveragePool, separably: the 2-D pool over (H, W) with the
+ * frames in the channels ([N, C*T, H, W]), then a k x 1 pool over time on
+ * [N, C, T, Ho*Wo]. Max of maxes is the max of the box; for the average,
+ * the count of a box (padding counted or not, ceil_mode's clipped windows)
+ * is the product of its per-axis counts, so the mean of means is the mean. */
+int imp_map_pool3d(imp *im, int max)
+{
+    imp_val *x = imp_in(im, 0);
+    int64_t k[3];
+    ndwin w;
+    if (imp_attr_ints(im->node, "kernel_shape", k, 3) != 3)
+        return imp_fail(im, "kernel_shape must have 3 items for a 3-D input");
+    if (im->node->n_output > 1 && im->node->output[1][0])
+        return imp_custom(im, "the Indices output");
+    if (fixed_dims(im, x, 0, "3-D pooling") || ndwin_of(im, x, k, 3, &w))
+        return im->err->code;
+    int cip = (int)imp_attr_int(im->node, "count_include_pad", 0);
+    int ceil_mode = (int)imp_attr_int(im->node, "ceil_mode", 0);
+    int asym = 0;
+    for (int i = 0; i < 3; i++)
+        asym |= w.pb[i] != w.pe[i];
+    if (asym) {
+        if (!max && !cip)
+            return imp_fail(im, "asymmetric pads that are not counted in the average cannot be "
+                            "written exactly as pools (export with symmetric padding)");
+        if (!(x = pad_axes(im, x, w.pb, w.pe, 3, max ? -3.4028234663852886e38 : 0)))
+            return im->err->code;
+        for (int i = 0; i < 3; i++)
+            w.pb[i] = w.pe[i] = 0;
+    }
+    int64_t out[5] = {x->shape[0], x->shape[1]};
+    for (int i = 0; i < 3; i++) {
+        if (2 * w.pb[i] > w.k[i])
+            return imp_fail(im, "pads %lld exceed half the kernel (%lld) on spatial axis %d; "
+                            "pooling takes at most half", (long long)w.pb[i], (long long)w.k[i], i);
+        out[2 + i] = fe_window_out(x->shape[2 + i], w.k[i], w.s[i], w.pb[i], w.d[i], ceil_mode);
+        if (out[2 + i] < 1)
+            return imp_fail(im, "the window does not fit the input (%lld)",
+                            (long long)x->shape[2 + i]);
+    }
+    int64_t n = x->shape[0], c = x->shape[1], t = x->shape[2];
+    int64_t x4[4] = {n, c * t, x->shape[3], x->shape[4]}, h4[4] = {n, c * t, out[3], out[4]};
+    int64_t t4[4] = {n, c, t, out[3] * out[4]}, o4[4] = {n, c, out[2], out[3] * out[4]};
+    int64_t kt[2] = {w.k[0], 1}, st[2] = {w.s[0], 1}, pt[2] = {w.pb[0], 0}, dt[2] = {w.d[0], 1};
+    imp_val *y;
+    if (!(y = imp_reshape(im, x, 4, x4, -1)) ||
+        !(y = pool2d(im, y, max, &w.k[1], &w.s[1], &w.pb[1], &w.d[1], ceil_mode, cip, h4)) ||
+        !(y = imp_reshape(im, y, 4, t4, -1)) ||
+        !(y = pool2d(im, y, max, kt, st, pt, dt, ceil_mode, cip, o4)))
+        return im->err->code;
+    return imp_reshape(im, y, 5, out, 0) ? FE_OK : im->err->code;
 }

@@ -5,7 +5,9 @@
  * sequence length: Range(0, S, 1), ConstantOfShape([S, S]) -> Trilu,
  * comparisons of positions. Folding would fix them at one value of S
  * (onnx_fold.c leaves them here instead); mapped, they keep S, so that
- * `--dim S=V` moves them with every shape.
+ * `--dim S=V` moves them with every shape. The logical ops on bools (Not,
+ * And, Or, Xor: masks combined, Swin's `Not` of its attention mask) map
+ * here too, onto compare, minimum and maximum.
  */
 #include <string.h>
 
@@ -128,6 +130,36 @@ static int map_compare(imp *im, const char *cmp)
     return FE_OK;
 }
 
+/* Not, And, Or, Xor of bool tensors: a bool is 0 or 1, so not is x == 0,
+ * and the minimum, or the maximum, xor a != b (compare and the broadcast
+ * ops read bools as numbers and write a bool result as nonzero). */
+static int map_logical(imp *im, const char *op)
+{
+    imp_val *a = imp_in(im, 0), *b = op[0] == 'N' ? NULL : imp_in(im, 1);
+    if (a->dtype != FE_BOOL || (b && b->dtype != FE_BOOL))
+        return imp_fail(im, "takes bool tensors, has %s%s%s (not a valid ONNX model: re-export "
+                        "it)", fe_dtype_name(a->dtype), b ? " and " : "",
+                        b ? fe_dtype_name(b->dtype) : "");
+    int32_t nd;
+    if (!b) {
+        imp_val *o = imp_op1(im, "compare", a, FE_BOOL, a->rank, a->shape, 0, &nd);
+        if (!o || fe_builder_attr_str(im->b, nd, "cmp", "eq") ||
+            fe_builder_attr_int(im->b, nd, "scalar", 0))
+            return im->err->code ? im->err->code : imp_sync(im);
+        return FE_OK;
+    }
+    int rank;
+    int64_t shape[FE_MAX_RANK];
+    if (imp_broadcast(im, a, b, &rank, shape))
+        return im->err->code;
+    imp_val *o = imp_out(im, 0, FE_BOOL, rank, shape), *in[2] = {a, b};
+    const char *ours = op[0] == 'A' ? "minimum" : op[0] == 'O' ? "maximum" : "compare";
+    nd = o ? imp_emit(im, ours, in, 2, o) : -1;
+    if (nd < 0 || (op[0] == 'X' && fe_builder_attr_str(im->b, nd, "cmp", "ne")))
+        return im->err->code ? im->err->code : imp_sync(im);
+    return FE_OK;
+}
+
 int imp_map_dims(imp *im)
 {
     const char *op = im->node->op_type;
@@ -147,5 +179,7 @@ int imp_map_dims(imp *im)
         return map_compare(im, "le");
     if (!strcmp(op, "GreaterOrEqual"))
         return map_compare(im, "ge");
+    if (!strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Xor"))
+        return map_logical(im, op);
     return IMP_NO_MAPPING;
 }

@@ -151,8 +151,10 @@ static int map_pool(imp *im, int max)
     int64_t kernel[2];   /* values 1..INT32_MAX (onnx_check.c) */
     if (x->rank == 3)
         return imp_map_pool1d(im, max);
+    if (x->rank == 5)
+        return imp_map_pool3d(im, max);
     if (x->rank != 4 || imp_attr_ints(im->node, "kernel_shape", kernel, 2) != 2)
-        return imp_custom(im, "a pooling window that is not 2-D");
+        return imp_custom(im, "a pooling window that is not 1-D, 2-D or 3-D");
     if (im->node->n_output > 1 && im->node->output[1][0])
         return imp_custom(im, "the Indices output");
     window w;
@@ -501,6 +503,8 @@ int imp_map_nn(imp *im)
         return map_batchnorm(im);
     if (!strcmp(op, "LayerNormalization"))
         return map_layernorm(im);
+    if (!strcmp(op, "TopK"))
+        return imp_map_topk(im);
     if (!strcmp(op, "Resize"))
         return imp_map_resize(im);
     return IMP_NO_MAPPING;

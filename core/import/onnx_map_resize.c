@@ -1,11 +1,13 @@
-/* onnx_map_resize.c: ONNX Resize (nearest and linear) onto matmuls by
+/* onnx_map_resize.c: ONNX Resize (nearest, linear, cubic) onto matmuls by
  * constant resampling matrices, one per resized axis, the last two at most:
  * x @ A^T (transpose_b) for the last, A @ x for the one before. fuseeng has
  * no resize op; a matmul by the matrix computes the same sums (each output
- * element is at most two weighted inputs plus zeros), and every policy fuses
- * it as the matmul it is. Coordinates and nearest rounding follow the ONNX
- * operator specification; cubic, tf_crop_and_resize, antialias and resizing
- * any other axis are refused, naming the node.
+ * element is at most four weighted inputs plus zeros), and every policy fuses
+ * it as the matmul it is. Coordinates, nearest rounding and the cubic
+ * taps (cubic_coeff_a, exclude_outside, indices clamped to the edge: the
+ * reference pads with edge values, as PyTorch clamps) follow the ONNX
+ * operator specification; tf_crop_and_resize, antialias and resizing any
+ * other axis are refused, naming the node.
  */
 #include <math.h>
 #include <string.h>
@@ -36,16 +38,51 @@ static double nearest(const char *mode, double x)
     return x - floor(x) == 0.5 ? floor(x) : floor(x + 0.5);   /* round_prefer_floor */
 }
 
-/* The [out, in] resampling matrix of one axis as a new constant, or NULL. */
-static imp_val *matrix(imp *im, int dtype, int linear, const char *ctm, const char *nm,
-                       int64_t in, int64_t out, double scale)
+/* The cubic convolution weights of taps floor(x) - 1 .. floor(x) + 2 at
+ * t = x - floor(x), coefficient a (Keys). */
+static void cubic(double t, double a, double *w)
 {
+    const double d[4] = {t + 1, t, 1 - t, 2 - t};
+    for (int j = 0; j < 4; j++)
+        w[j] = d[j] <= 1 ? ((a + 2) * d[j] - (a + 3)) * d[j] * d[j] + 1
+                         : ((a * d[j] - 5 * a) * d[j] + 8 * a) * d[j] - 4 * a;
+}
+
+typedef struct resize_mode {
+    int kind;              /* 0 nearest, 1 linear, 2 cubic */
+    const char *ctm, *nm;  /* coordinate_transformation_mode, nearest_mode */
+    double a;              /* cubic_coeff_a */
+    int exclude;           /* exclude_outside */
+} resize_mode;
+
+/* The [out, in] resampling matrix of one axis as a new constant, or NULL. */
+static imp_val *matrix(imp *im, int dtype, const resize_mode *m, int64_t in, int64_t out,
+                       double scale)
+{
+    const char *ctm = m->ctm, *nm = m->nm;
+    int linear = m->kind == 1;
     int64_t shape[2] = {out, in};
     imp_val *a = imp_const_tmp(im, dtype, 2, shape);
     if (!a)
         return NULL;
     for (int64_t i = 0; i < out; i++) {
         double x = source(ctm, i, in, out, scale);
+        if (m->kind == 2) {
+            double w[4], sum = 0, f = floor(x);
+            cubic(x - f, m->a, w);
+            for (int j = 0; j < 4; j++) {
+                int64_t k = (int64_t)f - 1 + j;
+                if (m->exclude && (k < 0 || k >= in))
+                    w[j] = 0;
+                sum += w[j];
+            }
+            for (int j = 0; j < 4; j++) {
+                int64_t k = (int64_t)f - 1 + j;
+                k = k < 0 ? 0 : k >= in ? in - 1 : k;
+                a->fv[i * in + k] += m->exclude ? w[j] / sum : w[j];
+            }
+            continue;
+        }
         if (!linear) {
             double j = nearest(nm, x);
             a->fv[i * in + (int64_t)(j < 0 ? 0 : j > (double)(in - 1) ? (double)(in - 1) : j)] = 1;
@@ -68,15 +105,18 @@ int imp_map_resize(imp *im)
     const char *ctm = imp_attr_str(n, "coordinate_transformation_mode", "half_pixel", cbuf,
                                    sizeof cbuf);
     const char *nm = imp_attr_str(n, "nearest_mode", "round_prefer_floor", nbuf, sizeof nbuf);
-    int linear = !strcmp(mode, "linear");
-    if (!linear && strcmp(mode, "nearest"))
-        return imp_fail(im, "mode '%s' is not supported (nearest and linear are; export with "
-                        "mode nearest, bilinear or linear)", mode);
+    resize_mode rm = {!strcmp(mode, "linear") ? 1 : !strcmp(mode, "cubic") ? 2 : 0, ctm, nm,
+                      imp_attr_float(n, "cubic_coeff_a", -0.75),
+                      (int)imp_attr_int(n, "exclude_outside", 0)};
+    if (!rm.kind && strcmp(mode, "nearest"))
+        return imp_fail(im, "mode '%s' is not one ONNX defines (nearest, linear and cubic)", mode);
+    if (!isfinite(rm.a))
+        return imp_fail(im, "cubic_coeff_a is %g; it must be a finite number", rm.a);
     if (strcmp(ctm, "half_pixel") && strcmp(ctm, "pytorch_half_pixel") &&
         strcmp(ctm, "align_corners") && strcmp(ctm, "asymmetric"))
         return imp_fail(im, "coordinate_transformation_mode '%s' is not supported (half_pixel, "
                         "pytorch_half_pixel, align_corners and asymmetric are)", ctm);
-    if (!linear && strcmp(nm, "floor") && strcmp(nm, "ceil") && strcmp(nm, "round_prefer_floor") &&
+    if (!rm.kind && strcmp(nm, "floor") && strcmp(nm, "ceil") && strcmp(nm, "round_prefer_floor") &&
         strcmp(nm, "round_prefer_ceil"))
         return imp_fail(im, "nearest_mode '%s' is not one ONNX defines", nm);
     if (x->dtype != FE_F32 && x->dtype != FE_F16 && x->dtype != FE_BF16)
@@ -132,7 +172,7 @@ int imp_map_resize(imp *im)
         return imp_alias(im, n->output[0], x);
     for (int k = 0; k < nt; k++) {
         int d = todo[k];
-        imp_val *a = matrix(im, x->dtype, linear, ctm, nm, x->shape[d], sz[d], sc[d]);
+        imp_val *a = matrix(im, x->dtype, &rm, x->shape[d], sz[d], sc[d]);
         cs[d] = sz[d];
         imp_val *o = !a ? NULL : k + 1 == nt ? imp_out(im, 0, x->dtype, x->rank, shape)
                                              : imp_tmp(im, x->dtype, x->rank, cs);

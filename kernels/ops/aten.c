@@ -936,6 +936,9 @@ static const entry table[] = {
     DEF("clone", fe_k_aten_copy, 0, ""), DEF("contiguous", fe_k_aten_copy, 0, ""),
     /* torch.gather; sparse_grad only changes the gradient's layout */
     DEF("gather", fe_k_aten_gather, 0, "dim sparse_grad"),
+    /* stable always (aten_sort.c); TopK imports as argsort, slice, gather */
+    DEF("argsort", fe_k_aten_argsort, 0, "dim descending stable"),
+    {"argsort.stable", fe_k_aten_argsort, 0, "dim descending stable"},
     UNARY("hardswish", FE_OP_HARDSWISH), UNARY("hardsigmoid", FE_OP_HARDSIGMOID),
 };
 

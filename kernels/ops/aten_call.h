@@ -57,5 +57,7 @@ int fe_k_acall_int_arg(const fe_k_acall *c, const char *key, int64_t dflt, int64
 int fe_k_aten_copy(const fe_k_acall *c, fe_error *err);      /* clone, contiguous */
 int fe_k_aten_gather(const fe_k_acall *c, fe_error *err);    /* torch.gather */
 int fe_k_aten_pointwise(const fe_k_acall *c, fe_error *err); /* c->op: an FE_OP_ elemwise op */
+/* Kernel of aten_sort.c. */
+int fe_k_aten_argsort(const fe_k_acall *c, fe_error *err);   /* argsort, argsort.stable */
 
 #endif

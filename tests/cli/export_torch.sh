@@ -13,7 +13,8 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
     for c in "custom fallback" "two inputs and outputs" "MultiheadAttention variants match PyTorch" "int16 weight" "unknown module" "missing file" \
         "not a module" "missing input" "malformed shape" "unknown parameter" "shape PyTorch refuses" \
         "fx.wrap'ed function traced through, roll, interpolate, Conv1d/3d, flip, uneven adaptive pool, normalize match PyTorch" \
-        "interpolate bicubic is a custom node with a warning" "item assignment into a computed tensor" \
+        "interpolate area is a custom node with a warning" \
+        "logical ops, 3-D pools, bicubic, topk match PyTorch" "bitwise not of integers is a custom node" "item assignment into a computed tensor" \
         "item assignment of a computed value"; do
         skip "export_torch.py: $c" "no torch"
     done
@@ -119,9 +120,40 @@ class AssignValue(nn.Module):
         return x + m
 
 
-class Bicubic(nn.Module):
+class Area(nn.Module):
     def forward(self, x):
-        return F.interpolate(x, scale_factor=2, mode="bicubic")
+        return F.interpolate(x, scale_factor=2, mode="area")
+
+
+class Imports3(nn.Module):
+    """Logical ops on masks, 3-D pools (max with dilation, average both count modes,
+    ceil_mode, adaptive), bicubic interpolation both ways, topk (values and indices)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mp = nn.MaxPool3d((2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 1), dilation=(1, 2, 1))
+        self.ap = nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True)
+        self.aa = nn.AdaptiveAvgPool3d((2, 3, 3))
+        self.am = nn.AdaptiveMaxPool3d((1, 7, 3))
+
+    def forward(self, x, v):
+        m, n = x > 0, x < 0.5
+        logic = torch.where(~m | (n & m) ^ torch.logical_not(n), x, -x)
+        lg2 = torch.logical_and(m, n).float() + torch.logical_xor(m, x).float() + \
+            torch.logical_or(m, n).float()
+        pools = (self.mp(v), self.ap(v), F.avg_pool3d(v, 2, count_include_pad=False, padding=1),
+                 F.max_pool3d(v, 2, ceil_mode=True), self.aa(v), self.am(v))
+        cubic = (F.interpolate(x, scale_factor=2, mode="bicubic"),
+                 F.interpolate(x, size=(4, 9), mode="bicubic", align_corners=True),
+                 F.interpolate(x, scale_factor=(1.7, 0.6), mode="bicubic"))
+        top = x.topk(2, dim=1, largest=False)
+        v3, i3 = torch.topk(x, 3)
+        return (logic, lg2) + pools + cubic + (top.values, top.indices, v3, i3)
+
+
+class BitInt(nn.Module):
+    def forward(self, x):
+        return ~(x > 0).long()
 
 
 def not_a_module():
@@ -177,11 +209,33 @@ else
         "$(cat "$T/out" "$T/err")" "$(sed -n '/^expected/,/^groups/p' "$T/run" 2>/dev/null)"
 fi
 # A mode the mapping does not take stays a custom node, with a warning naming it.
-if "$PY" $X "$T/mods.py:Bicubic" -o "$T/bicubic.json" --input x=1x2x3x3 >"$T/out" 2>"$T/err" &&
-    grep -q "warning: node interpolate (call_function torch.nn.functional.interpolate) has no fuseeng op (interpolate mode 'bicubic'" "$T/err"; then
-    ok "export_torch.py: interpolate bicubic is a custom node with a warning"
+if "$PY" $X "$T/mods.py:Area" -o "$T/area.json" --input x=1x2x3x3 >"$T/out" 2>"$T/err" &&
+    grep -q "warning: node interpolate (call_function torch.nn.functional.interpolate) has no fuseeng op (interpolate mode 'area'" "$T/err"; then
+    ok "export_torch.py: interpolate area is a custom node with a warning"
 else
-    not_ok "export_torch.py: interpolate bicubic is a custom node with a warning" "$(cat "$T/err")"
+    not_ok "export_torch.py: interpolate area is a custom node with a warning" "$(cat "$T/err")"
+fi
+# Issue 37's third round: ~, logical_*, &|^ on masks (compare, minimum, maximum), 3-D pools
+# (separably on the 2-D pools), bicubic (resampling matmuls) leave no custom node but
+# topk's two aten nodes (argsort, torch.gather); the 15 outputs match PyTorch.
+if "$PY" $X "$T/mods.py:Imports3" -o "$T/i3.json" --input x=2x3x5x7 --input v=1x2x5x7x6 \
+    --inputs-out "$T/i3in.st" --expect-out "$T/i3out.st" >"$T/out" 2>"$T/err" &&
+    [ "$(grep -c '"op": "custom"' "$T/i3.json")" -eq 4 ] &&
+    [ "$(grep -c '"aten": "argsort.stable"' "$T/i3.json")" -eq 2 ] &&
+    "$FUSEENG" run "$T/i3.json" --policy fuse_all --execute --no-timing --weights "$T/i3.safetensors" \
+        --inputs "$T/i3in.st" --expect "$T/i3out.st" --expect-rtol 1e-5 >"$T/run" 2>>"$T/err" &&
+    [ "$(sed -n '/^expected/,/^groups/p' "$T/run" | grep -c ' ok$')" -eq 30 ]; then
+    ok "export_torch.py: logical ops, 3-D pools, bicubic, topk match PyTorch"
+else
+    not_ok "export_torch.py: logical ops, 3-D pools, bicubic, topk match PyTorch" \
+        "$(cat "$T/out" "$T/err")" "$(grep '"op": "custom"' "$T/i3.json")" \
+        "$(sed -n '/^expected/,/^groups/p' "$T/run" 2>/dev/null)"
+fi
+if "$PY" $X "$T/mods.py:BitInt" -o "$T/bitint.json" --input x=2x3 >"$T/out" 2>"$T/err" &&
+    grep -q "has no fuseeng op (bitwise not of a torch.int64 tensor" "$T/err"; then
+    ok "export_torch.py: bitwise not of integers is a custom node"
+else
+    not_ok "export_torch.py: bitwise not of integers is a custom node" "$(cat "$T/err")"
 fi
 
 # Bad input: exit 2, the message says what to fix, nothing written.

@@ -101,8 +101,16 @@ bad "an unmapped op whose output shape is unknown" "$C/bad_noshape.onnx" \
     "bad_noshape\.onnx: node 'nz' \(NonZero, #0\): no mapping .* run ONNX shape inference"
 bad "a reshape that does not fit" "$C/bad_reshape.onnx" \
     "bad_reshape\.onnx: node 'rs' \(Reshape, #0\): cannot reshape 6 elements"
-bad "Resize with a mode we do not map (cubic)" "$C/bad_resize_cubic.onnx" \
-    "bad_resize_cubic\.onnx: node 'rz' \(Resize, #0\): mode 'cubic' is not supported"
+bad "Resize with a mode ONNX does not define" "$C/bad_resize_area.onnx" \
+    "bad_resize_area\.onnx: node 'rz' \(Resize, #0\): mode 'area' is not one ONNX defines"
+bad "a 3-D AveragePool with asymmetric pads not counted" "$C/bad_pool3d_asym.onnx" \
+    "bad_pool3d_asym\.onnx: node 'ap3' \(AveragePool, #0\): asymmetric pads that are not counted"
+bad "a 3-D MaxPool padded over half its kernel" "$C/bad_pool3d_pads.onnx" \
+    "bad_pool3d_pads\.onnx: node 'mp3' \(MaxPool, #0\): pads 2 exceed half the kernel"
+bad "TopK with k over the axis" "$C/bad_topk_k.onnx" \
+    "bad_topk_k\.onnx: node 'tk' \(TopK, #0\): k is 4; it must be 1 to 3"
+bad "TopK with k computed at run time" "$C/bad_topk_dyn.onnx" \
+    "bad_topk_dyn\.onnx: node 'tk' \(TopK, #0\): k must be a constant"
 bad "Resize with tf_crop_and_resize" "$C/bad_resize_crop.onnx" \
     "bad_resize_crop\.onnx: node 'rz' \(Resize, #0\): coordinate_transformation_mode 'tf_crop_and_resize' is not supported"
 bad "Resize of the channel axis" "$C/bad_resize_channels.onnx" \
@@ -116,6 +124,14 @@ bad "a 3-D Conv with pads of the wrong length" "$C/bad_conv3d_pads.onnx" \
 grep -q '"transpose_b": true' "$C/resize.json" && ! grep -q '"op": "custom"' "$C/resize.json" &&
     ok "Resize: matmuls by resampling matrices, no custom node" ||
     not_ok "Resize: matmuls by resampling matrices, no custom node" "$(grep '"op"' "$C/resize.json")"
+! grep -q '"op": "custom"' "$C/logical.json" "$C/pool3d.json" "$C/resize_cubic.json" &&
+    ok "Not/And/Or/Xor, 3-D pools and cubic Resize map to registry ops, no custom node" ||
+    not_ok "Not/And/Or/Xor, 3-D pools and cubic Resize map to registry ops, no custom node" \
+        "$(grep -h '"op": "custom"' "$C/logical.json" "$C/pool3d.json" "$C/resize_cubic.json")"
+[ "$(grep -c '"aten": "argsort.stable"' "$C/topk.json")" -eq 3 ] &&
+    [ "$(grep -c '"aten": "gather.default"' "$C/topk.json")" -eq 3 ] &&
+    ok "TopK: argsort, slice and torch.gather, run by the aten kernels" ||
+    not_ok "TopK: argsort, slice and torch.gather, run by the aten kernels" "$(grep '"op"' "$C/topk.json")"
 ! grep -Eq '"op": "(custom|scatter)' "$C/scatternd.json" &&
     ok "ScatterND on constants folds into a weight" ||
     not_ok "ScatterND on constants folds into a weight" "$(grep '"op"' "$C/scatternd.json")"

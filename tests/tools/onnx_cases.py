@@ -243,6 +243,88 @@ case("convnd",
       "mp1": F.max_pool1d(t(x1), 3, 2, 1).numpy(), "ap1": F.avg_pool1d(t(x1), 2).numpy()},
      {"w1": w1, "b1": b1, "w3": w3, "b3": b3})
 
+# ---- logical ops on bools, 3-D pools, cubic Resize, TopK (issue 37) ----
+ma, mb = rng.uniform(size=(2, 3, 4)) > 0.5, rng.uniform(size=(3, 4)) > 0.5
+case("logical",
+     [N("Not", ["a"], ["not"]), N("And", ["a", "b"], ["and"]), N("Or", ["a", "b"], ["or"]),
+      N("Xor", ["a", "b"], ["xor"]), N("Where", ["not", "x", "b0"], ["w"])],
+     {"a": ma, "b": mb, "x": x},
+     {"not": ~ma, "and": ma & mb, "or": ma | mb, "xor": ma ^ mb, "w": np.where(~ma, x, 0).astype(f32)},
+     {"b0": np.array(0, f32)})
+v5 = r(1, 2, 5, 7, 6)
+case("pool3d",
+     [N("MaxPool", ["v"], ["mp"], kernel_shape=[2, 3, 3], strides=[1, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+        dilations=[1, 2, 1]),
+      N("MaxPool", ["v"], ["mpa"], kernel_shape=[2, 2, 2], pads=[0, 1, 0, 1, 0, 1]),
+      N("AveragePool", ["v"], ["ap"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+        ceil_mode=1),
+      N("AveragePool", ["v"], ["api"], kernel_shape=[3, 3, 3], strides=[2, 2, 2],
+        pads=[1, 1, 1, 1, 1, 1], count_include_pad=1),
+      N("GlobalAveragePool", ["v"], ["gap"]), N("GlobalMaxPool", ["v"], ["gmp"])],
+     {"v": v5},
+     {"mp": F.max_pool3d(t(v5), (2, 3, 3), (1, 2, 2), 1, dilation=(1, 2, 1)).numpy(),
+      "mpa": F.max_pool3d(F.pad(t(v5), (0, 1, 1, 0, 0, 1), value=-np.inf), 2, 1).numpy(),
+      "ap": F.avg_pool3d(t(v5), 3, 2, 1, ceil_mode=True, count_include_pad=False).numpy(),
+      "api": F.avg_pool3d(t(v5), 3, 2, 1, count_include_pad=True).numpy(),
+      "gap": v5.mean((2, 3, 4), keepdims=True), "gmp": v5.max((2, 3, 4), keepdims=True)})
+case("resize_cubic",
+     [N("Resize", ["x", "", "", "sz"], ["cub"], mode="cubic", cubic_coeff_a=-0.75,
+        coordinate_transformation_mode="pytorch_half_pixel"),
+      N("Resize", ["x", "", "", "sz"], ["cub_ac"], mode="cubic", cubic_coeff_a=-0.75,
+        coordinate_transformation_mode="align_corners"),
+      N("Resize", ["x", "", "s2"], ["cub_s"], mode="cubic", cubic_coeff_a=-0.75,
+        coordinate_transformation_mode="pytorch_half_pixel")],
+     {"x": xr},
+     {"cub": F.interpolate(t(xr), size=(9, 4), mode="bicubic", align_corners=False).numpy(),
+      "cub_ac": F.interpolate(t(xr), size=(9, 4), mode="bicubic", align_corners=True).numpy(),
+      "cub_s": F.interpolate(t(xr), scale_factor=2, mode="bicubic").numpy()},
+     {"s2": np.array([1, 1, 2, 2], f32), "sz": np.array([1, 2, 9, 4], np.int64)}, opset=13)
+
+
+def cubic_ref(a, out, ctm, A, exclude):
+    """ONNX's reference of a cubic Resize of a's last axis (onnx/backend/test/case/node/
+    resize.py): edge-padded taps around the source coordinate, Keys' weights."""
+    n = a.shape[-1]
+    y = np.zeros(a.shape[:-1] + (out,), np.float64)
+    for i in range(out):
+        xo = (i + 0.5) * n / out - 0.5 if ctm == "half_pixel" else i * n / out
+        f = int(np.floor(xo))
+        w = []
+        for d in (xo - f + 1, xo - f, 1 - (xo - f), 2 - (xo - f)):
+            w.append(((A + 2) * d - (A + 3)) * d * d + 1 if d <= 1 else
+                     ((A * d - 5 * A) * d + 8 * A) * d - 4 * A)
+        taps = [f - 1 + j for j in range(4)]
+        if exclude:
+            w = [0 if not 0 <= k < n else wj for wj, k in zip(w, taps)]
+            w = [wj / sum(w) for wj in w]
+        for wj, k in zip(w, taps):
+            y[..., i] += wj * a[..., min(max(k, 0), n - 1)]
+    return y.astype(np.float32)
+
+
+x3r = r(2, 3, 6)
+case("resize_cubic_onnx",
+     [N("Resize", ["x", "", "sc"], ["half"], mode="cubic", cubic_coeff_a=-0.5),
+      N("Resize", ["x", "", "sc"], ["asym_ex"], mode="cubic",
+        coordinate_transformation_mode="asymmetric", exclude_outside=1)],
+     {"x": x3r},
+     {"half": cubic_ref(x3r, 9, "half_pixel", -0.5, False),
+      "asym_ex": cubic_ref(x3r, 9, "asymmetric", -0.75, True)},
+     {"sc": np.array([1, 1, 1.5], f32)}, opset=13)
+xt = r(3, 5, 7)
+xt[0, 1, 2] = xt[0, 1, 5]   # a tie: the lower index first (ONNX's rule)
+order = np.argsort(-xt, axis=-1, kind="stable")[..., :3]
+order_lo = np.argsort(xt, axis=1, kind="stable")[:, :2]
+case("topk",
+     [N("TopK", ["x", "k3"], ["vals", "idx"]), N("TopK", ["x", "k2"], ["lo", "lo_i"], axis=1, largest=0),
+      N("TopK", ["x", "k3"], ["v0", "i0"], axis=0)],
+     {"x": xt},
+     {"vals": np.take_along_axis(xt, order, -1), "idx": order,
+      "lo": np.take_along_axis(xt, order_lo, 1), "lo_i": order_lo,
+      "v0": torch.topk(t(xt), 3, dim=0).values.numpy(),
+      "i0": torch.topk(t(xt), 3, dim=0).indices.numpy()},
+     {"k3": np.array([3], np.int64), "k2": np.array([2], np.int64)})
+
 # ---- ScatterND on constants folds (Swin's attention mask: mask[a:b, c:d] = k) ----
 xm = r(4, 5)
 mask = np.zeros((4, 5), f32)
@@ -375,7 +457,20 @@ bad("reshape", [N("Reshape", ["x", "s"], ["y"], name="rs")], [X], [Y],
 X4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])
 Y4 = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6, 6])
 sc2 = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
-bad("resize_cubic", [N("Resize", ["x", "", "sc"], ["y"], mode="cubic", name="rz")], [X4], [Y4], [sc2])
+bad("resize_area", [N("Resize", ["x", "", "sc"], ["y"], mode="area", name="rz")], [X4], [Y4], [sc2])
+X5 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4, 4])
+bad("pool3d_asym", [N("AveragePool", ["x"], ["y"], kernel_shape=[2, 2, 2], pads=[0, 0, 0, 1, 1, 1],
+                      name="ap3")], [X5],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4, 4])])
+bad("pool3d_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2], pads=[2, 0, 0, 2, 0, 0],
+                      name="mp3")], [X5],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 7, 3, 3])])
+bad("topk_k", [N("TopK", ["x", "k"], ["y", "i"], name="tk")], [X],
+    [Y, helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3])],
+    [numpy_helper.from_array(np.array([4], np.int64), "k")])
+bad("topk_dyn", [N("TopK", ["x", "kx"], ["y", "i"], name="tk")],
+    [X, helper.make_tensor_value_info("kx", TensorProto.INT64, [1])],
+    [Y, helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3])])
 bad("resize_crop", [N("Resize", ["x", "", "sc"], ["y"], mode="linear", name="rz",
                       coordinate_transformation_mode="tf_crop_and_resize")], [X4], [Y4], [sc2])
 bad("resize_channels", [N("Resize", ["x", "", "scc"], ["y"], name="rz")], [X4],
