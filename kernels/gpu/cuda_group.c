@@ -59,8 +59,16 @@ struct fe_cuda_group {
     fe_cuda_kernel *ks;        /* the kernels, for fe_cuda_group_kernels */
     int nks;
     char lt_form[48];          /* the cuBLASLt step's epilogue, "bias+gelu" */
-    char how[768];
+    int nfailed;               /* generated kernels that did not build (NOT_BUILT), */
+    char failed[320];          /* the first one's reason */
+    char how[1024];
 };
+
+/* kernel_step's answer for a kernel that did not build (NVRTC refused its
+ * source, or the driver would not load it): the step is dropped and the
+ * caller falls back, to smaller kernels and at last to the host, so that a
+ * legal plan still runs. Out of memory is an error, never a fallback. */
+enum { NOT_BUILT = 100 };
 
 /* Tensor t's buffer: the group's own, else the caller's. */
 static fe_cu_ptr tensor_buf(const fe_cuda_group *gr, const fe_cu_ptr *dev, int32_t t)
@@ -161,7 +169,26 @@ static int kernel_step(fe_cuda_group *gr, int32_t node, char *src, const fe_cuda
         s->k.shape = *sh;
         return FE_OK;
     }
-    return fe_cuda_kernel_build(&s->k, src, sh, err);
+    int rc = fe_cuda_kernel_build(&s->k, src, sh, err);
+    if (rc == FE_OK || rc == FE_ENOMEM)
+        return rc;
+    if (!gr->failed[0]) {   /* the reason on one line (its escaped newlines as spaces) */
+        char *o = gr->failed;
+        for (const char *c = err->message; *c && o < gr->failed + sizeof gr->failed - 1; c++) {
+            if (!strncmp(c, "\\x0a", 4)) {
+                c += 3;
+                if (o > gr->failed && o[-1] != ' ')
+                    *o++ = ' ';
+            } else if (*c != ' ' || (o > gr->failed && o[-1] != ' ')) {
+                *o++ = *c;
+            }
+        }
+        *o = '\0';
+    }
+    gr->nfailed++;
+    drop_steps(gr, (int)(s - gr->steps));
+    memset(err, 0, sizeof *err);
+    return NOT_BUILT;
 }
 
 /* The parameters of analysed program p: its inputs' tensors, then its
@@ -303,6 +330,8 @@ static int fused_member(fe_cuda_group *gr, int32_t id, int sms, fe_error *why, f
         return -fe_error_set(err, FE_ENOMEM, "out of memory");
     }
     int rc = kernel_step(gr, id, src, &sh, a, na, 0, err);
+    if (rc == NOT_BUILT)
+        return fe_error_set(why, FE_EINPUT, "its kernel did not build"), 0;
     return rc ? -rc : 1;
 }
 
@@ -317,7 +346,7 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
     fe_cuda_shape sh;
     fe_cuda_gemm gm;
     char *src = NULL;
-    int rc;
+    int rc, first = gr->nsteps;
     if (nd->op == FE_OP_MATMUL) {
         if (fe_cuda_gemm_plan(g, nd, &gm, &why) == 0)
             return gemm_step(gr, id, &gm, fe_cuda_tbuf(fe_node_input(g, nd, 0), 0),
@@ -331,13 +360,18 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
         if (rc == FE_OK)
             rc = lowered_steps(gr, id, &lw, err);
         fe_cuda_lowering_clear(&lw);
-        if (rc == FE_OK || why.code == FE_OK)
+        if (rc == NOT_BUILT) {   /* the pieces before it go too: all on the host */
+            drop_steps(gr, first);
+            fe_error_set(&why, FE_EINPUT, "a kernel of its lowering did not build");
+        } else if (rc == FE_OK || why.code == FE_OK) {
             return rc;   /* lowered, or a failure of the group's own */
+        }
     } else {
         /* a softmax over the last axis is the analysis's: try that first */
         int sm = nd->op == FE_OP_SOFTMAX || nd->op == FE_OP_LOG_SOFTMAX;
-        if (!sm && (src = single_src(g, nd, sms, &sh, &why)))
-            return single_step(gr, id, src, &sh, err);
+        if (!sm && (src = single_src(g, nd, sms, &sh, &why)) &&
+            (rc = single_step(gr, id, src, &sh, err)) != NOT_BUILT)
+            return rc;
         if (why.code != FE_ENOMEM) {
             memset(&why, 0, sizeof why);
             if ((rc = fused_member(gr, id, sms, &why, err)))
@@ -348,16 +382,20 @@ static int member_step(fe_cuda_group *gr, int i, int sms, char *note, size_t nn,
         if (why.code != FE_ENOMEM && y && fe_k_dtype_is_int(y->dtype) && y->dtype != FE_BOOL &&
             nd->op != FE_OP_CUSTOM) {
             fe_error iw = {0};   /* refused: the analysis's reason stands */
-            if ((src = fe_cuda_int_src(g, nd, sms, &sh, &iw)))
-                return single_step(gr, id, src, &sh, err);
+            if ((src = fe_cuda_int_src(g, nd, sms, &sh, &iw)) &&
+                (rc = single_step(gr, id, src, &sh, err)) != NOT_BUILT)
+                return rc;
             if (iw.code == FE_ENOMEM)
                 return fe_error_set(err, FE_ENOMEM, "%s", iw.message);
         }
         if (sm && why.code != FE_ENOMEM) {
             memset(&why, 0, sizeof why);
-            if ((src = single_src(g, nd, sms, &sh, &why)))
-                return single_step(gr, id, src, &sh, err);
+            if ((src = single_src(g, nd, sms, &sh, &why)) &&
+                (rc = single_step(gr, id, src, &sh, err)) != NOT_BUILT)
+                return rc;
         }
+        if (gr->nfailed && !why.message[0])
+            fe_error_set(&why, FE_EINPUT, "its kernel did not build");
     }
     if (why.code == FE_ENOMEM)
         return fe_error_set(err, FE_ENOMEM, "%s", why.message);
@@ -398,7 +436,7 @@ static int stores_step(fe_cuda_group *gr, const int32_t *nodes, int n, const int
             rc = -fe_error_set(err, FE_ENOMEM, "out of memory");
         } else {
             rc = kernel_step(gr, nodes[0], src, &sh, a, na, 0, err);
-            rc = rc ? -rc : 1;
+            rc = rc == NOT_BUILT ? 0 : rc ? -rc : 1;
         }
     } else if (why.code == FE_ENOMEM) {
         rc = -fe_error_set(err, FE_ENOMEM, "%s", why.message);
@@ -751,7 +789,9 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
                 rc = fe_error_set(err, FE_ENOMEM, "out of memory");
             } else {
                 rc = kernel_step(gr, -1, src, &sh, a, na, 0, err);
-                gr->fused = 1;
+                gr->fused = rc == FE_OK;
+                if (rc == NOT_BUILT)   /* falls back below, saying why */
+                    rc = FE_OK;
             }
         }
         fe_k_fused_clear(&p);
@@ -800,6 +840,13 @@ static fe_cuda_group *build(const fe_graph *g, const int32_t *nodes, int n, int 
             snprintf(tmp, sizeof tmp, "%s", note);
             snprintf(note, sizeof note, "not one kernel: %.160s%s%.250s", why.message,
                      tmp[0] ? "; " : "", tmp);
+        }
+        if (rc == FE_OK && gr->nfailed) {
+            char tmp[720];
+            snprintf(tmp, sizeof tmp, "%s", note);
+            snprintf(note, sizeof note, "%d generated kernel%s did not build, so smaller ones "
+                     "or the host ran its ops (%.300s)%s%.300s", gr->nfailed,
+                     gr->nfailed == 1 ? "" : "s", gr->failed, tmp[0] ? "; " : "", tmp);
         }
         if (rc == FE_OK)
             rc = lt_choose(gr, note, sizeof note, err);

@@ -45,6 +45,8 @@ names() {   # every test's name, for skipping
     echo "emulated: an out-of-range index is an error, not wrong numbers"
     echo "emulated: an aten index.Tensor out of range is an error, not wrong numbers"
     echo "emulated: a registered kernel's custom node runs on the host between the card's kernels"
+    echo "emulated: a fused kernel NVRTC refuses falls back to smaller kernels and the host, saying why"
+    echo "emulated: with every generated kernel refused a plan still runs, on cuBLAS and the host"
 }
 skip_all() {
     names | while read -r nm; do skip "$nm" "$1"; done
@@ -210,5 +212,21 @@ if ${CC:-cc} -shared -fPIC -O2 -I core/include examples/kernels/mish.c -o "$T/mi
 else
     not_ok "$name" "examples/kernels/mish.c does not build: $(head -c 300 "$T/cc.log")"
 fi
+
+# A generated kernel that does not build (a generator bug NVRTC catches)
+# is not the end of a legal plan: its group falls back to smaller kernels
+# and, member by member, to the host, and says so with NVRTC's line.
+name="emulated: a fused kernel NVRTC refuses falls back to smaller kernels and the host, saying why"
+if env FUSEENG_CACHE_DIR="$T/cache_refuse" FAKECUDA_REFUSE='tanhf(' "$FUSEENG" run examples/bench/chain6.json \
+        --dim T=8 --policy fuse_all --execute --no-timing --device cuda >"$T/out" 2>"$T/err" &&
+        grep -q 'out .* ok$' "$T/out" &&
+        grep -q 'cuda_steps: 6 ops in 3 steps (2 kernels, 0 cuBLAS, 1 on the host): [0-9]* generated kernels\{0,1\} did not build.*refused by FAKECUDA_REFUSE line [0-9]* of the generated source: .*tanhf(.*tanh on the host' "$T/out"; then
+    ok "$name"
+else
+    not_ok "$name" "$(head -c 300 "$T/err")" "$(grep -A1 '^groups' "$T/out" | head -c 600)"
+fi
+check "emulated: with every generated kernel refused a plan still runs, on cuBLAS and the host" \
+    env FUSEENG_CACHE_DIR="$T/cache_refuse_all" FAKECUDA_REFUSE=fe_kernel "$FUSEENG" run \
+    examples/models/resnet50_bottleneck.json --dim N=1 --policy fuse_all --execute --no-timing --device cuda
 
 finish

@@ -20,6 +20,9 @@
  * attribute sizes the real library checks. Timings are wall clock and mean
  * nothing (tests force cuBLASLt or not with FUSEENG_CUDA_LT).
  *
+ * FAKECUDA_REFUSE=TEXT makes "NVRTC" refuse every source that holds TEXT,
+ * for the executor's fallback when a generated kernel does not build.
+ *
  * What it checks: indexing, strides, offsets, dtype conversions, NaN
  * rules, the GEMMs' arguments, the steps' order and buffers. What it
  * cannot: races and memory ordering on the card, vector accesses'
@@ -244,6 +247,21 @@ int nvrtcCreateProgram(prog **p, const char *src, const char *name, int nh, cons
 int nvrtcCompileProgram(prog *p, int nopt, const char *const *opts)
 {
     (void)nopt, (void)opts;
+    /* FAKECUDA_REFUSE=TEXT: a source holding TEXT does not compile, as a
+     * generator bug NVRTC catches would not; the log names its line */
+    const char *refuse = getenv("FAKECUDA_REFUSE");
+    const char *at = refuse && *refuse ? strstr(p->src, refuse) : NULL;
+    if (at) {
+        int line = 1;
+        for (const char *c = p->src; c < at; c++)
+            line += *c == '\n';
+        free(p->log);
+        p->log = malloc(160);
+        if (p->log)
+            p->nlog = (size_t)snprintf(p->log, 160, "fuseeng_group.cu(%d): error: refused by "
+                                       "FAKECUDA_REFUSE\n", line);
+        return 6;
+    }
     char dir[] = "/tmp/fakecuda.XXXXXX", path[256], so[256], cmd[1200], logp[256];
     if (!mkdtemp(dir))
         return 1;
