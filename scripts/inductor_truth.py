@@ -124,6 +124,52 @@ def nodes_of_kernel(kind, dyn_names, by_fx, ops, keep_views=False):
     return out
 
 
+# Aten ops that move or relabel data and compute none of the model's values.
+# An origin with one of these targets is index math (or a layout copy) that
+# Inductor folded into a kernel reading the tensor: the reshape of the
+# previous bmm's output is an origin of the next bmm, and leads back to the
+# previous matmul, which that kernel does not compute.
+VIEW_ATEN = {"view", "reshape", "_unsafe_view", "_reshape_alias", "permute", "transpose", "t",
+             "expand", "expand_as", "view_as", "clone", "contiguous", "split", "split_with_sizes",
+             "unbind", "chunk", "slice", "select", "narrow", "squeeze", "unsqueeze", "flatten",
+             "unflatten", "movedim", "as_strided", "alias", "detach", "diagonal", "view_of",
+             "lift_fresh_copy"}
+
+
+def aten_op(target):
+    """aten.reshape.default -> reshape; prims.view_of.default -> view_of; add -> add."""
+    parts = str(target).split(".")
+    if len(parts) >= 3 and parts[0] in ("aten", "prims", "torch", "inductor"):
+        return parts[1]
+    if len(parts) == 2 and parts[0] in ("aten", "prims"):
+        return parts[1]
+    return parts[-1]
+
+
+def is_view_target(target):
+    """True when an aten origin only moves data (VIEW_ATEN)."""
+    return aten_op(target) in VIEW_ATEN
+
+
+def kernel_nodes(kind, origins, by_fx, ops, keep_views=False):
+    """Our nodes a kernel computes, from its origins [(aten target, dynamo name or None)].
+
+    Only origins whose target computes (not is_view_target) lead to nodes:
+    a view origin names the node whose output the kernel reads, not one it
+    computes. A kernel whose origins are all views (a copy Inductor makes
+    for a layout) takes them all, so a copy node of ours is still found.
+    Then nodes_of_kernel splits library and other ops.
+    """
+    compute = [d for t, d in origins if d is not None and not is_view_target(t)]
+    if not compute and not any(not is_view_target(t) for t, _ in origins):
+        compute = [d for _, d in origins if d is not None]
+    dnames = []
+    for d in compute:
+        if d not in dnames:
+            dnames.append(d)
+    return nodes_of_kernel(kind, dnames, by_fx, ops, keep_views)
+
+
 # ---- the models ----
 
 def _blocks():
@@ -409,25 +455,21 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
     by_fx = {}
     for n in model["nodes"]:
         by_fx.setdefault(origin_of.get(n["name"]), []).append(n["name"])
-    kernels, log, unmapped = [], [], 0
+    records, log, unmapped = [], [], 0
     for ks in STATE.kernels:
         for kind, kname, detail, origins in ks:
-            dnames = []
+            mapped = []
             log.append(f"{kname} ({kind}, {detail})")
             for o in origins:
                 cands = source_names(o["meta"], graph_id)
                 d = next((c for c in cands if c in dyn), None)
                 log.append(f"    {o['name']} {o['target']} -> {d or 'NOTHING (' + ', '.join(cands) + ')'}"
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")
-                if d is None:
-                    unmapped += 1
-                elif d not in dnames:
-                    dnames.append(d)
-            nodes = nodes_of_kernel(kind, dnames, by_fx, ops, keep_views)
-            kernels.append((kname, kind, nodes,
-                            detail + ("" if nodes or not origins else "; computes no node of ours")))
-    order = {n["name"]: i for i, n in enumerate(model["nodes"])}
-    kernels = [(a, b, sorted(c, key=order.get), d) for a, b, c, d in kernels]
+                unmapped += d is None
+                mapped.append([o["name"], o["target"], d])
+            records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped})
+    side = origins_doc(name + ".truth.json", keep_views, by_fx, records)
+    kernels = kernels_from_origins(side, model)
     os.makedirs(out_dir, exist_ok=True)
     mpath = os.path.join(out_dir, name + ".json")
     text = _json(model)
@@ -439,27 +481,86 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
         raise TruthError("the truth does not fit the model: " + "; ".join(bad[:5]))
     write_atomic(os.path.join(out_dir, name + ".truth.json"), truth_json(doc))
     write_atomic(os.path.join(out_dir, name + ".kernels.txt"), "\n".join(log) + "\n")
+    write_atomic(os.path.join(out_dir, name + ".origins.json"), origins_json(side))
     return {"nodes": len(model["nodes"]), "kernels": len(kernels),
             "extern": sum(1 for k in kernels if k[1] == "extern"),
             "covered": len({n for k in kernels for n in k[2]}), "unmapped": unmapped,
             "customs": sum(1 for n in model["nodes"] if n["op"] == "custom"), "warnings": warns}
 
 
+ORIGINS_FORMAT = "fuseeng.truth-origins/1"
+
+
+def origins_doc(truth_file, keep_views, by_fx, records):
+    """The side file NAME.origins.json (docs/formats.md): each kernel's aten
+    origins [aten name, target, dynamo node or null] and which of our nodes
+    each dynamo node became, so --refilter re-derives the truth without a GPU."""
+    return {"format": ORIGINS_FORMAT, "truth": truth_file, "keep_views": bool(keep_views),
+            "by_fx": {k: v for k, v in by_fx.items() if k is not None}, "kernels": records}
+
+
+def origins_json(doc):
+    """One kernel a line, as truth_json."""
+    head = {k: v for k, v in doc.items() if k != "kernels"}
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    ks = doc["kernels"]
+    lines.append(' "kernels": [')
+    lines += [f"  {json.dumps(k)}{',' if i + 1 < len(ks) else ''}" for i, k in enumerate(ks)]
+    lines += [" ]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def kernels_from_origins(side, model):
+    """[(name, kind, nodes in model order, detail)] by kernel_nodes' rules."""
+    if side.get("format") != ORIGINS_FORMAT:
+        raise ValueError(f"format is {side.get('format')!r}, not {ORIGINS_FORMAT}")
+    ops = {n["name"]: n["op"] for n in model["nodes"]}
+    order = {n["name"]: i for i, n in enumerate(model["nodes"])}
+    by_fx = side["by_fx"]
+    for d, ours in by_fx.items():
+        for n in ours:
+            if n not in ops:
+                raise ValueError(f"by_fx[{d!r}]: {n} is not a node of the model")
+    out = []
+    for k in side["kernels"]:
+        nodes = kernel_nodes(k["kind"], [(t, d) for _, t, d in k["origins"]], by_fx, ops,
+                             side.get("keep_views", False))
+        detail = k["detail"] + ("" if nodes or not k["origins"] else "; computes no node of ours")
+        out.append((k["name"], k["kind"], sorted(nodes, key=order.get), detail))
+    return out
+
+
 def refilter(truth_path):
-    """Apply nodes_of_kernel's extern rule to a truth file this script wrote
-    before the rule (its model beside it): an extern kernel that holds a
-    library op keeps its library ops only. Needs no GPU: the rule reads our
-    nodes' ops, which the model file has. Returns the kernels changed."""
+    """Re-derive a truth file's kernels by this script's current rules,
+    without a GPU. With NAME.origins.json beside it, from the recorded
+    origins (kernel_nodes); without (a file written before the side file),
+    the extern rule alone: an extern kernel that holds a library op keeps
+    its library ops only. Returns the kernels changed."""
     doc = json.load(open(truth_path))
     model = json.load(open(os.path.join(os.path.dirname(truth_path), doc["model"]["file"])))
     ops = {n["name"]: n["op"] for n in model["nodes"]}
+    side_path = truth_path[:-len(".truth.json")] + ".origins.json" \
+        if truth_path.endswith(".truth.json") else None
     changed = 0
-    for k in doc["kernels"]:
-        if k["kind"] == "extern" and any(ops[n] in LIBRARY for n in k["nodes"]):
-            lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
-            if lib != k["nodes"]:
-                k["nodes"], changed = lib, changed + 1
-    if changed:
+    if side_path and os.path.exists(side_path):
+        side = json.load(open(side_path))
+        new = kernels_from_origins(side, model)
+        if [k["name"] for k in doc["kernels"]] != [k[0] for k in new]:
+            raise ValueError(f"{side_path} lists other kernels than {truth_path}")
+        for k, (_, _, nodes, detail) in zip(doc["kernels"], new):
+            if k["nodes"] != nodes:
+                k["nodes"], changed = nodes, changed + 1
+            k["detail"] = detail
+    else:
+        for k in doc["kernels"]:
+            if k["kind"] == "extern" and any(ops[n] in LIBRARY for n in k["nodes"]):
+                lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
+                if lib != k["nodes"]:
+                    k["nodes"], changed = lib, changed + 1
+    bad = check_truth(doc, model)
+    if bad:
+        raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
+    if changed and "--refilter" not in doc.get("command", ""):
         doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
         write_atomic(truth_path, truth_json(doc))
     return changed
@@ -540,7 +641,7 @@ def main(argv):
     if a.refilter:
         for t in a.refilter:
             try:
-                print(f"{t}: {refilter(t)} extern kernels refiltered")
+                print(f"{t}: {refilter(t)} kernels changed")
             except (OSError, ValueError, KeyError) as e:
                 print(f"inductor_truth.py: {t}: {e}", file=sys.stderr)
                 return 2
