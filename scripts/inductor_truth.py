@@ -136,6 +136,18 @@ VIEW_ATEN = {"view", "reshape", "_unsafe_view", "_reshape_alias", "permute", "tr
              "lift_fresh_copy"}
 
 
+# Aten ops an extern kernel calls a library for. An extern kernel's origins
+# also hold the pointwise ops inlined into its input (a bias add: F.linear's
+# add, whose dynamo node also made the previous matmul); when some origin is
+# one of these, they alone say which library node the call computes.
+LIBRARY_ATEN = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_int_mm", "_scaled_mm",
+                "convolution", "_convolution", "cudnn_convolution", "convolution_overrideable",
+                "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                "_scaled_dot_product_fused_attention_overrideable", "_flash_attention_forward",
+                "_efficient_attention_forward"}
+
+
 def aten_op(target):
     """aten.reshape.default -> reshape; prims.view_of.default -> view_of; add -> add."""
     parts = str(target).split(".")
@@ -156,12 +168,16 @@ def kernel_nodes(kind, origins, by_fx, ops, keep_views=False):
 
     Only origins whose target computes (not is_view_target) lead to nodes:
     a view origin names the node whose output the kernel reads, not one it
-    computes. A kernel whose origins are all views (a copy Inductor makes
+    computes. An extern kernel with a library call among its origins
+    (LIBRARY_ATEN) takes the nodes of those origins alone. A kernel whose
+    origins are all views (a copy Inductor makes
     for a layout) takes them all, so a copy node of ours is still found.
     Then nodes_of_kernel splits library and other ops.
     """
     compute = [d for t, d in origins if d is not None and not is_view_target(t)]
-    if not compute and not any(not is_view_target(t) for t, _ in origins):
+    if kind == "extern" and any(aten_op(t) in LIBRARY_ATEN for t, _ in origins):
+        compute = [d for t, d in origins if d is not None and aten_op(t) in LIBRARY_ATEN]
+    elif not compute and not any(not is_view_target(t) for t, _ in origins):
         compute = [d for _, d in origins if d is not None]
     dnames = []
     for d in compute:
@@ -560,8 +576,9 @@ def refilter(truth_path):
     bad = check_truth(doc, model)
     if bad:
         raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
-    if changed and "--refilter" not in doc.get("command", ""):
-        doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
+    if changed:
+        if "--refilter" not in doc.get("command", ""):
+            doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
         write_atomic(truth_path, truth_json(doc))
     return changed
 
