@@ -2,6 +2,7 @@
 """inductor_truth.py: which of a model's nodes each Inductor kernel computes (a truth file).
 
     python3 scripts/inductor_truth.py MODEL... -o DIR [--device cuda] [--keep-views]
+    python3 scripts/inductor_truth.py --all -o DIR
     python3 scripts/inductor_truth.py --list
     python3 scripts/inductor_truth.py --selftest [--device cuda]
 
@@ -41,6 +42,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -239,15 +241,33 @@ def _blocks():
             y = self.rms(x, self.w2)
             return x + self.down(F.silu(self.gate(y)) * self.up(y))
 
-    return GPTBlock, LlamaBlock
+    class BertBlock(nn.Module):
+        """BERT's encoder layer: SDPA (no mask), post-LN, erf GELU."""
+
+        def __init__(self, d=768, h=12, f=3072):
+            super().__init__()
+            self.h = h
+            self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.ln1, self.ln2 = nn.LayerNorm(d, eps=1e-12), nn.LayerNorm(d, eps=1e-12)
+            self.fc1, self.fc2 = nn.Linear(d, f), nn.Linear(f, d)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            q, k, v = self.qkv(x).split(d, dim=2)
+            q, k, v = (t.view(b, s, self.h, d // self.h).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v)
+            x = self.ln1(x + self.o(y.transpose(1, 2).reshape(b, s, d)))
+            return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
+
+    return GPTBlock, LlamaBlock, BertBlock
 
 
 def zoo():
-    """name -> (what it is, builder returning (module, [inputs]))."""
-    import torch
+    """name -> (what it is, builder returning (module, [inputs])); torch is imported by the builders."""
 
     def tv(name, size=224):
         def build():
+            import torch
             import torchvision
             m = getattr(torchvision.models, name)(weights=None)
             return m, [torch.randn(1, 3, size, size)]
@@ -255,11 +275,13 @@ def zoo():
 
     def block(i, d):
         def build():
+            import torch
             return _blocks()[i](), [torch.randn(1, 128, d)]
         return build
 
     def hf(kind):
         def build():
+            import torch
             try:
                 import transformers
             except ImportError:
@@ -280,11 +302,12 @@ def zoo():
             return m, [torch.randint(0, 1000, (1, 128))]
         return build
 
-    z = {n: tv(n) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "efficientnet_b0",
+    z = {n: tv(n) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "mobilenet_v2", "efficientnet_b0",
                             "convnext_tiny", "regnet_y_400mf", "densenet121", "squeezenet1_1",
-                            "shufflenet_v2_x1_0", "vit_b_16")}
+                            "shufflenet_v2_x1_0", "mnasnet0_5", "vgg11", "vit_b_16")}
     z["gpt_block"] = ("GPT-2-style block written here (d 768, 12 heads, S 128)", block(0, 768))
     z["llama_block"] = ("LLaMA-style block written here (d 1024, 16 heads, S 128)", block(1, 1024))
+    z["bert_block"] = ("BERT-style block written here (post-LN, SDPA, erf GELU; d 768, S 128)", block(2, 768))
     z["hf_gpt2_2l"] = ("transformers GPT2Model from GPT2Config(n_layer=2), S 128", hf("gpt2"))
     z["hf_bert_2l"] = ("transformers BertModel from BertConfig(num_hidden_layers=2), S 128", hf("bert"))
     z["hf_llama_2l"] = ("transformers LlamaModel, 2 layers of d 1024, S 128", hf("llama"))
@@ -584,7 +607,10 @@ def refilter(truth_path):
 
 
 def _check_torch():
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise TruthError(f"torch is not installed for {sys.executable} (the GPU machine's python3 has it)")
     major = int(torch.__version__.split(".")[0])
     if major < 2:
         raise TruthError(f"torch {torch.__version__} has no torch.compile (Inductor needs torch >= 2)")
@@ -593,11 +619,12 @@ def _check_torch():
 def run_one(name, build, a, command):
     import torch
     torch.manual_seed(a.seed)
+    t0 = time.time()
     module, inputs = build()
     info = compile_and_map(name, module, inputs, a.device, a.keep_views, a.out, command)
     print(f"{name}: {info['nodes']} nodes ({info['customs']} custom), {info['kernels']} kernels "
           f"({info['extern']} extern), {info['covered']} nodes in some kernel, "
-          f"{info['unmapped']} aten origins mapped to no dynamo node")
+          f"{info['unmapped']} aten origins mapped to no dynamo node, {time.time() - t0:.0f} s", flush=True)
     for w in info["warnings"]:
         print(f"inductor_truth.py: {name}: warning: {w}", file=sys.stderr)
     return info
@@ -650,6 +677,7 @@ def main(argv):
     ap.add_argument("--keep-views", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--all", action="store_true", help="every model --list names")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--refilter", nargs="+", metavar="TRUTH",
                     help="apply the extern rule to truth files written before it (no GPU)")
@@ -674,12 +702,14 @@ def main(argv):
             raise TruthError("no CUDA device: run on the GPU machine, or give --device cpu")
         if a.selftest:
             return selftest(a)
+        if a.all:
+            a.models = list(a.models) + [m for m in zoo() if m not in a.models]
         if not a.models or not a.out:
-            raise TruthError("give MODEL... and -o DIR (or --list, --selftest)")
+            raise TruthError("give MODEL... (or --all) and -o DIR (or --list, --selftest)")
     except TruthError as e:
         print(f"inductor_truth.py: {e}", file=sys.stderr)
         return 2
-    z, rc = zoo(), 0
+    z, rc, tally = zoo(), 0, {"written": 0, "skipped": 0, "failed": 0}
     for m in a.models:
         try:
             if m in z:
@@ -692,18 +722,24 @@ def main(argv):
                 name = m.rsplit(":", 1)[-1].rsplit(".", 1)[-1].lower()
                 build = (lambda mod=mod, ins=ins: (mod, list(ins.values())))
             run_one(name, build, a, command)
+            tally["written"] += 1
         except Skipped as e:
-            print(f"inductor_truth.py: {m}: skipped: {e}", file=sys.stderr)
+            print(f"{m}: skipped: {e}", flush=True)
+            tally["skipped"] += 1
         except TruthError as e:
-            print(f"inductor_truth.py: {m}: {e}", file=sys.stderr)
+            print(f"{m}: failed: {e}", flush=True)
+            tally["failed"] += 1
             rc = 2
         except Exception as e:   # Inductor, dynamo or the converter refused it: say so, go on
             msg = str(e).strip().splitlines()
-            print(f"inductor_truth.py: {m}: failed: {type(e).__name__}: {msg[0] if msg else ''}",
-                  file=sys.stderr)
+            print(f"{m}: failed: {type(e).__name__}: {msg[0] if msg else ''}", flush=True)
             if os.environ.get("INDUCTOR_TRUTH_DEBUG"):
                 traceback.print_exc()
+            tally["failed"] += 1
             rc = 2
+    if len(a.models) > 1:
+        print(f"inductor_truth.py: {tally['written']} models written to {a.out}, {tally['skipped']} skipped, "
+              f"{tally['failed']} failed")
     return rc
 
 
