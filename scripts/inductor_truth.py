@@ -26,9 +26,16 @@ with `origins`, the post-AOTAutograd aten FX nodes it computes (an inlined
 pointwise producer counts in each kernel that recomputes it). An aten node
 leads back to the dynamo node it was traced from through
 node.meta["from_node"] (NodeSource chains; the deepest name in dynamo's
-graph wins), else meta["source_fn_stack"]. A dynamo node that became
-several of our nodes (F.linear: matmul + add) gives an extern kernel its
-library node (matmul, conv2d, sdpa) and a generated kernel the rest. View
+graph wins), else meta["source_fn_stack"]. Only origins that compute
+count: a view origin (reshape, permute, clone ...: VIEW_ATEN) names a
+tensor the kernel reads, and an extern kernel with a library call among
+its origins (mm, bmm, convolution ...: LIBRARY_ATEN) counts those alone,
+since its other origins are what Inductor inlined into its input. A dynamo
+node that became several of our nodes (F.linear: matmul + add) gives an
+extern kernel its library node (matmul, conv2d, sdpa) and a generated
+kernel the rest. DIR/NAME.origins.json keeps each kernel's origins, so
+`--refilter DIR/NAME.truth.json` re-derives the truth by these rules on
+any machine (docs/formats.md). View
 nodes (reshape, transpose, expand, slice) are left out of the kernels
 unless --keep-views: Inductor folds them into index math, and fuseeng
 launches nothing for them; a kernel left with no node (a copy Inductor
