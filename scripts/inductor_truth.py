@@ -173,21 +173,30 @@ def is_view_target(target):
 
 
 def kernel_nodes(kind, origins, by_fx, ops, keep_views=False):
-    """Our nodes a kernel computes, from its origins [(aten target, dynamo name or None)].
+    """Our nodes a kernel computes, from its origins [(aten target, dynamo
+    name or None[, position in the aten graph])].
 
     Only origins whose target computes (not is_view_target) lead to nodes:
     a view origin names the node whose output the kernel reads, not one it
-    computes. An extern kernel with a library call among its origins
-    (LIBRARY_ATEN) takes the nodes of those origins alone. A kernel whose
-    origins are all views (a copy Inductor makes
-    for a layout) takes them all, so a copy node of ours is still found.
-    Then nodes_of_kernel splits library and other ops.
+    computes. An extern kernel is one library call: with library calls
+    among its origins (LIBRARY_ATEN) it takes the last of them in the aten
+    graph (its other origins, earlier calls among them, are the producers
+    Inductor inlined into its input: a concat of two convolutions before a
+    third); without positions, all of them. A kernel whose origins are all
+    views (a copy Inductor makes for a layout) takes them all, so a copy
+    node of ours is still found. Then nodes_of_kernel splits library and
+    other ops.
     """
-    compute = [d for t, d in origins if d is not None and not is_view_target(t)]
-    if kind == "extern" and any(aten_op(t) in LIBRARY_ATEN for t, _ in origins):
-        compute = [d for t, d in origins if d is not None and aten_op(t) in LIBRARY_ATEN]
-    elif not compute and not any(not is_view_target(t) for t, _ in origins):
-        compute = [d for _, d in origins if d is not None]
+    origins = [(o[0], o[1], o[2] if len(o) > 2 else None) for o in origins]
+    compute = [d for t, d, _ in origins if d is not None and not is_view_target(t)]
+    lib = [(p, d) for t, d, p in origins if d is not None and aten_op(t) in LIBRARY_ATEN]
+    if kind == "extern" and lib:
+        if all(p is not None for p, _ in lib):
+            last = max(p for p, _ in lib)
+            lib = [(p, d) for p, d in lib if p == last]
+        compute = [d for _, d in lib]
+    elif not compute and all(is_view_target(t) for t, _, _ in origins):
+        compute = [d for _, d, _ in origins if d is not None]
     dnames = []
     for d in compute:
         if d not in dnames:
@@ -333,13 +342,23 @@ class _State:
 STATE = _State()
 
 
-def _origin_info(o):
-    return {"name": o.name, "target": str(o.target), "meta": {
+def _position(o, cache):
+    """o's index in its aten graph (origins of one kernel share the graph)."""
+    g = getattr(o, "graph", None)
+    if g is None:
+        return None
+    if id(g) not in cache:
+        cache[id(g)] = {n: i for i, n in enumerate(g.nodes)}
+    return cache[id(g)].get(o)
+
+
+def _origin_info(o, cache):
+    return {"name": o.name, "target": str(o.target), "pos": _position(o, cache), "meta": {
         "from_node": o.meta.get("from_node"), "source_fn_stack": o.meta.get("source_fn_stack")}}
 
 
 def _kernels_of(sched, device_kind):
-    out = []
+    out, cache = [], {}
     for i, sn in enumerate(sched.nodes):
         cls = type(sn).__name__
         if cls in SKIP_KERNELS:
@@ -364,7 +383,7 @@ def _kernels_of(sched, device_kind):
                     origins.append(o)
         name = sn.get_name() if hasattr(sn, "get_name") else f"node{i}"
         out.append((kind, f"{kind}{len(out)}:{name}", detail,
-                    [_origin_info(o) for o in sorted(origins, key=lambda o: o.name)]))
+                    [_origin_info(o, cache) for o in sorted(origins, key=lambda o: o.name)]))
     return out
 
 
@@ -512,7 +531,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
                 log.append(f"    {o['name']} {o['target']} -> {d or 'NOTHING (' + ', '.join(cands) + ')'}"
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")
                 unmapped += d is None
-                mapped.append([o["name"], o["target"], d])
+                mapped.append([o["name"], o["target"], d, o["pos"]])
             records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped})
     side = origins_doc(name + ".truth.json", keep_views, by_fx, records)
     kernels = kernels_from_origins(side, model)
@@ -569,7 +588,7 @@ def kernels_from_origins(side, model):
                 raise ValueError(f"by_fx[{d!r}]: {n} is not a node of the model")
     out = []
     for k in side["kernels"]:
-        nodes = kernel_nodes(k["kind"], [(t, d) for _, t, d in k["origins"]], by_fx, ops,
+        nodes = kernel_nodes(k["kind"], [tuple(o[1:]) for o in k["origins"]], by_fx, ops,
                              side.get("keep_views", False))
         detail = k["detail"] + ("" if nodes or not k["origins"] else "; computes no node of ours")
         out.append((k["name"], k["kind"], sorted(nodes, key=order.get), detail))

@@ -77,6 +77,11 @@ assert IT.kernel_nodes("extern", ext, by_fx, ops) == ["fc2.mm"], IT.kernel_nodes
 # another kernel computed: only the library call's origin counts.
 ext2 = [("aten.add.Tensor", "fc1"), ("aten.mm.default", "fc2")]
 assert IT.kernel_nodes("extern", ext2, by_fx, ops) == ["fc2.mm"], IT.kernel_nodes("extern", ext2, by_fx, ops)
+# An extern call is one library op: the last in the aten graph (the
+# earlier ones made its input: squeezenet's concat of two convolutions).
+ext3 = [("aten.mm.default", "fc1", 3), ("aten.mm.default", "fc2", 8), ("aten.relu.default", "relu", 5)]
+assert IT.kernel_nodes("extern", ext3, by_fx, ops) == ["fc2.mm"], IT.kernel_nodes("extern", ext3, by_fx, ops)
+assert IT.kernel_nodes("extern", [t[:2] for t in ext3], by_fx, ops) == ["fc1.mm", "fc2.mm"]
 gen = [("aten.relu.default", "relu"), ("aten.permute.default", "fc2"), ("aten.view.default", "fc1")]
 assert IT.kernel_nodes("triton", gen, by_fx, ops) == ["relu"], IT.kernel_nodes("triton", gen, by_fx, ops)
 # A kernel of views alone (a layout copy) takes them all: views of ours stay out unless kept.
@@ -108,7 +113,8 @@ open(os.path.join(d, "mlp.truth.json"), "w").write(IT.truth_json(doc))
 # a truth written by the old rule (the view origin's fc1.mm in the fc2 bmm) is mended.
 side = IT.origins_doc("mlp2.truth.json", False, by_fx, [
     {"name": "extern0:buf0", "kind": "extern", "detail": "extern_kernels.mm",
-     "origins": [["mm_1", "aten.mm.default", "fc2"], ["view", "aten.reshape.default", "fc1"]]},
+     "origins": [["mm_1", "aten.mm.default", "fc2", 9], ["view", "aten.reshape.default", "fc1", 5],
+                 ["mm", "aten.mm.default", "fc1", 4]]},
     {"name": "triton1:buf1", "kind": "triton", "detail": "SchedulerNode",
      "origins": [["clone", "aten.clone.default", "transpose"]]}])
 assert IT.kernels_from_origins(side, model) == [
