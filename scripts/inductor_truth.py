@@ -187,7 +187,7 @@ def kernel_nodes(kind, origins, by_fx, ops, keep_views=False):
     node of ours is still found. Then nodes_of_kernel splits library and
     other ops.
     """
-    origins = [(o[0], o[1], o[2] if len(o) > 2 else None) for o in origins]
+    origins = [(o[0], o[1], o[2] if len(o) > 2 else None) for o in origins]   # args (o[3]) unused yet
     compute = [d for t, d, _ in origins if d is not None and not is_view_target(t)]
     lib = [(p, d) for t, d, p in origins if d is not None and aten_op(t) in LIBRARY_ATEN]
     if kind == "extern" and lib:
@@ -353,7 +353,8 @@ def _position(o, cache):
 
 
 def _origin_info(o, cache):
-    return {"name": o.name, "target": str(o.target), "pos": _position(o, cache), "meta": {
+    return {"name": o.name, "target": str(o.target), "pos": _position(o, cache),
+            "args": [i.name for i in getattr(o, "all_input_nodes", ())], "meta": {
         "from_node": o.meta.get("from_node"), "source_fn_stack": o.meta.get("source_fn_stack")}}
 
 
@@ -531,7 +532,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
                 log.append(f"    {o['name']} {o['target']} -> {d or 'NOTHING (' + ', '.join(cands) + ')'}"
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")
                 unmapped += d is None
-                mapped.append([o["name"], o["target"], d, o["pos"]])
+                mapped.append([o["name"], o["target"], d, o["pos"], o["args"]])
             records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped})
     side = origins_doc(name + ".truth.json", keep_views, by_fx, records)
     kernels = kernels_from_origins(side, model)
