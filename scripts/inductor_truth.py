@@ -30,7 +30,9 @@ graph wins), else meta["source_fn_stack"]. Only origins that compute
 count: a view origin (reshape, permute, clone ...: VIEW_ATEN) names a
 tensor the kernel reads, and an extern kernel with a library call among
 its origins (mm, bmm, convolution ...: LIBRARY_ATEN) counts those alone,
-since its other origins are what Inductor inlined into its input. A dynamo
+since its other origins are what Inductor inlined into its input; a
+generated kernel leaves out the origins of a kernel whose stored buffer it
+reads (read_origins). A dynamo
 node that became several of our nodes (F.linear: matmul + add) gives an
 extern kernel its library node (matmul, conv2d, sdpa) and a generated
 kernel the rest. DIR/NAME.origins.json keeps each kernel's origins, so
@@ -384,8 +386,19 @@ def _kernels_of(sched, device_kind):
                     origins.append(o)
         name = sn.get_name() if hasattr(sn, "get_name") else f"node{i}"
         out.append((kind, f"{kind}{len(out)}:{name}", detail,
-                    [_origin_info(o, cache) for o in sorted(origins, key=lambda o: o.name)]))
+                    [_origin_info(o, cache) for o in sorted(origins, key=lambda o: o.name)],
+                    _buffers(sn)))
     return out
+
+
+def _buffers(sn):
+    """{"reads": [...], "writes": [...]}: the buffers a scheduler node loads and stores."""
+    rw = getattr(sn, "read_writes", None)
+    reads = sorted({d.name for d in getattr(rw, "reads", ()) or () if getattr(d, "name", None)})
+    get = getattr(sn, "get_buffer_names", None)
+    writes = sorted(get()) if callable(get) else \
+        sorted({d.name for d in getattr(rw, "writes", ()) or () if getattr(d, "name", None)})
+    return {"reads": reads, "writes": [w for w in writes if w not in reads]}
 
 
 def hook_scheduler(device_kind):
@@ -523,7 +536,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
         by_fx.setdefault(origin_of.get(n["name"]), []).append(n["name"])
     records, log, unmapped = [], [], 0
     for ks in STATE.kernels:
-        for kind, kname, detail, origins in ks:
+        for kind, kname, detail, origins, bufs in ks:
             mapped = []
             log.append(f"{kname} ({kind}, {detail})")
             for o in origins:
@@ -533,7 +546,8 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")
                 unmapped += d is None
                 mapped.append([o["name"], o["target"], d, o["pos"], o["args"]])
-            records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped})
+            records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped,
+                            "reads": bufs["reads"], "writes": bufs["writes"]})
     side = origins_doc(name + ".truth.json", keep_views, by_fx, records)
     kernels = kernels_from_origins(side, model)
     os.makedirs(out_dir, exist_ok=True)
@@ -576,6 +590,32 @@ def origins_json(doc):
     return "\n".join(lines) + "\n"
 
 
+def read_origins(kernels):
+    """Per kernel, the aten origins of the kernels that wrote a buffer it reads.
+
+    Inductor gives a node the origins of the unrealized producers it was
+    lowered from (gather_origins) even when a producer is realized later
+    into a kernel of its own: a max pool after a concat names the concat and
+    the ReLUs before it, which a kernel before it computed and stored. A
+    kernel that reads that stored buffer does not compute them again (one
+    that recomputes a producer reads the producer's inputs instead).
+    Kernels recorded without reads and writes give empty sets.
+    """
+    writer = {}
+    for i, k in enumerate(kernels):
+        for b in k.get("writes", ()):
+            writer[b] = i
+    out = []
+    for i, k in enumerate(kernels):
+        got = set()
+        for b in k.get("reads", ()):
+            j = writer.get(b)
+            if j is not None and j != i:
+                got |= {o[0] for o in kernels[j]["origins"]}
+        out.append(got)
+    return out
+
+
 def kernels_from_origins(side, model):
     """[(name, kind, nodes in model order, detail)] by kernel_nodes' rules."""
     if side.get("format") != ORIGINS_FORMAT:
@@ -588,9 +628,9 @@ def kernels_from_origins(side, model):
             if n not in ops:
                 raise ValueError(f"by_fx[{d!r}]: {n} is not a node of the model")
     out = []
-    for k in side["kernels"]:
-        nodes = kernel_nodes(k["kind"], [tuple(o[1:]) for o in k["origins"]], by_fx, ops,
-                             side.get("keep_views", False))
+    for k, read in zip(side["kernels"], read_origins(side["kernels"])):
+        origins = [tuple(o[1:]) for o in k["origins"] if k["kind"] == "extern" or o[0] not in read]
+        nodes = kernel_nodes(k["kind"], origins, by_fx, ops, side.get("keep_views", False))
         detail = k["detail"] + ("" if nodes or not k["origins"] else "; computes no node of ours")
         out.append((k["name"], k["kind"], sorted(nodes, key=order.get), detail))
     return out

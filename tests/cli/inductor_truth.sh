@@ -120,6 +120,19 @@ side = IT.origins_doc("mlp2.truth.json", False, by_fx, [
 assert IT.kernels_from_origins(side, model) == [
     ("extern0:buf0", "extern", ["fc2.mm"], "extern_kernels.mm"),
     ("triton1:buf1", "triton", [], "SchedulerNode; computes no node of ours")], IT.kernels_from_origins(side, model)
+# A kernel that reads a buffer another kernel stored does not compute that
+# kernel's origins again (Inductor's gather_origins names a realized
+# producer in its consumer too); one that reads the producer's inputs
+# recomputes it, and keeps it.
+rw = IT.origins_doc("x", False, by_fx, [
+    {"name": "p", "kind": "triton", "detail": "", "reads": ["buf0"], "writes": ["buf1"],
+     "origins": [["relu", "aten.relu.default", "relu", 3, ["addmm"]]]},
+    {"name": "k", "kind": "triton", "detail": "", "reads": ["buf1"], "writes": ["buf2"],
+     "origins": [["relu", "aten.relu.default", "relu", 3, ["addmm"]], ["mul", "aten.mul.Tensor", "mul", 9, ["addmm_1"]]]},
+    {"name": "k2", "kind": "triton", "detail": "", "reads": ["buf0"], "writes": ["buf3"],
+     "origins": [["relu", "aten.relu.default", "relu", 3, ["addmm"]], ["mul", "aten.mul.Tensor", "mul", 9, ["addmm_1"]]]}])
+assert [k[2] for k in IT.kernels_from_origins(rw, model)] == [["relu"], ["mul"], ["relu", "mul"]], \
+    IT.kernels_from_origins(rw, model)
 old = IT.truth_doc(os.path.join(d, "mlp.json"), text, "inductor", "test; then inductor_truth.py --refilter",
                    [("extern0:buf0", "extern", ["fc1.mm", "fc2.mm"], "extern_kernels.mm"),
                     ("triton1:buf1", "triton", [], "SchedulerNode")], "cpu", "an older --refilter")
