@@ -2,6 +2,7 @@
 """inductor_truth.py: which of a model's nodes each Inductor kernel computes (a truth file).
 
     python3 scripts/inductor_truth.py MODEL... -o DIR [--device cuda] [--keep-views]
+    python3 scripts/inductor_truth.py --all -o DIR
     python3 scripts/inductor_truth.py --list
     python3 scripts/inductor_truth.py --selftest [--device cuda]
 
@@ -25,9 +26,18 @@ with `origins`, the post-AOTAutograd aten FX nodes it computes (an inlined
 pointwise producer counts in each kernel that recomputes it). An aten node
 leads back to the dynamo node it was traced from through
 node.meta["from_node"] (NodeSource chains; the deepest name in dynamo's
-graph wins), else meta["source_fn_stack"]. A dynamo node that became
-several of our nodes (F.linear: matmul + add) gives an extern kernel its
-library node (matmul, conv2d, sdpa) and a generated kernel the rest. View
+graph wins), else meta["source_fn_stack"]. Only origins that compute
+count: a view origin (reshape, permute, clone ...: VIEW_ATEN) names a
+tensor the kernel reads, and an extern kernel with a library call among
+its origins (mm, bmm, convolution ...: LIBRARY_ATEN) counts those alone,
+since its other origins are what Inductor inlined into its input; a
+generated kernel leaves out the origins of a kernel whose stored buffer it
+reads (read_origins). A dynamo
+node that became several of our nodes (F.linear: matmul + add) gives an
+extern kernel its library node (matmul, conv2d, sdpa) and a generated
+kernel the rest. DIR/NAME.origins.json keeps each kernel's origins, so
+`--refilter DIR/NAME.truth.json` re-derives the truth by these rules on
+any machine (docs/formats.md). View
 nodes (reshape, transpose, expand, slice) are left out of the kernels
 unless --keep-views: Inductor folds them into index math, and fuseeng
 launches nothing for them; a kernel left with no node (a copy Inductor
@@ -41,6 +51,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -124,6 +135,77 @@ def nodes_of_kernel(kind, dyn_names, by_fx, ops, keep_views=False):
     return out
 
 
+# Aten ops that move or relabel data and compute none of the model's values.
+# An origin with one of these targets is index math (or a layout copy) that
+# Inductor folded into a kernel reading the tensor: the reshape of the
+# previous bmm's output is an origin of the next bmm, and leads back to the
+# previous matmul, which that kernel does not compute.
+VIEW_ATEN = {"view", "reshape", "_unsafe_view", "_reshape_alias", "permute", "transpose", "t",
+             "expand", "expand_as", "view_as", "clone", "contiguous", "split", "split_with_sizes",
+             "unbind", "chunk", "slice", "select", "narrow", "squeeze", "unsqueeze", "flatten",
+             "unflatten", "movedim", "as_strided", "alias", "detach", "diagonal", "view_of",
+             "lift_fresh_copy"}
+
+
+# Aten ops an extern kernel calls a library for. An extern kernel's origins
+# also hold the pointwise ops inlined into its input (a bias add: F.linear's
+# add, whose dynamo node also made the previous matmul); when some origin is
+# one of these, they alone say which library node the call computes.
+LIBRARY_ATEN = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_int_mm", "_scaled_mm",
+                "convolution", "_convolution", "cudnn_convolution", "convolution_overrideable",
+                "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                "_scaled_dot_product_fused_attention_overrideable", "_flash_attention_forward",
+                "_efficient_attention_forward"}
+
+
+def aten_op(target):
+    """aten.reshape.default -> reshape; prims.view_of.default -> view_of; add -> add."""
+    parts = str(target).split(".")
+    if len(parts) >= 3 and parts[0] in ("aten", "prims", "torch", "inductor"):
+        return parts[1]
+    if len(parts) == 2 and parts[0] in ("aten", "prims"):
+        return parts[1]
+    return parts[-1]
+
+
+def is_view_target(target):
+    """True when an aten origin only moves data (VIEW_ATEN)."""
+    return aten_op(target) in VIEW_ATEN
+
+
+def kernel_nodes(kind, origins, by_fx, ops, keep_views=False):
+    """Our nodes a kernel computes, from its origins [(aten target, dynamo
+    name or None[, position in the aten graph])].
+
+    Only origins whose target computes (not is_view_target) lead to nodes:
+    a view origin names the node whose output the kernel reads, not one it
+    computes. An extern kernel is one library call: with library calls
+    among its origins (LIBRARY_ATEN) it takes the last of them in the aten
+    graph (its other origins, earlier calls among them, are the producers
+    Inductor inlined into its input: a concat of two convolutions before a
+    third); without positions, all of them. A kernel whose origins are all
+    views (a copy Inductor makes for a layout) takes them all, so a copy
+    node of ours is still found. Then nodes_of_kernel splits library and
+    other ops.
+    """
+    origins = [(o[0], o[1], o[2] if len(o) > 2 else None) for o in origins]   # args (o[3]) unused yet
+    compute = [d for t, d, _ in origins if d is not None and not is_view_target(t)]
+    lib = [(p, d) for t, d, p in origins if d is not None and aten_op(t) in LIBRARY_ATEN]
+    if kind == "extern" and lib:
+        if all(p is not None for p, _ in lib):
+            last = max(p for p, _ in lib)
+            lib = [(p, d) for p, d in lib if p == last]
+        compute = [d for _, d in lib]
+    elif not compute and all(is_view_target(t) for t, _, _ in origins):
+        compute = [d for _, d, _ in origins if d is not None]
+    dnames = []
+    for d in compute:
+        if d not in dnames:
+            dnames.append(d)
+    return nodes_of_kernel(kind, dnames, by_fx, ops, keep_views)
+
+
 # ---- the models ----
 
 def _blocks():
@@ -177,15 +259,33 @@ def _blocks():
             y = self.rms(x, self.w2)
             return x + self.down(F.silu(self.gate(y)) * self.up(y))
 
-    return GPTBlock, LlamaBlock
+    class BertBlock(nn.Module):
+        """BERT's encoder layer: SDPA (no mask), post-LN, erf GELU."""
+
+        def __init__(self, d=768, h=12, f=3072):
+            super().__init__()
+            self.h = h
+            self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.ln1, self.ln2 = nn.LayerNorm(d, eps=1e-12), nn.LayerNorm(d, eps=1e-12)
+            self.fc1, self.fc2 = nn.Linear(d, f), nn.Linear(f, d)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            q, k, v = self.qkv(x).split(d, dim=2)
+            q, k, v = (t.view(b, s, self.h, d // self.h).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v)
+            x = self.ln1(x + self.o(y.transpose(1, 2).reshape(b, s, d)))
+            return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
+
+    return GPTBlock, LlamaBlock, BertBlock
 
 
 def zoo():
-    """name -> (what it is, builder returning (module, [inputs]))."""
-    import torch
+    """name -> (what it is, builder returning (module, [inputs])); torch is imported by the builders."""
 
     def tv(name, size=224):
         def build():
+            import torch
             import torchvision
             m = getattr(torchvision.models, name)(weights=None)
             return m, [torch.randn(1, 3, size, size)]
@@ -193,11 +293,13 @@ def zoo():
 
     def block(i, d):
         def build():
+            import torch
             return _blocks()[i](), [torch.randn(1, 128, d)]
         return build
 
     def hf(kind):
         def build():
+            import torch
             try:
                 import transformers
             except ImportError:
@@ -218,11 +320,12 @@ def zoo():
             return m, [torch.randint(0, 1000, (1, 128))]
         return build
 
-    z = {n: tv(n) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "efficientnet_b0",
+    z = {n: tv(n) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "mobilenet_v2", "efficientnet_b0",
                             "convnext_tiny", "regnet_y_400mf", "densenet121", "squeezenet1_1",
-                            "shufflenet_v2_x1_0", "vit_b_16")}
+                            "shufflenet_v2_x1_0", "mnasnet0_5", "vgg11", "vit_b_16")}
     z["gpt_block"] = ("GPT-2-style block written here (d 768, 12 heads, S 128)", block(0, 768))
     z["llama_block"] = ("LLaMA-style block written here (d 1024, 16 heads, S 128)", block(1, 1024))
+    z["bert_block"] = ("BERT-style block written here (post-LN, SDPA, erf GELU; d 768, S 128)", block(2, 768))
     z["hf_gpt2_2l"] = ("transformers GPT2Model from GPT2Config(n_layer=2), S 128", hf("gpt2"))
     z["hf_bert_2l"] = ("transformers BertModel from BertConfig(num_hidden_layers=2), S 128", hf("bert"))
     z["hf_llama_2l"] = ("transformers LlamaModel, 2 layers of d 1024, S 128", hf("llama"))
@@ -241,13 +344,24 @@ class _State:
 STATE = _State()
 
 
-def _origin_info(o):
-    return {"name": o.name, "target": str(o.target), "meta": {
+def _position(o, cache):
+    """o's index in its aten graph (origins of one kernel share the graph)."""
+    g = getattr(o, "graph", None)
+    if g is None:
+        return None
+    if id(g) not in cache:
+        cache[id(g)] = {n: i for i, n in enumerate(g.nodes)}
+    return cache[id(g)].get(o)
+
+
+def _origin_info(o, cache):
+    return {"name": o.name, "target": str(o.target), "pos": _position(o, cache),
+            "args": [i.name for i in getattr(o, "all_input_nodes", ())], "meta": {
         "from_node": o.meta.get("from_node"), "source_fn_stack": o.meta.get("source_fn_stack")}}
 
 
 def _kernels_of(sched, device_kind):
-    out = []
+    out, cache = [], {}
     for i, sn in enumerate(sched.nodes):
         cls = type(sn).__name__
         if cls in SKIP_KERNELS:
@@ -272,8 +386,19 @@ def _kernels_of(sched, device_kind):
                     origins.append(o)
         name = sn.get_name() if hasattr(sn, "get_name") else f"node{i}"
         out.append((kind, f"{kind}{len(out)}:{name}", detail,
-                    [_origin_info(o) for o in sorted(origins, key=lambda o: o.name)]))
+                    [_origin_info(o, cache) for o in sorted(origins, key=lambda o: o.name)],
+                    _buffers(sn)))
     return out
+
+
+def _buffers(sn):
+    """{"reads": [...], "writes": [...]}: the buffers a scheduler node loads and stores."""
+    rw = getattr(sn, "read_writes", None)
+    reads = sorted({d.name for d in getattr(rw, "reads", ()) or () if getattr(d, "name", None)})
+    get = getattr(sn, "get_buffer_names", None)
+    writes = sorted(get()) if callable(get) else \
+        sorted({d.name for d in getattr(rw, "writes", ()) or () if getattr(d, "name", None)})
+    return {"reads": reads, "writes": [w for w in writes if w not in reads]}
 
 
 def hook_scheduler(device_kind):
@@ -409,25 +534,22 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
     by_fx = {}
     for n in model["nodes"]:
         by_fx.setdefault(origin_of.get(n["name"]), []).append(n["name"])
-    kernels, log, unmapped = [], [], 0
+    records, log, unmapped = [], [], 0
     for ks in STATE.kernels:
-        for kind, kname, detail, origins in ks:
-            dnames = []
+        for kind, kname, detail, origins, bufs in ks:
+            mapped = []
             log.append(f"{kname} ({kind}, {detail})")
             for o in origins:
                 cands = source_names(o["meta"], graph_id)
                 d = next((c for c in cands if c in dyn), None)
                 log.append(f"    {o['name']} {o['target']} -> {d or 'NOTHING (' + ', '.join(cands) + ')'}"
                            f" -> {', '.join(by_fx.get(d, [])) or '-'}")
-                if d is None:
-                    unmapped += 1
-                elif d not in dnames:
-                    dnames.append(d)
-            nodes = nodes_of_kernel(kind, dnames, by_fx, ops, keep_views)
-            kernels.append((kname, kind, nodes,
-                            detail + ("" if nodes or not origins else "; computes no node of ours")))
-    order = {n["name"]: i for i, n in enumerate(model["nodes"])}
-    kernels = [(a, b, sorted(c, key=order.get), d) for a, b, c, d in kernels]
+                unmapped += d is None
+                mapped.append([o["name"], o["target"], d, o["pos"], o["args"]])
+            records.append({"name": kname, "kind": kind, "detail": detail, "origins": mapped,
+                            "reads": bufs["reads"], "writes": bufs["writes"]})
+    side = origins_doc(name + ".truth.json", keep_views, by_fx, records)
+    kernels = kernels_from_origins(side, model)
     os.makedirs(out_dir, exist_ok=True)
     mpath = os.path.join(out_dir, name + ".json")
     text = _json(model)
@@ -439,34 +561,123 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
         raise TruthError("the truth does not fit the model: " + "; ".join(bad[:5]))
     write_atomic(os.path.join(out_dir, name + ".truth.json"), truth_json(doc))
     write_atomic(os.path.join(out_dir, name + ".kernels.txt"), "\n".join(log) + "\n")
+    write_atomic(os.path.join(out_dir, name + ".origins.json"), origins_json(side))
     return {"nodes": len(model["nodes"]), "kernels": len(kernels),
             "extern": sum(1 for k in kernels if k[1] == "extern"),
             "covered": len({n for k in kernels for n in k[2]}), "unmapped": unmapped,
             "customs": sum(1 for n in model["nodes"] if n["op"] == "custom"), "warnings": warns}
 
 
+ORIGINS_FORMAT = "fuseeng.truth-origins/1"
+
+
+def origins_doc(truth_file, keep_views, by_fx, records):
+    """The side file NAME.origins.json (docs/formats.md): each kernel's aten
+    origins [aten name, target, dynamo node or null] and which of our nodes
+    each dynamo node became, so --refilter re-derives the truth without a GPU."""
+    return {"format": ORIGINS_FORMAT, "truth": truth_file, "keep_views": bool(keep_views),
+            "by_fx": {k: v for k, v in by_fx.items() if k is not None}, "kernels": records}
+
+
+def origins_json(doc):
+    """One kernel a line, as truth_json."""
+    head = {k: v for k, v in doc.items() if k != "kernels"}
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    ks = doc["kernels"]
+    lines.append(' "kernels": [')
+    lines += [f"  {json.dumps(k)}{',' if i + 1 < len(ks) else ''}" for i, k in enumerate(ks)]
+    lines += [" ]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def read_origins(kernels):
+    """Per kernel, the aten origins of the kernels that wrote a buffer it reads.
+
+    Inductor gives a node the origins of the unrealized producers it was
+    lowered from (gather_origins) even when a producer is realized later
+    into a kernel of its own: a max pool after a concat names the concat and
+    the ReLUs before it, which a kernel before it computed and stored. A
+    kernel that reads that stored buffer does not compute them again (one
+    that recomputes a producer reads the producer's inputs instead).
+    Kernels recorded without reads and writes give empty sets.
+    """
+    writer = {}
+    for i, k in enumerate(kernels):
+        for b in k.get("writes", ()):
+            writer[b] = i
+    out = []
+    for i, k in enumerate(kernels):
+        got = set()
+        for b in k.get("reads", ()):
+            j = writer.get(b)
+            if j is not None and j != i:
+                got |= {o[0] for o in kernels[j]["origins"]}
+        out.append(got)
+    return out
+
+
+def kernels_from_origins(side, model):
+    """[(name, kind, nodes in model order, detail)] by kernel_nodes' rules."""
+    if side.get("format") != ORIGINS_FORMAT:
+        raise ValueError(f"format is {side.get('format')!r}, not {ORIGINS_FORMAT}")
+    ops = {n["name"]: n["op"] for n in model["nodes"]}
+    order = {n["name"]: i for i, n in enumerate(model["nodes"])}
+    by_fx = side["by_fx"]
+    for d, ours in by_fx.items():
+        for n in ours:
+            if n not in ops:
+                raise ValueError(f"by_fx[{d!r}]: {n} is not a node of the model")
+    out = []
+    for k, read in zip(side["kernels"], read_origins(side["kernels"])):
+        origins = [tuple(o[1:]) for o in k["origins"] if k["kind"] == "extern" or o[0] not in read]
+        nodes = kernel_nodes(k["kind"], origins, by_fx, ops, side.get("keep_views", False))
+        detail = k["detail"] + ("" if nodes or not k["origins"] else "; computes no node of ours")
+        out.append((k["name"], k["kind"], sorted(nodes, key=order.get), detail))
+    return out
+
+
 def refilter(truth_path):
-    """Apply nodes_of_kernel's extern rule to a truth file this script wrote
-    before the rule (its model beside it): an extern kernel that holds a
-    library op keeps its library ops only. Needs no GPU: the rule reads our
-    nodes' ops, which the model file has. Returns the kernels changed."""
+    """Re-derive a truth file's kernels by this script's current rules,
+    without a GPU. With NAME.origins.json beside it, from the recorded
+    origins (kernel_nodes); without (a file written before the side file),
+    the extern rule alone: an extern kernel that holds a library op keeps
+    its library ops only. Returns the kernels changed."""
     doc = json.load(open(truth_path))
     model = json.load(open(os.path.join(os.path.dirname(truth_path), doc["model"]["file"])))
     ops = {n["name"]: n["op"] for n in model["nodes"]}
+    side_path = truth_path[:-len(".truth.json")] + ".origins.json" \
+        if truth_path.endswith(".truth.json") else None
     changed = 0
-    for k in doc["kernels"]:
-        if k["kind"] == "extern" and any(ops[n] in LIBRARY for n in k["nodes"]):
-            lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
-            if lib != k["nodes"]:
-                k["nodes"], changed = lib, changed + 1
+    if side_path and os.path.exists(side_path):
+        side = json.load(open(side_path))
+        new = kernels_from_origins(side, model)
+        if [k["name"] for k in doc["kernels"]] != [k[0] for k in new]:
+            raise ValueError(f"{side_path} lists other kernels than {truth_path}")
+        for k, (_, _, nodes, detail) in zip(doc["kernels"], new):
+            if k["nodes"] != nodes:
+                k["nodes"], changed = nodes, changed + 1
+            k["detail"] = detail
+    else:
+        for k in doc["kernels"]:
+            if k["kind"] == "extern" and any(ops[n] in LIBRARY for n in k["nodes"]):
+                lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
+                if lib != k["nodes"]:
+                    k["nodes"], changed = lib, changed + 1
+    bad = check_truth(doc, model)
+    if bad:
+        raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
     if changed:
-        doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
+        if "--refilter" not in doc.get("command", ""):
+            doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
         write_atomic(truth_path, truth_json(doc))
     return changed
 
 
 def _check_torch():
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise TruthError(f"torch is not installed for {sys.executable} (the GPU machine's python3 has it)")
     major = int(torch.__version__.split(".")[0])
     if major < 2:
         raise TruthError(f"torch {torch.__version__} has no torch.compile (Inductor needs torch >= 2)")
@@ -475,11 +686,12 @@ def _check_torch():
 def run_one(name, build, a, command):
     import torch
     torch.manual_seed(a.seed)
+    t0 = time.time()
     module, inputs = build()
     info = compile_and_map(name, module, inputs, a.device, a.keep_views, a.out, command)
     print(f"{name}: {info['nodes']} nodes ({info['customs']} custom), {info['kernels']} kernels "
           f"({info['extern']} extern), {info['covered']} nodes in some kernel, "
-          f"{info['unmapped']} aten origins mapped to no dynamo node")
+          f"{info['unmapped']} aten origins mapped to no dynamo node, {time.time() - t0:.0f} s", flush=True)
     for w in info["warnings"]:
         print(f"inductor_truth.py: {name}: warning: {w}", file=sys.stderr)
     return info
@@ -532,6 +744,7 @@ def main(argv):
     ap.add_argument("--keep-views", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--all", action="store_true", help="every model --list names")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--refilter", nargs="+", metavar="TRUTH",
                     help="apply the extern rule to truth files written before it (no GPU)")
@@ -540,7 +753,7 @@ def main(argv):
     if a.refilter:
         for t in a.refilter:
             try:
-                print(f"{t}: {refilter(t)} extern kernels refiltered")
+                print(f"{t}: {refilter(t)} kernels changed")
             except (OSError, ValueError, KeyError) as e:
                 print(f"inductor_truth.py: {t}: {e}", file=sys.stderr)
                 return 2
@@ -556,12 +769,14 @@ def main(argv):
             raise TruthError("no CUDA device: run on the GPU machine, or give --device cpu")
         if a.selftest:
             return selftest(a)
+        if a.all:
+            a.models = list(a.models) + [m for m in zoo() if m not in a.models]
         if not a.models or not a.out:
-            raise TruthError("give MODEL... and -o DIR (or --list, --selftest)")
+            raise TruthError("give MODEL... (or --all) and -o DIR (or --list, --selftest)")
     except TruthError as e:
         print(f"inductor_truth.py: {e}", file=sys.stderr)
         return 2
-    z, rc = zoo(), 0
+    z, rc, tally = zoo(), 0, {"written": 0, "skipped": 0, "failed": 0}
     for m in a.models:
         try:
             if m in z:
@@ -574,18 +789,24 @@ def main(argv):
                 name = m.rsplit(":", 1)[-1].rsplit(".", 1)[-1].lower()
                 build = (lambda mod=mod, ins=ins: (mod, list(ins.values())))
             run_one(name, build, a, command)
+            tally["written"] += 1
         except Skipped as e:
-            print(f"inductor_truth.py: {m}: skipped: {e}", file=sys.stderr)
+            print(f"{m}: skipped: {e}", flush=True)
+            tally["skipped"] += 1
         except TruthError as e:
-            print(f"inductor_truth.py: {m}: {e}", file=sys.stderr)
+            print(f"{m}: failed: {e}", flush=True)
+            tally["failed"] += 1
             rc = 2
         except Exception as e:   # Inductor, dynamo or the converter refused it: say so, go on
             msg = str(e).strip().splitlines()
-            print(f"inductor_truth.py: {m}: failed: {type(e).__name__}: {msg[0] if msg else ''}",
-                  file=sys.stderr)
+            print(f"{m}: failed: {type(e).__name__}: {msg[0] if msg else ''}", flush=True)
             if os.environ.get("INDUCTOR_TRUTH_DEBUG"):
                 traceback.print_exc()
+            tally["failed"] += 1
             rc = 2
+    if len(a.models) > 1:
+        print(f"inductor_truth.py: {tally['written']} models written to {a.out}, {tally['skipped']} skipped, "
+              f"{tally['failed']} failed")
     return rc
 
 

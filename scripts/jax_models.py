@@ -54,7 +54,7 @@ def gpt2_block(seed=0, s=128, d=768, heads=12):
         qkv = _ln(x, w["ln1_g"], w["ln1_b"]) @ w["qkv"] + w["qkv_b"]
         q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(s, heads, dh).transpose(1, 0, 2) for i in range(3))
         att = (q @ k.transpose(0, 2, 1)) * (1.0 / math.sqrt(dh))
-        att = jnp.where(mask, att, -1e9)
+        att = jnp.where(mask, att, np.float32(-1e9))
         att = jnp.exp(att - jnp.max(att, axis=-1, keepdims=True))
         att = att / jnp.sum(att, axis=-1, keepdims=True)
         y = (att @ v).transpose(1, 0, 2).reshape(s, d)

@@ -210,7 +210,11 @@ def main(argv):
             print(f"{n:18s} {what}")
         return 0
     try:
-        import jax  # noqa: F401
+        import jax
+        # The models are float32; a JAX that widens Python floats to float64
+        # (x64 on) would compile f64 arithmetic XLA fuses otherwise. What f64
+        # is left is written as f32 with a note (jaxpr_fuseeng.py).
+        jax.config.update("jax_enable_x64", False)
     except ImportError:
         print("jax_truth.py: JAX is not installed for this Python (pip install jax[cuda] on the GPU "
               "machine)", file=sys.stderr)

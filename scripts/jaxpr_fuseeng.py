@@ -16,7 +16,9 @@ computes nothing (a copy, a convert to the same type, a reshape to the same
 shape) is an alias: no node. A literal operand of a binary op is its
 `scalar` attribute; one elsewhere, and every constvar, is a weight.
 Primitives with no fuseeng op become `custom` nodes (opaque), with a
-warning: honest, and still comparable.
+warning: honest, and still comparable. A float64 value (a jaxpr made with
+x64 on, or a Python float JAX widened) is written as f32 with a note, as
+the ONNX importer does; a convert between f64 and f32 is then an alias.
 """
 from collections import namedtuple
 
@@ -32,7 +34,8 @@ class Lit:
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
           "int8": "i8", "bool": "bool", "f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32",
-          "i64": "i64", "i8": "i8"}
+          "i64": "i64", "i8": "i8", "float64": "f32", "f64": "f32"}
+NARROWED = {"float64", "f64"}   # no f64 in fuseeng: written as f32 with a note (as the ONNX importer does)
 UNARY = {"exp": "exp", "log": "log", "neg": "neg", "abs": "abs", "sqrt": "sqrt", "rsqrt": "rsqrt",
          "tanh": "tanh", "logistic": "sigmoid", "sin": "sin", "cos": "cos", "erf": "erf"}
 BINARY = {"add": "add", "add_any": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
@@ -60,6 +63,8 @@ class _B:
 
     def declare(self, name, shape, dtype, kind=None):
         t = {"shape": [int(d) for d in shape], "dtype": dtype_name(dtype)}
+        if str(dtype) in NARROWED:
+            self.warnings.append(f"note: {name} is {dtype}; written as f32 (fuseeng has no f64)")
         if kind and kind != "activation":
             t["kind"] = kind
         self.tensors[name] = t

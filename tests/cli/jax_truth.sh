@@ -161,10 +161,24 @@ open(os.path.join(d, "fixture.json"), "w").write(text)
 doc = truth_doc(os.path.join(d, "fixture.json"), text, "xla", "fixture", kernels, "gpu", "test")
 assert check_truth(doc, model) == []
 open(os.path.join(d, "fixture.truth.json"), "w").write(truth_json(doc))
+
+# float64 (a Python float JAX widened, as in jax_gpt2_block on JAX 0.11): f32
+# with a note; the converts to and from it are aliases, so nothing is cast.
+f64 = "float64"
+e64 = [Eqn("convert_element_type", {"new_dtype": f64, "weak_type": False}, ["a"], [("c", (4,), f64)]),
+       Eqn("mul", {}, ["c", Lit(0.5, (), f64)], [("m", (4,), f64)]),
+       Eqn("mul", {}, ["m", "k"], [("m2", (4,), f64)]),
+       Eqn("convert_element_type", {"new_dtype": f32, "weak_type": False}, ["m2"], [("r", (4,), f32)]),
+       Eqn("exp", {}, ["r"], [("y", (4,), f32)])]
+m64, n64, w64 = convert("f64", "test", [("a", (4,), f32, "input"), ("k", (4,), f64, "weight")], e64, ["y"])
+assert {n["op"] for n in m64["nodes"]} == {"mul", "exp"}, m64["nodes"]
+assert n64[0] == [] and n64[3] == [], n64
+assert all(t["dtype"] == "f32" for t in m64["tensors"].values()), m64["tensors"]
+assert len(w64) == 3 and all("float64; written as f32" in w for w in w64), w64
 print("PASS")
 PY
 if grep -q "^PASS" "$T/py.out"; then
-    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, views left out"
+    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, f64 as f32, views left out"
 else
     not_ok "hlo_fusions.py and jaxpr_fuseeng.py" "$(cat "$T/py.out")"
 fi
