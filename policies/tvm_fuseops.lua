@@ -37,9 +37,10 @@ local FROM_KIND = { elemwise = ELEMWISE, broadcast = BROADCAST, injective = INJE
                     reduction = REDUCE, out_fusable = OUT_EWISE, opaque = OPAQUE }
 -- TVM registers these differently from our registry's kinds: pooling and
 -- softmax are kOutEWiseFusable; batch_norm reaches FuseOps already unfolded
--- (SimplifyInference) into a per-channel multiply-add.
+-- (SimplifyInference) into a per-channel multiply-add; arange is kOpaque
+-- (our registry calls it elementwise, as Inductor and XLA fuse an iota).
 local TVM_PATTERN = { max_pool2d = OUT_EWISE, avg_pool2d = OUT_EWISE, softmax = OUT_EWISE,
-                      log_softmax = OUT_EWISE, batch_norm = BROADCAST }
+                      log_softmax = OUT_EWISE, batch_norm = BROADCAST, arange = OPAQUE }
 
 return fe.policy {
   name = "tvm_fuseops",

@@ -13,7 +13,8 @@ Instructions that only name or regroup values (parameter, constant,
 get-tuple-element, tuple, bitcast, ...) are none.
 
 A kernel's op_names are the metadata op_name of the instruction and of every
-instruction of the computations it calls, transitively, in text order:
+instruction of the computations it calls, transitively, in text order
+(but a reduce's region, and moves of what a fusion reads: _op_names):
 `metadata={op_name="jit(run)/jit(main)/fe_12/add" source_file=... }`.
 equations(op_names) reads back the jaxpr equation each came from, by the
 fe_<index> name scope jax_truth.py binds every equation under.
@@ -37,6 +38,17 @@ Kernel = namedtuple("Kernel", "name kind detail op_names")
 NO_KERNEL = {"parameter", "constant", "get-tuple-element", "tuple", "bitcast", "after-all",
              "partition-id", "replica-id", "opt-barrier", "optimization-barrier",
              "add-dependency", "domain"}
+
+# Data movement: inside a fusion, on a parameter, it moves a value another
+# kernel computed (_op_names).
+MOVES = {"bitcast", "copy", "slice", "reshape", "transpose", "broadcast", "dynamic-slice",
+         "get-tuple-element", "bitcast-convert"}
+
+# The jaxpr primitives that are data movement themselves: a move of a
+# parameter named by one of them is that equation's own work.
+JAX_MOVES = {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
+             "dynamic_slice", "concatenate", "pad", "copy", "copy_p", "convert_element_type",
+             "rev"}
 
 _HEADER = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
@@ -108,27 +120,61 @@ def parse(text):
     return comps, entry
 
 
-def _called(rest):
+def _called(rest, follow_apply=True):
     out = []
     for m in _CALLS.finditer(rest):
+        if not follow_apply and m.group(0).startswith("to_apply"):
+            continue
         v = m.group(1)
         names = v.strip("{}").split(",") if v.startswith("{") else [v]
         out += [n.strip().lstrip("%") for n in names if n.strip()]
     return out
 
 
+def _operands(rest):
+    """The instruction names among OPCODE(...)'s operands."""
+    i = rest.find("(", rest.find(" ") if not rest.startswith("(") else 0)
+    depth, j = 0, i
+    for j in range(i, len(rest)):
+        depth += (rest[j] == "(") - (rest[j] == ")")
+        if depth == 0:
+            break
+    return re.findall(r"%?([\w.\-]+)(?=\s*(?:,|$))", rest[i + 1:j])
+
+
 def _op_names(comps, rest, seen):
+    """op_name of an instruction and of the computations it calls.
+
+    Not followed: to_apply (a reduce's or scatter's region: XLA shares one
+    region among reductions, and its add carries the first one's name).
+    Not counted, inside a called computation: an instruction that only
+    moves or renames what a parameter holds (a bitcast, copy, slice,
+    reshape, transpose or broadcast of a parameter, or of such a value)
+    under the op_name of an equation that computes (a dot, an add): it is
+    a view of that equation's output, computed in another kernel (a dot's
+    output bitcast where a fusion reads it). A move named by a movement
+    equation (broadcast_in_dim of a bias) is that equation's work.
+    """
     names = []
     m = _OPNAME.search(rest)
     if m:
         names.append(m.group(1))
-    for c in _called(rest):
+    for c in _called(rest, follow_apply=False):
         if c in seen:
             continue
         if c not in comps:
             raise HloError(f"a call of computation {c}, which the module does not define")
         seen.add(c)
-        for _, _, r in comps[c]:
+        of_param = set()
+        for iname, op, r in comps[c]:
+            if op == "parameter":
+                of_param.add(iname)
+                continue
+            if op in MOVES and all(o in of_param for o in _operands(r)):
+                of_param.add(iname)
+                nm = _OPNAME.search(r)
+                if not nm or nm.group(1).rsplit("/", 1)[-1] not in JAX_MOVES:
+                    continue   # a view of a value some equation computed elsewhere
             names += _op_names(comps, r, seen)
     return names
 

@@ -798,8 +798,16 @@ def main(argv):
             tally["failed"] += 1
             rc = 2
         except Exception as e:   # Inductor, dynamo or the converter refused it: say so, go on
-            msg = str(e).strip().splitlines()
-            print(f"{m}: failed: {type(e).__name__}: {msg[0] if msg else ''}", flush=True)
+            # dynamo wraps the cause (BackendCompilerFailed: "backend raised:"
+            # on its first line): say the innermost one
+            inner = e
+            while inner.__cause__ is not None or getattr(inner, "inner_exception", None) is not None:
+                inner = inner.__cause__ or inner.inner_exception
+            lines = [x for x in str(inner).strip().splitlines() if x.strip()]
+            why = f"{type(inner).__name__}: {lines[0][:300] if lines else ''}"
+            if inner is not e:
+                why = f"{type(e).__name__} from {why}"
+            print(f"{m}: failed: {why}", flush=True)
             if os.environ.get("INDUCTOR_TRUTH_DEBUG"):
                 traceback.print_exc()
             tally["failed"] += 1

@@ -4,11 +4,14 @@
     python3 scripts/jax_truth.py MODEL... -o DIR [--keep-views]
     python3 scripts/jax_truth.py --list
     python3 scripts/jax_truth.py --selftest
+    python3 scripts/jax_truth.py --refilter DIR/NAME.truth.json...   (no JAX needed)
 
 MODEL is a name from jax_models.py (--list). For each it writes DIR/NAME.json
 (the fuseeng model, from the jaxpr), DIR/NAME.truth.json (fuseeng.truth/1,
 docs/formats.md), and beside them DIR/NAME.hlo.txt (the optimized HLO) and
 DIR/NAME.kernels.txt (each kernel's op_names and where they led).
+--refilter re-derives truth files from the NAME.hlo.txt beside them by the
+current rules, without JAX (after a change to hlo_fusions.py).
 
 How the two sides meet: jax.make_jaxpr(f) gives the jaxpr; calls in it
 (pjit, custom_jvp_call, ...) are inlined, and equation i of the flat list
@@ -151,6 +154,45 @@ def kernels_to_nodes(kernels, nodes_of, ops, keep_views=False):
     return out, log
 
 
+def refilter(truth_path, keep_views=False):
+    """Re-derive a truth file's kernels from NAME.hlo.txt beside it by this
+    script's current rules (hlo_fusions.py), without JAX or a GPU. The
+    model's nodes are named fe_<i>_<primitive> after their equation i.
+    Returns the kernels changed."""
+    import json
+    import re
+    hlo_path = truth_path[:-len(".truth.json")] + ".hlo.txt"
+    if not truth_path.endswith(".truth.json") or not os.path.exists(hlo_path):
+        raise TruthError(f"{truth_path}: no {os.path.basename(hlo_path)} beside it to re-derive from")
+    doc = json.load(open(truth_path))
+    model = json.load(open(os.path.join(os.path.dirname(truth_path), doc["model"]["file"])))
+    ops = {n["name"]: n["op"] for n in model["nodes"]}
+    nodes_of = {}
+    for n in model["nodes"]:
+        m = re.match(r"fe_(\d+)_", n["name"])
+        if m:
+            nodes_of.setdefault(int(m.group(1)), []).append(n["name"])
+    new, _ = kernels_to_nodes(hlo_fusions.kernels(open(hlo_path).read()), nodes_of, ops, keep_views)
+    if [k["name"] for k in doc["kernels"]] != [k[0] for k in new]:
+        raise TruthError(f"{hlo_path} lists other kernels than {truth_path}")
+    changed = 0
+    for k, (_, _, nodes, detail) in zip(doc["kernels"], new):
+        if k["nodes"] != nodes:
+            k["nodes"], changed = nodes, changed + 1
+        if detail:
+            k["detail"] = detail
+        else:
+            k.pop("detail", None)
+    bad = check_truth(doc, model)
+    if bad:
+        raise TruthError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
+    if changed:
+        if "--refilter" not in doc.get("command", ""):
+            doc["command"] = doc.get("command", "") + "; then jax_truth.py --refilter"
+        write_atomic(truth_path, truth_json(doc))
+    return changed
+
+
 def truth_of(name, make, out_dir, keep_views, command, seed=0):
     import jax
     import numpy as np
@@ -203,7 +245,17 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--refilter", nargs="+", metavar="TRUTH")
     a = ap.parse_args(argv)
+    if a.refilter:
+        rc = 0
+        for t in a.refilter:
+            try:
+                print(f"{t}: {refilter(t, a.keep_views)} kernels changed")
+            except (TruthError, hlo_fusions.HloError, OSError, ValueError, KeyError) as e:
+                print(f"jax_truth.py: {t}: {e}", file=sys.stderr)
+                rc = 2
+        return rc
     from jax_models import MODELS
     if a.list:
         for n, (what, _) in MODELS.items():

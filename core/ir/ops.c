@@ -282,8 +282,9 @@ static const fe_op ops[FE_NOPS] = {
 
     [FE_OP_COMPARE] = {"compare", FE_BROADCAST, 1, 2, 2, 1, "cmp:eq|ne|lt|le|gt|ge scalar:num scalar_index:int",
                        "a cmp b as bool (eq ne lt le gt ge)", fe_infer_compare, NULL, 0},
-    /* a source of values, like custom's aten arange before it: a kernel of its own */
-    [FE_OP_ARANGE] = {"arange", FE_OPAQUE, 0, 0, 1, 1, "start:dim end:dim step:int dtype:dtype",
+    /* a source of values computed from the index alone: elementwise, as
+     * Inductor (ops.index_expr) and XLA (iota, fused into its readers) take it */
+    [FE_OP_ARANGE] = {"arange", FE_ELEMWISE, 0, 0, 1, 1, "start:dim end:dim step:int dtype:dtype",
                       "start, start + step, ... before end", fe_infer_arange, NULL, 0},
     [FE_OP_TRILU] = {"trilu", FE_INJECTIVE, 1, 1, 1, 0, "upper:bool diagonal:int",
                      "triu (upper) / tril of the last two axes, the rest zero", fe_infer_trilu,

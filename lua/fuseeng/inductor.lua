@@ -208,10 +208,31 @@ local function run_cache(ctx)
   local state = ctx.state
   local cache = state.inductor
   if not cache then
-    cache = {}
+    -- channels_last: Inductor's layout optimization is on and the graph
+    -- holds a convolution, so its rank-4 activations are NHWC (gates)
+    cache = { channels_last = ctx.params.layout_optimization == true
+                              and #ctx.graph:nodes_of("conv2d") > 0 }
     state.inductor = cache
   end
   return cache
+end
+
+-- Does group s write a tensor that a node outside s and other reads (or a
+-- graph output)? Then Inductor stores it: s is a scheduler node of its
+-- own, not a loader inlined into other.
+local function read_elsewhere(s, other)
+  local inside = {}
+  for _, n in ipairs(s.nodes) do inside[n.index] = true end
+  for _, n in ipairs(other.nodes) do inside[n.index] = true end
+  for _, n in ipairs(s.nodes) do
+    for _, t in ipairs(n.outputs) do
+      if t.is_output then return true end
+      for _, c in ipairs(t.consumers) do
+        if not inside[c.index] then return true end
+      end
+    end
+  end
+  return false
 end
 
 -- The simulator's figures for a group, kept by its structure
@@ -384,6 +405,21 @@ function gates(a, b, sa, sb, cache)
     -- (the rows), so a keepdim=False reduction ([64, 128] -> [64]) takes
     -- its [64] epilogue as a keepdim=True one ([64, 1]) does.
     if s[NUMEL] == 0 or s[NUMEL] == red.full or s[NUMEL] == red.rows then
+      -- Channels_last (layout optimization): a reduction over H and W of
+      -- an NHWC tensor reduces a strided axis. Inductor makes it one
+      -- persistent pass only up to 64 elements a row (its threshold for
+      -- reductions that are not over the innermost axis); a longer one
+      -- loops, and takes its pointwise producer only when it is inlined
+      -- (read by nothing else), as a ResNet's last block into its average
+      -- pool, and keeps a stored one apart, as a squeeze-and-excitation
+      -- block's activation at 14x14 and more before its pool (RegNetY and
+      -- MobileNetV3 against Inductor 2.11: at 7x7 both fuse it).
+      local sg, rg = sa[RED] and b or a, sa[RED] and a or b
+      if cache.channels_last and s[NUMEL] == red.full and red.full > 64 * red.rows
+         and red.axes:match("^2,3/%d+x%d+x%d+x%d+$") and sg:feeds(rg) and read_elsewhere(sg, rg) then
+        return false, said(cache, "channels_last: a looped reduction over H and W (%s) takes no "
+                           .. "stored producer", red.axes, false)
+      end
       return true, "prologue/epilogue"
     end
     return false, ("pointwise over %s fits neither the reduction's %d elements nor its %d rows (%s)")

@@ -167,4 +167,27 @@ expect_ok "benchmark mode logs Inductor's speedup line" \
 expect_ok "benchmark mode names a larger part by its ends and size" \
     "fusing \{'q_cos', \.\.\., 'q_rope'\} \(4 nodes\) with \{'q_x1'\} cause" \
     "$FUSEENG" run examples/models/llama2_7b_layer.json --policy spill_veto --explain
+# Layout optimization: a conv net runs channels_last, where a reduction over
+# H and W of more than 64 elements a row loops, and takes its pointwise
+# producer only when nothing else reads it (RegNetY's squeeze-and-
+# excitation against Inductor 2.11: 14x14 apart, 7x7 fused).
+se() {   # se NAME H: conv, relu read by a mean over H and W and by the gate's mul
+    model "$1" "\"x\": {\"shape\": [1, 8, $2, $2], \"dtype\": \"f32\", \"kind\": \"input\"}, \"w\": {\"shape\": [8, 8, 1, 1], \"dtype\": \"f32\", \"kind\": \"weight\"}, \"fw\": {\"shape\": [8, 8, 1, 1], \"dtype\": \"f32\", \"kind\": \"weight\"}" \
+        '{"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "outputs": ["c"]}, {"name": "act", "op": "relu", "inputs": ["c"], "outputs": ["a"]}, {"name": "pool", "op": "mean", "inputs": ["a"], "outputs": ["p"], "attrs": {"axes": [2, 3], "keepdim": true}}, {"name": "fc", "op": "conv2d", "inputs": ["p", "fw"], "outputs": ["f"]}, {"name": "sig", "op": "sigmoid", "inputs": ["f"], "outputs": ["s"]}, {"name": "gate", "op": "mul", "inputs": ["a", "s"], "outputs": ["y"]}' '"y"'
+}
+se se14 14
+se se7 7
+expect_ok "channels_last: a looped H x W reduction takes no stored producer (14x14)" \
+    'no +\[act, pool\] +cannot fuse: channels_last: a looped reduction over H and W' run se14
+expect_ok "... a persistent one (7x7, 49 elements a row) takes it" 'fuse +\[act, pool\]' run se7
+expect_ok "... and without layout optimization the 14x14 one does too" 'fuse +\[act, pool\]' \
+    "$FUSEENG" run "$T/se14.json" --policy inductor_greedy --param layout_optimization=false --explain
+
+# An arange is elementwise (an iota): Inductor computes it in the kernel
+# that reads it (a BERT attention mask: arange, add and compare in one).
+model iota '"x": {"shape": [128], "dtype": "i64", "kind": "input"}' \
+    '{"name": "ar", "op": "arange", "inputs": [], "outputs": ["r"], "attrs": {"end": 128}}, {"name": "sh", "op": "add", "inputs": ["r"], "outputs": ["s"], "attrs": {"scalar": 0}}, {"name": "cmp", "op": "compare", "inputs": ["s", "x"], "outputs": ["m"], "attrs": {"cmp": "ge"}}' '"m"'
+expect_ok "an arange fuses into what reads it" '^kernels +3 -> 1 ' "$FUSEENG" run "$T/iota.json" --policy inductor_greedy
+expect_ok "... but tvm_fuseops keeps it alone, TVM's kOpaque" '^kernels +3 -> 2 ' "$FUSEENG" run "$T/iota.json" --policy tvm_fuseops
+
 finish

@@ -36,6 +36,31 @@ PY
     else
         not_ok "$t: the agreement" "$(cat "$T/perr")"
     fi
+    # the policy named after the truth's compiler, both ways at its target
+    "$PY" - "$T/ab.json" "$t" >>"$T/met" 2>/dev/null <<'PY'
+import json, sys
+ab, truth = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+comp = truth["compiler"]["name"]
+want, target = {"inductor": ("inductor_greedy", 0.95), "xla": ("xla_priority", 0.9)}[comp]
+t = next(c["truth"] for c in ab["rows"][0]["policies"] if c["policy"] == want)
+met = all(t[k] is not None and t[k] >= target for k in ("recall", "precision"))
+print(comp, int(met), sys.argv[2])
+PY
 done
 [ "$found" -eq 1 ] || skip "committed truth files" "none in tests/truth yet (made on the GPU machine: docs/policies.md)"
+# Issue 35's target, on the committed files: inductor_greedy agrees with
+# Inductor at 0.95 both ways on at least 10 models. (xla_priority's 0.9 on
+# the JAX models is not met yet: its count is printed, not checked.)
+if [ "$found" -eq 1 ]; then
+    ind=$(awk '$1 == "inductor" { s += $2 } END { print s + 0 }' "$T/met")
+    xla=$(awk '$1 == "xla" { s += $2 } END { print s + 0 }' "$T/met")
+    all_ind=$(awk '$1 == "inductor"' "$T/met" | wc -l)
+    if [ "$ind" -ge 10 ]; then
+        ok "inductor_greedy agrees with Inductor at 0.95 both ways on $ind of $all_ind models (>= 10)"
+    else
+        not_ok "inductor_greedy agrees with Inductor at 0.95 both ways on >= 10 models" \
+            "$ind of $all_ind: $(awk '$1 == "inductor" && $2 == 0 { print $3 }' "$T/met" | tr '\n' ' ')"
+    fi
+    echo "# xla_priority at 0.9 both ways on $xla of $(awk '$1 == "xla"' "$T/met" | wc -l) JAX models"
+fi
 finish
