@@ -55,7 +55,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from truth_file import check_truth, truth_doc, truth_json, write_atomic  # noqa: E402
+from truth_file import check_truth, mark_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
 
 LIBRARY = {"matmul", "conv2d", "sdpa"}          # fe.ops[op].library: extern kernels
 VIEWS = {"reshape", "transpose", "expand", "slice"}   # fe.ops[op].view
@@ -561,7 +561,7 @@ def compile_and_map(name, module, inputs, device, keep_views, out_dir, command):
         raise TruthError("the truth does not fit the model: " + "; ".join(bad[:5]))
     write_atomic(os.path.join(out_dir, name + ".truth.json"), truth_json(doc))
     write_atomic(os.path.join(out_dir, name + ".kernels.txt"), "\n".join(log) + "\n")
-    write_atomic(os.path.join(out_dir, name + ".origins.json"), origins_json(side))
+    write_atomic(os.path.join(out_dir, name + ".origins.json"), truth_json(side))
     return {"nodes": len(model["nodes"]), "kernels": len(kernels),
             "extern": sum(1 for k in kernels if k[1] == "extern"),
             "covered": len({n for k in kernels for n in k[2]}), "unmapped": unmapped,
@@ -577,17 +577,6 @@ def origins_doc(truth_file, keep_views, by_fx, records):
     each dynamo node became, so --refilter re-derives the truth without a GPU."""
     return {"format": ORIGINS_FORMAT, "truth": truth_file, "keep_views": bool(keep_views),
             "by_fx": {k: v for k, v in by_fx.items() if k is not None}, "kernels": records}
-
-
-def origins_json(doc):
-    """One kernel a line, as truth_json."""
-    head = {k: v for k, v in doc.items() if k != "kernels"}
-    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    ks = doc["kernels"]
-    lines.append(' "kernels": [')
-    lines += [f"  {json.dumps(k)}{',' if i + 1 < len(ks) else ''}" for i, k in enumerate(ks)]
-    lines += [" ]", "}"]
-    return "\n".join(lines) + "\n"
 
 
 def read_origins(kernels):
@@ -667,8 +656,7 @@ def refilter(truth_path):
     if bad:
         raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
     if changed:
-        if "--refilter" not in doc.get("command", ""):
-            doc["command"] = doc.get("command", "") + "; then inductor_truth.py --refilter"
+        mark_refiltered(doc, "inductor_truth.py")
         write_atomic(truth_path, truth_json(doc))
     return changed
 

@@ -41,7 +41,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
 from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert  # noqa: E402
-from truth_file import check_truth, truth_doc, truth_json, write_atomic  # noqa: E402
+from truth_file import check_truth, mark_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
 
 VIEWS = {"reshape", "transpose", "expand", "slice"}
 CALLS = {"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
@@ -187,8 +187,7 @@ def refilter(truth_path, keep_views=False):
     if bad:
         raise TruthError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
     if changed:
-        if "--refilter" not in doc.get("command", ""):
-            doc["command"] = doc.get("command", "") + "; then jax_truth.py --refilter"
+        mark_refiltered(doc, "jax_truth.py")
         write_atomic(truth_path, truth_json(doc))
     return changed
 

@@ -42,7 +42,8 @@ def check_truth(doc, model):
 
 
 def truth_json(doc):
-    """One kernel a line: diffable, small."""
+    """One kernel a line: diffable, small (the side files too: their
+    "kernels" one a line as well)."""
     head = {k: v for k, v in doc.items() if k != "kernels"}
     lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
     ks = doc["kernels"]
@@ -57,3 +58,9 @@ def write_atomic(path, text):
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def mark_refiltered(doc, script):
+    """Say in doc's command that SCRIPT --refilter re-derived it (once)."""
+    if "--refilter" not in doc.get("command", ""):
+        doc["command"] = doc.get("command", "") + f"; then {script} --refilter"

@@ -334,13 +334,10 @@ int imp_perm(imp *im, int rank, int64_t *perm)
 
 char *imp_attrs_json(const Onnx__NodeProto *n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
     fe_jw w;
-    fe_jw_init(&w, f, 0);
+    fe_jw_mem m;
+    if (fe_jw_mem_open(&w, &m))
+        return NULL;
     fe_jw_obj(&w);
     for (size_t i = 0; i < n->n_attribute; i++) {
         const Onnx__AttributeProto *a = n->attribute[i];
@@ -367,9 +364,5 @@ char *imp_attrs_json(const Onnx__NodeProto *n)
         }
     }
     fe_jw_end(&w);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return fe_jw_mem_close(&m);
 }

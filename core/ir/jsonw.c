@@ -171,3 +171,22 @@ void fe_jw_raw(fe_jw *w, const char *json, size_t n)
     before_item(w);
     fwrite(json, 1, n, w->f);
 }
+
+int fe_jw_mem_open(fe_jw *w, fe_jw_mem *m)
+{
+    m->buf = NULL;
+    m->len = 0;
+    if (!(m->f = open_memstream(&m->buf, &m->len)))
+        return -1;
+    fe_jw_init(w, m->f, 0);
+    return 0;
+}
+
+char *fe_jw_mem_close(fe_jw_mem *m)
+{
+    if (fclose(m->f) != 0) {
+        free(m->buf);
+        return NULL;
+    }
+    return m->buf;
+}

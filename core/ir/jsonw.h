@@ -40,6 +40,18 @@ void fe_jw_null(fe_jw *w);
 /* Already-encoded JSON text (e.g. an attribute kept verbatim). */
 void fe_jw_raw(fe_jw *w, const char *json, size_t n);
 
+/* A writer into memory: fe_jw_mem_open starts w (compact) over a new
+ * buffer, 0 or -1 when out of memory; fe_jw_mem_close ends it and
+ * returns the text, which the caller frees with free() (NULL when out of
+ * memory). */
+typedef struct fe_jw_mem {
+    FILE *f;
+    char *buf;
+    size_t len;
+} fe_jw_mem;
+int fe_jw_mem_open(fe_jw *w, fe_jw_mem *m);
+char *fe_jw_mem_close(fe_jw_mem *m);
+
 /* Write the shortest round-trip text of v into buf (at least 32 bytes). */
 void fe_jw_format_double(double v, char *buf, size_t size);
 

@@ -97,22 +97,15 @@ static void write_node(fe_jw *w, const fe_graph *g, const fe_node *n)
 
 char *fe_save_attrs(const fe_graph *g, const fe_node *n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
     fe_jw w;
-    fe_jw_init(&w, f, 0);
+    fe_jw_mem m;
+    if (fe_jw_mem_open(&w, &m))
+        return NULL;
     fe_jw_obj(&w);
     for (int i = 0; i < n->nattr; i++)
         write_attr(&w, g, n, &g->attrs[n->attr_off + i], 1);
     fe_jw_end(&w);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return fe_jw_mem_close(&m);
 }
 
 void fe_save_dims(fe_jw *w, const fe_graph *g, int flat)

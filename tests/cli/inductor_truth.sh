@@ -137,7 +137,7 @@ old = IT.truth_doc(os.path.join(d, "mlp.json"), text, "inductor", "test; then in
                    [("extern0:buf0", "extern", ["fc1.mm", "fc2.mm"], "extern_kernels.mm"),
                     ("triton1:buf1", "triton", [], "SchedulerNode")], "cpu", "an older --refilter")
 open(os.path.join(d, "mlp2.truth.json"), "w").write(IT.truth_json(old))
-open(os.path.join(d, "mlp2.origins.json"), "w").write(IT.origins_json(side))
+open(os.path.join(d, "mlp2.origins.json"), "w").write(IT.truth_json(side))
 assert IT.refilter(os.path.join(d, "mlp2.truth.json")) == 1
 again = json.load(open(os.path.join(d, "mlp2.truth.json")))
 assert [k["nodes"] for k in again["kernels"]] == [["fc2.mm"], []], again
