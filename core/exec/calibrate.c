@@ -437,7 +437,7 @@ static int saturation(cal *c, fe_error *err)
         int part;
         const int32_t *members;
         fe_cuda_group *gr = fe_cuda_group_plan(g, &id, 1, 1 << 12, err);
-        if (gr && fe_cuda_group_parts(gr, &members, &part, &threads) != 1)
+        if (gr && fe_cuda_group_parts(gr, &members, &part, &threads, NULL) != 1)
             threads = 0;
         fe_cuda_group_free(gr);
         fe_graph_free(g);

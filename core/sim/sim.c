@@ -78,6 +78,10 @@
  *   spill_regs  = max(0, regs - registers)
  *   threads     = ceil(anchor elements / elements_per_thread)
  *   spill_bytes = spill_regs * 4 * 2 * threads     (one store, one reload)
+ * On a machine with an executor (sim_executor.c, "Executors" below), a
+ * generated kernel's registers are the values its thread holds instead:
+ *   regs        = reserved_registers + held   (fe_cuda_shape.held: its
+ *                 arrays of K values a thread, K from its launch shape)
  *
  * Time, in seconds:
  *   compute    = sum over members of flops / peak, the peak taken from
@@ -140,7 +144,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_group.h"
 #include "ops.h"
 #include "sim.h"
 
@@ -690,134 +693,11 @@ static int too_large(fe_error *err, int n, int split)
                         "overflows 64-bit byte counts", n, n == 1 ? "" : "s", at);
 }
 
-/* A kernel of threads threads on a machine that needs saturating_threads
- * in flight streams and computes proportionally slower below them. */
-static void starve(fe_sim_group_result *r, const fe_machine *m, int64_t threads)
-{
-    if (m->saturating_threads <= 0 || threads <= 0 || threads >= m->saturating_threads)
-        return;
-    double eff = (double)threads / (double)m->saturating_threads;
-    r->l3_s /= eff;
-    r->l2_s /= eff;
-    r->spill_s /= eff;
-    r->compute_s /= eff;
-    r->memory_s = r->l3_s + r->l2_s + r->spill_s;
-    double body = m->overlap ? fmax(r->compute_s, r->memory_s) : r->compute_s + r->memory_s;
-    r->time_s = r->launch_s + r->tile_s + r->collective_s + body;
-}
-
-/* Grids planned for this many multiprocessors are never capped: a part's
- * threads are what its data asks for. */
-enum { EXECUTOR_SMS = 1 << 12 };
-
-/* A kernel that reads and writes bytes once through L3 and holds nothing
- * on chip: a layout copy (see the note), or a copy the executor makes of
- * a view. */
-static void price_copy(int64_t bytes, int32_t nodes, const fe_machine *m, fe_sim_group_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->nodes = nodes;
-    r->split = r->split_default = 1;
-    r->fits = 1;
-    r->launch = FE_LAUNCH_KERNEL;
-    r->l3_read = r->l3_write = bytes;
-    r->l3_bytes = 2 * bytes;
-    r->l3_s = (double)r->l3_bytes / m->l3_bandwidth;
-    r->memory_s = r->l3_s;
-    r->launch_s = m->launch_us * 1e-6;
-    r->time_s = r->launch_s + r->memory_s;
-}
-
-/* A part of views only that the executor runs as a kernel (a strided copy,
- * since the next kernel reads it dense, as the CUDA back end does for a
- * lone transpose): a copy of what leaves the part, not a free view. */
-static void price_view_kernel(const fe_graph *g, const fe_machine *m, const int32_t *ids, int k,
-                              fe_sim_group_result *r)
-{
-    int64_t bytes = 0;
-    for (int i = 0; i < k; i++) {
-        const fe_node *nd = fe_graph_node(g, ids[i]);
-        for (int o = 0; o < nd->nout; o++) {
-            const fe_tensor *t = fe_graph_tensor(g, fe_node_output(g, nd, o));
-            int leaves = (t->flags & FE_T_OUTPUT) != 0;
-            for (int c = 0; c < t->ncons && !leaves; c++) {
-                int32_t v = fe_tensor_consumer(g, t, c), in = 0;
-                for (int j = 0; j < k && !in; j++)
-                    in = ids[j] == v;
-                leaves = !in;
-            }
-            bytes += leaves ? t->bytes : 0;
-        }
-    }
-    price_copy(bytes, k, m, r);
-}
-
-/* A group on a machine whose executor is "cuda" (machine.h): priced as
- * the kernels the CUDA back end makes of it (kernels/gpu/cuda_group.h,
- * planned without a device), each part a group of its own in turn, so
- * the members between parts go through memory and each part is a launch,
- * and each part slowed by the threads its kernel runs (starve). *done = 0
- * when the back end cannot plan the group: it is then priced whole, as
- * on any machine. */
-static int price_executor(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
-                          int split, fe_sim_group_result *out, int *done, fe_error *err)
-{
-    fe_error why = {0};
-    *done = 0;
-    fe_cuda_group *gr = fe_cuda_group_plan(g, nodes, n, EXECUTOR_SMS, &why);
-    if (!gr)
-        return why.code == FE_ENOMEM ? fe_error_set(err, FE_ENOMEM, "%s", why.message) : FE_OK;
-    const int32_t *members;
-    int *part_of = malloc((size_t)n * sizeof *part_of);
-    int32_t *ids = malloc((size_t)n * sizeof *ids);
-    int64_t *threads = malloc((size_t)n * sizeof *threads);
-    int rc = part_of && ids && threads ? FE_OK : fe_error_set(err, FE_ENOMEM, "out of memory");
-    int nparts = rc == FE_OK ? fe_cuda_group_parts(gr, &members, part_of, threads) : 0;
-    fe_machine one = *m;
-    one.executor[0] = '\0';
-    one.saturating_threads = 0;
-    if (rc == FE_OK && nparts == 1) {
-        rc = fe_sim_group(g, &one, nodes, n, split, out, err);
-        if (rc == FE_OK && out->launch == FE_LAUNCH_NONE && threads[0] > 0)
-            price_view_kernel(g, m, nodes, n, out);
-        starve(out, m, threads[0]);
-    } else if (rc == FE_OK) {
-        fe_sim_group_result sum, r;
-        memset(&sum, 0, sizeof sum);
-        sum.split = sum.split_default = 1;
-        sum.fits = 1;
-        sum.launch = FE_LAUNCH_NONE;
-        for (int p = 0; p < nparts && rc == FE_OK; p++) {
-            int k = 0;
-            for (int i = 0; i < n; i++)
-                if (part_of[i] == p)
-                    ids[k++] = members[i];
-            if (k && (rc = fe_sim_group(g, &one, ids, k, 0, &r, err)) == FE_OK) {
-                if (r.launch == FE_LAUNCH_NONE && threads[p] > 0)
-                    price_view_kernel(g, m, ids, k, &r);
-                starve(&r, m, threads[p]);
-                fe_sim_result_add(&sum, &r);
-                /* a kernel among the parts makes it a kernel, else a library call */
-                if (r.launch == FE_LAUNCH_KERNEL ||
-                    (r.launch == FE_LAUNCH_EXTERN && sum.launch == FE_LAUNCH_NONE))
-                    sum.launch = r.launch;
-            }
-        }
-        *out = sum;
-    }
-    *done = rc == FE_OK;
-    free(threads);
-    free(ids);
-    free(part_of);
-    fe_cuda_group_free(gr);
-    return rc;
-}
-
 int fe_sim_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n, int split,
                  fe_sim_group_result *out, fe_error *err)
 {
     if (m->executor[0] && n > 0) {
-        int done, rc = price_executor(g, m, nodes, n, split, out, &done, err);
+        int done, rc = fe_sim_executor_group(g, m, nodes, n, split, out, &done, err);
         if (rc != FE_OK || done)
             return rc == FE_OK ? finite_time(out->time_s, m, err) : rc;
     }
@@ -1019,7 +899,7 @@ int fe_sim_plan(const fe_plan *p, const fe_machine *m, fe_sim_report *out, fe_er
     out->ncopies = p->ncopies;
     for (int32_t c = 0; c < p->ncopies; c++) {
         copy_at[c] = fe_plan_copy_group(p, p->copies[c].tensor);
-        price_copy(fe_graph_tensor(p->g, p->copies[c].tensor)->bytes, 0, m, &out->copies[c]);
+        fe_sim_copy(fe_graph_tensor(p->g, p->copies[c].tensor)->bytes, 0, m, &out->copies[c]);
         add_totals(&out->total, &out->copies[c]);   /* one tensor's bytes cannot overflow */
         out->total.copies++;
     }

@@ -85,6 +85,16 @@ int fe_sim_unfused(const fe_graph *g, const fe_machine *m, const int32_t *nodes,
  * fits only if every kernel does. The splits are the caller's to set. */
 void fe_sim_result_add(fe_sim_group_result *sum, const fe_sim_group_result *one);
 
+/* Group nodes[0..n) on a machine with an executor (m->executor), priced as
+ * the kernels that executor makes of it (sim_executor.c): *done 0 when it
+ * cannot plan the group, which is then the caller's to price whole. */
+int fe_sim_executor_group(const fe_graph *g, const fe_machine *m, const int32_t *nodes, int n,
+                          int split, fe_sim_group_result *out, int *done, fe_error *err);
+
+/* A kernel that reads and writes bytes once through L3 and holds nothing on
+ * chip (a layout copy, an executor's copy of a view), into *r. */
+void fe_sim_copy(int64_t bytes, int32_t nodes, const fe_machine *m, fe_sim_group_result *r);
+
 /* Whole-plan totals. */
 typedef struct fe_sim_totals {
     int32_t kernels;            /* generated kernels (launch "kernel"), layout copies included */

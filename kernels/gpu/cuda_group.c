@@ -912,20 +912,26 @@ int fe_cuda_group_outputs(const fe_cuda_group *gr, const int32_t **ids)
 }
 
 int fe_cuda_group_parts(const fe_cuda_group *gr, const int32_t **members, int *part_of,
-                        int64_t *threads)
+                        int64_t *threads, int64_t *held)
 {
     int nparts = 0;
     for (int i = 0; i < gr->n; i++) {
         part_of[i] = -1;
         if (threads)
             threads[i] = 0;
+        if (held)
+            held[i] = 0;
     }
     for (int s = 0; s < gr->nsteps; s++) {
         const step *st = &gr->steps[s];
-        int64_t t = st->kind == STEP_KERNEL ? (int64_t)st->k.shape.grid * st->k.shape.threads : 0;
+        int kernel = st->kind == STEP_KERNEL;
+        int64_t t = kernel ? (int64_t)st->k.shape.grid * st->k.shape.threads : 0;
+        int64_t h = kernel ? st->k.shape.held : 0;
         if (s > 0 && st->first == gr->steps[s - 1].first && st->count == gr->steps[s - 1].count) {
             if (threads && t > threads[nparts - 1])   /* more steps of the same members */
                 threads[nparts - 1] = t;
+            if (held && h > held[nparts - 1])
+                held[nparts - 1] = h;
             continue;
         }
         for (int i = st->first; i < st->first + st->count && i < gr->n; i++)
@@ -933,6 +939,8 @@ int fe_cuda_group_parts(const fe_cuda_group *gr, const int32_t **members, int *p
                 part_of[i] = nparts;
         if (threads && nparts < gr->n)
             threads[nparts] = t;
+        if (held && nparts < gr->n)
+            held[nparts] = h;
         nparts++;
     }
     for (int i = 0; i < gr->n; i++)   /* a member no step computes (none should): alone */

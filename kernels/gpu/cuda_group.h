@@ -66,10 +66,12 @@ int fe_cuda_group_run(fe_cuda_group *gr, const fe_cu_ptr *dev, fe_cu_ptr fault, 
  * members (a whole fused group is one part; a matmul and its epilogue
  * kernel two; a member lowered to several kernels one), and threads[p]
  * (the caller's array of n, or NULL) part p's threads, grid x block of its
- * widest kernel, 0 for a library call or a step on the host. The count of
+ * widest kernel, 0 for a library call or a step on the host, and held[p]
+ * (likewise, or NULL) the most values a thread of its generated kernels
+ * holds at once (fe_cuda_shape.held; 0 for other steps). The count of
  * parts. */
 int fe_cuda_group_parts(const fe_cuda_group *gr, const int32_t **members, int *part_of,
-                        int64_t *threads);
+                        int64_t *threads, int64_t *held);
 
 /* The same group planned without a device: its steps and their sources
  * (grids sized for sms multiprocessors), nothing compiled or allocated; it

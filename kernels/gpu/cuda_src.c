@@ -862,6 +862,7 @@ char *fe_cuda_src(const fe_k_fused *p, const char *name, int sms, fe_cuda_shape 
     x.err = err;
     if (pick_shape(&x, sms, shape))
         return NULL;
+    shape->held = row_arrays(p) * x.K;
     x.f = open_memstream(&s, &len);
     if (!x.f)
         return fe_error_set(err, FE_ENOMEM, "cuda: out of memory"), NULL;

@@ -34,6 +34,8 @@ typedef struct fe_cuda_shape {
     int kind;                  /* FE_CUDA_* */
     unsigned grid, threads;    /* 1-D launch */
     int per_thread;            /* K: values of a FULL value each thread holds */
+    int held;                  /* values a thread holds at once: its arrays of K (the
+                                  program's slots and the inputs it reads up front) x K */
 } fe_cuda_shape;
 
 /* The kernel computing p, named name, for a device of sms

@@ -218,4 +218,31 @@ expect_fail "a bandwidth of 1e-300" 2 "bw\.lua: field 'l3_bandwidth' is 1e-300, 
 machine "$T/ctl.lua" 'description = "red \27[31m",'
 expect_fail "a description with an escape sequence" 2 "ctl\.lua: field 'description' holds a control character \(byte 5 is 0x1b\)" \
     "$FUSEENG" run "$M" --policy gcu_tlf --machine "$T/ctl.lua"
+
+# On a machine with executor = "cuda" a generated kernel's registers are the
+# values its thread holds (arrays of K), not one element's live values: at
+# M=8192, N=1024 hub_conflict's rows kernels hold 16 columns of each array a
+# thread, and the largest group spill_tolerant keeps spills past h200.lua's
+# 255 registers, as NVRTC's did on the card (docs/simulator.md), so
+# spill_veto vetoes it in simulation; h200.lua without its executor counts
+# live values and sees no spill at all.
+HUB="examples/models/hub_conflict.json --dim M=8192 --dim N=1024"
+sed '/^ *executor = /d; /^ *saturating_threads = /d' lua/machines/h200.lua >"$T/h200_plain.lua"
+if "$FUSEENG" ab $HUB --policy spill_veto --policy spill_tolerant --machine h200 --json >"$T/hold.json" 2>"$T/err" &&
+    "$FUSEENG" run $HUB --policy spill_tolerant --machine "$T/h200_plain.lua" --json >"$T/plain.json" 2>>"$T/err" &&
+    /usr/bin/python3 - "$T/hold.json" "$T/plain.json" 2>>"$T/err" <<'PY'
+import json, sys
+ab, plain = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+cells = {c["policy"]: c for c in ab["rows"][0]["policies"]}
+assert cells["spill_veto"]["spill_bytes"] == 0, cells["spill_veto"]
+assert cells["spill_tolerant"]["spill_bytes"] > 0, cells["spill_tolerant"]
+assert cells["spill_veto"]["kernels"] != cells["spill_tolerant"]["kernels"]
+assert plain["summary"]["spill_bytes"] == 0, plain["summary"]
+PY
+then
+    ok "executor cuda: a rows kernel's registers are its arrays of K values, so spill_veto and spill_tolerant part"
+else
+    not_ok "executor cuda: a rows kernel's registers are its arrays of K values, so spill_veto and spill_tolerant part" \
+        "$(cat "$T/err")"
+fi
 finish
