@@ -55,7 +55,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from truth_file import check_truth, mark_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
+from truth_file import check_truth, save_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
 
 LIBRARY = {"matmul", "conv2d", "sdpa"}          # fe.ops[op].library: extern kernels
 VIEWS = {"reshape", "transpose", "expand", "slice"}   # fe.ops[op].view
@@ -652,12 +652,7 @@ def refilter(truth_path):
                 lib = [n for n in k["nodes"] if ops[n] in LIBRARY]
                 if lib != k["nodes"]:
                     k["nodes"], changed = lib, changed + 1
-    bad = check_truth(doc, model)
-    if bad:
-        raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
-    if changed:
-        mark_refiltered(doc, "inductor_truth.py")
-        write_atomic(truth_path, truth_json(doc))
+    save_refiltered(truth_path, doc, model, changed, "inductor_truth.py")
     return changed
 
 

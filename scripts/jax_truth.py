@@ -41,7 +41,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
 from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert  # noqa: E402
-from truth_file import check_truth, mark_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
+from truth_file import check_truth, save_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
 
 VIEWS = {"reshape", "transpose", "expand", "slice"}
 CALLS = {"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
@@ -183,12 +183,7 @@ def refilter(truth_path, keep_views=False):
             k["detail"] = detail
         else:
             k.pop("detail", None)
-    bad = check_truth(doc, model)
-    if bad:
-        raise TruthError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
-    if changed:
-        mark_refiltered(doc, "jax_truth.py")
-        write_atomic(truth_path, truth_json(doc))
+    save_refiltered(truth_path, doc, model, changed, "jax_truth.py")
     return changed
 
 

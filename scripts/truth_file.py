@@ -60,7 +60,14 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def mark_refiltered(doc, script):
-    """Say in doc's command that SCRIPT --refilter re-derived it (once)."""
-    if "--refilter" not in doc.get("command", ""):
-        doc["command"] = doc.get("command", "") + f"; then {script} --refilter"
+def save_refiltered(path, doc, model, changed, script):
+    """A truth re-derived by SCRIPT --refilter: checked against its model
+    (ValueError naming the problems), its command saying so, written when
+    changed kernels."""
+    bad = check_truth(doc, model)
+    if bad:
+        raise ValueError("the refiltered truth does not fit the model: " + "; ".join(bad[:5]))
+    if changed:
+        if "--refilter" not in doc.get("command", ""):
+            doc["command"] = doc.get("command", "") + f"; then {script} --refilter"
+        write_atomic(path, truth_json(doc))
