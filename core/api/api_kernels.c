@@ -52,9 +52,9 @@ int fe_kernel_register(const char *name, fe_kernel_fn fn, void *user, fe_error *
     if (!b)
         return fe_error_set(err, FE_ENOMEM, "fe_kernel_register: out of memory");
     *b = (binding){fn, user};
-    int rc = fe_k_user_register(name, call_public, b, err);
-    if (rc)
-        free(b);
+    void *old = NULL;
+    int rc = fe_k_user_register(name, call_public, b, &old, err);
+    free(rc ? b : old);   /* the binding it replaced, or this one refused */
     return rc;
 }
 

@@ -29,8 +29,9 @@ static entry *find(const char *name)
     return NULL;
 }
 
-int fe_k_user_register(const char *name, fe_k_user_fn fn, void *ctx, fe_error *err)
+int fe_k_user_register(const char *name, fe_k_user_fn fn, void *ctx, void **old, fe_error *err)
 {
+    *old = NULL;
     if (!name || !*name || strlen(name) >= MAX_KNAME)
         return fe_error_set(err, FE_EINPUT, "a kernel's name must be 1 to %d bytes (got %s)",
                             MAX_KNAME - 1, name && *name ? "a longer one" : "none");
@@ -43,6 +44,8 @@ int fe_k_user_register(const char *name, fe_k_user_fn fn, void *ctx, fe_error *e
                                 "(the most there can be)", name, MAX_KERNELS);
         e = &kernels[nkernels++];
         snprintf(e->name, sizeof e->name, "%s", name);
+    } else {
+        *old = e->ctx;
     }
     e->fn = fn;
     e->ctx = ctx;

@@ -38,8 +38,9 @@ typedef struct fe_k_user_call {
 typedef int (*fe_k_user_fn)(void *ctx, const fe_k_user_call *c);
 
 /* Register fn under name (ctx passed back on each call), replacing a kernel
- * registered under it before. FE_EINPUT for an empty or overlong name. */
-int fe_k_user_register(const char *name, fe_k_user_fn fn, void *ctx, fe_error *err);
+ * registered under it before, whose ctx goes to *old (NULL when there was
+ * none: the caller owns it again). FE_EINPUT for an empty or overlong name. */
+int fe_k_user_register(const char *name, fe_k_user_fn fn, void *ctx, void **old, fe_error *err);
 
 /* The registered name custom node n asks for, or NULL when none is. */
 const char *fe_k_user_kernel(const fe_graph *g, const fe_node *n);

@@ -169,7 +169,9 @@ int main(int argc, char **argv)
 }
 C
 B=${BUILD:-build}
-if $CC $INC "$T/host.c" -o "$T/host" -L"$B" -lfuseeng -Wl,-rpath,"$PWD/$B" >"$T/cc.log" 2>&1; then
+SAN=   # a sanitized library needs a sanitized program (ASan's runtime first)
+[ "${SANITIZE:-}" = 1 ] && SAN="-fsanitize=address,undefined -fno-omit-frame-pointer"
+if $CC $SAN $INC "$T/host.c" -o "$T/host" -L"$B" -lfuseeng -Wl,-rpath,"$PWD/$B" >"$T/cc.log" 2>&1; then
     # the plan and the reference each call it once, after their checks
     expect_ok "a host program's fe_kernel_register runs the node (plan and reference)" \
         "ran, kernel called 2 times" "$T/host" "$T/m.json"
