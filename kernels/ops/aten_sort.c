@@ -83,29 +83,26 @@ int fe_k_aten_argsort(const fe_k_acall *c, fe_error *err)
         return FE_OK;
     int isint = fe_k_dtype_is_int(x->dtype);
     key *k = fe_malloc((size_t)len * sizeof *k, err);
-    int64_t *iv = fe_malloc((size_t)len * sizeof *iv, err);
-    float *fv = fe_malloc((size_t)len * sizeof *fv, err);
-    if (!k || !iv || !fv) {
-        free(k), free(iv), free(fv);
+    if (!k)
         return FE_ENOMEM;
-    }
     int64_t *out = c->out->data;
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t in = 0; in < inner; in++) {
             int64_t base = o * len * inner + in;
             for (int64_t l = 0; l < len; l++) {
-                int64_t off = base + l * inner;
+                int64_t off = base + l * inner, iv = 0;
+                float fv = 0.0f;
                 if (isint)
-                    fe_k_load_i64(x->data, x->dtype, off, &iv[l], 1);
+                    fe_k_load_i64(x->data, x->dtype, off, &iv, 1);
                 else
-                    fe_k_load_f32(x->data, x->dtype, off, &fv[l], 1);
-                k[l] = (key){isint ? 0 : fv[l], isint ? iv[l] : 0, l};
+                    fe_k_load_f32(x->data, x->dtype, off, &fv, 1);
+                k[l] = (key){fv, iv, l};
             }
             qsort(k, (size_t)len, sizeof *k, down ? cmp_down : cmp_up);
             for (int64_t l = 0; l < len; l++)
                 out[base + l * inner] = k[l].at;
         }
     }
-    free(k), free(iv), free(fv);
+    free(k);
     return FE_OK;
 }

@@ -275,11 +275,9 @@ static int run_opaque(const fe_graph *g, const fe_node *n, const fe_k_tensor *in
         return bad_attr(err, g, n, "reduce must be sum, avg, max or min");
     }
     case FE_OP_CUSTOM:
-        if (fe_k_aten_supported(g, n))
-            return fe_k_aten_run(g, n, in, out, err);
-        /* why not: no kernel for that aten op (the message this case always
-         * gave), or args / shapes the kernel cannot take */
-        return fe_k_aten_check(g, n, err);
+        /* validated once before a plan runs (fe_exec_executable); the run
+         * validates again as it goes, with the same messages */
+        return fe_k_aten_run(g, n, in, out, err);
     default:
         return bad_attr(err, g, n, "not an opaque op");
     }
