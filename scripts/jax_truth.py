@@ -40,7 +40,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
-from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert  # noqa: E402
+from jaxpr_fuseeng import ConvertError, Eqn, Lit, convert, equation_nodes  # noqa: E402
 from truth_file import check_truth, save_refiltered, truth_doc, truth_json, write_atomic  # noqa: E402
 
 VIEWS = {"reshape", "transpose", "expand", "slice"}
@@ -156,22 +156,17 @@ def kernels_to_nodes(kernels, nodes_of, ops, keep_views=False):
 
 def refilter(truth_path, keep_views=False):
     """Re-derive a truth file's kernels from NAME.hlo.txt beside it by this
-    script's current rules (hlo_fusions.py), without JAX or a GPU. The
-    model's nodes are named fe_<i>_<primitive> after their equation i.
+    script's current rules (hlo_fusions.py), without JAX or a GPU, the
+    model's nodes found by equation (jaxpr_fuseeng.equation_nodes).
     Returns the kernels changed."""
     import json
-    import re
     hlo_path = truth_path[:-len(".truth.json")] + ".hlo.txt"
     if not truth_path.endswith(".truth.json") or not os.path.exists(hlo_path):
         raise TruthError(f"{truth_path}: no {os.path.basename(hlo_path)} beside it to re-derive from")
     doc = json.load(open(truth_path))
     model = json.load(open(os.path.join(os.path.dirname(truth_path), doc["model"]["file"])))
     ops = {n["name"]: n["op"] for n in model["nodes"]}
-    nodes_of = {}
-    for n in model["nodes"]:
-        m = re.match(r"fe_(\d+)_", n["name"])
-        if m:
-            nodes_of.setdefault(int(m.group(1)), []).append(n["name"])
+    nodes_of = equation_nodes(model)
     new, _ = kernels_to_nodes(hlo_fusions.kernels(open(hlo_path).read()), nodes_of, ops, keep_views)
     if [k["name"] for k in doc["kernels"]] != [k[0] for k in new]:
         raise TruthError(f"{hlo_path} lists other kernels than {truth_path}")

@@ -20,6 +20,7 @@ warning: honest, and still comparable. A float64 value (a jaxpr made with
 x64 on, or a Python float JAX widened) is written as f32 with a note, as
 the ONNX importer does; a convert between f64 and f32 is then an alias.
 """
+import re
 from collections import namedtuple
 
 Eqn = namedtuple("Eqn", "prim params ins outs")
@@ -79,6 +80,17 @@ class _B:
         if x not in self.env:
             raise ConvertError(f"operand {x} is used before it is defined")
         return self.env[x]
+
+
+def equation_nodes(model):
+    """nodes_of_eq read back from a model convert wrote, by its node names
+    (fe_<i>_<primitive>): {i: [node names]}, in model order."""
+    out = {}
+    for n in model["nodes"]:
+        m = re.match(r"fe_(\d+)_", n["name"])
+        if m:
+            out.setdefault(int(m.group(1)), []).append(n["name"])
+    return out
 
 
 def _node(b, i, e, op, ins, attrs, shape, dtype, suffix=None):

@@ -186,6 +186,27 @@ expect_ok "the model from equations loads, and fuseeng ab --against takes the tr
     "^  against xla fixture \(.*fixture\.truth\.json\): 5 kernels, 6 nodes compared" \
     "$FUSEENG" ab "$T/fixture.json" --policy no_fusion --policy xla_priority --against "$T/fixture.truth.json"
 
+# --refilter re-derives a committed truth from the HLO beside it: a kernel
+# whose nodes were lost comes back as it was
+cp tests/truth/jax_mlp.json tests/truth/jax_mlp.hlo.txt "$T/"
+"$PY" - tests/truth/jax_mlp.truth.json "$T/jax_mlp.truth.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = next(k for k in d["kernels"] if k["nodes"])
+k["nodes"] = []
+json.dump(d, open(sys.argv[2], "w"))
+PY
+if "$PY" scripts/jax_truth.py --refilter "$T/jax_mlp.truth.json" >"$T/out" 2>"$T/err" &&
+    grep -q ": 1 kernels changed" "$T/out" &&
+    "$PY" -c 'import json, sys; a, b = (json.load(open(p))["kernels"] for p in sys.argv[1:]); sys.exit(a != b)' \
+        tests/truth/jax_mlp.truth.json "$T/jax_mlp.truth.json"; then
+    ok "jax_truth.py --refilter re-derives a truth's kernels from its HLO"
+else
+    not_ok "jax_truth.py --refilter re-derives a truth's kernels from its HLO" "$(cat "$T/out" "$T/err")"
+fi
+expect_fail "jax_truth.py --refilter without the HLO beside the truth names it" 2 "no jax_mlp.hlo.txt beside it" \
+    sh -c "rm '$T/jax_mlp.hlo.txt' && '$PY' scripts/jax_truth.py --refilter '$T/jax_mlp.truth.json'"
+
 if "$PY" -c "import jax" 2>/dev/null; then
     check "jax_truth.py --selftest (jax.jit on this host's device)" "$PY" scripts/jax_truth.py --selftest -o "$T/self"
 else
