@@ -15,7 +15,10 @@ name scope, so that the optimized HLO's op_names lead back to them
 computes nothing (a copy, a convert to the same type, a reshape to the same
 shape) is an alias: no node. A literal operand of a binary op is its
 `scalar` attribute; one elsewhere, and every constvar, is a weight.
-Primitives with no fuseeng op become `custom` nodes (opaque), with a
+A reduction read only by a reshape that puts its reduced axes back as 1s
+(jnp.mean's and a norm's broadcast_in_dim) is one reduction with keepdim:
+the reshape node goes (XLA makes it a bitcast), so a kernel around the
+reduction holds no data movement. Primitives with no fuseeng op become `custom` nodes (opaque), with a
 warning: honest, and still comparable. A float64 value (a jaxpr made with
 x64 on, or a Python float JAX widened) is written as f32 with a note, as
 the ONNX importer does; a convert between f64 and f32 is then an alias.
@@ -226,6 +229,37 @@ def _one(b, i, e):
     return _custom(b, i, e, ins, e.outs)
 
 
+def _fold_keepdims(b, outs):
+    """Reductions read only by a reshape back to their kept shape take
+    keepdim and the reshape goes (see the note); returns the names gone and
+    outs with the reshapes' outputs renamed."""
+    readers = {}
+    for n in b.nodes:
+        for x in n["inputs"]:
+            readers.setdefault(x, []).append(n)
+    gone, rename = set(), {}
+    for n in b.nodes:
+        if n["op"] not in REDUCE.values() or n["attrs"].get("keepdim"):
+            continue
+        out, rs = n["outputs"][0], readers.get(n["outputs"][0], [])
+        if out in outs or len(rs) != 1 or rs[0]["op"] != "reshape":
+            continue
+        src = b.tensors[n["inputs"][0]]["shape"]
+        axes = {a % len(src) for a in n["attrs"]["axes"]}
+        kept = [1 if a in axes else d for a, d in enumerate(src)]
+        if rs[0]["attrs"]["shape"] != kept:
+            continue
+        n["attrs"]["keepdim"] = True
+        b.tensors[out]["shape"] = kept
+        gone.add(rs[0]["name"])
+        rename[rs[0]["outputs"][0]] = out
+    if gone:
+        b.nodes = [n for n in b.nodes if n["name"] not in gone]
+        for n in b.nodes:
+            n["inputs"] = [rename.get(x, x) for x in n["inputs"]]
+    return gone, [rename.get(o, o) for o in outs]
+
+
 def convert(name, source, inputs, eqns, outputs):
     """(model dict, {equation index: [our node names]}, warnings); see the note above."""
     b = _B()
@@ -252,6 +286,8 @@ def convert(name, source, inputs, eqns, outputs):
             raise ConvertError(f"output {v} is an input, a weight or returned twice: not a graph output "
                                "fuseeng can name; return computed values once")
         outs.append(t)
+    gone, outs = _fold_keepdims(b, outs)
+    nodes_of = {i: [x for x in names if x not in gone] for i, names in nodes_of.items()}
     used = {x for n in b.nodes for x in n["inputs"]} | set(outs)
     tensors = {k: v for k, v in b.tensors.items() if k in used or v.get("kind") == "input"
                or any(k in n["outputs"] for n in b.nodes)}

@@ -34,13 +34,26 @@
  * one group (one kernel with several outputs). price = "duplicate" prices
  * the candidate as XLA would, so that the producers chosen are XLA's.
  *
+ * Multi-output fusion (multi_output = true). XLA recomputes a producer in
+ * every consumer; where a plan cannot hold it in all of them (the group
+ * of all would not be convex, or decide refused it) XLA's later
+ * multi-output pass fuses it into one consumer and keeps its value as a
+ * second output of that kernel. With the param, every re-priced producer
+ * with two or more consumers also queues one pair per consumer, priced as
+ * the merge of the two (the policy's priority hook sees that one
+ * consumer); pairs are popped only when no all-consumer producer is left,
+ * and decide sees ctx.multi_output = true. A merge re-prices as above, so
+ * all-consumer fusions the pair made possible come first again.
+ *
  * Cost. Pricing a producer reads its group, its consumer groups and their
  * members, at most max_nodes nodes; a merge re-prices the new group and
- * its producers and pushes one entry each. With max_nodes bounded, n nodes
- * plan in O(n log n) heap work plus the legality checks.
+ * its producers and pushes one entry each (with multi_output, one more per
+ * consumer). With max_nodes bounded, n nodes plan in O(n log n) heap work
+ * plus the legality checks.
  *
  * Params (from the policy's params; out of range is bad input):
- * max_nodes (64), max_consumers (8), min_priority (0 s), price ("merge").
+ * max_nodes (64), max_consumers (8), min_priority (0 s), price ("merge"),
+ * multi_output (false).
  */
 #include <lauxlib.h>
 #include <math.h>
@@ -57,21 +70,30 @@ typedef struct entry {
     double prio;
     int32_t gid;
     uint32_t ver;
+    int32_t cons;        /* the one consumer of a pair entry, -1: all of them */
+    uint32_t gen;        /* the consumer's merge count when it was queued */
 } entry;
+
+typedef struct heap {
+    entry *e;
+    int64_t n, cap;
+} heap;
 
 typedef struct pq {
     fe_run *r;
-    entry *heap;
-    int64_t n, cap;
+    heap all, pairs;     /* producers into all consumers; into one (multi-output) */
     uint32_t *ver;       /* group id -> version; an entry with another is stale */
+    uint32_t *gen;       /* group id -> how often it was merged into */
     double *time;        /* group id -> its simulated time, NAN if unknown */
     uint32_t *seen, stamp;
     int32_t *cons;       /* consumer groups of the producer being priced */
     int32_t *buf;        /* members of a candidate, for the simulator */
     int32_t *nbrs;       /* the producers of a new group, to re-price */
+    int32_t *pair;       /* the consumers of a producer queued pair by pair */
     int32_t max_nodes, max_consumers;
     double min_priority;
     int duplicate;       /* price = "duplicate" */
+    int multi;           /* multi_output = true */
     int hook;            /* stack slot of the priority hook, 0 if none */
 } pq;
 
@@ -82,14 +104,13 @@ static int better(const entry *a, const entry *b)
     return a->prio > b->prio || (a->prio == b->prio && a->gid > b->gid);
 }
 
-static int push(pq *q, double prio, int32_t gid)
+static int push(pq *q, heap *hp, entry e)
 {
-    entry *h = fe_run_grow(q->heap, &q->cap, q->n + 1, sizeof *h, 1024);
+    entry *h = fe_run_grow(hp->e, &hp->cap, hp->n + 1, sizeof *h, 1024);
     if (!h)
         return fe_run_oom(q->r, "in the priority driver");
-    q->heap = h;
-    int64_t i = q->n++;
-    entry e = {prio, gid, q->ver[gid]};
+    hp->e = h;
+    int64_t i = hp->n++;
     while (i > 0 && better(&e, &h[(i - 1) / 2])) {
         h[i] = h[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -98,22 +119,22 @@ static int push(pq *q, double prio, int32_t gid)
     return 0;
 }
 
-static entry pop(pq *q)
+static entry pop(heap *hp)
 {
-    entry *h = q->heap, top = h[0], last = h[--q->n];
+    entry *h = hp->e, top = h[0], last = h[--hp->n];
     int64_t i = 0;
     for (;;) {
         int64_t c = 2 * i + 1;
-        if (c >= q->n)
+        if (c >= hp->n)
             break;
-        if (c + 1 < q->n && better(&h[c + 1], &h[c]))
+        if (c + 1 < hp->n && better(&h[c + 1], &h[c]))
             c++;
         if (!better(&h[c], &last))
             break;
         h[i] = h[c];
         i = c;
     }
-    if (q->n > 0)
+    if (hp->n > 0)
         h[i] = last;
     return top;
 }
@@ -169,6 +190,14 @@ static int read_params(pq *q)
                 q->duplicate = 1;
             else if (pt != LUA_TNIL && !(s && strcmp(s, "merge") == 0))
                 bad = "price must be \"merge\" or \"duplicate\"";
+        }
+        if (!bad) {
+            lua_pop(L, 1);
+            int bt = fe_run_rawfield(L, t, "multi_output");
+            if (bt == LUA_TBOOLEAN)
+                q->multi = lua_toboolean(L, -1);
+            else if (bt != LUA_TNIL)
+                bad = "multi_output must be true or false";
         }
     }
     if (bad) {
@@ -307,6 +336,41 @@ static int hook_priority(pq *q, int32_t p, int k, double *out)
     return got;
 }
 
+/* The priority of producer p into its k consumers in q->cons: the hook's,
+ * else the simulator's. NAN when the run is over. */
+static double price(pq *q, int32_t p, int k)
+{
+    double prio = 0;
+    int got = q->hook ? hook_priority(q, p, k, &prio) : 0;
+    if (got < 0 || fe_run_over(q->r))
+        return NAN;
+    if (!got) {
+        prio = default_priority(q, p, k);
+        if (q->r->status != FE_OK)
+            return NAN;
+    }
+    return prio;
+}
+
+/* With multi_output: queue producer p into each of its k consumers alone. */
+static int queue_pairs(pq *q, int32_t p, int k)
+{
+    memcpy(q->pair, q->cons, (size_t)k * sizeof *q->pair);
+    for (int i = 0; i < k; i++) {
+        int32_t c = q->pair[i];
+        if (q->r->part->size[p] + q->r->part->size[c] > q->max_nodes)
+            continue;
+        q->cons[0] = c;
+        double prio = price(q, p, 1);
+        if (isnan(prio))
+            return -1;
+        entry e = {prio, p, q->ver[p], c, q->gen[c]};
+        if (prio >= q->min_priority && push(q, &q->pairs, e) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Re-price group gid and queue it if it qualifies; -1 if the run is over. */
 static int reprice(pq *q, int32_t gid)
 {
@@ -314,21 +378,21 @@ static int reprice(pq *q, int32_t gid)
     int k = consumers(q, gid);
     if (k == 0 || k > q->max_consumers)
         return 0;
+    if (q->multi && k >= 2) {
+        if (queue_pairs(q, gid, k) != 0)
+            return -1;
+        memcpy(q->cons, q->pair, (size_t)k * sizeof *q->cons);
+    }
     int64_t size = q->r->part->size[gid];
     for (int i = 0; i < k; i++)
         size += q->r->part->size[q->cons[i]];
     if (size > q->max_nodes)
         return 0;
-    double prio = 0;
-    int got = q->hook ? hook_priority(q, gid, k, &prio) : 0;
-    if (got < 0 || fe_run_over(q->r))
+    double prio = price(q, gid, k);
+    if (isnan(prio))
         return -1;
-    if (!got) {
-        prio = default_priority(q, gid, k);
-        if (q->r->status != FE_OK)
-            return -1;
-    }
-    return prio >= q->min_priority ? push(q, prio, gid) : 0;
+    entry e = {prio, gid, q->ver[gid], -1, 0};
+    return prio >= q->min_priority ? push(q, &q->all, e) : 0;
 }
 
 /* The groups producing inputs of group m (m excluded), re-priced. */
@@ -358,14 +422,20 @@ static int reprice_producers(pq *q, int32_t m)
     return rc;
 }
 
-/* Try the popped producer p: legality, decide, merge, re-price. */
+/* Try the popped producer: into all its consumers, or into the one of a
+ * pair entry; legality, decide, merge, re-price. */
 static int try_fuse(pq *q, entry e)
 {
     fe_run *r = q->r;
     lua_State *L = r->L;
-    int k = consumers(q, e.gid);
-    if (k == 0 || k > q->max_consumers)
-        return 0;
+    int k = 1;
+    if (e.cons < 0) {
+        k = consumers(q, e.gid);
+        if (k == 0 || k > q->max_consumers)
+            return 0;
+    } else {
+        q->cons[0] = e.cons;
+    }
     int32_t *gids = malloc((size_t)(k + 1) * sizeof *gids);
     if (!gids)
         return fe_run_oom(r, "in the priority driver");
@@ -380,15 +450,23 @@ static int try_fuse(pq *q, entry e)
     lua_pushliteral(L, "priority");
     lua_pushnumber(L, e.prio);
     lua_rawset(L, r->ctx);
+    if (q->multi) {
+        lua_pushliteral(L, "multi_output");
+        lua_pushboolean(L, e.cons >= 0);
+        lua_rawset(L, r->ctx);
+    }
     int v = fe_run_decide(r, gids, k + 1);
     if (v < 0 || fe_run_over(r)) {
         rc = -1;
         goto out;
     }
     if (v == 1) {
-        for (int i = 0; i <= k; i++)
+        for (int i = 0; i <= k; i++) {
             q->ver[gids[i]]++;
+            q->gen[gids[i]]++;
+        }
         int32_t m = fe_part_merge(r->part, gids, k + 1);
+        q->gen[m]++;
         q->time[m] = NAN;
         rc = reprice(q, m);
         if (rc == 0)
@@ -397,6 +475,16 @@ static int try_fuse(pq *q, entry e)
 out:
     free(gids);
     return rc;
+}
+
+/* Whether entry e still stands: its producer was not merged or re-priced
+ * since, nor, for a pair, its consumer merged. */
+static int live(const pq *q, entry e)
+{
+    const fe_part *part = q->r->part;
+    if (e.ver != q->ver[e.gid] || part->gid[e.gid] != e.gid)
+        return 0;
+    return e.cons < 0 || (part->gid[e.cons] == e.cons && q->gen[e.cons] == e.gen);
 }
 
 int fe_drive_priority(fe_run *r)
@@ -409,12 +497,14 @@ int fe_drive_priority(fe_run *r)
     if (read_params(&q) != 0)
         return r->status;
     q.ver = calloc(n, sizeof *q.ver);
+    q.gen = calloc(n, sizeof *q.gen);
+    q.pair = malloc(((size_t)q.max_consumers + 1) * sizeof *q.pair);
     q.time = malloc(n * sizeof *q.time);
     q.seen = calloc(n, sizeof *q.seen);
     q.cons = malloc(((size_t)q.max_consumers + 1) * sizeof *q.cons);
     q.buf = malloc(n * sizeof *q.buf);
     q.nbrs = malloc(n * sizeof *q.nbrs);
-    if (!q.ver || !q.time || !q.seen || !q.cons || !q.buf || !q.nbrs) {
+    if (!q.ver || !q.gen || !q.pair || !q.time || !q.seen || !q.cons || !q.buf || !q.nbrs) {
         fe_run_oom(r, "in the priority driver");
         goto out;
     }
@@ -425,16 +515,18 @@ int fe_drive_priority(fe_run *r)
         lua_pop(L, 1);
     for (int32_t v = 0; v < g->nnodes && rc == 0; v++)
         rc = reprice(&q, v);   /* every node is its own group yet */
-    while (rc == 0 && q.n > 0 && !fe_run_over(r)) {
-        entry e = pop(&q);
-        if (e.ver != q.ver[e.gid] || r->part->gid[e.gid] != e.gid)
-            continue;   /* stale: merged or re-priced since */
-        rc = try_fuse(&q, e);
+    while (rc == 0 && (q.all.n > 0 || q.pairs.n > 0) && !fe_run_over(r)) {
+        entry e = q.all.n > 0 ? pop(&q.all) : pop(&q.pairs);
+        if (live(&q, e))
+            rc = try_fuse(&q, e);
     }
 out:
     lua_settop(L, r->ctx);
-    free(q.heap);
+    free(q.all.e);
+    free(q.pairs.e);
     free(q.ver);
+    free(q.gen);
+    free(q.pair);
     free(q.time);
     free(q.seen);
     free(q.cons);

@@ -175,10 +175,29 @@ assert {n["op"] for n in m64["nodes"]} == {"mul", "exp"}, m64["nodes"]
 assert n64[0] == [] and n64[3] == [], n64
 assert all(t["dtype"] == "f32" for t in m64["tensors"].values()), m64["tensors"]
 assert len(w64) == 3 and all("float64; written as f32" in w for w in w64), w64
+
+# keepdim: jnp.mean's reduce_sum and the broadcast_in_dim that puts the axis
+# back are one reduction with keepdim, the reshape gone; a reduction read
+# elsewhere too keeps its reshape
+ek = [Eqn("reduce_sum", {"axes": (1,)}, ["a"], [("s", (8,), f32)]),
+      Eqn("broadcast_in_dim", {"shape": (8, 1), "broadcast_dimensions": (0,)}, ["s"], [("sb", (8, 1), f32)]),
+      Eqn("div", {}, ["sb", Lit(16.0)], [("m", (8, 1), f32)]),
+      Eqn("sub", {}, ["a", "m"], [("d", (8, 16), f32)]),
+      Eqn("reduce_max", {"axes": (-1,)}, ["d"], [("x", (8,), f32)]),
+      Eqn("broadcast_in_dim", {"shape": (8, 1), "broadcast_dimensions": (0,)}, ["x"], [("xb", (8, 1), f32)]),
+      Eqn("exp", {}, ["x"], [("e", (8,), f32)]),
+      Eqn("sub", {}, ["d", "xb"], [("y", (8, 16), f32)])]
+mk, nk, _ = convert("keep", "test", [("a", (8, 16), f32, "input")], ek, ["y", "e"])
+byname = {n["name"]: n for n in mk["nodes"]}
+assert byname["fe_0_reduce_sum"]["attrs"] == {"axes": [1], "keepdim": True}, byname["fe_0_reduce_sum"]
+assert mk["tensors"]["fe_0_reduce_sum"]["shape"] == [8, 1] and nk[1] == [], (mk["tensors"], nk)
+assert byname["fe_2_div"]["inputs"] == ["fe_0_reduce_sum"], byname["fe_2_div"]
+assert "fe_1_broadcast_in_dim" not in mk["tensors"]
+assert byname["fe_4_reduce_max"]["attrs"]["keepdim"] is False and nk[5] == ["fe_5_broadcast_in_dim"], nk
 print("PASS")
 PY
 if grep -q "^PASS" "$T/py.out"; then
-    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, f64 as f32, views left out"
+    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, f64 as f32, keepdim, views left out"
 else
     not_ok "hlo_fusions.py and jaxpr_fuseeng.py" "$(cat "$T/py.out")"
 fi
