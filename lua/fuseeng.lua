@@ -14,7 +14,8 @@
 --   dataflow   dataflow (DSL string), decide       verdict
 --   plan       plan(self, graph, ctx)              a list of groups (lists of nodes or names,
 --                                                  each may carry split, kernel, reason)
---   priority   priority(self, producer, consumers,  seconds saved (or nil: the
+--   priority   fixed(self, graph, ctx),            groups fused first and sealed;
+--              priority(self, producer, consumers,  seconds saved (or nil: the
 --              ctx), decide                        simulator's); verdict
 --
 -- Every driver then calls split(self, group, ctx) and kernel(self, group,
@@ -145,6 +146,27 @@ end
 -- What fe.policy compiles, by the field a driver needs.
 local COMPILE = { patterns = compile_patterns, dataflow = compile_dataflow }
 
+-- A field that lists op names for one driver (solo_ops, priority_ops):
+-- a list, of names in the op registry, on that driver.
+local function check_op_list(name, p, field, for_driver, example)
+  local list = p[field]
+  if list == nil then return end
+  if p.driver ~= for_driver then
+    fail(("policy '%s': %s is read by the %s driver only, not by %s"):format(name, field, for_driver, p.driver), 3)
+  end
+  for k in pairs(list) do
+    if math.type(k) ~= "integer" then
+      fail(("policy '%s': %s must be a list of op names, like %s"):format(name, field, example), 3)
+    end
+  end
+  for i, op in ipairs(list) do
+    if not fe.ops[op] then
+      fail(("policy '%s': %s[%d] is %s, not an op name (see fuseeng ops)")
+           :format(name, field, i, type(op) == "string" and "'" .. op .. "'" or "a " .. type(op)), 3)
+    end
+  end
+end
+
 --- Make a policy from its description; errors point at the caller's line.
 function fe.policy(spec)
   if type(spec) ~= "table" then fail("fe.policy expects a table {name = ..., driver = ...}", 2) end
@@ -183,21 +205,10 @@ function fe.policy(spec)
       end
     end
   end
-  if p.solo_ops ~= nil then
-    if p.driver ~= "greedy" then
-      fail(("policy '%s': solo_ops is read by the greedy driver only, not by %s"):format(name, p.driver), 2)
-    end
-    for k in pairs(p.solo_ops) do
-      if math.type(k) ~= "integer" then
-        fail(("policy '%s': solo_ops must be a list of op names, like {\"matmul\", \"sdpa\"}"):format(name), 2)
-      end
-    end
-    for i, op in ipairs(p.solo_ops) do
-      if not fe.ops[op] then
-        fail(("policy '%s': solo_ops[%d] is %s, not an op name (see fuseeng ops)")
-             :format(name, i, type(op) == "string" and "'" .. op .. "'" or "a " .. type(op)), 2)
-      end
-    end
+  check_op_list(name, p, "solo_ops", "greedy", '{"matmul", "sdpa"}')
+  check_op_list(name, p, "priority_ops", "priority", '{"matmul"}')
+  if p.fixed ~= nil and p.driver ~= "priority" then
+    fail(("policy '%s': fixed is read by the priority driver only, not by %s"):format(name, p.driver), 2)
   end
   if driver.needs then
     if p[driver.needs] == nil then

@@ -22,8 +22,9 @@
 --      stays (XLA's root tuple is not fusible), convolutions are cuDNN's.
 --      Then XLA's multi-output fusion: a producer that cannot join all its
 --      consumers joins one (multi_output, the driver's second queue).
--- The passes run as one queue: the priority hook puts every merge inside a
--- GEMM fusion first, as the pass before priority fusion made them.
+-- The GEMM fusions (and reshapes of weights, XLA's bitcasts of parameters,
+-- which fuse into nothing) are the driver's fixed groups: made before its
+-- queue and never reopened, as the pass before priority fusion left them.
 -- Differences: our plans are partitions, so a producer is never duplicated
 -- into several consumers as XLA does; the priority still prices duplication
 -- (price = "duplicate"), and a GEMM takes a producer only when all its
@@ -35,8 +36,6 @@
 -- GpuPerformanceModel's; the normalization rows are bounded by norm_max_row,
 -- not Triton's tiling cost model. "Fusion too large" is max_nodes.
 local fe = require "fuseeng"
-
-local GEMM_FIRST = 1e6   -- a priority above any saving: the GEMM pass ran first
 
 -- Ops that move or relabel data and compute nothing.
 local VIEW = { reshape = true, transpose = true, expand = true }
@@ -142,18 +141,29 @@ local function epilogue_worth(n, from)
   return seen == 1
 end
 
--- Label the nodes of every GEMM fusion in st.gemm (node index -> the dot's
--- index; with split K the prologue by the negative index, the dot itself
--- unlabelled and in st.split). Dots in topological order, as XLA's
--- post-order visit: a node an earlier GEMM took stays there.
-local function find_gemms(st, graph, P)
-  local gemm = st.gemm
+-- Whether XLA compiles matmuls as Triton GEMMs in this run (the params).
+local function triton(P)
+  return P.triton_gemm and not P.fuse_gemm
+end
+
+-- Whether node n is a matmul whose K XLA splits: its node is then the sum
+-- of the partial products, fused as any producer (a function of its shape:
+-- decide's answers stay structural).
+local function is_split(P, n)
+  return n.op == "matmul" and triton(P) and splits_k(n, P)
+end
+
+-- The GEMM fusions, as groups of node indices with their reason: for each
+-- matmul in topological order (XLA's post-order visit; a node an earlier
+-- GEMM took stays there) its operand producers, then the matmul and the
+-- chain of its single distributive readers, or, with split K, the operand
+-- producers alone (the partial products' kernel).
+local function gemm_fusions(graph, P)
+  local taken, groups = {}, {}
   for _, di in ipairs(graph:nodes_of("matmul")) do
     local dot = graph:node(di)
     local sk = splits_k(dot, P)
-    local label = sk and -di or di
-    if sk then st.split[di] = true else gemm[di] = di end
-    local set = { [di] = true }
+    local set, members = { [di] = true }, {}
     -- toward the operands, breadth first, each operand at most
     -- gemm_max_params inputs; a node joins when all its readers are in
     for _, t in ipairs(dot.inputs) do
@@ -161,74 +171,62 @@ local function find_gemms(st, graph, P)
       while head <= #queue do
         local x = queue[head]; head = head + 1
         local p = x.producer
-        if p and not gemm[p.index] and prologue_worth(p) then
+        if p and not taken[p.index] and not set[p.index] and prologue_worth(p) then
           local all_in = true
           for _, c in ipairs(p.consumers) do
             if not set[c.index] then all_in = false break end
           end
           local added = #p.inputs - 1
           if all_in and inputs + added <= P.gemm_max_params then
-            set[p.index], gemm[p.index] = true, label
+            set[p.index] = true
+            members[#members + 1] = p.index
             inputs = inputs + added
             for _, u in ipairs(p.inputs) do queue[#queue + 1] = u end
           end
         end
       end
     end
-    -- toward the users: a chain of single readers (with split K the sum's
-    -- kernel takes them, as priority fusion fuses any producer)
-    local n = dot
-    while not sk and not n.is_output do
-      local cs = n.consumers
-      if #cs ~= 1 then break end
-      local c = cs[1]
-      if gemm[c.index] or not epilogue_worth(c, n.output) then break end
-      gemm[c.index] = di
-      n = c
+    if sk then
+      if #members > 0 then
+        members.reason = ("Triton GEMM fusion of %s (its split-K partial products)"):format(dot.name)
+      end
+    else
+      members[#members + 1] = di
+      -- toward the users: a chain of single readers
+      local n = dot
+      while not n.is_output do
+        local cs = n.consumers
+        if #cs ~= 1 then break end
+        local c = cs[1]
+        if taken[c.index] or not epilogue_worth(c, n.output) then break end
+        members[#members + 1] = c.index
+        n = c
+      end
+      members.reason = ("Triton GEMM fusion of %s"):format(dot.name)
+    end
+    if members.reason then
+      for _, v in ipairs(members) do taken[v] = true end
+      groups[#groups + 1] = members
     end
   end
+  return groups
 end
 
--- The run's GEMM labels, made at the first question; nil when GEMMs are
--- not modelled.
-local function gemms(self, ctx)
-  local P = self.params
-  if P.fuse_gemm or not P.triton_gemm then return nil end
-  local st = ctx.state
-  if not st.gemm then
-    st.gemm, st.split = {}, {}
-    find_gemms(st, ctx.graph, P)
-  end
-  return st
+-- A reshape of a weight or input: XLA's bitcast of a parameter is a
+-- parameter, fused into nothing.
+local function param_view(n)
+  return n.op == "reshape" and is_param(n.inputs[1])
 end
-
--- Whether node n is a matmul whose K this run splits: its node is the sum
--- of the partial products, fused as any producer.
-local function is_split(st, n)
-  return st ~= nil and st.split[n.index] == true
-end
-
--- Whether a producer is a reshape of a weight or input: XLA's bitcast of a
--- parameter is a parameter, fused into nothing.
-local function param_view(part)
-  for i = 1, #part do
-    local n = part[i]
-    if n.op ~= "reshape" or not is_param(n.inputs[1]) then return false end
-  end
-  return true
-end
-
--- ---- passes 2 and 3: the rules of CanFuse ----
 
 -- The producer: the first op XLA would not fuse, its first significant
 -- reduce, whether it holds a concat or a model output.
-local function survey_producer(part, min_extent, st)
+local function survey_producer(part, min_extent, P)
   local unfusible, reduce, concat, output = nil, nil, false, false
   for i = 1, #part do
     local n = part[i]
     local pat = n.pattern
     if pat == "out_fusable" or pat == "opaque" then
-      if not is_split(st, n) then unfusible = unfusible or n.op end
+      if not is_split(P, n) then unfusible = unfusible or n.op end
     elseif pat == "reduction" then
       if not reduce and reduced_extent(n) >= min_extent then reduce = n end
     elseif pat == "injective" and n.op == "concat" then
@@ -243,13 +241,13 @@ end
 -- producer too: its partial products are a kernel of their own), and,
 -- when the producer holds a reduce (with_reduce), its first significant
 -- reduce and its largest node output (elements).
-local function survey_consumer(part, producer, min_extent, with_reduce, st)
+local function survey_consumer(part, producer, min_extent, with_reduce, P)
   local unfusible, reduce, largest = nil, nil, 0
   for i = 1, #part do
     local n = part[i]
     local pat = n.pattern
     if pat == "out_fusable" or pat == "opaque" then
-      if not is_split(st, n) then
+      if not is_split(P, n) then
         unfusible = unfusible or n.op
       else
         for _, t in ipairs(n.inputs) do
@@ -284,31 +282,34 @@ return fe.policy {
   source = "XLA GPU priority fusion (priority_fusion.cc), GemmFusion, SoftmaxRewriterTriton",
   driver = "priority",
   tiling = "auto",
+  memo = true,   -- decide's answers depend on a group's structure only (docs/policy-guide.md)
   params = { price = "duplicate", max_nodes = 64, max_consumers = 8, min_priority = 0,
              min_reduce = 16, fuse_gemm = false, triton_gemm = true, gemm_max_params = 4,
              split_k_cores = 132, split_k_min = 512, norm_max_row = 16384, multi_output = true },
 
-  priority = function(self, producer, consumers, ctx)
-    if param_view(producer) then return -math.huge end
-    local st = gemms(self, ctx)
-    if not st then return nil end
-    -- labels never change: a merge across a GEMM fusion's edge is never
-    -- queued (decide would refuse it every time a neighbour re-prices it)
-    local l = st.gemm[producer.first.index]
-    for i = 1, #consumers do
-      if st.gemm[consumers[i].first.index] ~= l then return -math.huge end
+  -- passes before priority fusion: the Triton GEMM fusions, and the
+  -- reshapes of weights (one node each: sealed, never fused)
+  fixed = function(self, graph, ctx)
+    local P = self.params
+    local groups = triton(P) and gemm_fusions(graph, P) or {}
+    for _, v in ipairs(graph:nodes_of("reshape")) do
+      if param_view(graph:node(v)) then groups[#groups + 1] = { v } end
     end
-    if l then return GEMM_FIRST end
-    if producer.kinds.out_fusable > 0 then
-      -- the sum of split-K partial products: priced as XLA sees a reduce
-      -- fused into its readers, the traffic of its value saved (our
-      -- simulator would price a matmul kernel with an epilogue)
-      for i = 1, #producer do
-        if is_split(st, producer[i]) then
-          local m, bytes = ctx.machine, 0
-          for _, t in ipairs(producer.outputs) do bytes = bytes + t.bytes end
-          return 2 * bytes / m.l3_bandwidth + m.launch_us * 1e-6
-        end
+    return groups
+  end,
+
+  -- the sum of split-K partial products (the only producers asked about,
+  -- priority_ops): XLA prices a reduce fused into its readers as the
+  -- traffic of its value saved; our simulator would price a matmul kernel
+  -- with an epilogue
+  priority_ops = { "matmul" },
+  priority = function(self, producer, consumers, ctx)
+    local P = self.params
+    for i = 1, #producer do
+      if is_split(P, producer[i]) then
+        local m, bytes = ctx.machine, 0
+        for _, t in ipairs(producer.outputs) do bytes = bytes + t.bytes end
+        return 2 * bytes / m.l3_bandwidth + m.launch_us * 1e-6
       end
     end
     return nil
@@ -317,29 +318,7 @@ return fe.policy {
   decide = function(self, group, ctx)
     local P = self.params
     local parts = group.parts
-    local st = gemms(self, ctx)
-    if st then
-      -- a GEMM fusion's nodes are its own: groups merge within one only
-      local gemm = st.gemm
-      local l = gemm[parts[1].first.index]
-      for i = 2, #parts do
-        local li = gemm[parts[i].first.index]
-        if li ~= l then
-          local name = function(x) return ctx.graph:node(math.abs(x)).name end
-          if l and li then
-            return false, ("%s and %s are in two Triton GEMM fusions"):format(name(l), name(li))
-          end
-          local other = l and parts[i] or parts[1]
-          return false, ("%s's Triton GEMM fusion does not take %s (it takes cheap operand "
-                         .. "producers and a distributive epilogue)"):format(name(l or li), other.first.name)
-        end
-      end
-      if l then
-        return true, ("Triton GEMM fusion of %s%s"):format(ctx.graph:node(math.abs(l)).name,
-                                                           l < 0 and " (its split-K partial products)" or "")
-      end
-    end
-    local unfusible, reduce, concat, output = survey_producer(parts[1], P.min_reduce, st)
+    local unfusible, reduce, concat, output = survey_producer(parts[1], P.min_reduce, P)
     if unfusible and not P.fuse_gemm then
       return false, ("the producer is not fusible (%s)"):format(unfusible)
     end
@@ -348,7 +327,7 @@ return fe.policy {
     local norm = false
     for i = 2, #parts do
       local c_unfusible, c_reduce, c_largest =
-        survey_consumer(parts[i], parts[1], P.min_reduce, reduce ~= nil, st)
+        survey_consumer(parts[i], parts[1], P.min_reduce, reduce ~= nil, P)
       if c_unfusible and not P.fuse_gemm then
         return false, ("the consumer is not fusible (%s)"):format(c_unfusible)
       end
@@ -368,9 +347,7 @@ return fe.policy {
       end
     end
     local n = #parts - 1
-    return true, ("%sinto %d consumer%s%s: saves %s"):format(
-      norm and "a normalization kernel: " or "", n, n == 1 and "" or "s",
-      ctx.multi_output and ", its value also written for the others (multi-output)" or "",
-      fe.fmt_time(ctx.priority))
+    return true, ("%sinto %d consumer%s: saves %s"):format(
+      norm and "a normalization kernel: " or "", n, n == 1 and "" or "s", fe.fmt_time(ctx.priority))
   end,
 }

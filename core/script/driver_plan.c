@@ -19,34 +19,28 @@
 #include "lua_fields.h"
 #include "sim.h"
 
-int fe_drive_plan(fe_run *r)
+/* Merge the groups of the list at stack slot list, in order (see the note
+ * for their form and the checks); owner[v] becomes the index of the group
+ * that took node v (-1 on entry), made[i] the group id item i + 1 became
+ * (-1: rejected; made may be NULL). A group of one node is logged only when
+ * log_single. Returns the run's status. */
+int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_single,
+                    const char *default_reason)
 {
     const fe_graph *g = r->g;
     lua_State *L = r->L;
-    int32_t *owner = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *owner);
-    int32_t *nodes = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *nodes);
-    int32_t *gids = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *gids);
+    size_t cap = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
+    int32_t *nodes = malloc(cap * sizeof *nodes);
+    int32_t *gids = malloc(cap * sizeof *gids);
     char why[700];
-
-    if (!owner || !nodes || !gids) {
-        fe_run_oom(r, "in the plan driver");
-        goto out;
-    }
-    for (int32_t v = 0; v < g->nnodes; v++)
-        owner[v] = -1;
-
-    fe_run_rawfield(L, r->ptab, "plan");
-    int fn = lua_gettop(L);
-    if (fe_run_graph_hook(r, fn, "plan") != FE_OK)
-        goto out;
-    int list = lua_gettop(L);
-    if (!lua_istable(L, list)) {
-        fe_run_fault(r, "plan", fn, "plan returned a %s; it must return a list of groups (lists of "
-                     "nodes)", luaL_typename(L, list));
+    if (!nodes || !gids) {
+        fe_run_oom(r, "reading a list of groups");
         goto out;
     }
     lua_Integer ng = (lua_Integer)lua_rawlen(L, list);
     for (lua_Integer gi = 1; gi <= ng && !fe_run_over(r); gi++) {
+        if (made)
+            made[gi - 1] = -1;
         lua_rawgeti(L, list, gi);
         int grp = lua_gettop(L);
         int n = 0, bad = 0;
@@ -97,7 +91,7 @@ int fe_drive_plan(fe_run *r)
         }
         /* split / kernel / reason fields */
         int32_t split = 0, kernel = 0;   /* 0: not chosen (planning.c) */
-        const char *reason = "returned by plan()";
+        const char *reason = default_reason;
         if (!bad) {
             if (fe_run_rawfield(L, grp, "split") != LUA_TNIL) {
                 lua_Integer s = 0;
@@ -139,13 +133,48 @@ int fe_drive_plan(fe_run *r)
                 owner[nodes[k]] = (int32_t)gi - 1;
             }
             int32_t gid = n > 1 ? fe_part_merge(r->part, gids, n) : gids[0];
-            fe_plan_log(r->log, nodes, n, 1, r->env.policy, reason);
+            if (n > 1 || log_single)
+                fe_plan_log(r->log, nodes, n, 1, r->env.policy, reason);
+            if (made)
+                made[gi - 1] = gid;
             /* Applied to the plan's group once it is built (run.c). */
             r->extra_split[gid] = split;
             r->extra_kernel[gid] = kernel;
         }
         lua_settop(L, list);
     }
+out:
+    free(nodes);
+    free(gids);
+    return r->status;
+}
+
+int fe_drive_plan(fe_run *r)
+{
+    const fe_graph *g = r->g;
+    lua_State *L = r->L;
+    int32_t *owner = malloc((g->nnodes > 0 ? (size_t)g->nnodes : 1u) * sizeof *owner);
+    char why[700];
+
+    if (!owner) {
+        fe_run_oom(r, "in the plan driver");
+        goto out;
+    }
+    for (int32_t v = 0; v < g->nnodes; v++)
+        owner[v] = -1;
+
+    fe_run_rawfield(L, r->ptab, "plan");
+    int fn = lua_gettop(L);
+    if (fe_run_graph_hook(r, fn, "plan") != FE_OK)
+        goto out;
+    int list = lua_gettop(L);
+    if (!lua_istable(L, list)) {
+        fe_run_fault(r, "plan", fn, "plan returned a %s; it must return a list of groups (lists of "
+                     "nodes)", luaL_typename(L, list));
+        goto out;
+    }
+    if (fe_drive_groups(r, list, owner, NULL, 1, "returned by plan()") != FE_OK)
+        goto out;
     /* Nodes in no group run alone; say so once. */
     int32_t missing = 0, first = -1;
     for (int32_t v = 0; v < g->nnodes; v++)
@@ -160,7 +189,5 @@ int fe_drive_plan(fe_run *r)
 out:
     lua_settop(L, r->ctx);
     free(owner);
-    free(nodes);
-    free(gids);
     return r->status;
 }

@@ -34,6 +34,20 @@
  * one group (one kernel with several outputs). price = "duplicate" prices
  * the candidate as XLA would, so that the producers chosen are XLA's.
  *
+ * Fixed groups. A policy's fixed(self, graph, ctx) hook returns groups in
+ * the plan driver's form (lists of nodes, each with an optional reason):
+ * fusions made before the loop, as passes before XLA's priority fusion
+ * make them (its Triton GEMM fusions), which the loop never reopens. Each
+ * is checked and merged first (a rejected one is logged, and its nodes
+ * stay free); then it is sealed: never a producer, and a producer with a
+ * sealed consumer joins none of them (with multi_output, it may join its
+ * other consumers one by one). A fixed group of one node only seals it.
+ *
+ * priority_ops. The priority hook runs for every producer re-priced, which
+ * made it most of a large model's planning time; a policy that prices
+ * only some producers itself lists their ops (priority_ops = {"matmul"}),
+ * and the hook is asked only about producers holding one of them.
+ *
  * Multi-output fusion (multi_output = true). XLA recomputes a producer in
  * every consumer; where a plan cannot hold it in all of them (the group
  * of all would not be convex, or decide refused it) XLA's later
@@ -64,6 +78,7 @@
 #include "drivers.h"
 #include "lua_fields.h"
 #include "lua_graph.h"
+#include "ops.h"
 #include "sim.h"
 
 typedef struct entry {
@@ -94,6 +109,9 @@ typedef struct pq {
     double min_priority;
     int duplicate;       /* price = "duplicate" */
     int multi;           /* multi_output = true */
+    uint8_t *sealed;     /* group id -> a fixed group, never merged again */
+    uint8_t hook_op[FE_NOPS];   /* priority_ops; all zero: the hook prices every producer */
+    int hook_some;       /* priority_ops was given */
     int hook;            /* stack slot of the priority hook, 0 if none */
 } pq;
 
@@ -207,6 +225,76 @@ static int read_params(pq *q)
     }
     lua_settop(L, r->ctx);
     return bad ? -1 : 0;
+}
+
+/* The policy's priority_ops (op names, checked by fe.policy; checked
+ * again here, as a script can change the table) into q->hook_op. */
+static int read_priority_ops(pq *q)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    if (fe_run_rawfield(L, r->ptab, "priority_ops") == LUA_TTABLE) {
+        q->hook_some = 1;
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            int op = lua_type(L, -1) == LUA_TSTRING ? fe_op_find(lua_tostring(L, -1)) : -1;
+            if (op < 0) {
+                fe_error_set(r->err, FE_EINPUT, "policy '%s': priority_ops[%lld] is not an op name "
+                             "(see fuseeng ops)", r->env.policy, (long long)i);
+                r->status = FE_EINPUT;
+                lua_settop(L, r->ctx);
+                return -1;
+            }
+            q->hook_op[op] = 1;
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, r->ctx);
+    return 0;
+}
+
+/* The policy's fixed groups, merged and sealed (see the note). */
+static int fix_groups(pq *q)
+{
+    fe_run *r = q->r;
+    lua_State *L = r->L;
+    if (fe_run_rawfield(L, r->ptab, "fixed") != LUA_TFUNCTION) {
+        lua_settop(L, r->ctx);
+        return 0;
+    }
+    int fn = lua_gettop(L), rc = -1;
+    size_t n = r->g->nnodes > 0 ? (size_t)r->g->nnodes : 1u;
+    int32_t *owner = malloc(n * sizeof *owner), *made = NULL;
+    if (!owner) {
+        fe_run_oom(r, "in the priority driver");
+        goto out;
+    }
+    for (size_t v = 0; v < n; v++)
+        owner[v] = -1;
+    if (fe_run_graph_hook(r, fn, "fixed") != FE_OK)
+        goto out;
+    int list = lua_gettop(L);
+    if (!lua_istable(L, list)) {
+        fe_run_fault(r, "fixed", fn, "fixed returned a %s; it must return a list of groups (lists "
+                     "of nodes)", luaL_typename(L, list));
+        goto out;
+    }
+    size_t ng = lua_rawlen(L, list);
+    made = malloc((ng > 0 ? ng : 1u) * sizeof *made);
+    if (!made) {
+        fe_run_oom(r, "in the priority driver");
+        goto out;
+    }
+    if (fe_drive_groups(r, list, owner, made, 0, "fixed by the policy") != FE_OK)
+        goto out;
+    for (size_t i = 0; i < ng; i++)
+        if (made[i] >= 0)
+            q->sealed[made[i]] = 1;
+    rc = 0;
+out:
+    lua_settop(L, r->ctx);
+    free(owner);
+    free(made);
+    return rc;
 }
 
 /* ---- pricing ---- */
@@ -341,7 +429,14 @@ static int hook_priority(pq *q, int32_t p, int k, double *out)
 static double price(pq *q, int32_t p, int k)
 {
     double prio = 0;
-    int got = q->hook ? hook_priority(q, p, k, &prio) : 0;
+    int ask = q->hook != 0;
+    if (ask && q->hook_some) {
+        ask = 0;
+        const fe_part *part = q->r->part;
+        for (int32_t v = part->head[p]; v >= 0 && !ask; v = part->next[v])
+            ask = q->hook_op[fe_graph_node(q->r->g, v)->op];
+    }
+    int got = ask ? hook_priority(q, p, k, &prio) : 0;
     if (got < 0 || fe_run_over(q->r))
         return NAN;
     if (!got) {
@@ -358,7 +453,7 @@ static int queue_pairs(pq *q, int32_t p, int k)
     memcpy(q->pair, q->cons, (size_t)k * sizeof *q->pair);
     for (int i = 0; i < k; i++) {
         int32_t c = q->pair[i];
-        if (q->r->part->size[p] + q->r->part->size[c] > q->max_nodes)
+        if (q->sealed[c] || q->r->part->size[p] + q->r->part->size[c] > q->max_nodes)
             continue;
         q->cons[0] = c;
         double prio = price(q, p, 1);
@@ -375,6 +470,8 @@ static int queue_pairs(pq *q, int32_t p, int k)
 static int reprice(pq *q, int32_t gid)
 {
     q->ver[gid]++;
+    if (q->sealed[gid])
+        return 0;
     int k = consumers(q, gid);
     if (k == 0 || k > q->max_consumers)
         return 0;
@@ -383,6 +480,9 @@ static int reprice(pq *q, int32_t gid)
             return -1;
         memcpy(q->cons, q->pair, (size_t)k * sizeof *q->cons);
     }
+    for (int i = 0; i < k; i++)
+        if (q->sealed[q->cons[i]])
+            return 0;
     int64_t size = q->r->part->size[gid];
     for (int i = 0; i < k; i++)
         size += q->r->part->size[q->cons[i]];
@@ -498,18 +598,21 @@ int fe_drive_priority(fe_run *r)
         return r->status;
     q.ver = calloc(n, sizeof *q.ver);
     q.gen = calloc(n, sizeof *q.gen);
+    q.sealed = calloc(n, sizeof *q.sealed);
     q.pair = malloc(((size_t)q.max_consumers + 1) * sizeof *q.pair);
     q.time = malloc(n * sizeof *q.time);
     q.seen = calloc(n, sizeof *q.seen);
     q.cons = malloc(((size_t)q.max_consumers + 1) * sizeof *q.cons);
     q.buf = malloc(n * sizeof *q.buf);
     q.nbrs = malloc(n * sizeof *q.nbrs);
-    if (!q.ver || !q.gen || !q.pair || !q.time || !q.seen || !q.cons || !q.buf || !q.nbrs) {
+    if (!q.ver || !q.gen || !q.sealed || !q.pair || !q.time || !q.seen || !q.cons || !q.buf || !q.nbrs) {
         fe_run_oom(r, "in the priority driver");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
         q.time[i] = NAN;
+    if (read_priority_ops(&q) != 0 || fix_groups(&q) != 0)
+        goto out;
     q.hook = fe_run_rawfield(L, r->ptab, "priority") == LUA_TFUNCTION ? lua_gettop(L) : 0;
     if (!q.hook)
         lua_pop(L, 1);
@@ -526,6 +629,7 @@ out:
     free(q.pairs.e);
     free(q.ver);
     free(q.gen);
+    free(q.sealed);
     free(q.pair);
     free(q.time);
     free(q.seen);

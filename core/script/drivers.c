@@ -35,13 +35,15 @@ const fe_policy_field FE_POLICY_FIELDS[] = {
     {"reask", LUA_TBOOLEAN, LUA_TNONE, NULL},
     {"memo", LUA_TBOOLEAN, LUA_TNONE, NULL},
     {"solo_ops", LUA_TTABLE, LUA_TNONE, NULL},
+    {"fixed", LUA_TFUNCTION, LUA_TNONE, NULL},
+    {"priority_ops", LUA_TTABLE, LUA_TNONE, NULL},
 };
 const int FE_NPOLICY_FIELDS = sizeof FE_POLICY_FIELDS / sizeof FE_POLICY_FIELDS[0];
 
 static const char *const GREEDY_HOOKS[] = {"score", "decide", NULL};
 static const char *const DECIDE_HOOK[] = {"decide", NULL};
 static const char *const PLAN_HOOK[] = {"plan", NULL};
-static const char *const PRIORITY_HOOKS[] = {"priority", "decide", NULL};
+static const char *const PRIORITY_HOOKS[] = {"fixed", "priority", "decide", NULL};
 
 /* Inductor's fuse_nodes (seed 003): candidates within +-64 positions, at
  * most 10 rounds. The Inductor family's policies declare these through

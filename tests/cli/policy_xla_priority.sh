@@ -143,8 +143,7 @@ expect_ok "... it is never offered (no decision)" \
     '^decisions  0 fuse, 0 do not fuse, 0 no opinion, 0 rejected' "$FUSEENG" run "$T/fanout.json" \
     --policy $P --param multi_output=false
 explain "multi-output fusion: it joins one consumer, its value written for the others" \
-    '^  fuse +\[rowsum, e[123]\] +into 1 consumer, its value also written for the others \(multi-output\)' \
-    "$T/fanout.json" --policy $P
+    '^  fuse +\[rowsum, e[123]\] +into 1 consumer: saves' "$T/fanout.json" --policy $P
 expect_ok "a broadcast launches nothing; its two consumers stay two kernels" \
     '^kernels +7 -> 6 \(\+0 extern; 1 view group launches nothing; 0 fused groups' \
     "$FUSEENG" run "$T/fanout.json" --policy $P --param multi_output=false
@@ -190,7 +189,8 @@ model tgemm "$TG" "$TGT" '"out"'
 model tgemm2 "$TG"', {"name": "side", "op": "neg", "inputs": ["a"], "outputs": ["n"]}' "$TGT" '"out", "n"'
 group "a Triton GEMM takes its prologue and a scalar epilogue" '"scale", "act", "mm", "sc"' \
     "$T/tgemm.json" --policy $P --param split_k_cores=0
-explain "... first, as the pass before priority fusion" '^  fuse +\[mm, sc\] +Triton GEMM fusion of mm$' \
+explain "... a fixed group, first, as the pass before priority fusion" \
+    '^  fuse +\[scale, act, mm, sc\] +Triton GEMM fusion of mm$' \
     "$T/tgemm.json" --policy $P --param split_k_cores=0
 group "gemm_max_params = 1: the scale's weight would be a second input" '"act", "mm", "sc"' \
     "$T/tgemm.json" --policy $P --param gemm_max_params=1 --param split_k_cores=0
@@ -297,5 +297,51 @@ return fe.policy { name = "soft", driver = "priority", fallback_on_error = "unfu
 EOF
 expect_ok "with fallback_on_error = unfused a failing hook leaves the plan unfused" '^kernels +6 -> 6 ' \
     "$FUSEENG" run "$T/chains.json" --policy "$T/soft.lua"
+
+# The driver's fixed groups and priority_ops, on their own. A fixed group is
+# merged first and sealed: the chain b_exp -> b_neg -> b_sqrt would fuse
+# whole, but with {b_exp, b_neg} fixed, b_sqrt stays alone.
+cat > "$T/fixed.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "fixed", driver = "priority",
+  fixed = function(self, graph, ctx)
+    return { { "b_exp", "b_neg", reason = "a pass before" }, { "s_exp" } }
+  end,
+  priority_ops = { "neg" },
+  priority = function(self, producer, consumers, ctx)
+    local seen = false
+    for i = 1, #producer do seen = seen or producer[i].op == "neg" end
+    assert(seen, "asked about a producer without a neg")
+    return nil
+  end }
+EOF
+explain "a fixed group is merged first, with its reason" '^  fuse +\[b_exp, b_neg\] +a pass before$' \
+    "$T/chains.json" --policy "$T/fixed.lua"
+group "... and sealed: nothing joins it" '"b_sqrt"' "$T/chains.json" --policy "$T/fixed.lua"
+group "a fixed group of one node is sealed alone" '"s_exp"' "$T/chains.json" --policy "$T/fixed.lua"
+group "... while the nodes around it fuse on (priority_ops: the hook saw only neg producers)" \
+    '"s_neg", "s_sqrt"' "$T/chains.json" --policy "$T/fixed.lua"
+cat > "$T/fixed_bad.lua" <<'EOF'
+local fe = require "fuseeng"
+return fe.policy { name = "fixed_bad", driver = "priority",
+  fixed = function(self, graph, ctx) return { { "b_exp", "b_sqrt" }, { "nowhere" } } end }
+EOF
+explain "an illegal fixed group is rejected and its nodes fuse on" \
+    '^  rejected \[b_exp, b_sqrt\] +rejected by the engine: group 1: not convex' "$T/chains.json" --policy "$T/fixed_bad.lua"
+explain "... a fixed group naming no node is rejected by name" \
+    "^  rejected +rejected by the engine: group 2 item 1 \\('nowhere'\\) is not a node of this graph" "$T/chains.json" --policy "$T/fixed_bad.lua"
+group "... and the chain fuses whole" '"b_exp", "b_neg", "b_sqrt"' "$T/chains.json" --policy "$T/fixed_bad.lua"
+printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "priority", fixed = function() return 3 end }\n' \
+    > "$T/fixed_num.lua"
+expect_fail "fixed returning a number stops the run" 2 "fixed returned a number; it must return a list of groups" \
+    "$FUSEENG" run "$T/chains.json" --policy "$T/fixed_num.lua"
+printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "priority", priority_ops = { "nope" } }\n' \
+    > "$T/pops.lua"
+expect_fail "priority_ops naming no op is refused" 2 "priority_ops\[1\] is 'nope', not an op name" \
+    "$FUSEENG" run "$T/chains.json" --policy "$T/pops.lua"
+printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "greedy", fixed = function() return {} end }\n' \
+    > "$T/fgreedy.lua"
+expect_fail "fixed on another driver is refused" 2 "fixed is read by the priority driver only, not by greedy" \
+    "$FUSEENG" run "$T/chains.json" --policy "$T/fgreedy.lua"
 
 finish
