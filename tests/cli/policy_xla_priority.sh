@@ -255,22 +255,17 @@ expect_fail "max_consumers = -1 is refused" 2 "params\.max_consumers must be an 
     "$FUSEENG" run "$T/gemm.json" --policy $P --param max_consumers=-1
 expect_fail "an unknown price is refused" 2 "params\.price must be \"merge\" or \"duplicate\", got 'fast'" \
     "$FUSEENG" run "$T/gemm.json" --policy $P --param price=fast
-cat > "$T/bad_multi.lua" <<'EOF'
-local fe = require "fuseeng"
-return fe.policy { name = "bad_multi", driver = "priority", params = { multi_output = "yes" } }
-EOF
+# policy NAME 'FIELDS': a one-line policy file $T/NAME.lua with those fields.
+policy() {
+    printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "%s", %s }\n' "$1" "$2" >"$T/$1.lua"
+}
+policy bad_multi 'driver = "priority", params = { multi_output = "yes" }'
 expect_fail "multi_output must be a boolean" 2 "params\.multi_output must be true or false, got 'yes'" \
     "$FUSEENG" run "$T/gemm.json" --policy "$T/bad_multi.lua"
-cat > "$T/bad_min.lua" <<'EOF'
-local fe = require "fuseeng"
-return fe.policy { name = "bad_min", driver = "priority", params = { min_priority = "soon" } }
-EOF
+policy bad_min 'driver = "priority", params = { min_priority = "soon" }'
 expect_fail "min_priority must be a number" 2 "bad_min\.lua: policy 'bad_min': params\.min_priority must be a number of seconds.*got 'soon'" \
     "$FUSEENG" run "$T/gemm.json" --policy "$T/bad_min.lua"
-cat > "$T/bad_max.lua" <<'EOF'
-local fe = require "fuseeng"
-return fe.policy { name = "bad_max", driver = "priority", params = { max_nodes = 2.5 } }
-EOF
+policy bad_max 'driver = "priority", params = { max_nodes = 2.5 }'
 expect_fail "max_nodes must be an integer" 2 "params\.max_nodes must be an integer from 1 to 2147483647, got 2\.5" \
     "$FUSEENG" run "$T/gemm.json" --policy "$T/bad_max.lua"
 for bad in '"fast"' '0/0' 'error("boom")' '{}'; do
@@ -331,16 +326,13 @@ explain "an illegal fixed group is rejected and its nodes fuse on" \
 explain "... a fixed group naming no node is rejected by name" \
     "^  rejected +rejected by the engine: group 2 item 1 \\('nowhere'\\) is not a node of this graph" "$T/chains.json" --policy "$T/fixed_bad.lua"
 group "... and the chain fuses whole" '"b_exp", "b_neg", "b_sqrt"' "$T/chains.json" --policy "$T/fixed_bad.lua"
-printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "priority", fixed = function() return 3 end }\n' \
-    > "$T/fixed_num.lua"
+policy fixed_num 'driver = "priority", fixed = function() return 3 end'
 expect_fail "fixed returning a number stops the run" 2 "fixed returned a number; it must return a list of groups" \
     "$FUSEENG" run "$T/chains.json" --policy "$T/fixed_num.lua"
-printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "priority", priority_ops = { "nope" } }\n' \
-    > "$T/pops.lua"
+policy pops 'driver = "priority", priority_ops = { "nope" }'
 expect_fail "priority_ops naming no op is refused" 2 "priority_ops\[1\] is 'nope', not an op name" \
     "$FUSEENG" run "$T/chains.json" --policy "$T/pops.lua"
-printf 'local fe = require "fuseeng"\nreturn fe.policy { name = "f", driver = "greedy", fixed = function() return {} end }\n' \
-    > "$T/fgreedy.lua"
+policy fgreedy 'driver = "greedy", fixed = function() return {} end'
 expect_fail "fixed on another driver is refused" 2 "fixed is read by the priority driver only, not by greedy" \
     "$FUSEENG" run "$T/chains.json" --policy "$T/fgreedy.lua"
 
