@@ -22,9 +22,8 @@
 --      stays (XLA's root tuple is not fusible), convolutions are cuDNN's.
 --      Then XLA's multi-output fusion: a producer that cannot join all its
 --      consumers joins one (multi_output, the driver's second queue).
--- The GEMM fusions (and reshapes of weights, XLA's bitcasts of parameters,
--- which fuse into nothing) are the driver's fixed groups: made before its
--- queue and never reopened, as the pass before priority fusion left them.
+-- The GEMM fusions are the driver's fixed groups: made before its queue and
+-- never reopened, as the pass before priority fusion left them.
 -- Differences: our plans are partitions, so a producer is never duplicated
 -- into several consumers as XLA does; the priority still prices duplication
 -- (price = "duplicate"), and a GEMM takes a producer only when all its
@@ -212,8 +211,7 @@ local function gemm_fusions(graph, P)
   return groups
 end
 
--- A reshape of a weight or input: XLA's bitcast of a parameter is a
--- parameter, fused into nothing.
+-- A reshape of a weight or input (XLA's bitcast of a parameter).
 local function param_view(n)
   return n.op == "reshape" and is_param(n.inputs[1])
 end
@@ -287,24 +285,24 @@ return fe.policy {
              min_reduce = 16, fuse_gemm = false, triton_gemm = true, gemm_max_params = 4,
              split_k_cores = 132, split_k_min = 512, norm_max_row = 16384, multi_output = true },
 
-  -- passes before priority fusion: the Triton GEMM fusions, and the
-  -- reshapes of weights (one node each: sealed, never fused)
+  -- the pass before priority fusion: the Triton GEMM fusions
   fixed = function(self, graph, ctx)
     local P = self.params
-    local groups = triton(P) and gemm_fusions(graph, P) or {}
-    for _, v in ipairs(graph:nodes_of("reshape")) do
-      if param_view(graph:node(v)) then groups[#groups + 1] = { v } end
-    end
-    return groups
+    return triton(P) and gemm_fusions(graph, P) or {}
   end,
 
-  -- the sum of split-K partial products (the only producers asked about,
-  -- priority_ops): XLA prices a reduce fused into its readers as the
-  -- traffic of its value saved; our simulator would price a matmul kernel
-  -- with an epilogue
-  priority_ops = { "matmul" },
+  -- priority_ops: the hook is asked only about producers holding these
+  priority_ops = { "matmul", "reshape" },
   priority = function(self, producer, consumers, ctx)
     local P = self.params
+    -- a reshape of a weight: XLA reads a bitcast parameter in place in the
+    -- kernel that reads it; here it joins its reader after every other
+    -- fusion (priority 0, the least queued), so it never keeps a matmul
+    -- out of a kernel (our matmul kernels hold no data movement)
+    if #producer == 1 and param_view(producer.first) then return 0 end
+    -- the sum of split-K partial products: XLA prices a reduce fused into
+    -- its readers as the traffic of its value saved; our simulator would
+    -- price a matmul kernel with an epilogue
     for i = 1, #producer do
       if is_split(P, producer[i]) then
         local m, bytes = ctx.machine, 0

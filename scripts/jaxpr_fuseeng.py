@@ -18,7 +18,11 @@ shape) is an alias: no node. A literal operand of a binary op is its
 A reduction read only by a reshape that puts its reduced axes back as 1s
 (jnp.mean's and a norm's broadcast_in_dim) is one reduction with keepdim:
 the reshape node goes (XLA makes it a bitcast), so a kernel around the
-reduction holds no data movement. Primitives with no fuseeng op become `custom` nodes (opaque), with a
+reduction holds no data movement. A reshape that only puts 1s in front of a
+shape (a weight [768] broadcast as [1, 768]) and is read only by
+broadcasting elementwise ops of at least its rank is no node either: the
+readers broadcast the tensor itself the same way. Primitives with no
+fuseeng op become `custom` nodes (opaque), with a
 warning: honest, and still comparable. A float64 value (a jaxpr made with
 x64 on, or a Python float JAX widened) is written as f32 with a note, as
 the ONNX importer does; a convert between f64 and f32 is then an alias.
@@ -260,6 +264,35 @@ def _fold_keepdims(b, outs):
     return gone, [rename.get(o, o) for o in outs]
 
 
+def _drop_leading_ones(b, outs):
+    """Reshapes that only put 1s in front, read only by broadcasting
+    elementwise ops of at least their rank, go (see the note); returns the
+    names gone."""
+    shape_of = {n["outputs"][0]: len(b.tensors[n["outputs"][0]]["shape"]) for n in b.nodes}
+    readers = {}
+    for n in b.nodes:
+        for x in n["inputs"]:
+            readers.setdefault(x, []).append(n)
+    elementwise = set(BINARY.values()) | {"where"}
+    gone, rename = set(), {}
+    for n in b.nodes:
+        if n["op"] != "reshape" or n["outputs"][0] in outs:
+            continue
+        src, dst = b.tensors[n["inputs"][0]]["shape"], n["attrs"]["shape"]
+        lead = len(dst) - len(src)
+        if lead <= 0 or dst[lead:] != src or any(d != 1 for d in dst[:lead]):
+            continue
+        rs = readers.get(n["outputs"][0], [])
+        if rs and all(r["op"] in elementwise and shape_of[r["outputs"][0]] >= len(dst) for r in rs):
+            gone.add(n["name"])
+            rename[n["outputs"][0]] = n["inputs"][0]
+    if gone:
+        b.nodes = [n for n in b.nodes if n["name"] not in gone]
+        for n in b.nodes:
+            n["inputs"] = [rename.get(x, x) for x in n["inputs"]]
+    return gone
+
+
 def convert(name, source, inputs, eqns, outputs):
     """(model dict, {equation index: [our node names]}, warnings); see the note above."""
     b = _B()
@@ -287,6 +320,7 @@ def convert(name, source, inputs, eqns, outputs):
                                "fuseeng can name; return computed values once")
         outs.append(t)
     gone, outs = _fold_keepdims(b, outs)
+    gone |= _drop_leading_ones(b, outs)
     nodes_of = {i: [x for x in names if x not in gone] for i, names in nodes_of.items()}
     used = {x for n in b.nodes for x in n["inputs"]} | set(outs)
     tensors = {k: v for k, v in b.tensors.items() if k in used or v.get("kind") == "input"

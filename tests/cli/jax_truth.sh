@@ -194,10 +194,23 @@ assert mk["tensors"]["fe_0_reduce_sum"]["shape"] == [8, 1] and nk[1] == [], (mk[
 assert byname["fe_2_div"]["inputs"] == ["fe_0_reduce_sum"], byname["fe_2_div"]
 assert "fe_1_broadcast_in_dim" not in mk["tensors"]
 assert byname["fe_4_reduce_max"]["attrs"]["keepdim"] is False and nk[5] == ["fe_5_broadcast_in_dim"], nk
+
+# a weight broadcast with 1s in front, read by a multiply, is the weight
+# itself; read by a matmul too, it stays a reshape
+el = [Eqn("broadcast_in_dim", {"shape": (1, 16), "broadcast_dimensions": (1,)}, ["g"], [("gb", (1, 16), f32)]),
+      Eqn("mul", {}, ["a", "gb"], [("y", (8, 16), f32)]),
+      Eqn("broadcast_in_dim", {"shape": (1, 16), "broadcast_dimensions": (1,)}, ["h"], [("hb", (1, 16), f32)]),
+      Eqn("add", {}, ["y", "hb"], [("z", (8, 16), f32)]),
+      Eqn("dot_general", {"dimension_numbers": (((1,), (0,)), ((), ()))}, ["hb", "w"], [("q", (1, 4), f32)])]
+ml, nl, _ = convert("lead", "test", [("a", (8, 16), f32, "input"), ("g", (16,), f32, "weight"),
+                                     ("h", (16,), f32, "weight"), ("w", (16, 4), f32, "weight")], el, ["z", "q"])
+byname = {n["name"]: n for n in ml["nodes"]}
+assert nl[0] == [] and byname["fe_1_mul"]["inputs"] == ["a", "g"], (nl, byname["fe_1_mul"])
+assert nl[2] == ["fe_2_broadcast_in_dim"] and byname["fe_3_add"]["inputs"] == ["fe_1_mul", "fe_2_broadcast_in_dim"]
 print("PASS")
 PY
 if grep -q "^PASS" "$T/py.out"; then
-    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, f64 as f32, keepdim, views left out"
+    ok "HLO kernels and op_names (with and without %), equations by fe_ scope, the jaxpr mapping, f64 as f32, keepdim, leading 1s, views left out"
 else
     not_ok "hlo_fusions.py and jaxpr_fuseeng.py" "$(cat "$T/py.out")"
 fi
