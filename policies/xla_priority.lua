@@ -80,9 +80,15 @@ end
 -- The extent one output element reduces over: XLA calls a reduce
 -- significant from 16 elements on (smaller ones are emitted as loops).
 local function reduced_extent(node)
-  local len = row_reduce(node)
-  if len then return len end
-  return node.inputs[1].numel // math.max(node.output.numel, 1)
+  local x = node.inputs[1]
+  if node.op == "softmax" or node.op == "log_softmax" then
+    local axis = node.attrs.axis or -1
+    if axis < 0 then axis = axis + x.rank end
+    return x.shape[axis + 1]
+  elseif node.op == "rms_norm" or node.op == "layer_norm" then
+    return x.shape[x.rank]
+  end
+  return x.numel // math.max(node.output.numel, 1)
 end
 
 -- ---- pass 1: the GEMM fusions, found once per run ----

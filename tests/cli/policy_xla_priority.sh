@@ -106,6 +106,14 @@ model softmax '{"name": "mx", "op": "amax", "inputs": ["x"], "outputs": ["m"], "
   '"x": {"shape": [4096, 1024], "dtype": "f32", "kind": "input"}' '"p"'
 group "a softmax written out is one normalization kernel" '"mx", "shift", "e", "s", "p"' \
     "$T/softmax.json" --policy $P
+# A log_softmax over columns reduces 1024 elements (not one: its output is
+# as large as its input), so a column mean after it stays apart.
+model colsoft '{"name": "ls", "op": "log_softmax", "inputs": ["x"], "outputs": ["l"], "attrs": {"axis": 0}},
+  {"name": "cm", "op": "mean", "inputs": ["l"], "outputs": ["m"], "attrs": {"axes": [0]}}' \
+  '"x": {"shape": [1024, 1024], "dtype": "f32", "kind": "input"}' '"m"'
+explain "a column log_softmax and a column mean are two reductions" \
+    '^  no +\[ls, cm\] +both the producer and the consumer contain a reduce \(log_softmax, mean\)$' \
+    "$T/colsoft.json" --policy $P
 
 # DontFuseConcat: the add fuses into the concat; the concat does not fuse
 # into the column reduction.
