@@ -217,11 +217,6 @@ local function gemm_fusions(graph, P)
   return groups
 end
 
--- A reshape of a weight or input (XLA's bitcast of a parameter).
-local function param_view(n)
-  return n.op == "reshape" and is_param(n.inputs[1])
-end
-
 -- The producer: the first op XLA would not fuse, its first significant
 -- reduce, whether it holds a concat or a model output.
 local function survey_producer(part, min_extent, P)
@@ -297,18 +292,13 @@ return fe.policy {
     return triton(P) and gemm_fusions(graph, P) or {}
   end,
 
-  -- priority_ops: the hook is asked only about producers holding these
-  priority_ops = { "matmul", "reshape" },
+  -- the sum of split-K partial products (the only producers asked about,
+  -- priority_ops): XLA prices a reduce fused into its readers as the
+  -- traffic of its value saved; our simulator would price a matmul kernel
+  -- with an epilogue
+  priority_ops = { "matmul" },
   priority = function(self, producer, consumers, ctx)
     local P = self.params
-    -- a reshape of a weight: XLA reads a bitcast parameter in place in the
-    -- kernel that reads it; here it joins its reader after every other
-    -- fusion (priority 0, the least queued), so it never keeps a matmul
-    -- out of a kernel (our matmul kernels hold no data movement)
-    if #producer == 1 and param_view(producer.first) then return 0 end
-    -- the sum of split-K partial products: XLA prices a reduce fused into
-    -- its readers as the traffic of its value saved; our simulator would
-    -- price a matmul kernel with an epilogue
     for i = 1, #producer do
       if is_split(P, producer[i]) then
         local m, bytes = ctx.machine, 0
