@@ -55,39 +55,38 @@ local function is_param(t)
   return false
 end
 
+-- The one axis (0-based) a reduction reduces, or nil when it names several.
+local function reduced_axis(n)
+  local x, op = n.inputs[1], n.op
+  local a
+  if op == "rms_norm" or op == "layer_norm" then
+    a = x.rank - 1
+  elseif op == "softmax" or op == "log_softmax" then
+    a = n.attrs.axis or -1
+  else
+    local axes = n.attrs.axes
+    if type(axes) ~= "table" or #axes ~= 1 then return nil end
+    a = axes[1]
+  end
+  if a < 0 then a = a + x.rank end
+  return a
+end
+
 -- The row length of a reduction over the last axis only, and its rows;
 -- nil for any other reduction.
 local function row_reduce(n)
   local x = n.inputs[1]
-  local r, op = x.rank, n.op
-  if r == 0 then return nil end
+  local r = x.rank
+  if r == 0 or reduced_axis(n) ~= r - 1 then return nil end
   local last = x.shape[r]
-  if op == "rms_norm" or op == "layer_norm" then return last, x.numel // last end
-  if op == "softmax" or op == "log_softmax" then
-    local axis = n.attrs.axis or -1
-    if axis < 0 then axis = axis + r end
-    if axis ~= r - 1 then return nil end
-    return last, x.numel // last
-  end
-  local axes = n.attrs.axes
-  if type(axes) ~= "table" or #axes ~= 1 then return nil end
-  local a = axes[1]
-  if a < 0 then a = a + r end
-  if a ~= r - 1 then return nil end
   return last, x.numel // last
 end
 
 -- The extent one output element reduces over: XLA calls a reduce
 -- significant from 16 elements on (smaller ones are emitted as loops).
 local function reduced_extent(node)
-  local x = node.inputs[1]
-  if node.op == "softmax" or node.op == "log_softmax" then
-    local axis = node.attrs.axis or -1
-    if axis < 0 then axis = axis + x.rank end
-    return x.shape[axis + 1]
-  elseif node.op == "rms_norm" or node.op == "layer_norm" then
-    return x.shape[x.rank]
-  end
+  local x, a = node.inputs[1], reduced_axis(node)
+  if a then return x.shape[a + 1] end
   return x.numel // math.max(node.output.numel, 1)
 end
 

@@ -233,14 +233,28 @@ def _one(b, i, e):
     return _custom(b, i, e, ins, e.outs)
 
 
+def _readers(b):
+    """{tensor name: [nodes reading it]}."""
+    out = {}
+    for n in b.nodes:
+        for x in n["inputs"]:
+            out.setdefault(x, []).append(n)
+    return out
+
+
+def _remove(b, gone, rename):
+    """Drop the nodes named in gone; their readers read rename[t] for t."""
+    if gone:
+        b.nodes = [n for n in b.nodes if n["name"] not in gone]
+        for n in b.nodes:
+            n["inputs"] = [rename.get(x, x) for x in n["inputs"]]
+
+
 def _fold_keepdims(b, outs):
     """Reductions read only by a reshape back to their kept shape take
     keepdim and the reshape goes (see the note); returns the names gone and
     outs with the reshapes' outputs renamed."""
-    readers = {}
-    for n in b.nodes:
-        for x in n["inputs"]:
-            readers.setdefault(x, []).append(n)
+    readers = _readers(b)
     gone, rename = set(), {}
     for n in b.nodes:
         if n["op"] not in REDUCE.values() or n["attrs"].get("keepdim"):
@@ -257,10 +271,7 @@ def _fold_keepdims(b, outs):
         b.tensors[out]["shape"] = kept
         gone.add(rs[0]["name"])
         rename[rs[0]["outputs"][0]] = out
-    if gone:
-        b.nodes = [n for n in b.nodes if n["name"] not in gone]
-        for n in b.nodes:
-            n["inputs"] = [rename.get(x, x) for x in n["inputs"]]
+    _remove(b, gone, rename)
     return gone, [rename.get(o, o) for o in outs]
 
 
@@ -268,11 +279,8 @@ def _drop_leading_ones(b, outs):
     """Reshapes that only put 1s in front, read only by broadcasting
     elementwise ops of at least their rank, go (see the note); returns the
     names gone."""
-    shape_of = {n["outputs"][0]: len(b.tensors[n["outputs"][0]]["shape"]) for n in b.nodes}
-    readers = {}
-    for n in b.nodes:
-        for x in n["inputs"]:
-            readers.setdefault(x, []).append(n)
+    rank_of = {n["outputs"][0]: len(b.tensors[n["outputs"][0]]["shape"]) for n in b.nodes}
+    readers = _readers(b)
     elementwise = set(BINARY.values()) | {"where"}
     gone, rename = set(), {}
     for n in b.nodes:
@@ -283,13 +291,10 @@ def _drop_leading_ones(b, outs):
         if lead <= 0 or dst[lead:] != src or any(d != 1 for d in dst[:lead]):
             continue
         rs = readers.get(n["outputs"][0], [])
-        if rs and all(r["op"] in elementwise and shape_of[r["outputs"][0]] >= len(dst) for r in rs):
+        if rs and all(r["op"] in elementwise and rank_of[r["outputs"][0]] >= len(dst) for r in rs):
             gone.add(n["name"])
             rename[n["outputs"][0]] = n["inputs"][0]
-    if gone:
-        b.nodes = [n for n in b.nodes if n["name"] not in gone]
-        for n in b.nodes:
-            n["inputs"] = [rename.get(x, x) for x in n["inputs"]]
+    _remove(b, gone, rename)
     return gone
 
 

@@ -21,9 +21,10 @@
 
 /* Merge the groups of the list at stack slot list, in order (see the note
  * for their form and the checks); owner[v] becomes the index of the group
- * that took node v (-1 on entry), made[i] the group id item i + 1 became
- * (-1: rejected; made may be NULL). A group of one node is logged only when
- * log_single. Returns the run's status. */
+ * that took node v (-1 on entry; owner may be NULL when the caller does not
+ * need it), made[i] the group id item i + 1 became (-1: rejected; made may
+ * be NULL). A group of one node is logged only when log_single. Returns the
+ * run's status. */
 int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_single,
                     const char *default_reason)
 {
@@ -32,10 +33,16 @@ int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_
     size_t cap = g->nnodes > 0 ? (size_t)g->nnodes : 1u;
     int32_t *nodes = malloc(cap * sizeof *nodes);
     int32_t *gids = malloc(cap * sizeof *gids);
+    int32_t *own = owner ? NULL : malloc(cap * sizeof *own);
     char why[700];
-    if (!nodes || !gids) {
+    if (!nodes || !gids || (!owner && !own)) {
         fe_run_oom(r, "reading a list of groups");
         goto out;
+    }
+    if (!owner) {
+        owner = own;
+        for (size_t v = 0; v < cap; v++)
+            owner[v] = -1;
     }
     lua_Integer ng = (lua_Integer)lua_rawlen(L, list);
     for (lua_Integer gi = 1; gi <= ng && !fe_run_over(r); gi++) {
@@ -146,6 +153,7 @@ int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_
 out:
     free(nodes);
     free(gids);
+    free(own);
     return r->status;
 }
 

@@ -262,14 +262,7 @@ static int fix_groups(pq *q)
         return 0;
     }
     int fn = lua_gettop(L), rc = -1;
-    size_t n = r->g->nnodes > 0 ? (size_t)r->g->nnodes : 1u;
-    int32_t *owner = malloc(n * sizeof *owner), *made = NULL;
-    if (!owner) {
-        fe_run_oom(r, "in the priority driver");
-        goto out;
-    }
-    for (size_t v = 0; v < n; v++)
-        owner[v] = -1;
+    int32_t *made = NULL;
     if (fe_run_graph_hook(r, fn, "fixed") != FE_OK)
         goto out;
     int list = lua_gettop(L);
@@ -284,7 +277,7 @@ static int fix_groups(pq *q)
         fe_run_oom(r, "in the priority driver");
         goto out;
     }
-    if (fe_drive_groups(r, list, owner, made, 0, "fixed by the policy") != FE_OK)
+    if (fe_drive_groups(r, list, NULL, made, 0, "fixed by the policy") != FE_OK)
         goto out;
     for (size_t i = 0; i < ng; i++)
         if (made[i] >= 0)
@@ -292,7 +285,6 @@ static int fix_groups(pq *q)
     rc = 0;
 out:
     lua_settop(L, r->ctx);
-    free(owner);
     free(made);
     return rc;
 }

@@ -74,7 +74,7 @@ int fe_drive_priority(fe_run *r);
  * carry split, kernel and reason) at stack slot list, each checked and
  * logged (driver_plan.c; the plan driver's and the priority driver's
  * fixed groups): owner[v] the index of the group that took node v (-1 on
- * entry), made[i] (if not NULL) the group id item i + 1 became, -1 when
+ * entry; NULL when the caller does not need it), made[i] (if not NULL) the group id item i + 1 became, -1 when
  * rejected; groups of one node are logged only when log_single. */
 int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_single,
                     const char *default_reason);
