@@ -157,6 +157,20 @@ out:
     return r->status;
 }
 
+int fe_drive_groups_hook(fe_run *r, int fn, const char *name)
+{
+    lua_State *L = r->L;
+    if (fe_run_graph_hook(r, fn, name) != FE_OK)
+        return 0;
+    int list = lua_gettop(L);
+    if (!lua_istable(L, list)) {
+        fe_run_fault(r, name, fn, "%s returned a %s; it must return a list of groups (lists of "
+                     "nodes)", name, luaL_typename(L, list));
+        return 0;
+    }
+    return list;
+}
+
 int fe_drive_plan(fe_run *r)
 {
     const fe_graph *g = r->g;
@@ -172,15 +186,9 @@ int fe_drive_plan(fe_run *r)
         owner[v] = -1;
 
     fe_run_rawfield(L, r->ptab, "plan");
-    int fn = lua_gettop(L);
-    if (fe_run_graph_hook(r, fn, "plan") != FE_OK)
+    int list = fe_drive_groups_hook(r, lua_gettop(L), "plan");
+    if (!list)
         goto out;
-    int list = lua_gettop(L);
-    if (!lua_istable(L, list)) {
-        fe_run_fault(r, "plan", fn, "plan returned a %s; it must return a list of groups (lists of "
-                     "nodes)", luaL_typename(L, list));
-        goto out;
-    }
     if (fe_drive_groups(r, list, owner, NULL, 1, "returned by plan()") != FE_OK)
         goto out;
     /* Nodes in no group run alone; say so once. */

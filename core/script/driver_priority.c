@@ -261,16 +261,11 @@ static int fix_groups(pq *q)
         lua_settop(L, r->ctx);
         return 0;
     }
-    int fn = lua_gettop(L), rc = -1;
+    int rc = -1;
     int32_t *made = NULL;
-    if (fe_run_graph_hook(r, fn, "fixed") != FE_OK)
+    int list = fe_drive_groups_hook(r, lua_gettop(L), "fixed");
+    if (!list)
         goto out;
-    int list = lua_gettop(L);
-    if (!lua_istable(L, list)) {
-        fe_run_fault(r, "fixed", fn, "fixed returned a %s; it must return a list of groups (lists "
-                     "of nodes)", luaL_typename(L, list));
-        goto out;
-    }
     size_t ng = lua_rawlen(L, list);
     made = malloc((ng > 0 ? ng : 1u) * sizeof *made);
     if (!made) {

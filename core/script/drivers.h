@@ -78,6 +78,9 @@ int fe_drive_priority(fe_run *r);
  * rejected; groups of one node are logged only when log_single. */
 int fe_drive_groups(fe_run *r, int list, int32_t *owner, int32_t *made, int log_single,
                     const char *default_reason);
+/* Call the hook at stack slot fn (plan, fixed) with the graph and check it
+ * returned a table: its stack slot, or 0 with the run faulted. */
+int fe_drive_groups_hook(fe_run *r, int fn, const char *name);
 /* The patterns driver's list beyond its type (driver_patterns.c). */
 int fe_drive_patterns_check(lua_State *L, int t, char *why, size_t size);
 
